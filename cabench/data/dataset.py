@@ -1,0 +1,236 @@
+"""Preprocessed, immutable datasets (SPEC §2, paper Appendix A).
+
+:func:`load_dataset` reads a dataset folder, validates it and turns it into a
+:class:`Dataset`: per-arm arrays of the profiling and evaluation rows
+(accuracy reward, efficiency reward, normalised cost), the deterministic costs
+``c_i``, ``c_max``, ``tau5``, ``tau95``, ``lambda`` and the population means
+``mu``, ``mu^c``, ``H`` and ``nu``. Arms are the configurations in order of
+first appearance in the log file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cabench.data.io import read_logs, read_metadata
+from cabench.data.schema import CONFIG_COLUMNS
+from cabench.errors import CabenchError
+from cabench.quantize import quantize
+
+
+@dataclass(frozen=True)
+class Split:
+    """Profiling/evaluation split of the instances (SPEC §2.1)."""
+
+    profiling_size: int = 200
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if int(self.profiling_size) < 1:
+            raise CabenchError(f"split.profiling_size must be at least 1, got {self.profiling_size}")
+
+
+def split_instances(instance_ids: np.ndarray, split: Split) -> tuple[np.ndarray, np.ndarray]:
+    """Split sorted instance ids with a seeded permutation (SPEC §2.1).
+
+    Returns the positions (into ``instance_ids``) of the profiling and the
+    evaluation instances, each in ascending order.
+    """
+    n = len(instance_ids)
+    if split.profiling_size >= n:
+        raise CabenchError(
+            f"split.profiling_size is {split.profiling_size} but the logs have only {n} instances; "
+            "leave at least one for evaluation"
+        )
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(split.seed))))
+    perm = rng.permutation(n)
+    return np.sort(perm[: split.profiling_size]), np.sort(perm[split.profiling_size :])
+
+
+def efficiency_reward(latency: np.ndarray, tau5: float, tau95: float) -> np.ndarray:
+    """Normalised inverse latency ``clip((1/t - 1/tau95)/(1/tau5 - 1/tau95), 0, 1)`` (App. A)."""
+    if not tau95 > tau5:
+        return np.ones_like(latency, dtype=float)
+    return np.clip((1.0 / latency - 1.0 / tau95) / (1.0 / tau5 - 1.0 / tau95), 0.0, 1.0)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A validated, preprocessed dataset. Arrays are ``[arms, instances]`` and read-only."""
+
+    name: str
+    path: str
+    meta: dict[str, Any]
+    configs: pd.DataFrame
+    split: Split
+    profiling_ids: tuple[str, ...]
+    evaluation_ids: tuple[str, ...]
+    acc_prof: np.ndarray
+    eff_prof: np.ndarray
+    tokens_prof: np.ndarray
+    latency_prof: np.ndarray
+    acc_eval: np.ndarray
+    eff_eval: np.ndarray
+    tokens_eval: np.ndarray
+    latency_eval: np.ndarray
+    tau5: float
+    tau95: float
+    c_max: float
+    lam: float
+    clipped_rows: int
+    content_hash: str = field(default="")
+
+    @property
+    def n_arms(self) -> int:
+        return len(self.configs)
+
+    @property
+    def surrogate(self) -> bool:
+        return bool(self.meta.get("surrogate", False))
+
+    @property
+    def profile_cost(self) -> np.ndarray:
+        """Deterministic cost ``c_i``: profiling mean tokens (SPEC §2.2)."""
+        return self.tokens_prof.mean(axis=1)
+
+    @property
+    def cost_eval(self) -> np.ndarray:
+        """Normalised evaluation costs ``c~ = min(tokens / c_max, 1)`` (SPEC §2.3)."""
+        return quantize(np.minimum(self.tokens_eval / self.c_max, 1.0))
+
+    @property
+    def mu(self) -> np.ndarray:
+        """Population means ``mu_i = (mean r_acc, mean r_eff)`` on the evaluation split, ``[K, 2]``."""
+        return np.stack([self.acc_eval.mean(axis=1), self.eff_eval.mean(axis=1)], axis=1)
+
+    @property
+    def mu_cost(self) -> np.ndarray:
+        """Population mean normalised cost ``mu^c_i`` on the evaluation split."""
+        return self.cost_eval.mean(axis=1)
+
+    @property
+    def hv(self) -> np.ndarray:
+        """Single-point hypervolume ``H_i = mu_i^(1) mu_i^(2)`` (paper §3.1)."""
+        mu = self.mu
+        return mu[:, 0] * mu[:, 1]
+
+    @property
+    def nu(self) -> np.ndarray:
+        """Hypervolume efficiency ``nu_i = H_i / mu^c_i`` (paper §3.1)."""
+        return self.hv / self.mu_cost
+
+    def table1_means(self) -> pd.DataFrame:
+        """Configuration-level means over all instances (Table 1 statistics)."""
+        n_p, n_e = self.acc_prof.shape[1], self.acc_eval.shape[1]
+
+        def pooled(p: np.ndarray, e: np.ndarray) -> np.ndarray:
+            return (p.sum(axis=1) + e.sum(axis=1)) / (n_p + n_e)
+
+        return pd.DataFrame(
+            {
+                "config_id": self.configs["config_id"].to_numpy(),
+                "accuracy": pooled(self.acc_prof, self.acc_eval),
+                "latency_s": pooled(self.latency_prof, self.latency_eval),
+                "tokens": pooled(self.tokens_prof, self.tokens_eval),
+            }
+        )
+
+
+def _wide(frame: pd.DataFrame, column: str, configs: list[str], ids: np.ndarray) -> np.ndarray:
+    table = frame.pivot(index="config_id", columns="instance_id", values=column)
+    return table.loc[configs, ids].to_numpy(dtype=np.float64)
+
+
+def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name: str, path: str,
+               content_hash: str = "") -> Dataset:
+    """Turn validated canonical logs into a :class:`Dataset` (SPEC §2)."""
+    config_ids = list(pd.unique(frame["config_id"]))
+    configs = (
+        frame.drop_duplicates("config_id")[["config_id", *CONFIG_COLUMNS]].reset_index(drop=True)
+    )
+    instance_ids = np.array(sorted(pd.unique(frame["instance_id"])), dtype=object)
+    prof_pos, eval_pos = split_instances(instance_ids, split)
+    prof_ids, eval_ids = instance_ids[prof_pos], instance_ids[eval_pos]
+
+    arrays = {}
+    for col in ("correct", "latency_s", "tokens"):
+        full = _wide(frame, col, config_ids, instance_ids)
+        arrays[col] = (full[:, prof_pos], full[:, eval_pos])
+
+    lat_p, lat_e = arrays["latency_s"]
+    tok_p, tok_e = arrays["tokens"]
+    tau5 = float(np.percentile(lat_p, 5))
+    tau95 = float(np.percentile(lat_p, 95))
+    c_max = float(tok_p.max())
+    lam = float(quantize(tok_p.min() / c_max))
+    if lam <= 0:
+        raise CabenchError(f"{path}: the smallest profiling cost rounds to zero; tokens are too dispersed")
+    clipped = int((tok_e > c_max).sum())
+    return Dataset(
+        name=name,
+        path=path,
+        meta=dict(meta),
+        configs=configs,
+        split=split,
+        profiling_ids=tuple(map(str, prof_ids)),
+        evaluation_ids=tuple(map(str, eval_ids)),
+        acc_prof=_readonly(quantize(arrays["correct"][0])),
+        eff_prof=_readonly(quantize(efficiency_reward(lat_p, tau5, tau95))),
+        tokens_prof=_readonly(tok_p),
+        latency_prof=_readonly(lat_p),
+        acc_eval=_readonly(quantize(arrays["correct"][1])),
+        eff_eval=_readonly(quantize(efficiency_reward(lat_e, tau5, tau95))),
+        tokens_eval=_readonly(tok_e),
+        latency_eval=_readonly(lat_e),
+        tau5=tau5,
+        tau95=tau95,
+        c_max=c_max,
+        lam=lam,
+        clipped_rows=clipped,
+        content_hash=content_hash,
+    )
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes (part of every cell's cache key)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def load_dataset(folder: str | Path, split: Split | None = None) -> Dataset:
+    """Load, validate and preprocess a dataset folder.
+
+    ``split`` defaults to the folder's ``dataset.yaml`` key ``split``
+    (``profiling_size``, ``seed``) or, failing that, 200 profiling instances
+    with seed 0.
+    """
+    folder = Path(folder)
+    frame, log_path = read_logs(folder)
+    meta = read_metadata(folder)
+    if split is None:
+        declared = meta.get("split") or {}
+        split = Split(int(declared.get("profiling_size", 200)), int(declared.get("seed", 0)))
+    digest = file_digest(log_path)
+    return preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
+                      content_hash=digest)
+
+
+def budget_tokens(rho: float, profile_cost: np.ndarray) -> float:
+    """Token budget ``B = rho * K * cbar`` for arms with costs ``c_i`` (SPEC §3)."""
+    return float(rho) * len(profile_cost) * float(np.mean(profile_cost))

@@ -1,0 +1,92 @@
+"""Dataset statistics: Table 1, profiling costs, Pareto structure (SPEC §8).
+
+:func:`describe` returns one flat mapping; ``cabench data describe`` prints it
+as a table or as JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cabench.data.arms import PRESETS
+from cabench.data.dataset import Dataset
+from cabench.errors import CabenchError
+from cabench.pareto import (
+    classification_gaps,
+    complexity,
+    harmonic_l,
+    pareto_mask,
+    theorem2_min_budget,
+)
+
+
+def identification_summary(ds: Dataset, arms: np.ndarray) -> dict[str, Any]:
+    """Gaps, ``H_{mu,c}``, ``L_{K,lambda}`` and Theorem 2's budget for an arm set (SPEC §6)."""
+    mu = ds.mu[arms]
+    cost = ds.profile_cost[arms]
+    norm = cost / cost.max()
+    _, _, gamma, _ = classification_gaps(mu)
+    lam = float(norm.min())
+    l_k = harmonic_l(len(arms), lam)
+    h = complexity(gamma, norm)
+    b_norm = theorem2_min_budget(l_k, h)
+    b_tokens = b_norm * float(cost.max())
+    return {
+        "K": int(len(arms)),
+        "pareto_size": int(pareto_mask(mu).sum()),
+        "min_gap": float(gamma.min()),
+        "gaps": [float(g) for g in gamma],
+        "H": float(h),
+        "L": float(l_k),
+        "theorem2_budget_tokens": float(b_tokens),
+        "theorem2_rho": float(b_tokens / (len(arms) * cost.mean())),
+    }
+
+
+def describe(ds: Dataset) -> dict[str, Any]:
+    """Table 1 row, profiling costs, Pareto sizes and gaps of a dataset."""
+    means = ds.table1_means()
+    full = identification_summary(ds, np.arange(ds.n_arms))
+    try:
+        subset_arms = PRESETS["paper-subset"].select(ds.configs)
+        subset = identification_summary(ds, subset_arms)
+    except CabenchError:
+        subset = None
+    hv, nu = ds.hv, ds.nu
+    cost = ds.profile_cost
+    return {
+        "name": ds.name,
+        "surrogate": ds.surrogate,
+        "K": ds.n_arms,
+        "accuracy_min": float(means["accuracy"].min()),
+        "accuracy_max": float(means["accuracy"].max()),
+        "latency_min": float(means["latency_s"].min()),
+        "latency_max": float(means["latency_s"].max()),
+        "tokens_min": float(means["tokens"].min()),
+        "tokens_max": float(means["tokens"].max()),
+        "pareto_size": full["pareto_size"],
+        "cost_min": float(cost.min()),
+        "cost_max": float(cost.max()),
+        "subset_K": subset["K"] if subset else None,
+        "subset_pareto_size": subset["pareto_size"] if subset else None,
+        "subset_min_gap": subset["min_gap"] if subset else None,
+        "max_hv_arm": str(ds.configs["config_id"].iloc[int(np.argmax(hv))]),
+        "max_nu_arm": str(ds.configs["config_id"].iloc[int(np.argmax(nu))]),
+        "max_hv_is_max_nu": bool(np.argmax(hv) == np.argmax(nu)),
+        "tau5": ds.tau5,
+        "tau95": ds.tau95,
+        "c_max": ds.c_max,
+        "lambda": ds.lam,
+        "clipped_rows": ds.clipped_rows,
+        "full_min_gap": full["min_gap"],
+        "full_H": full["H"],
+        "full_L": full["L"],
+        "full_theorem2_budget_tokens": full["theorem2_budget_tokens"],
+        "full_theorem2_rho": full["theorem2_rho"],
+        "subset_H": subset["H"] if subset else None,
+        "subset_L": subset["L"] if subset else None,
+        "subset_theorem2_budget_tokens": subset["theorem2_budget_tokens"] if subset else None,
+        "subset_theorem2_rho": subset["theorem2_rho"] if subset else None,
+    }

@@ -1,0 +1,88 @@
+"""Reading and writing dataset folders (SPEC §1).
+
+A dataset is a folder holding ``logs.csv.gz`` (or ``logs.csv`` /
+``logs.parquet``) and ``dataset.yaml``. Reading never repairs anything: a file
+that cannot be read or parsed is a :class:`~cabench.errors.CabenchError`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from cabench.data.schema import COLUMNS, validate_logs
+from cabench.errors import CabenchError
+
+LOG_NAMES = ("logs.csv.gz", "logs.csv", "logs.parquet")
+META_NAME = "dataset.yaml"
+META_KEYS = ("name", "description", "provenance", "surrogate", "licence")
+
+
+def find_log_file(folder: Path) -> Path:
+    """Return the log file of a dataset folder."""
+    if not folder.is_dir():
+        raise CabenchError(f"{folder}: dataset folder not found; pass a folder with logs.csv.gz and dataset.yaml")
+    for name in LOG_NAMES:
+        if (folder / name).is_file():
+            return folder / name
+    raise CabenchError(f"{folder}: no log file; expected one of {', '.join(LOG_NAMES)}")
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """Read a CSV (optionally gzipped), JSONL or parquet table as strings/numbers."""
+    name = path.name.lower()
+    try:
+        if name.endswith(".parquet"):
+            return pd.read_parquet(path)
+        if name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
+            return pd.read_json(path, lines=True, dtype=False)
+        return pd.read_csv(path, dtype={"config_id": str, "instance_id": str}, keep_default_na=True)
+    except ImportError as exc:
+        raise CabenchError(f"{path}: cannot read parquet ({exc}); install pyarrow or use logs.csv.gz") from exc
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, EOFError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CabenchError(f"{path}: unreadable file ({first})") from exc
+
+
+def read_metadata(folder: Path) -> dict[str, Any]:
+    """Read ``dataset.yaml``; it must be a mapping with the keys of SPEC §1."""
+    path = folder / META_NAME
+    if not path.is_file():
+        raise CabenchError(f"{path}: missing; a dataset folder needs {META_NAME} ({', '.join(META_KEYS)})")
+    try:
+        meta = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise CabenchError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from exc
+    if not isinstance(meta, dict):
+        raise CabenchError(f"{path}: must be a mapping with keys {', '.join(META_KEYS)}")
+    missing = [k for k in META_KEYS if k not in meta]
+    if missing:
+        raise CabenchError(f"{path}: missing key(s) {', '.join(missing)}")
+    if not isinstance(meta["surrogate"], bool):
+        raise CabenchError(f"{path}: key 'surrogate' must be true or false")
+    return meta
+
+
+def read_logs(folder: Path) -> tuple[pd.DataFrame, Path]:
+    """Read and validate the logs of a dataset folder."""
+    path = find_log_file(folder)
+    return validate_logs(read_table(path), str(path)), path
+
+
+def write_logs(frame: pd.DataFrame, path: Path) -> None:
+    """Write canonical logs as a byte-reproducible gzipped CSV (mtime 0)."""
+    buffer = io.StringIO()
+    frame[list(COLUMNS)].to_csv(buffer, index=False, lineterminator="\n")
+    data = buffer.getvalue().encode()
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        gz.write(data)
+
+
+def write_metadata(meta: dict[str, Any], path: Path) -> None:
+    """Write ``dataset.yaml`` with keys in insertion order."""
+    path.write_text(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=88))

@@ -1,0 +1,16 @@
+"""The one exception type users see.
+
+Every problem with user input (a log file, a mapping, a config, a budget, an
+output folder) is raised as :class:`CabenchError` with a one-line message that
+says what is wrong, where, and how to fix it. The command line prints it and
+exits with code 2; library users can catch it.
+"""
+
+from __future__ import annotations
+
+
+class CabenchError(Exception):
+    """A user-facing error: one line, naming file, key, column or row."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))

@@ -1,0 +1,154 @@
+"""The batched budgeted loop shared by the four online methods (SPEC §5).
+
+A whole batch of repetitions advances together: state arrays are
+``[reps, arms]`` and only the pulled arm's statistics (and index) change per
+step. The loop owns initialisation, feasibility, charging, stopping and
+bookkeeping; methods differ only in their index (:mod:`cabench.online.methods`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from cabench.online.methods import INDEX, OnlineMethod, optimistic
+from cabench.problem import Problem
+
+
+@dataclass(frozen=True)
+class OnlineResult:
+    """Per-repetition metrics of one method at one budget (arrays of length ``reps``)."""
+
+    budget_tokens: float
+    pulls: np.ndarray
+    spend_tokens: np.ndarray
+    regret_hv: np.ndarray
+    regret_std: np.ndarray
+    frac_optimal: np.ndarray
+    trajectory: dict[str, np.ndarray] | None = None  # grid "tokens" [G]; "cum_regret", "moving_avg" [reps, G]
+    arms_pulled: np.ndarray | None = None  # [steps, reps], -1 where a repetition did not pull
+
+
+def horizon_log_term(budget: float, lam: float, alpha: float) -> float:
+    """``alpha log T_B`` with ``T_B = ceil(B / lambda) + 1`` (paper §4.1), normalised budget."""
+    return alpha * math.log(math.ceil(budget / lam) + 1)
+
+
+def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndarray, *,
+               trajectory_points: int = 0, window: int = 50, record_arms: bool = False) -> OnlineResult:
+    """Run ``method`` at budget ``rho`` on every repetition of ``keys`` ``[reps, arms]``.
+
+    Costs are normalised by ``c_max`` (``B~ = B / c_max``). An arm is feasible
+    while its profiling cost ``c_i / c_max`` fits in the remaining budget; a
+    repetition stops when no arm is feasible. Ties go to the lowest arm index.
+    """
+    k, d = problem.n_arms, problem.n_objectives
+    reps = keys.shape[0]
+    budget_tokens = problem.budget_tokens(rho)
+    budget = budget_tokens / problem.c_max
+    profile = problem.profile_cost / problem.c_max
+    s_r, s_c = method.radius_scales
+    log_term = horizon_log_term(budget, problem.lam, method.alpha)
+    index_of = INDEX[method.name]
+    gap = problem.nu.max() - problem.nu
+    hv = problem.hv
+    best = int(np.argmax(problem.nu))
+
+    n = np.zeros((reps, k), dtype=np.int64)
+    reward_sum = np.zeros((reps, k, d))
+    cost_sum = np.zeros((reps, k))
+    spend = np.zeros(reps)
+    regret = np.zeros(reps)
+    hv_sum = np.zeros(reps)
+    optimal = np.zeros(reps, dtype=np.int64)
+    index = np.full((reps, k), -np.inf)
+    log_spend, log_regret, log_gap, log_arm = [], [], [], []
+
+    def pull(rows: np.ndarray, arms: np.ndarray) -> None:
+        rewards, tokens = problem.sample(keys[rows, arms], arms, n[rows, arms])
+        cost = problem.online_cost(tokens)
+        reward_sum[rows, arms] += rewards
+        cost_sum[rows, arms] += cost
+        n[rows, arms] += 1
+        spend[rows] += cost
+        regret[rows] += gap[arms]
+        hv_sum[rows] += hv[arms]
+        optimal[rows] += arms == best
+        upper, lower_cost = optimistic(n[rows, arms], reward_sum[rows, arms], cost_sum[rows, arms],
+                                       s_r, s_c, log_term, problem.lam)
+        index[rows, arms] = index_of(n[rows, arms], upper, lower_cost)
+        if trajectory_points or record_arms:
+            step_gap = np.full(reps, np.nan)
+            step_gap[rows] = gap[arms]
+            step_arm = np.full(reps, -1)
+            step_arm[rows] = arms
+            log_spend.append(spend.copy())
+            log_regret.append(regret.copy())
+            log_gap.append(step_gap)
+            log_arm.append(step_arm)
+
+    all_rows = np.arange(reps)
+    for _ in range(method.n_init(rho)):  # initial round-robin, subject to feasibility
+        for arm in range(k):
+            rows = all_rows[profile[arm] <= budget - spend]
+            if len(rows):
+                pull(rows, np.full(len(rows), arm))
+    widest = profile.max()
+    while True:
+        remaining = budget - spend
+        if (remaining >= widest).all():
+            rows, arms = all_rows, index.argmax(axis=1)
+        else:
+            feasible = profile[None, :] <= remaining[:, None]
+            alive = feasible.any(axis=1)
+            if not alive.any():
+                break
+            rows = all_rows[alive]
+            arms = np.where(feasible[rows], index[rows], -np.inf).argmax(axis=1)
+        pull(rows, arms)
+
+    pulls = n.sum(axis=1)
+    trajectory = None
+    if trajectory_points:
+        trajectory = _trajectory(np.array(log_spend) * problem.c_max, np.array(log_regret),
+                                 np.array(log_gap), budget_tokens, trajectory_points, window)
+    return OnlineResult(
+        budget_tokens=budget_tokens,
+        pulls=pulls,
+        spend_tokens=spend * problem.c_max,
+        regret_hv=regret,
+        regret_std=problem.nu.max() * budget - hv_sum,
+        frac_optimal=optimal / np.maximum(pulls, 1),
+        trajectory=trajectory,
+        arms_pulled=np.array(log_arm) if record_arms else None,
+    )
+
+
+def _trajectory(spend: np.ndarray, regret: np.ndarray, gaps: np.ndarray, budget_tokens: float,
+                points: int, window: int) -> dict[str, np.ndarray]:
+    """Cumulative regret and the ``w``-pull moving average of the gap on a token grid.
+
+    ``spend``, ``regret``, ``gaps``: ``[steps, reps]`` logged after every step
+    (``gaps`` NaN where a repetition did not pull). Paper Appendix A: the moving
+    average at pull t is the mean of the last ``min(w, t)`` gaps.
+    """
+    grid = budget_tokens * np.arange(1, points + 1) / points
+    reps = spend.shape[1]
+    cum = np.zeros((reps, points))
+    moving = np.full((reps, points), np.nan)
+    for r in range(reps):
+        pulled = ~np.isnan(gaps[:, r])
+        s, g, c = spend[pulled, r], gaps[pulled, r], regret[pulled, r]
+        if not len(s):
+            continue
+        csum = np.concatenate([[0.0], np.cumsum(g)])
+        t = np.arange(1, len(g) + 1)
+        lo = np.maximum(t - window, 0)
+        ma = (csum[t] - csum[lo]) / (t - lo)
+        last = np.searchsorted(s, grid, side="right") - 1  # last pull with spend <= grid point
+        seen = last >= 0
+        cum[r, seen] = c[last[seen]]
+        moving[r, seen] = ma[last[seen]]
+    return {"tokens": grid, "cum_regret": cum, "moving_avg": moving}

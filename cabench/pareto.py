@@ -1,0 +1,97 @@
+"""Pareto tools as small array functions (paper §3.2, §4.2; SPEC §6).
+
+All functions accept leading batch dimensions: means are ``[..., K, D]``.
+Dominance is strict in every coordinate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: Tie tolerances of the elimination rule (Appendix A).
+TIE_RTOL = 1e-10
+TIE_ATOL = 1e-12
+
+
+def margin_min(mu: np.ndarray) -> np.ndarray:
+    """Pairwise margin ``m(i, j) = min_d (mu_j^(d) - mu_i^(d))`` (paper §3.2), ``[..., K, K]``.
+
+    ``M(i, j) = max_d (mu_i^(d) - mu_j^(d))`` equals ``-m(i, j)`` exactly.
+    """
+    diff = mu[..., None, :, :] - mu[..., :, None, :]  # [..., i, j, d] = mu_j - mu_i
+    return diff.min(axis=-1)
+
+
+def pareto_mask(mu: np.ndarray) -> np.ndarray:
+    """Pareto set ``P*``: arms strictly dominated by no arm (paper §3.2), bool ``[..., K]``."""
+    return ~(margin_min(mu) > 0).any(axis=-1)
+
+
+def pareto_set(mu: np.ndarray) -> np.ndarray:
+    """Indices of the Pareto-optimal arms of ``mu`` ``[K, D]``."""
+    return np.flatnonzero(pareto_mask(np.asarray(mu, dtype=float)))
+
+
+def classification_gaps(mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Gaps of paper eq. (1) within the arm set ``mu`` ``[..., K, D]``.
+
+    Returns ``(delta_minus, delta_plus, gamma, dominated)``, each ``[..., K]``:
+
+    * ``Delta-_i = max_{j != i} m(i, j)`` (dominatedness gap);
+    * ``Delta+_i = min_{j != i} [M(i, j) ^ (M(j, i)^+ + (Delta-_j)^+)]``
+      (nondominatedness gap);
+    * ``gamma_i = Delta-_i`` if ``i`` is dominated (``Delta-_i > 0``), else ``Delta+_i``.
+    """
+    m = margin_min(mu)
+    k = m.shape[-1]
+    diag = np.eye(k, dtype=bool)
+    delta_minus = np.where(diag, -np.inf, m).max(axis=-1)
+    dominated = delta_minus > 0
+    big_m_ij = -m  # M(i, j)
+    big_m_ji_pos = np.maximum(np.swapaxes(big_m_ij, -1, -2), 0.0)  # M(j, i)^+
+    second = big_m_ji_pos + np.maximum(delta_minus, 0.0)[..., None, :]
+    delta_plus = np.where(diag, np.inf, np.minimum(big_m_ij, second)).min(axis=-1)
+    gamma = np.where(dominated, delta_minus, delta_plus)
+    return delta_minus, delta_plus, gamma, dominated
+
+
+def removal_choice(gamma: np.ndarray, dominated: np.ndarray) -> np.ndarray:
+    """Arm removed in a phase (Algorithm 2, line 15), ``[...]`` positions.
+
+    ``argmax gamma``; near-ties (``|g - max| <= atol + rtol |max|``) go first to an
+    empirically dominated arm, then to the lowest position.
+    """
+    top = gamma.max(axis=-1, keepdims=True)
+    tied = np.abs(gamma - top) <= TIE_ATOL + TIE_RTOL * np.abs(top)
+    tied_dominated = tied & dominated
+    use_dominated = tied_dominated.any(axis=-1, keepdims=True)
+    return np.where(use_dominated, tied_dominated, tied).argmax(axis=-1)
+
+
+def complexity(gamma: np.ndarray, costs: np.ndarray) -> float:
+    """Cost-aware complexity ``H_{mu,c} = max_A C(A) / gamma_(|A|)^2`` (paper §3.2).
+
+    For each size k the maximum is attained by the k most expensive arms.
+    Returns ``inf`` if a gap is zero.
+    """
+    g = np.sort(np.asarray(gamma, dtype=float))
+    c = np.sort(np.asarray(costs, dtype=float))[::-1].cumsum()
+    with np.errstate(divide="ignore"):
+        return float(np.max(c / g**2))
+
+
+def harmonic_l(k: int, lam: float) -> float:
+    """``L_{K,lambda} = 1 + sum_{l=2}^{K} 1 / (1 + (l - 1) lambda)`` (Algorithm 2, line 3)."""
+    return 1.0 + sum(1.0 / (1.0 + (ell - 1) * lam) for ell in range(2, k + 1))
+
+
+def theorem2_bound(budget: float, k: int, d: int, l_k: float, h: float) -> float:
+    """Theorem 2: ``P(error) <= 2 K^2 D exp(-B / (256 L H))`` (normalised budget)."""
+    return min(1.0, 2.0 * k * k * d * math.exp(-budget / (256.0 * l_k * h)))
+
+
+def theorem2_min_budget(l_k: float, h: float) -> float:
+    """Smallest normalised budget with Theorem 2's condition ``B >= 2 L H``."""
+    return 2.0 * l_k * h

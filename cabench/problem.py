@@ -1,0 +1,125 @@
+"""The bandit problem the engines see: arms, population means, costs, a sampler.
+
+A :class:`Problem` is built either from a preprocessed dataset (log replay,
+:func:`replay_problem`) or from a synthetic instance
+(:mod:`cabench.synthetic`). Engines never read files: they get a problem and
+the stream keys of their repetitions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from cabench.data.dataset import Dataset
+from cabench.quantize import quantize
+from cabench.streams import stream_index
+
+
+class Sampler(Protocol):
+    """Draws pull outcomes from paired streams."""
+
+    def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rewards ``[..., D]`` and token costs ``[...]`` of element ``counts`` of the streams ``keys``.
+
+        ``keys``, ``arms`` (positions) and ``counts`` have one shape.
+        """
+
+
+@dataclass(frozen=True, eq=False)
+class ReplaySampler:
+    """Bootstrap replay of logged rows (SPEC §4): a pull returns a random logged instance."""
+
+    rewards: np.ndarray  # [K, Q, D], quantised
+    tokens: np.ndarray  # [K, Q]
+
+    def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q = stream_index(keys, counts, self.rewards.shape[1])
+        return self.rewards[arms, q], self.tokens[arms, q]
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """A cost-aware multi-objective bandit instance."""
+
+    name: str
+    arm_names: tuple[str, ...]
+    arm_ids: np.ndarray  # global arm ids: stream keys do not change with the arm subset
+    mu: np.ndarray  # [K, D] population means
+    mu_cost: np.ndarray  # [K] population mean of the online-normalised cost
+    profile_cost: np.ndarray  # [K] deterministic costs c_i (tokens)
+    c_max: float  # tokens; online costs are min(tokens / c_max, 1)
+    lam: float  # online cost lower bound lambda
+    sampler: Sampler
+    surrogate: bool = False
+
+    @property
+    def n_arms(self) -> int:
+        return len(self.arm_names)
+
+    @property
+    def n_objectives(self) -> int:
+        return self.mu.shape[1]
+
+    @property
+    def hv(self) -> np.ndarray:
+        """Single-point hypervolumes ``H_i = prod_d mu_i^(d)`` (reference point 0)."""
+        return np.prod(self.mu, axis=1)
+
+    @property
+    def nu(self) -> np.ndarray:
+        """Hypervolume efficiency ``nu_i = H_i / mu^c_i``."""
+        return self.hv / self.mu_cost
+
+    def budget_tokens(self, rho: float) -> float:
+        """``B = rho * K * cbar`` (SPEC §3)."""
+        return float(rho) * self.n_arms * float(np.mean(self.profile_cost))
+
+    def online_cost(self, tokens: np.ndarray) -> np.ndarray:
+        """Realised online cost ``c~ = min(tokens / c_max, 1)`` (SPEC §2.3), quantised."""
+        return quantize(np.minimum(np.asarray(tokens, dtype=float) / self.c_max, 1.0))
+
+    def psi_cost(self, tokens: np.ndarray) -> np.ndarray:
+        """Realised identification cost ``tokens / max_i c_i`` (SPEC §3), quantised."""
+        return quantize(np.asarray(tokens, dtype=float) / float(self.profile_cost.max()))
+
+    def psi_profile_cost(self) -> np.ndarray:
+        """Deterministic identification costs ``c_i / max_i c_i``, quantised."""
+        return quantize(self.profile_cost / self.profile_cost.max())
+
+    def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.sampler.sample(keys, arms, counts)
+
+
+def replay_problem(ds: Dataset, arms: np.ndarray, source: str = "evaluation") -> Problem:
+    """Log-replay problem on the arms ``arms`` of ``ds``.
+
+    ``source="evaluation"`` (experiments) samples from, and scores against, the
+    evaluation split; ``source="profiling"`` (hyper-parameter tuning, Appendix
+    A) uses the profiling split for both.
+    """
+    arms = np.asarray(arms, dtype=np.int64)
+    if source == "evaluation":
+        acc, eff, tokens = ds.acc_eval, ds.eff_eval, ds.tokens_eval
+    elif source == "profiling":
+        acc, eff, tokens = ds.acc_prof, ds.eff_prof, ds.tokens_prof
+    else:  # pragma: no cover - programming error
+        raise ValueError(source)
+    rewards = np.stack([acc[arms], eff[arms]], axis=-1)
+    tok = np.ascontiguousarray(tokens[arms])
+    mu = rewards.mean(axis=1)
+    mu_cost = quantize(np.minimum(tok / ds.c_max, 1.0)).mean(axis=1)
+    return Problem(
+        name=ds.name,
+        arm_names=tuple(ds.configs["config_id"].to_numpy()[arms]),
+        arm_ids=arms,
+        mu=mu,
+        mu_cost=mu_cost,
+        profile_cost=ds.profile_cost[arms],
+        c_max=ds.c_max,
+        lam=ds.lam,
+        sampler=ReplaySampler(np.ascontiguousarray(rewards), tok),
+        surrogate=ds.surrogate,
+    )

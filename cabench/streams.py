@@ -1,0 +1,63 @@
+"""Paired replay streams (SPEC §4).
+
+For repetition ``r`` and arm ``i`` there is one stream of uniform draws; the
+``n``-th pull of arm ``i`` in repetition ``r`` reads element ``n`` of it,
+whatever the method, the budget, the chunking of repetitions or the worker.
+Every method in a repetition therefore sees identical feedback (common random
+numbers).
+
+The stream of (r, i) is keyed by ``numpy.random.SeedSequence(seed,
+spawn_key=(r,))``, whose state word ``arm_id`` is the stream key. Element
+``n`` (sub-draw ``j``) is a counter-based hash of ``(key, n, j)``, so any
+block of any stream is computed directly, vectorised, without generating its
+prefix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_DRAWS = np.uint64(8)  # room for up to 8 sub-draws per sample
+_U53 = 2.0**-53
+
+
+def stream_keys(seed: int, reps: np.ndarray, arm_ids: np.ndarray) -> np.ndarray:
+    """Stream keys ``[len(reps), len(arm_ids)]`` (uint64) for repetitions and global arm ids."""
+    reps = np.asarray(reps, dtype=np.int64)
+    arm_ids = np.asarray(arm_ids, dtype=np.int64)
+    width = int(arm_ids.max()) + 1 if len(arm_ids) else 0
+    keys = np.empty((len(reps), len(arm_ids)), dtype=np.uint64)
+    for row, rep in enumerate(reps):
+        state = np.random.SeedSequence(int(seed), spawn_key=(int(rep),)).generate_state(width, np.uint64)
+        keys[row] = state[arm_ids]
+    return keys
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser (a bijection of uint64 with full avalanche)."""
+    x = (x ^ (x >> np.uint64(30))) * _M1
+    x = (x ^ (x >> np.uint64(27))) * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def stream_bits(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarray:
+    """64 random bits of element ``counts`` (sub-draw ``draw``) of the streams ``keys``.
+
+    ``keys`` and ``counts`` broadcast together.
+    """
+    counter = np.asarray(counts).astype(np.uint64) * _DRAWS + np.uint64(draw) + np.uint64(1)
+    with np.errstate(over="ignore"):
+        return _mix(np.asarray(keys, dtype=np.uint64) ^ _mix(counter * _GOLDEN))
+
+
+def stream_uniform(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarray:
+    """Uniform draws in [0, 1) with 53 random bits (see :func:`stream_bits`)."""
+    return (stream_bits(keys, counts, draw) >> np.uint64(11)).astype(np.float64) * _U53
+
+
+def stream_index(keys: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    """Bootstrap indices in ``[0, size)``: which evaluation instance a pull replays."""
+    return (stream_bits(keys, counts) % np.uint64(size)).astype(np.int64)
