@@ -115,7 +115,7 @@ PIQA = Target(
     title="PIQA",
     index=1,
     models=(
-        Model("GPT-2", 0.10, 0.30, 142.0),
+        Model("GPT-2", 0.10, 0.30, 120.0),
         Model("CodeLlama-7B", 0.52, 1.05, 118.0),
         Model("Tulu-7B", 0.50, 0.95, 112.0),
         Model("Tulu-2-7B", 0.70, 1.03, 112.5),
@@ -123,7 +123,7 @@ PIQA = Target(
         Model("LLaMA-7B", 0.60, 0.84, 112.0),
         Model("Mistral-7B", 0.90, 0.97, 110.0),
         Model("LLaMA-2-7B", 0.60, 0.95, 112.0),
-        Model("Falcon-7B", 0.40, 1.30, 121.0),
+        Model("Falcon-7B", 0.40, 1.30, 138.0),
         Model("TinyLlama-1.1B", 0.42, 0.42, 97.0),
         Model("Qwen-1.8B", 0.48, 0.55, 104.0),
     ),
@@ -315,7 +315,7 @@ class Landscape:
                       and configs["temperature"][i] == 0.5]
         designated.sort(key=lambda i: -e[i])
         for hi, lo in zip(designated[1:], designated[:-1]):  # accuracy rises as efficiency falls
-            k[hi] = max(k[hi], k[lo] + step + int(rng.integers(1, 4)))
+            k[hi] = max(k[hi], k[lo] + step + int(rng.integers(4, 12)))
         others = [i for i in self.subset if i not in designated]
         dominator = {}
         for x in others:
@@ -324,7 +324,10 @@ class Landscape:
                 raise SystemExit(f"{t.name}: {ids[x]} is faster than every designated Pareto arm")
             d = max(faster, key=lambda j: k[j])
             dominator[x] = d
-            k[x] = min(k[x], k[d] - step - int(rng.integers(1, 4)))
+            floor = max(0, int(self.k_total[x]) - self.n_prof)  # keep the profiling count possible
+            k[x] = min(k[x], max(k[d] - step - int(rng.integers(2, 20)), floor))
+            if k[x] > k[d] - step:
+                raise SystemExit(f"{t.name}: cannot make {ids[x]} dominated by a margin of one gap")
         # the tightest dominated arm sets the minimum gap exactly
         x = min(others, key=lambda i: (k[dominator[i]] - k[i], i))
         k[x] = k[dominator[x]] - step

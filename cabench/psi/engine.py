@@ -1,0 +1,183 @@
+"""The batched elimination loop of CoPSI and PSI-SR, and Uniform (SPEC §6).
+
+All repetitions of a batch advance phase by phase together: every repetition
+has ``K - r + 1`` active arms in phase r, so the active arms form a dense
+``[reps, k_r]`` block and the empirical gaps of paper eq. (1) are computed for
+the whole batch at once. Samples are read from the paired streams in the order
+of Algorithm 2 (arm by arm, each brought up to the phase target) and charged
+either the deterministic profiling cost or the realised cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cabench.pareto import classification_gaps, pareto_mask, removal_choice
+from cabench.problem import Problem
+from cabench.psi.schedules import COST_MODES, PsiMethod, Schedule
+
+
+@dataclass(frozen=True)
+class PsiResult:
+    """Per-repetition outcome of one method at one budget and cost mode."""
+
+    budget_tokens: float
+    returned: np.ndarray  # [reps, K] bool: the estimate P_hat
+    samples: np.ndarray  # [reps, K] samples per arm
+    spend_tokens: np.ndarray  # [reps]
+    error: np.ndarray  # [reps] 1[P_hat != P*]
+    f1: np.ndarray  # [reps]
+    removed: np.ndarray | None = None  # [reps, K-1] arm removed in each phase (eliminating methods)
+    accepted: np.ndarray | None = None  # [reps, K-1] whether it was accepted
+
+    @property
+    def size(self) -> np.ndarray:
+        return self.returned.sum(axis=1)
+
+
+class _Samples:
+    """Per-repetition sample counts, reward sums and spend of one batch."""
+
+    def __init__(self, problem: Problem, keys: np.ndarray, budget: float, costs: np.ndarray, stochastic: bool):
+        self.problem, self.keys, self.budget = problem, keys, budget
+        self.costs, self.stochastic = costs, stochastic
+        reps, k = keys.shape
+        self.n = np.zeros((reps, k), dtype=np.int64)
+        self.sums = np.zeros((reps, k, problem.n_objectives))
+        self.spend = np.zeros(reps)
+        self.stopped = np.zeros(reps, dtype=bool)
+
+    def _draw(self, rows: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rewards, tokens = self.problem.sample(self.keys[rows, arms], arms, counts)
+        cost = self.problem.psi_cost(tokens) if self.stochastic else self.costs[arms]
+        return rewards, cost
+
+    def _add(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray, cost: np.ndarray) -> None:
+        reps, k = self.n.shape
+        flat = rows * k + arms
+        self.n += np.bincount(flat, minlength=reps * k).reshape(reps, k)
+        for j in range(self.sums.shape[2]):  # sums of quantised values are exact in any order
+            self.sums[..., j] += np.bincount(flat, rewards[:, j], minlength=reps * k).reshape(reps, k)
+        self.spend += np.bincount(rows, cost, minlength=reps)
+
+    def bring_up(self, target: np.ndarray, active: np.ndarray) -> None:
+        """Pull every active arm up to ``target`` samples, arm by arm in index order.
+
+        A pull that would take the spend past the budget is not made, and the
+        repetition stops sampling for good (SPEC §6).
+        """
+        need = np.where(active & ~self.stopped[:, None], np.maximum(target[:, None] - self.n, 0), 0)
+        rows, arms = np.nonzero(need)  # row-major: per repetition, arms in index order
+        if not len(rows):
+            return
+        lengths = need[rows, arms]
+        ends = np.cumsum(lengths)
+        flat_rows = np.repeat(rows, lengths)
+        flat_arms = np.repeat(arms, lengths)
+        counts = np.repeat(self.n[rows, arms] - ends + lengths, lengths) + np.arange(ends[-1])
+        rewards, cost = self._draw(flat_rows, flat_arms, counts)
+        self._charge(flat_rows, flat_arms, rewards, cost)
+
+    def _charge(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray, cost: np.ndarray) -> None:
+        """Keep, per repetition, the longest prefix of pulls that fits in the budget."""
+        running = np.cumsum(cost)  # exact: costs are quantised
+        first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        before = np.repeat(running[first] - cost[first], np.diff(np.r_[first, len(rows)]))
+        fits = self.spend[rows] + (running - before) <= self.budget
+        self.stopped[rows[~fits]] = True
+        # costs are positive, so the pulls that fit are a prefix of each repetition's pulls
+        self._add(rows[fits], arms[fits], rewards[fits], cost[fits])
+
+    def uniform_rounds(self, rounds: np.ndarray) -> None:
+        """Deterministic costs: ``rounds`` samples of every arm."""
+        self.bring_up(rounds, np.ones_like(self.n, dtype=bool))
+
+    def uniform_stochastic(self) -> None:
+        """Realised costs: add complete rounds while a whole round fits (SPEC §6)."""
+        reps, k = self.n.shape
+        all_arms = np.arange(k)
+        rows = np.arange(reps)
+        block = max(1, int(self.budget / self.costs.sum()))
+        start = 0
+        while rows.size:
+            counts = start + np.arange(block)
+            r = np.repeat(rows, block * k)
+            a = np.tile(all_arms, rows.size * block)
+            c = np.tile(np.repeat(counts, k), rows.size)
+            rewards, cost = self._draw(r, a, c)
+            round_cost = cost.reshape(rows.size, block, k).sum(axis=2)  # exact
+            total = self.spend[rows, None] + np.cumsum(round_cost, axis=1)
+            fits = total <= self.budget  # prefix of rounds per repetition
+            keep = np.repeat(fits.reshape(-1), k)
+            self._add(r[keep], a[keep], rewards[keep], cost[keep])
+            done = ~fits.all(axis=1)
+            self.stopped[rows[done]] = True
+            rows = rows[~done]
+            start += block
+
+    def means(self, rows: np.ndarray, arms: np.ndarray) -> np.ndarray:
+        n = self.n[rows, arms]
+        return np.where(n[..., None] > 0, self.sums[rows, arms] / np.maximum(n, 1)[..., None], 0.0)
+
+
+def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
+            cost_mode: str = "deterministic") -> PsiResult:
+    """Run ``method`` at budget ``rho`` on every repetition of ``keys`` ``[reps, arms]``.
+
+    Raises :class:`~cabench.errors.CabenchError` if the budget cannot give
+    every arm a first sample.
+    """
+    if cost_mode not in COST_MODES:
+        raise ValueError(cost_mode)
+    reps, k = keys.shape
+    budget_tokens = problem.budget_tokens(rho)
+    budget = budget_tokens / float(problem.profile_cost.max())
+    costs = problem.psi_profile_cost()
+    schedule = Schedule.build(method, budget, costs)
+    schedule.check_first_phase(rho)
+    state = _Samples(problem, keys, budget, costs, cost_mode == "stochastic")
+    rows = np.arange(reps)[:, None]
+    removed = accepted_log = None
+
+    if not method.eliminates:
+        if cost_mode == "stochastic":
+            state.uniform_stochastic()
+        else:
+            state.uniform_rounds(schedule.target(np.full(reps, costs.sum()), k))
+        mu_hat = state.means(rows, np.broadcast_to(np.arange(k), (reps, k)))
+        returned = pareto_mask(mu_hat)
+    else:
+        active = np.ones((reps, k), dtype=bool)
+        accepted = np.zeros((reps, k), dtype=bool)
+        removed = np.zeros((reps, k - 1), dtype=np.int64)
+        accepted_log = np.zeros((reps, k - 1), dtype=bool)
+        for phase in range(k - 1):
+            k_r = k - phase
+            active_cost = np.where(active, costs, 0.0).sum(axis=1)  # C_r, exact
+            state.bring_up(schedule.target(active_cost, k_r), active)  # lines 7-10
+            arms = np.nonzero(active)[1].reshape(reps, k_r)
+            mu_hat = state.means(rows, arms)  # line 11
+            _, _, gamma, dominated = classification_gaps(mu_hat)  # lines 13-14, eq. (1)
+            pos = removal_choice(gamma, dominated)  # line 15
+            out = arms[np.arange(reps), pos]
+            keep = ~dominated[np.arange(reps), pos]  # lines 16-20
+            accepted[np.arange(reps), out] = keep
+            active[np.arange(reps), out] = False  # line 21
+            removed[:, phase], accepted_log[:, phase] = out, keep
+        returned = accepted | active  # line 23
+
+    truth = pareto_mask(problem.mu)
+    hits = (returned & truth).sum(axis=1)
+    f1 = 2.0 * hits / (returned.sum(axis=1) + truth.sum())
+    return PsiResult(
+        budget_tokens=budget_tokens,
+        returned=returned,
+        samples=state.n,
+        spend_tokens=state.spend * float(problem.profile_cost.max()),
+        error=(returned != truth).any(axis=1),
+        f1=f1,
+        removed=removed,
+        accepted=accepted_log,
+    )
