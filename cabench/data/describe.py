@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from cabench.data.arms import PRESETS
 from cabench.data.dataset import Dataset
@@ -90,3 +91,20 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "subset_theorem2_budget_tokens": subset["theorem2_budget_tokens"] if subset else None,
         "subset_theorem2_rho": subset["theorem2_rho"] if subset else None,
     }
+
+
+def table1(datasets: list[Dataset]) -> pd.DataFrame:
+    """Table 1 of the paper for the given datasets (configuration-level means over all instances)."""
+    rows = []
+    for ds in datasets:
+        d = describe(ds)
+        rows.append({
+            "dataset": d["name"], "surrogate": d["surrogate"], "K": d["K"],
+            "accuracy_min": round(d["accuracy_min"], 4), "accuracy_max": round(d["accuracy_max"], 4),
+            "latency_min": round(d["latency_min"], 4), "latency_max": round(d["latency_max"], 4),
+            "tokens_min": round(d["tokens_min"], 2), "tokens_max": round(d["tokens_max"], 2),
+            "pareto_size": d["pareto_size"], "cost_min": round(d["cost_min"], 2), "cost_max": round(d["cost_max"], 2),
+            "subset_pareto_size": d["subset_pareto_size"],
+            "subset_min_gap": None if d["subset_min_gap"] is None else round(d["subset_min_gap"], 5),
+        })
+    return pd.DataFrame(rows)

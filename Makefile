@@ -1,0 +1,51 @@
+# cabench: two commands on a fresh machine with Python 3 —
+#   make test        set up .venv, lint, run the test suite
+#   make reproduce   set up .venv, run every paper-scale experiment, draw the figures, write the report
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+CABENCH := $(BIN)/cabench
+
+PAPER_CONFIGS := gsm8k_online piqa_online gsm8k_psi piqa_psi gsm8k_psi_full piqa_psi_full \
+                 gsm8k_psi_stochastic piqa_psi_stochastic
+QUICK_CONFIGS := $(addsuffix _quick,$(PAPER_CONFIGS))
+
+.PHONY: venv test lint reproduce reproduce-quick bench surrogate clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check cabench tests scripts
+
+test: lint
+	$(BIN)/python -m pytest
+
+reproduce: $(STAMP)
+	$(CABENCH) data table1 data/gsm8k data/piqa -o results/table1.csv
+	$(CABENCH) data landscape data/gsm8k data/piqa -o results/fig1_landscapes.png
+	@for c in $(PAPER_CONFIGS); do $(CABENCH) run configs/$$c.yaml || exit $$?; done
+	$(CABENCH) plot results
+	$(CABENCH) report results
+
+reproduce-quick: $(STAMP)
+	$(CABENCH) data table1 data/gsm8k data/piqa -o results-quick/table1.csv
+	$(CABENCH) data landscape data/gsm8k data/piqa -o results-quick/fig1_landscapes.png
+	@for c in $(QUICK_CONFIGS); do $(CABENCH) run configs/$$c.yaml --quiet || exit $$?; done
+	$(CABENCH) plot results-quick
+	$(CABENCH) report results-quick
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench.py
+
+surrogate: $(STAMP)
+	$(BIN)/python scripts/make_surrogate_logs.py
+
+clean:
+	rm -rf results/*/ results/*.png results/*.pdf results/*.csv results/REPORT.md results-quick results-synthetic

@@ -1,0 +1,217 @@
+"""The ``cabench`` command line. It parses arguments and calls the library."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from cabench.errors import CabenchError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Cost-aware multi-objective bandits for budgeted LLM configuration evaluation.")
+data_app = typer.Typer(no_args_is_help=True, help="Inspect, plot and import evaluation logs.")
+app.add_typer(data_app, name="data")
+
+_state = {"debug": False}
+T = TypeVar("T")
+
+
+@app.callback()
+def _root(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False) -> None:
+    _state["debug"] = debug
+
+
+def _guard(action: Callable[[], T]) -> T:
+    """Run ``action``; print a user error as one line and exit 2 (130 when interrupted)."""
+    from cabench.runner import Interrupted
+
+    try:
+        return action()
+    except Interrupted as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(130) from None
+    except CabenchError as exc:
+        if _state["debug"]:
+            traceback.print_exc()
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(130) from None
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+@data_app.command("describe")
+def data_describe(
+    path: Annotated[Path, typer.Argument(help="Dataset folder (logs.csv.gz + dataset.yaml).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Table 1 statistics, profiling costs, Pareto sizes, gaps and Theorem 2 budgets of a dataset."""
+    from cabench.data.dataset import load_dataset
+    from cabench.data.describe import describe
+
+    d = _guard(lambda: describe(load_dataset(path)))
+    if as_json:
+        typer.echo(json.dumps({k: _json_safe(v) for k, v in d.items()}))
+        return
+    note = "SURROGATE logs (calibrated to the paper's published statistics, not real model outputs)" \
+        if d["surrogate"] else "real logs"
+    lines = [
+        f"{d['name']}: {note}",
+        f"  K {d['K']}   accuracy {d['accuracy_min']:.3f}-{d['accuracy_max']:.3f}   latency "
+        f"{d['latency_min']:.3f}-{d['latency_max']:.3f} s   tokens {d['tokens_min']:.1f}-{d['tokens_max']:.1f}"
+        f"   |P*| {d['pareto_size']}",
+        f"  profiling cost c_i {d['cost_min']:.2f}-{d['cost_max']:.2f} tokens   c_max {d['c_max']:.0f}   "
+        f"lambda {d['lambda']:.4f}   tau5 {d['tau5']:.3f} s   tau95 {d['tau95']:.3f} s   clipped rows {d['clipped_rows']}",
+        f"  max-HV arm {d['max_hv_arm']}   max-HV-per-cost arm {d['max_nu_arm']}",
+        f"  full set: min gap {d['full_min_gap']:.4f}   H {d['full_H']:.4g}   L {d['full_L']:.3f}   "
+        f"Theorem 2 from B = {d['full_theorem2_budget_tokens']:.4g} tokens (rho {d['full_theorem2_rho']:.4g})",
+    ]
+    if d["subset_K"]:
+        lines.append(
+            f"  14-arm subset: |P*| {d['subset_pareto_size']}   min gap {d['subset_min_gap']:.4f}   H "
+            f"{d['subset_H']:.4g}   L {d['subset_L']:.3f}   Theorem 2 from B = "
+            f"{d['subset_theorem2_budget_tokens']:.4g} tokens (rho {d['subset_theorem2_rho']:.4g})")
+    typer.echo("\n".join(lines))
+
+
+@data_app.command("landscape")
+def data_landscape(
+    paths: Annotated[list[Path], typer.Argument(help="Dataset folder(s): one panel each.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Image file (.png or .pdf).")],
+) -> None:
+    """Draw Figure 1: accuracy against efficiency per configuration, the Pareto front labelled."""
+    from cabench.data.dataset import load_dataset
+    from cabench.plots import landscape_figure, save
+
+    def act() -> None:
+        fig = landscape_figure([load_dataset(p) for p in paths])
+        output.parent.mkdir(parents=True, exist_ok=True)
+        save(fig, output.with_suffix(""), [output.suffix.lstrip(".") or "png"])
+    _guard(act)
+    typer.echo(f"wrote {output}")
+
+
+@data_app.command("table1")
+def data_table1(
+    paths: Annotated[list[Path], typer.Argument(help="Dataset folder(s): one row each.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="CSV file to write.")],
+) -> None:
+    """Write Table 1 (K, accuracy, latency and token ranges, |P*|) of the datasets as CSV."""
+    from cabench.data.dataset import load_dataset
+    from cabench.data.describe import table1
+
+    def act() -> None:
+        frame = table1([load_dataset(p) for p in paths])
+        output.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(output, index=False, lineterminator="\n")
+        typer.echo(frame.to_string(index=False))
+    _guard(act)
+    typer.echo(f"wrote {output}")
+
+
+@data_app.command("import")
+def data_import(
+    source: Annotated[Path, typer.Argument(help="Your logs: CSV, CSV.gz, JSONL or parquet.")],
+    mapping: Annotated[Path, typer.Option("--mapping", help="YAML naming the source column of each canonical column.")],
+    out: Annotated[Path, typer.Option("--out", help="Dataset folder to create.")],
+) -> None:
+    """Turn your own logs into a canonical dataset folder, validated like the loader."""
+    from cabench.data.importer import import_logs
+
+    folder = _guard(lambda: import_logs(source, mapping, out))
+    typer.echo(f"wrote {folder}")
+
+
+def _overrides(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+@app.command("run")
+def run(
+    config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
+    n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (overrides 'output').")] = None,
+    backend: Annotated[str | None, typer.Option("--backend", help="loky, threading, sequential or dask.")] = None,
+    chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="Repetitions per cell.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Recompute every cell.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+) -> None:
+    """Run (or resume) an experiment: cells through joblib into runs.csv, trajectories.csv, config.yaml."""
+    from cabench.config import load_config
+    from cabench.results import format_summary
+    from cabench.runner import run_experiment
+
+    def act():
+        cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend,
+                                             chunk_size=chunk_size))
+        return run_experiment(cfg, force=force, quiet=quiet, echo=typer.echo)
+
+    outcome = _guard(act)
+    if not quiet:
+        typer.echo(format_summary(outcome.summary))
+        typer.echo(f"wrote {outcome.output / 'runs.csv'}")
+
+
+@app.command("tune")
+def tune(
+    config: Annotated[Path, typer.Argument(help="Online experiment config (YAML).")],
+    n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (overrides 'output').")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Profiling-only grid search over (s_r, s_c, eta) (Appendix A); writes tune.csv and tune.yaml."""
+    from cabench.config import load_config
+    from cabench.tune import run_tuning
+
+    def act():
+        cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None))
+        return run_tuning(cfg, quiet=quiet)
+
+    table, best, folder = _guard(act)
+    typer.echo(table.to_string(index=False))
+    typer.echo(f"chosen: s_r={best['s_r']:g} s_c={best['s_c']:g} eta={best['eta']:g} (written to {folder})")
+
+
+@app.command("plot")
+def plot(
+    results: Annotated[Path, typer.Argument(help="Folder searched for result files.")],
+    fmt: Annotated[str, typer.Option("--format", help="Comma-separated image formats.")] = "png,pdf",
+) -> None:
+    """Draw every paper figure the result files allow (Figures 1-6)."""
+    from cabench.plots import plot_results
+
+    written = _guard(lambda: plot_results(results, [f.strip() for f in fmt.split(",") if f.strip()]))
+    for path in written:
+        typer.echo(f"wrote {path}")
+
+
+@app.command("report")
+def report(results: Annotated[Path, typer.Argument(help="Folder searched for result files.")]) -> None:
+    """Write REPORT.md: Table 1, our numbers beside the paper's, paired comparisons, findings."""
+    from cabench.report import write_report
+
+    path = _guard(lambda: write_report(results))
+    typer.echo(f"wrote {path}")
+
+
+def main() -> None:
+    sys.exit(app())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,367 @@
+"""Experiment configs: YAML in, frozen dataclasses out (SPEC §5-§7).
+
+Loading validates every key and value and reports the first problem in one
+line naming the file and the key (unknown keys come with a did-you-mean
+suggestion). Command-line flags override YAML keys of the same name only when
+given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cabench.data.arms import PRESETS, ArmFilter
+from cabench.data.dataset import Split
+from cabench.errors import CabenchError
+from cabench.online.methods import ONLINE_METHODS, OnlineMethod
+from cabench.psi.schedules import COST_MODES, PSI_METHODS, PsiMethod
+from cabench.synthetic import SyntheticSpec
+
+SETTINGS = ("online", "psi")
+BACKENDS = ("loky", "threading", "sequential", "dask")
+
+TOP_KEYS = {
+    "name", "dataset", "split", "arms", "setting", "rho", "methods", "cost_modes", "repetitions", "seed",
+    "n_jobs", "chunk_size", "backend", "scheduler_address", "output", "trajectories", "tune",
+}
+SPLIT_KEYS = {"profiling_size", "seed"}
+ARMS_KEYS = {"preset", "models", "temperatures", "max_new_tokens", "prompting", "config_ids"}
+SYNTHETIC_KEYS = {"name", "means", "costs", "noise", "sigma", "cost_spread"}
+ONLINE_KEYS = {"name", "s_r", "s_c", "eta", "alpha", "mode"}
+TRAJECTORY_KEYS = {"rho", "points", "window"}
+TUNE_KEYS = {"s_r", "s_c", "eta", "rho", "repetitions"}
+
+
+@dataclass(frozen=True)
+class TrajectorySpec:
+    """Online trajectories (paper Fig. 4): which budget, grid size, moving-average window."""
+
+    rho: float
+    points: int = 200
+    window: int = 50
+
+
+@dataclass(frozen=True)
+class TuneSpec:
+    """Profiling-only hyper-parameter grid (Appendix A)."""
+
+    s_r: tuple[float, ...] = (0.003, 0.01, 0.03, 0.1)
+    s_c: tuple[float, ...] = (0.001, 0.003, 0.01)
+    eta: tuple[float, ...] = (0.05, 0.1)
+    rho: tuple[float, ...] = ()
+    repetitions: int = 20
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A validated experiment."""
+
+    name: str
+    source: str
+    setting: str
+    rho: tuple[float, ...]
+    methods: tuple[Any, ...]
+    dataset: str | None = None
+    synthetic: SyntheticSpec | None = None
+    split: Split = field(default_factory=Split)
+    arms_preset: str | None = "all"
+    arms: ArmFilter = field(default_factory=ArmFilter)
+    cost_modes: tuple[str, ...] = ("deterministic",)
+    repetitions: int = 100
+    seed: int = 0
+    n_jobs: int = 1
+    chunk_size: int = 50
+    backend: str = "loky"
+    scheduler_address: str | None = None
+    output: str = "results"
+    trajectories: TrajectorySpec | None = None
+    tune: TuneSpec = field(default_factory=TuneSpec)
+
+    def resolved(self) -> dict[str, Any]:
+        """The resolved config as plain data (written to ``config.yaml`` and hashed)."""
+        if self.synthetic is not None:
+            dataset: Any = {"synthetic": {
+                "name": self.synthetic.name, "means": [list(m) for m in self.synthetic.means],
+                "costs": list(self.synthetic.costs), "noise": self.synthetic.noise,
+                "sigma": self.synthetic.sigma, "cost_spread": self.synthetic.cost_spread}}
+        else:
+            dataset = self.dataset
+        arms: dict[str, Any] = {"preset": self.arms_preset} if self.arms_preset else {
+            k: list(v) for k, v in vars(self.arms).items() if v}
+        methods = [
+            {"name": m.name, **({"mode": m.mode, "s_r": m.s_r, "s_c": m.s_c, "eta": m.eta, "alpha": m.alpha}
+                                if isinstance(m, OnlineMethod) else {})}
+            for m in self.methods
+        ]
+        out: dict[str, Any] = {
+            "name": self.name, "dataset": dataset,
+            "split": {"profiling_size": self.split.profiling_size, "seed": self.split.seed},
+            "arms": arms, "setting": self.setting, "rho": list(self.rho), "methods": methods,
+            "repetitions": self.repetitions, "seed": self.seed, "n_jobs": self.n_jobs,
+            "chunk_size": self.chunk_size, "backend": self.backend, "output": self.output,
+        }
+        if self.setting == "psi":
+            out["cost_modes"] = list(self.cost_modes)
+        if self.scheduler_address:
+            out["scheduler_address"] = self.scheduler_address
+        if self.trajectories:
+            out["trajectories"] = vars(self.trajectories).copy()
+        return out
+
+
+class _Reader:
+    """Typed access to a YAML mapping with one-line errors naming file and key."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, key: str, message: str) -> CabenchError:
+        return CabenchError(f"{self.source}: {key}: {message}")
+
+    def check_keys(self, mapping: Any, allowed: set[str], where: str) -> dict[str, Any]:
+        if not isinstance(mapping, dict):
+            raise self.fail(where or "config", f"expected a mapping, got {type(mapping).__name__}")
+        for key in mapping:
+            if not isinstance(key, str) or key not in allowed:
+                near = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                hint = f"; did you mean '{near[0]}'?" if near else f"; allowed keys: {', '.join(sorted(allowed))}"
+                raise self.fail(f"{where}.{key}" if where else str(key), f"unknown key{hint}")
+        return mapping
+
+    def number(self, value: Any, key: str, *, integer: bool = False, positive: bool = False,
+               minimum: float | None = None) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected a {'whole number' if integer else 'number'}, got {value!r}")
+        if integer and (isinstance(value, float) and not value.is_integer()):
+            raise self.fail(key, f"expected a whole number, got {value!r}")
+        if not math.isfinite(value):
+            raise self.fail(key, f"expected a finite number, got {value!r}")
+        if positive and not value > 0:
+            raise self.fail(key, f"must be positive, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise self.fail(key, f"must be at least {minimum:g}, got {value!r}")
+        return int(value) if integer else float(value)
+
+    def text(self, value: Any, key: str, choices: tuple[str, ...] | None = None) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"expected a non-empty string, got {value!r}")
+        if choices and value not in choices:
+            near = difflib.get_close_matches(value, choices, n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise self.fail(key, f"'{value}' is not one of {', '.join(choices)}{hint}")
+        return value
+
+    def sequence(self, value: Any, key: str, *, allow_scalar: bool = True) -> list[Any]:
+        if isinstance(value, (list, tuple)):
+            if not value:
+                raise self.fail(key, "is empty; give at least one value")
+            return list(value)
+        if allow_scalar and value is not None and not isinstance(value, dict):
+            return [value]
+        raise self.fail(key, f"expected a list, got {value!r}")
+
+
+def _methods(r: _Reader, raw: Any, setting: str) -> tuple[Any, ...]:
+    names = ONLINE_METHODS if setting == "online" else PSI_METHODS
+    out, seen = [], set()
+    for pos, item in enumerate(r.sequence(raw, "methods")):
+        key = f"methods[{pos}]"
+        spec = {"name": item} if isinstance(item, str) else item
+        allowed = ONLINE_KEYS if setting == "online" else {"name"}
+        spec = r.check_keys(spec, allowed, key)
+        if "name" not in spec:
+            raise r.fail(f"{key}.name", "missing; every method needs a name")
+        name = r.text(spec["name"], f"{key}.name", names)
+        if name in seen:
+            raise r.fail(f"{key}.name", f"'{name}' is listed twice")
+        seen.add(name)
+        if setting == "online":
+            kwargs: dict[str, Any] = {"name": name}
+            for p in ("s_r", "s_c", "eta"):
+                if p in spec:
+                    kwargs[p] = r.number(spec[p], f"{key}.{p}", positive=True)
+            if "alpha" in spec:
+                kwargs["alpha"] = r.number(spec["alpha"], f"{key}.alpha", minimum=2)
+            if "mode" in spec:
+                kwargs["mode"] = r.text(spec["mode"], f"{key}.mode", ("experimental", "theory"))
+            out.append(OnlineMethod(**kwargs))
+        else:
+            out.append(PsiMethod(name))
+    return tuple(out)
+
+
+def _dataset(r: _Reader, raw: Any, base: Path) -> tuple[str | None, SyntheticSpec | None]:
+    if isinstance(raw, str):
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            here, beside = Path.cwd() / path, base / path
+            path = here if here.exists() or not beside.exists() else beside
+        if not path.is_dir():
+            raise r.fail("dataset", f"folder '{raw}' not found (looked in {Path.cwd()} and {base}); "
+                                    "give a dataset folder or a 'synthetic' mapping")
+        return str(path), None
+    spec = r.check_keys(raw, {"synthetic"}, "dataset")
+    if "synthetic" not in spec:
+        raise r.fail("dataset", "expected a folder path or a mapping with key 'synthetic'")
+    syn = r.check_keys(spec["synthetic"], SYNTHETIC_KEYS, "dataset.synthetic")
+    for need in ("means", "costs"):
+        if need not in syn:
+            raise r.fail(f"dataset.synthetic.{need}", "missing")
+    means = []
+    for i, row in enumerate(r.sequence(syn["means"], "dataset.synthetic.means", allow_scalar=False)):
+        vals = r.sequence(row, f"dataset.synthetic.means[{i}]", allow_scalar=False)
+        means.append(tuple(r.number(v, f"dataset.synthetic.means[{i}]") for v in vals))
+    costs = tuple(r.number(v, "dataset.synthetic.costs", positive=True)
+                  for v in r.sequence(syn["costs"], "dataset.synthetic.costs", allow_scalar=False))
+    kwargs: dict[str, Any] = {"name": r.text(syn.get("name", "synthetic"), "dataset.synthetic.name"),
+                              "means": tuple(means), "costs": costs}
+    if "noise" in syn:
+        kwargs["noise"] = r.text(syn["noise"], "dataset.synthetic.noise", ("bernoulli", "gaussian"))
+    if "sigma" in syn:
+        kwargs["sigma"] = r.number(syn["sigma"], "dataset.synthetic.sigma", positive=True)
+    if "cost_spread" in syn:
+        kwargs["cost_spread"] = r.number(syn["cost_spread"], "dataset.synthetic.cost_spread", minimum=0)
+    try:
+        return None, SyntheticSpec(**kwargs)
+    except CabenchError as exc:
+        raise CabenchError(f"{r.source}: {exc}") from None
+
+
+def _arms(r: _Reader, raw: Any) -> tuple[str | None, ArmFilter]:
+    if raw is None:
+        return "all", ArmFilter()
+    if isinstance(raw, str):
+        raw = {"preset": raw}
+    spec = r.check_keys(raw, ARMS_KEYS, "arms")
+    if "preset" in spec:
+        if len(spec) > 1:
+            raise r.fail("arms", "give either 'preset' or filter keys, not both")
+        name = r.text(spec["preset"], "arms.preset", tuple(PRESETS))
+        return name, PRESETS[name]
+    fields: dict[str, Any] = {}
+    for key in ("models", "prompting", "config_ids"):
+        if key in spec:
+            fields[key] = tuple(r.text(v, f"arms.{key}") for v in r.sequence(spec[key], f"arms.{key}"))
+    if "temperatures" in spec:
+        fields["temperatures"] = tuple(r.number(v, "arms.temperatures", minimum=0)
+                                       for v in r.sequence(spec["temperatures"], "arms.temperatures"))
+    if "max_new_tokens" in spec:
+        fields["max_new_tokens"] = tuple(r.number(v, "arms.max_new_tokens", integer=True, positive=True)
+                                         for v in r.sequence(spec["max_new_tokens"], "arms.max_new_tokens"))
+    return None, ArmFilter(**fields)
+
+
+def _n_jobs(r: _Reader, value: Any) -> int:
+    n = r.number(value, "n_jobs", integer=True, minimum=-1)
+    if n == 0:
+        raise r.fail("n_jobs", "must be a positive number of workers, or -1 for all cores")
+    return n
+
+
+def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dict[str, Any] | None = None
+                 ) -> ExperimentConfig:
+    """Validate a YAML mapping (plus command-line ``overrides``) into an :class:`ExperimentConfig`."""
+    r = _Reader(source)
+    base = base or Path.cwd()
+    raw = r.check_keys(raw, TOP_KEYS, "")
+    raw = {**raw, **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    for need in ("dataset", "setting", "rho", "methods"):
+        if need not in raw:
+            raise r.fail(need, "missing; a config needs dataset, setting, rho and methods")
+    setting = r.text(raw["setting"], "setting", SETTINGS)
+    dataset, synthetic = _dataset(r, raw["dataset"], base)
+    rho = tuple(r.number(v, "rho", positive=True) for v in r.sequence(raw["rho"], "rho"))
+    if len(set(rho)) != len(rho):
+        raise r.fail("rho", f"has repeated values {list(rho)}")
+    methods = _methods(r, raw["methods"], setting)
+    split_raw = r.check_keys(raw.get("split", {}) or {}, SPLIT_KEYS, "split")
+    split = Split(
+        r.number(split_raw.get("profiling_size", 200), "split.profiling_size", integer=True, positive=True),
+        r.number(split_raw.get("seed", 0), "split.seed", integer=True, minimum=0),
+    )
+    preset_name, arms = _arms(r, raw.get("arms"))
+    cost_modes: tuple[str, ...] = ("deterministic",)
+    if "cost_modes" in raw:
+        if setting != "psi":
+            raise r.fail("cost_modes", "only applies to setting 'psi'")
+        cost_modes = tuple(dict.fromkeys(r.text(v, "cost_modes", COST_MODES)
+                                         for v in r.sequence(raw["cost_modes"], "cost_modes")))
+    trajectories = None
+    if raw.get("trajectories") is not None:
+        if setting != "online":
+            raise r.fail("trajectories", "only applies to setting 'online'")
+        tr = r.check_keys(raw["trajectories"], TRAJECTORY_KEYS, "trajectories")
+        if "rho" not in tr:
+            raise r.fail("trajectories.rho", "missing; name the budget of the trajectories")
+        t_rho = r.number(tr["rho"], "trajectories.rho", positive=True)
+        if t_rho not in rho:
+            raise r.fail("trajectories.rho", f"{t_rho:g} is not in the rho grid {list(rho)}")
+        trajectories = TrajectorySpec(
+            t_rho,
+            r.number(tr.get("points", 200), "trajectories.points", integer=True, minimum=2),
+            r.number(tr.get("window", 50), "trajectories.window", integer=True, minimum=1),
+        )
+    tune = TuneSpec()
+    if raw.get("tune") is not None:
+        tr = r.check_keys(raw["tune"], TUNE_KEYS, "tune")
+        kwargs: dict[str, Any] = {}
+        for key in ("s_r", "s_c", "eta", "rho"):
+            if key in tr:
+                kwargs[key] = tuple(r.number(v, f"tune.{key}", positive=True) for v in r.sequence(tr[key], f"tune.{key}"))
+        if "repetitions" in tr:
+            kwargs["repetitions"] = r.number(tr["repetitions"], "tune.repetitions", integer=True, minimum=1)
+        tune = TuneSpec(**kwargs)
+    backend = r.text(raw.get("backend", "loky"), "backend", BACKENDS)
+    address = raw.get("scheduler_address")
+    if address is not None:
+        address = r.text(address, "scheduler_address")
+        if backend != "dask":
+            raise r.fail("scheduler_address", "only applies to backend 'dask'")
+    name = r.text(raw.get("name", Path(source).stem), "name")
+    return ExperimentConfig(
+        name=name,
+        source=source,
+        setting=setting,
+        rho=rho,
+        methods=methods,
+        dataset=dataset,
+        synthetic=synthetic,
+        split=split,
+        arms_preset=preset_name,
+        arms=arms,
+        cost_modes=cost_modes,
+        repetitions=r.number(raw.get("repetitions", 100), "repetitions", integer=True, minimum=1),
+        seed=r.number(raw.get("seed", 0), "seed", integer=True, minimum=0),
+        n_jobs=_n_jobs(r, raw.get("n_jobs", 1)),
+        chunk_size=r.number(raw.get("chunk_size", 50), "chunk_size", integer=True, minimum=1),
+        backend=backend,
+        scheduler_address=address,
+        output=r.text(str(raw.get("output", f"results/{name}")), "output"),
+        trajectories=trajectories,
+        tune=tune,
+    )
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> ExperimentConfig:
+    """Read and validate a YAML experiment config."""
+    path = Path(path)
+    if not path.is_file():
+        raise CabenchError(f"{path}: config file not found")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CabenchError(f"{path}: malformed YAML{where}: {problem}") from None
+    except UnicodeDecodeError:
+        raise CabenchError(f"{path}: not a text file") from None
+    if raw is None:
+        raise CabenchError(f"{path}: empty config; it needs dataset, setting, rho and methods")
+    return parse_config(raw, str(path), path.resolve().parent, overrides)
