@@ -152,7 +152,7 @@ class _Reader:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, f"expected a non-empty string, got {value!r}")
         if choices and value not in choices:
-            near = difflib.get_close_matches(value, choices, n=1)
+            near = difflib.get_close_matches(value, choices, n=1, cutoff=0.5)
             hint = f"; did you mean '{near[0]}'?" if near else ""
             raise self.fail(key, f"'{value}' is not one of {', '.join(choices)}{hint}")
         return value

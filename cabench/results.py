@@ -21,9 +21,10 @@ DISPLAY = {
 
 def read_csv(path: Path) -> pd.DataFrame:
     """Read a result CSV with exact float round-trip."""
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
     try:
-        return pd.read_csv(path, float_precision="round_trip", keep_default_na=False,
-                           na_values=["", "nan", "NaN"], dtype={"returned": str, "samples": str})
+        return pd.read_csv(path, keep_default_na=False, na_values=["", "nan", "NaN"],
+                           dtype={"returned": str, "samples": str}, **exact)
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise CabenchError(f"{path}: unreadable result file ({str(exc).splitlines()[0]})") from exc
 

@@ -45,7 +45,7 @@ def split_instances(instance_ids: np.ndarray, split: Split) -> tuple[np.ndarray,
     if split.profiling_size >= n:
         raise CabenchError(
             f"split.profiling_size is {split.profiling_size} but the logs have only {n} instances; "
-            "leave at least one for evaluation"
+            "leave at least one for evaluation (set split.profiling_size in the config or dataset.yaml)"
         )
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(split.seed))))
     perm = rng.permutation(n)

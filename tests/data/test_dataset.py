@@ -1,0 +1,82 @@
+"""Preprocessing (SPEC §2) on hand-made logs, with the numbers worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cabench.data.dataset import Split, efficiency_reward, load_dataset, split_instances
+from cabench.errors import CabenchError
+from cabench.quantize import QUANTUM
+from tests.conftest import write_dataset
+
+
+def _frame() -> pd.DataFrame:
+    # 2 configurations x 4 instances
+    lat = {"a": [1.0, 2.0, 4.0, 0.5], "b": [2.0, 2.0, 8.0, 1.0]}
+    tok = {"a": [100, 200, 300, 400], "b": [50, 60, 70, 500]}
+    cor = {"a": [1, 0, 1, 1], "b": [0, 0, 1, 0]}
+    rows = []
+    for c in ("a", "b"):
+        for q in range(4):
+            rows.append({"config_id": c, "model": c.upper(), "temperature": 0.0, "max_new_tokens": 128,
+                         "prompting": "direct", "instance_id": f"q{q}", "correct": cor[c][q],
+                         "latency_s": lat[c][q], "tokens": tok[c][q]})
+    return pd.DataFrame(rows)
+
+
+def test_split_is_a_seeded_permutation():
+    ids = np.arange(10)
+    p1, e1 = split_instances(ids, Split(3, 7))
+    p2, e2 = split_instances(ids, Split(3, 7))
+    assert p1.tolist() == p2.tolist() and e1.tolist() == e2.tolist()
+    assert sorted(p1.tolist() + e1.tolist()) == list(range(10)) and len(p1) == 3
+    assert split_instances(ids, Split(3, 8))[0].tolist() != p1.tolist()
+
+
+def test_split_needs_an_evaluation_instance():
+    with pytest.raises(CabenchError, match="profiling_size is 4 but the logs have only 4 instances"):
+        split_instances(np.arange(4), Split(4, 0))
+
+
+def test_efficiency_reward_formula():
+    tau5, tau95 = 0.5, 4.0
+    got = efficiency_reward(np.array([0.25, 0.5, 1.0, 4.0, 8.0]), tau5, tau95)
+    # (1/t - 1/4) / (2 - 1/4), clipped
+    assert got.tolist() == pytest.approx([1.0, 1.0, (1 - 0.25) / 1.75, 0.0, 0.0])
+
+
+def test_preprocessing_numbers(tmp_path):
+    folder = write_dataset(tmp_path / "hand", _frame(), split={"profiling_size": 2, "seed": 0})
+    ds = load_dataset(folder)
+    prof, ev = split_instances(np.array(["q0", "q1", "q2", "q3"], dtype=object), Split(2, 0))
+    lat = {"a": np.array([1.0, 2.0, 4.0, 0.5]), "b": np.array([2.0, 2.0, 8.0, 1.0])}
+    tok = {"a": np.array([100, 200, 300, 400.0]), "b": np.array([50, 60, 70, 500.0])}
+    pooled = np.concatenate([lat["a"][prof], lat["b"][prof]])
+    assert ds.tau5 == pytest.approx(np.percentile(pooled, 5))
+    assert ds.tau95 == pytest.approx(np.percentile(pooled, 95))
+    c_max = max(tok["a"][prof].max(), tok["b"][prof].max())
+    assert ds.c_max == c_max
+    assert ds.profile_cost.tolist() == pytest.approx([tok["a"][prof].mean(), tok["b"][prof].mean()])
+    lam = min(tok["a"][prof].min(), tok["b"][prof].min()) / c_max
+    assert ds.lam == pytest.approx(lam, abs=QUANTUM)
+    assert ds.clipped_rows == int((tok["a"][ev] > c_max).sum() + (tok["b"][ev] > c_max).sum())
+    cost_a = np.minimum(tok["a"][ev] / c_max, 1.0)
+    assert ds.mu_cost[0] == pytest.approx(cost_a.mean(), abs=QUANTUM)
+    eff_a = efficiency_reward(lat["a"][ev], ds.tau5, ds.tau95)
+    acc_a = np.array([1, 0, 1, 1.0])[ev]
+    assert ds.mu[0].tolist() == pytest.approx([acc_a.mean(), eff_a.mean()], abs=QUANTUM)
+    assert ds.hv[0] == pytest.approx(acc_a.mean() * eff_a.mean(), abs=1e-6)
+    assert ds.nu[0] == pytest.approx(ds.hv[0] / ds.mu_cost[0])
+
+
+def test_arrays_are_read_only(tiny_dataset):
+    ds = load_dataset(tiny_dataset)
+    with pytest.raises(ValueError):
+        ds.acc_eval[0, 0] = 5.0
+
+
+def test_rewards_are_quantised(gsm8k):
+    for arr in (gsm8k.eff_eval, gsm8k.cost_eval):
+        assert np.array_equal(arr / QUANTUM, np.round(arr / QUANTUM))

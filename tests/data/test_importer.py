@@ -1,0 +1,74 @@
+"""``cabench data import`` on logs whose columns are named differently."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import yaml
+
+from cabench.data.dataset import load_dataset
+from cabench.data.importer import import_logs
+from cabench.errors import CabenchError
+from tests.conftest import tiny_logs
+
+MAPPING = {
+    "columns": {"config_id": "cfg", "model": "llm", "instance_id": "qid", "correct": "is_right",
+                "latency_s": "ms", "tokens": "n_tok", "temperature": "temp"},
+    "constants": {"max_new_tokens": 256, "prompting": "cot"},
+    "scale": {"latency_s": 0.001},
+    "dataset": {"name": "mine", "description": "my logs", "licence": "MIT", "split": {"profiling_size": 5, "seed": 0}},
+}
+
+
+def _source(tmp_path, fmt="csv"):
+    frame = tiny_logs().rename(columns={"config_id": "cfg", "model": "llm", "instance_id": "qid",
+                                        "correct": "is_right", "tokens": "n_tok", "temperature": "temp"})
+    frame["ms"] = frame.pop("latency_s") * 1000
+    frame = frame.drop(columns=["max_new_tokens", "prompting"])
+    path = tmp_path / f"mine.{fmt}"
+    if fmt == "csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_json(path, orient="records", lines=True)
+    return path, frame
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_import_maps_and_validates(tmp_path, fmt):
+    source, frame = _source(tmp_path, fmt)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump(MAPPING))
+    out = import_logs(source, mapping, tmp_path / "mine")
+    ds = load_dataset(out, split=None)
+    assert ds.n_arms == 3 and ds.name == "mine" and not ds.surrogate
+    assert set(ds.configs["prompting"]) == {"cot"} and set(ds.configs["max_new_tokens"]) == {256}
+    lat = pd.concat([pd.Series(ds.latency_prof.ravel()), pd.Series(ds.latency_eval.ravel())])
+    assert sorted(lat.round(6)) == sorted((frame["ms"] / 1000).round(6))
+
+
+def test_import_names_a_missing_source_column(tmp_path):
+    source, _ = _source(tmp_path)
+    bad = {**MAPPING, "columns": {**MAPPING["columns"], "tokens": "n_tokens"}}
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump(bad))
+    with pytest.raises(CabenchError, match="no column 'n_tokens' .*did you mean 'n_tok'"):
+        import_logs(source, mapping, tmp_path / "mine")
+
+
+def test_import_validates_like_the_loader(tmp_path):
+    source, frame = _source(tmp_path)
+    frame.loc[2, "ms"] = -5
+    frame.to_csv(source, index=False)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump(MAPPING))
+    with pytest.raises(CabenchError, match="column 'latency_s' is not positive at row 3"):
+        import_logs(source, mapping, tmp_path / "mine")
+    assert not (tmp_path / "mine").exists()
+
+
+def test_import_rejects_unknown_canonical_column(tmp_path):
+    source, _ = _source(tmp_path)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump({**MAPPING, "constants": {"prompt": "cot"}}))
+    with pytest.raises(CabenchError, match="constants.prompt: not a canonical column; did you mean 'prompting'"):
+        import_logs(source, mapping, tmp_path / "mine")

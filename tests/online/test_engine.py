@@ -1,0 +1,127 @@
+"""The batched online loop against its per-pull reference, and its invariants (SPEC §5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cabench.online import ONLINE_METHODS, OnlineMethod, run_online
+from cabench.online.reference import reference_online
+from cabench.problem import replay_problem
+from cabench.streams import stream_keys
+from cabench.synthetic import SyntheticSpec, synthetic_problem
+from tests.conftest import shipped
+
+SYNTH = SyntheticSpec("s", means=((0.5, 0.5), (0.8, 0.7), (0.6, 0.3), (0.3, 0.9)), costs=(100, 120, 80, 150),
+                      noise="bernoulli", cost_spread=0.2)
+
+
+def _same_pulls(problem, method, rho, reps=3, seed=0):
+    keys = stream_keys(seed, np.arange(reps), problem.arm_ids)
+    res = run_online(problem, method, rho, keys, record_arms=True)
+    for r in range(reps):
+        arms = res.arms_pulled[:, r]
+        ref = reference_online(problem, method, rho, keys[r])
+        assert arms[arms >= 0].tolist() == ref["arms"], (method.name, rho, r)
+        assert res.regret_hv[r] == ref["regret_hv"] and res.regret_std[r] == ref["regret_std"]
+        assert res.spend_tokens[r] == ref["spend_tokens"]
+
+
+@pytest.mark.parametrize("name", ONLINE_METHODS)
+@pytest.mark.parametrize("dataset", ["gsm8k", "piqa"])
+def test_batched_equals_reference_on_logs(dataset, name):
+    ds = shipped(dataset)
+    subset = np.arange(0, ds.n_arms, 4)  # every 4th arm keeps the reference quick
+    problem = replay_problem(ds, subset)
+    for rho in (2, 8):
+        _same_pulls(problem, OnlineMethod(name), rho)
+
+
+@pytest.mark.parametrize("name", ONLINE_METHODS)
+@pytest.mark.parametrize("mode", ["experimental", "theory"])
+def test_batched_equals_reference_on_synthetic(name, mode):
+    problem = synthetic_problem(SYNTH)
+    for rho in (3, 20, 60):
+        _same_pulls(problem, OnlineMethod(name, mode=mode, eta=0.1), rho, reps=4, seed=5)
+
+
+def test_batched_equals_reference_full_gsm8k_at_rho_4():
+    ds = shipped("gsm8k")
+    _same_pulls(replay_problem(ds, np.arange(ds.n_arms)), OnlineMethod("cohv-ucb"), 4, reps=2)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    means=st.lists(st.tuples(st.floats(0.05, 0.95), st.floats(0.05, 0.95)), min_size=2, max_size=5),
+    costs=st.lists(st.floats(10, 200), min_size=5, max_size=5),
+    spread=st.floats(0, 0.5),
+    rho=st.floats(1, 30),
+    name=st.sampled_from(ONLINE_METHODS),
+)
+def test_spend_exceeds_budget_by_less_than_one_pull(means, costs, spread, rho, name):
+    spec = SyntheticSpec("h", tuple(means), tuple(costs[: len(means)]), cost_spread=spread)
+    problem = synthetic_problem(spec)
+    res = run_online(problem, OnlineMethod(name), rho, stream_keys(1, np.arange(4), problem.arm_ids))
+    budget = problem.budget_tokens(rho)
+    assert (res.spend_tokens <= budget + problem.c_max + 1e-9).all()
+    # it stops only when no arm fits: the remaining budget is below the cheapest profiling cost
+    assert (budget - res.spend_tokens < problem.profile_cost.min() + 1e-9).all()
+
+
+def test_equal_costs_make_cohv_and_hv_identical():
+    # equal deterministic costs and a cost radius wide enough that c_lcb = lambda / 2 for every arm:
+    # the CoHV index is then exactly twice the HV index, so the argmax is the same at every step
+    spec = SyntheticSpec("eq", means=((0.4, 0.6), (0.7, 0.5), (0.5, 0.5), (0.2, 0.9)), costs=(1, 1, 1, 1))
+    problem = synthetic_problem(spec)
+    keys = stream_keys(2, np.arange(20), problem.arm_ids)
+    a = run_online(problem, OnlineMethod("cohv-ucb", s_c=50), 25, keys, record_arms=True)
+    b = run_online(problem, OnlineMethod("hv-ucb", s_c=50), 25, keys, record_arms=True)
+    assert np.array_equal(a.arms_pulled, b.arms_pulled)
+    assert np.array_equal(a.regret_hv, b.regret_hv)
+
+
+def test_fraction_on_best_arm_grows_with_budget():
+    spec = SyntheticSpec("clear", means=((0.3, 0.3), (0.9, 0.8), (0.4, 0.5), (0.5, 0.2)), costs=(1, 1, 1, 1))
+    problem = synthetic_problem(spec)
+    keys = stream_keys(0, np.arange(30), problem.arm_ids)
+    fractions = [run_online(problem, OnlineMethod("cohv-ucb"), rho, keys).frac_optimal.mean() for rho in (2, 8, 32, 128)]
+    assert fractions == sorted(fractions) and fractions[-1] > 0.9 and fractions[0] < 0.6
+
+
+def test_uniform_is_round_robin():
+    problem = synthetic_problem(SYNTH)
+    res = run_online(problem, OnlineMethod("uniform"), 10, stream_keys(0, np.arange(2), problem.arm_ids),
+                     record_arms=True)
+    arms = res.arms_pulled[:, 0]
+    arms = arms[arms >= 0]
+    assert arms[:12].tolist() == [0, 1, 2, 3] * 3
+
+
+def test_regret_definitions(gsm8k):
+    problem = replay_problem(gsm8k, np.arange(gsm8k.n_arms))
+    res = run_online(problem, OnlineMethod("uniform"), 2, stream_keys(0, np.arange(5), problem.arm_ids),
+                     record_arms=True)
+    gap = problem.nu.max() - problem.nu
+    budget = problem.budget_tokens(2) / problem.c_max
+    for r in range(5):
+        arms = res.arms_pulled[:, r]
+        arms = arms[arms >= 0]
+        assert res.regret_hv[r] == pytest.approx(gap[arms].sum())
+        assert res.regret_std[r] == pytest.approx(problem.nu.max() * budget - problem.hv[arms].sum())
+        assert res.pulls[r] == len(arms)
+
+
+def test_trajectory_on_token_grid():
+    problem = synthetic_problem(SYNTH)
+    res = run_online(problem, OnlineMethod("cohv-ucb"), 20, stream_keys(0, np.arange(6), problem.arm_ids),
+                     trajectory_points=40, window=5)
+    t = res.trajectory
+    assert t["tokens"][-1] == pytest.approx(res.budget_tokens) and t["cum_regret"].shape == (6, 40)
+    assert (np.diff(t["cum_regret"], axis=1) >= -1e-12).all()  # cumulative regret never decreases
+    gap = problem.nu.max() - problem.nu
+    # the last grid point (B) holds every pull but the one that may overshoot the budget
+    assert (t["cum_regret"][:, -1] <= res.regret_hv + 1e-9).all()
+    assert (t["cum_regret"][:, -1] >= res.regret_hv - gap.max() - 1e-9).all()
+    assert np.nanmax(t["moving_avg"]) <= gap.max() + 1e-12

@@ -1,0 +1,143 @@
+"""The batched identification loop against its per-pull reference, and its invariants (SPEC §6)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cabench.data.arms import PRESETS
+from cabench.errors import CabenchError
+from cabench.pareto import classification_gaps, complexity, harmonic_l, pareto_mask, theorem2_bound
+from cabench.problem import replay_problem
+from cabench.psi import PSI_METHODS, PsiMethod, run_psi
+from cabench.psi.reference import reference_psi
+from cabench.streams import stream_keys
+from cabench.synthetic import SyntheticSpec, synthetic_problem
+from tests.conftest import shipped
+
+SYNTH = SyntheticSpec("s", means=((0.9, 0.2), (0.6, 0.6), (0.2, 0.9), (0.5, 0.45), (0.15, 0.8)),
+                      costs=(1.0, 2.0, 1.5, 0.8, 1.2), noise="gaussian", sigma=0.5, cost_spread=0.3)
+
+
+def _same_decisions(problem, method, rho, mode, reps=3, seed=0):
+    keys = stream_keys(seed, np.arange(reps), problem.arm_ids)
+    res = run_psi(problem, method, rho, keys, mode)
+    for r in range(reps):
+        ref = reference_psi(problem, method, rho, keys[r], mode)
+        assert np.flatnonzero(res.returned[r]).tolist() == ref["returned"], (method.name, rho, mode, r)
+        assert res.samples[r].tolist() == ref["samples"]
+        assert res.spend_tokens[r] == ref["spend_tokens"]
+        if method.eliminates:
+            assert res.removed[r].tolist() == ref["removed"]
+            assert res.accepted[r].tolist() == ref["accepted"]
+
+
+@pytest.mark.parametrize("name", PSI_METHODS)
+@pytest.mark.parametrize("mode", ["deterministic", "stochastic"])
+@pytest.mark.parametrize("dataset", ["gsm8k", "piqa"])
+def test_batched_equals_reference_on_subset(dataset, mode, name):
+    ds = shipped(dataset)
+    problem = replay_problem(ds, PRESETS["paper-subset"].select(ds.configs))
+    for rho in (20, 300):
+        _same_decisions(problem, PsiMethod(name), rho, mode)
+
+
+@pytest.mark.parametrize("name", PSI_METHODS)
+@pytest.mark.parametrize("mode", ["deterministic", "stochastic"])
+def test_batched_equals_reference_on_synthetic(mode, name):
+    problem = synthetic_problem(SYNTH)
+    for rho in (5, 40, 400):
+        _same_decisions(problem, PsiMethod(name), rho, mode, reps=4, seed=3)
+
+
+@pytest.mark.parametrize("name", ["copsi", "psi-sr"])
+def test_batched_equals_reference_on_full_set(name):
+    ds = shipped("piqa")
+    _same_decisions(replay_problem(ds, np.arange(ds.n_arms)), PsiMethod(name), 10, "deterministic", reps=1)
+
+
+def _noiseless(means, costs):
+    return synthetic_problem(SyntheticSpec("n", tuple(map(tuple, means)), tuple(costs), noise="bernoulli"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 6).flatmap(lambda k: st.tuples(
+    st.lists(st.tuples(st.sampled_from([0.0, 1.0]), st.sampled_from([0.0, 1.0])), min_size=k, max_size=k),
+    st.lists(st.floats(0.2, 1.0), min_size=k, max_size=k),
+    st.sampled_from(PSI_METHODS))))
+def test_without_noise_every_method_finds_the_pareto_set(case):
+    # Bernoulli rewards with means 0 or 1 are constant streams
+    means, costs, name = case
+    problem = _noiseless(means, costs)
+    _, _, gamma, _ = classification_gaps(problem.mu)
+    if not (gamma > 0).all():
+        return  # exact identification is ill-posed with a zero gap (paper §3.2)
+    res = run_psi(problem, PsiMethod(name), 50, stream_keys(0, np.arange(2), problem.arm_ids))
+    assert (res.returned == pareto_mask(problem.mu)).all()
+    assert res.error.sum() == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(costs=st.lists(st.floats(1, 1000), min_size=2, max_size=12), rho=st.floats(20, 400))
+def test_copsi_never_exceeds_the_budget(costs, rho):
+    means = tuple((0.3 + 0.05 * i, 0.7 - 0.05 * i) for i in range(len(costs)))
+    problem = synthetic_problem(SyntheticSpec("c", means, tuple(costs)))
+    res = run_psi(problem, PsiMethod("copsi"), rho, stream_keys(0, np.arange(3), problem.arm_ids))
+    budget = problem.budget_tokens(rho)
+    assert (res.spend_tokens <= budget * (1 + 1e-12)).all()
+    # Step 2 of the proof: total spend is sum_r C_r (n_r - n_{r-1}) <= B, and no pull was refused
+    c = problem.psi_profile_cost() * problem.profile_cost.max()
+    assert np.allclose(res.spend_tokens, (res.samples * c).sum(axis=1))
+
+
+def test_equal_costs_make_copsi_and_psi_sr_identical():
+    spec = SyntheticSpec("eq", SYNTH.means, (1, 1, 1, 1, 1), noise="gaussian", sigma=0.5)
+    problem = synthetic_problem(spec)
+    keys = stream_keys(4, np.arange(200), problem.arm_ids)
+    for rho in (10, 100):
+        a = run_psi(problem, PsiMethod("copsi"), rho, keys)
+        b = run_psi(problem, PsiMethod("psi-sr"), rho, keys)
+        assert np.array_equal(a.removed, b.removed) and np.array_equal(a.accepted, b.accepted)
+        assert np.array_equal(a.samples, b.samples)
+
+
+def test_error_falls_with_budget():
+    problem = synthetic_problem(SyntheticSpec("g", SYNTH.means, SYNTH.costs, noise="gaussian", sigma=0.5))
+    keys = stream_keys(0, np.arange(300), problem.arm_ids)
+    for name in PSI_METHODS:
+        errors = [run_psi(problem, PsiMethod(name), rho, keys).error.mean() for rho in (10, 40, 160, 640, 2560)]
+        assert errors == sorted(errors, reverse=True) and errors[0] > 0.5, (name, errors)
+        assert errors[-1] < 0.02
+
+
+def test_observed_error_below_theorem2_bound():
+    # Bernoulli instance with large gaps; a budget satisfying B >= 2 L H
+    spec = SyntheticSpec("t2", ((0.9, 0.1), (0.1, 0.9), (0.3, 0.3)), (1.0, 0.5, 0.8))
+    problem = synthetic_problem(spec)
+    costs = problem.psi_profile_cost()
+    _, _, gamma, _ = classification_gaps(problem.mu)
+    l_k = harmonic_l(3, float(costs.min()))
+    h = complexity(gamma, costs)
+    for budget in (2 * l_k * h, 2000 * l_k * h):
+        rho = budget * problem.profile_cost.max() / problem.budget_tokens(1.0)
+        res = run_psi(problem, PsiMethod("copsi"), rho, stream_keys(0, np.arange(400), problem.arm_ids))
+        assert res.error.mean() <= theorem2_bound(budget, 3, 2, l_k, h)
+    assert theorem2_bound(2000 * l_k * h, 3, 2, l_k, h) < 1  # the bound is informative there
+
+
+def test_budget_too_small_names_smallest_rho():
+    problem = synthetic_problem(SYNTH)
+    with pytest.raises(CabenchError, match=r"rho 1 is too small for CoPSI on 5 arms.*smallest workable rho is"):
+        run_psi(problem, PsiMethod("copsi"), 1, stream_keys(0, np.arange(1), problem.arm_ids))
+
+
+def test_f1_and_error_definitions():
+    problem = synthetic_problem(SYNTH)
+    res = run_psi(problem, PsiMethod("uniform"), 6, stream_keys(0, np.arange(50), problem.arm_ids))
+    truth = pareto_mask(problem.mu)
+    for r in range(50):
+        hat = res.returned[r]
+        assert res.f1[r] == pytest.approx(2 * (hat & truth).sum() / (hat.sum() + truth.sum()))
+        assert res.error[r] == (hat != truth).any()

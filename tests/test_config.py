@@ -1,0 +1,98 @@
+"""Config loading: every error kind is one line naming the key; hypothesis fuzzing."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cabench.config import load_config, parse_config
+from cabench.errors import CabenchError
+from cabench.online import OnlineMethod
+from tests.conftest import DATA, ROOT
+
+BASE = {"dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2, 4], "methods": ["cohv-ucb", "uniform"]}
+
+
+def _error(raw, tmp_path=None) -> str:
+    with pytest.raises(CabenchError) as info:
+        parse_config(raw, "exp.yaml")
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith("exp.yaml: ")
+    return msg
+
+
+def test_minimal_config_defaults():
+    cfg = parse_config(dict(BASE), "exp.yaml")
+    assert cfg.rho == (2.0, 4.0) and cfg.repetitions == 100 and cfg.seed == 0 and cfg.backend == "loky"
+    assert cfg.methods[0] == OnlineMethod("cohv-ucb") and cfg.split.profiling_size == 200
+    assert cfg.output == "results/exp" and cfg.arms_preset == "all"
+
+
+def test_method_parameters_and_overrides():
+    raw = {**BASE, "methods": [{"name": "cohv-ucb", "s_r": 0.03, "mode": "theory"}], "n_jobs": 1}
+    cfg = parse_config(raw, "exp.yaml", overrides={"n_jobs": 2, "output": None})
+    assert cfg.methods[0].s_r == 0.03 and cfg.methods[0].mode == "theory" and cfg.n_jobs == 2
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ({**BASE, "repetitons": 5}, "repetitons: unknown key; did you mean 'repetitions'?"),
+    ({**BASE, "split": {"profiling": 3}}, "split.profiling: unknown key; did you mean 'profiling_size'?"),
+    ({**BASE, "rho": []}, "rho: is empty"),
+    ({**BASE, "rho": [2, "big"]}, "rho: expected a number, got 'big'"),
+    ({**BASE, "rho": [0]}, "rho: must be positive"),
+    ({**BASE, "repetitions": 2.5}, "repetitions: expected a whole number"),
+    ({**BASE, "repetitions": "many"}, "repetitions: expected a whole number, got 'many'"),
+    ({**BASE, "methods": ["cohv"]}, "methods[0].name: 'cohv' is not one of"),
+    ({**BASE, "methods": ["copsi"]}, "methods[0].name: 'copsi' is not one of cohv-ucb"),
+    ({**BASE, "methods": [{"name": "cohv-ucb", "sr": 1}]}, "methods[0].sr: unknown key; did you mean 's_r'?"),
+    ({**BASE, "methods": [{"name": "cohv-ucb", "alpha": 1}]}, "methods[0].alpha: must be at least 2"),
+    ({**BASE, "setting": "offline"}, "setting: 'offline' is not one of online, psi"),
+    ({k: v for k, v in BASE.items() if k != "rho"}, "rho: missing"),
+    ({**BASE, "dataset": "nowhere/at/all"}, "dataset: folder 'nowhere/at/all' not found"),
+    ({**BASE, "arms": {"preset": "paper"}}, "arms.preset: 'paper' is not one of all, paper-subset; did you mean"),
+    ({**BASE, "cost_modes": ["stochastic"]}, "cost_modes: only applies to setting 'psi'"),
+    ({**BASE, "trajectories": {"rho": 3}}, "trajectories.rho: 3 is not in the rho grid"),
+    ({**BASE, "n_jobs": 0}, "n_jobs: must be a positive number of workers"),
+    ({**BASE, "backend": "spark"}, "backend: 'spark' is not one of"),
+    ({**BASE, "scheduler_address": "tcp://127.0.0.1:1"}, "scheduler_address: only applies to backend 'dask'"),
+    ({**BASE, "methods": ["uniform", "uniform"]}, "methods[1].name: 'uniform' is listed twice"),
+    ({**BASE, "dataset": {"synthetic": {"means": [[0.5, 0.5]], "costs": [1]}}}, "means: need at least 2 arms"),
+    ([1, 2], "config: expected a mapping"),
+])
+def test_config_errors(raw, expected):
+    assert expected in _error(raw)
+
+
+def test_malformed_yaml_names_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nrho: [1, 2\nmethods: [a]\n")
+    with pytest.raises(CabenchError, match=r"bad.yaml: malformed YAML at line \d+, column \d+"):
+        load_config(path)
+
+
+def test_every_shipped_config_loads():
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        cfg = load_config(path)
+        assert cfg.name and cfg.rho
+
+
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5000) | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+KEYS = st.sampled_from(["name", "dataset", "split", "arms", "setting", "rho", "methods", "cost_modes",
+                        "repetitions", "seed", "n_jobs", "chunk_size", "backend", "output", "trajectories",
+                        "tune", "scheduler_address", "bogus"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(KEYS, VALUES, max_size=8), st.booleans())
+def test_fuzzed_configs_load_or_raise_our_error(raw, with_base):
+    data = {**BASE, **raw} if with_base else raw
+    try:
+        parse_config(yaml.safe_load(yaml.safe_dump(data)), "fuzz.yaml")
+    except CabenchError as exc:
+        assert "\n" not in str(exc)

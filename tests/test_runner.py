@@ -1,0 +1,141 @@
+"""Running experiments: determinism across workers and chunking, caching, resume, bad input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import yaml
+
+from cabench.config import load_config, parse_config
+from cabench.errors import CabenchError
+from cabench.runner import run_experiment
+from tests.conftest import DATA, ROOT
+
+ONLINE = {"name": "t_online", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2, 6],
+          "methods": ["cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform"], "repetitions": 6, "chunk_size": 3,
+          "trajectories": {"rho": 6, "points": 20}}
+PSI = {"name": "t_psi", "dataset": str(DATA / "piqa"), "setting": "psi", "arms": {"preset": "paper-subset"},
+       "rho": [20, 100], "methods": ["copsi", "psi-sr", "uniform"], "cost_modes": ["deterministic", "stochastic"],
+       "repetitions": 8, "chunk_size": 4}
+
+
+def _run(raw, out, **kw):
+    cfg = parse_config({**raw, "output": str(out)}, "t.yaml", overrides=kw.pop("overrides", None))
+    return run_experiment(cfg, quiet=True, **kw)
+
+
+@pytest.mark.parametrize("raw", [ONLINE, PSI], ids=["online", "psi"])
+def test_runs_identical_for_workers_and_chunks(tmp_path, raw):
+    _run(raw, tmp_path / "a", overrides={"n_jobs": 1})
+    _run(raw, tmp_path / "b", overrides={"n_jobs": 2})
+    _run(raw, tmp_path / "c", overrides={"n_jobs": 2, "chunk_size": 5, "backend": "threading"})
+    _run(raw, tmp_path / "d", overrides={"backend": "sequential", "chunk_size": 1})
+    first = (tmp_path / "a" / "runs.csv").read_bytes()
+    for other in "bcd":
+        assert (tmp_path / other / "runs.csv").read_bytes() == first
+    if raw is ONLINE:
+        assert (tmp_path / "c" / "trajectories.csv").read_bytes() == (tmp_path / "a" / "trajectories.csv").read_bytes()
+
+
+def test_runs_csv_columns(tmp_path):
+    _run(ONLINE, tmp_path / "o")
+    runs = pd.read_csv(tmp_path / "o" / "runs.csv")
+    assert list(runs.columns[:11]) == ["dataset", "setting", "method", "rho", "budget_tokens", "rep", "pulls",
+                                       "spend_tokens", "regret_hv", "regret_std", "frac_optimal"]
+    assert len(runs) == 4 * 2 * 6 and set(runs["s_r"]) == {0.01}
+    traj = pd.read_csv(tmp_path / "o" / "trajectories.csv")
+    assert len(traj) == 4 * 20 and (traj["n_reps"] <= 6).all()
+    _run(PSI, tmp_path / "p")
+    psi = pd.read_csv(tmp_path / "p" / "runs.csv")
+    assert list(psi.columns[:11]) == ["dataset", "setting", "method", "cost_mode", "rho", "budget_tokens", "rep",
+                                      "error", "f1", "size", "spend_tokens"]
+    assert len(psi) == 3 * 2 * 2 * 8 and psi["samples"].str.count(";").eq(13).all()
+    meta = yaml.safe_load((tmp_path / "p" / "config.yaml").read_text())
+    assert meta["surrogate"] is True and meta["cabench_version"] and meta["git_commit"]
+
+
+def test_second_run_reuses_every_cell(tmp_path):
+    a = _run(PSI, tmp_path / "r")
+    before = (tmp_path / "r" / "runs.csv").read_bytes()
+    b = _run(PSI, tmp_path / "r")
+    assert (a.computed, b.reused, b.computed) == (a.cells, a.cells, 0)
+    assert (tmp_path / "r" / "runs.csv").read_bytes() == before
+    c = _run(PSI, tmp_path / "r", force=True)
+    assert c.computed == c.cells and (tmp_path / "r" / "runs.csv").read_bytes() == before
+
+
+def test_changed_config_never_reuses_stale_cells(tmp_path):
+    _run(PSI, tmp_path / "s")
+    changed = _run({**PSI, "seed": 1}, tmp_path / "s")
+    assert changed.reused == 0
+    grown = _run({**PSI, "seed": 1, "rho": [20, 100, 400]}, tmp_path / "s")
+    assert grown.reused == changed.cells and grown.computed == grown.cells - changed.cells
+    fresh = _run({**PSI, "seed": 1, "rho": [20, 100, 400]}, tmp_path / "fresh")
+    assert (tmp_path / "s" / "runs.csv").read_bytes() == (tmp_path / "fresh" / "runs.csv").read_bytes()
+
+
+def test_changed_dataset_never_reuses_stale_cells(tmp_path):
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(DATA / "piqa", data)
+    raw = {**PSI, "dataset": str(data)}
+    _run(raw, tmp_path / "x")
+    meta = (data / "dataset.yaml").read_text()
+    frame = pd.read_csv(data / "logs.csv.gz")
+    frame.loc[0, "tokens"] += 1
+    frame.to_csv(data / "logs.csv.gz", index=False)
+    (data / "dataset.yaml").write_text(meta)
+    assert _run(raw, tmp_path / "x").reused == 0
+
+
+def test_results_folder_of_another_experiment_is_refused(tmp_path):
+    _run(PSI, tmp_path / "shared")
+    before = (tmp_path / "shared" / "runs.csv").read_bytes()
+    with pytest.raises(CabenchError, match="holds experiment 't_psi', not 't_online'"):
+        _run(ONLINE, tmp_path / "shared")
+    assert (tmp_path / "shared" / "runs.csv").read_bytes() == before
+
+
+def test_budget_too_small_fails_before_writing(tmp_path):
+    with pytest.raises(CabenchError, match=r"rho: rho 2 is too small for CoPSI on 14 arms.*smallest workable rho"):
+        _run({**PSI, "rho": [2, 20]}, tmp_path / "small")
+    assert not (tmp_path / "small").exists()
+
+
+def test_unwritable_output_folder(tmp_path):
+    if os.geteuid() == 0:
+        target = "/proc/cabench-results"  # not writable even for root
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        target = str(locked / "out")
+    with pytest.raises(CabenchError, match="output folder is not writable|not a folder"):
+        _run(PSI, target)
+
+
+def test_kill_then_resume_gives_identical_runs(tmp_path):
+    raw = {**PSI, "rho": [20, 100, 500, 2000], "repetitions": 40, "chunk_size": 2, "n_jobs": 1}
+    config = tmp_path / "exp.yaml"
+    config.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "killed")}))
+    proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(config), "--quiet"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cells = tmp_path / "killed" / "cells"
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(cells.glob("*.csv"))) < 5:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = len([p for p in cells.glob("*.csv")])
+    assert 5 <= done < 2 * 3 * 4 * 20, done  # killed mid-run
+    resumed = run_experiment(load_config(config), quiet=True)
+    assert resumed.reused >= done and resumed.computed == resumed.cells - resumed.reused
+    _run(raw, tmp_path / "clean")
+    assert (tmp_path / "killed" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
