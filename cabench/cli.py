@@ -76,7 +76,8 @@ def data_describe(
         f"{d['latency_min']:.3f}-{d['latency_max']:.3f} s   tokens {d['tokens_min']:.1f}-{d['tokens_max']:.1f}"
         f"   |P*| {d['pareto_size']}",
         f"  profiling cost c_i {d['cost_min']:.2f}-{d['cost_max']:.2f} tokens   c_max {d['c_max']:.0f}   "
-        f"lambda {d['lambda']:.4f}   tau5 {d['tau5']:.3f} s   tau95 {d['tau95']:.3f} s   clipped rows {d['clipped_rows']}",
+        f"lambda {d['lambda']:.4f}   tau5 {d['tau5']:.3f} s   tau95 {d['tau95']:.3f} s   "
+        f"clipped rows {d['clipped_rows']}",
         f"  max-HV arm {d['max_hv_arm']}   max-HV-per-cost arm {d['max_nu_arm']}",
         f"  full set: min gap {d['full_min_gap']:.4f}   H {d['full_H']:.4g}   L {d['full_L']:.3f}   "
         f"Theorem 2 from B = {d['full_theorem2_budget_tokens']:.4g} tokens (rho {d['full_theorem2_rho']:.4g})",

@@ -313,7 +313,8 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         kwargs: dict[str, Any] = {}
         for key in ("s_r", "s_c", "eta", "rho"):
             if key in tr:
-                kwargs[key] = tuple(r.number(v, f"tune.{key}", positive=True) for v in r.sequence(tr[key], f"tune.{key}"))
+                values = r.sequence(tr[key], f"tune.{key}")
+                kwargs[key] = tuple(r.number(v, f"tune.{key}", positive=True) for v in values)
         if "repetitions" in tr:
             kwargs["repetitions"] = r.number(tr["repetitions"], "tune.repetitions", integer=True, minimum=1)
         tune = TuneSpec(**kwargs)

@@ -77,7 +77,8 @@ def format_summary(summary: pd.DataFrame) -> str:
         lines.append(f"{'method':<19}{'rho':>7}{'B (tokens)':>13}{'R_HV mean ± se':>24}{'R_std mean ± se':>24}")
         for _, r in summary.iterrows():
             lines.append(f"{DISPLAY.get(r.method, r.method):<19}{r.rho:>7g}{r.budget_tokens:>13.0f}"
-                         f"{r.regret_hv:>14.2f} ± {r.regret_hv_se:<7.2f}{r.regret_std:>14.2f} ± {r.regret_std_se:<7.2f}")
+                         f"{r.regret_hv:>14.2f} ± {r.regret_hv_se:<7.2f}"
+                         f"{r.regret_std:>14.2f} ± {r.regret_std_se:<7.2f}")
     else:
         lines.append(f"{'method':<10}{'cost':>14}{'rho':>7}{'B (tokens)':>13}{'P(error) [95% Wilson]':>26}"
                      f"{'F1':>8}{'|P_hat|':>9}")

@@ -31,7 +31,7 @@ from cabench.data.dataset import load_dataset
 from cabench.errors import CabenchError
 from cabench.problem import Problem, replay_problem
 from cabench.psi.schedules import Schedule
-from cabench.results import aggregate_trajectories, format_summary, read_csv, summarize
+from cabench.results import aggregate_trajectories, read_csv, summarize
 from cabench.synthetic import synthetic_problem
 
 
@@ -127,7 +127,8 @@ def prepare_output(cfg: ExperimentConfig, out: Path, force: bool) -> Path:
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        raise CabenchError(f"{out}: output folder is not writable ({exc.strerror}); pass --out with a writable folder") from None
+        raise CabenchError(
+            f"{out}: output folder is not writable ({exc.strerror}); pass --out with a writable folder") from None
     return out / "cells"
 
 

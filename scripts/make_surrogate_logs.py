@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from cabench.data.arms import PRESETS  # noqa: E402
 from cabench.data.dataset import Split, efficiency_reward, load_dataset, split_instances  # noqa: E402
 from cabench.data.io import write_logs, write_metadata  # noqa: E402
-from cabench.pareto import classification_gaps, pareto_mask  # noqa: E402
+from cabench.pareto import pareto_mask  # noqa: E402
 
 N_INSTANCES = 1000
 SPLIT = Split(profiling_size=200, seed=0)

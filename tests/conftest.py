@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 
 
-@lru_cache(maxsize=None)
+@cache
 def shipped(name: str) -> Dataset:
     return load_dataset(DATA / name)
 

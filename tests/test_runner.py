@@ -76,7 +76,7 @@ def test_changed_config_never_reuses_stale_cells(tmp_path):
     assert changed.reused == 0
     grown = _run({**PSI, "seed": 1, "rho": [20, 100, 400]}, tmp_path / "s")
     assert grown.reused == changed.cells and grown.computed == grown.cells - changed.cells
-    fresh = _run({**PSI, "seed": 1, "rho": [20, 100, 400]}, tmp_path / "fresh")
+    _run({**PSI, "seed": 1, "rho": [20, 100, 400]}, tmp_path / "fresh")
     assert (tmp_path / "s" / "runs.csv").read_bytes() == (tmp_path / "fresh" / "runs.csv").read_bytes()
 
 

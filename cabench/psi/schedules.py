@@ -28,7 +28,8 @@ class PsiMethod:
 
     def __post_init__(self) -> None:
         if self.name not in DISPLAY:
-            raise CabenchError(f"methods: unknown identification method '{self.name}'; choose from {', '.join(DISPLAY)}")
+            raise CabenchError(
+                f"methods: unknown identification method '{self.name}'; choose from {', '.join(DISPLAY)}")
 
     @property
     def display(self) -> str:

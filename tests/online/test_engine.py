@@ -86,7 +86,8 @@ def test_fraction_on_best_arm_grows_with_budget():
     spec = SyntheticSpec("clear", means=((0.3, 0.3), (0.9, 0.8), (0.4, 0.5), (0.5, 0.2)), costs=(1, 1, 1, 1))
     problem = synthetic_problem(spec)
     keys = stream_keys(0, np.arange(30), problem.arm_ids)
-    fractions = [run_online(problem, OnlineMethod("cohv-ucb"), rho, keys).frac_optimal.mean() for rho in (2, 8, 32, 128)]
+    method = OnlineMethod("cohv-ucb")
+    fractions = [run_online(problem, method, rho, keys).frac_optimal.mean() for rho in (2, 8, 32, 128)]
     assert fractions == sorted(fractions) and fractions[-1] > 0.9 and fractions[0] < 0.6
 
 

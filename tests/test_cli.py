@@ -1,0 +1,109 @@
+"""The command line: numbers printed, one-line errors with exit code 2, files written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench.cli import app
+from tests.conftest import DATA, ROOT
+
+runner = CliRunner()
+
+
+def cabench(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cabench.cli", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("name, k", [("gsm8k", 108), ("piqa", 132)])
+def test_describe_json(name, k):
+    result = runner.invoke(app, ["data", "describe", str(DATA / name), "--json"])
+    assert result.exit_code == 0
+    d = json.loads(result.stdout)
+    for key in ("name", "surrogate", "K", "accuracy_min", "accuracy_max", "latency_min", "latency_max",
+                "tokens_min", "tokens_max", "pareto_size", "cost_min", "cost_max", "subset_K",
+                "subset_pareto_size", "subset_min_gap"):
+        assert key in d
+    assert d["K"] == k and d["pareto_size"] == 7 and d["surrogate"] is True and d["subset_K"] == 14
+
+
+def test_describe_text_says_surrogate():
+    result = runner.invoke(app, ["data", "describe", str(DATA / "gsm8k")])
+    assert result.exit_code == 0 and "SURROGATE" in result.stdout and "|P*| 7" in result.stdout
+
+
+def _corrupt(tmp_path, how: str):
+    folder = tmp_path / how
+    shutil.copytree(DATA / "piqa", folder)
+    frame = pd.read_csv(folder / "logs.csv.gz", dtype={"instance_id": str})
+    if how == "nan":
+        frame.loc[10, "latency_s"] = np.nan
+    elif how == "missing":
+        frame = frame.drop(columns=["tokens"])
+    elif how == "duplicate":
+        frame = pd.concat([frame, frame.iloc[[5]]], ignore_index=True)
+    frame.to_csv(folder / "logs.csv.gz", index=False)
+    return folder
+
+
+@pytest.mark.parametrize("how, words", [("nan", "column 'latency_s' is NaN at row 11"),
+                                         ("missing", "missing column 'tokens'"),
+                                         ("duplicate", "duplicate (config_id, instance_id) pair")])
+def test_describe_bad_logs_one_line_exit_2(tmp_path, how, words):
+    done = cabench("data", "describe", str(_corrupt(tmp_path, how)))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and words in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: ")
+
+
+def test_run_prints_summary_and_bad_config_exits_2(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2],
+                                      "methods": ["cohv-ucb", "uniform"], "repetitions": 4,
+                                      "output": str(tmp_path / "out")}))
+    result = runner.invoke(app, ["run", str(config), "--quiet"])
+    assert result.exit_code == 0 and (tmp_path / "out" / "runs.csv").is_file()
+    result = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / "o2")])
+    assert result.exit_code == 0 and "CoHV-UCB" in result.stdout and "R_HV mean ± se" in result.stdout
+    config.write_text("dataset: x\nsettings: online\n")
+    done = cabench("run", str(config))
+    assert done.returncode == 2 and "settings: unknown key; did you mean 'setting'?" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_missing_dataset_folder_exit_2(tmp_path):
+    done = cabench("data", "describe", str(tmp_path / "none"))
+    assert done.returncode == 2 and "dataset folder not found" in done.stderr
+
+
+def test_tune_writes_choice(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({
+        "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["cohv-ucb"],
+        "output": str(tmp_path / "tuned"), "tune": {"s_r": [0.01, 0.1], "s_c": [0.01], "eta": [0.05],
+                                                    "repetitions": 3}}))
+    result = runner.invoke(app, ["tune", str(config), "--quiet"])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "tuned" / "tune.csv")
+    assert len(table) == 2 and table["mean_regret_hv"].is_monotonic_increasing
+    chosen = yaml.safe_load((tmp_path / "tuned" / "tune.yaml").read_text())
+    assert chosen["chosen"]["s_r"] == table["s_r"].iloc[0] and chosen["scored_on"] == "profiling split"
+
+
+def test_landscape_and_table1(tmp_path):
+    out = tmp_path / "fig1.png"
+    both = [str(DATA / "gsm8k"), str(DATA / "piqa")]
+    assert runner.invoke(app, ["data", "landscape", *both, "-o", str(out)]).exit_code == 0
+    assert out.stat().st_size > 20000
+    table = tmp_path / "t1.csv"
+    assert runner.invoke(app, ["data", "table1", *both, "-o", str(table)]).exit_code == 0
+    t1 = pd.read_csv(table)
+    assert t1["K"].tolist() == [108, 132] and t1["pareto_size"].tolist() == [7, 7]
