@@ -14,7 +14,7 @@ import typer
 
 from cabench.errors import CabenchError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Cost-aware multi-objective bandits for budgeted LLM configuration evaluation.")
 data_app = typer.Typer(no_args_is_help=True, help="Inspect, plot and import evaluation logs.")
 app.add_typer(data_app, name="data")

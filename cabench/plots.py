@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from cabench.data.dataset import Dataset  # noqa: E402
+from cabench.data.dataset import Dataset, Split, load_dataset  # noqa: E402
 from cabench.errors import CabenchError  # noqa: E402
 from cabench.pareto import pareto_set  # noqa: E402
 from cabench.results import DISPLAY, read_csv  # noqa: E402
@@ -28,7 +28,7 @@ STYLE = {
     "hv-ucb": ("#1f77b4", "s"),
     "acc-cost-ucb": ("#2ca02c", "^"),
     "uniform": ("#7f7f7f", "D"),
-    "copsi": ("#d62728", "o"),
+    "copsi": ("#ff7f0e", "P"),
     "psi-sr": ("#9467bd", "v"),
 }
 ONLINE_ORDER = ("cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform")
@@ -159,6 +159,18 @@ def find_results(root: Path) -> dict[str, list[tuple[Path, pd.DataFrame, dict]]]
     return found
 
 
+def dataset_folders(metas: list[dict]) -> list[tuple[str, Split]]:
+    """Dataset folders (and splits) named in result configs, once each, in name order."""
+    seen: dict[str, tuple[str, Split]] = {}
+    for meta in metas:
+        path = meta.get("dataset")
+        if isinstance(path, str) and Path(path).is_dir():
+            split = meta.get("split") or {}
+            seen.setdefault(Path(path).name, (path, Split(int(split.get("profiling_size", 200)),
+                                                          int(split.get("seed", 0)))))
+    return [seen[k] for k in sorted(seen)]
+
+
 def _psi_kind(runs: pd.DataFrame, meta: dict) -> str:
     modes = set(runs["cost_mode"])
     if "stochastic" in modes:
@@ -175,6 +187,10 @@ def plot_results(root: Path, formats: Sequence[str]) -> list[Path]:
     found = find_results(root)
     written: list[Path] = []
     surrogate = any(meta.get("surrogate") for kind in found.values() for _, _, meta in kind)
+    datasets = dataset_folders([meta for kind in found.values() for _, _, meta in kind])
+    if datasets:
+        written += save(landscape_figure([load_dataset(path, split) for path, split in datasets]),
+                        root / "fig1_landscapes", formats)
     online = _by_dataset([r for _, r, _ in found["online"]])
     psi: dict[str, list[pd.DataFrame]] = {"subset": [], "full": [], "stochastic": []}
     for _, runs, meta in found["psi"]:
@@ -264,11 +280,18 @@ def plot_results(root: Path, formats: Sequence[str]) -> list[Path]:
                     p = k / n
                     ax.bar(pos + shift, p, width, color=STYLE[method][0], alpha=0.85 if hatch is None else 0.45,
                            hatch=hatch, edgecolor="black", linewidth=0.4)
-                    ax.errorbar(pos + shift, p, yerr=[[p - lo], [hi - p]], color="black", capsize=2, linewidth=0.8)
+                    ax.errorbar(pos + shift, p, yerr=[[max(p - lo, 0.0)], [max(hi - p, 0.0)]], color="black",
+                                capsize=2, linewidth=0.8)
             ax.set_xticks(range(len(PSI_ORDER)), [DISPLAY[m] for m in PSI_ORDER])
             ax.set_ylabel("P(error), 95% Wilson")
-            titled(ax, name, f"deterministic (solid) vs stochastic (hatched), rho={rho:g}")
+            titled(ax, name, f"14 arms, rho={rho:g}")
             ax.grid(alpha=0.3, axis="y")
+        from matplotlib.patches import Patch
+
+        fig.legend([Patch(facecolor="white", edgecolor="black"), Patch(facecolor="white", edgecolor="black",
+                                                                        hatch="///")],
+                   ["deterministic costs", "realised (stochastic) costs"], loc="lower center", ncol=2,
+                   bbox_to_anchor=(0.5, 1.0), frameon=False)
         _surrogate_note(fig, surrogate)
         fig.tight_layout()
         written += save(fig, root / "fig6_cost_modes", formats)
@@ -283,5 +306,5 @@ def _legend(fig, axes) -> None:
                 handles[lab] = h
                 labels.append(lab)
     if handles:
-        fig.legend([handles[lab] for lab in labels], labels, loc="upper center", ncol=min(len(labels), 5),
-                   bbox_to_anchor=(0.5, 1.08), frameon=False)
+        fig.legend([handles[lab] for lab in labels], labels, loc="lower center", ncol=len(labels),
+                   bbox_to_anchor=(0.5, 1.0), frameon=False)

@@ -1,0 +1,116 @@
+"""The paper's published numbers (SPEC §8), for side-by-side comparison tables.
+
+Each entry names what was measured so the report can compute our value for the
+same metric, method and budget. ``text`` is the number as the paper prints it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Published:
+    dataset: str
+    metric: str  # regret_hv, regret_std, traj_cum, traj_ma, psi_error, psi_error_stochastic, f1, table1 keys
+    method: str | None
+    rho: str | None  # "max", "min" or a number as text; None for dataset statistics
+    text: str
+
+    @property
+    def value(self) -> float:
+        return float(self.text)
+
+
+def _row(dataset: str, metric: str, rho: str | None, pairs: dict[str | None, str]) -> list[Published]:
+    return [Published(dataset, metric, method, rho, text) for method, text in pairs.items()]
+
+
+PUBLISHED: list[Published] = [
+    # Table 1 and the data statements
+    *_row("gsm8k", "K", None, {None: "108"}), *_row("piqa", "K", None, {None: "132"}),
+    *_row("gsm8k", "accuracy_min", None, {None: ".014"}), *_row("gsm8k", "accuracy_max", None, {None: ".165"}),
+    *_row("piqa", "accuracy_min", None, {None: ".462"}), *_row("piqa", "accuracy_max", None, {None: ".571"}),
+    *_row("gsm8k", "latency_min", None, {None: ".432"}), *_row("gsm8k", "latency_max", None, {None: "8.854"}),
+    *_row("piqa", "latency_min", None, {None: ".443"}), *_row("piqa", "latency_max", None, {None: "3.049"}),
+    *_row("gsm8k", "tokens_min", None, {None: "122.1"}), *_row("gsm8k", "tokens_max", None, {None: "146.4"}),
+    *_row("piqa", "tokens_min", None, {None: "93.5"}), *_row("piqa", "tokens_max", None, {None: "149.9"}),
+    *_row("gsm8k", "pareto_size", None, {None: "7"}), *_row("piqa", "pareto_size", None, {None: "7"}),
+    *_row("gsm8k", "cost_min", None, {None: "118.37"}), *_row("gsm8k", "cost_max", None, {None: "147.21"}),
+    *_row("piqa", "cost_min", None, {None: "95.01"}), *_row("piqa", "cost_max", None, {None: "152.16"}),
+    *_row("gsm8k", "subset_pareto_size", None, {None: "2"}), *_row("piqa", "subset_pareto_size", None, {None: "3"}),
+    *_row("gsm8k", "subset_min_gap", None, {None: "0.005"}), *_row("piqa", "subset_min_gap", None, {None: "0.010"}),
+    # Online, rho = 32
+    *_row("gsm8k", "regret_hv", "32", {"uniform": "169.45", "cohv-ucb": "59.88"}),
+    *_row("piqa", "regret_hv", "32", {"uniform": "6538.22", "cohv-ucb": "1097.75"}),
+    *_row("piqa", "regret_std", "32", {"cohv-ucb": "161.07", "hv-ucb": "447.35", "acc-cost-ucb": "241.79",
+                                       "uniform": "1517.77"}),
+    *_row("gsm8k", "regret_std", "32", {"cohv-ucb": "29.01", "hv-ucb": "30.62", "acc-cost-ucb": "63.75",
+                                        "uniform": "87.69"}),
+    *_row("piqa", "traj_cum", "32", {"cohv-ucb": "1149.32", "hv-ucb": "2179.81", "acc-cost-ucb": "1495.65",
+                                     "uniform": "6544.07"}),
+    *_row("piqa", "traj_ma", "32", {"cohv-ucb": "0.156", "hv-ucb": "0.455", "acc-cost-ucb": "0.157",
+                                    "uniform": "1.466"}),
+    *_row("gsm8k", "traj_cum", "32", {"cohv-ucb": "59.85", "hv-ucb": "61.81", "acc-cost-ucb": "118.04",
+                                      "uniform": "169.55"}),
+    *_row("gsm8k", "traj_ma", "32", {"cohv-ucb": "0.0148", "hv-ucb": "0.0156", "acc-cost-ucb": "0.0334",
+                                     "uniform": "0.0502"}),
+    # Pareto set identification, 14-arm subset
+    *_row("gsm8k", "psi_error", "min", {"copsi": "0.614", "uniform": "0.662"}),
+    *_row("gsm8k", "psi_error", "max", {"copsi": "0.004", "uniform": "0.026", "psi-sr": "0.006"}),
+    *_row("piqa", "psi_error", "max", {"copsi": "0.148", "psi-sr": "0.164", "uniform": "0.270"}),
+    *_row("gsm8k", "psi_error_stochastic", "max", {"copsi": "0.004", "psi-sr": "0.006", "uniform": "0.028"}),
+    *_row("piqa", "psi_error_stochastic", "max", {"copsi": "0.148", "psi-sr": "0.164", "uniform": "0.266"}),
+    # Full sets, F1
+    *_row("gsm8k", "f1", "10", {"copsi": "0.323", "uniform": "0.265"}),
+    *_row("piqa", "f1", "10", {"copsi": "0.250", "uniform": "0.148"}),
+    *_row("gsm8k", "f1", "200", {"copsi": "0.727", "psi-sr": "0.732", "uniform": "0.677"}),
+    *_row("piqa", "f1", "200", {"copsi": "0.486", "psi-sr": "0.480", "uniform": "0.409"}),
+]
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A relative reduction the paper quotes: ``1 - ours / theirs`` of metric between two methods."""
+
+    dataset: str
+    metric: str
+    rho: str
+    method: str
+    baseline: str
+    text: str  # as printed, in percent
+
+
+REDUCTIONS: list[Reduction] = [
+    Reduction("gsm8k", "regret_hv", "32", "cohv-ucb", "uniform", "64.7"),
+    Reduction("piqa", "regret_hv", "32", "cohv-ucb", "uniform", "83.2"),
+    Reduction("piqa", "regret_std", "32", "cohv-ucb", "hv-ucb", "64.0"),
+    Reduction("piqa", "regret_std", "32", "cohv-ucb", "acc-cost-ucb", "33.4"),
+    Reduction("piqa", "regret_std", "32", "cohv-ucb", "uniform", "89.4"),
+    Reduction("gsm8k", "regret_std", "32", "cohv-ucb", "acc-cost-ucb", "54.5"),
+    Reduction("gsm8k", "regret_std", "32", "cohv-ucb", "uniform", "66.9"),
+    Reduction("gsm8k", "psi_error", "max", "copsi", "uniform", "84.6"),
+    Reduction("piqa", "psi_error", "max", "copsi", "uniform", "45.2"),
+    Reduction("gsm8k", "psi_error_stochastic", "max", "copsi", "psi-sr", "33.3"),
+    Reduction("gsm8k", "psi_error_stochastic", "max", "copsi", "uniform", "85.7"),
+    Reduction("piqa", "psi_error_stochastic", "max", "copsi", "psi-sr", "9.8"),
+    Reduction("piqa", "psi_error_stochastic", "max", "copsi", "uniform", "44.4"),
+]
+
+
+@dataclass(frozen=True)
+class Gain:
+    """An F1 gain the paper quotes: CoPSI over a baseline, absolute or relative (percent)."""
+
+    dataset: str
+    rho: str
+    baseline: str
+    kind: str  # "absolute" or "relative"
+    text: str
+
+
+GAINS: list[Gain] = [
+    Gain("gsm8k", "200", "uniform", "absolute", "0.050"),
+    Gain("piqa", "200", "uniform", "absolute", "0.077"),
+    Gain("piqa", "200", "uniform", "relative", "18.7"),
+]
