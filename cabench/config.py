@@ -360,7 +360,7 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ex
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise CabenchError(f"{path}: malformed YAML{where}: {problem}") from None
+        raise CabenchError(f"{path}: malformed YAML{where}: {problem}; fix the syntax there") from None
     except UnicodeDecodeError:
         raise CabenchError(f"{path}: not a text file") from None
     if raw is None:

@@ -122,7 +122,7 @@ def _fmt(value: float | None, like: str = "0.000") -> str:
         return "—"
     if "." not in like:
         return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
-    return f"{value:.{max(len(like.split('.')[1]), 3)}f}"
+    return f"{value:.{max(len(like.split('.')[1]), 1)}f}"
 
 
 def _published_tables(res: Results, stats: dict[str, dict]) -> list[str]:

@@ -156,7 +156,7 @@ def _backend(cfg: ExperimentConfig) -> Iterator[dict[str, Any]]:
     else:
         workers = os.cpu_count() if cfg.n_jobs == -1 else cfg.n_jobs
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None)
+                               dashboard_address=":0")
         client = Client(cluster)
     try:
         with joblib.parallel_config(backend="dask"):

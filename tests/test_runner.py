@@ -139,3 +139,75 @@ def test_kill_then_resume_gives_identical_runs(tmp_path):
     assert resumed.reused >= done and resumed.computed == resumed.cells - resumed.reused
     _run(raw, tmp_path / "clean")
     assert (tmp_path / "killed" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
+
+
+def test_dask_backend_gives_identical_runs(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    _run(PSI, tmp_path / "loky", overrides={"n_jobs": 2})
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=":0") as cluster:
+        _run(PSI, tmp_path / "joined", overrides={"backend": "dask", "scheduler_address": cluster.scheduler_address})
+    _run(PSI, tmp_path / "local", overrides={"backend": "dask", "n_jobs": 2})
+    expected = (tmp_path / "loky" / "runs.csv").read_bytes()
+    assert (tmp_path / "joined" / "runs.csv").read_bytes() == expected
+    assert (tmp_path / "local" / "runs.csv").read_bytes() == expected
+
+
+def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
+    raw = {**PSI, "rho": [20, 100, 500, 2000], "repetitions": 40, "chunk_size": 2, "n_jobs": 1}
+    config = tmp_path / "exp.yaml"
+    config.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "stopped")}))
+    proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(config), "--quiet"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cells = tmp_path / "stopped" / "cells"
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(cells.glob("*.csv"))) < 5:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "interrupted:" in err and "run the same command again to resume" in err and "Traceback" not in err
+    resumed = run_experiment(load_config(config), quiet=True)
+    assert resumed.reused >= 5
+    _run(raw, tmp_path / "clean")
+    assert (tmp_path / "stopped" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
+
+
+BAD_INPUTS = [
+    ("malformed", None, "malformed YAML at line"),
+    ("unknown key", {"repetitons": 3}, "repetitons: unknown key; did you mean 'repetitions'?"),
+    ("wrong type", {"repetitions": "many"}, "repetitions: expected a whole number, got 'many'"),
+    ("missing dataset", {"dataset": "no/such/folder"}, "dataset: folder 'no/such/folder' not found"),
+    ("budget too small", {"rho": [1, 20]}, "smallest workable rho is"),
+    ("corrupted log", {"dataset": "{corrupt}"}, "column 'latency_s' is NaN at row 4"),
+    ("unwritable output", {"output": "/proc/cabench-out"}, "output folder is not writable"),
+    ("other experiment", {"name": "someone_else"}, "holds experiment 't_psi', not 'someone_else'"),
+]
+
+
+@pytest.mark.parametrize("label, change, words", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_bad_input_is_one_line_exit_2_and_keeps_results(tmp_path, label, change, words):
+    import shutil
+
+    out = tmp_path / "kept"
+    _run(PSI, out)
+    runs = out / "runs.csv"
+    before, stamp = runs.read_bytes(), runs.stat().st_mtime_ns
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(DATA / "piqa", corrupt)
+    frame = pd.read_csv(corrupt / "logs.csv.gz", dtype={"instance_id": str})
+    frame.loc[3, "latency_s"] = float("nan")
+    frame.to_csv(corrupt / "logs.csv.gz", index=False)
+    config = tmp_path / "bad.yaml"
+    if change is None:
+        config.write_text(f"name: t_psi\noutput: {out}\nrho: [20, 100\n")
+    else:
+        raw = {**PSI, "output": str(out), **change}
+        if raw["dataset"] == "{corrupt}":
+            raw["dataset"] = str(corrupt)
+        config.write_text(yaml.safe_dump(raw))
+    done = subprocess.run([sys.executable, "-m", "cabench.cli", "run", str(config)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr and done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")
+    assert runs.read_bytes() == before and runs.stat().st_mtime_ns == stamp
