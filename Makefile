@@ -30,14 +30,14 @@ test: lint
 reproduce: $(STAMP)
 	$(CABENCH) data table1 data/gsm8k data/piqa -o results/table1.csv
 	$(CABENCH) data landscape data/gsm8k data/piqa -o results/fig1_landscapes.png
-	@for c in $(PAPER_CONFIGS); do $(CABENCH) run configs/$$c.yaml || exit $$?; done
+	$(CABENCH) run $(addprefix configs/,$(addsuffix .yaml,$(PAPER_CONFIGS)))
 	$(CABENCH) plot results
 	$(CABENCH) report results
 
 reproduce-quick: $(STAMP)
 	$(CABENCH) data table1 data/gsm8k data/piqa -o results-quick/table1.csv
 	$(CABENCH) data landscape data/gsm8k data/piqa -o results-quick/fig1_landscapes.png
-	@for c in $(QUICK_CONFIGS); do $(CABENCH) run configs/$$c.yaml --quiet || exit $$?; done
+	$(CABENCH) run --quiet $(addprefix configs/,$(addsuffix .yaml,$(QUICK_CONFIGS)))
 	$(CABENCH) plot results-quick
 	$(CABENCH) report results-quick
 

@@ -144,7 +144,7 @@ def _overrides(**values: Any) -> dict[str, Any]:
 
 @app.command("run")
 def run(
-    config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
+    configs: Annotated[list[Path], typer.Argument(help="Experiment config(s) (YAML), run one after another.")],
     n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (overrides 'output').")] = None,
     backend: Annotated[str | None, typer.Option("--backend", help="loky, threading, sequential or dask.")] = None,
@@ -152,20 +152,24 @@ def run(
     force: Annotated[bool, typer.Option("--force", help="Recompute every cell.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
 ) -> None:
-    """Run (or resume) an experiment: cells through joblib into runs.csv, trajectories.csv, config.yaml."""
+    """Run (or resume) experiments: cells through joblib into runs.csv, trajectories.csv, config.yaml."""
     from cabench.config import load_config
+    from cabench.errors import CabenchError
     from cabench.results import format_summary
     from cabench.runner import run_experiment
 
-    def act():
-        cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend,
-                                             chunk_size=chunk_size))
-        return run_experiment(cfg, force=force, quiet=quiet, echo=typer.echo)
+    def load(config: Path):
+        if out is not None and len(configs) > 1:
+            raise CabenchError("--out: give one config with --out, or let each config name its output")
+        return load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend,
+                                              chunk_size=chunk_size))
 
-    outcome = _guard(act)
-    if not quiet:
-        typer.echo(format_summary(outcome.summary))
-        typer.echo(f"wrote {outcome.output / 'runs.csv'}")
+    loaded = _guard(lambda: [load(c) for c in configs])  # every config is checked before any runs
+    for cfg in loaded:
+        outcome = _guard(lambda cfg=cfg: run_experiment(cfg, force=force, quiet=quiet, echo=typer.echo))
+        if not quiet:
+            typer.echo(format_summary(outcome.summary))
+            typer.echo(f"wrote {outcome.output / 'runs.csv'}")
 
 
 @app.command("tune")

@@ -20,8 +20,10 @@ def margin_min(mu: np.ndarray) -> np.ndarray:
 
     ``M(i, j) = max_d (mu_i^(d) - mu_j^(d))`` equals ``-m(i, j)`` exactly.
     """
-    diff = mu[..., None, :, :] - mu[..., :, None, :]  # [..., i, j, d] = mu_j - mu_i
-    return diff.min(axis=-1)
+    out = mu[..., None, :, 0] - mu[..., :, None, 0]  # [..., i, j] = mu_j - mu_i, objective 0
+    for d in range(1, mu.shape[-1]):
+        np.minimum(out, mu[..., None, :, d] - mu[..., :, None, d], out=out)
+    return out
 
 
 def pareto_mask(mu: np.ndarray) -> np.ndarray:
@@ -46,13 +48,18 @@ def classification_gaps(mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     """
     m = margin_min(mu)
     k = m.shape[-1]
-    diag = np.eye(k, dtype=bool)
-    delta_minus = np.where(diag, -np.inf, m).max(axis=-1)
+    diag = np.arange(k)
+    m[..., diag, diag] = -np.inf  # exclude j = i
+    delta_minus = m.max(axis=-1)
     dominated = delta_minus > 0
-    big_m_ij = -m  # M(i, j)
-    big_m_ji_pos = np.maximum(np.swapaxes(big_m_ij, -1, -2), 0.0)  # M(j, i)^+
-    second = big_m_ji_pos + np.maximum(delta_minus, 0.0)[..., None, :]
-    delta_plus = np.where(diag, np.inf, np.minimum(big_m_ij, second)).min(axis=-1)
+    m[..., diag, diag] = 0.0
+    term = np.negative(np.swapaxes(m, -1, -2))  # [i, j] = M(j, i) = -m(j, i)
+    np.maximum(term, 0.0, out=term)
+    term += np.maximum(delta_minus, 0.0)[..., None, :]  # M(j, i)^+ + (Delta-_j)^+
+    np.negative(m, out=m)  # M(i, j) = -m(i, j)
+    np.minimum(term, m, out=term)
+    term[..., diag, diag] = np.inf
+    delta_plus = term.min(axis=-1)
     gamma = np.where(dominated, delta_minus, delta_plus)
     return delta_minus, delta_plus, gamma, dominated
 

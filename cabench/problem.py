@@ -28,6 +28,30 @@ class Sampler(Protocol):
         """
 
 
+def expand_blocks(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-pull view of blocks of stream elements ``[start, start + length)``.
+
+    Returns the block of every pull, the element index of every pull and the
+    offset at which each block begins in the flat arrays.
+    """
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    block = np.repeat(np.arange(len(lengths)), lengths)
+    counts = np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(starts - offsets, lengths)
+    return block, counts, offsets
+
+
+def block_sums(sampler: Sampler, keys: np.ndarray, arms: np.ndarray, starts: np.ndarray,
+               lengths: np.ndarray) -> np.ndarray:
+    """Reward sums ``[blocks, D]`` over stream elements ``[start, start + length)`` of each block.
+
+    Rewards are quantised, so the sums are exact whatever the order of addition.
+    ``lengths`` must be positive.
+    """
+    block, counts, offsets = expand_blocks(starts, lengths)
+    rewards, _ = sampler.sample(keys[block], arms[block], counts)
+    return np.add.reduceat(rewards, offsets, axis=0)
+
+
 @dataclass(frozen=True, eq=False)
 class ReplaySampler:
     """Bootstrap replay of logged rows (SPEC §4): a pull returns a random logged instance."""
@@ -38,6 +62,16 @@ class ReplaySampler:
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = stream_index(keys, counts, self.rewards.shape[1])
         return self.rewards[arms, q], self.tokens[arms, q]
+
+    def reward_sums(self, keys: np.ndarray, arms: np.ndarray, starts: np.ndarray,
+                    lengths: np.ndarray) -> np.ndarray:
+        """:func:`block_sums` without building per-pull reward rows: one flat gather per objective."""
+        block, counts, offsets = expand_blocks(starts, lengths)
+        n_rows = self.rewards.shape[1]
+        flat = stream_index(keys[block], counts, n_rows)
+        flat += np.repeat(arms * n_rows, lengths)
+        table = self.rewards.reshape(-1, self.rewards.shape[2])
+        return np.stack([np.add.reduceat(table[:, d][flat], offsets) for d in range(table.shape[1])], axis=1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,6 +125,13 @@ class Problem:
 
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.sampler.sample(keys, arms, counts)
+
+    def reward_sums(self, keys: np.ndarray, arms: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Reward sums ``[blocks, D]`` of stream elements ``[start, start + length)`` (lengths > 0)."""
+        fast = getattr(self.sampler, "reward_sums", None)
+        if fast is not None:
+            return fast(keys, arms, starts, lengths)
+        return block_sums(self.sampler, keys, arms, starts, lengths)
 
 
 def replay_problem(ds: Dataset, arms: np.ndarray, source: str = "evaluation") -> Problem:

@@ -37,10 +37,13 @@ def stream_keys(seed: int, reps: np.ndarray, arm_ids: np.ndarray) -> np.ndarray:
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64 finaliser (a bijection of uint64 with full avalanche)."""
-    x = (x ^ (x >> np.uint64(30))) * _M1
-    x = (x ^ (x >> np.uint64(27))) * _M2
-    return x ^ (x >> np.uint64(31))
+    """SplitMix64 finaliser (a bijection of uint64 with full avalanche), in place on ``x``."""
+    x ^= x >> np.uint64(30)
+    x *= _M1
+    x ^= x >> np.uint64(27)
+    x *= _M2
+    x ^= x >> np.uint64(31)
+    return x
 
 
 def stream_bits(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarray:
@@ -48,9 +51,16 @@ def stream_bits(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarr
 
     ``keys`` and ``counts`` broadcast together.
     """
-    counter = np.asarray(counts).astype(np.uint64) * _DRAWS + np.uint64(draw) + np.uint64(1)
+    shape = np.broadcast_shapes(np.shape(keys), np.shape(counts))
+    counter = np.array(np.broadcast_to(counts, shape), dtype=np.uint64, ndmin=1)  # fresh: mixed in place
     with np.errstate(over="ignore"):
-        return _mix(np.asarray(keys, dtype=np.uint64) ^ _mix(counter * _GOLDEN))
+        counter *= _DRAWS
+        counter += np.uint64(draw + 1)
+        counter *= _GOLDEN
+        mixed = _mix(counter)
+        mixed ^= np.asarray(keys, dtype=np.uint64)
+        out = _mix(mixed)
+    return out.reshape(shape)
 
 
 def stream_uniform(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarray:

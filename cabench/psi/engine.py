@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cabench.pareto import classification_gaps, pareto_mask, removal_choice
-from cabench.problem import Problem
+from cabench.problem import Problem, expand_blocks
 from cabench.psi.schedules import COST_MODES, PsiMethod, Schedule
 
 
@@ -49,19 +49,6 @@ class _Samples:
         self.spend = np.zeros(reps)
         self.stopped = np.zeros(reps, dtype=bool)
 
-    def _draw(self, rows: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rewards, tokens = self.problem.sample(self.keys[rows, arms], arms, counts)
-        cost = self.problem.psi_cost(tokens) if self.stochastic else self.costs[arms]
-        return rewards, cost
-
-    def _add(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray, cost: np.ndarray) -> None:
-        reps, k = self.n.shape
-        flat = rows * k + arms
-        self.n += np.bincount(flat, minlength=reps * k).reshape(reps, k)
-        for j in range(self.sums.shape[2]):  # sums of quantised values are exact in any order
-            self.sums[..., j] += np.bincount(flat, rewards[:, j], minlength=reps * k).reshape(reps, k)
-        self.spend += np.bincount(rows, cost, minlength=reps)
-
     def bring_up(self, target: np.ndarray, active: np.ndarray) -> None:
         """Pull every active arm up to ``target`` samples, arm by arm in index order.
 
@@ -73,22 +60,63 @@ class _Samples:
         if not len(rows):
             return
         lengths = need[rows, arms]
-        ends = np.cumsum(lengths)
-        flat_rows = np.repeat(rows, lengths)
-        flat_arms = np.repeat(arms, lengths)
-        counts = np.repeat(self.n[rows, arms] - ends + lengths, lengths) + np.arange(ends[-1])
-        rewards, cost = self._draw(flat_rows, flat_arms, counts)
-        self._charge(flat_rows, flat_arms, rewards, cost)
+        if not self.stochastic:
+            self._bring_up_blocks(rows, arms, lengths)
+            return
+        self._bring_up_pulls(rows, arms, lengths)
 
-    def _charge(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray, cost: np.ndarray) -> None:
-        """Keep, per repetition, the longest prefix of pulls that fits in the budget."""
+    def _bring_up_blocks(self, rows: np.ndarray, arms: np.ndarray, lengths: np.ndarray) -> None:
+        """Deterministic costs: whole blocks at a time, with the per-pull budget rule applied exactly.
+
+        ``rows``/``arms`` list the blocks in pull order (per repetition, arms in index order).
+        """
+        cost = self.costs[arms]
+        block_cost = lengths * cost  # exact: quantised costs times whole numbers
+        first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])  # first block of each repetition
+        span = np.diff(np.r_[first, len(rows)])
+
+        def within(values: np.ndarray) -> np.ndarray:
+            """Cumulative sum restarted at every repetition (exact for quantised values)."""
+            total = np.cumsum(values)
+            return total - np.repeat(total[first] - values[first], span)
+
+        before = self.spend[rows] + within(block_cost) - block_cost  # spend when the block starts
+        broken = before + block_cost > self.budget
+        broken_before = within(broken.astype(np.int64)) - broken  # broken blocks earlier in the repetition
+        fitted = np.where(broken | (broken_before > 0), 0, lengths)
+        cut = np.flatnonzero(broken & (broken_before == 0))  # the block where sampling stops
+        if len(cut):
+            room, c, n = self.budget - before[cut], cost[cut], lengths[cut]
+            k = np.clip(np.floor(room / c).astype(np.int64), 0, n)
+            k += (k < n) & (before[cut] + (k + 1) * c <= self.budget)  # exact corrections of the floor
+            k -= (k > 0) & (before[cut] + k * c > self.budget)
+            fitted[cut] = k
+            self.stopped[rows[cut]] = True
+        keep = fitted > 0
+        rows, arms, fitted = rows[keep], arms[keep], fitted[keep]
+        if not len(rows):
+            return
+        starts = self.n[rows, arms]
+        self.sums[rows, arms] += self.problem.reward_sums(self.keys[rows, arms], arms, starts, fitted)
+        self.n[rows, arms] += fitted
+        self.spend += np.bincount(rows, fitted * self.costs[arms], minlength=len(self.spend))
+
+    def _bring_up_pulls(self, rows: np.ndarray, arms: np.ndarray, lengths: np.ndarray) -> None:
+        """Realised costs: every pull's cost is read from its stream element; the pulls that fit the
+        budget are a prefix of each repetition's pulls (costs are positive)."""
+        block, counts, offsets = expand_blocks(self.n[rows, arms], lengths)
+        rewards, tokens = self.problem.sample(self.keys[rows, arms][block], arms[block], counts)
+        cost = self.problem.psi_cost(tokens)
+        pull_rows = rows[block]
         running = np.cumsum(cost)  # exact: costs are quantised
-        first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        before = np.repeat(running[first] - cost[first], np.diff(np.r_[first, len(rows)]))
-        fits = self.spend[rows] + (running - before) <= self.budget
-        self.stopped[rows[~fits]] = True
-        # costs are positive, so the pulls that fit are a prefix of each repetition's pulls
-        self._add(rows[fits], arms[fits], rewards[fits], cost[fits])
+        first = np.flatnonzero(np.r_[True, pull_rows[1:] != pull_rows[:-1]])
+        start = np.repeat(running[first] - cost[first], np.diff(np.r_[first, len(pull_rows)]))
+        fits = self.spend[pull_rows] + (running - start) <= self.budget
+        fitted = np.add.reduceat(fits.astype(np.int64), offsets)
+        self.stopped[rows[fitted < lengths]] = True
+        self.sums[rows, arms] += np.add.reduceat(rewards * fits[:, None], offsets, axis=0)
+        self.n[rows, arms] += fitted
+        self.spend += np.bincount(rows, np.add.reduceat(cost * fits, offsets), minlength=len(self.spend))
 
     def uniform_rounds(self, rounds: np.ndarray) -> None:
         """Deterministic costs: ``rounds`` samples of every arm."""
@@ -102,16 +130,17 @@ class _Samples:
         block = max(1, int(self.budget / self.costs.sum()))
         start = 0
         while rows.size:
-            counts = start + np.arange(block)
             r = np.repeat(rows, block * k)
             a = np.tile(all_arms, rows.size * block)
-            c = np.tile(np.repeat(counts, k), rows.size)
-            rewards, cost = self._draw(r, a, c)
-            round_cost = cost.reshape(rows.size, block, k).sum(axis=2)  # exact
-            total = self.spend[rows, None] + np.cumsum(round_cost, axis=1)
-            fits = total <= self.budget  # prefix of rounds per repetition
-            keep = np.repeat(fits.reshape(-1), k)
-            self._add(r[keep], a[keep], rewards[keep], cost[keep])
+            c = np.tile(np.repeat(start + np.arange(block), k), rows.size)
+            rewards, tokens = self.problem.sample(self.keys[r, a], a, c)
+            cost = self.problem.psi_cost(tokens).reshape(rows.size, block, k)
+            round_cost = cost.sum(axis=2)  # exact
+            fits = self.spend[rows, None] + np.cumsum(round_cost, axis=1) <= self.budget  # a prefix of rounds
+            rewards = rewards.reshape(rows.size, block, k, -1) * fits[:, :, None, None]
+            self.sums[rows] += rewards.sum(axis=1)
+            self.n[rows] += fits.sum(axis=1)[:, None]
+            self.spend[rows] += (round_cost * fits).sum(axis=1)
             done = ~fits.all(axis=1)
             self.stopped[rows[done]] = True
             rows = rows[~done]
