@@ -31,15 +31,23 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+try:
+    import numpy as np
+    import pandas as pd
+except ImportError:  # run with a Python that lacks cabench's dependencies: use the project's .venv
+    _venv = ROOT / ".venv" / "bin" / "python"
+    if _venv.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+        os.execv(str(_venv), [str(_venv), __file__, *sys.argv[1:]])
+    raise SystemExit("make_surrogate_logs.py needs cabench's dependencies: run `make venv` first "
+                     "(or `make surrogate`)") from None
 
 from cabench.data.arms import PRESETS  # noqa: E402
 from cabench.data.dataset import Split, efficiency_reward, load_dataset, split_instances  # noqa: E402
