@@ -87,8 +87,9 @@ def _log2_budget(g: pd.DataFrame) -> np.ndarray:
     return np.log2(g["budget_tokens"].to_numpy(dtype=float))
 
 
-def _regret_panel(ax, runs: pd.DataFrame, column: str, ylabel: str) -> None:
-    for method in ONLINE_ORDER:
+def _mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Sequence[str]) -> None:
+    """Mean of ``column`` against log2 B per method, with a 95% band over repetitions."""
+    for method in methods:
         g = runs[runs["method"] == method]
         if g.empty:
             continue
@@ -206,7 +207,7 @@ def plot_results(root: Path, formats: Sequence[str]) -> list[Path]:
             panels = len(online) + (len(subset) if fig_name.startswith("fig2") else 0)
             fig, axes = plt.subplots(1, panels, figsize=(3.0 * panels, 2.5), squeeze=False)
             for ax, (name, runs) in zip(axes[0], online.items()):
-                _regret_panel(ax, runs, column, label)
+                _mean_panel(ax, runs, column, label, ONLINE_ORDER)
                 titled(ax, name, "online selection")
             if fig_name.startswith("fig2"):
                 for ax, (name, runs) in zip(axes[0][len(online):], subset.items()):
@@ -246,19 +247,8 @@ def plot_results(root: Path, formats: Sequence[str]) -> list[Path]:
     if full:
         fig, axes = plt.subplots(1, len(full), figsize=(3.0 * len(full), 2.5), squeeze=False)
         for ax, (name, runs) in zip(axes[0], full.items()):
-            for method in PSI_ORDER:
-                g = runs[runs["method"] == method]
-                if g.empty:
-                    continue
-                stats = [(b, *mean_se(gg["f1"])) for b, gg in g.groupby("budget_tokens")]
-                b, m, se = map(np.array, zip(*stats))
-                ax.plot(np.log2(b), m, **_style(method))
-                ax.fill_between(np.log2(b), m - Z95 * se, m + Z95 * se, color=_style(method)["color"], alpha=0.18,
-                                linewidth=0)
-            ax.set_xlabel(r"$\log_2 B$ (tokens)")
-            ax.set_ylabel("Pareto F1")
+            _mean_panel(ax, runs, "f1", "Pareto F1", PSI_ORDER)
             titled(ax, name, f"full set (K={len(str(runs['samples'].iloc[0]).split(';'))})")
-            ax.grid(alpha=0.3)
         _legend(fig, axes[0])
         _surrogate_note(fig, surrogate)
         fig.tight_layout()

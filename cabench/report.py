@@ -174,6 +174,19 @@ def _reductions(res: Results, stats: dict[str, dict]) -> list[str]:
     return lines + [""]
 
 
+def _paired_at_largest(runs: pd.DataFrame, base: str, others: tuple[str, ...], metric: str):
+    """Paired differences ``base - other`` of ``metric`` at the largest rho, repetition by repetition."""
+    rho = runs["rho"].max()
+    runs = runs[runs["rho"] == rho]
+    mine = runs[runs["method"] == base].set_index("rep")
+    for other in others:
+        theirs = runs[runs["method"] == other].set_index("rep")
+        if mine.empty or theirs.empty:
+            continue
+        paired = theirs.loc[mine.index, metric].to_numpy(float)
+        yield rho, other, paired_difference(mine[metric].to_numpy(float), paired)
+
+
 def _paired(res: Results) -> list[str]:
     lines = ["## Paired comparisons", "",
              "Every method in a repetition replays the same feedback stream, so differences are paired by "
@@ -183,15 +196,8 @@ def _paired(res: Results) -> list[str]:
         lines += ["| dataset | rho | metric | CoHV-UCB vs | mean diff [95% CI] | CoHV lower | baseline lower | n |",
                   "|---|---|---|---|---|---|---|---|"]
         for dataset, g in res.online.groupby("dataset", sort=True):
-            rho = g["rho"].max()
-            g = g[g["rho"] == rho]
-            base = g[g["method"] == "cohv-ucb"].set_index("rep")
-            for other in ONLINE[1:]:
-                o = g[g["method"] == other].set_index("rep")
-                if base.empty or o.empty:
-                    continue
-                for metric in ("regret_hv", "regret_std"):
-                    d = paired_difference(base[metric].to_numpy(), o.loc[base.index, metric].to_numpy())
+            for metric in ("regret_hv", "regret_std"):
+                for rho, other, d in _paired_at_largest(g, "cohv-ucb", ONLINE[1:], metric):
                     lines.append(f"| {dataset.upper()} | {rho:g} | {metric} | {DISPLAY[other]} | "
                                  f"{d['mean_diff']:.2f} [{d['ci_low']:.2f}, {d['ci_high']:.2f}] | "
                                  f"{100 * d['a_lower']:.0f}% | {100 * d['b_lower']:.0f}% | {d['n']} |")
@@ -200,14 +206,7 @@ def _paired(res: Results) -> list[str]:
     for kind, frame in sorted(res.psi.items()):
         metric = "f1" if kind == "full" else "error"
         for (dataset, mode), g in frame.groupby(["dataset", "cost_mode"], sort=True):
-            rho = g["rho"].max()
-            g = g[g["rho"] == rho]
-            base = g[g["method"] == "copsi"].set_index("rep")
-            for other in PSI[1:]:
-                o = g[g["method"] == other].set_index("rep")
-                if base.empty or o.empty:
-                    continue
-                d = paired_difference(base[metric].to_numpy(float), o.loc[base.index, metric].to_numpy(float))
+            for rho, other, d in _paired_at_largest(g, "copsi", PSI[1:], metric):
                 better = "a_lower" if metric == "error" else "b_lower"
                 worse = "b_lower" if metric == "error" else "a_lower"
                 rows.append(f"| {dataset.upper()} | {kind}, {mode} | {rho:g} | {metric} | {DISPLAY[other]} | "
