@@ -83,10 +83,6 @@ def save(fig, stem: Path, formats: Sequence[str]) -> list[Path]:
     return out
 
 
-def _log2_budget(g: pd.DataFrame) -> np.ndarray:
-    return np.log2(g["budget_tokens"].to_numpy(dtype=float))
-
-
 def _mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Sequence[str]) -> None:
     """Mean of ``column`` against log2 B per method, with a 95% band over repetitions."""
     for method in methods:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from cabench.errors import CabenchError
@@ -87,6 +86,3 @@ def format_summary(summary: pd.DataFrame) -> str:
                          f"{r.error:>9.3f} [{r.error_low:.3f}, {r.error_high:.3f}]{r.f1:>8.3f}{r['size']:>9.2f}")
     return "\n".join(lines)
 
-
-def finite(value: float) -> float | None:
-    return float(value) if np.isfinite(value) else None
