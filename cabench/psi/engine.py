@@ -37,6 +37,16 @@ class PsiResult:
         return self.returned.sum(axis=1)
 
 
+def running_total(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Cumulative sum of ``values`` restarted wherever the (sorted) ``groups`` label changes.
+
+    Exact for quantised values, whatever their number.
+    """
+    first = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    total = np.cumsum(values)
+    return total - np.repeat(total[first] - values[first], np.diff(np.r_[first, len(groups)]))
+
+
 class _Samples:
     """Per-repetition sample counts, reward sums and spend of one batch."""
 
@@ -60,10 +70,10 @@ class _Samples:
         if not len(rows):
             return
         lengths = need[rows, arms]
-        if not self.stochastic:
+        if self.stochastic:
+            self._bring_up_pulls(rows, arms, lengths)
+        else:
             self._bring_up_blocks(rows, arms, lengths)
-            return
-        self._bring_up_pulls(rows, arms, lengths)
 
     def _bring_up_blocks(self, rows: np.ndarray, arms: np.ndarray, lengths: np.ndarray) -> None:
         """Deterministic costs: whole blocks at a time, with the per-pull budget rule applied exactly.
@@ -72,17 +82,9 @@ class _Samples:
         """
         cost = self.costs[arms]
         block_cost = lengths * cost  # exact: quantised costs times whole numbers
-        first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])  # first block of each repetition
-        span = np.diff(np.r_[first, len(rows)])
-
-        def within(values: np.ndarray) -> np.ndarray:
-            """Cumulative sum restarted at every repetition (exact for quantised values)."""
-            total = np.cumsum(values)
-            return total - np.repeat(total[first] - values[first], span)
-
-        before = self.spend[rows] + within(block_cost) - block_cost  # spend when the block starts
+        before = self.spend[rows] + running_total(block_cost, rows) - block_cost  # spend when the block starts
         broken = before + block_cost > self.budget
-        broken_before = within(broken.astype(np.int64)) - broken  # broken blocks earlier in the repetition
+        broken_before = running_total(broken.astype(np.int64), rows) - broken  # earlier broken blocks
         fitted = np.where(broken | (broken_before > 0), 0, lengths)
         cut = np.flatnonzero(broken & (broken_before == 0))  # the block where sampling stops
         if len(cut):
@@ -108,10 +110,7 @@ class _Samples:
         rewards, tokens = self.problem.sample(self.keys[rows, arms][block], arms[block], counts)
         cost = self.problem.psi_cost(tokens)
         pull_rows = rows[block]
-        running = np.cumsum(cost)  # exact: costs are quantised
-        first = np.flatnonzero(np.r_[True, pull_rows[1:] != pull_rows[:-1]])
-        start = np.repeat(running[first] - cost[first], np.diff(np.r_[first, len(pull_rows)]))
-        fits = self.spend[pull_rows] + (running - start) <= self.budget
+        fits = self.spend[pull_rows] + running_total(cost, pull_rows) <= self.budget
         fitted = np.add.reduceat(fits.astype(np.int64), offsets)
         self.stopped[rows[fitted < lengths]] = True
         self.sums[rows, arms] += np.add.reduceat(rewards * fits[:, None], offsets, axis=0)
