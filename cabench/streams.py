@@ -51,14 +51,19 @@ def stream_bits(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarr
 
     ``keys`` and ``counts`` broadcast together.
     """
-    shape = np.broadcast_shapes(np.shape(keys), np.shape(counts))
-    counter = np.array(np.broadcast_to(counts, shape), dtype=np.uint64, ndmin=1)  # fresh: mixed in place
+    keys = np.asarray(keys, dtype=np.uint64)
+    counts = np.asarray(counts)
+    shape = keys.shape
+    if counts.shape != shape:
+        shape = np.broadcast_shapes(shape, counts.shape)
+        keys, counts = np.broadcast_to(keys, shape), np.broadcast_to(counts, shape)
+    counter = counts.astype(np.uint64).reshape(-1)  # a fresh array: mixed in place below
     with np.errstate(over="ignore"):
         counter *= _DRAWS
         counter += np.uint64(draw + 1)
         counter *= _GOLDEN
         mixed = _mix(counter)
-        mixed ^= np.asarray(keys, dtype=np.uint64)
+        mixed ^= keys.reshape(-1)
         out = _mix(mixed)
     return out.reshape(shape)
 

@@ -66,19 +66,25 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
     index = np.full((reps, k), -np.inf)
     log_spend, log_regret, log_gap, log_arm = [], [], [], []
 
+    # flat views: one 1-D gather and scatter per array and step
+    n_flat, keys_flat, index_flat = n.reshape(-1), keys.reshape(-1), index.reshape(-1)
+    reward_flat, cost_flat = reward_sum.reshape(-1, d), cost_sum.reshape(-1)
+
     def pull(rows: np.ndarray, arms: np.ndarray) -> None:
-        rewards, tokens = problem.sample(keys[rows, arms], arms, n[rows, arms])
+        flat = rows * k + arms
+        count = n_flat[flat]
+        rewards, tokens = problem.sample(keys_flat[flat], arms, count)
         cost = problem.online_cost(tokens)
-        reward_sum[rows, arms] += rewards
-        cost_sum[rows, arms] += cost
-        n[rows, arms] += 1
+        reward_total = reward_flat[flat] + rewards
+        cost_total = cost_flat[flat] + cost
+        count += 1
+        reward_flat[flat], cost_flat[flat], n_flat[flat] = reward_total, cost_total, count
         spend[rows] += cost
         regret[rows] += gap[arms]
         hv_sum[rows] += hv[arms]
         optimal[rows] += arms == best
-        upper, lower_cost = optimistic(n[rows, arms], reward_sum[rows, arms], cost_sum[rows, arms],
-                                       s_r, s_c, log_term, problem.lam)
-        index[rows, arms] = index_of(n[rows, arms], upper, lower_cost)
+        upper, lower_cost = optimistic(count, reward_total, cost_total, s_r, s_c, log_term, problem.lam)
+        index_flat[flat] = index_of(count, upper, lower_cost)
         if trajectory_points or record_arms:
             step_gap = np.full(reps, np.nan)
             step_gap[rows] = gap[arms]
