@@ -66,7 +66,8 @@ def data_describe(
 
     d = _guard(lambda: describe(load_dataset(path)))
     if as_json:
-        typer.echo(json.dumps({k: _json_safe(v) for k, v in d.items()}))
+        typer.echo(json.dumps({k: {a: _json_safe(g) for a, g in v.items()} if isinstance(v, dict) else _json_safe(v)
+                               for k, v in d.items()}))
         return
     note = "SURROGATE logs (calibrated to the paper's published statistics, not real model outputs)" \
         if d["surrogate"] else "real logs"
@@ -79,7 +80,8 @@ def data_describe(
         f"lambda {d['lambda']:.4f}   tau5 {d['tau5']:.3f} s   tau95 {d['tau95']:.3f} s   "
         f"clipped rows {d['clipped_rows']}",
         f"  max-HV arm {d['max_hv_arm']}   max-HV-per-cost arm {d['max_nu_arm']}",
-        f"  full set: min gap {d['full_min_gap']:.4f}   H {d['full_H']:.4g}   L {d['full_L']:.3f}   "
+        f"  full set: gaps min {d['full_min_gap']:.4f} median {d['full_median_gap']:.4f}   H {d['full_H']:.4g}   "
+        f"L {d['full_L']:.3f}   "
         f"Theorem 2 from B = {d['full_theorem2_budget_tokens']:.4g} tokens (rho {d['full_theorem2_rho']:.4g})",
     ]
     if d["subset_K"]:
@@ -87,6 +89,8 @@ def data_describe(
             f"  14-arm subset: |P*| {d['subset_pareto_size']}   min gap {d['subset_min_gap']:.4f}   H "
             f"{d['subset_H']:.4g}   L {d['subset_L']:.3f}   Theorem 2 from B = "
             f"{d['subset_theorem2_budget_tokens']:.4g} tokens (rho {d['subset_theorem2_rho']:.4g})")
+        lines.append("    gaps: " + ", ".join(f"{a} {g:.4f}" for a, g in sorted(d["subset_gaps"].items(),
+                                                                                   key=lambda item: item[1])))
     typer.echo("\n".join(lines))
 
 

@@ -33,6 +33,8 @@ def test_describe_json(name, k):
                 "subset_pareto_size", "subset_min_gap"):
         assert key in d
     assert d["K"] == k and d["pareto_size"] == 7 and d["surrogate"] is True and d["subset_K"] == 14
+    assert len(d["subset_gaps"]) == 14 and min(d["subset_gaps"].values()) == d["subset_min_gap"]
+    assert len(d["full_gaps"]) == k and d["subset_theorem2_budget_tokens"] > 0
 
 
 def test_describe_text_says_surrogate():

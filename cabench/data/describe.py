@@ -38,7 +38,7 @@ def identification_summary(ds: Dataset, arms: np.ndarray) -> dict[str, Any]:
         "K": int(len(arms)),
         "pareto_size": int(pareto_mask(mu).sum()),
         "min_gap": float(gamma.min()),
-        "gaps": [float(g) for g in gamma],
+        "gaps": {str(ds.configs["config_id"].iloc[a]): float(g) for a, g in zip(arms, gamma)},
         "H": float(h),
         "L": float(l_k),
         "theorem2_budget_tokens": float(b_tokens),
@@ -82,6 +82,8 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "lambda": ds.lam,
         "clipped_rows": ds.clipped_rows,
         "full_min_gap": full["min_gap"],
+        "full_median_gap": float(np.median(list(full["gaps"].values()))),
+        "full_gaps": full["gaps"],
         "full_H": full["H"],
         "full_L": full["L"],
         "full_theorem2_budget_tokens": full["theorem2_budget_tokens"],
@@ -90,6 +92,7 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "subset_L": subset["L"] if subset else None,
         "subset_theorem2_budget_tokens": subset["theorem2_budget_tokens"] if subset else None,
         "subset_theorem2_rho": subset["theorem2_rho"] if subset else None,
+        "subset_gaps": subset["gaps"] if subset else None,
     }
 
 
