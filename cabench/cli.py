@@ -23,8 +23,20 @@ _state = {"debug": False}
 T = TypeVar("T")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from cabench import __version__
+
+        typer.echo(f"cabench {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False) -> None:
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
     _state["debug"] = debug
 
 

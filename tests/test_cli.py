@@ -109,3 +109,10 @@ def test_landscape_and_table1(tmp_path):
     assert runner.invoke(app, ["data", "table1", *both, "-o", str(table)]).exit_code == 0
     t1 = pd.read_csv(table)
     assert t1["K"].tolist() == [108, 132] and t1["pareto_size"].tolist() == [7, 7]
+
+
+def test_version():
+    from cabench import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"cabench {__version__}"

@@ -61,7 +61,8 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     if missing:
         raise CabenchError(
             f"{source}: missing column{'s' if len(missing) > 1 else ''} "
-            f"{', '.join(repr(c) for c in missing)}; expected columns {', '.join(COLUMNS)}"
+            f"{', '.join(repr(c) for c in missing)}; expected columns {', '.join(COLUMNS)} "
+            "(`cabench data import` maps other names)"
         )
     if len(frame) == 0:
         raise CabenchError(f"{source}: no rows; a log needs one row per (config, instance)")
@@ -73,29 +74,33 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
             text = values.astype(str).str.strip()
             na |= (text == "").to_numpy()
             if na.any():
-                raise CabenchError(f"{source}: column '{col}' is empty or NaN at {_rows(na)}")
+                raise CabenchError(f"{source}: column '{col}' is empty or NaN at {_rows(na)}; fill in or remove "
+                                   "those rows")
             out[col] = text
             continue
         if na.any():
-            raise CabenchError(f"{source}: column '{col}' is NaN at {_rows(na)}")
+            raise CabenchError(f"{source}: column '{col}' is NaN at {_rows(na)}; fill in or remove those rows")
         numbers = pd.to_numeric(values, errors="coerce")
         bad = numbers.isna().to_numpy() | ~np.isfinite(numbers.to_numpy(dtype=float))
         if bad.any():
-            raise CabenchError(f"{source}: column '{col}' is not a finite number at {_rows(bad)}")
+            raise CabenchError(f"{source}: column '{col}' is not a finite number at {_rows(bad)}; fix those values")
         if kind == "int":
             frac = (numbers % 1 != 0).to_numpy()
             if frac.any():
-                raise CabenchError(f"{source}: column '{col}' is not a whole number at {_rows(frac)}")
+                raise CabenchError(f"{source}: column '{col}' is not a whole number at {_rows(frac)}; "
+                                   "generation limits are token counts")
             out[col] = numbers.astype(np.int64)
         else:
             out[col] = numbers.astype(np.float64)
     outside = ((out["correct"] < 0) | (out["correct"] > 1)).to_numpy()
     if outside.any():
-        raise CabenchError(f"{source}: column 'correct' is outside [0, 1] at {_rows(outside)}")
+        raise CabenchError(f"{source}: column 'correct' is outside [0, 1] at {_rows(outside)}; correctness is 0/1 "
+                           "or a score in [0, 1]")
     for col in ("latency_s", "tokens"):
         nonpos = (out[col] <= 0).to_numpy()
         if nonpos.any():
-            raise CabenchError(f"{source}: column '{col}' is not positive at {_rows(nonpos)}")
+            raise CabenchError(f"{source}: column '{col}' is not positive at {_rows(nonpos)}; every evaluation "
+                               "takes some time and some tokens")
     dup = out.duplicated(["config_id", "instance_id"], keep="first").to_numpy()
     if dup.any():
         first = int(np.flatnonzero(dup)[0])
