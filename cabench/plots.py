@@ -17,10 +17,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from cabench.data.dataset import Dataset, Split, load_dataset  # noqa: E402
+from cabench.data.dataset import Dataset, load_dataset  # noqa: E402
 from cabench.errors import CabenchError  # noqa: E402
 from cabench.pareto import pareto_set  # noqa: E402
-from cabench.results import DISPLAY, read_csv  # noqa: E402
+from cabench.results import DISPLAY, ResultSet  # noqa: E402
 from cabench.stats import Z95, mean_se, wilson  # noqa: E402
 
 STYLE = {
@@ -132,48 +132,104 @@ def _surrogate_note(fig, surrogate: bool) -> None:
                  ha="center", fontsize=6, style="italic")
 
 
-def _by_dataset(frames: list[pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    if not frames:
-        return {}
-    runs = pd.concat(frames, ignore_index=True)
-    return {name: g for name, g in runs.groupby("dataset", sort=True)}
+def _by_dataset(runs: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
+    return {} if runs is None else {name: g for name, g in runs.groupby("dataset", sort=True)}
 
 
-def find_results(root: Path) -> dict[str, list[tuple[Path, pd.DataFrame, dict]]]:
-    """All ``runs.csv`` below ``root``, grouped by kind: online, psi-subset, psi-full, psi-stochastic."""
-    import yaml
-
-    if not root.is_dir():
-        raise CabenchError(f"{root}: results folder not found")
-    found: dict[str, list] = {"online": [], "psi": []}
-    for path in sorted(root.rglob("runs.csv")):
-        runs = read_csv(path)
-        if runs.empty:
-            continue
-        meta_path = path.parent / "config.yaml"
-        meta = yaml.safe_load(meta_path.read_text()) if meta_path.is_file() else {}
-        found[str(runs["setting"].iloc[0])].append((path, runs, meta or {}))
-    return found
+def _row(panels: int, height: float = 2.5):
+    return plt.subplots(1, panels, figsize=(3.0 * panels, height), squeeze=False)
 
 
-def dataset_folders(metas: list[dict]) -> list[tuple[str, Split]]:
-    """Dataset folders (and splits) named in result configs, once each, in name order."""
-    seen: dict[str, tuple[str, Split]] = {}
-    for meta in metas:
-        path = meta.get("dataset")
-        if isinstance(path, str) and Path(path).is_dir():
-            split = meta.get("split") or {}
-            seen.setdefault(Path(path).name, (path, Split(int(split.get("profiling_size", 200)),
-                                                          int(split.get("seed", 0)))))
-    return [seen[k] for k in sorted(seen)]
+def _title(ax, name: str, what: str) -> None:
+    ax.set_title(f"{name.upper()}: {what}")
 
 
-def _psi_kind(runs: pd.DataFrame, meta: dict) -> str:
-    modes = set(runs["cost_mode"])
-    if "stochastic" in modes:
-        return "stochastic"
-    arms = (meta.get("arms") or {}).get("preset")
-    return "subset" if arms == "paper-subset" else "full"
+def _regret_figure(res: ResultSet, column: str, label: str, with_identification: bool):
+    """Figures 2 and 3: regret against log2 B, and (Fig. 2c-d) the subset's identification error."""
+    online = _by_dataset(res.online)
+    subset = _by_dataset(res.psi.get("subset")) if with_identification else {}
+    if not online:
+        return None
+    fig, axes = _row(len(online) + len(subset))
+    for ax, (name, runs) in zip(axes[0], online.items()):
+        _mean_panel(ax, runs, column, label, ONLINE_ORDER)
+        _title(ax, name, "online selection")
+    for ax, (name, runs) in zip(axes[0][len(online):], subset.items()):
+        _error_panel(ax, runs[runs["cost_mode"] == "deterministic"])
+        _title(ax, name, "Pareto identification (14 arms)")
+    return fig, axes[0]
+
+
+def _trajectory_figure(res: ResultSet):
+    """Figure 4: cumulative regret and the moving-average gap against consumed tokens."""
+    data = _by_dataset(res.trajectories)
+    if not data:
+        return None
+    fig, axes = plt.subplots(len(data), 2, figsize=(6.4, 2.4 * len(data)), squeeze=False)
+    for row, (name, g) in zip(axes, data.items()):
+        for method in ONLINE_ORDER:
+            t = g[g["method"] == method]
+            if t.empty:
+                continue
+            style = {**_style(method), "marker": None}
+            x = t["tokens"].to_numpy()
+            for ax, col in ((row[0], "cum_regret"), (row[1], "moving_avg")):
+                m, se = t[f"{col}_mean"].to_numpy(), t[f"{col}_se"].to_numpy()
+                ax.plot(x, m, **style)
+                ax.fill_between(x, m - Z95 * se, m + Z95 * se, color=style["color"], alpha=0.15, linewidth=0)
+        rho = g["rho"].iloc[0]
+        row[0].set_title(f"{name.upper()} (rho={rho:g}): cumulative regret")
+        row[1].set_title(f"{name.upper()} (rho={rho:g}): 50-pull moving average of the gap")
+        for ax in row:
+            ax.set_xlabel("consumed tokens")
+            ax.grid(alpha=0.3)
+    return fig, axes[0]
+
+
+def _f1_figure(res: ResultSet):
+    """Figure 5: Pareto F1 on the full sets against log2 B."""
+    full = _by_dataset(res.psi.get("full"))
+    if not full:
+        return None
+    fig, axes = _row(len(full))
+    for ax, (name, runs) in zip(axes[0], full.items()):
+        _mean_panel(ax, runs, "f1", "Pareto F1", PSI_ORDER)
+        _title(ax, name, f"full set (K={len(str(runs['samples'].iloc[0]).split(';'))})")
+    return fig, axes[0]
+
+
+def _cost_mode_figure(res: ResultSet):
+    """Figure 6: error with deterministic against realised costs at the largest budget, Wilson intervals."""
+    from matplotlib.patches import Patch
+
+    stochastic = _by_dataset(res.psi.get("stochastic"))
+    if not stochastic:
+        return None
+    fig, axes = _row(len(stochastic))
+    width = 0.38
+    for ax, (name, runs) in zip(axes[0], stochastic.items()):
+        rho = runs["rho"].max()
+        runs = runs[runs["rho"] == rho]
+        for pos, method in enumerate(PSI_ORDER):
+            for shift, mode, hatch in ((-width / 2, "deterministic", None), (width / 2, "stochastic", "///")):
+                g = runs[(runs["method"] == method) & (runs["cost_mode"] == mode)]
+                if g.empty:
+                    continue
+                k, n = int(g["error"].sum()), len(g)
+                lo, hi = wilson(k, n)
+                p = k / n
+                ax.bar(pos + shift, p, width, color=STYLE[method][0], alpha=0.85 if hatch is None else 0.45,
+                       hatch=hatch, edgecolor="black", linewidth=0.4)
+                ax.errorbar(pos + shift, p, yerr=[[max(p - lo, 0.0)], [max(hi - p, 0.0)]], color="black",
+                            capsize=2, linewidth=0.8)
+        ax.set_xticks(range(len(PSI_ORDER)), [DISPLAY[m] for m in PSI_ORDER])
+        ax.set_ylabel("P(error), 95% Wilson")
+        _title(ax, name, f"14 arms, rho={rho:g}")
+        ax.grid(alpha=0.3, axis="y")
+    fig.legend([Patch(facecolor="white", edgecolor="black"), Patch(facecolor="white", edgecolor="black", hatch="///")],
+               ["deterministic costs", "realised (stochastic) costs"], loc="lower center", ncol=2,
+               bbox_to_anchor=(0.5, 1.0), frameon=False)
+    return fig, []  # its legend is drawn above
 
 
 def plot_results(root: Path, formats: Sequence[str]) -> list[Path]:
@@ -181,106 +237,27 @@ def plot_results(root: Path, formats: Sequence[str]) -> list[Path]:
     for fmt in formats:
         if fmt not in _SAVE:
             raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(_SAVE)}")
-    found = find_results(root)
+    res = ResultSet(root)
     written: list[Path] = []
-    surrogate = any(meta.get("surrogate") for kind in found.values() for _, _, meta in kind)
-    datasets = dataset_folders([meta for kind in found.values() for _, _, meta in kind])
+    datasets = res.dataset_folders()
     if datasets:
         written += save(landscape_figure([load_dataset(path, split) for path, split in datasets]),
                         root / "fig1_landscapes", formats)
-    online = _by_dataset([r for _, r, _ in found["online"]])
-    psi: dict[str, list[pd.DataFrame]] = {"subset": [], "full": [], "stochastic": []}
-    for _, runs, meta in found["psi"]:
-        psi[_psi_kind(runs, meta)].append(runs)
-    subset = _by_dataset(psi["subset"])
-
-    def titled(ax, name: str, what: str) -> None:
-        ax.set_title(f"{name.upper()}: {what}")
-
-    if online:
-        for fig_name, column, label in (("fig2_online_regret", "regret_hv", r"HV-efficiency regret $R^{HV}_B$"),
-                                        ("fig3_standard_regret", "regret_std", r"standard HV regret $R^{std}_B$")):
-            panels = len(online) + (len(subset) if fig_name.startswith("fig2") else 0)
-            fig, axes = plt.subplots(1, panels, figsize=(3.0 * panels, 2.5), squeeze=False)
-            for ax, (name, runs) in zip(axes[0], online.items()):
-                _mean_panel(ax, runs, column, label, ONLINE_ORDER)
-                titled(ax, name, "online selection")
-            if fig_name.startswith("fig2"):
-                for ax, (name, runs) in zip(axes[0][len(online):], subset.items()):
-                    _error_panel(ax, runs[runs["cost_mode"] == "deterministic"])
-                    titled(ax, name, "Pareto identification (14 arms)")
-            _legend(fig, axes[0])
-            _surrogate_note(fig, surrogate)
-            fig.tight_layout()
-            written += save(fig, root / fig_name, formats)
-    traj = [pd.read_csv(p.parent / "trajectories.csv") for p, _, _ in found["online"]
-            if (p.parent / "trajectories.csv").is_file()]
-    if traj:
-        data = {name: g for name, g in pd.concat(traj).groupby("dataset", sort=True)}
-        fig, axes = plt.subplots(len(data), 2, figsize=(6.4, 2.4 * len(data)), squeeze=False)
-        for row, (name, g) in zip(axes, data.items()):
-            for method in ONLINE_ORDER:
-                t = g[g["method"] == method]
-                if t.empty:
-                    continue
-                style = {**_style(method), "marker": None}
-                x = t["tokens"].to_numpy()
-                for ax, col in ((row[0], "cum_regret"), (row[1], "moving_avg")):
-                    m, se = t[f"{col}_mean"].to_numpy(), t[f"{col}_se"].to_numpy()
-                    ax.plot(x, m, **style)
-                    ax.fill_between(x, m - Z95 * se, m + Z95 * se, color=style["color"], alpha=0.15, linewidth=0)
-            rho = g["rho"].iloc[0]
-            row[0].set_title(f"{name.upper()} (rho={rho:g}): cumulative regret")
-            row[1].set_title(f"{name.upper()} (rho={rho:g}): 50-pull moving average of the gap")
-            for ax in row:
-                ax.set_xlabel("consumed tokens")
-                ax.grid(alpha=0.3)
-        _legend(fig, axes[0])
-        _surrogate_note(fig, surrogate)
+    figures = {
+        "fig2_online_regret": _regret_figure(res, "regret_hv", r"HV-efficiency regret $R^{HV}_B$", True),
+        "fig3_standard_regret": _regret_figure(res, "regret_std", r"standard HV regret $R^{std}_B$", False),
+        "fig4_trajectories": _trajectory_figure(res),
+        "fig5_full_f1": _f1_figure(res),
+        "fig6_cost_modes": _cost_mode_figure(res),
+    }
+    for stem, drawn in figures.items():
+        if drawn is None:
+            continue
+        fig, legend_axes = drawn
+        _legend(fig, legend_axes)
+        _surrogate_note(fig, res.surrogate)
         fig.tight_layout()
-        written += save(fig, root / "fig4_trajectories", formats)
-    full = _by_dataset(psi["full"])
-    if full:
-        fig, axes = plt.subplots(1, len(full), figsize=(3.0 * len(full), 2.5), squeeze=False)
-        for ax, (name, runs) in zip(axes[0], full.items()):
-            _mean_panel(ax, runs, "f1", "Pareto F1", PSI_ORDER)
-            titled(ax, name, f"full set (K={len(str(runs['samples'].iloc[0]).split(';'))})")
-        _legend(fig, axes[0])
-        _surrogate_note(fig, surrogate)
-        fig.tight_layout()
-        written += save(fig, root / "fig5_full_f1", formats)
-    stochastic = _by_dataset(psi["stochastic"])
-    if stochastic:
-        fig, axes = plt.subplots(1, len(stochastic), figsize=(3.0 * len(stochastic), 2.5), squeeze=False)
-        for ax, (name, runs) in zip(axes[0], stochastic.items()):
-            rho = runs["rho"].max()
-            runs = runs[runs["rho"] == rho]
-            width = 0.38
-            for pos, method in enumerate(PSI_ORDER):
-                for shift, mode, hatch in ((-width / 2, "deterministic", None), (width / 2, "stochastic", "///")):
-                    g = runs[(runs["method"] == method) & (runs["cost_mode"] == mode)]
-                    if g.empty:
-                        continue
-                    k, n = int(g["error"].sum()), len(g)
-                    lo, hi = wilson(k, n)
-                    p = k / n
-                    ax.bar(pos + shift, p, width, color=STYLE[method][0], alpha=0.85 if hatch is None else 0.45,
-                           hatch=hatch, edgecolor="black", linewidth=0.4)
-                    ax.errorbar(pos + shift, p, yerr=[[max(p - lo, 0.0)], [max(hi - p, 0.0)]], color="black",
-                                capsize=2, linewidth=0.8)
-            ax.set_xticks(range(len(PSI_ORDER)), [DISPLAY[m] for m in PSI_ORDER])
-            ax.set_ylabel("P(error), 95% Wilson")
-            titled(ax, name, f"14 arms, rho={rho:g}")
-            ax.grid(alpha=0.3, axis="y")
-        from matplotlib.patches import Patch
-
-        fig.legend([Patch(facecolor="white", edgecolor="black"), Patch(facecolor="white", edgecolor="black",
-                                                                        hatch="///")],
-                   ["deterministic costs", "realised (stochastic) costs"], loc="lower center", ncol=2,
-                   bbox_to_anchor=(0.5, 1.0), frameon=False)
-        _surrogate_note(fig, surrogate)
-        fig.tight_layout()
-        written += save(fig, root / "fig6_cost_modes", formats)
+        written += save(fig, root / stem, formats)
     return written
 
 

@@ -16,8 +16,7 @@ from cabench.data.dataset import load_dataset
 from cabench.data.describe import describe
 from cabench.errors import CabenchError
 from cabench.paper import GAINS, PUBLISHED, REDUCTIONS, Published
-from cabench.plots import _psi_kind, dataset_folders, find_results
-from cabench.results import DISPLAY
+from cabench.results import DISPLAY, ResultSet
 from cabench.stats import paired_difference, wilson
 
 ONLINE = ("cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform")
@@ -32,34 +31,18 @@ FIGURES = [
 ]
 
 
-class Results:
-    """Result tables found under a folder, indexed by what they measure."""
+class Results(ResultSet):
+    """Result tables found under a folder, and our value for each published number."""
 
     def __init__(self, root: Path) -> None:
-        found = find_results(root)
-        if not found["online"] and not found["psi"]:
+        super().__init__(root)
+        if self.empty:
             raise CabenchError(f"{root}: no runs.csv below this folder; run `cabench run CONFIG` first")
-        self.root = root
-        self.metas = [meta for kind in found.values() for _, _, meta in kind]
-        self.online = pd.concat([r for _, r, _ in found["online"]], ignore_index=True) if found["online"] else None
-        self.traj = None
-        traj = [pd.read_csv(p.parent / "trajectories.csv") for p, _, _ in found["online"]
-                if (p.parent / "trajectories.csv").is_file()]
-        if traj:
-            self.traj = pd.concat(traj, ignore_index=True)
-        self.psi: dict[str, pd.DataFrame] = {}
-        for _, runs, meta in found["psi"]:
-            kind = _psi_kind(runs, meta)
-            self.psi[kind] = pd.concat([self.psi[kind], runs], ignore_index=True) if kind in self.psi else runs
-
-    @property
-    def surrogate(self) -> bool:
-        return any(m.get("surrogate") for m in self.metas)
 
     def datasets(self) -> dict[str, dict]:
         """describe() of every dataset folder named in the results' configs (first split seen)."""
         out: dict[str, dict] = {}
-        for path, split in dataset_folders(self.metas):
+        for path, split in self.dataset_folders():
             ds = load_dataset(path, split)
             out.setdefault(ds.name, describe(ds))
         return out
@@ -87,7 +70,7 @@ class Results:
                 return None, ""
             return float(frame.loc[frame["rho"] == rho, p.metric].mean()), f"rho={rho:g}"
         if p.metric in ("traj_cum", "traj_ma"):
-            frame = self._select(self.traj, p.dataset, p.method)
+            frame = self._select(self.trajectories, p.dataset, p.method)
             if frame is None:
                 return None, ""
             last = frame.loc[frame["point"].idxmax()]

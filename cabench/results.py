@@ -8,7 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
+from cabench.data.dataset import Split
 from cabench.errors import CabenchError
 from cabench.stats import mean_se, wilson
 
@@ -26,6 +28,63 @@ def read_csv(path: Path) -> pd.DataFrame:
                            dtype={"returned": str, "samples": str}, **exact)
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise CabenchError(f"{path}: unreadable result file ({str(exc).splitlines()[0]})") from exc
+
+
+def psi_kind(runs: pd.DataFrame, meta: dict) -> str:
+    """Which identification experiment a result folder holds: stochastic, subset or full (SPEC §7)."""
+    if "stochastic" in set(runs["cost_mode"]):
+        return "stochastic"
+    return "subset" if (meta.get("arms") or {}).get("preset") == "paper-subset" else "full"
+
+
+class ResultSet:
+    """Every ``runs.csv`` below a folder (with its ``config.yaml`` and ``trajectories.csv``), by kind.
+
+    ``online`` and ``trajectories`` are concatenated over experiments (``None`` when absent); ``psi``
+    maps ``subset``, ``full`` and ``stochastic`` to their runs.
+    """
+
+    def __init__(self, root: Path) -> None:
+        if not root.is_dir():
+            raise CabenchError(f"{root}: results folder not found")
+        self.root = root
+        self.metas: list[dict] = []
+        online, trajectories, psi = [], [], {}
+        for path in sorted(root.rglob("runs.csv")):
+            runs = read_csv(path)
+            if runs.empty:
+                continue
+            meta_path = path.parent / "config.yaml"
+            meta = (yaml.safe_load(meta_path.read_text()) if meta_path.is_file() else None) or {}
+            self.metas.append(meta)
+            if runs["setting"].iloc[0] == "online":
+                online.append(runs)
+                if (path.parent / "trajectories.csv").is_file():
+                    trajectories.append(read_csv(path.parent / "trajectories.csv"))
+            else:
+                psi.setdefault(psi_kind(runs, meta), []).append(runs)
+        self.online = pd.concat(online, ignore_index=True) if online else None
+        self.trajectories = pd.concat(trajectories, ignore_index=True) if trajectories else None
+        self.psi: dict[str, pd.DataFrame] = {k: pd.concat(v, ignore_index=True) for k, v in psi.items()}
+
+    @property
+    def empty(self) -> bool:
+        return self.online is None and not self.psi
+
+    @property
+    def surrogate(self) -> bool:
+        return any(m.get("surrogate") for m in self.metas)
+
+    def dataset_folders(self) -> list[tuple[str, Split]]:
+        """Dataset folders (and splits) named in the result configs, once each, in name order."""
+        seen: dict[str, tuple[str, Split]] = {}
+        for meta in self.metas:
+            path = meta.get("dataset")
+            if isinstance(path, str) and Path(path).is_dir():
+                split = meta.get("split") or {}
+                seen.setdefault(Path(path).name, (path, Split(int(split.get("profiling_size", 200)),
+                                                              int(split.get("seed", 0)))))
+        return [seen[k] for k in sorted(seen)]
 
 
 def online_summary(runs: pd.DataFrame) -> pd.DataFrame:
