@@ -111,6 +111,14 @@ class Problem:
         """``B = rho * K * cbar`` (SPEC §3)."""
         return float(rho) * self.n_arms * float(np.mean(self.profile_cost))
 
+    def online_budget(self, rho: float) -> float:
+        """Normalised online budget ``B~ = B / c_max`` (SPEC §3)."""
+        return self.budget_tokens(rho) / self.c_max
+
+    def psi_budget(self, rho: float) -> float:
+        """Normalised identification budget ``B~ = B / max_i c_i`` (SPEC §3)."""
+        return self.budget_tokens(rho) / float(self.profile_cost.max())
+
     def online_cost(self, tokens: np.ndarray) -> np.ndarray:
         """Realised online cost ``c~ = min(tokens / c_max, 1)`` (SPEC §2.3), quantised."""
         return quantize(np.minimum(np.asarray(tokens, dtype=float) / self.c_max, 1.0))

@@ -65,7 +65,7 @@ def check_budgets(cfg: ExperimentConfig, problem: Problem) -> None:
     """Fail before running if a budget is too small for a method (SPEC §6)."""
     for rho in cfg.rho:
         if cfg.setting == "psi":
-            budget = problem.budget_tokens(rho) / float(problem.profile_cost.max())
+            budget = problem.psi_budget(rho)
             for method in cfg.methods:
                 try:
                     Schedule.build(method, budget, problem.psi_profile_cost()).check_first_phase(rho)

@@ -230,7 +230,3 @@ def load_dataset(folder: str | Path, split: Split | None = None) -> Dataset:
     return preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
                       content_hash=digest)
 
-
-def budget_tokens(rho: float, profile_cost: np.ndarray) -> float:
-    """Token budget ``B = rho * K * cbar`` for arms with costs ``c_i`` (SPEC §3)."""
-    return float(rho) * len(profile_cost) * float(np.mean(profile_cost))

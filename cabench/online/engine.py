@@ -47,7 +47,7 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
     k, d = problem.n_arms, problem.n_objectives
     reps = keys.shape[0]
     budget_tokens = problem.budget_tokens(rho)
-    budget = budget_tokens / problem.c_max
+    budget = problem.online_budget(rho)
     profile = problem.profile_cost / problem.c_max
     s_r, s_c = method.radius_scales
     log_term = horizon_log_term(budget, problem.lam, method.alpha)

@@ -20,7 +20,7 @@ from cabench.problem import Problem
 def reference_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndarray) -> dict:
     """Run one repetition (stream keys ``keys`` ``[arms]``); return pulls and metrics."""
     k, d = problem.n_arms, problem.n_objectives
-    budget = problem.budget_tokens(rho) / problem.c_max  # B~
+    budget = problem.online_budget(rho)  # B~
     profile = [float(c) / problem.c_max for c in problem.profile_cost]
     lam = problem.lam
     s_r, s_c = method.radius_scales

@@ -161,7 +161,7 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
         raise ValueError(cost_mode)
     reps, k = keys.shape
     budget_tokens = problem.budget_tokens(rho)
-    budget = budget_tokens / float(problem.profile_cost.max())
+    budget = problem.psi_budget(rho)
     costs = problem.psi_profile_cost()
     schedule = Schedule.build(method, budget, costs)
     schedule.check_first_phase(rho)

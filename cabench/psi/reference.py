@@ -46,7 +46,7 @@ def reference_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndar
     """Run one repetition (stream keys ``keys`` ``[arms]``); return decisions and the returned set."""
     k = problem.n_arms
     d = problem.n_objectives
-    budget = problem.budget_tokens(rho) / float(problem.profile_cost.max())
+    budget = problem.psi_budget(rho)
     costs = [float(c) for c in problem.psi_profile_cost()]
     schedule = Schedule.build(method, budget, np.array(costs))
     schedule.check_first_phase(rho)
