@@ -29,14 +29,12 @@ test: lint
 
 reproduce: $(STAMP)
 	$(CABENCH) data table1 data/gsm8k data/piqa -o results/table1.csv
-	$(CABENCH) data landscape data/gsm8k data/piqa -o results/fig1_landscapes.png
 	$(CABENCH) run $(addprefix configs/,$(addsuffix .yaml,$(PAPER_CONFIGS)))
 	$(CABENCH) plot results
 	$(CABENCH) report results
 
 reproduce-quick: $(STAMP)
 	$(CABENCH) data table1 data/gsm8k data/piqa -o results-quick/table1.csv
-	$(CABENCH) data landscape data/gsm8k data/piqa -o results-quick/fig1_landscapes.png
 	$(CABENCH) run --quiet $(addprefix configs/,$(addsuffix .yaml,$(QUICK_CONFIGS)))
 	$(CABENCH) plot results-quick
 	$(CABENCH) report results-quick

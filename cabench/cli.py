@@ -158,9 +158,35 @@ def _overrides(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _number_list(text: str | None, flag: str) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise CabenchError(f"{flag}: expected comma-separated numbers, got '{text}'") from None
+    if not values:
+        raise CabenchError(f"{flag}: give at least one number")
+    return [int(v) if v.is_integer() else v for v in values]
+
+
+def _name_list(text: str | None, flag: str) -> list[str] | None:
+    if text is None:
+        return None
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    if not names:
+        raise CabenchError(f"{flag}: give at least one method name")
+    return names
+
+
 @app.command("run")
 def run(
     configs: Annotated[list[Path], typer.Argument(help="Experiment config(s) (YAML), run one after another.")],
+    name: Annotated[str | None, typer.Option("--name", help="Experiment name (overrides 'name').")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Stream seed (overrides 'seed').")] = None,
+    repetitions: Annotated[int | None, typer.Option("--repetitions", help="Paired repetitions.")] = None,
+    rho: Annotated[str | None, typer.Option("--rho", help="Budget grid, e.g. 2,8,32 (overrides 'rho').")] = None,
+    methods: Annotated[str | None, typer.Option("--methods", help="Methods, e.g. cohv-ucb,uniform.")] = None,
     n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (overrides 'output').")] = None,
     backend: Annotated[str | None, typer.Option("--backend", help="loky, threading, sequential or dask.")] = None,
@@ -175,10 +201,13 @@ def run(
     from cabench.runner import run_experiment
 
     def load(config: Path):
-        if out is not None and len(configs) > 1:
-            raise CabenchError("--out: give one config with --out, or let each config name its output")
-        return load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend,
-                                              chunk_size=chunk_size))
+        for flag, value in (("--out", out), ("--name", name)):
+            if value is not None and len(configs) > 1:
+                raise CabenchError(f"{flag}: give one config with {flag}, or let each config name its own")
+        given = _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend, chunk_size=chunk_size,
+                           name=name, seed=seed, repetitions=repetitions, rho=_number_list(rho, "--rho"),
+                           methods=_name_list(methods, "--methods"))
+        return load_config(config, given)
 
     loaded = _guard(lambda: [load(c) for c in configs])  # every config is checked before any runs
     for cfg in loaded:
@@ -213,7 +242,7 @@ def plot(
     results: Annotated[Path, typer.Argument(help="Folder searched for result files.")],
     fmt: Annotated[str, typer.Option("--format", help="Comma-separated image formats.")] = "png,pdf",
 ) -> None:
-    """Draw every paper figure the result files allow (Figures 1-6)."""
+    """Draw every experiment's figures into RESULTS/figures/, and the paper's Figures 1-6 for its experiments."""
     from cabench.plots import plot_results
 
     written = _guard(lambda: plot_results(results, [f.strip() for f in fmt.split(",") if f.strip()]))
@@ -221,9 +250,32 @@ def plot(
         typer.echo(f"wrote {path}")
 
 
+@app.command("recommend")
+def recommend_cmd(
+    results: Annotated[Path, typer.Argument(help="Folder searched for result files.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    top: Annotated[int, typer.Option("--top", min=1, help="Configurations listed per identification row.")] = 10,
+) -> None:
+    """Which configuration (online) or Pareto set (identification) each method picks, by name."""
+    from cabench.recommend import format_recommendations, recommend
+
+    items = _guard(lambda: recommend(results))
+    if as_json:
+        typer.echo(json.dumps(items, indent=1, default=_json_default))
+    else:
+        typer.echo(format_recommendations(items, top))
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(type(value).__name__)
+
+
 @app.command("report")
 def report(results: Annotated[Path, typer.Argument(help="Folder searched for result files.")]) -> None:
-    """Write REPORT.md: Table 1, our numbers beside the paper's, paired comparisons, findings."""
+    """Write REPORT.md: each experiment's summary, paired comparisons and verdicts; the paper's numbers
+    beside its own experiments."""
     from cabench.report import write_report
 
     path = _guard(lambda: write_report(results))

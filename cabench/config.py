@@ -69,7 +69,7 @@ class ExperimentConfig:
     methods: tuple[Any, ...]
     dataset: str | None = None
     synthetic: SyntheticSpec | None = None
-    split: Split = field(default_factory=Split)
+    split: Split | None = None  # None: the dataset's own (dataset.yaml), else 200 / seed 0
     arms_preset: str | None = "all"
     arms: ArmFilter = field(default_factory=ArmFilter)
     cost_modes: tuple[str, ...] = ("deterministic",)
@@ -101,7 +101,8 @@ class ExperimentConfig:
         ]
         out: dict[str, Any] = {
             "name": self.name, "dataset": dataset,
-            "split": {"profiling_size": self.split.profiling_size, "seed": self.split.seed},
+            "split": None if self.split is None else {"profiling_size": self.split.profiling_size,
+                                                      "seed": self.split.seed},
             "arms": arms, "setting": self.setting, "rho": list(self.rho), "methods": methods,
             "repetitions": self.repetitions, "seed": self.seed, "n_jobs": self.n_jobs,
             "chunk_size": self.chunk_size, "backend": self.backend, "output": self.output,
@@ -112,6 +113,13 @@ class ExperimentConfig:
             out["scheduler_address"] = self.scheduler_address
         if self.trajectories:
             out["trajectories"] = vars(self.trajectories).copy()
+        return out
+
+    def identity(self) -> dict[str, Any]:
+        """What determines the experiment's results: the resolved config less how it is run."""
+        out = self.resolved()
+        for key in ("n_jobs", "chunk_size", "backend", "scheduler_address", "output"):
+            out.pop(key, None)
         return out
 
 
@@ -264,13 +272,29 @@ def _n_jobs(r: _Reader, value: Any) -> int:
     return n
 
 
+def _keep_method_params(declared: Any, names: Any) -> Any:
+    """Methods named on the command line keep the parameters the YAML gives them."""
+    specs = {}
+    for item in declared if isinstance(declared, list) else [declared]:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            specs[item["name"]] = item
+    if not isinstance(names, list):
+        return names
+    return [specs.get(n, n) if isinstance(n, str) else n for n in names]
+
+
 def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dict[str, Any] | None = None
                  ) -> ExperimentConfig:
     """Validate a YAML mapping (plus command-line ``overrides``) into an :class:`ExperimentConfig`."""
     r = _Reader(source)
     base = base or Path.cwd()
     raw = r.check_keys(raw, TOP_KEYS, "")
-    raw = {**raw, **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if "methods" in given and "methods" in raw:
+        given["methods"] = _keep_method_params(raw["methods"], given["methods"])
+    if "name" in given and "output" not in given and isinstance(raw.get("output"), str):
+        given["output"] = str(Path(raw["output"]).parent / str(given["name"]))  # a renamed experiment's own folder
+    raw = {**raw, **given}
     for need in ("dataset", "setting", "rho", "methods"):
         if need not in raw:
             raise r.fail(need, "missing; a config needs dataset, setting, rho and methods")
@@ -280,11 +304,13 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     if len(set(rho)) != len(rho):
         raise r.fail("rho", f"has repeated values {list(rho)}")
     methods = _methods(r, raw["methods"], setting)
-    split_raw = r.check_keys(raw.get("split", {}) or {}, SPLIT_KEYS, "split")
-    split = Split(
-        r.number(split_raw.get("profiling_size", 200), "split.profiling_size", integer=True, positive=True),
-        r.number(split_raw.get("seed", 0), "split.seed", integer=True, minimum=0),
-    )
+    split = None
+    if raw.get("split") is not None:
+        split_raw = r.check_keys(raw["split"], SPLIT_KEYS, "split")
+        split = Split(
+            r.number(split_raw.get("profiling_size", 200), "split.profiling_size", integer=True, positive=True),
+            r.number(split_raw.get("seed", 0), "split.seed", integer=True, minimum=0),
+        )
     preset_name, arms = _arms(r, raw.get("arms"))
     cost_modes: tuple[str, ...] = ("deterministic",)
     if "cost_modes" in raw:
@@ -300,6 +326,8 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         if "rho" not in tr:
             raise r.fail("trajectories.rho", "missing; name the budget of the trajectories")
         t_rho = r.number(tr["rho"], "trajectories.rho", positive=True)
+        if t_rho not in rho and "rho" in given:
+            t_rho = max(rho)  # the command line replaced the grid: trajectories at its largest budget
         if t_rho not in rho:
             raise r.fail("trajectories.rho", f"{t_rho:g} is not in the rho grid {list(rho)}")
         trajectories = TrajectorySpec(
@@ -325,6 +353,9 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         if backend != "dask":
             raise r.fail("scheduler_address", "only applies to backend 'dask'")
     name = r.text(raw.get("name", Path(source).stem), "name")
+    if "/" in name or "\\" in name or name in (".", "..") or len(name) > 120:
+        raise r.fail("name", f"{name[:40]!r} cannot name a folder; use letters, digits, '-', '_' or '.' "
+                             "(no path separators, at most 120 characters)")
     return ExperimentConfig(
         name=name,
         source=source,

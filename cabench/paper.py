@@ -114,3 +114,46 @@ GAINS: list[Gain] = [
     Gain("piqa", "200", "uniform", "absolute", "0.077"),
     Gain("piqa", "200", "uniform", "relative", "18.7"),
 ]
+
+
+# --- which experiments are the paper's (SPEC §7) -------------------------------------------------------
+
+#: The paper's datasets and their number of configurations (Table 1).
+PAPER_DATASETS = {"gsm8k": 108, "piqa": 132}
+PAPER_ONLINE_METHODS = ("cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform")
+PAPER_PSI_METHODS = ("copsi", "psi-sr", "uniform")
+PAPER_ONLINE_PARAMS = {"mode": "experimental", "s_r": 0.01, "s_c": 0.01, "eta": 0.05, "alpha": 2.0}
+#: Role of a paper experiment -> the figures it feeds.
+PAPER_ROLES = {
+    "online": "Figures 2a-b, 3 and 4",
+    "psi-subset": "Figure 2c-d",
+    "psi-full": "Figure 5",
+    "psi-stochastic": "Figure 6",
+}
+
+
+def paper_role(dataset_name: str, n_dataset_configs: int, arm_names: list[str], subset_names: list[str] | None,
+               setting: str, methods: list[dict], cost_modes: list[str]) -> str | None:
+    """The paper experiment an experiment *is* (SPEC §7), from its recorded identity, or None.
+
+    It must run on a dataset named like one of the paper's with the paper's K,
+    on all of its configurations (online, full-set identification) or exactly
+    the 14-arm subset (subset identification), with the paper's methods and,
+    online, the paper's hyper-parameters. The rho grid and the number of
+    repetitions may differ (quick variants); the report states them.
+    """
+    if PAPER_DATASETS.get(dataset_name) != n_dataset_configs:
+        return None
+    names = [m.get("name") for m in methods]
+    if setting == "online":
+        params_ok = all({k: m.get(k) for k in PAPER_ONLINE_PARAMS} == PAPER_ONLINE_PARAMS for m in methods)
+        ok = set(names) == set(PAPER_ONLINE_METHODS) and params_ok and len(arm_names) == n_dataset_configs
+        return "online" if ok else None
+    if set(names) != set(PAPER_PSI_METHODS):
+        return None
+    if "stochastic" in cost_modes:
+        is_subset = subset_names is not None and list(arm_names) == list(subset_names)
+        return "psi-stochastic" if is_subset and set(cost_modes) == {"deterministic", "stochastic"} else None
+    if subset_names is not None and list(arm_names) == list(subset_names):
+        return "psi-subset"
+    return "psi-full" if len(arm_names) == n_dataset_configs else None

@@ -1,13 +1,20 @@
-"""Figures: Figure 1 from datasets, Figures 2-6 from result files (SPEC §7).
+"""Figures from result folders only (SPEC §7); every label, K, budget and window from the data.
 
-Plots read result files only; they never run experiments. One colour and
-marker per method across every figure, the paper's method names, Agg backend.
+For every experiment :func:`plot_results` draws, into ``ROOT/figures/``, its
+landscape (from ``arms.csv``), each metric against budget (online: both
+regrets; identification: error and F1, every cost mode) and, where recorded,
+its trajectories. The paper's layouts (``ROOT/fig1_landscapes`` …
+``fig6_cost_modes``) are drawn only from experiments recorded as the paper's
+own (``paper_experiment`` in ``config.yaml``). ``ROOT/figures.csv`` lists every
+file drawn with its caption; the report reads it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -17,10 +24,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from cabench.data.dataset import Dataset, load_dataset  # noqa: E402
 from cabench.errors import CabenchError  # noqa: E402
-from cabench.pareto import pareto_set  # noqa: E402
-from cabench.results import DISPLAY, ResultSet  # noqa: E402
+from cabench.record import objective_columns  # noqa: E402
+from cabench.results import DISPLAY, Experiment, ResultSet  # noqa: E402
 from cabench.stats import Z95, mean_se, wilson  # noqa: E402
 
 STYLE = {
@@ -31,15 +37,25 @@ STYLE = {
     "copsi": ("#ff7f0e", "P"),
     "psi-sr": ("#9467bd", "v"),
 }
-ONLINE_ORDER = ("cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform")
-PSI_ORDER = ("copsi", "psi-sr", "uniform")
+MODE_LINE = {"deterministic": "-", "stochastic": "--"}
 ERROR_FLOOR = 1e-3  # log10 error is drawn here (hollow marker) when no repetition erred
+FORMATS = ("png", "pdf", "svg")
 
 plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
-                     "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.dpi": 100,
+                     "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.dpi": 100, "figure.titlesize": 8,
                      "svg.hashsalt": "cabench", "pdf.compression": 6})
 _SAVE = {"png": {"dpi": 200, "metadata": {"Software": None}},
-         "pdf": {"metadata": {"Creator": None, "Producer": None, "CreationDate": None}}}
+         "pdf": {"metadata": {"Creator": None, "Producer": None, "CreationDate": None}},
+         "svg": {"metadata": {"Date": None, "Creator": None}}}
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A figure written: its file stem (relative to the results root), caption and experiments."""
+
+    stem: str
+    caption: str
+    experiments: str
 
 
 def _style(method: str) -> dict:
@@ -48,43 +64,73 @@ def _style(method: str) -> dict:
             "linewidth": 1.2}
 
 
-def landscape_figure(datasets: Sequence[Dataset]):
-    """Figure 1: accuracy against efficiency per configuration; size ~ mean tokens; Pareto front."""
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.4 * len(datasets), 2.9), squeeze=False)
-    for ax, ds in zip(axes[0], datasets):
-        mu = ds.mu
-        tokens = ds.tokens_eval.mean(axis=1)
-        size = 6 + 60 * (tokens - tokens.min()) / max(tokens.max() - tokens.min(), 1e-9)
-        ax.scatter(mu[:, 1], mu[:, 0], s=size, c="#1f77b4", alpha=0.45, edgecolors="none")
-        front = pareto_set(mu)
-        order = front[np.argsort(mu[front, 1])]
-        ax.plot(mu[order, 1], mu[order, 0], color="black", linewidth=1.0, marker="o", markersize=3)
-        ids = ds.configs["config_id"].to_numpy()
-        for i in order:
-            ax.annotate(ids[i], (mu[i, 1], mu[i, 0]), fontsize=4.5, xytext=(2, 2), textcoords="offset points")
-        title = ds.meta.get("title", ds.name)
-        ax.set_title(f"{title} (K={ds.n_arms}, |P*|={len(front)})" + (" — surrogate logs" if ds.surrogate else ""))
-        ax.set_xlabel("efficiency (normalised inverse latency)")
-        ax.set_ylabel("accuracy")
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
+def slug(text: str) -> str:
+    """A file-name-safe form of an experiment label."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "experiment"
+
+
+def check_formats(formats: Sequence[str]) -> list[str]:
+    formats = [f for f in formats if f]
+    if not formats:
+        raise CabenchError(f"--format: give at least one of {', '.join(FORMATS)}")
+    for fmt in formats:
+        if fmt not in _SAVE:
+            raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}")
+    return formats
 
 
 def save(fig, stem: Path, formats: Sequence[str]) -> list[Path]:
     out = []
-    for fmt in formats:
-        if fmt not in _SAVE:
-            raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(_SAVE)}")
-        path = stem.with_suffix(f".{fmt}")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    for fmt in check_formats(formats):
+        path = stem.with_suffix(f".{fmt}") if stem.suffix != f".{fmt}" else stem
         fig.savefig(path, format=fmt, bbox_inches="tight", **_SAVE[fmt])
         out.append(path)
     plt.close(fig)
     return out
 
 
-def _mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Sequence[str]) -> None:
-    """Mean of ``column`` against log2 B per method, with a 95% band over repetitions."""
+def band_note(e: Experiment, kind: str) -> str:
+    n = e.repetitions
+    if kind == "mean":
+        return f"bands: mean ± 95% CI (normal) over {n} repetitions"
+    return f"bands: 95% Wilson interval over {n} repetitions"
+
+
+# --- panels ------------------------------------------------------------------------------------------
+
+def landscape_panel(ax, arms: pd.DataFrame, title: str, objectives: Sequence[str]) -> None:
+    """Figure 1 panel: first objective against the second per arm; size ~ cost; Pareto front labelled."""
+    cols = objective_columns(arms)
+    y = arms[cols[0]].to_numpy(float)
+    x = arms[cols[1]].to_numpy(float) if len(cols) > 1 else arms["arm"].to_numpy(float)
+    cost = arms["cost_tokens"].to_numpy(float)
+    size = 6 + 60 * (cost - cost.min()) / max(cost.max() - cost.min(), 1e-9)
+    ax.scatter(x, y, s=size, c="#1f77b4", alpha=0.45, edgecolors="none")
+    front = np.flatnonzero(arms["pareto"].to_numpy() == 1)
+    order = front[np.argsort(x[front])]
+    ax.plot(x[order], y[order], color="black", linewidth=1.0, marker="o", markersize=3)
+    ids = arms["config_id"].astype(str).to_numpy()
+    for i in order:
+        ax.annotate(ids[i], (x[i], y[i]), fontsize=4.5, xytext=(2, 2), textcoords="offset points")
+    ax.set_title(title)
+    names = list(objectives)
+    ax.set_xlabel(f"mean {names[1]}" if len(cols) > 1 else "arm")
+    ax.set_ylabel(f"mean {names[0]}")
+    ax.grid(alpha=0.3)
+
+
+def _band(ax, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, mid: np.ndarray, colour: str) -> None:
+    """A shaded band, or error bars where there is a single budget (a band would be invisible)."""
+    if len(x) > 1:
+        ax.fill_between(x, lo, hi, color=colour, alpha=0.15, linewidth=0)
+    else:
+        ax.errorbar(x, mid, yerr=[mid - lo, hi - mid], color=colour, capsize=2, linewidth=0.8, linestyle="none")
+
+
+def _mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Sequence[str],
+                linestyle: str = "-", suffix: str = "") -> None:
+    """Mean of ``column`` against log2 B per method, with a normal 95% band over repetitions."""
     for method in methods:
         g = runs[runs["method"] == method]
         if g.empty:
@@ -92,15 +138,17 @@ def _mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Seque
         stats = [(b, *mean_se(gg[column])) for b, gg in g.groupby("budget_tokens")]
         b, m, se = map(np.array, zip(*stats))
         x = np.log2(b)
-        ax.plot(x, m, **_style(method))
-        ax.fill_between(x, m - Z95 * se, m + Z95 * se, color=_style(method)["color"], alpha=0.18, linewidth=0)
+        style = _style(method)
+        ax.plot(x, m, **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
+        _band(ax, x, m - Z95 * se, m + Z95 * se, m, style["color"])
     ax.set_xlabel(r"$\log_2 B$ (tokens)")
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
 
 
-def _error_panel(ax, runs: pd.DataFrame) -> None:
-    for method in PSI_ORDER:
+def _error_panel(ax, runs: pd.DataFrame, methods: Sequence[str], linestyle: str = "-", suffix: str = "") -> None:
+    """log10 error probability against log2 B with 95% Wilson bands; zero errors drawn hollow at a floor."""
+    for method in methods:
         g = runs[runs["method"] == method]
         if g.empty:
             continue
@@ -115,150 +163,63 @@ def _error_panel(ax, runs: pd.DataFrame) -> None:
             zero.append(k == 0)
         x, y, lo, hi, zero = map(np.array, (x, y, lo, hi, zero))
         style = _style(method)
-        ax.plot(x, np.log10(y), **style)
-        ax.fill_between(x, np.log10(lo), np.log10(hi), color=style["color"], alpha=0.18, linewidth=0)
+        ax.plot(x, np.log10(y), **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
+        _band(ax, x, np.log10(lo), np.log10(hi), np.log10(y), style["color"])
         if zero.any():
             ax.plot(x[zero], np.log10(y[zero]), linestyle="none", marker=style["marker"], markersize=6,
                     markerfacecolor="white", markeredgecolor=style["color"])
     ax.axhline(math.log10(ERROR_FLOOR), color="black", linewidth=0.5, linestyle=":")
     ax.set_xlabel(r"$\log_2 B$ (tokens)")
-    ax.set_ylabel(r"$\log_{10}$ P(error)  (floor: no error)")
+    ax.set_ylabel(r"$\log_{10}$ P(error)  (dotted floor: no error)")
     ax.grid(alpha=0.3)
 
 
-def _surrogate_note(fig, surrogate: bool) -> None:
-    if surrogate:
-        fig.text(0.5, -0.02, "surrogate logs calibrated to the paper's published statistics (not the paper's data)",
-                 ha="center", fontsize=6, style="italic")
-
-
-def _by_dataset(runs: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
-    return {} if runs is None else {name: g for name, g in runs.groupby("dataset", sort=True)}
-
-
-def _row(panels: int, height: float = 2.5):
-    return plt.subplots(1, panels, figsize=(3.0 * panels, height), squeeze=False)
-
-
-def _title(ax, name: str, what: str) -> None:
-    ax.set_title(f"{name.upper()}: {what}")
-
-
-def _regret_figure(res: ResultSet, column: str, label: str, with_identification: bool):
-    """Figures 2 and 3: regret against log2 B, and (Fig. 2c-d) the subset's identification error."""
-    online = _by_dataset(res.online)
-    subset = _by_dataset(res.psi.get("subset")) if with_identification else {}
-    if not online:
-        return None
-    fig, axes = _row(len(online) + len(subset))
-    for ax, (name, runs) in zip(axes[0], online.items()):
-        _mean_panel(ax, runs, column, label, ONLINE_ORDER)
-        _title(ax, name, "online selection")
-    for ax, (name, runs) in zip(axes[0][len(online):], subset.items()):
-        _error_panel(ax, runs[runs["cost_mode"] == "deterministic"])
-        _title(ax, name, "Pareto identification (14 arms)")
-    return fig, axes[0]
-
-
-def _trajectory_figure(res: ResultSet):
-    """Figure 4: cumulative regret and the moving-average gap against consumed tokens."""
-    data = _by_dataset(res.trajectories)
-    if not data:
-        return None
-    fig, axes = plt.subplots(len(data), 2, figsize=(6.4, 2.4 * len(data)), squeeze=False)
-    for row, (name, g) in zip(axes, data.items()):
-        for method in ONLINE_ORDER:
-            t = g[g["method"] == method]
-            if t.empty:
+def _categorical_panel(ax, e: Experiment, metric: str) -> None:
+    """Error (Wilson) or F1 (mean, normal CI) per method and cost mode at an experiment's single budget."""
+    modes = e.cost_modes
+    width = 0.8 / len(modes)
+    for pos, method in enumerate(e.methods):
+        style = _style(method)
+        for j, mode in enumerate(modes):
+            g = e.runs[(e.runs["method"] == method) & (e.runs["cost_mode"] == mode)]
+            if g.empty:
                 continue
-            style = {**_style(method), "marker": None}
-            x = t["tokens"].to_numpy()
-            for ax, col in ((row[0], "cum_regret"), (row[1], "moving_avg")):
-                m, se = t[f"{col}_mean"].to_numpy(), t[f"{col}_se"].to_numpy()
-                ax.plot(x, m, **style)
-                ax.fill_between(x, m - Z95 * se, m + Z95 * se, color=style["color"], alpha=0.15, linewidth=0)
-        rho = g["rho"].iloc[0]
-        row[0].set_title(f"{name.upper()} (rho={rho:g}): cumulative regret")
-        row[1].set_title(f"{name.upper()} (rho={rho:g}): 50-pull moving average of the gap")
-        for ax in row:
-            ax.set_xlabel("consumed tokens")
-            ax.grid(alpha=0.3)
-    return fig, axes[0]
-
-
-def _f1_figure(res: ResultSet):
-    """Figure 5: Pareto F1 on the full sets against log2 B."""
-    full = _by_dataset(res.psi.get("full"))
-    if not full:
-        return None
-    fig, axes = _row(len(full))
-    for ax, (name, runs) in zip(axes[0], full.items()):
-        _mean_panel(ax, runs, "f1", "Pareto F1", PSI_ORDER)
-        _title(ax, name, f"full set (K={len(str(runs['samples'].iloc[0]).split(';'))})")
-    return fig, axes[0]
-
-
-def _cost_mode_figure(res: ResultSet):
-    """Figure 6: error with deterministic against realised costs at the largest budget, Wilson intervals."""
-    from matplotlib.patches import Patch
-
-    stochastic = _by_dataset(res.psi.get("stochastic"))
-    if not stochastic:
-        return None
-    fig, axes = _row(len(stochastic))
-    width = 0.38
-    for ax, (name, runs) in zip(axes[0], stochastic.items()):
-        rho = runs["rho"].max()
-        runs = runs[runs["rho"] == rho]
-        for pos, method in enumerate(PSI_ORDER):
-            for shift, mode, hatch in ((-width / 2, "deterministic", None), (width / 2, "stochastic", "///")):
-                g = runs[(runs["method"] == method) & (runs["cost_mode"] == mode)]
-                if g.empty:
-                    continue
+            if metric == "error":
                 k, n = int(g["error"].sum()), len(g)
-                lo, hi = wilson(k, n)
-                p = k / n
-                ax.bar(pos + shift, p, width, color=STYLE[method][0], alpha=0.85 if hatch is None else 0.45,
-                       hatch=hatch, edgecolor="black", linewidth=0.4)
-                ax.errorbar(pos + shift, p, yerr=[[max(p - lo, 0.0)], [max(hi - p, 0.0)]], color="black",
-                            capsize=2, linewidth=0.8)
-        ax.set_xticks(range(len(PSI_ORDER)), [DISPLAY[m] for m in PSI_ORDER])
-        ax.set_ylabel("P(error), 95% Wilson")
-        _title(ax, name, f"14 arms, rho={rho:g}")
-        ax.grid(alpha=0.3, axis="y")
-    fig.legend([Patch(facecolor="white", edgecolor="black"), Patch(facecolor="white", edgecolor="black", hatch="///")],
-               ["deterministic costs", "realised (stochastic) costs"], loc="lower center", ncol=2,
-               bbox_to_anchor=(0.5, 1.0), frameon=False)
-    return fig, []  # its legend is drawn above
+                mid, (lo, hi) = k / n, wilson(k, n)
+            else:
+                mid, se = mean_se(g["f1"])
+                lo, hi = mid - Z95 * se, mid + Z95 * se
+            x = pos + (j - (len(modes) - 1) / 2) * width
+            face = style["color"] if j == 0 else "white"
+            label = style["label"] + (f" ({mode})" if len(modes) > 1 else "")
+            ax.errorbar([x], [mid], yerr=[[mid - lo], [hi - mid]], color=style["color"], marker=style["marker"],
+                        markerfacecolor=face, capsize=2, linewidth=0.8, linestyle="none", label=label)
+    ax.set_xticks(range(len(e.methods)), [DISPLAY.get(m, m) for m in e.methods])
+    ax.set_ylabel("P(error), 95% Wilson" if metric == "error" else "Pareto F1, mean ± 95% CI")
+    ax.set_xlabel(f"ρ={e.rho_grid[0]:g}" + ("; filled: " + modes[0] + ", hollow: " + ", ".join(modes[1:])
+                                             if len(modes) > 1 else ""))
+    ax.grid(alpha=0.3, axis="y")
 
 
-def plot_results(root: Path, formats: Sequence[str]) -> list[Path]:
-    """Draw every figure the result files under ``root`` allow; return the files written."""
-    for fmt in formats:
-        if fmt not in _SAVE:
-            raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(_SAVE)}")
-    res = ResultSet(root)
-    written: list[Path] = []
-    datasets = res.dataset_folders()
-    if datasets:
-        written += save(landscape_figure([load_dataset(path, split) for path, split in datasets]),
-                        root / "fig1_landscapes", formats)
-    figures = {
-        "fig2_online_regret": _regret_figure(res, "regret_hv", r"HV-efficiency regret $R^{HV}_B$", True),
-        "fig3_standard_regret": _regret_figure(res, "regret_std", r"standard HV regret $R^{std}_B$", False),
-        "fig4_trajectories": _trajectory_figure(res),
-        "fig5_full_f1": _f1_figure(res),
-        "fig6_cost_modes": _cost_mode_figure(res),
-    }
-    for stem, drawn in figures.items():
-        if drawn is None:
+def _trajectory_panels(axes, e: Experiment) -> None:
+    t_all = e.trajectories
+    for method in e.methods:
+        t = t_all[t_all["method"] == method]
+        if t.empty:
             continue
-        fig, legend_axes = drawn
-        _legend(fig, legend_axes)
-        _surrogate_note(fig, res.surrogate)
-        fig.tight_layout()
-        written += save(fig, root / stem, formats)
-    return written
+        style = {**_style(method), "marker": None}
+        x = t["tokens"].to_numpy()
+        for ax, col in zip(axes, ("cum_regret", "moving_avg")):
+            m, se = t[f"{col}_mean"].to_numpy(), t[f"{col}_se"].to_numpy()
+            ax.plot(x, m, **style)
+            ax.fill_between(x, m - Z95 * se, m + Z95 * se, color=style["color"], alpha=0.15, linewidth=0)
+    rho = float(t_all["rho"].iloc[0])
+    axes[0].set_title(f"{e.label}: cumulative R_HV (ρ={rho:g})")
+    axes[1].set_title(f"{e.label}: {e.window}-pull moving average of the gap (ρ={rho:g})")
+    for ax in axes:
+        ax.set_xlabel("consumed tokens")
+        ax.grid(alpha=0.3)
 
 
 def _legend(fig, axes) -> None:
@@ -269,5 +230,223 @@ def _legend(fig, axes) -> None:
                 handles[lab] = h
                 labels.append(lab)
     if handles:
-        fig.legend([handles[lab] for lab in labels], labels, loc="lower center", ncol=len(labels),
+        fig.legend([handles[lab] for lab in labels], labels, loc="lower center", ncol=min(len(labels), 6),
                    bbox_to_anchor=(0.5, 1.0), frameon=False)
+
+
+def _finish(fig, axes, surrogate: bool, title: str | None = None) -> None:
+    _legend(fig, axes)
+    notes = []
+    if title:
+        notes.append(title)
+    if surrogate:
+        notes.append("surrogate logs calibrated to the paper's published statistics (not the paper's data)")
+    fig.tight_layout()
+    if notes:
+        fig.text(0.5, -0.01, "\n".join(notes), ha="center", va="top", fontsize=6, style="italic")
+
+
+def dataset_arms(ds) -> pd.DataFrame:
+    """An ``arms.csv``-like table of every configuration of a dataset (for ``cabench data landscape``)."""
+    from cabench.pareto import pareto_mask
+
+    mu = ds.mu
+    return pd.DataFrame({"arm": np.arange(ds.n_arms), "config_id": ds.configs["config_id"].to_numpy(),
+                         "mu_accuracy": mu[:, 0], "mu_efficiency": mu[:, 1], "cost_tokens": ds.profile_cost,
+                         "pareto": pareto_mask(mu).astype(int)})
+
+
+def landscape_figure(datasets: Sequence) -> object:
+    """Figure 1 from dataset folders: one landscape panel per dataset."""
+    fig, axes = _panels(len(datasets), 2.9)
+    for ax, ds in zip(axes[0], datasets):
+        arms = dataset_arms(ds)
+        title = str(ds.meta.get("title", ds.name))
+        landscape_panel(ax, arms, f"{title} (K={ds.n_arms}, |P*|={int(arms['pareto'].sum())})",
+                        ("accuracy", "efficiency"))
+    _finish(fig, [], any(ds.surrogate for ds in datasets))
+    return fig
+
+
+# --- one experiment ------------------------------------------------------------------------------------
+
+def experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
+    """(name, figure, caption) of every figure of one experiment."""
+    out = []
+    ident = e.describe()
+    fig, ax = plt.subplots(figsize=(3.6, 3.0))
+    front = int(e.arms["pareto"].sum())
+    landscape_panel(ax, e.arms, f"{e.title}: K={e.k}, |P*|={front}", e.objectives)
+    _finish(fig, [], e.surrogate, f"{e.label}: marker size ~ profiling cost; black: Pareto front")
+    out.append(("landscape", fig, f"{e.label}: configuration landscape of {e.title} (K={e.k}, |P*|={front}; "
+                                  "black line: Pareto front of the experiment's arms)"))
+    if e.setting == "online":
+        fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
+        _mean_panel(axes[0][0], e.runs, "regret_hv", r"HV-efficiency regret $R^{HV}_B$", e.methods)
+        _mean_panel(axes[0][1], e.runs, "regret_std", r"standard HV regret $R^{std}_B$", e.methods)
+        axes[0][0].set_title(f"{e.label}: R_HV")
+        axes[0][1].set_title(f"{e.label}: R_std")
+        _finish(fig, axes[0], e.surrogate, f"{ident}; {band_note(e, 'mean')}")
+        out.append(("regret", fig, f"{ident}: HV-efficiency and standard regret against log2 B; "
+                                   f"{band_note(e, 'mean')}"))
+        if e.trajectories is not None:
+            rho = float(e.trajectories["rho"].iloc[0])
+            fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
+            _trajectory_panels(axes[0], e)
+            _finish(fig, axes[0], e.surrogate, f"{ident}; {band_note(e, 'mean')}")
+            out.append(("trajectories", fig, f"{e.label}: cumulative R_HV and the {e.window}-pull moving average "
+                                             f"of the per-pull gap at ρ={rho:g}; {band_note(e, 'mean')}"))
+    else:
+        fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
+        if len(e.rho_grid) == 1:  # one budget: methods side by side, not a curve
+            _categorical_panel(axes[0][0], e, "error")
+            _categorical_panel(axes[0][1], e, "f1")
+        else:
+            for mode in e.cost_modes:
+                runs = e.runs[e.runs["cost_mode"] == mode]
+                suffix = f" ({mode})" if len(e.cost_modes) > 1 else ""
+                _error_panel(axes[0][0], runs, e.methods, MODE_LINE.get(mode, "-."), suffix)
+                _mean_panel(axes[0][1], runs, "f1", "Pareto F1", e.methods, MODE_LINE.get(mode, "-."), suffix)
+        axes[0][0].set_title(f"{e.label}: P(error), K={e.k}")
+        axes[0][1].set_title(f"{e.label}: Pareto F1, K={e.k}")
+        modes = ", ".join(e.cost_modes)
+        _finish(fig, axes[0], e.surrogate, f"{ident}; cost modes: {modes}; error: 95% Wilson interval, "
+                                           f"F1: mean ± 95% CI (normal)")
+        against = "against log2 B" if len(e.rho_grid) > 1 else f"per method at ρ={e.rho_grid[0]:g}"
+        out.append(("identification", fig, f"{ident}: identification error and Pareto F1 {against}, "
+                                           f"cost modes {modes}; error bands: 95% Wilson interval, F1 bands: "
+                                           f"mean ± 95% CI over {e.repetitions} repetitions"))
+    return out
+
+
+# --- the paper's layouts (only for experiments recorded as the paper's) ---------------------------------
+
+def _panels(n: int, height: float = 2.5):
+    return plt.subplots(1, n, figsize=(3.0 * n, height), squeeze=False)
+
+
+def _paper_figures(res: ResultSet) -> list[tuple[str, object, str, list[Experiment]]]:
+    out = []
+    online, subset = res.paper("online"), res.paper("psi-subset")
+    full, stochastic = res.paper("psi-full"), res.paper("psi-stochastic")
+    wide: dict[str, Experiment] = {}
+    for e in online + full:
+        wide.setdefault(e.dataset_name, e)
+    if wide:
+        fig, axes = _panels(len(wide), 2.9)
+        for ax, e in zip(axes[0], wide.values()):
+            landscape_panel(ax, e.arms, f"{e.title} (K={e.k}, |P*|={int(e.arms['pareto'].sum())})", e.objectives)
+        _finish(fig, [], any(e.surrogate for e in wide.values()))
+        out.append(("fig1_landscapes", fig, "Figure 1: configuration landscapes ("
+                    + "; ".join(f"{e.title}, K={e.k}" for e in wide.values()) + "); black: Pareto front",
+                    list(wide.values())))
+    for stem, column, label, with_subset in (("fig2_online_regret", "regret_hv", r"HV-efficiency regret $R^{HV}_B$",
+                                              True),
+                                             ("fig3_standard_regret", "regret_std", r"standard HV regret $R^{std}_B$",
+                                              False)):
+        parts = online + (subset if with_subset else [])
+        if not online:
+            continue
+        fig, axes = _panels(len(parts))
+        for ax, e in zip(axes[0], online):
+            _mean_panel(ax, e.runs, column, label, e.methods)
+            ax.set_title(f"{e.title}: online, K={e.k} ({e.label})")
+        for ax, e in zip(axes[0][len(online):], parts[len(online):]):
+            _error_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], e.methods)
+            ax.set_title(f"{e.title}: Pareto identification, K={e.k} ({e.label})")
+        letters = "abcdefghijklmnop"
+        spans = [f"({letters[i]}) {e.label}" for i, e in enumerate(parts)]
+        bands = "; ".join(f"{e.label}: {band_note(e, 'mean' if e.setting == 'online' else 'wilson')}" for e in parts)
+        _finish(fig, axes[0], any(e.surrogate for e in parts), bands)
+        what = "HV-efficiency regret" if column == "regret_hv" else "standard hypervolume regret"
+        caption = (f"Figure {stem[3]}: {what} against log2 B" + (
+            " and log10 identification error on the paper's 14-arm subset" if len(parts) > len(online) else "")
+            + " — " + ", ".join(spans) + f"; {bands}")
+        out.append((stem, fig, caption, parts))
+    traj = [e for e in online if e.trajectories is not None]
+    if traj:
+        fig, axes = plt.subplots(len(traj), 2, figsize=(6.4, 2.4 * len(traj)), squeeze=False)
+        for row, e in zip(axes, traj):
+            _trajectory_panels(row, e)
+        _finish(fig, axes[0], any(e.surrogate for e in traj),
+                "; ".join(f"{e.label}: {band_note(e, 'mean')}" for e in traj))
+        out.append(("fig4_trajectories", fig, "Figure 4: online trajectories — " + "; ".join(
+            f"{e.label} at ρ={float(e.trajectories['rho'].iloc[0]):g}, {e.window}-pull moving average, "
+            f"{band_note(e, 'mean')}" for e in traj), traj))
+    if full:
+        fig, axes = _panels(len(full))
+        for ax, e in zip(axes[0], full):
+            _mean_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], "f1", "Pareto F1", e.methods)
+            ax.set_title(f"{e.title}: full set, K={e.k} ({e.label})")
+        _finish(fig, axes[0], any(e.surrogate for e in full),
+                "; ".join(f"{e.label}: {band_note(e, 'mean')}" for e in full))
+        out.append(("fig5_full_f1", fig, "Figure 5: Pareto F1 on the full configuration sets against log2 B — "
+                    + "; ".join(f"{e.label} (K={e.k}), {band_note(e, 'mean')}" for e in full), full))
+    if stochastic:
+        out.append(_cost_mode_figure(stochastic))
+    return out
+
+
+def _cost_mode_figure(experiments: list[Experiment]):
+    """Figure 6: error with deterministic against realised costs at each experiment's largest budget."""
+    from matplotlib.patches import Patch
+
+    fig, axes = _panels(len(experiments))
+    width = 0.38
+    for ax, e in zip(axes[0], experiments):
+        rho = max(e.rho_grid)
+        runs = e.runs[e.runs["rho"] == rho]
+        for pos, method in enumerate(e.methods):
+            for shift, mode, hatch in ((-width / 2, "deterministic", None), (width / 2, "stochastic", "///")):
+                g = runs[(runs["method"] == method) & (runs["cost_mode"] == mode)]
+                if g.empty:
+                    continue
+                k, n = int(g["error"].sum()), len(g)
+                lo, hi = wilson(k, n)
+                p = k / n
+                ax.bar(pos + shift, p, width, color=STYLE.get(method, ("black",))[0],
+                       alpha=0.85 if hatch is None else 0.45, hatch=hatch, edgecolor="black", linewidth=0.4)
+                ax.errorbar(pos + shift, p, yerr=[[max(p - lo, 0.0)], [max(hi - p, 0.0)]], color="black",
+                            capsize=2, linewidth=0.8)
+        ax.set_xticks(range(len(e.methods)), [DISPLAY.get(m, m) for m in e.methods])
+        ax.set_ylabel("P(error), 95% Wilson")
+        ax.set_title(f"{e.title}: K={e.k}, ρ={rho:g} ({e.label})")
+        ax.grid(alpha=0.3, axis="y")
+    fig.legend([Patch(facecolor="white", edgecolor="black"), Patch(facecolor="white", edgecolor="black", hatch="///")],
+               ["deterministic costs", "realised (stochastic) costs"], loc="lower center", ncol=2,
+               bbox_to_anchor=(0.5, 1.0), frameon=False)
+    notes = "; ".join(f"{e.label}: {band_note(e, 'wilson')}" for e in experiments)
+    _finish(fig, [], any(e.surrogate for e in experiments), notes)
+    caption = "Figure 6: deterministic against realised (stochastic) token costs — " + "; ".join(
+        f"{e.label} (K={e.k}, ρ={max(e.rho_grid):g})" for e in experiments) + f"; {notes}"
+    return "fig6_cost_modes", fig, caption, experiments
+
+
+def plot_results(root: Path, formats: Sequence[str]) -> list[Path]:
+    """Draw every figure the results under ``root`` allow; return the files written.
+
+    Writes ``ROOT/figures.csv`` (file stem, caption, experiments) beside them.
+    """
+    formats = check_formats(formats)
+    res = ResultSet(root)
+    if res.empty:
+        raise CabenchError(f"{root}: no results below this folder; run `cabench run CONFIG` first")
+    written: list[Path] = []
+    index: list[Drawn] = []
+    try:
+        for e in res.experiments:
+            for name, fig, caption in experiment_figures(e):
+                stem = f"figures/{slug(e.label)}_{name}"
+                written += save(fig, root / stem, formats)
+                index.append(Drawn(stem, caption, e.label))
+        for stem, fig, caption, parts in _paper_figures(res):
+            written += save(fig, root / stem, formats)
+            index.append(Drawn(stem, caption, "; ".join(e.label for e in parts)))
+    except OSError as exc:
+        raise CabenchError(f"{root}: cannot write figures ({exc.strerror}); pass a writable results folder") \
+            from None
+    from cabench.runner import to_csv, write_atomic
+
+    table = pd.DataFrame([vars(d) for d in index], columns=["stem", "caption", "experiments"])
+    write_atomic(root / "figures.csv", to_csv(table))
+    return written

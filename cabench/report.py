@@ -1,7 +1,10 @@
-"""``cabench report``: REPORT.md from result files, set beside the paper's numbers (SPEC §8).
+"""``cabench report``: REPORT.md from result folders only.
 
-It reads result files (and the datasets named in their ``config.yaml``) and
-never runs an experiment.
+One section per experiment (never pooled): what was run, the summary with the
+share of the budget spent, paired comparisons at the largest budget with tests
+suited to each metric, and verdicts that state the tested quantity. The
+paper's numbers (SPEC §8) appear only beside experiments recorded as the
+paper's own, and Table 1's paper rows only for the paper's datasets.
 """
 
 from __future__ import annotations
@@ -12,316 +15,419 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cabench.data.dataset import load_dataset
-from cabench.data.describe import describe
 from cabench.errors import CabenchError
 from cabench.paper import GAINS, PUBLISHED, REDUCTIONS, Published
-from cabench.results import DISPLAY, ResultSet
-from cabench.stats import paired_difference, wilson
+from cabench.results import DISPLAY, Experiment, ResultSet, finite, read_csv
+from cabench.stats import Z95, bootstrap_mean_ci, holm, log_growth, mcnemar_exact
 
-ONLINE = ("cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform")
-PSI = ("copsi", "psi-sr", "uniform")
-FIGURES = [
-    ("fig1_landscapes", "Figure 1: configuration landscapes (accuracy against efficiency; black: Pareto front)"),
-    ("fig2_online_regret", "Figure 2: HV-efficiency regret (a-b), log10 identification error on the 14 arms (c-d)"),
-    ("fig3_standard_regret", "Figure 3: standard hypervolume regret"),
-    ("fig4_trajectories", "Figure 4: online trajectories at the largest budget"),
-    ("fig5_full_f1", "Figure 5: Pareto F1 on the full configuration sets"),
-    ("fig6_cost_modes", "Figure 6: deterministic against realised (stochastic) token costs"),
-]
+ALPHA = 0.05
+ROLE_OF_METRIC = {"regret_hv": "online", "regret_std": "online", "traj_cum": "online", "traj_ma": "online",
+                  "psi_error": "psi-subset", "psi_error_stochastic": "psi-stochastic", "f1": "psi-full"}
 
 
-class Results(ResultSet):
-    """Result tables found under a folder, and our value for each published number."""
+def _show(method: str) -> str:
+    return DISPLAY.get(method, method)
 
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        if self.empty:
-            raise CabenchError(f"{root}: no runs.csv below this folder; run `cabench run CONFIG` first")
 
-    def datasets(self) -> dict[str, dict]:
-        """describe() of every dataset folder named in the results' configs (first split seen)."""
-        out: dict[str, dict] = {}
-        for path, split in self.dataset_folders():
-            ds = load_dataset(path, split)
-            out.setdefault(ds.name, describe(ds))
+def _num(value, digits: int = 3) -> str:
+    return f"{float(value):.{digits}f}" if finite(value) else "n/a"
+
+
+def _mark(state: str) -> str:
+    return {"holds": "**holds**", "fails": "**does not hold**", "inconclusive": "**inconclusive**",
+            "n/a": "n/a"}[state]
+
+
+# --- paired comparisons -------------------------------------------------------------------------------
+
+def _pairs(e: Experiment) -> tuple[str, list[str]]:
+    base = ("cohv-ucb" if e.setting == "online" else "copsi")
+    methods = e.methods
+    base = base if base in methods else methods[0]
+    return base, [m for m in methods if m != base]
+
+
+def _at(e: Experiment, method: str, rho: float, metric: str, mode: str | None = None) -> pd.Series:
+    r = e.runs[(e.runs["method"] == method) & (e.runs["rho"] == rho)]
+    if mode is not None:
+        r = r[r["cost_mode"] == mode]
+    return r.set_index("rep")[metric].sort_index()
+
+
+def comparisons(e: Experiment) -> list[dict]:
+    """Paired comparisons of the reference method with every other one at the largest budget.
+
+    Regrets and F1: mean paired difference with a percentile bootstrap 95%
+    interval over repetitions. Errors: exact McNemar test; its p-values are
+    Holm-adjusted over the experiment's McNemar tests.
+    """
+    base, others = _pairs(e)
+    rho = max(e.rho_grid)
+    rows = []
+    if e.setting == "online":
+        plan = [(m, None, metric) for metric in ("regret_hv", "regret_std") for m in others]
+    else:
+        plan = [(m, mode, metric) for mode in e.cost_modes for metric in ("error", "f1") for m in others]
+    for other, mode, metric in plan:
+        a, b = _at(e, base, rho, metric, mode), _at(e, other, rho, metric, mode)
+        common = a.index.intersection(b.index)
+        if not len(common):
+            continue
+        a, b = a.loc[common].to_numpy(float), b.loc[common].to_numpy(float)
+        row = {"other": other, "mode": mode, "metric": metric, "rho": rho, "n": len(common),
+               "base_mean": a.mean(), "other_mean": b.mean()}
+        if metric == "error":
+            row.update(test="McNemar", **mcnemar_exact(a, b))
+        else:
+            lo, hi = bootstrap_mean_ci(a - b)
+            row.update(test="bootstrap", diff=float((a - b).mean()), low=lo, high=hi,
+                       base_better=float(np.mean(a < b) if metric != "f1" else np.mean(a > b)),
+                       other_better=float(np.mean(a > b) if metric != "f1" else np.mean(a < b)))
+        rows.append(row)
+    tests = [r for r in rows if r["test"] == "McNemar"]
+    for r, adj in zip(tests, holm([r["p"] for r in tests])):
+        r["p_holm"] = adj
+    return rows
+
+
+def _comparison_lines(e: Experiment, rows: list[dict]) -> list[str]:
+    base, _ = _pairs(e)
+    if not rows:
+        return ["No other method to compare with.", ""]
+    n_mc = sum(r["test"] == "McNemar" for r in rows)
+    lines = [f"{len(rows)} paired comparisons of {_show(base)} with each other method at the largest budget "
+             f"(ρ={max(e.rho_grid):g}), repetition by repetition (every method replays the same streams). "
+             "Regret and F1: mean difference with a percentile bootstrap 95% interval (2,000 resamples of "
+             "repetitions; intervals are not adjusted for multiplicity)."
+             + (f" Errors: exact McNemar test on the discordant repetitions; p-values Holm-adjusted over the "
+                f"{n_mc} McNemar tests of this experiment." if n_mc else ""), ""]
+    boot = [r for r in rows if r["test"] == "bootstrap"]
+    if boot:
+        lines += [f"| metric | cost mode | {_show(base)} vs | {_show(base)} mean | other mean | mean diff "
+                  "[95% CI] | base better | other better | n |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in boot:
+            lines.append(f"| {r['metric']} | {r['mode'] or '—'} | {_show(r['other'])} | {r['base_mean']:.4g} | "
+                         f"{r['other_mean']:.4g} | {r['diff']:+.4g} [{r['low']:+.4g}, {r['high']:+.4g}] | "
+                         f"{100 * r['base_better']:.0f}% | {100 * r['other_better']:.0f}% | {r['n']} |")
+        lines.append("")
+    mc = [r for r in rows if r["test"] == "McNemar"]
+    if mc:
+        lines += [f"| cost mode | {_show(base)} vs | P(error) {_show(base)} | P(error) other | only {_show(base)} "
+                  "errs | only other errs | exact p | Holm p | n |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in mc:
+            lines.append(f"| {r['mode']} | {_show(r['other'])} | {r['base_mean']:.3f} | {r['other_mean']:.3f} | "
+                         f"{r['only_a']} | {r['only_b']} | {r['p']:.3g} | {r['p_holm']:.3g} | {r['n']} |")
+        lines.append("")
+    return lines
+
+
+# --- verdicts -----------------------------------------------------------------------------------------
+
+def verdicts(e: Experiment, rows: list[dict]) -> list[tuple[str, str]]:
+    """(state, statement) pairs; each states the tested quantity and can fail."""
+    out: list[tuple[str, str]] = []
+    base, others = _pairs(e)
+    rho = max(e.rho_grid)
+    if e.setting == "online":
+        boot = {r["other"]: r for r in rows if r["metric"] == "regret_hv"}
+        if boot:
+            means = {base: next(iter(boot.values()))["base_mean"], **{m: r["other_mean"] for m, r in boot.items()}}
+            lowest = min(means, key=lambda m: means[m])
+            below = [m for m, r in boot.items() if r["high"] < 0]
+            state = "fails" if lowest != base else ("holds" if len(below) == len(boot) else "inconclusive")
+            out.append((state, f"{_show(base)} has the lowest mean R_HV at ρ={rho:g} and its paired 95% interval "
+                               f"against every other method lies below 0 (means: "
+                               + ", ".join(f"{_show(m)} {v:.2f}" for m, v in sorted(means.items(), key=lambda i: i[1]))
+                               + f"; significantly below: {', '.join(map(_show, below)) or 'none'})"))
+        grid = e.rho_grid
+        if len(grid) >= 3:
+            g = e.runs[e.runs["method"] == base]
+            table = g.pivot(index="rep", columns="budget_tokens", values="regret_hv").dropna()
+            fit = log_growth(np.log2(table.columns.to_numpy(float)), table.to_numpy(float))
+            c_lo, c_hi = fit["curvature_low"], fit["curvature_high"]
+            state = "fails" if c_lo > 0 else ("holds" if c_hi <= 0 else "inconclusive")
+            out.append((state, f"{_show(base)}'s R_HV grows at most linearly in log2 B: quadratic fit in log2 B over "
+                               f"{len(grid)} budgets, slope {fit['slope']:.3g} [{fit['slope_low']:.3g}, "
+                               f"{fit['slope_high']:.3g}] per doubling, curvature {fit['curvature']:.3g} "
+                               f"[{c_lo:.3g}, {c_hi:.3g}] (95% bootstrap over repetitions; a curvature interval "
+                               "above 0 means faster than logarithmic growth, one containing 0 cannot tell)"))
+        else:
+            out.append(("n/a", f"growth of R_HV in log2 B: needs at least 3 budgets, this experiment has {len(grid)}"))
         return out
-
-    # --- our value for a published number -------------------------------------------------
-    def _rho(self, frame: pd.DataFrame, rho: str) -> float | None:
-        grid = sorted(frame["rho"].unique())
-        if not grid:
-            return None
-        if rho == "max":
-            return grid[-1]
-        if rho == "min":
-            return grid[0]
-        return float(rho) if float(rho) in grid else None
-
-    def value(self, p: Published, stats: dict[str, dict]) -> tuple[float | None, str]:
-        """Our value for the published number ``p`` and the budget it was measured at."""
-        if p.method is None:
-            d = stats.get(p.dataset)
-            return (None, "") if d is None or d.get(p.metric) is None else (float(d[p.metric]), "")
-        if p.metric in ("regret_hv", "regret_std"):
-            frame = self._select(self.online, p.dataset, p.method)
-            rho = None if frame is None else self._rho(frame, p.rho)
-            if rho is None:
-                return None, ""
-            return float(frame.loc[frame["rho"] == rho, p.metric].mean()), f"rho={rho:g}"
-        if p.metric in ("traj_cum", "traj_ma"):
-            frame = self._select(self.trajectories, p.dataset, p.method)
-            if frame is None:
-                return None, ""
-            last = frame.loc[frame["point"].idxmax()]
-            column = "cum_regret_mean" if p.metric == "traj_cum" else "moving_avg_mean"
-            return float(last[column]), f"rho={last['rho']:g}"
-        if p.metric in ("psi_error", "psi_error_stochastic"):
-            kind, mode = ("subset", "deterministic") if p.metric == "psi_error" else ("stochastic", "stochastic")
-            frame = self._select(self.psi.get(kind), p.dataset, p.method)
-            if frame is None:
-                return None, ""
-            frame = frame[frame["cost_mode"] == mode]
-            rho = self._rho(frame, p.rho)
-            if rho is None:
-                return None, ""
-            return float(frame.loc[frame["rho"] == rho, "error"].mean()), f"rho={rho:g}"
-        if p.metric == "f1":
-            frame = self._select(self.psi.get("full"), p.dataset, p.method)
-            rho = None if frame is None else self._rho(frame, p.rho)
-            return (None, "") if rho is None else (float(frame.loc[frame["rho"] == rho, "f1"].mean()), f"rho={rho:g}")
-        raise ValueError(p.metric)
-
-    @staticmethod
-    def _select(frame: pd.DataFrame | None, dataset: str, method: str) -> pd.DataFrame | None:
-        if frame is None:
-            return None
-        out = frame[(frame["dataset"] == dataset) & (frame["method"] == method)]
-        return None if out.empty else out
+    mode = "deterministic" if "deterministic" in e.cost_modes else e.cost_modes[0]
+    grid = e.rho_grid
+    if len(grid) >= 2:
+        lo_e, hi_e = _at(e, base, grid[0], "error", mode), _at(e, base, grid[-1], "error", mode)
+        common = lo_e.index.intersection(hi_e.index)
+        t = mcnemar_exact(hi_e.loc[common].to_numpy(), lo_e.loc[common].to_numpy())
+        p_lo, p_hi = float(lo_e.mean()), float(hi_e.mean())
+        state = "holds" if p_hi < p_lo and t["p"] < ALPHA else ("fails" if p_hi >= p_lo else "inconclusive")
+        out.append((state, f"{_show(base)}'s error ({mode} costs) falls from ρ={grid[0]:g} to ρ={grid[-1]:g}: "
+                           f"{p_lo:.3f} → {p_hi:.3f}, exact McNemar p={t['p']:.3g} over {t['n']} paired repetitions"))
+    for r in rows:
+        if r["test"] == "McNemar" and r["mode"] == mode:
+            a, b = r["base_mean"], r["other_mean"]
+            state = "holds" if a < b and r["p_holm"] < ALPHA else ("inconclusive" if a < b else "fails")
+            out.append((state, f"{_show(base)}'s error is below {_show(r['other'])}'s at ρ={rho:g} ({mode} costs): "
+                               f"{a:.3f} vs {b:.3f}, Holm-adjusted McNemar p={r['p_holm']:.3g}"))
+    for r in rows:
+        if r["metric"] == "f1" and r["mode"] == mode:
+            state = "holds" if r["low"] > 0 else ("inconclusive" if r["diff"] > 0 else "fails")
+            out.append((state, f"{_show(base)}'s Pareto F1 is above {_show(r['other'])}'s at ρ={rho:g} ({mode} "
+                               f"costs): {r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"))
+    if {"deterministic", "stochastic"} <= set(e.cost_modes):
+        det, sto = _at(e, base, rho, "error", "deterministic"), _at(e, base, rho, "error", "stochastic")
+        common = det.index.intersection(sto.index)
+        t = mcnemar_exact(sto.loc[common].to_numpy(), det.loc[common].to_numpy())
+        state = "holds" if t["p"] >= ALPHA else "fails"
+        out.append((state, f"realised token costs leave {_show(base)}'s error unchanged at ρ={rho:g}: "
+                           f"{det.mean():.3f} deterministic, {sto.mean():.3f} stochastic, exact McNemar p={t['p']:.3g} "
+                           "(holds = no significant difference at 5%; not a proof of equality)"))
+    return out
 
 
-def _fmt(value: float | None, like: str = "0.000") -> str:
+# --- one experiment -----------------------------------------------------------------------------------
+
+def _summary_lines(e: Experiment) -> list[str]:
+    s = e.summary()
+    n = e.repetitions
+    if e.setting == "online":
+        lines = [f"Mean ± 95% CI (normal) over {n} repetitions. Regret in normalised cost units "
+                 "(B~ = B / c_max); 'spent' is the mean share of B used.", "",
+                 "| method | ρ | B (tokens) | R_HV | R_std | pulls | share of pulls on i* | spent |",
+                 "|---|---|---|---|---|---|---|---|"]
+        for _, r in s.iterrows():
+            lines.append(f"| {_show(r.method)} | {r.rho:g} | {r.budget_tokens:.0f} | {r.regret_hv:.2f} ± "
+                         f"{Z95 * r.regret_hv_se:.2f} | {r.regret_std:.2f} ± {Z95 * r.regret_std_se:.2f} | "
+                         f"{r.pulls:.1f} | {r.frac_optimal:.3f} | {100 * r.spend_share:.1f}% |")
+    else:
+        lines = [f"Error probability with a 95% Wilson interval and mean F1 ± 95% CI over {n} repetitions; "
+                 "'spent' is the mean share of B used.", "",
+                 "| method | cost mode | ρ | B (tokens) | P(error) [95% CI] | F1 | mean |P_hat| | spent |",
+                 "|---|---|---|---|---|---|---|---|"]
+        for _, r in s.iterrows():
+            lines.append(f"| {_show(r.method)} | {r.cost_mode} | {r.rho:g} | {r.budget_tokens:.0f} | {r.error:.3f} "
+                         f"[{r.error_low:.3f}, {r.error_high:.3f}] | {r.f1:.3f} ± {Z95 * r.f1_se:.3f} | "
+                         f"{r['size']:.2f} | {100 * r.spend_share:.1f}% |")
+    return lines + [""]
+
+
+def experiment_section(e: Experiment) -> list[str]:
+    """Everything the report says of one experiment; it depends on that experiment's files only."""
+    meta = e.meta
+    info = meta.get("dataset_info", {})
+    source = "a synthetic instance" if info.get("synthetic") else (
+        "**surrogate logs**, calibrated to the paper's published statistics, not real model outputs"
+        if e.surrogate else "logs not marked as surrogate in their dataset.yaml")
+    methods = ", ".join(_show(m) for m in e.methods)
+    front = e.arms[e.arms["pareto"] == 1]["config_id"].astype(str).tolist()
+    best = e.arms[e.arms["optimal"] == 1]["config_id"].astype(str).tolist()
+    lines = [f"## Experiment `{e.label}`", "",
+             f"- setting: {'online selection' if e.setting == 'online' else 'Pareto set identification'}; "
+             f"data: {e.title}, {source}; K = {e.k} arms; config hash `{e.config_hash}`",
+             f"- budgets ρ ∈ {{{', '.join(f'{r:g}' for r in e.rho_grid)}}}; {e.repetitions} paired repetitions; "
+             f"seed {meta.get('seed')}; methods: {methods}"
+             + (f"; cost modes: {', '.join(e.cost_modes)}" if e.setting == "psi" else ""),
+             f"- true Pareto set of these arms ({len(front)}): {', '.join(front)}; max-ν arm: {', '.join(best)}"]
+    if e.setting == "online":
+        params = "; ".join(f"{_show(m['name'])}: s_r={m.get('s_r')}, s_c={m.get('s_c')}, eta={m.get('eta')}, "
+                           f"mode={m.get('mode')}" for m in meta.get("methods", []) if m.get("name") != "uniform")
+        lines.append(f"- parameters: {params}")
+    if e.paper_role:
+        lines.append(f"- this is the paper's experiment for {meta.get('paper_figures')} on {e.title}")
+    if e.duplicates:
+        lines.append(f"- also found, identical, in: {', '.join(str(p) for p in e.duplicates)} (read once)")
+    lines += ["", "### Summary", ""] + _summary_lines(e)
+    rows = comparisons(e)
+    lines += ["### Paired comparisons", ""] + _comparison_lines(e, rows)
+    lines += ["### Verdicts", ""]
+    lines += [f"- {text}: {_mark(state)}" for state, text in verdicts(e, rows)]
+    return lines + [""]
+
+
+# --- Table 1 and the paper's numbers ------------------------------------------------------------------
+
+def _range(d: dict, key: str, digits: int) -> str:
+    lo, hi = d.get(f"{key}_min"), d.get(f"{key}_max")
+    return f"{float(lo):.{digits}f}–{float(hi):.{digits}f}" if finite(lo) and finite(hi) else "n/a"
+
+
+def _table1(res: ResultSet) -> list[str]:
+    rows = [(name, d) for name, d in res.datasets().items() if not d.get("synthetic")]
+    if not rows:
+        return []
+    paper_sets = {e.dataset_name for e in res.experiments if e.paper_role}
+    with_subset = any(finite(d.get("subset_min_gap")) for name, d in rows if d.get("dataset") in paper_sets)
+    head = "| data | source | K | accuracy | latency (s) | tokens | |P*| | profiling cost c_i |"
+    rule = "|---|---|---|---|---|---|---|---|"
+    if with_subset:
+        head += " 14-arm |P*| | 14-arm min gap |"
+        rule += "---|---|"
+    lines = ["## Table 1: the data", "", "Configuration-level means over all instances (|P*| and gaps on the "
+             "evaluation split).", "", head, rule]
+    published = {(p.dataset, p.metric): p.text for p in PUBLISHED if p.method is None}
+    for name, d in rows:
+        source = "surrogate" if str(d.get("surrogate")) == "True" else "logs"
+        line = (f"| {d.get('title', name)} | {source} | {int(d['K'])} | {_range(d, 'accuracy', 3)} | "
+                f"{_range(d, 'latency', 3)} | {_range(d, 'tokens', 1)} | {int(d['pareto_size'])} | "
+                f"{_range(d, 'cost', 2)} |")
+        paper = d.get("dataset") in paper_sets
+        if with_subset:
+            line += (f" {int(d['subset_pareto_size'])} | {float(d['subset_min_gap']):.4f} |"
+                     if paper and finite(d.get("subset_min_gap")) else " n/a | n/a |")
+        lines.append(line)
+        ds = d.get("dataset")
+        if paper and (ds, "K") in published:
+            g = {metric: text for (dd, metric), text in published.items() if dd == ds}
+            line = (f"| {d.get('title', name)} | paper | {g['K']} | {g['accuracy_min']}–{g['accuracy_max']} | "
+                    f"{g['latency_min']}–{g['latency_max']} | {g['tokens_min']}–{g['tokens_max']} | "
+                    f"{g['pareto_size']} | {g['cost_min']}–{g['cost_max']} |")
+            if with_subset:
+                line += f" {g['subset_pareto_size']} | {g['subset_min_gap']} |"
+            lines.append(line)
+    return lines + [""]
+
+
+def _budget(frame: pd.DataFrame, rho: str) -> float | None:
+    grid = sorted(frame["rho"].unique())
+    if not grid:
+        return None
+    if rho == "max":
+        return float(grid[-1])
+    if rho == "min":
+        return float(grid[0])
+    return float(rho) if float(rho) in grid else None
+
+
+def paper_value(e: Experiment, p: Published) -> tuple[float | None, str]:
+    """Our value, in experiment ``e``, of the published number ``p`` and the budget it was taken at."""
+    if p.metric in ("traj_cum", "traj_ma"):
+        t = e.trajectories
+        t = None if t is None else t[t["method"] == p.method]
+        if t is None or t.empty:
+            return None, "no trajectories recorded"
+        last = t.loc[t["point"].idxmax()]
+        return float(last["cum_regret_mean" if p.metric == "traj_cum" else "moving_avg_mean"]), \
+            f"ρ={float(last['rho']):g}"
+    runs = e.runs[e.runs["method"] == p.method]
+    if "cost_mode" in runs:
+        runs = runs[runs["cost_mode"] == ("stochastic" if p.metric == "psi_error_stochastic" else "deterministic")]
+    if runs.empty:
+        return None, "method not run"
+    rho = _budget(runs, p.rho)
+    if rho is None:
+        return None, f"ρ={p.rho} not in this experiment's grid"
+    column = {"psi_error": "error", "psi_error_stochastic": "error"}.get(p.metric, p.metric)
+    return float(runs.loc[runs["rho"] == rho, column].mean()), f"ρ={rho:g}"
+
+
+def _fmt_like(value: float | None, like: str, why: str) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
+        return f"not measured ({why})"
     if "." not in like:
         return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
     return f"{value:.{max(len(like.split('.')[1]), 1)}f}"
 
 
-def _published_tables(res: Results, stats: dict[str, dict]) -> list[str]:
-    groups = [
-        ("Data statistics (Table 1, Appendix A)", lambda p: p.method is None),
-        ("Online selection", lambda p: p.metric in ("regret_hv", "regret_std", "traj_cum", "traj_ma")),
-        ("Pareto set identification", lambda p: p.metric in ("psi_error", "psi_error_stochastic", "f1")),
-    ]
+def _paper_section(res: ResultSet) -> list[str]:
     names = {"regret_hv": "R_HV", "regret_std": "R_std", "traj_cum": "trajectory end, cumulative R_HV",
-             "traj_ma": "trajectory end, 50-pull moving average", "psi_error": "P(error), 14 arms",
+             "traj_ma": "trajectory end, moving average of the gap", "psi_error": "P(error), 14 arms",
              "psi_error_stochastic": "P(error), 14 arms, realised costs", "f1": "Pareto F1, full set"}
-    lines = []
-    for title, keep in groups:
-        lines += [f"### {title}", "", "| dataset | quantity | method | budget (paper) | paper | ours | ours at |",
-                  "|---|---|---|---|---|---|---|"]
-        for p in filter(keep, PUBLISHED):
-            ours, where = res.value(p, stats)
-            budget = "" if p.rho is None else ("largest" if p.rho == "max" else "smallest" if p.rho == "min"
-                                               else f"rho={p.rho}")
-            lines.append(f"| {p.dataset.upper()} | {names.get(p.metric, p.metric)} | "
-                         f"{DISPLAY.get(p.method, '') if p.method else ''} | {budget} | {p.text} | "
-                         f"{_fmt(ours, p.text)} | {where} |")
-        lines.append("")
-    return lines
-
-
-def _reductions(res: Results, stats: dict[str, dict]) -> list[str]:
-    lines = ["### Relative changes the paper quotes, recomputed", "",
-             "| dataset | quantity | method vs baseline | paper | ours |", "|---|---|---|---|---|"]
-    for r in REDUCTIONS:
-        ours_m, _ = res.value(Published(r.dataset, r.metric, r.method, r.rho, "0"), stats)
-        ours_b, where = res.value(Published(r.dataset, r.metric, r.baseline, r.rho, "0"), stats)
-        ours = None if ours_m is None or not ours_b else 100 * (1 - ours_m / ours_b)
-        lines.append(f"| {r.dataset.upper()} | reduction of {r.metric} ({where or r.rho}) | "
-                     f"{DISPLAY[r.method]} vs {DISPLAY[r.baseline]} | {r.text}% | "
-                     f"{'—' if ours is None else f'{ours:.1f}%'} |")
-    for g in GAINS:
-        a, where = res.value(Published(g.dataset, "f1", "copsi", g.rho, "0"), stats)
-        b, _ = res.value(Published(g.dataset, "f1", g.baseline, g.rho, "0"), stats)
-        if a is None or b is None:
-            ours = "—"
-        elif g.kind == "absolute":
-            ours = f"{a - b:+.3f}"
-        else:
-            ours = f"{100 * (a / b - 1):.1f}%"
-        paper = g.text + ("%" if g.kind == "relative" else "")
-        lines.append(f"| {g.dataset.upper()} | {g.kind} F1 gain ({where or 'rho=' + g.rho}) | CoPSI vs "
-                     f"{DISPLAY[g.baseline]} | {paper} | {ours} |")
-    return lines + [""]
-
-
-def _paired_at_largest(runs: pd.DataFrame, base: str, others: tuple[str, ...], metric: str):
-    """Paired differences ``base - other`` of ``metric`` at the largest rho, repetition by repetition."""
-    rho = runs["rho"].max()
-    runs = runs[runs["rho"] == rho]
-    mine = runs[runs["method"] == base].set_index("rep")
-    for other in others:
-        theirs = runs[runs["method"] == other].set_index("rep")
-        if mine.empty or theirs.empty:
-            continue
-        paired = theirs.loc[mine.index, metric].to_numpy(float)
-        yield rho, other, paired_difference(mine[metric].to_numpy(float), paired)
-
-
-def _paired(res: Results) -> list[str]:
-    lines = ["## Paired comparisons", "",
-             "Every method in a repetition replays the same feedback stream, so differences are paired by "
-             "repetition. Mean difference (method − baseline) with a normal 95% interval, and how often each side "
-             "is strictly lower.", ""]
-    if res.online is not None:
-        lines += ["| dataset | rho | metric | CoHV-UCB vs | mean diff [95% CI] | CoHV lower | baseline lower | n |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for dataset, g in res.online.groupby("dataset", sort=True):
-            for metric in ("regret_hv", "regret_std"):
-                for rho, other, d in _paired_at_largest(g, "cohv-ucb", ONLINE[1:], metric):
-                    lines.append(f"| {dataset.upper()} | {rho:g} | {metric} | {DISPLAY[other]} | "
-                                 f"{d['mean_diff']:.2f} [{d['ci_low']:.2f}, {d['ci_high']:.2f}] | "
-                                 f"{100 * d['a_lower']:.0f}% | {100 * d['b_lower']:.0f}% | {d['n']} |")
-        lines.append("")
     rows = []
-    for kind, frame in sorted(res.psi.items()):
-        metric = "f1" if kind == "full" else "error"
-        for (dataset, mode), g in frame.groupby(["dataset", "cost_mode"], sort=True):
-            for rho, other, d in _paired_at_largest(g, "copsi", PSI[1:], metric):
-                better = "a_lower" if metric == "error" else "b_lower"
-                worse = "b_lower" if metric == "error" else "a_lower"
-                rows.append(f"| {dataset.upper()} | {kind}, {mode} | {rho:g} | {metric} | {DISPLAY[other]} | "
-                            f"{d['mean_diff']:+.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] | "
-                            f"{100 * d[better]:.1f}% | {100 * d[worse]:.1f}% | {d['n']} |")
-    if rows:
-        lines += ["| dataset | experiment | rho | metric | CoPSI vs | mean diff [95% CI] | CoPSI better | baseline "
-                  "better | n |", "|---|---|---|---|---|---|---|---|---|", *rows, ""]
-    return lines
+    for p in PUBLISHED:
+        role = ROLE_OF_METRIC.get(p.metric)
+        if role is None:
+            continue
+        for e in res.paper(role):
+            if e.dataset_name != p.dataset:
+                continue
+            ours, where = paper_value(e, p)
+            budget = "largest" if p.rho == "max" else "smallest" if p.rho == "min" else f"ρ={p.rho}"
+            rows.append(f"| {e.label} | {names[p.metric]} | {_show(p.method)} | {budget} | {p.text} | "
+                        f"{_fmt_like(ours, p.text, where)} | {where if ours is not None else ''} |")
+    for r in REDUCTIONS:
+        for e in res.paper(ROLE_OF_METRIC[r.metric]):
+            if e.dataset_name != r.dataset:
+                continue
+            a, where = paper_value(e, Published(r.dataset, r.metric, r.method, r.rho, "0"))
+            b, _ = paper_value(e, Published(r.dataset, r.metric, r.baseline, r.rho, "0"))
+            ours = f"{100 * (1 - a / b):.1f}%" if a is not None and b else f"not measured ({where})"
+            rows.append(f"| {e.label} | reduction of {names[r.metric]} | {_show(r.method)} vs {_show(r.baseline)} | "
+                        f"{'largest' if r.rho == 'max' else 'ρ=' + r.rho} | {r.text}% | {ours} | "
+                        f"{where if a is not None and b else ''} |")
+    for g in GAINS:
+        for e in res.paper("psi-full"):
+            if e.dataset_name != g.dataset:
+                continue
+            a, where = paper_value(e, Published(g.dataset, "f1", "copsi", g.rho, "0"))
+            b, _ = paper_value(e, Published(g.dataset, "f1", g.baseline, g.rho, "0"))
+            if a is None or b is None:
+                ours = f"not measured ({where})"
+            else:
+                ours = f"{a - b:+.3f}" if g.kind == "absolute" else f"{100 * (a / b - 1):.1f}%"
+            rows.append(f"| {e.label} | {g.kind} F1 gain | CoPSI vs {_show(g.baseline)} | ρ={g.rho} | "
+                        f"{g.text}{'%' if g.kind == 'relative' else ''} | {ours} | "
+                        f"{where if a is not None and b is not None else ''} |")
+    if not rows:
+        return []
+    return ["## The paper's numbers beside ours", "",
+            "Only for experiments recorded as the paper's own (SPEC §7). Ours are means over the repetitions of "
+            "that experiment at the same metric, method and budget; 'largest'/'smallest' are the ends of its ρ "
+            "grid. The paper's numbers come from its private logs.", "",
+            "| experiment | quantity | method | budget (paper) | paper | ours | ours at |",
+            "|---|---|---|---|---|---|---|", *rows, ""]
 
 
-def _findings(res: Results) -> list[str]:
-    out = ["## Qualitative findings on these data", ""]
-
-    def say(ok: bool | None, text: str) -> None:
-        mark = "n/a (no data)" if ok is None else ("**holds**" if ok else "**does not hold**")
-        out.append(f"- {text}: {mark}")
-
-    if res.online is not None:
-        for dataset, g in res.online.groupby("dataset", sort=True):
-            top = g[g["rho"] == g["rho"].max()].groupby("method")["regret_hv"].mean()
-            order = sorted(top.index, key=lambda m: top[m])
-            say(order[0] == "cohv-ucb",
-                f"{dataset.upper()}: CoHV-UCB has the lowest mean R_HV at the largest budget "
-                f"(order: {', '.join(f'{DISPLAY[m]} {top[m]:.1f}' for m in order)})")
-            cohv = g[g["method"] == "cohv-ucb"].groupby("budget_tokens")["regret_hv"].mean()
-            if len(cohv) >= 3:
-                x, y = np.log2(cohv.index.to_numpy(float)), cohv.to_numpy()
-                fit = np.polyfit(x, y, 1)
-                r2 = 1 - np.sum((y - np.polyval(fit, x)) ** 2) / max(np.sum((y - y.mean()) ** 2), 1e-300)
-                uni = g[g["method"] == "uniform"].groupby("budget_tokens")["regret_hv"].mean()
-                growth = y[-1] / y[0]
-                budget_growth = cohv.index[-1] / cohv.index[0]
-                say(r2 >= 0.9 and growth < budget_growth,
-                    f"{dataset.upper()}: CoHV-UCB's regret grows roughly linearly in log2 B (R² of a line in "
-                    f"log2 B = {r2:.3f}; it grows x{growth:.1f} while B grows x{budget_growth:.0f}"
-                    + (f" and Uniform's x{uni.iloc[-1] / uni.iloc[0]:.1f})" if len(uni) == len(cohv) else ")"))
-    subset = res.psi.get("subset")
-    if subset is not None:
-        det = subset[subset["cost_mode"] == "deterministic"]
-        for dataset, g in det.groupby("dataset", sort=True):
-            err = g.groupby(["method", "rho"])["error"].mean()
-            if "copsi" in err.index.get_level_values(0):
-                c = err["copsi"]
-                say(bool(c.iloc[-1] < c.iloc[0] and np.corrcoef(np.log(c.index), c.to_numpy())[0, 1] < 0)
-                    if len(c) > 1 else None,
-                    f"{dataset.upper()}: CoPSI's identification error falls with the budget "
-                    f"({c.iloc[0]:.3f} at rho={c.index[0]:g} to {c.iloc[-1]:.3f} at rho={c.index[-1]:g})")
-            if {"copsi", "uniform"} <= set(err.index.get_level_values(0)) and len(err["copsi"]) > 1:
-                gap = err["uniform"] - err["copsi"]
-                say(bool(gap.iloc[-1] > 0 and gap.iloc[-1] >= gap.iloc[0]),
-                    f"{dataset.upper()}: CoPSI beats Uniform at the largest budget and the difference widens with B "
-                    f"(Uniform − CoPSI: {gap.iloc[0]:+.3f} at the smallest, {gap.iloc[-1]:+.3f} at the largest budget)")
-            if {"copsi", "psi-sr"} <= set(err.index.get_level_values(0)):
-                a, b = err["copsi"].iloc[-1], err["psi-sr"].iloc[-1]
-                say(bool(a < b), f"{dataset.upper()}: CoPSI's error is below PSI-SR's at the largest budget "
-                                 f"({a:.3f} vs {b:.3f})")
-    full = res.psi.get("full")
-    if full is not None:
-        for dataset, g in full.groupby("dataset", sort=True):
-            f1 = g.groupby(["method", "rho"])["f1"].mean()
-            if {"copsi", "uniform"} <= set(f1.index.get_level_values(0)):
-                diff = f1["copsi"] - f1["uniform"]
-                say(bool((diff > 0).all()), f"{dataset.upper()}: CoPSI's full-set F1 is above Uniform's at every "
-                                            f"budget (differences {', '.join(f'{v:+.3f}' for v in diff)})")
-    stoch = res.psi.get("stochastic")
-    if stoch is not None:
-        for dataset, g in stoch.groupby("dataset", sort=True):
-            e = g[g["rho"] == g["rho"].max()].groupby(["method", "cost_mode"])["error"].mean()
-            if ("copsi", "deterministic") in e.index and ("copsi", "stochastic") in e.index:
-                n = int(len(g) / max(g.groupby(["method", "cost_mode"]).ngroups, 1))
-                lo, hi = wilson(int(round(e["copsi", "deterministic"] * n)), n)
-                say(bool(lo <= e["copsi", "stochastic"] <= hi),
-                    f"{dataset.upper()}: realised token costs change CoPSI's error only within its 95% interval "
-                    f"({e['copsi', 'deterministic']:.3f} deterministic, {e['copsi', 'stochastic']:.3f} stochastic)")
-    return out + [""]
-
-
-def _table1(stats: dict[str, dict]) -> list[str]:
-    paper = {p.dataset + p.metric: p.text for p in PUBLISHED if p.method is None}
-    lines = ["## Table 1: the data used", "",
-             "| data | source | K | accuracy | latency (s) | tokens | |P*| | profiling cost | 14-arm |P*| | "
-             "14-arm min gap |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, d in sorted(stats.items()):
-        lines.append(
-            f"| {name.upper()} | {'surrogate' if d['surrogate'] else 'logs'} | {d['K']} | "
-            f"{d['accuracy_min']:.3f}–{d['accuracy_max']:.3f} | {d['latency_min']:.3f}–{d['latency_max']:.3f} | "
-            f"{d['tokens_min']:.1f}–{d['tokens_max']:.1f} | {d['pareto_size']} | "
-            f"{d['cost_min']:.2f}–{d['cost_max']:.2f} | {d['subset_pareto_size']} | "
-            f"{_fmt(d['subset_min_gap'], '0.0000')} |")
-        if name + "K" in paper:
-            g = {k[len(name):]: v for k, v in paper.items() if k.startswith(name)}
-            lines.append(f"| {name.upper()} | paper | {g['K']} | {g['accuracy_min']}–{g['accuracy_max']} | "
-                         f"{g['latency_min']}–{g['latency_max']} | {g['tokens_min']}–{g['tokens_max']} | "
-                         f"{g['pareto_size']} | {g['cost_min']}–{g['cost_max']} | {g['subset_pareto_size']} | "
-                         f"{g['subset_min_gap']} |")
-    return lines + [""]
+def _figures(root: Path) -> list[str]:
+    index = root / "figures.csv"
+    if not index.is_file():
+        return []
+    table = read_csv(index)
+    lines = ["## Figures", ""]
+    for _, r in table.iterrows():
+        if (root / f"{r['stem']}.png").is_file():
+            lines += [f"**{r['caption']}.**", "", f"![{r['caption']}]({r['stem']}.png)", ""]
+    return lines if len(lines) > 2 else []
 
 
 def build_report(root: Path) -> str:
-    res = Results(root)
-    stats = res.datasets()
-    versions = sorted({str(m.get("cabench_version")) for m in res.metas})
-    commits = sorted({str(m.get("git_commit"))[:12] for m in res.metas})
+    res = ResultSet(root)
+    if res.empty:
+        raise CabenchError(f"{root}: no runs.csv below this folder; run `cabench run CONFIG` first")
+    versions = sorted({str(e.meta.get("cabench_version")) for e in res.experiments})
+    commits = sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})
     lines = ["# cabench report", ""]
-    if res.surrogate:
-        lines += ["> **Surrogate data.** The GSM8K and PIQA logs behind these results are *surrogate* logs, "
-                  "generated by `scripts/make_surrogate_logs.py` and calibrated to the statistics the paper publishes "
-                  "(its raw evaluation logs are not public). Numbers below are therefore not the paper's "
-                  "measurements: what should reproduce is the qualitative behaviour (method ordering, the growth of "
-                  "regret with log B, the decay of the identification error), not the values.", ""]
-    lines += [f"Results under `{root}` ({len(res.metas)} experiments); cabench {', '.join(versions)}, "
-              f"commit {', '.join(commits)}.", ""]
-    lines += _table1(stats)
-    lines += ["## The paper's numbers beside ours", "",
-              "Ours are means over the repetitions of our runs for the same metric, method and budget. "
-              "'largest'/'smallest' budget means the ends of each rho grid.", ""]
-    lines += _published_tables(res, stats)
-    lines += _reductions(res, stats)
-    lines += _paired(res)
-    lines += _findings(res)
-    lines += ["## Figures", ""]
-    for stem, caption in FIGURES:
-        if (root / f"{stem}.png").is_file():
-            lines += [f"**{caption}.**", "", f"![{caption}]({stem}.png)", ""]
+    surrogate = sorted({e.title for e in res.experiments if e.surrogate})
+    if surrogate:
+        lines += [f"> **Surrogate data.** The logs of {', '.join(surrogate)} behind these results are *surrogate* "
+                  "logs, generated by `scripts/make_surrogate_logs.py` and calibrated to the statistics the paper "
+                  "publishes (its raw evaluation logs are not public). Their numbers are not the paper's "
+                  "measurements: what should reproduce is the qualitative behaviour (method ordering, the growth "
+                  "of regret with log B, the decay of the identification error), not the values.", ""]
+    lines += [f"{len(res.experiments)} experiments found below this folder; cabench {', '.join(versions)}, "
+              f"commit {', '.join(commits)}. Each experiment is reported on its own; none is pooled with another.",
+              "", "| experiment | setting | data | K | ρ grid | repetitions | config hash |",
+              "|---|---|---|---|---|---|---|"]
+    for e in res.experiments:
+        lines.append(f"| `{e.label}` | {e.setting} | {e.title}{' (surrogate)' if e.surrogate else ''} | {e.k} | "
+                     f"{', '.join(f'{r:g}' for r in e.rho_grid)} | {e.repetitions} | `{e.config_hash}` |")
+    lines.append("")
+    lines += _table1(res)
+    for e in res.experiments:
+        lines += experiment_section(e)
+    lines += _paper_section(res)
+    lines += _figures(root)
     return "\n".join(lines).rstrip() + "\n"
 
 
 def write_report(root: Path) -> Path:
+    from cabench.runner import write_atomic
+
     text = build_report(root)
     path = root / "REPORT.md"
-    path.write_text(text)
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise CabenchError(f"{path}: cannot write the report ({exc.strerror}); pass a writable results folder") \
+            from None
     return path
-
-

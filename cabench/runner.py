@@ -25,14 +25,18 @@ import yaml
 from tqdm.auto import tqdm
 
 import cabench
-from cabench.cells import Cell, cell_key, plan_cells, run_cell
+from cabench.cells import Cell, build_problem, cell_key, check_budgets, plan_cells, run_cell
 from cabench.config import ExperimentConfig
-from cabench.data.dataset import load_dataset
+from cabench.data.arms import PRESETS
+from cabench.data.dataset import Dataset
+from cabench.data.describe import describe
 from cabench.errors import CabenchError
-from cabench.problem import Problem, replay_problem
-from cabench.psi.schedules import Schedule
+from cabench.paper import PAPER_ROLES, paper_role
+from cabench.problem import Problem
+from cabench.record import arms_table, code_hash, config_hash
 from cabench.results import aggregate_trajectories, read_csv, summarize
-from cabench.synthetic import synthetic_problem
+
+__all__ = ["Interrupted", "Outcome", "build_problem", "check_budgets", "run_experiment", "write_atomic"]
 
 
 class Interrupted(CabenchError):
@@ -48,34 +52,6 @@ class Outcome:
     summary: pd.DataFrame
 
 
-def build_problem(cfg: ExperimentConfig, source: str = "evaluation") -> tuple[Problem, dict[str, Any]]:
-    """The experiment's problem and its identity (what the cache keys hash)."""
-    if cfg.synthetic is not None:
-        identity = {"synthetic": cfg.resolved()["dataset"]["synthetic"]}
-        return synthetic_problem(cfg.synthetic), identity
-    ds = load_dataset(cfg.dataset, cfg.split)
-    arms = cfg.arms.select(ds.configs, source=f"{cfg.source}: arms")
-    problem = replay_problem(ds, arms, source)
-    identity = {"dataset_sha256": ds.content_hash, "split": [cfg.split.profiling_size, cfg.split.seed],
-                "arms": list(problem.arm_names), "source": source}
-    return problem, identity
-
-
-def check_budgets(cfg: ExperimentConfig, problem: Problem) -> None:
-    """Fail before running if a budget is too small for a method (SPEC §6)."""
-    for rho in cfg.rho:
-        if cfg.setting == "psi":
-            budget = problem.psi_budget(rho)
-            for method in cfg.methods:
-                try:
-                    Schedule.build(method, budget, problem.psi_profile_cost()).check_first_phase(rho)
-                except CabenchError as exc:
-                    raise CabenchError(f"{cfg.source}: rho: {exc}") from None
-        elif rho < 1:
-            raise CabenchError(f"{cfg.source}: rho: {rho:g} cannot pay one initial pull of every arm; "
-                               "the smallest workable rho is 1")
-
-
 def git_commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
@@ -85,11 +61,22 @@ def git_commit() -> str:
         return "unknown"
 
 
+def _file_mode() -> int:
+    """The mode a plain ``open()`` would give a new file under the current umask."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    The file gets the umask's mode (``mkstemp`` alone would make it private).
+    """
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _file_mode())
         with os.fdopen(fd, mode) as fh:
             fh.write(data)
             fh.flush()
@@ -133,8 +120,7 @@ def prepare_output(cfg: ExperimentConfig, out: Path, force: bool) -> Path:
 
 
 def _work(problem: Problem, setting: str, seed: int, cell: Cell, key: str):
-    runs, traj = run_cell(problem, setting, seed, cell)
-    return key, runs, traj
+    return (key, *run_cell(problem, setting, seed, cell))
 
 
 @contextlib.contextmanager
@@ -168,7 +154,7 @@ def _backend(cfg: ExperimentConfig) -> Iterator[dict[str, Any]]:
 
 
 def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str]],
-             save: Callable[[str, pd.DataFrame, pd.DataFrame | None], None], quiet: bool) -> None:
+             save: Callable[..., None], quiet: bool) -> None:
     bar = tqdm(total=len(todo), desc=cfg.name, unit="cell", disable=quiet or not todo, leave=False)
     try:
         if cfg.backend == "sequential" or (cfg.n_jobs == 1 and cfg.backend != "dask"):
@@ -186,42 +172,115 @@ def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str
         bar.close()
 
 
+def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any],
+                      ds: Dataset | None) -> dict[str, Any]:
+    """What ``config.yaml`` records beside the resolved config: identity, dataset, paper role."""
+    resolved = cfg.identity()
+    resolved["dataset"] = identity["dataset"]  # content, not the path: moving a dataset keeps the identity
+    chash = config_hash({"config": resolved, "arms": identity["arms"]})
+    role = None
+    if ds is not None:
+        try:
+            subset = list(ds.configs["config_id"].to_numpy()[PRESETS["paper-subset"].select(ds.configs)])
+        except CabenchError:
+            subset = None
+        role = paper_role(ds.name, ds.n_arms, list(problem.arm_names), subset, cfg.setting,
+                          cfg.resolved()["methods"], list(cfg.cost_modes) if cfg.setting == "psi" else [])
+        meta = ds.meta
+        dataset = {"name": ds.name, "title": str(meta.get("title", ds.name)), "sha256": ds.content_hash,
+                   "surrogate": ds.surrogate, "synthetic": False, "K": ds.n_arms,
+                   "description": str(meta.get("description", "")).strip(),
+                   "provenance": str(meta.get("provenance", "")).strip(), "path_at_run_time": ds.path}
+    else:
+        dataset = {"name": problem.name, "title": problem.name, "sha256": None, "surrogate": False,
+                   "synthetic": True, "K": problem.n_arms, "description": "synthetic instance", "provenance": ""}
+    objectives = ["accuracy", "efficiency"] if ds is not None else [f"objective{d + 1}"
+                                                                    for d in range(problem.n_objectives)]
+    return {"config_hash": chash, "paper_experiment": role,
+            "paper_figures": PAPER_ROLES.get(role) if role else None, "dataset_info": dataset,
+            "objectives": objectives, "arms_count": problem.n_arms}
+
+
+def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:
+    """``dataset.csv``: the dataset's Table 1 row and statistics (SPEC §8), for plots and reports."""
+    info = record["dataset_info"]
+    row: dict[str, Any] = {"dataset": info["name"], "title": info["title"], "surrogate": info["surrogate"],
+                           "synthetic": info["synthetic"], "sha256": info["sha256"] or ""}
+    if ds is not None:
+        d = describe(ds)
+        row.update({k: v for k, v in d.items() if not isinstance(v, dict) and k not in ("name", "surrogate")})
+    else:
+        row["K"] = info["K"]
+    return pd.DataFrame([row])
+
+
+def _identified(frame: pd.DataFrame, name: str, chash: str) -> pd.DataFrame:
+    """``frame`` with the experiment's name and config hash as its first columns."""
+    frame = frame.copy()
+    frame.insert(0, "config_hash", chash)
+    frame.insert(0, "experiment", name)
+    return frame
+
+
 def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = False,
                    echo: Callable[[str], None] = print) -> Outcome:
-    """Run (or resume) an experiment and write ``runs.csv``, ``trajectories.csv``, ``config.yaml``."""
-    problem, identity = build_problem(cfg)
+    """Run (or resume) an experiment and write its self-contained results folder.
+
+    Files: ``runs.csv``, ``selections.csv``, ``summary.csv``, ``arms.csv``,
+    ``dataset.csv``, ``config.yaml`` and (online, with trajectories)
+    ``trajectories.csv``; every row carries the experiment name and config hash.
+    """
+    problem, identity, ds = build_problem(cfg)
     check_budgets(cfg, problem)
+    record = experiment_record(cfg, problem, identity, ds)
+    chash = record["config_hash"]
     out = Path(cfg.output)
     cache = prepare_output(cfg, out, force)
     cells = plan_cells(cfg)
     keys = [cell_key(identity, cfg.setting, cfg.seed, c) for c in cells]
-    todo = [(c, k) for c, k in zip(cells, keys) if force or not (cache / f"{k}.csv").is_file()]
+
+    def done(key: str) -> bool:
+        return (cache / f"{key}.csv").is_file() and (cache / f"{key}.sel.csv").is_file()
+
+    todo = [(c, k) for c, k in zip(cells, keys) if force or not done(k)]
     reused = len(cells) - len(todo)
     if not quiet:
         echo(f"{cfg.name}: {len(cells)} cells ({reused} reused, {len(todo)} to run) -> {out}")
 
-    def save(key: str, runs: pd.DataFrame, traj: pd.DataFrame | None) -> None:
+    def save(key: str, runs: pd.DataFrame, selections: pd.DataFrame, traj: pd.DataFrame | None) -> None:
         if traj is not None:
             write_atomic(cache / f"{key}.traj.csv", to_csv(traj))
+        write_atomic(cache / f"{key}.sel.csv", to_csv(selections))
         write_atomic(cache / f"{key}.csv", to_csv(runs))  # written last: its presence marks the cell done
 
     try:
         _execute(cfg, problem, todo, save, quiet)
     except KeyboardInterrupt:
-        done = sum((cache / f"{k}.csv").is_file() for k in keys)
-        raise Interrupted(f"interrupted: {done} of {len(cells)} cells are saved in {cache}; "
+        finished = sum(done(k) for k in keys)
+        raise Interrupted(f"interrupted: {finished} of {len(cells)} cells are saved in {cache}; "
                           "run the same command again to resume") from None
 
     runs = pd.concat([read_csv(cache / f"{k}.csv") for k in keys], ignore_index=True)
+    selections = pd.concat([read_csv(cache / f"{k}.sel.csv") for k in keys], ignore_index=True)
+    write_atomic(out / "arms.csv", to_csv(_identified(
+        arms_table(problem, ds.configs if ds is not None else None, tuple(record["objectives"])), cfg.name, chash)))
+    write_atomic(out / "dataset.csv", to_csv(_identified(dataset_row(ds, record), cfg.name, chash)))
+    write_atomic(out / "selections.csv", to_csv(_identified(selections, cfg.name, chash)))
+    runs = _identified(runs, cfg.name, chash)
     write_atomic(out / "runs.csv", to_csv(runs))
     traj_files = [cache / f"{k}.traj.csv" for c, k in zip(cells, keys) if c.trajectory]
     if traj_files:
         per_rep = pd.concat([read_csv(p) for p in traj_files], ignore_index=True)
-        write_atomic(out / "trajectories.csv", to_csv(aggregate_trajectories(per_rep, problem.name)))
+        aggregated = aggregate_trajectories(per_rep, problem.name, cfg.trajectories.window)
+        write_atomic(out / "trajectories.csv", to_csv(_identified(aggregated, cfg.name, chash)))
+    elif (out / "trajectories.csv").is_file():
+        os.unlink(out / "trajectories.csv")  # this experiment's own stale file: it no longer has trajectories
     summary = summarize(runs)
     write_atomic(out / "summary.csv", to_csv(summary))
-    meta = {**cfg.resolved(), "cabench_version": cabench.__version__, "git_commit": git_commit(),
-            "problem": identity, "surrogate": bool(problem.surrogate)}
+    resolved = cfg.resolved()
+    if ds is not None:  # the split in force: the config's, else dataset.yaml's, else the default
+        resolved["split"] = {"profiling_size": ds.split.profiling_size, "seed": ds.split.seed}
+    meta = {**resolved, **record, "cabench_version": cabench.__version__, "git_commit": git_commit(),
+            "code_hash": code_hash(), "problem": identity, "surrogate": bool(problem.surrogate)}
     write_atomic(out / "config.yaml", yaml.safe_dump(meta, sort_keys=False, width=100))
     return Outcome(out, len(cells), reused, len(todo), summary)
-

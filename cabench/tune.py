@@ -17,11 +17,12 @@ import pandas as pd
 import yaml
 from tqdm.auto import tqdm
 
+from cabench.cells import build_problem, check_budgets
 from cabench.config import ExperimentConfig
 from cabench.errors import CabenchError
 from cabench.online import OnlineMethod, run_online
 from cabench.problem import Problem
-from cabench.runner import build_problem, check_budgets, prepare_output, write_atomic
+from cabench.runner import prepare_output, write_atomic
 from cabench.streams import stream_keys
 
 
@@ -35,7 +36,7 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
         raise CabenchError(f"{cfg.source}: setting: tuning applies to online configs, not '{cfg.setting}'")
     if cfg.synthetic is not None:
         raise CabenchError(f"{cfg.source}: dataset: tuning replays a profiling split; give a dataset folder")
-    problem, _ = build_problem(cfg, source="profiling")
+    problem, _, _ = build_problem(cfg, source="profiling")
     check_budgets(cfg, problem)
     out = Path(cfg.output)
     prepare_output(cfg, out, force=True)

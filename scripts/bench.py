@@ -139,17 +139,16 @@ def make_reproduce(tmp: Path) -> float:
 
 
 def reproduce(tmp: Path) -> dict:
-    """The steps of ``make reproduce`` (table, Figure 1, every config, plots, report) in one process."""
+    """The steps of ``make reproduce`` (table, every config, plots, report) in one process."""
     from cabench.config import load_config
     from cabench.data.describe import table1
-    from cabench.plots import landscape_figure, plot_results, save
+    from cabench.plots import plot_results
     from cabench.report import write_report
     from cabench.runner import run_experiment
 
     start = time.perf_counter()
     datasets = [load_dataset(ROOT / "data" / n) for n in ("gsm8k", "piqa")]
     table1(datasets).to_csv(tmp / "table1.csv", index=False)
-    save(landscape_figure(datasets), tmp / "fig1_landscapes", ["png"])
     for name in PAPER_CONFIGS:
         cfg = load_config(ROOT / "configs" / f"{name}.yaml", overrides={"output": str(tmp / name)})
         run_experiment(cfg, force=True, quiet=True)

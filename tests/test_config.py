@@ -26,7 +26,7 @@ def _error(raw, tmp_path=None) -> str:
 def test_minimal_config_defaults():
     cfg = parse_config(dict(BASE), "exp.yaml")
     assert cfg.rho == (2.0, 4.0) and cfg.repetitions == 100 and cfg.seed == 0 and cfg.backend == "loky"
-    assert cfg.methods[0] == OnlineMethod("cohv-ucb") and cfg.split.profiling_size == 200
+    assert cfg.methods[0] == OnlineMethod("cohv-ucb") and cfg.split is None  # the dataset's own split
     assert cfg.output == "results/exp" and cfg.arms_preset == "all"
 
 

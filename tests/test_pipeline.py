@@ -1,19 +1,23 @@
-"""The quick pipeline end to end: run, plot, report, in a temporary folder."""
+"""The quick pipeline end to end: run, plot, report, recommend, in a temporary folder."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from cabench.config import load_config
 from cabench.paper import GAINS, PUBLISHED, REDUCTIONS
 from cabench.plots import plot_results
+from cabench.recommend import recommend
 from cabench.report import write_report
 from cabench.runner import run_experiment
 from tests.conftest import ROOT
 
 QUICK = sorted((ROOT / "configs").glob("*_quick.yaml"))
+PAPER_FIGURES = ("fig1_landscapes", "fig2_online_regret", "fig3_standard_regret", "fig4_trajectories",
+                 "fig5_full_f1", "fig6_cost_modes")
 
 
 @pytest.fixture(scope="module")
@@ -28,28 +32,53 @@ def quick_results(tmp_path_factory) -> Path:
 
 def test_every_figure_and_the_report(quick_results):
     written = plot_results(quick_results, ["png", "pdf"])
-    names = sorted(p.name for p in written)
-    for stem in ("fig1_landscapes", "fig2_online_regret", "fig3_standard_regret", "fig4_trajectories",
-                 "fig5_full_f1", "fig6_cost_modes"):
+    names = sorted(str(p.relative_to(quick_results)) for p in written)
+    for stem in PAPER_FIGURES:
         assert f"{stem}.png" in names and f"{stem}.pdf" in names
         assert (quick_results / f"{stem}.png").stat().st_size > 10_000
+    for path in QUICK:  # every experiment has its own landscape and metric figures
+        cfg = load_config(path)
+        kinds = ("landscape", "regret", "trajectories") if cfg.setting == "online" else ("landscape", "identification")
+        for kind in kinds:
+            assert f"figures/{cfg.name}_{kind}.png" in names
     again = plot_results(quick_results, ["png", "pdf"])
-    assert sorted(p.name for p in again) == names
+    assert sorted(str(p.relative_to(quick_results)) for p in again) == names
     report = write_report(quick_results).read_text()
     for p in PUBLISHED:
-        assert f"| {p.text} |" in report, p
+        if p.method is None:
+            assert p.text in report, p
+        elif p.rho in ("max", "min", "32", "200"):  # budgets every quick grid has
+            assert f"| {p.text} |" in report, p
     for r in REDUCTIONS:
         assert f"| {r.text}% |" in report, r
     for g in GAINS:
         assert g.text in report
-    assert "Surrogate data" in report and "![Figure 4" in report
-    assert "**holds**" in report
+    assert "Surrogate data" in report and "![Figure 4" in report and "None" not in report
+    assert report.count("## Experiment `") == 8 and "**holds**" in report
 
 
 def test_report_numbers_come_from_the_runs(quick_results):
-    import pandas as pd
-
     runs = pd.read_csv(quick_results / "gsm8k_online_quick" / "runs.csv")
     ours = runs[(runs["method"] == "uniform") & (runs["rho"] == 32)]["regret_hv"].mean()
     report = write_report(quick_results).read_text()
-    assert f"| GSM8K | R_HV | Uniform | rho=32 | 169.45 | {ours:.2f} | rho=32 |" in report
+    assert f"| gsm8k_online | R_HV | Uniform | ρ=32 | 169.45 | {ours:.2f} | ρ=32 |" in report
+
+
+def test_recommend_names_and_exact_set_frequency(quick_results):
+    items = {i["experiment"]: i for i in recommend(quick_results)}
+    assert len(items) == 8
+    psi = items["gsm8k_psi"]
+    arms = pd.read_csv(quick_results / "gsm8k_psi_quick" / "arms.csv")
+    assert set(psi["true_pareto_set"]) == set(arms.loc[arms["pareto"] == 1, "config_id"])
+    summary = pd.read_csv(quick_results / "gsm8k_psi_quick" / "summary.csv")
+    for r in psi["results"]:
+        row = summary[(summary["method"] == r["method"]) & (summary["rho"] == r["rho"])
+                      & (summary["cost_mode"] == r["cost_mode"])].iloc[0]
+        assert r["exact_true_set"] == pytest.approx(1 - row["error"], abs=1e-12)
+        assert {c["config_id"] for c in r["configurations"]} <= set(arms["config_id"])
+    online = items["piqa_online"]
+    arms = pd.read_csv(quick_results / "piqa_online_quick" / "arms.csv")
+    for r in online["results"]:
+        assert sum(x["share"] for x in r["exploited"]) == pytest.approx(1.0)
+        assert {x["config_id"] for x in r["exploited"]} <= set(arms["config_id"])
+    assert online["max_nu"]["config_id"] == arms.loc[arms["nu"].idxmax(), "config_id"]

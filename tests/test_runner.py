@@ -25,6 +25,11 @@ PSI = {"name": "t_psi", "dataset": str(DATA / "piqa"), "setting": "psi", "arms":
        "repetitions": 8, "chunk_size": 4}
 
 
+def _done(cells):
+    """Finished cells: their runs file (``<key>.csv``, written last)."""
+    return [p for p in cells.glob("*.csv") if p.name.count(".") == 1]
+
+
 def _run(raw, out, **kw):
     cfg = parse_config({**raw, "output": str(out)}, "t.yaml", overrides=kw.pop("overrides", None))
     return run_experiment(cfg, quiet=True, **kw)
@@ -43,21 +48,37 @@ def test_runs_identical_for_workers_and_chunks(tmp_path, raw):
         assert (tmp_path / "c" / "trajectories.csv").read_bytes() == (tmp_path / "a" / "trajectories.csv").read_bytes()
 
 
-def test_runs_csv_columns(tmp_path):
+def test_runs_csv_columns(tmp_path, request):
+    old = os.umask(0o022)
+    request.addfinalizer(lambda: os.umask(old))
     _run(ONLINE, tmp_path / "o")
     runs = pd.read_csv(tmp_path / "o" / "runs.csv")
-    assert list(runs.columns[:11]) == ["dataset", "setting", "method", "rho", "budget_tokens", "rep", "pulls",
-                                       "spend_tokens", "regret_hv", "regret_std", "frac_optimal"]
-    assert len(runs) == 4 * 2 * 6 and set(runs["s_r"]) == {0.01}
+    assert list(runs.columns[:14]) == ["experiment", "config_hash", "dataset", "setting", "method", "rho",
+                                       "budget_tokens", "rep", "pulls", "spend_tokens", "regret_hv", "regret_std",
+                                       "frac_optimal", "exploited"]
+    assert len(runs) == 4 * 2 * 6 and set(runs["s_r"]) == {0.01} and set(runs["experiment"]) == {"t_online"}
+    arms = pd.read_csv(tmp_path / "o" / "arms.csv")
+    assert len(arms) == 108 and set(runs["exploited"]) <= set(arms["config_id"])
+    sel = pd.read_csv(tmp_path / "o" / "selections.csv")
+    assert len(sel) == 4 * 2 * 6 * 108
+    per_run = sel.groupby(["method", "rho", "rep"])["pulls"].sum().to_numpy()
+    assert (per_run == runs.sort_values(["method", "rho", "rep"])["pulls"].to_numpy()).all()
     traj = pd.read_csv(tmp_path / "o" / "trajectories.csv")
-    assert len(traj) == 4 * 20 and (traj["n_reps"] <= 6).all()
+    assert len(traj) == 4 * 20 and (traj["n_reps"] <= 6).all() and set(traj["window"]) == {50}
     _run(PSI, tmp_path / "p")
     psi = pd.read_csv(tmp_path / "p" / "runs.csv")
-    assert list(psi.columns[:11]) == ["dataset", "setting", "method", "cost_mode", "rho", "budget_tokens", "rep",
-                                      "error", "f1", "size", "spend_tokens"]
-    assert len(psi) == 3 * 2 * 2 * 8 and psi["samples"].str.count(";").eq(13).all()
+    assert list(psi.columns[:13]) == ["experiment", "config_hash", "dataset", "setting", "method", "cost_mode", "rho",
+                                      "budget_tokens", "rep", "error", "f1", "size", "spend_tokens"]
+    assert len(psi) == 3 * 2 * 2 * 8 and psi["config_hash"].nunique() == 1
+    sel = pd.read_csv(tmp_path / "p" / "selections.csv")
+    assert len(sel) == 3 * 2 * 2 * 8 * 14
+    size = sel.groupby(["method", "cost_mode", "rho", "rep"], sort=False)["returned"].sum()
+    assert (size.to_numpy() == psi["size"].to_numpy()).all()
     meta = yaml.safe_load((tmp_path / "p" / "config.yaml").read_text())
     assert meta["surrogate"] is True and meta["cabench_version"] and meta["git_commit"]
+    assert meta["config_hash"] == psi["config_hash"].iloc[0] and meta["paper_experiment"] == "psi-stochastic"
+    for name in ("runs.csv", "summary.csv", "selections.csv", "arms.csv", "dataset.csv", "config.yaml"):
+        assert (tmp_path / "p" / name).stat().st_mode & 0o044 == 0o044, name  # readable by others (umask 022)
 
 
 def test_second_run_reuses_every_cell(tmp_path):
@@ -129,11 +150,11 @@ def test_kill_then_resume_gives_identical_runs(tmp_path):
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cells = tmp_path / "killed" / "cells"
     deadline = time.time() + 60
-    while time.time() < deadline and len(list(cells.glob("*.csv"))) < 5:
+    while time.time() < deadline and len(_done(cells)) < 5:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    done = len([p for p in cells.glob("*.csv")])
+    done = len(_done(cells))
     assert 5 <= done < 2 * 3 * 4 * 20, done  # killed mid-run
     resumed = run_experiment(load_config(config), quiet=True)
     assert resumed.reused >= done and resumed.computed == resumed.cells - resumed.reused
@@ -161,7 +182,7 @@ def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     cells = tmp_path / "stopped" / "cells"
     deadline = time.time() + 60
-    while time.time() < deadline and len(list(cells.glob("*.csv"))) < 5:
+    while time.time() < deadline and len(_done(cells)) < 5:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)

@@ -213,6 +213,23 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
+def declared_split(meta: dict[str, Any], folder: Path) -> Split:
+    """The split ``dataset.yaml`` declares (``split: {profiling_size, seed}``), else 200 / seed 0."""
+    declared = meta.get("split")
+    if declared is None:
+        return Split()
+    where = f"{folder / 'dataset.yaml'}: split"
+    if not isinstance(declared, dict) or set(declared) - {"profiling_size", "seed"}:
+        raise CabenchError(f"{where}: expected a mapping with profiling_size and seed, got {declared!r}")
+    values = []
+    for key, default, low in (("profiling_size", 200, 1), ("seed", 0, 0)):
+        v = declared.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise CabenchError(f"{where}.{key}: expected a whole number of at least {low}, got {v!r}")
+        values.append(v)
+    return Split(*values)
+
+
 def load_dataset(folder: str | Path, split: Split | None = None) -> Dataset:
     """Load, validate and preprocess a dataset folder.
 
@@ -224,8 +241,7 @@ def load_dataset(folder: str | Path, split: Split | None = None) -> Dataset:
     frame, log_path = read_logs(folder)
     meta = read_metadata(folder)
     if split is None:
-        declared = meta.get("split") or {}
-        split = Split(int(declared.get("profiling_size", 200)), int(declared.get("seed", 0)))
+        split = declared_split(meta, folder)
     digest = file_digest(log_path)
     return preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
                       content_hash=digest)

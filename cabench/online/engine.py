@@ -29,6 +29,7 @@ class OnlineResult:
     frac_optimal: np.ndarray
     trajectory: dict[str, np.ndarray] | None = None  # grid "tokens" [G]; "cum_regret", "moving_avg" [reps, G]
     arms_pulled: np.ndarray | None = None  # [steps, reps], -1 where a repetition did not pull
+    counts: np.ndarray | None = None  # [reps, K] pulls per arm at the end of the budget
 
 
 def horizon_log_term(budget: float, lam: float, alpha: float) -> float:
@@ -129,6 +130,7 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
         frac_optimal=optimal / np.maximum(pulls, 1),
         trajectory=trajectory,
         arms_pulled=np.array(log_arm) if record_arms else None,
+        counts=n,
     )
 
 

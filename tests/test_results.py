@@ -1,0 +1,333 @@
+"""Results that stay right on any experiment: identity, self-contained folders, no pooling, data-driven
+figures and reports, answers by name."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from cabench.config import load_config, parse_config
+from cabench.errors import CabenchError
+from cabench.paper import PUBLISHED
+from cabench.plots import plot_results
+from cabench.recommend import recommend
+from cabench.report import build_report, write_report
+from cabench.results import ResultSet
+from cabench.runner import run_experiment
+from tests.conftest import DATA, ROOT, write_dataset
+
+QUICK_ONLINE = ROOT / "configs" / "piqa_online_quick.yaml"
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cabench.cli", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def section(report: str, label: str) -> str:
+    """The report's section of one experiment."""
+    start = report.index(f"## Experiment `{label}`")
+    end = report.find("\n## ", start + 1)
+    return report[start:end if end > 0 else None]
+
+
+def run_raw(raw: dict, out: Path, source: str = "t.yaml"):
+    return run_experiment(parse_config({**raw, "output": str(out)}, source), quiet=True)
+
+
+def synthetic_logs(k: int, n_instances: int = 60, seed: int = 1) -> pd.DataFrame:
+    """Canonical logs of ``k`` configurations with spread accuracies, latencies and token counts."""
+    rng = np.random.default_rng(seed)
+    acc = rng.uniform(0.2, 0.8, k)
+    speed = rng.uniform(0.3, 3.0, k)
+    tokens = rng.uniform(80, 160, k)
+    rows = []
+    for c in range(k):
+        for q in range(n_instances):
+            rows.append({"config_id": f"cfg{c:02d}", "model": f"model{c:02d}", "temperature": 0.5,
+                         "max_new_tokens": 128, "prompting": "direct", "instance_id": f"q{q:03d}",
+                         "correct": int(rng.random() < acc[c]), "latency_s": round(speed[c] * rng.lognormal(0, .3), 4),
+                         "tokens": round(tokens[c] * rng.lognormal(0, .1), 1)})
+    return pd.DataFrame(rows)
+
+
+# --- 1. two experiments under one root are never pooled --------------------------------------------------
+
+def test_two_experiments_under_one_root_are_reported_separately(tmp_path):
+    raw = yaml.safe_load(QUICK_ONLINE.read_text())
+    first = {**raw, "name": "sr_small", "methods": [{"name": m, "s_r": 0.01} for m in raw["methods"]],
+             "repetitions": 6}
+    second = {**first, "name": "sr_large", "methods": [{"name": m, "s_r": 0.3} for m in raw["methods"]]}
+    for exp in (first, second):
+        path = tmp_path / f"{exp['name']}.yaml"
+        path.write_text(yaml.safe_dump({**exp, "dataset": str(DATA / "piqa"), "output": str(tmp_path / "root" /
+                                                                                              exp["name"])}))
+        assert cli("run", str(path), "--quiet").returncode == 0
+    shutil.copytree(tmp_path / "root" / "sr_small", tmp_path / "alone" / "sr_small")
+    for root in ("root", "alone"):
+        for command in (("plot", "--format", "png"), ("report",)):
+            done = cli(command[0], str(tmp_path / root), *command[1:])
+            assert done.returncode == 0, done.stderr
+    together = (tmp_path / "root" / "REPORT.md").read_text()
+    alone = (tmp_path / "alone" / "REPORT.md").read_text()
+    assert together.count("## Experiment `") == 2 and "`sr_large`" in together
+    assert section(together, "sr_small") == section(alone, "sr_small")
+    res = ResultSet(tmp_path / "root")
+    assert [len(e.runs) for e in res.experiments] == [4 * 3 * 6, 4 * 3 * 6]  # never pooled (n stays 6)
+    index = pd.read_csv(tmp_path / "root" / "figures.csv")
+    assert {"figures/sr_small_regret", "figures/sr_large_regret"} <= set(index["stem"])
+
+
+def test_same_experiment_twice_is_read_once_and_conflicting_copies_are_refused(tmp_path):
+    raw = {"name": "twice", "dataset": str(DATA / "gsm8k"), "setting": "psi", "arms": {"preset": "paper-subset"},
+           "rho": [20, 200], "methods": ["copsi", "uniform"], "repetitions": 6}
+    run_raw(raw, tmp_path / "root" / "a")
+    shutil.copytree(tmp_path / "root" / "a", tmp_path / "root" / "b")
+    report = build_report(tmp_path / "root")
+    assert report.count("## Experiment `twice`") == 1 and "read once" in report
+    runs = pd.read_csv(tmp_path / "root" / "b" / "runs.csv")
+    runs.loc[0, "error"] = 1 - runs.loc[0, "error"]
+    runs.to_csv(tmp_path / "root" / "b" / "runs.csv", index=False)
+    done = cli("report", str(tmp_path / "root"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "with different rows" in done.stderr and "never averaged" in done.stderr
+
+
+def test_subset_chosen_by_filters_is_the_paper_subset_not_a_full_set(tmp_path):
+    raw = {"name": "by_filters", "dataset": str(DATA / "piqa"), "setting": "psi",
+           "arms": {"models": ["GPT-2", "CodeLlama-7B", "Tulu-7B", "Tulu-2-7B", "Gemma-7B", "LLaMA-7B", "Mistral-7B"],
+                    "temperatures": [0.5, 1.0], "max_new_tokens": [128], "prompting": ["direct"]},
+           "rho": [20, 200], "methods": ["copsi", "psi-sr", "uniform"], "repetitions": 4}
+    run_raw(raw, tmp_path / "root" / "f")
+    meta = yaml.safe_load((tmp_path / "root" / "f" / "config.yaml").read_text())
+    assert meta["paper_experiment"] == "psi-subset"
+    plot_results(tmp_path / "root", ["png"])
+    assert not (tmp_path / "root" / "fig5_full_f1.png").exists()
+
+
+# --- 2. self-contained folders ---------------------------------------------------------------------------
+
+def test_results_survive_moving_the_folder_and_deleting_the_dataset(tmp_path):
+    data = tmp_path / "copy"
+    shutil.copytree(DATA / "gsm8k", data)
+    online = {"name": "c_online", "dataset": str(data), "setting": "online", "rho": [2, 4, 8],
+              "methods": ["cohv-ucb", "uniform"], "repetitions": 4, "trajectories": {"rho": 8, "points": 20,
+                                                                                     "window": 10}}
+    psi = {"name": "c_psi", "dataset": str(data), "setting": "psi", "arms": {"preset": "paper-subset"},
+           "rho": [20, 200], "methods": ["copsi", "uniform"], "repetitions": 6}
+    run_raw(online, tmp_path / "res" / "c_online")
+    run_raw(psi, tmp_path / "res" / "c_psi")
+
+    def outputs(root: Path) -> dict[str, bytes]:
+        plot_results(root, ["png"])
+        write_report(root)
+        files = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+                 if p.suffix in (".png", ".md") or p.name == "figures.csv"}
+        done = cli("recommend", str(root))
+        assert done.returncode == 0, done.stderr
+        files["recommend"] = done.stdout.encode()
+        return files
+
+    before = outputs(tmp_path / "res")
+    shutil.rmtree(data)
+    shutil.move(tmp_path / "res", tmp_path / "moved")
+    after = outputs(tmp_path / "moved")
+    assert after.keys() == before.keys() and len(before) > 6
+    for name in before:
+        assert after[name] == before[name], name
+
+
+# --- 3. figures and report from the data on datasets that are not the paper's ----------------------------
+
+@pytest.fixture(scope="module")
+def foreign_results(tmp_path_factory) -> tuple[Path, dict[str, int]]:
+    tmp = tmp_path_factory.mktemp("foreign")
+    six = synthetic_logs(6).rename(columns={"config_id": "cfg", "instance_id": "qid", "latency_s": "ms"})
+    six["ms"] = six["ms"] * 1000
+    six.to_csv(tmp / "six.csv", index=False)
+    mapping = {"columns": {"config_id": "cfg", "model": "model", "temperature": "temperature",
+                           "max_new_tokens": "max_new_tokens", "prompting": "prompting", "instance_id": "qid",
+                           "correct": "correct", "latency_s": "ms", "tokens": "tokens"},
+               "scale": {"latency_s": 0.001},
+               "dataset": {"name": "six", "description": "six configurations", "licence": "CC0-1.0",
+                           "split": {"profiling_size": 20, "seed": 0}}}
+    (tmp / "map.yaml").write_text(yaml.safe_dump(mapping))
+    done = cli("data", "import", str(tmp / "six.csv"), "--mapping", str(tmp / "map.yaml"), "--out", str(tmp / "six"))
+    assert done.returncode == 0, done.stderr
+    write_dataset(tmp / "fifty", synthetic_logs(50, seed=2), split={"profiling_size": 20, "seed": 0})
+    root = tmp / "results"
+    for name in ("six", "fifty"):
+        run_raw({"name": f"{name}_online", "dataset": str(tmp / name), "setting": "online", "rho": [2, 4, 8, 16],
+                 "methods": ["cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform"], "repetitions": 8,
+                 "trajectories": {"rho": 16, "points": 30, "window": 20}}, root / f"{name}_online")
+        run_raw({"name": f"{name}_psi", "dataset": str(tmp / name), "setting": "psi", "rho": [30, 60, 120, 240],
+                 "methods": ["copsi", "psi-sr", "uniform"], "cost_modes": ["deterministic", "stochastic"],
+                 "repetitions": 8}, root / f"{name}_psi")
+    plot_results(root, ["png"])
+    write_report(root)
+    return root, {"six": 6, "fifty": 50}
+
+
+def test_report_on_other_data_has_no_paper_rows(foreign_results):
+    root, _ = foreign_results
+    report = (root / "REPORT.md").read_text()
+    assert "None" not in report and "(c-d)" not in report and "paper" not in report.lower()
+    assert "| paper |" not in report and "numbers beside ours" not in report
+    distinctive = {p.text for p in PUBLISHED if p.method is not None and len(p.text.split(".")[0]) >= 2}
+    for text in distinctive:
+        assert f"| {text} |" not in report, text
+    assert "Surrogate data" not in report and report.count("## Experiment `") == 4
+    for stem in pd.read_csv(root / "figures.csv")["stem"]:
+        assert stem.startswith("figures/"), stem  # the paper's layouts only for the paper's experiments
+    captions = re.findall(r"^\*\*(.*)\.\*\*$", report, flags=re.M)
+    assert len(captions) == len(pd.read_csv(root / "figures.csv"))  # a caption only for a figure drawn
+
+
+def test_figure_titles_state_k_budgets_and_window(foreign_results):
+    root, sizes = foreign_results
+    index = pd.read_csv(root / "figures.csv").set_index("stem")
+    for name, k in sizes.items():
+        assert f"K={k}" in index.loc[f"figures/{name}_online_regret", "caption"]
+        assert "ρ ∈ {2, 4, 8, 16}" in index.loc[f"figures/{name}_online_regret", "caption"]
+        assert "over 8 repetitions" in index.loc[f"figures/{name}_online_regret", "caption"]
+        traj = index.loc[f"figures/{name}_online_trajectories", "caption"]
+        assert "20-pull moving average" in traj and "ρ=16" in traj and "50-pull" not in traj
+        ident = index.loc[f"figures/{name}_psi_identification", "caption"]
+        assert f"K={k}" in ident and "ρ ∈ {30, 60, 120, 240}" in ident and "stochastic" in ident
+        assert (root / f"figures/{name}_psi_identification.png").stat().st_size > 10_000
+
+
+def test_log_growth_verdict_can_fail_on_a_convex_curve(foreign_results):
+    root, _ = foreign_results
+    report = (root / "REPORT.md").read_text()
+    verdicts = re.findall(r"grows at most linearly in log2 B: .*curvature (\S+) \[(\S+), (\S+)\].*: \*\*(.+)\*\*",
+                          report)
+    assert len(verdicts) == 2
+    for _curvature, lo, hi, state in verdicts:
+        lo, hi = float(lo), float(hi.rstrip("]"))
+        expected = "does not hold" if lo > 0 else ("holds" if hi <= 0 else "inconclusive")
+        assert state == expected
+
+
+# --- 4. answers by name ------------------------------------------------------------------------------------
+
+def test_recommend_json_names_configurations_of_the_data(foreign_results):
+    root, _ = foreign_results
+    done = cli("recommend", str(root), "--json")
+    assert done.returncode == 0, done.stderr
+    items = {i["experiment"]: i for i in json.loads(done.stdout)}
+    for name in ("six_psi", "fifty_psi"):
+        arms = pd.read_csv(root / name / "arms.csv")
+        summary = pd.read_csv(root / name / "summary.csv")
+        assert items[name]["true_pareto_set"] == arms.loc[arms["pareto"] == 1, "config_id"].tolist()
+        for r in items[name]["results"]:
+            row = summary[(summary["method"] == r["method"]) & (summary["cost_mode"] == r["cost_mode"])
+                          & (summary["rho"] == r["rho"])].iloc[0]
+            assert r["exact_true_set"] == pytest.approx(1 - row["error"], abs=1e-12)
+            assert r["spend_share"] == pytest.approx(row["spend_share"])
+    online = items["six_online"]["results"][0]["exploited"][0]
+    assert online["config_id"].startswith("cfg") and 0 < online["share"] <= 1 and "nu" in online
+
+
+# --- 5. a cache that cannot serve stale results -------------------------------------------------------------
+
+def test_editing_an_engine_source_reuses_no_cell(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"name": "edit", "dataset": str(DATA / "gsm8k"), "setting": "psi",
+                                      "arms": {"preset": "paper-subset"}, "rho": [20], "methods": ["copsi"],
+                                      "repetitions": 4, "output": str(tmp_path / "out")}))
+    first = cli("run", str(config))
+    assert first.returncode == 0 and "(0 reused, 1 to run)" in first.stdout
+    again = cli("run", str(config))
+    assert "(1 reused, 0 to run)" in again.stdout
+    pkg = tmp_path / "pkg"
+    shutil.copytree(ROOT / "cabench", pkg / "cabench", ignore=shutil.ignore_patterns("__pycache__"))
+    engine = pkg / "cabench" / "psi" / "engine.py"
+    engine.write_bytes(engine.read_bytes() + b"\n")
+    edited = subprocess.run([sys.executable, "-m", "cabench.cli", "run", str(config)], capture_output=True,
+                            text=True, cwd=tmp_path, env={"PYTHONPATH": str(pkg), "PATH": "/usr/bin:/bin"})
+    assert edited.returncode == 0, edited.stderr
+    assert "(0 reused, 1 to run)" in edited.stdout
+
+
+def test_renaming_the_dataset_reuses_no_cell(tmp_path):
+    data = tmp_path / "d"
+    shutil.copytree(DATA / "piqa", data)
+    raw = {"name": "ren", "dataset": str(data), "setting": "online", "rho": [2], "methods": ["uniform"],
+           "repetitions": 3}
+    assert run_raw(raw, tmp_path / "out").computed == 1
+    meta = yaml.safe_load((data / "dataset.yaml").read_text())
+    (data / "dataset.yaml").write_text(yaml.safe_dump({**meta, "name": "piqa_renamed"}))
+    again = run_raw(raw, tmp_path / "out")
+    assert again.reused == 0
+    assert set(pd.read_csv(tmp_path / "out" / "runs.csv")["dataset"]) == {"piqa_renamed"}
+
+
+def test_golden_results(tmp_path):
+    """A change of results is always a visible, deliberate update of these hashes."""
+    import hashlib
+
+    raw = {"name": "golden", "dataset": str(DATA / "gsm8k"), "setting": "psi", "arms": {"preset": "paper-subset"},
+           "rho": [20, 100], "methods": ["copsi", "psi-sr", "uniform"], "repetitions": 5, "seed": 7}
+    run_raw(raw, tmp_path / "psi")
+    online = {"name": "golden_online", "dataset": str(DATA / "piqa"), "setting": "online", "rho": [2, 4],
+              "methods": ["cohv-ucb", "uniform"], "repetitions": 3, "seed": 7}
+    run_raw(online, tmp_path / "online")
+    got = {f"{d}/{n}": hashlib.sha256((tmp_path / d / n).read_bytes()).hexdigest()[:16]
+           for d in ("psi", "online") for n in ("runs.csv", "selections.csv")}
+    assert got == GOLDEN_HASHES
+
+
+GOLDEN_HASHES = {"psi/runs.csv": "63611e20da66d9e6", "psi/selections.csv": "834b60835d72aa63",
+                 "online/runs.csv": "f104842b3385cc43", "online/selections.csv": "27c17adff85907b9"}
+
+
+# --- 6. command-line overrides ------------------------------------------------------------------------------
+
+def test_cli_overrides_are_recorded_and_change_identity(tmp_path):
+    done = cli("run", str(QUICK_ONLINE), "--out", str(tmp_path / "o"), "--seed", "3", "--repetitions", "4",
+               "--rho", "2,8", "--methods", "cohv-ucb,uniform", "--name", "overridden", "--quiet")
+    assert done.returncode == 0, done.stderr
+    meta = yaml.safe_load((tmp_path / "o" / "config.yaml").read_text())
+    assert (meta["seed"], meta["repetitions"], meta["rho"], meta["name"]) == (3, 4, [2.0, 8.0], "overridden")
+    assert [m["name"] for m in meta["methods"]] == ["cohv-ucb", "uniform"]
+    assert meta["trajectories"]["rho"] == 8.0 and meta["paper_experiment"] is None
+    runs = pd.read_csv(tmp_path / "o" / "runs.csv")
+    assert len(runs) == 2 * 2 * 4 and set(runs["experiment"]) == {"overridden"}
+    base = load_config(QUICK_ONLINE, overrides={"output": str(tmp_path / "b")})
+    run_experiment(base, quiet=True)
+    assert yaml.safe_load((tmp_path / "b" / "config.yaml").read_text())["config_hash"] != meta["config_hash"]
+    bad = cli("run", str(QUICK_ONLINE), "--rho", "2,x", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and "--rho: expected comma-separated numbers" in bad.stderr
+
+
+def test_method_override_keeps_yaml_parameters(tmp_path):
+    raw = {"name": "keep", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2],
+           "methods": [{"name": "cohv-ucb", "s_r": 0.3}, "uniform"]}
+    cfg = parse_config(raw, "k.yaml", overrides={"methods": ["cohv-ucb"]})
+    assert [(m.name, m.s_r) for m in cfg.methods] == [("cohv-ucb", 0.3)]
+
+
+def test_result_file_damage_is_one_line(tmp_path):
+    raw = {"name": "dmg", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["uniform"],
+           "repetitions": 2}
+    run_raw(raw, tmp_path / "r" / "dmg")
+    (tmp_path / "r" / "dmg" / "arms.csv").unlink()
+    with pytest.raises(CabenchError, match="arms.csv: missing"):
+        ResultSet(tmp_path / "r")
+    done = cli("plot", str(tmp_path / "r"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "arms.csv: missing" in done.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = cli("plot", str(empty))
+    assert done.returncode == 2 and "no results below this folder" in done.stderr
+    with pytest.raises(CabenchError):
+        recommend(empty)
