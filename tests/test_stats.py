@@ -35,3 +35,43 @@ def test_paired_difference():
     half = 1.959963984540054 * np.std(a - b, ddof=1) / 2
     assert (d["ci_low"], d["ci_high"]) == pytest.approx((-0.5 - half, -0.5 + half))
     assert (d["a_lower"], d["b_lower"], d["ties"], d["n"]) == (0.5, 0.25, 0.25, 4)
+
+
+def test_mcnemar_exact_by_hand():
+    from cabench.stats import mcnemar_exact
+
+    out = mcnemar_exact(np.array([1, 1, 1, 0, 0, 1]), np.array([0, 0, 0, 0, 1, 1]))
+    assert (out["only_a"], out["only_b"], out["n"]) == (3, 1, 6)
+    assert out["p"] == pytest.approx(2 * (1 + 4) / 16)  # two-sided binomial tail of 1 in 4 at p = 1/2
+    assert mcnemar_exact(np.zeros(5), np.zeros(5))["p"] == 1.0
+    assert mcnemar_exact(np.ones(10), np.zeros(10))["p"] == pytest.approx(2 / 2**10)
+
+
+def test_holm_by_hand():
+    from cabench.stats import holm
+
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+
+
+def test_log_growth_recovers_slope_and_curvature():
+    from cabench.stats import log_growth
+
+    x = np.array([0.0, 1.0, 2.0, 3.0])
+    y = 1 + 2 * x + 3 * x**2  # about xbar = 1.5: slope 2 + 6 * 1.5 = 11, curvature 3
+    fit = log_growth(x, np.tile(y, (7, 1)))
+    assert fit["slope"] == pytest.approx(11) and fit["curvature"] == pytest.approx(3)
+    assert fit["curvature_low"] == pytest.approx(3) and fit["curvature_high"] == pytest.approx(3)
+    rng = np.random.default_rng(0)
+    noisy = log_growth(x, 5 + 4 * x + rng.normal(0, 1, (200, 4)))  # linear: curvature interval covers 0
+    assert noisy["curvature_low"] < 0 < noisy["curvature_high"] and 3.5 < noisy["slope"] < 4.5
+
+
+def test_bootstrap_interval_is_seeded_and_covers_the_mean():
+    from cabench.stats import bootstrap_mean_ci
+
+    d = np.arange(20, dtype=float)
+    assert bootstrap_mean_ci(d) == bootstrap_mean_ci(d)
+    lo, hi = bootstrap_mean_ci(d)
+    assert lo < 9.5 < hi and hi - lo < 8
+    assert bootstrap_mean_ci(np.full(5, 2.0)) == (2.0, 2.0)
