@@ -38,6 +38,12 @@ def _mark(state: str) -> str:
             "n/a": "n/a"}[state]
 
 
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table and a blank line."""
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(row) + " |" for row in rows), ""]
+
+
 # --- paired comparisons -------------------------------------------------------------------------------
 
 def _pairs(e: Experiment) -> tuple[str, list[str]]:
@@ -103,21 +109,19 @@ def _comparison_lines(e: Experiment, rows: list[dict]) -> list[str]:
                 f"{n_mc} McNemar tests of this experiment." if n_mc else ""), ""]
     boot = [r for r in rows if r["test"] == "bootstrap"]
     if boot:
-        lines += [f"| metric | cost mode | {_show(base)} vs | {_show(base)} mean | other mean | mean diff "
-                  "[95% CI] | base better | other better | n |", "|---|---|---|---|---|---|---|---|---|"]
-        for r in boot:
-            lines.append(f"| {r['metric']} | {r['mode'] or '—'} | {_show(r['other'])} | {r['base_mean']:.4g} | "
-                         f"{r['other_mean']:.4g} | {r['diff']:+.4g} [{r['low']:+.4g}, {r['high']:+.4g}] | "
-                         f"{100 * r['base_better']:.0f}% | {100 * r['other_better']:.0f}% | {r['n']} |")
-        lines.append("")
+        lines += _md_table(
+            ["metric", "cost mode", f"{_show(base)} vs", f"{_show(base)} mean", "other mean", "mean diff [95% CI]",
+             "base better", "other better", "n"],
+            [[r["metric"], r["mode"] or "—", _show(r["other"]), f"{r['base_mean']:.4g}", f"{r['other_mean']:.4g}",
+              f"{r['diff']:+.4g} [{r['low']:+.4g}, {r['high']:+.4g}]", f"{100 * r['base_better']:.0f}%",
+              f"{100 * r['other_better']:.0f}%", str(r["n"])] for r in boot])
     mc = [r for r in rows if r["test"] == "McNemar"]
     if mc:
-        lines += [f"| cost mode | {_show(base)} vs | P(error) {_show(base)} | P(error) other | only {_show(base)} "
-                  "errs | only other errs | exact p | Holm p | n |", "|---|---|---|---|---|---|---|---|---|"]
-        for r in mc:
-            lines.append(f"| {r['mode']} | {_show(r['other'])} | {r['base_mean']:.3f} | {r['other_mean']:.3f} | "
-                         f"{r['only_a']} | {r['only_b']} | {r['p']:.3g} | {r['p_holm']:.3g} | {r['n']} |")
-        lines.append("")
+        lines += _md_table(
+            ["cost mode", f"{_show(base)} vs", f"P(error) {_show(base)}", "P(error) other", f"only {_show(base)} errs",
+             "only other errs", "exact p", "Holm p", "n"],
+            [[r["mode"], _show(r["other"]), f"{r['base_mean']:.3f}", f"{r['other_mean']:.3f}", str(r["only_a"]),
+              str(r["only_b"]), f"{r['p']:.3g}", f"{r['p_holm']:.3g}", str(r["n"])] for r in mc])
     return lines
 
 
@@ -192,24 +196,20 @@ def _summary_lines(e: Experiment) -> list[str]:
     s = e.summary()
     n = e.repetitions
     if e.setting == "online":
-        lines = [f"Mean ± 95% CI (normal) over {n} repetitions. Regret in normalised cost units "
-                 "(B~ = B / c_max); 'spent' is the mean share of B used.", "",
-                 "| method | ρ | B (tokens) | R_HV | R_std | pulls | share of pulls on i* | spent |",
-                 "|---|---|---|---|---|---|---|---|"]
-        for _, r in s.iterrows():
-            lines.append(f"| {_show(r.method)} | {r.rho:g} | {r.budget_tokens:.0f} | {r.regret_hv:.2f} ± "
-                         f"{Z95 * r.regret_hv_se:.2f} | {r.regret_std:.2f} ± {Z95 * r.regret_std_se:.2f} | "
-                         f"{r.pulls:.1f} | {r.frac_optimal:.3f} | {100 * r.spend_share:.1f}% |")
+        note = (f"Mean ± 95% CI (normal) over {n} repetitions. Regret in normalised cost units (B~ = B / c_max); "
+                "'spent' is the mean share of B used.")
+        header = ["method", "ρ", "B (tokens)", "R_HV", "R_std", "pulls", "share of pulls on i*", "spent"]
+        rows = [[_show(r.method), f"{r.rho:g}", f"{r.budget_tokens:.0f}",
+                 f"{r.regret_hv:.2f} ± {Z95 * r.regret_hv_se:.2f}", f"{r.regret_std:.2f} ± {Z95 * r.regret_std_se:.2f}",
+                 f"{r.pulls:.1f}", f"{r.frac_optimal:.3f}", f"{100 * r.spend_share:.1f}%"] for _, r in s.iterrows()]
     else:
-        lines = [f"Error probability with a 95% Wilson interval and mean F1 ± 95% CI over {n} repetitions; "
-                 "'spent' is the mean share of B used.", "",
-                 "| method | cost mode | ρ | B (tokens) | P(error) [95% CI] | F1 | mean |P_hat| | spent |",
-                 "|---|---|---|---|---|---|---|---|"]
-        for _, r in s.iterrows():
-            lines.append(f"| {_show(r.method)} | {r.cost_mode} | {r.rho:g} | {r.budget_tokens:.0f} | {r.error:.3f} "
-                         f"[{r.error_low:.3f}, {r.error_high:.3f}] | {r.f1:.3f} ± {Z95 * r.f1_se:.3f} | "
-                         f"{r['size']:.2f} | {100 * r.spend_share:.1f}% |")
-    return lines + [""]
+        note = (f"Error probability with a 95% Wilson interval and mean F1 ± 95% CI over {n} repetitions; "
+                "'spent' is the mean share of B used.")
+        header = ["method", "cost mode", "ρ", "B (tokens)", "P(error) [95% CI]", "F1", "mean |P_hat|", "spent"]
+        rows = [[_show(r.method), r.cost_mode, f"{r.rho:g}", f"{r.budget_tokens:.0f}",
+                 f"{r.error:.3f} [{r.error_low:.3f}, {r.error_high:.3f}]", f"{r.f1:.3f} ± {Z95 * r.f1_se:.3f}",
+                 f"{r['size']:.2f}", f"{100 * r.spend_share:.1f}%"] for _, r in s.iterrows()]
+    return [note, "", *_md_table(header, rows)]
 
 
 def experiment_section(e: Experiment) -> list[str]:
