@@ -30,7 +30,7 @@ test: lint
 reproduce: $(STAMP)
 	$(CABENCH) data table1 data/gsm8k data/piqa -o results/table1.csv
 	$(CABENCH) run $(addprefix configs/,$(addsuffix .yaml,$(PAPER_CONFIGS)))
-	$(CABENCH) plot results
+	$(CABENCH) plot results --n-jobs 2
 	$(CABENCH) report results
 
 reproduce-quick: $(STAMP)

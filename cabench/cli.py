@@ -241,11 +241,12 @@ def tune(
 def plot(
     results: Annotated[Path, typer.Argument(help="Folder searched for result files.")],
     fmt: Annotated[str, typer.Option("--format", help="Comma-separated image formats.")] = "png,pdf",
+    n_jobs: Annotated[int, typer.Option("--n-jobs", help="Processes drawing figures (-1: all cores).")] = 1,
 ) -> None:
     """Draw every experiment's figures into RESULTS/figures/, and the paper's Figures 1-6 for its experiments."""
     from cabench.plots import plot_results
 
-    written = _guard(lambda: plot_results(results, [f.strip() for f in fmt.split(",") if f.strip()]))
+    written = _guard(lambda: plot_results(results, [f.strip() for f in fmt.split(",") if f.strip()], n_jobs))
     for path in written:
         typer.echo(f"wrote {path}")
 

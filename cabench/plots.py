@@ -325,10 +325,13 @@ def _panels(n: int, height: float = 2.5):
     return plt.subplots(1, n, figsize=(3.0 * n, height), squeeze=False)
 
 
-def _paper_figures(res: ResultSet) -> list[tuple[str, object, str, list[Experiment]]]:
+def _paper_figures(experiments: list[Experiment]) -> list[tuple[str, object, str, list[Experiment]]]:
+    def paper(role: str) -> list[Experiment]:
+        return sorted((e for e in experiments if e.paper_role == role), key=lambda e: (e.dataset_name, e.name))
+
     out = []
-    online, subset = res.paper("online"), res.paper("psi-subset")
-    full, stochastic = res.paper("psi-full"), res.paper("psi-stochastic")
+    online, subset = paper("online"), paper("psi-subset")
+    full, stochastic = paper("psi-full"), paper("psi-stochastic")
     wide: dict[str, Experiment] = {}
     for e in online + full:
         wide.setdefault(e.dataset_name, e)
@@ -422,29 +425,46 @@ def _cost_mode_figure(experiments: list[Experiment]):
     return "fig6_cost_modes", fig, caption, experiments
 
 
-def plot_results(root: Path, formats: Sequence[str]) -> list[Path]:
+def _draw_experiment(e: Experiment, root: Path, formats: Sequence[str]) -> list[tuple[Drawn, list[Path]]]:
+    out = []
+    for name, fig, caption in experiment_figures(e):
+        stem = f"figures/{slug(e.label)}_{name}"
+        out.append((Drawn(stem, caption, e.label), save(fig, root / stem, formats)))
+    return out
+
+
+def _draw_paper(experiments: list[Experiment], root: Path, formats: Sequence[str]) -> list[tuple[Drawn, list[Path]]]:
+    return [(Drawn(stem, caption, "; ".join(e.label for e in parts)), save(fig, root / stem, formats))
+            for stem, fig, caption, parts in _paper_figures(experiments)]
+
+
+def plot_results(root: Path, formats: Sequence[str], n_jobs: int = 1) -> list[Path]:
     """Draw every figure the results under ``root`` allow; return the files written.
 
+    Figures are drawn by ``n_jobs`` processes (the files do not depend on it).
     Writes ``ROOT/figures.csv`` (file stem, caption, experiments) beside them.
     """
+    import dataclasses
+
+    import joblib
+
     formats = check_formats(formats)
     res = ResultSet(root)
     if res.empty:
         raise CabenchError(f"{root}: no results below this folder; run `cabench run CONFIG` first")
-    written: list[Path] = []
-    index: list[Drawn] = []
+    light = [dataclasses.replace(e, selections=e.selections.iloc[:0]) for e in res.experiments]  # not drawn
+    tasks = [joblib.delayed(_draw_experiment)(e, root, formats) for e in light]
+    tasks.append(joblib.delayed(_draw_paper)(light, root, formats))
     try:
-        for e in res.experiments:
-            for name, fig, caption in experiment_figures(e):
-                stem = f"figures/{slug(e.label)}_{name}"
-                written += save(fig, root / stem, formats)
-                index.append(Drawn(stem, caption, e.label))
-        for stem, fig, caption, parts in _paper_figures(res):
-            written += save(fig, root / stem, formats)
-            index.append(Drawn(stem, caption, "; ".join(e.label for e in parts)))
+        if n_jobs == 1:
+            drawn = [fn(*args, **kwargs) for fn, args, kwargs in tasks]
+        else:
+            drawn = joblib.Parallel(n_jobs=n_jobs, backend="loky")(tasks)
     except OSError as exc:
         raise CabenchError(f"{root}: cannot write figures ({exc.strerror}); pass a writable results folder") \
             from None
+    written = [p for part in drawn for _, paths in part for p in paths]
+    index = [d for part in drawn for d, _ in part]
     from cabench.runner import to_csv, write_atomic
 
     table = pd.DataFrame([vars(d) for d in index], columns=["stem", "caption", "experiments"])

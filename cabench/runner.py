@@ -214,6 +214,20 @@ def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame([row])
 
 
+def _joined(paths: list[Path], name: str, chash: str) -> str:
+    """Cell CSV files joined into one table, the identity columns prepended (text only: the large
+    per-arm tables are copied, not parsed and re-formatted)."""
+    prefix = f"{name},{chash}," if "," not in name and '"' not in name else to_csv(
+        pd.DataFrame({"a": [name], "b": [chash]})).splitlines()[1] + ","
+    parts = []
+    for i, path in enumerate(paths):
+        header, _, body = path.read_text().partition("\n")
+        if i == 0:
+            parts.append(f"experiment,config_hash,{header}\n")
+        parts += [prefix + line + "\n" for line in body.splitlines()]
+    return "".join(parts)
+
+
 def _identified(frame: pd.DataFrame, name: str, chash: str) -> pd.DataFrame:
     """``frame`` with the experiment's name and config hash as its first columns."""
     frame = frame.copy()
@@ -261,11 +275,10 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = 
                           "run the same command again to resume") from None
 
     runs = pd.concat([read_csv(cache / f"{k}.csv") for k in keys], ignore_index=True)
-    selections = pd.concat([read_csv(cache / f"{k}.sel.csv") for k in keys], ignore_index=True)
     write_atomic(out / "arms.csv", to_csv(_identified(
         arms_table(problem, ds.configs if ds is not None else None, tuple(record["objectives"])), cfg.name, chash)))
     write_atomic(out / "dataset.csv", to_csv(_identified(dataset_row(ds, record), cfg.name, chash)))
-    write_atomic(out / "selections.csv", to_csv(_identified(selections, cfg.name, chash)))
+    write_atomic(out / "selections.csv", _joined([cache / f"{k}.sel.csv" for k in keys], cfg.name, chash))
     runs = _identified(runs, cfg.name, chash)
     write_atomic(out / "runs.csv", to_csv(runs))
     traj_files = [cache / f"{k}.traj.csv" for c, k in zip(cells, keys) if c.trajectory]
