@@ -331,3 +331,13 @@ def test_result_file_damage_is_one_line(tmp_path):
     assert done.returncode == 2 and "no results below this folder" in done.stderr
     with pytest.raises(CabenchError):
         recommend(empty)
+
+
+def test_figures_do_not_depend_on_plot_workers(foreign_results, tmp_path):
+    root, _ = foreign_results
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("figures", "figures.csv", "*.png"))
+    plot_results(copy, ["png"], n_jobs=2)
+    assert (copy / "figures.csv").read_bytes() == (root / "figures.csv").read_bytes()
+    for png in sorted((root / "figures").glob("*.png")):
+        assert (copy / "figures" / png.name).read_bytes() == png.read_bytes(), png.name
