@@ -116,8 +116,13 @@ class Problem:
         return self.budget_tokens(rho) / self.c_max
 
     def psi_budget(self, rho: float) -> float:
-        """Normalised identification budget ``B~ = B / max_i c_i`` (SPEC §3)."""
-        return self.budget_tokens(rho) / float(self.profile_cost.max())
+        """Normalised identification budget ``B~ = B / max_i c_i = rho sum_i c~_i`` (SPEC §3).
+
+        Computed from the quantised costs the engines charge, so that ``B~ / sum_i c~_i`` is exactly
+        ``rho``: at integer rho, Uniform buys exactly rho samples per arm (``B / max_i c_i`` from the
+        unquantised costs can fall below ``rho sum_i c~_i`` by a rounding and lose one).
+        """
+        return float(rho) * float(self.psi_profile_cost().sum())
 
     def online_cost(self, tokens: np.ndarray) -> np.ndarray:
         """Realised online cost ``c~ = min(tokens / c_max, 1)`` (SPEC §2.3), quantised."""

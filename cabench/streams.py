@@ -20,7 +20,7 @@ import numpy as np
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
-_DRAWS = np.uint64(8)  # room for up to 8 sub-draws per sample
+DRAWS = 8  # default room for sub-draws per sample; a sampler needing more passes ``draws``
 _U53 = 2.0**-53
 
 
@@ -46,11 +46,15 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def stream_bits(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarray:
+def stream_bits(keys: np.ndarray, counts: np.ndarray, draw: int = 0, draws: int = DRAWS) -> np.ndarray:
     """64 random bits of element ``counts`` (sub-draw ``draw``) of the streams ``keys``.
 
-    ``keys`` and ``counts`` broadcast together.
+    Each element owns ``draws`` sub-draws (counter ``draws * n + draw + 1``), so ``draw`` must be below
+    ``draws``: a larger one would read a sub-draw of the next element. ``keys`` and ``counts``
+    broadcast together.
     """
+    if not 0 <= draw < draws:
+        raise ValueError(f"sub-draw {draw} outside the {draws} sub-draws of an element")
     keys = np.asarray(keys, dtype=np.uint64)
     counts = np.asarray(counts)
     shape = keys.shape
@@ -59,7 +63,7 @@ def stream_bits(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarr
         keys, counts = np.broadcast_to(keys, shape), np.broadcast_to(counts, shape)
     counter = counts.astype(np.uint64).reshape(-1)  # a fresh array: mixed in place below
     with np.errstate(over="ignore"):
-        counter *= _DRAWS
+        counter *= np.uint64(draws)
         counter += np.uint64(draw + 1)
         counter *= _GOLDEN
         mixed = _mix(counter)
@@ -68,9 +72,9 @@ def stream_bits(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarr
     return out.reshape(shape)
 
 
-def stream_uniform(keys: np.ndarray, counts: np.ndarray, draw: int = 0) -> np.ndarray:
+def stream_uniform(keys: np.ndarray, counts: np.ndarray, draw: int = 0, draws: int = DRAWS) -> np.ndarray:
     """Uniform draws in [0, 1) with 53 random bits (see :func:`stream_bits`)."""
-    return (stream_bits(keys, counts, draw) >> np.uint64(11)).astype(np.float64) * _U53
+    return (stream_bits(keys, counts, draw, draws) >> np.uint64(11)).astype(np.float64) * _U53
 
 
 def stream_index(keys: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:

@@ -15,9 +15,11 @@ import numpy as np
 from cabench.errors import CabenchError
 from cabench.problem import Problem
 from cabench.quantize import quantize
-from cabench.streams import stream_uniform
+from cabench.streams import DRAWS, stream_uniform
 
 NOISES = ("bernoulli", "gaussian")
+#: Reference point of the single-point hypervolume ``H_i = prod_d (mu_i^(d) - r)`` (paper §3.1: r = 0).
+HV_REFERENCE = 0.0
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,12 @@ class SyntheticSpec:
             raise CabenchError(f"{where}.noise: '{self.noise}' is not one of {', '.join(NOISES)}")
         if self.noise == "bernoulli" and any(not 0 <= v <= 1 for m in self.means for v in m):
             raise CabenchError(f"{where}.means: Bernoulli means must lie in [0, 1]")
+        low = [(i, v) for i, m in enumerate(self.means) for v in m if v < HV_REFERENCE]
+        if low:
+            i, v = low[0]
+            raise CabenchError(
+                f"{where}.means[{i}]: {v:g} is below the hypervolume reference point {HV_REFERENCE:g} (paper §3.1); "
+                "a single-point hypervolume there would rank a dominated arm first — shift the means to be >= 0")
         if not self.sigma > 0:
             raise CabenchError(f"{where}.sigma: must be positive, got {self.sigma}")
         if not 0 <= self.cost_spread < 1:
@@ -60,20 +68,27 @@ class SyntheticSampler:
     sigma: float
     cost_spread: float
 
-    def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    @property
+    def draws(self) -> int:
+        """Sub-draws per sample: one (Bernoulli) or two (Gaussian) per objective and one for the cost,
+        in the last slot; at least the default 8, so that small instances keep their streams."""
         d = self.means.shape[1]
+        return max(DRAWS, (d if self.noise == "bernoulli" else 2 * d) + 1)
+
+    def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d, w = self.means.shape[1], self.draws
         mean = self.means[arms]
         if self.noise == "bernoulli":
-            u = np.stack([stream_uniform(keys, counts, j) for j in range(d)], axis=-1)
+            u = np.stack([stream_uniform(keys, counts, j, w) for j in range(d)], axis=-1)
             rewards = (u < mean).astype(np.float64)
         else:
-            u1 = np.stack([stream_uniform(keys, counts, 2 * j) for j in range(d)], axis=-1)
-            u2 = np.stack([stream_uniform(keys, counts, 2 * j + 1) for j in range(d)], axis=-1)
+            u1 = np.stack([stream_uniform(keys, counts, 2 * j, w) for j in range(d)], axis=-1)
+            u2 = np.stack([stream_uniform(keys, counts, 2 * j + 1, w) for j in range(d)], axis=-1)
             normal = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
             rewards = quantize(mean + self.sigma * normal)
         tokens = self.costs[arms]
         if self.cost_spread > 0:
-            tokens = tokens * (1.0 + self.cost_spread * (2.0 * stream_uniform(keys, counts, 7) - 1.0))
+            tokens = tokens * (1.0 + self.cost_spread * (2.0 * stream_uniform(keys, counts, w - 1, w) - 1.0))
         return rewards, tokens
 
 

@@ -46,6 +46,22 @@ def tiny_logs(n_configs: int = 3, n_instances: int = 20, seed: int = 0) -> pd.Da
     return pd.DataFrame(rows)
 
 
+def spread_logs(k: int, n_instances: int = 60, seed: int = 1) -> pd.DataFrame:
+    """Canonical logs of ``k`` configurations with spread accuracies, latencies and token counts."""
+    rng = np.random.default_rng(seed)
+    acc = rng.uniform(0.2, 0.8, k)
+    speed = rng.uniform(0.3, 3.0, k)
+    tokens = rng.uniform(80, 160, k)
+    rows = []
+    for c in range(k):
+        for q in range(n_instances):
+            rows.append({"config_id": f"cfg{c:02d}", "model": f"model{c:02d}", "temperature": 0.5,
+                         "max_new_tokens": 128, "prompting": "direct", "instance_id": f"q{q:03d}",
+                         "correct": int(rng.random() < acc[c]), "latency_s": round(speed[c] * rng.lognormal(0, .3), 4),
+                         "tokens": round(tokens[c] * rng.lognormal(0, .1), 1)})
+    return pd.DataFrame(rows)
+
+
 def write_dataset(folder: Path, frame: pd.DataFrame, surrogate: bool = False, gz: bool = True,
                   split: dict | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)

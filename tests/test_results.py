@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -23,7 +22,7 @@ from cabench.recommend import recommend
 from cabench.report import build_report, write_report
 from cabench.results import ResultSet
 from cabench.runner import run_experiment
-from tests.conftest import DATA, ROOT, write_dataset
+from tests.conftest import DATA, ROOT, spread_logs, write_dataset
 
 QUICK_ONLINE = ROOT / "configs" / "piqa_online_quick.yaml"
 
@@ -41,22 +40,6 @@ def section(report: str, label: str) -> str:
 
 def run_raw(raw: dict, out: Path, source: str = "t.yaml"):
     return run_experiment(parse_config({**raw, "output": str(out)}, source), quiet=True)
-
-
-def synthetic_logs(k: int, n_instances: int = 60, seed: int = 1) -> pd.DataFrame:
-    """Canonical logs of ``k`` configurations with spread accuracies, latencies and token counts."""
-    rng = np.random.default_rng(seed)
-    acc = rng.uniform(0.2, 0.8, k)
-    speed = rng.uniform(0.3, 3.0, k)
-    tokens = rng.uniform(80, 160, k)
-    rows = []
-    for c in range(k):
-        for q in range(n_instances):
-            rows.append({"config_id": f"cfg{c:02d}", "model": f"model{c:02d}", "temperature": 0.5,
-                         "max_new_tokens": 128, "prompting": "direct", "instance_id": f"q{q:03d}",
-                         "correct": int(rng.random() < acc[c]), "latency_s": round(speed[c] * rng.lognormal(0, .3), 4),
-                         "tokens": round(tokens[c] * rng.lognormal(0, .1), 1)})
-    return pd.DataFrame(rows)
 
 
 # --- 1. two experiments under one root are never pooled --------------------------------------------------
@@ -150,7 +133,7 @@ def test_results_survive_moving_the_folder_and_deleting_the_dataset(tmp_path):
 @pytest.fixture(scope="module")
 def foreign_results(tmp_path_factory) -> tuple[Path, dict[str, int]]:
     tmp = tmp_path_factory.mktemp("foreign")
-    six = synthetic_logs(6).rename(columns={"config_id": "cfg", "instance_id": "qid", "latency_s": "ms"})
+    six = spread_logs(6).rename(columns={"config_id": "cfg", "instance_id": "qid", "latency_s": "ms"})
     six["ms"] = six["ms"] * 1000
     six.to_csv(tmp / "six.csv", index=False)
     mapping = {"columns": {"config_id": "cfg", "model": "model", "temperature": "temperature",
@@ -162,7 +145,7 @@ def foreign_results(tmp_path_factory) -> tuple[Path, dict[str, int]]:
     (tmp / "map.yaml").write_text(yaml.safe_dump(mapping))
     done = cli("data", "import", str(tmp / "six.csv"), "--mapping", str(tmp / "map.yaml"), "--out", str(tmp / "six"))
     assert done.returncode == 0, done.stderr
-    write_dataset(tmp / "fifty", synthetic_logs(50, seed=2), split={"profiling_size": 20, "seed": 0})
+    write_dataset(tmp / "fifty", spread_logs(50, seed=2), split={"profiling_size": 20, "seed": 0})
     root = tmp / "results"
     for name in ("six", "fifty"):
         run_raw({"name": f"{name}_online", "dataset": str(tmp / name), "setting": "online", "rho": [2, 4, 8, 16],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from cabench.streams import stream_index, stream_keys, stream_uniform
 
@@ -31,3 +32,28 @@ def test_uniform_and_index_distribution():
     assert np.abs(counts - 1 / 7).max() < 0.01
     # different sub-draws of one element are not the same numbers
     assert not np.allclose(u[:100], stream_uniform(keys[..., None], np.arange(200)[None, None, :], 1).ravel()[:100])
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "bernoulli"])
+@pytest.mark.parametrize("d", range(2, 9))
+def test_synthetic_objectives_and_cost_draw_independent_streams(noise, d):
+    """No objective (or the noisy cost) reads the uniform of another, at any counter shift."""
+    from cabench.synthetic import SyntheticSampler
+
+    sampler = SyntheticSampler(np.full((2, d), 0.5), np.array([1.0, 2.0]), noise, 0.1, 0.5)
+    w = sampler.draws
+    slots = [[2 * j, 2 * j + 1] if noise == "gaussian" else [j] for j in range(d)] + [[w - 1]]
+    used = [s for group in slots for s in group]
+    assert len(set(used)) == len(used) and max(used) < w
+    keys = stream_keys(0, np.arange(2), np.arange(2))
+    n = np.arange(50)
+    draws = {s: stream_uniform(keys[..., None], n[None, None, :], s, w) for s in used}
+    for a in used:
+        for b in used:
+            for shift in (0, 1, 2):
+                if a == b and shift == 0:
+                    continue
+                same = np.isclose(draws[a][..., shift:], draws[b][..., : 50 - shift]).mean()
+                assert same < 0.05, (a, b, shift)
+    with pytest.raises(ValueError):
+        stream_uniform(keys, np.zeros((2, 2), dtype=np.int64), 8)

@@ -54,8 +54,6 @@ def split_instances(instance_ids: np.ndarray, split: Split) -> tuple[np.ndarray,
 
 def efficiency_reward(latency: np.ndarray, tau5: float, tau95: float) -> np.ndarray:
     """Normalised inverse latency ``clip((1/t - 1/tau95)/(1/tau5 - 1/tau95), 0, 1)`` (App. A)."""
-    if not tau95 > tau5:
-        return np.ones_like(latency, dtype=float)
     return np.clip((1.0 / latency - 1.0 / tau95) / (1.0 / tau5 - 1.0 / tau95), 0.0, 1.0)
 
 
@@ -172,6 +170,10 @@ def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name:
     tok_p, tok_e = arrays["tokens"]
     tau5 = float(np.percentile(lat_p, 5))
     tau95 = float(np.percentile(lat_p, 95))
+    if not tau95 > tau5:
+        raise CabenchError(
+            f"{path}: latency_s: the 5th and 95th percentiles of the profiling latencies are equal ({tau5:g} s), so "
+            "the efficiency reward (App. A) is undefined; the logs need latencies that vary")
     c_max = float(tok_p.max())
     lam = float(quantize(tok_p.min() / c_max))
     if lam <= 0:

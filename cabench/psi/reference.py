@@ -3,7 +3,10 @@
 Written line by line from Algorithm 2 (paper §4.2) and SPEC §6, with Python
 loops over arms, pairs and pulls. It is slow on purpose and exists to check
 that the batched loop of :mod:`cabench.psi.engine` makes exactly the same
-accept/reject decisions and returns the same sets.
+accept/reject decisions and returns the same sets. It computes every formula
+itself (normalised costs, budget, ``L_{K,lambda}``, phase targets, realised
+costs) from the problem's raw token costs; it shares only the sampler, which
+defines the feedback streams, and the tie tolerances.
 """
 
 from __future__ import annotations
@@ -12,9 +15,16 @@ import math
 
 import numpy as np
 
+from cabench.errors import CabenchError
 from cabench.pareto import TIE_ATOL, TIE_RTOL
 from cabench.problem import Problem
-from cabench.psi.schedules import PsiMethod, Schedule
+from cabench.psi.schedules import PsiMethod
+
+_Q = 2.0**-24  # rewards and costs are multiples of 2^-24 (docs/decisions.md, exact arithmetic)
+
+
+def _quantised(x: float) -> float:
+    return round(x / _Q) * _Q
 
 
 def _empirical_gaps(mu: dict[int, list[float]]) -> tuple[dict[int, float], dict[int, bool]]:
@@ -46,10 +56,21 @@ def reference_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndar
     """Run one repetition (stream keys ``keys`` ``[arms]``); return decisions and the returned set."""
     k = problem.n_arms
     d = problem.n_objectives
-    budget = problem.psi_budget(rho)
-    costs = [float(c) for c in problem.psi_profile_cost()]
-    schedule = Schedule.build(method, budget, np.array(costs))
-    schedule.check_first_phase(rho)
+    c_top = max(float(c) for c in problem.profile_cost)
+    costs = [_quantised(float(c) / c_top) for c in problem.profile_cost]  # c~_i = c_i / max_j c_j
+    budget = float(rho) * sum(costs)  # B~ = B / max_i c_i, B = rho * K * mean_i c_i (SPEC §3)
+    lam = min(costs) if method.name == "copsi" else 1.0  # PSI-SR: the cost-blind L_{K,1}
+    l_k = 1.0 + sum(1.0 / (1.0 + (ell - 1) * lam) for ell in range(2, k + 1))  # L_{K,lambda}
+    cbar = sum(costs) / k
+
+    def target(active: list[int]) -> int:
+        if method.name == "copsi":
+            return math.floor(budget / (l_k * sum(costs[i] for i in active)))  # line 7
+        return math.floor(budget / (cbar * l_k * len(active)))  # PSI-SR
+
+    first = math.floor(budget / sum(costs)) if method.name == "uniform" else target(list(range(k)))
+    if first < 1:
+        raise CabenchError(f"rho {rho:g}: the first phase cannot give every arm one sample")
     stochastic = cost_mode == "stochastic"
 
     n = [0] * k
@@ -59,7 +80,7 @@ def reference_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndar
 
     def draw(i: int) -> tuple[list[float], float]:
         rewards, tokens = problem.sample(keys[i : i + 1], np.array([i]), np.array([n[i]]))
-        cost = float(problem.psi_cost(tokens)[0]) if stochastic else costs[i]
+        cost = _quantised(float(tokens[0]) / c_top) if stochastic else costs[i]  # realised tokens / max_j c_j
         return [float(v) for v in rewards[0]], cost
 
     def pull(i: int) -> bool:
@@ -106,15 +127,9 @@ def reference_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndar
         active = list(range(k))  # line 1
         accepted: set[int] = set()
         for _phase in range(k - 1):  # line 5
-            active_cost = 0.0
-            for i in active:
-                active_cost += costs[i]  # line 6: C_r
-            if method.name == "copsi":
-                target = math.floor(budget / (schedule.l_k * active_cost))  # line 7
-            else:
-                target = math.floor(budget / (schedule.mean_cost * schedule.l_k * len(active)))
+            n_r = target(active)  # lines 6-7: C_r = sum of the active arms' costs
             for i in active:  # lines 8-10
-                while n[i] < target and pull(i):
+                while n[i] < n_r and pull(i):
                     pass
             mu = {i: mean(i) for i in active}  # line 11
             gamma, dominated = _empirical_gaps(mu)  # lines 13-14

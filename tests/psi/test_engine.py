@@ -144,3 +144,19 @@ def test_f1_and_error_definitions():
         hat = res.returned[r]
         assert res.f1[r] == pytest.approx(2 * (hat & truth).sum() / (hat.sum() + truth.sum()))
         assert res.error[r] == (hat != truth).any()
+
+
+@pytest.mark.parametrize("which", ["gsm8k", "piqa", "fifty"])
+def test_uniform_buys_exactly_rho_samples_at_integer_rho(which, tmp_path):
+    from cabench.data.dataset import load_dataset
+    from tests.conftest import shipped, spread_logs, write_dataset
+
+    if which == "fifty":
+        ds = load_dataset(write_dataset(tmp_path / "fifty", spread_logs(50, seed=3), split={"profiling_size": 20}))
+    else:
+        ds = shipped(which)
+    problem = replay_problem(ds, np.arange(ds.n_arms))
+    keys = stream_keys(0, np.arange(3), problem.arm_ids)
+    for rho in (1, 2, 10, 37):
+        res = run_psi(problem, PsiMethod("uniform"), rho, keys)
+        assert (res.samples == rho).all(), (which, rho, np.unique(res.samples))
