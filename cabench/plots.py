@@ -465,7 +465,7 @@ def plot_results(root: Path, formats: Sequence[str], n_jobs: int = 1) -> list[Pa
             from None
     written = [p for part in drawn for _, paths in part for p in paths]
     index = [d for part in drawn for d, _ in part]
-    from cabench.runner import to_csv, write_atomic
+    from cabench.storage import to_csv, write_atomic
 
     table = pd.DataFrame([vars(d) for d in index], columns=["stem", "caption", "experiments"])
     write_atomic(root / "figures.csv", to_csv(table))

@@ -421,7 +421,7 @@ def build_report(root: Path) -> str:
 
 
 def write_report(root: Path) -> Path:
-    from cabench.runner import write_atomic
+    from cabench.storage import write_atomic
 
     text = build_report(root)
     path = root / "REPORT.md"

@@ -11,9 +11,10 @@ whatever the worker count, chunking, backend or interruptions.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from cabench.paper import PAPER_ROLES, paper_role
 from cabench.problem import Problem
 from cabench.record import arms_table, code_hash, config_hash
 from cabench.results import aggregate_trajectories, read_csv, summarize
+from cabench.storage import LOCK_NAME, folder_lock, to_csv, write_atomic
 
 __all__ = ["Interrupted", "Outcome", "build_problem", "check_budgets", "run_experiment", "write_atomic"]
 
@@ -61,46 +63,15 @@ def git_commit() -> str:
         return "unknown"
 
 
-def _file_mode() -> int:
-    """The mode a plain ``open()`` would give a new file under the current umask."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
-
-    The file gets the umask's mode (``mkstemp`` alone would make it private).
-    """
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, _file_mode())
-        with os.fdopen(fd, mode) as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def to_csv(frame: pd.DataFrame) -> str:
-    return frame.to_csv(index=False, lineterminator="\n")
-
-
-def prepare_output(cfg: ExperimentConfig, out: Path, force: bool) -> Path:
-    """Create (or check) the output folder; refuse one that holds another experiment."""
-    if out.exists() and not out.is_dir():
-        raise CabenchError(f"{out}: output path exists and is not a folder; pass --out with a folder")
+def _check_owner(cfg: ExperimentConfig, out: Path, force: bool) -> None:
+    """Refuse a folder that holds another experiment, or anything that is not cabench results."""
+    if force or not out.is_dir():
+        return
     previous = out / "config.yaml"
-    if previous.is_file() and not force:
+    if previous.is_file():
         try:
             old = yaml.safe_load(previous.read_text()) or {}
-        except yaml.YAMLError:
+        except (yaml.YAMLError, UnicodeDecodeError, OSError):
             old = {}
         if not isinstance(old, dict) or (old.get("name"), old.get("setting")) != (cfg.name, cfg.setting):
             other = old.get("name") if isinstance(old, dict) else "?"
@@ -108,6 +79,18 @@ def prepare_output(cfg: ExperimentConfig, out: Path, force: bool) -> Path:
                 f"{out}: results folder holds experiment '{other}', not '{cfg.name}'; pass another --out, "
                 "or --force to replace its results"
             )
+        return
+    foreign = sorted(p.name for p in out.iterdir() if p.name not in ("cells", LOCK_NAME))
+    if foreign:
+        raise CabenchError(f"{out}: folder holds '{foreign[0]}' and no config.yaml, so it is not this experiment's "
+                           "results folder; pass another --out, or --force to write into it")
+
+
+def prepare_output(cfg: ExperimentConfig, out: Path, force: bool) -> Path:
+    """Create (or check) the output folder; refuse one that holds another experiment or other files."""
+    if out.exists() and not out.is_dir():
+        raise CabenchError(f"{out}: output path exists and is not a folder; pass --out with a folder")
+    _check_owner(cfg, out, force)
     try:
         (out / "cells").mkdir(parents=True, exist_ok=True)
         probe = out / "cells" / ".write-test"
@@ -117,6 +100,26 @@ def prepare_output(cfg: ExperimentConfig, out: Path, force: bool) -> Path:
         raise CabenchError(
             f"{out}: output folder is not writable ({exc.strerror}); pass --out with a writable folder") from None
     return out / "cells"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cell_state(cache: Path, key: str) -> str:
+    """``done`` when the cell's seal (``<key>.ok``, written last) matches its files, ``damaged`` when a
+    seal exists but a file is missing or altered, ``missing`` otherwise."""
+    seal = cache / f"{key}.ok"
+    if not seal.is_file():
+        return "missing"
+    try:
+        expected = json.loads(seal.read_text())
+        for name, digest in expected.items():
+            if _digest((cache / name).read_text()) != digest:
+                return "damaged"
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        return "damaged"
+    return "done"
 
 
 def _work(problem: Problem, setting: str, seed: int, cell: Cell, key: str):
@@ -247,30 +250,42 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = 
     problem, identity, ds = build_problem(cfg)
     check_budgets(cfg, problem)
     record = experiment_record(cfg, problem, identity, ds)
-    chash = record["config_hash"]
     out = Path(cfg.output)
     cache = prepare_output(cfg, out, force)
+    with folder_lock(out):
+        _check_owner(cfg, out, force)  # again, under the lock: another run may have finished meanwhile
+        for stale in cache.glob(".*.tmp"):  # interrupted writes; no other run holds this folder
+            stale.unlink(missing_ok=True)
+        return _run_locked(cfg, problem, identity, ds, record, out, cache, force, quiet, echo)
+
+
+def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any], ds: Dataset | None,
+                record: dict[str, Any], out: Path, cache: Path, force: bool, quiet: bool,
+                echo: Callable[[str], None]) -> Outcome:
+    chash = record["config_hash"]
     cells = plan_cells(cfg)
     keys = [cell_key(identity, cfg.setting, cfg.seed, c) for c in cells]
-
-    def done(key: str) -> bool:
-        return (cache / f"{key}.csv").is_file() and (cache / f"{key}.sel.csv").is_file()
-
-    todo = [(c, k) for c, k in zip(cells, keys) if force or not done(k)]
+    states = {k: ("missing" if force else _cell_state(cache, k)) for k in keys}
+    todo = [(c, k) for c, k in zip(cells, keys) if states[k] != "done"]
     reused = len(cells) - len(todo)
+    damaged = sum(s == "damaged" for s in states.values())
     if not quiet:
         echo(f"{cfg.name}: {len(cells)} cells ({reused} reused, {len(todo)} to run) -> {out}")
+    if damaged:
+        echo(f"{cfg.name}: {damaged} saved cells were damaged (altered or truncated files); computing them again")
 
     def save(key: str, runs: pd.DataFrame, selections: pd.DataFrame, traj: pd.DataFrame | None) -> None:
+        files = {f"{key}.csv": to_csv(runs), f"{key}.sel.csv": to_csv(selections)}
         if traj is not None:
-            write_atomic(cache / f"{key}.traj.csv", to_csv(traj))
-        write_atomic(cache / f"{key}.sel.csv", to_csv(selections))
-        write_atomic(cache / f"{key}.csv", to_csv(runs))  # written last: its presence marks the cell done
+            files[f"{key}.traj.csv"] = to_csv(traj)
+        for name, text in files.items():
+            write_atomic(cache / name, text)
+        write_atomic(cache / f"{key}.ok", json.dumps({n: _digest(t) for n, t in files.items()}))  # the seal, last
 
     try:
         _execute(cfg, problem, todo, save, quiet)
     except KeyboardInterrupt:
-        finished = sum(done(k) for k in keys)
+        finished = sum(_cell_state(cache, k) == "done" for k in keys)
         raise Interrupted(f"interrupted: {finished} of {len(cells)} cells are saved in {cache}; "
                           "run the same command again to resume") from None
 

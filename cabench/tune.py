@@ -22,7 +22,8 @@ from cabench.config import ExperimentConfig
 from cabench.errors import CabenchError
 from cabench.online import OnlineMethod, run_online
 from cabench.problem import Problem
-from cabench.runner import prepare_output, write_atomic
+from cabench.runner import prepare_output
+from cabench.storage import write_atomic
 from cabench.streams import stream_keys
 
 

@@ -1,0 +1,126 @@
+"""Writing without destroying: atomic files, atomically published folders, exclusive folder locks.
+
+* :func:`write_atomic` writes a temporary file beside the target and renames
+  it over the target, so a reader (or a crash) sees the old file or the new
+  one, never a part.
+* :func:`publish_folder` moves a fully written temporary folder into place;
+  replacing an existing folder uses the kernel's atomic exchange
+  (``renameat2(RENAME_EXCHANGE)``) where there is one, so that a kill at any
+  moment leaves either the old folder or the new one whole.
+* :func:`folder_lock` holds an exclusive ``flock`` on a lock file for as long
+  as a run writes into a results folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+
+from cabench.errors import CabenchError
+
+LOCK_NAME = ".cabench.lock"
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a plain ``open()`` would give a new file under the current umask."""
+    return 0o666 & ~_umask()
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    The file gets the umask's mode (``mkstemp`` alone would make it private).
+    """
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, file_mode())
+        with os.fdopen(fd, mode) as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def to_csv(frame: pd.DataFrame) -> str:
+    return frame.to_csv(index=False, lineterminator="\n")
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux ``renameat2``); False where the kernel or libc cannot."""
+    libc_name = ctypes.util.find_library("c")
+    if not libc_name:
+        return False
+    libc = ctypes.CDLL(libc_name, use_errno=True)
+    fn = getattr(libc, "renameat2", None)
+    if fn is None:
+        return False
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    if ctypes.get_errno() in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), str(b))
+
+
+def staging_folder(dest: Path) -> Path:
+    """A new empty folder beside ``dest`` to write into before :func:`publish_folder`.
+
+    Staging folders of earlier interrupted writes to ``dest`` are removed first.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    for stale in dest.parent.glob(f".{dest.name}.staging-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.staging-"))
+
+
+def publish_folder(staged: Path, dest: Path) -> None:
+    """Move the written folder ``staged`` to ``dest``, replacing an existing ``dest`` atomically."""
+    os.chmod(staged, 0o777 & ~_umask())  # as mkdir would (mkdtemp makes it private)
+    if not dest.exists():
+        os.rename(staged, dest)
+        return
+    if _exchange(staged, dest):
+        shutil.rmtree(staged, ignore_errors=True)  # now the old folder
+        return
+    old = staged.with_name(staged.name + "-old")
+    os.rename(dest, old)  # no atomic exchange here: a short window without dest, the old folder kept beside
+    os.rename(staged, dest)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (a ``.cabench.lock`` file in it) or fail at once."""
+    path = folder / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, file_mode())
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CabenchError(f"{folder}: another cabench run is writing to this results folder; wait for it "
+                               "to finish or pass another --out") from None
+        yield
+    finally:
+        os.close(fd)
