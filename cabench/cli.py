@@ -54,6 +54,13 @@ def _guard(action: Callable[[], T]) -> T:
             traceback.print_exc()
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except OSError as exc:  # the environment: full or read-only disk, a path that is a folder, a long name
+        if _state["debug"]:
+            traceback.print_exc()
+        where = exc.filename or "output"
+        typer.echo(f"error: {where}: {exc.strerror or exc}; nothing already written was changed (check the "
+                   "path, its permissions and free space)", err=True)
+        raise typer.Exit(2) from None
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         raise typer.Exit(130) from None
@@ -109,18 +116,22 @@ def data_describe(
 @data_app.command("landscape")
 def data_landscape(
     paths: Annotated[list[Path], typer.Argument(help="Dataset folder(s): one panel each.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Image file (.png or .pdf).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Image file (.png, .pdf or .svg).")],
 ) -> None:
     """Draw Figure 1: accuracy against efficiency per configuration, the Pareto front labelled."""
     from cabench.data.dataset import load_dataset
-    from cabench.plots import landscape_figure, save
+    from cabench.plots import FORMATS, landscape_figure, save
 
-    def act() -> None:
-        fig = landscape_figure([load_dataset(p) for p in paths])
+    def act() -> list[Path]:
+        fmt = output.suffix.lstrip(".").lower() or "png"
+        if fmt not in FORMATS:
+            raise CabenchError(f"-o {output}: the file name must end in one of "
+                               f"{', '.join('.' + f for f in FORMATS)} (or have no ending, for .png)")
+        datasets = [load_dataset(p) for p in paths]
         output.parent.mkdir(parents=True, exist_ok=True)
-        save(fig, output.with_suffix(""), [output.suffix.lstrip(".") or "png"])
-    _guard(act)
-    typer.echo(f"wrote {output}")
+        return save(landscape_figure(datasets), output.with_suffix(f".{fmt}"), [fmt])
+    for path in _guard(act):
+        typer.echo(f"wrote {path}")
 
 
 @data_app.command("table1")
@@ -146,11 +157,12 @@ def data_import(
     source: Annotated[Path, typer.Argument(help="Your logs: CSV, CSV.gz, JSONL or parquet.")],
     mapping: Annotated[Path, typer.Option("--mapping", help="YAML naming the source column of each canonical column.")],
     out: Annotated[Path, typer.Option("--out", help="Dataset folder to create.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing dataset folder (atomically).")] = False,
 ) -> None:
     """Turn your own logs into a canonical dataset folder, validated like the loader."""
     from cabench.data.importer import import_logs
 
-    folder = _guard(lambda: import_logs(source, mapping, out))
+    folder = _guard(lambda: import_logs(source, mapping, out, force))
     typer.echo(f"wrote {folder}")
 
 
@@ -283,8 +295,22 @@ def report(results: Annotated[Path, typer.Argument(help="Folder searched for res
     typer.echo(f"wrote {path}")
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM ends a run like Ctrl-C: workers are stopped and finished cells are kept."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    sys.exit(app())
+    import signal
+
+    argv = sys.argv[1:]
+    if "--debug" in argv[1:]:  # --debug is accepted after the subcommand too
+        argv = ["--debug", *[a for a in argv if a != "--debug"]]
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        app(args=argv, prog_name="cabench")
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # past the command, a SIGTERM just ends the process
 
 
 if __name__ == "__main__":

@@ -22,14 +22,19 @@ from cabench.errors import CabenchError
 from cabench.online.methods import ONLINE_METHODS, OnlineMethod
 from cabench.psi.schedules import COST_MODES, PSI_METHODS, PsiMethod
 from cabench.synthetic import SyntheticSpec
+from cabench.yamlio import load_yaml
 
 SETTINGS = ("online", "psi")
 BACKENDS = ("loky", "threading", "sequential", "dask")
 
 TOP_KEYS = {
     "name", "dataset", "split", "arms", "setting", "rho", "methods", "cost_modes", "repetitions", "seed",
-    "n_jobs", "chunk_size", "backend", "scheduler_address", "output", "trajectories", "tune",
+    "n_jobs", "chunk_size", "backend", "scheduler_address", "output", "trajectories", "tune", "max_pulls",
+    "max_memory_gb",
 }
+#: Largest values a config may give (beyond them counters overflow or nothing can finish).
+LIMITS = {"rho": 1e9, "repetitions": 10**7, "chunk_size": 10**6, "points": 10**6, "window": 10**7,
+          "tune_repetitions": 10**6, "radius": 1e6, "alpha": 1e6, "seed": 2**63 - 1}
 SPLIT_KEYS = {"profiling_size", "seed"}
 ARMS_KEYS = {"preset", "models", "temperatures", "max_new_tokens", "prompting", "config_ids"}
 SYNTHETIC_KEYS = {"name", "means", "costs", "noise", "sigma", "cost_spread"}
@@ -82,6 +87,8 @@ class ExperimentConfig:
     output: str = "results"
     trajectories: TrajectorySpec | None = None
     tune: TuneSpec = field(default_factory=TuneSpec)
+    max_pulls: float = 2e10
+    max_memory_gb: float = 8.0
 
     def resolved(self) -> dict[str, Any]:
         """The resolved config as plain data (written to ``config.yaml`` and hashed)."""
@@ -143,7 +150,7 @@ class _Reader:
         return mapping
 
     def number(self, value: Any, key: str, *, integer: bool = False, positive: bool = False,
-               minimum: float | None = None) -> Any:
+               minimum: float | None = None, maximum: float | None = None) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(key, f"expected a {'whole number' if integer else 'number'}, got {value!r}")
         if integer and (isinstance(value, float) and not value.is_integer()):
@@ -154,6 +161,8 @@ class _Reader:
             raise self.fail(key, f"must be positive, got {value!r}")
         if minimum is not None and value < minimum:
             raise self.fail(key, f"must be at least {minimum:g}, got {value!r}")
+        if maximum is not None and value > maximum:
+            raise self.fail(key, f"must be at most {maximum:g}, got {value!r}")
         return int(value) if integer else float(value)
 
     def text(self, value: Any, key: str, choices: tuple[str, ...] | None = None) -> str:
@@ -193,9 +202,9 @@ def _methods(r: _Reader, raw: Any, setting: str) -> tuple[Any, ...]:
             kwargs: dict[str, Any] = {"name": name}
             for p in ("s_r", "s_c", "eta"):
                 if p in spec:
-                    kwargs[p] = r.number(spec[p], f"{key}.{p}", positive=True)
+                    kwargs[p] = r.number(spec[p], f"{key}.{p}", positive=True, maximum=LIMITS["radius"])
             if "alpha" in spec:
-                kwargs["alpha"] = r.number(spec["alpha"], f"{key}.alpha", minimum=2)
+                kwargs["alpha"] = r.number(spec["alpha"], f"{key}.alpha", minimum=2, maximum=LIMITS["alpha"])
             if "mode" in spec:
                 kwargs["mode"] = r.text(spec["mode"], f"{key}.mode", ("experimental", "theory"))
             out.append(OnlineMethod(**kwargs))
@@ -300,7 +309,7 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
             raise r.fail(need, "missing; a config needs dataset, setting, rho and methods")
     setting = r.text(raw["setting"], "setting", SETTINGS)
     dataset, synthetic = _dataset(r, raw["dataset"], base)
-    rho = tuple(r.number(v, "rho", positive=True) for v in r.sequence(raw["rho"], "rho"))
+    rho = tuple(r.number(v, "rho", positive=True, maximum=LIMITS["rho"]) for v in r.sequence(raw["rho"], "rho"))
     if len(set(rho)) != len(rho):
         raise r.fail("rho", f"has repeated values {list(rho)}")
     methods = _methods(r, raw["methods"], setting)
@@ -332,8 +341,8 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
             raise r.fail("trajectories.rho", f"{t_rho:g} is not in the rho grid {list(rho)}")
         trajectories = TrajectorySpec(
             t_rho,
-            r.number(tr.get("points", 200), "trajectories.points", integer=True, minimum=2),
-            r.number(tr.get("window", 50), "trajectories.window", integer=True, minimum=1),
+            r.number(tr.get("points", 200), "trajectories.points", integer=True, minimum=2, maximum=LIMITS["points"]),
+            r.number(tr.get("window", 50), "trajectories.window", integer=True, minimum=1, maximum=LIMITS["window"]),
         )
     tune = TuneSpec()
     if raw.get("tune") is not None:
@@ -342,9 +351,11 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         for key in ("s_r", "s_c", "eta", "rho"):
             if key in tr:
                 values = r.sequence(tr[key], f"tune.{key}")
-                kwargs[key] = tuple(r.number(v, f"tune.{key}", positive=True) for v in values)
+                top = LIMITS["rho" if key == "rho" else "radius"]
+                kwargs[key] = tuple(r.number(v, f"tune.{key}", positive=True, maximum=top) for v in values)
         if "repetitions" in tr:
-            kwargs["repetitions"] = r.number(tr["repetitions"], "tune.repetitions", integer=True, minimum=1)
+            kwargs["repetitions"] = r.number(tr["repetitions"], "tune.repetitions", integer=True, minimum=1,
+                                             maximum=LIMITS["tune_repetitions"])
         tune = TuneSpec(**kwargs)
     backend = r.text(raw.get("backend", "loky"), "backend", BACKENDS)
     address = raw.get("scheduler_address")
@@ -368,10 +379,14 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         arms_preset=preset_name,
         arms=arms,
         cost_modes=cost_modes,
-        repetitions=r.number(raw.get("repetitions", 100), "repetitions", integer=True, minimum=1),
-        seed=r.number(raw.get("seed", 0), "seed", integer=True, minimum=0),
+        repetitions=r.number(raw.get("repetitions", 100), "repetitions", integer=True, minimum=1,
+                             maximum=LIMITS["repetitions"]),
+        seed=r.number(raw.get("seed", 0), "seed", integer=True, minimum=0, maximum=LIMITS["seed"]),
         n_jobs=_n_jobs(r, raw.get("n_jobs", 1)),
-        chunk_size=r.number(raw.get("chunk_size", 50), "chunk_size", integer=True, minimum=1),
+        chunk_size=r.number(raw.get("chunk_size", 50), "chunk_size", integer=True, minimum=1,
+                            maximum=LIMITS["chunk_size"]),
+        max_pulls=r.number(raw.get("max_pulls", 2e10), "max_pulls", positive=True),
+        max_memory_gb=r.number(raw.get("max_memory_gb", 8.0), "max_memory_gb", positive=True),
         backend=backend,
         scheduler_address=address,
         output=r.text(str(raw.get("output", f"results/{name}")), "output"),
@@ -386,7 +401,7 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ex
     if not path.is_file():
         raise CabenchError(f"{path}: config file not found")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = load_yaml(path.read_text())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

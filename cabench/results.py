@@ -24,6 +24,7 @@ import yaml
 
 from cabench.errors import CabenchError
 from cabench.stats import mean_se, wilson
+from cabench.yamlio import load_yaml
 
 DISPLAY = {
     "cohv-ucb": "CoHV-UCB", "hv-ucb": "HV-UCB", "acc-cost-ucb": "Accuracy-Cost-UCB", "uniform": "Uniform",
@@ -156,7 +157,7 @@ class Experiment:
 
 def _load_meta(path: Path) -> dict[str, Any]:
     try:
-        meta = yaml.safe_load(path.read_text())
+        meta = load_yaml(path.read_text())
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise CabenchError(f"{path}: unreadable config ({str(exc).splitlines()[0]}); run the experiment again") \
             from None

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import subprocess
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from cabench.problem import Problem
 from cabench.record import arms_table, code_hash, config_hash
 from cabench.results import aggregate_trajectories, read_csv, summarize
 from cabench.storage import LOCK_NAME, folder_lock, to_csv, write_atomic
+from cabench.yamlio import load_yaml
 
 __all__ = ["Interrupted", "Outcome", "build_problem", "check_budgets", "run_experiment", "write_atomic"]
 
@@ -70,7 +72,7 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool) -> None:
     previous = out / "config.yaml"
     if previous.is_file():
         try:
-            old = yaml.safe_load(previous.read_text()) or {}
+            old = load_yaml(previous.read_text()) or {}
         except (yaml.YAMLError, UnicodeDecodeError, OSError):
             old = {}
         if not isinstance(old, dict) or (old.get("name"), old.get("setting")) != (cfg.name, cfg.setting):
@@ -239,6 +241,36 @@ def _identified(frame: pd.DataFrame, name: str, chash: str) -> pd.DataFrame:
     return frame
 
 
+def plan_estimate(cfg: ExperimentConfig, problem: Problem) -> dict[str, float]:
+    """Pulls an experiment will make and the peak memory of its largest cell, estimated before running.
+
+    A run at budget rho makes about ``rho K`` pulls per repetition (B = rho K cbar); a cell holds
+    per-pull arrays of about 40 bytes for the pulls of its repetitions (identification phases;
+    online trajectories log every step).
+    """
+    k = problem.n_arms
+    modes = len(cfg.cost_modes) if cfg.setting == "psi" else 1
+    pulls = float(sum(cfg.rho)) * k * cfg.repetitions * len(cfg.methods) * modes
+    per_cell = max(cfg.rho) * k * min(cfg.chunk_size, cfg.repetitions)
+    if cfg.setting == "online" and cfg.trajectories is None:
+        per_cell = 0.0  # the online loop keeps [reps, arms] state only
+    return {"pulls": pulls, "cell_memory_gb": 40.0 * per_cell / 2**30 + 8.0 * k * cfg.repetitions / 2**30}
+
+
+def check_plan(cfg: ExperimentConfig, problem: Problem) -> None:
+    """Refuse, before anything is written, a plan whose work or memory is beyond the configured limits."""
+    est = plan_estimate(cfg, problem)
+    if est["pulls"] > cfg.max_pulls:
+        raise CabenchError(
+            f"{cfg.source}: the plan makes about {est['pulls']:.3g} pulls (rho grid x {problem.n_arms} arms x "
+            f"{cfg.repetitions} repetitions x methods), above max_pulls = {cfg.max_pulls:.3g}; lower rho or "
+            "repetitions, or raise max_pulls in the config if you mean it")
+    if est["cell_memory_gb"] > cfg.max_memory_gb:
+        raise CabenchError(
+            f"{cfg.source}: a cell would need about {est['cell_memory_gb']:.3g} GB, above max_memory_gb = "
+            f"{cfg.max_memory_gb:g}; lower chunk_size or the largest rho, or raise max_memory_gb in the config")
+
+
 def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = False,
                    echo: Callable[[str], None] = print) -> Outcome:
     """Run (or resume) an experiment and write its self-contained results folder.
@@ -249,6 +281,7 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = 
     """
     problem, identity, ds = build_problem(cfg)
     check_budgets(cfg, problem)
+    check_plan(cfg, problem)
     record = experiment_record(cfg, problem, identity, ds)
     out = Path(cfg.output)
     cache = prepare_output(cfg, out, force)
@@ -283,7 +316,9 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
         write_atomic(cache / f"{key}.ok", json.dumps({n: _digest(t) for n, t in files.items()}))  # the seal, last
 
     try:
-        _execute(cfg, problem, todo, save, quiet)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")
+            _execute(cfg, problem, todo, save, quiet)
     except KeyboardInterrupt:
         finished = sum(_cell_state(cache, k) == "done" for k in keys)
         raise Interrupted(f"interrupted: {finished} of {len(cells)} cells are saved in {cache}; "

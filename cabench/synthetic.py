@@ -56,8 +56,13 @@ class SyntheticSpec:
                 "a single-point hypervolume there would rank a dominated arm first — shift the means to be >= 0")
         if not self.sigma > 0:
             raise CabenchError(f"{where}.sigma: must be positive, got {self.sigma}")
-        if not 0 <= self.cost_spread < 1:
-            raise CabenchError(f"{where}.cost_spread: must lie in [0, 1), got {self.cost_spread}")
+        if not 0 <= self.cost_spread <= 0.99:
+            raise CabenchError(f"{where}.cost_spread: must lie in [0, 0.99], got {self.cost_spread}")
+        if max(self.costs) > 1e12 or max(self.costs) / min(self.costs) > 1e9:
+            raise CabenchError(f"{where}.costs: costs must be at most 1e12 tokens and within a factor 1e9 of each "
+                               f"other, got {min(self.costs):g}..{max(self.costs):g}")
+        if self.sigma > 1e6 or any(abs(v) > 1e6 for m in self.means for v in m):
+            raise CabenchError(f"{where}: means and sigma must be at most 1e6 in size")
 
 
 @dataclass(frozen=True, eq=False)

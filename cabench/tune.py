@@ -40,11 +40,15 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     problem, _, _ = build_problem(cfg, source="profiling")
     check_budgets(cfg, problem)
     out = Path(cfg.output)
-    prepare_output(cfg, out, force=True)
+    prepare_output(cfg, out, force=False)  # another experiment's folder is refused
     spec = cfg.tune
     rhos = spec.rho or cfg.rho
-    keys = stream_keys(cfg.seed, np.arange(spec.repetitions), problem.arm_ids)
     grid = list(itertools.product(spec.s_r, spec.s_c, spec.eta))
+    pulls = len(grid) * float(sum(rhos)) * problem.n_arms * spec.repetitions
+    if pulls > cfg.max_pulls:
+        raise CabenchError(f"{cfg.source}: tune: the grid makes about {pulls:.3g} pulls, above max_pulls = "
+                           f"{cfg.max_pulls:.3g}; lower tune.repetitions or tune.rho, or raise max_pulls")
+    keys = stream_keys(cfg.seed, np.arange(spec.repetitions), problem.arm_ids)
     jobs = (joblib.delayed(_score)(problem, OnlineMethod("cohv-ucb", s_r, s_c, eta), rhos, keys)
             for s_r, s_c, eta in grid)
     n_jobs = 1 if cfg.backend == "sequential" else cfg.n_jobs

@@ -19,6 +19,8 @@ import yaml
 from cabench.data.io import read_table, write_logs, write_metadata
 from cabench.data.schema import COLUMNS, validate_logs
 from cabench.errors import CabenchError
+from cabench.storage import publish_folder, staging_folder
+from cabench.yamlio import load_yaml, yaml_problem
 
 MAPPING_KEYS = ("columns", "constants", "scale", "dataset")
 
@@ -27,9 +29,11 @@ def _mapping(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise CabenchError(f"{path}: mapping file not found")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = load_yaml(path.read_text())
     except yaml.YAMLError as exc:
-        raise CabenchError(f"{path}: malformed YAML ({str(exc).splitlines()[0]})") from None
+        raise CabenchError(f"{path}: malformed YAML ({yaml_problem(exc)})") from None
+    except UnicodeDecodeError:
+        raise CabenchError(f"{path}: not a text file; a mapping is YAML") from None
     if not isinstance(raw, dict):
         raise CabenchError(f"{path}: expected a mapping with keys {', '.join(MAPPING_KEYS)}")
     for key in raw:
@@ -45,12 +49,27 @@ def _mapping(path: Path) -> dict[str, Any]:
                 near = difflib.get_close_matches(str(name), list(COLUMNS), n=1)
                 hint = f"; did you mean '{near[0]}'?" if near else f"; canonical columns: {', '.join(COLUMNS)}"
                 raise CabenchError(f"{path}: {key}.{name}: not a canonical column{hint}")
+            item = value[name]
+            if key == "columns" and not isinstance(item, (str, int)):
+                raise CabenchError(f"{path}: columns.{name}: expected the name of one source column, got {item!r}")
+            if key == "constants" and (item is None or isinstance(item, (list, dict))):
+                raise CabenchError(f"{path}: constants.{name}: expected one value (text or number), got {item!r}")
         raw[key] = value
     return raw
 
 
-def import_logs(source: Path, mapping_path: Path, out: Path) -> Path:
-    """Map, validate and write ``source`` as a dataset folder ``out``."""
+def import_logs(source: Path, mapping_path: Path, out: Path, force: bool = False) -> Path:
+    """Map, validate and write ``source`` as a dataset folder ``out``.
+
+    An existing ``out`` is refused unless ``force``; the folder is written in
+    full beside ``out`` and then moved into place atomically, so an interrupted
+    import never leaves a partial dataset or loses the old one.
+    """
+    if out.exists() and not out.is_dir():
+        raise CabenchError(f"{out}: exists and is not a folder; pass --out with a new dataset folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise CabenchError(f"{out}: folder exists and is not empty; pass another --out, or --force to replace it "
+                           "(the old folder is replaced only once the new one is complete)")
     mapping = _mapping(mapping_path)
     if not source.is_file():
         raise CabenchError(f"{source}: source log file not found")
@@ -85,7 +104,14 @@ def import_logs(source: Path, mapping_path: Path, out: Path) -> Path:
             "surrogate": False, "licence": "unspecified", **mapping["dataset"]}
     if not isinstance(meta["surrogate"], bool):
         raise CabenchError(f"{mapping_path}: dataset.surrogate: expected true or false")
-    out.mkdir(parents=True, exist_ok=True)
-    write_logs(valid, out / "logs.csv.gz")
-    write_metadata(meta, out / "dataset.yaml")
+    if not isinstance(meta.get("name"), str) or not meta["name"].strip():
+        raise CabenchError(f"{mapping_path}: dataset.name: expected a non-empty text, got {meta.get('name')!r}")
+    try:
+        staged = staging_folder(out)
+        write_logs(valid, staged / "logs.csv.gz")
+        write_metadata(meta, staged / "dataset.yaml")
+        publish_folder(staged, out)
+    except OSError as exc:
+        raise CabenchError(f"{exc.filename or out}: cannot write the dataset ({exc.strerror}); "
+                           "pass --out with a writable place") from None
     return out

@@ -17,6 +17,7 @@ import yaml
 
 from cabench.data.schema import COLUMNS, validate_logs
 from cabench.errors import CabenchError
+from cabench.yamlio import load_yaml, yaml_problem
 
 LOG_NAMES = ("logs.csv.gz", "logs.csv", "logs.parquet")
 META_NAME = "dataset.yaml"
@@ -40,12 +41,20 @@ def read_table(path: Path) -> pd.DataFrame:
         if name.endswith(".parquet"):
             return pd.read_parquet(path)
         if name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
-            return pd.read_json(path, lines=True, dtype=False)
-        return pd.read_csv(path, dtype={"config_id": str, "instance_id": str}, keep_default_na=True)
+            return pd.read_json(path, lines=True, dtype=False, precise_float=True)
+        if name.endswith(".json"):
+            raise CabenchError(f"{path}: a .json file is not a log table; give CSV, CSV.gz, JSONL (one JSON "
+                               "object per line) or parquet")
+        # text stays text ("NA", "null", "None" are ids and names); only an empty cell is missing
+        return pd.read_csv(path, dtype={"config_id": str, "instance_id": str, "model": str, "prompting": str},
+                           keep_default_na=False, na_values=[""])
     except ImportError as exc:
-        raise CabenchError(f"{path}: cannot read parquet ({exc}); install pyarrow or use logs.csv.gz") from exc
+        raise CabenchError(f"{path}: reading parquet needs pyarrow: pip install 'cabench[parquet]', or use CSV") \
+            from exc
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, EOFError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if len(first) > 160:
+            first = first[:157] + "..."
         raise CabenchError(f"{path}: unreadable file ({first})") from exc
 
 
@@ -55,9 +64,11 @@ def read_metadata(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         raise CabenchError(f"{path}: missing; a dataset folder needs {META_NAME} ({', '.join(META_KEYS)})")
     try:
-        meta = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise CabenchError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from exc
+        meta = load_yaml(path.read_text())
+    except yaml.YAMLError as exc:
+        raise CabenchError(f"{path}: not valid YAML ({yaml_problem(exc)})") from None
+    except UnicodeDecodeError:
+        raise CabenchError(f"{path}: not a text file; dataset.yaml is YAML") from None
     if not isinstance(meta, dict):
         raise CabenchError(f"{path}: must be a mapping with keys {', '.join(META_KEYS)}")
     missing = [k for k in META_KEYS if k not in meta]
@@ -65,6 +76,8 @@ def read_metadata(folder: Path) -> dict[str, Any]:
         raise CabenchError(f"{path}: missing key(s) {', '.join(missing)}")
     if not isinstance(meta["surrogate"], bool):
         raise CabenchError(f"{path}: key 'surrogate' must be true or false")
+    if not isinstance(meta["name"], str) or not meta["name"].strip() or "/" in meta["name"]:
+        raise CabenchError(f"{path}: name: expected a non-empty text without '/', got {meta['name']!r}")
     return meta
 
 

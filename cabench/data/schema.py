@@ -89,6 +89,9 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
             if frac.any():
                 raise CabenchError(f"{source}: column '{col}' is not a whole number at {_rows(frac)}; "
                                    "generation limits are token counts")
+            big = (numbers.abs() > 2**31).to_numpy()
+            if big.any():
+                raise CabenchError(f"{source}: column '{col}' is above {2**31:g} at {_rows(big)}; check the units")
             out[col] = numbers.astype(np.int64)
         else:
             out[col] = numbers.astype(np.float64)
@@ -96,6 +99,14 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     if outside.any():
         raise CabenchError(f"{source}: column 'correct' is outside [0, 1] at {_rows(outside)}; correctness is 0/1 "
                            "or a score in [0, 1]")
+    for col, top in (("latency_s", 1e7), ("tokens", 1e12)):
+        big = (out[col] > top).to_numpy()
+        if big.any():
+            raise CabenchError(f"{source}: column '{col}' is above {top:g} at {_rows(big)}; check the units")
+    tiny = ((out["latency_s"] > 0) & (out["latency_s"] < 1e-6)).to_numpy()
+    if tiny.any():
+        raise CabenchError(f"{source}: column 'latency_s' is below a microsecond at {_rows(tiny)}; latencies are "
+                           "in seconds (scale them in the import mapping)")
     for col in ("latency_s", "tokens"):
         nonpos = (out[col] <= 0).to_numpy()
         if nonpos.any():

@@ -1,0 +1,55 @@
+"""YAML as cabench reads it: safe, YAML 1.2 numbers, no duplicate keys.
+
+PyYAML implements YAML 1.1, where ``1e9`` and ``1e-3`` (no dot) are strings;
+cabench reads them as the numbers every user means. A key given twice in one
+mapping is an error (PyYAML would silently keep the last).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+_FLOAT_12 = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)
+    |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X)
+
+
+class Loader(yaml.SafeLoader):
+    """Safe loader with YAML 1.2 floats and duplicate-key errors."""
+
+    yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue  # reported by the base class
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key '{key}' is given twice (lines {seen[key] + 1} and "
+                                f"{key_node.start_mark.line + 1}); keep one", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789."))
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML text with :class:`Loader` (raises ``yaml.YAMLError`` on bad input)."""
+    return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line saying what is wrong with a YAML text, and where."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+    return f"{problem}{where}"
