@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,8 +221,15 @@ def _dataset(r: _Reader, raw: Any, base: Path) -> tuple[str | None, SyntheticSpe
             here, beside = Path.cwd() / path, base / path
             path = here if here.exists() or not beside.exists() else beside
         if not path.is_dir():
-            raise r.fail("dataset", f"folder '{raw}' not found (looked in {Path.cwd()} and {base}); "
-                                    "give a dataset folder or a 'synthetic' mapping")
+            places = list(dict.fromkeys([Path.cwd(), base])) if not Path(raw).expanduser().is_absolute() else []
+            where = f" (looked in {' and '.join(map(str, places))})" if places else ""
+            parent = Path(raw).expanduser().parent
+            nearby = [p.name for d in ([parent] if parent.is_absolute() else [Path.cwd() / parent, base / parent])
+                      if d.is_dir() for p in d.iterdir() if p.is_dir()]
+            near = difflib.get_close_matches(Path(raw).name, sorted(set(nearby)), n=1)
+            hint = (f"; did you mean '{parent / near[0]}'?" if near
+                    else "; give a dataset folder or a 'synthetic' mapping")
+            raise r.fail("dataset", f"folder '{raw}' not found{where}{hint}")
         return str(path), None
     spec = r.check_keys(raw, {"synthetic"}, "dataset")
     if "synthetic" not in spec:
@@ -361,6 +369,8 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     address = raw.get("scheduler_address")
     if address is not None:
         address = r.text(address, "scheduler_address")
+        if not re.fullmatch(r"(tcp|tls|inproc|ucx|ws|wss)://[^\s/:]+(:\d+)?/?", address):
+            raise r.fail("scheduler_address", f"'{address}' is not a scheduler address like tcp://10.0.0.5:8786")
         if backend != "dask":
             raise r.fail("scheduler_address", "only applies to backend 'dask'")
     name = r.text(raw.get("name", Path(source).stem), "name")

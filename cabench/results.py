@@ -67,6 +67,11 @@ def _checked(path: Path, columns: list[str]) -> pd.DataFrame:
             hint = ("written by an older cabench; run the experiment again" if col in IDENTITY
                     else "the file is damaged; run the experiment again")
             raise CabenchError(f"{path}: column '{col}' is missing ({hint})")
+        empty = frame[col].isna().to_numpy()
+        if empty.any() and col not in ("moving_avg_mean", "moving_avg_se", "cum_regret_se", "f1_se"):
+            row = int(np.flatnonzero(empty)[0]) + 2
+            raise CabenchError(f"{path}: row {row}, column '{col}': empty (a cut or damaged file); "
+                               "run the experiment again")
         if col in NUMERIC and len(frame) and not pd.api.types.is_numeric_dtype(frame[col]):
             bad = pd.to_numeric(frame[col], errors="coerce").isna() & frame[col].notna()
             row = int(np.flatnonzero(bad.to_numpy())[0]) + 2 if bad.any() else 2
