@@ -3,7 +3,10 @@
 Written line by line from Algorithm 1 (paper §4.1) with the experimental
 additions of SPEC §5 (radius scales, ``n_init`` initial rounds, feasibility).
 It is slow on purpose and exists to check that the batched loop of
-:mod:`cabench.online.engine` makes exactly the same pulls.
+:mod:`cabench.online.engine` makes exactly the same pulls. It computes every
+formula itself (budget, ``T_B``, radii, indices, normalised costs, ``H``,
+``nu``, regrets) from the problem's data (population means, costs, ``c_max``,
+``lambda``); it shares only the sampler, which defines the feedback streams.
 """
 
 from __future__ import annotations
@@ -12,21 +15,29 @@ import math
 
 import numpy as np
 
-from cabench.online.engine import horizon_log_term
 from cabench.online.methods import OnlineMethod
 from cabench.problem import Problem
+
+_Q = 2.0**-24  # rewards and costs are multiples of 2^-24 (docs/decisions.md, exact arithmetic)
 
 
 def reference_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndarray) -> dict:
     """Run one repetition (stream keys ``keys`` ``[arms]``); return pulls and metrics."""
     k, d = problem.n_arms, problem.n_objectives
-    budget = problem.online_budget(rho)  # B~
-    profile = [float(c) / problem.c_max for c in problem.profile_cost]
-    lam = problem.lam
-    s_r, s_c = method.radius_scales
-    log_term = horizon_log_term(budget, lam, method.alpha)  # alpha log T_B
-    nu = [float(v) for v in problem.nu]
-    hv = [float(v) for v in problem.hv]
+    c_max, lam = float(problem.c_max), float(problem.lam)
+    budget = float(rho) * k * float(np.mean(problem.profile_cost)) / c_max  # B~ = rho K cbar / c_max (SPEC §3)
+    profile = [float(c) / c_max for c in problem.profile_cost]  # deterministic costs c_i / c_max
+    s_r, s_c = (1.0, 1.0) if method.mode == "theory" else (float(method.s_r), float(method.s_c))
+    n_init = 1 if method.mode == "theory" else max(1, math.floor(method.eta * rho))
+    t_b = math.ceil(budget / lam) + 1  # T_B (paper §4.1)
+    log_term = method.alpha * math.log(t_b)
+    hv = []
+    for i in range(k):  # H_i = prod_d mu_i^(d), reference point 0 (paper §3.1)
+        volume = float(problem.mu[i][0])
+        for j in range(1, d):
+            volume = volume * float(problem.mu[i][j])
+        hv.append(volume)
+    nu = [hv[i] / float(problem.mu_cost[i]) for i in range(k)]  # nu_i = H_i / mu^c_i
     nu_star = max(nu)
 
     n = [0] * k
@@ -39,7 +50,7 @@ def reference_online(problem: Problem, method: OnlineMethod, rho: float, keys: n
     def pull(i: int) -> None:
         nonlocal spend, regret, hv_total
         rewards, tokens = problem.sample(keys[i : i + 1], np.array([i]), np.array([n[i]]))
-        cost = float(problem.online_cost(tokens)[0])
+        cost = round(min(float(tokens[0]) / c_max, 1.0) / _Q) * _Q  # c~ = min(tokens / c_max, 1), quantised
         for j in range(d):
             reward_sum[i][j] += float(rewards[0, j])
         cost_sum[i] += cost
@@ -65,7 +76,7 @@ def reference_online(problem: Problem, method: OnlineMethod, rho: float, keys: n
             return volume
         return upper[0] / lower_cost  # acc-cost-ucb
 
-    for _ in range(method.n_init(rho)):  # line 1: pull each arm (n_init rounds)
+    for _ in range(n_init):  # line 1: pull each arm (n_init rounds)
         for i in range(k):
             if feasible(i):
                 pull(i)
@@ -87,7 +98,7 @@ def reference_online(problem: Problem, method: OnlineMethod, rho: float, keys: n
     return {
         "arms": arms,
         "pulls": len(arms),
-        "spend_tokens": spend * problem.c_max,
+        "spend_tokens": spend * c_max,
         "regret_hv": regret,
         "regret_std": nu_star * budget - hv_total,
     }
