@@ -12,7 +12,7 @@ PAPER_CONFIGS := gsm8k_online piqa_online gsm8k_psi piqa_psi gsm8k_psi_full piqa
                  gsm8k_psi_stochastic piqa_psi_stochastic
 QUICK_CONFIGS := $(addsuffix _quick,$(PAPER_CONFIGS))
 
-.PHONY: venv test lint reproduce reproduce-quick bench surrogate clean
+.PHONY: venv test test-fast mutation lint reproduce reproduce-quick bench surrogate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+
+test-fast: lint
+	$(BIN)/python -m pytest -m "not slow"
+
+mutation: $(STAMP)
+	$(BIN)/python scripts/mutation.py
 
 reproduce: $(STAMP)
 	$(CABENCH) data table1 data/gsm8k data/piqa -o results/table1.csv

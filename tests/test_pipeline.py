@@ -15,6 +15,8 @@ from cabench.report import write_report
 from cabench.runner import run_experiment
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # the whole quick pipeline: about half a minute
+
 QUICK = sorted((ROOT / "configs").glob("*_quick.yaml"))
 PAPER_FIGURES = ("fig1_landscapes", "fig2_online_regret", "fig3_standard_regret", "fig4_trajectories",
                  "fig5_full_f1", "fig6_cost_modes")

@@ -44,6 +44,7 @@ def run_raw(raw: dict, out: Path, source: str = "t.yaml"):
 
 # --- 1. two experiments under one root are never pooled --------------------------------------------------
 
+@pytest.mark.slow
 def test_two_experiments_under_one_root_are_reported_separately(tmp_path):
     raw = yaml.safe_load(QUICK_ONLINE.read_text())
     first = {**raw, "name": "sr_small", "methods": [{"name": m, "s_r": 0.01} for m in raw["methods"]],
@@ -98,6 +99,7 @@ def test_subset_chosen_by_filters_is_the_paper_subset_not_a_full_set(tmp_path):
 
 # --- 2. self-contained folders ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_results_survive_moving_the_folder_and_deleting_the_dataset(tmp_path):
     data = tmp_path / "copy"
     shutil.copytree(DATA / "gsm8k", data)
@@ -159,6 +161,7 @@ def foreign_results(tmp_path_factory) -> tuple[Path, dict[str, int]]:
     return root, {"six": 6, "fifty": 50}
 
 
+@pytest.mark.slow
 def test_report_on_other_data_has_no_paper_rows(foreign_results):
     root, _ = foreign_results
     report = (root / "REPORT.md").read_text()
@@ -174,6 +177,7 @@ def test_report_on_other_data_has_no_paper_rows(foreign_results):
     assert len(captions) == len(pd.read_csv(root / "figures.csv"))  # a caption only for a figure drawn
 
 
+@pytest.mark.slow
 def test_figure_titles_state_k_budgets_and_window(foreign_results):
     root, sizes = foreign_results
     index = pd.read_csv(root / "figures.csv").set_index("stem")
@@ -188,6 +192,7 @@ def test_figure_titles_state_k_budgets_and_window(foreign_results):
         assert (root / f"figures/{name}_psi_identification.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_log_growth_verdict_can_fail_on_a_convex_curve(foreign_results):
     root, _ = foreign_results
     report = (root / "REPORT.md").read_text()
@@ -202,6 +207,7 @@ def test_log_growth_verdict_can_fail_on_a_convex_curve(foreign_results):
 
 # --- 4. answers by name ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_recommend_json_names_configurations_of_the_data(foreign_results):
     root, _ = foreign_results
     done = cli("recommend", str(root), "--json")
@@ -222,6 +228,7 @@ def test_recommend_json_names_configurations_of_the_data(foreign_results):
 
 # --- 5. a cache that cannot serve stale results -------------------------------------------------------------
 
+@pytest.mark.slow
 def test_editing_an_engine_source_reuses_no_cell(tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump({"name": "edit", "dataset": str(DATA / "gsm8k"), "setting": "psi",
@@ -275,6 +282,7 @@ GOLDEN_HASHES = {"psi/runs.csv": "63611e20da66d9e6", "psi/selections.csv": "834b
 
 # --- 6. command-line overrides ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_cli_overrides_are_recorded_and_change_identity(tmp_path):
     done = cli("run", str(QUICK_ONLINE), "--out", str(tmp_path / "o"), "--seed", "3", "--repetitions", "4",
                "--rho", "2,8", "--methods", "cohv-ucb,uniform", "--name", "overridden", "--quiet")
@@ -299,6 +307,7 @@ def test_method_override_keeps_yaml_parameters(tmp_path):
     assert [(m.name, m.s_r) for m in cfg.methods] == [("cohv-ucb", 0.3)]
 
 
+@pytest.mark.slow
 def test_result_file_damage_is_one_line(tmp_path):
     raw = {"name": "dmg", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["uniform"],
            "repetitions": 2}
@@ -316,6 +325,7 @@ def test_result_file_damage_is_one_line(tmp_path):
         recommend(empty)
 
 
+@pytest.mark.slow
 def test_figures_do_not_depend_on_plot_workers(foreign_results, tmp_path):
     root, _ = foreign_results
     copy = tmp_path / "copy"

@@ -35,6 +35,7 @@ def _run(raw, out, **kw):
     return run_experiment(cfg, quiet=True, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("raw", [ONLINE, PSI], ids=["online", "psi"])
 def test_runs_identical_for_workers_and_chunks(tmp_path, raw):
     _run(raw, tmp_path / "a", overrides={"n_jobs": 1})
@@ -91,6 +92,7 @@ def test_second_run_reuses_every_cell(tmp_path):
     assert c.computed == c.cells and (tmp_path / "r" / "runs.csv").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_changed_config_never_reuses_stale_cells(tmp_path):
     _run(PSI, tmp_path / "s")
     changed = _run({**PSI, "seed": 1}, tmp_path / "s")
@@ -142,6 +144,7 @@ def test_unwritable_output_folder(tmp_path):
         _run(PSI, target)
 
 
+@pytest.mark.slow
 def test_kill_then_resume_gives_identical_runs(tmp_path):
     raw = {**PSI, "rho": [20, 100, 500, 2000], "repetitions": 40, "chunk_size": 2, "n_jobs": 1}
     config = tmp_path / "exp.yaml"
@@ -162,6 +165,7 @@ def test_kill_then_resume_gives_identical_runs(tmp_path):
     assert (tmp_path / "killed" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_dask_backend_gives_identical_runs(tmp_path):
     distributed = pytest.importorskip("distributed")
     _run(PSI, tmp_path / "loky", overrides={"n_jobs": 2})
@@ -174,6 +178,7 @@ def test_dask_backend_gives_identical_runs(tmp_path):
     assert (tmp_path / "local" / "runs.csv").read_bytes() == expected
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
     raw = {**PSI, "rho": [20, 100, 500, 2000], "repetitions": 40, "chunk_size": 2, "n_jobs": 1}
     config = tmp_path / "exp.yaml"
@@ -206,6 +211,7 @@ BAD_INPUTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label, change, words", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
 def test_bad_input_is_one_line_exit_2_and_keeps_results(tmp_path, label, change, words):
     import shutil

@@ -70,6 +70,7 @@ def test_subset_preset_is_the_papers(gsm8k):
     assert set(chosen["prompting"]) == {"direct"} and chosen["model"].nunique() == 7
 
 
+@pytest.mark.slow
 def test_generator_is_byte_reproducible(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_surrogate_logs.py"), "--out", str(tmp_path)],
                    check=True, capture_output=True)

@@ -8,7 +8,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cabench.data.arms import PRESETS
-from cabench.errors import CabenchError
 from cabench.pareto import classification_gaps, complexity, harmonic_l, pareto_mask, theorem2_bound
 from cabench.problem import replay_problem
 from cabench.psi import PSI_METHODS, PsiMethod, run_psi
@@ -101,6 +100,7 @@ def test_equal_costs_make_copsi_and_psi_sr_identical():
         assert np.array_equal(a.samples, b.samples)
 
 
+@pytest.mark.slow
 def test_error_falls_with_budget():
     problem = synthetic_problem(SyntheticSpec("g", SYNTH.means, SYNTH.costs, noise="gaussian", sigma=0.5))
     keys = stream_keys(0, np.arange(300), problem.arm_ids)
