@@ -197,6 +197,20 @@ def load_experiment(folder: Path) -> Experiment:
         if hashes - {meta["config_hash"]}:
             raise CabenchError(f"{folder / name}: rows of experiment {sorted(hashes)[0]} in a folder of "
                                f"{meta['config_hash']} (config.yaml); run the experiment again")
+    runs = files["runs.csv"]
+    holes = runs.isna().to_numpy()
+    if holes.any():
+        row, col = (int(v) for v in np.argwhere(holes)[0])
+        raise CabenchError(f"{folder / 'runs.csv'}: row {row + 2}, column '{runs.columns[col]}': empty (a cut or "
+                           "damaged file); run the experiment again")
+    modes = len(meta.get("cost_modes") or [None]) if setting == "psi" else 1
+    expected = int(meta["repetitions"]) * len(meta.get("methods") or []) * len(meta.get("rho") or []) * modes
+    if expected and len(runs) != expected:
+        raise CabenchError(f"{folder / 'runs.csv'}: {len(runs)} rows, but config.yaml plans {expected}; "
+                           "run the experiment again")
+    if len(files["selections.csv"]) != len(runs) * len(files["arms.csv"]):
+        raise CabenchError(f"{folder / 'selections.csv'}: {len(files['selections.csv'])} rows, expected "
+                           f"{len(runs) * len(files['arms.csv'])} (runs x arms); run the experiment again")
     traj = None
     if (folder / "trajectories.csv").is_file():
         traj = _checked(folder / "trajectories.csv", REQUIRED["trajectories.csv"])

@@ -127,3 +127,19 @@ def test_observed_error_below_theorem2_bound():
         res = run_psi(problem, PsiMethod("copsi"), rho, keys)
         assert res.error.mean() <= bound
     assert theorem2_bound(1000 * l_k * h, 3, 2, l_k, h) == pytest.approx(36 * np.exp(-1000 / 256))
+
+
+@pytest.mark.parametrize("which", ["gsm8k", "piqa", "fifty"])
+def test_uniform_buys_exactly_rho_samples_at_integer_rho(which, tmp_path):
+    from cabench.data.dataset import load_dataset
+    from tests.conftest import shipped, spread_logs, write_dataset
+
+    if which == "fifty":
+        ds = load_dataset(write_dataset(tmp_path / "fifty", spread_logs(50, seed=3), split={"profiling_size": 20}))
+    else:
+        ds = shipped(which)
+    problem = replay_problem(ds, np.arange(ds.n_arms))
+    keys = stream_keys(0, np.arange(3), problem.arm_ids)
+    for rho in (1, 2, 10, 37):
+        res = run_psi(problem, PsiMethod("uniform"), rho, keys)
+        assert (res.samples == rho).all(), (which, rho, np.unique(res.samples))

@@ -1,0 +1,497 @@
+"""Adversarial inputs and faults: each must give one line and exit 2 with existing results untouched,
+or be accepted correctly. One case per badly handled input or fault found by an adversarial review."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench.cli import app
+from cabench.data.dataset import load_dataset
+from tests.conftest import DATA, ROOT, spread_logs, tiny_logs, write_dataset
+
+RUNNER = CliRunner()
+PSI = {"name": "kept", "dataset": str(DATA / "gsm8k"), "setting": "psi", "arms": {"preset": "paper-subset"},
+       "rho": [20, 100], "methods": ["copsi", "uniform"], "repetitions": 4}
+ONLINE = {"name": "kept_online", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2, 4],
+          "methods": ["cohv-ucb", "uniform"], "repetitions": 3, "trajectories": {"rho": 4, "points": 10}}
+
+
+def cli(*args) -> object:
+    return RUNNER.invoke(app, [str(a) for a in args])
+
+
+def one_line_error(result, words: str) -> None:
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, (result.exit_code, result.stderr, result.stdout)
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert words in lines[0], lines[0]
+
+
+def checksums(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != ".cabench.lock"}
+
+
+@pytest.fixture()
+def kept(tmp_path) -> Path:
+    """A finished experiment whose files must survive every bad command."""
+    out = tmp_path / "kept"
+    cfg = tmp_path / "kept.yaml"
+    cfg.write_text(yaml.safe_dump({**PSI, "output": str(out)}))
+    assert cli("run", cfg, "--quiet").exit_code == 0
+    return out
+
+
+def run_config(tmp_path: Path, raw: dict | str, out: Path) -> object:
+    cfg = tmp_path / "bad.yaml"
+    if isinstance(raw, str):
+        cfg.write_text(raw)
+    else:
+        cfg.write_text(yaml.safe_dump({**raw, "output": str(out)}, sort_keys=False))
+    return cli("run", cfg, "--quiet")
+
+
+# --- configs: extreme but finite values, types, names -------------------------------------------------------
+
+SYN = {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4]], "costs": [10, 20]}}
+BAD_CONFIGS = [
+    ("rho 1e9 (work beyond the limit)", {"rho": [1.0e9]}, "the plan makes about"),
+    ("rho 1e20", {"rho": [1.0e20]}, "rho: must be at most 1e+09"),
+    ("rho 1e308", {"rho": [1.0e308]}, "rho: must be at most 1e+09"),
+    ("repetitions 1e9", {"repetitions": 1000000000}, "repetitions: must be at most 1e+07"),
+    ("chunk_size 1e9", {"chunk_size": 1000000000}, "chunk_size: must be at most 1e+06"),
+    ("tune.repetitions 1e9", {"tune": {"repetitions": 1000000000}}, "tune.repetitions: must be at most"),
+    ("trajectories.points 1e8", {**ONLINE, "trajectories": {"rho": 4, "points": 100000000}},
+     "trajectories.points: must be at most"),
+    ("eta 1e308", {**ONLINE, "methods": [{"name": "cohv-ucb", "eta": 1.0e308}]}, "eta: must be at most"),
+    ("s_r 1e308", {**ONLINE, "methods": [{"name": "cohv-ucb", "s_r": 1.0e308}]}, "s_r: must be at most"),
+    ("s_c 1e308", {**ONLINE, "methods": [{"name": "cohv-ucb", "s_c": 1.0e308}]}, "s_c: must be at most"),
+    ("synthetic costs 1e308", {**PSI, "arms": None, "dataset": {"synthetic": {**SYN["synthetic"],
+                                                                             "costs": [1.0e308, 1.0]}}},
+     "costs must be at most 1e12"),
+    ("synthetic cost ratio 1e-300..1e300", {**PSI, "arms": None, "dataset": {"synthetic": {
+        **SYN["synthetic"], "costs": [1.0e-300, 1.0e300]}}}, "within a factor 1e9"),
+    ("cost_spread 0.9999999999", {**PSI, "arms": None, "dataset": {"synthetic": {
+        **SYN["synthetic"], "cost_spread": 0.9999999999}}}, "cost_spread: must lie in [0, 0.99]"),
+    ("negative Gaussian means", {**PSI, "arms": None, "dataset": {"synthetic": {
+        "means": [[-0.8, -0.7], [0.1, 0.2]], "costs": [1, 1], "noise": "gaussian"}}},
+     "below the hypervolume reference point"),
+    ("name with a path", {"name": "../../x"}, "cannot name a folder"),
+    ("name of 300 characters", {"name": "n" * 300}, "cannot name a folder"),
+    ("scheduler address not a URL", {"backend": "dask", "scheduler_address": "not a url"},
+     "is not a scheduler address"),
+    ("missing dataset, near name", {"dataset": str(DATA / "gsm8"), "arms": None}, "did you mean"),
+]
+
+
+@pytest.mark.parametrize("label, change, words", BAD_CONFIGS, ids=[c[0] for c in BAD_CONFIGS])
+def test_bad_config_is_one_line_and_touches_nothing(tmp_path, kept, label, change, words):
+    before = checksums(kept)
+    raw = {**PSI, **change}
+    raw = {k: v for k, v in raw.items() if v is not None}
+    result = run_config(tmp_path, raw, kept)
+    one_line_error(result, words)
+    assert checksums(kept) == before
+    assert not (tmp_path.parent / "x").exists()
+
+
+def test_yaml_12_numbers_and_duplicate_keys(tmp_path, kept):
+    text = yaml.safe_dump({**PSI, "output": str(tmp_path / "num")}).replace("- 20\n- 100", "- 2e1\n- 1e2")
+    result = run_config(tmp_path, text, tmp_path / "num")
+    assert result.exit_code == 0, result.stderr  # 2e1 and 1e2 are numbers (YAML 1.2), not strings
+    assert pd.read_csv(tmp_path / "num" / "runs.csv")["rho"].unique().tolist() == [20.0, 100.0]
+    before = checksums(kept)
+    twice = yaml.safe_dump({**PSI, "output": str(kept)}) + "repetitions: 9\n"
+    one_line_error(run_config(tmp_path, twice, kept), "key 'repetitions' is given twice")
+    assert checksums(kept) == before
+
+
+# --- data loss ------------------------------------------------------------------------------------------------
+
+def test_run_refuses_a_folder_that_is_not_the_experiments(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "runs.csv").write_text("my,own\n1,2\n")
+    one_line_error(run_config(tmp_path, PSI, mine), "no config.yaml, so it is not this experiment's")
+    assert (mine / "runs.csv").read_text() == "my,own\n1,2\n"
+
+
+def test_run_refuses_a_folder_whose_config_yaml_was_deleted(tmp_path, kept):
+    (kept / "config.yaml").unlink()
+    before = checksums(kept)
+    one_line_error(run_config(tmp_path, {**PSI, "name": "other"}, kept), "not this experiment's")
+    assert checksums(kept) == before
+
+
+def test_damaged_cells_are_recomputed_and_said(tmp_path, kept):
+    clean = (kept / "runs.csv").read_bytes()
+    cells = sorted((kept / "cells").glob("*.sel.csv"))
+    cells[0].write_text(cells[0].read_text().splitlines()[0] + "\n")  # cut to its header
+    runs = sorted(p for p in (kept / "cells").glob("*.csv") if p.name.count(".") == 1)
+    runs[1].write_text(runs[1].read_text()[:-20])  # cut mid-row
+    (kept / "cells" / ".stale.csv.abc.tmp").write_text("half")
+    result = run_config(tmp_path, PSI, kept)
+    assert result.exit_code == 0 and "2 saved cells were damaged" in result.stdout
+    assert (kept / "runs.csv").read_bytes() == clean
+    assert not list((kept / "cells").glob(".*.tmp"))
+
+
+def test_import_refuses_an_existing_dataset_and_replaces_it_only_with_force(tmp_path):
+    source, mapping = _import_source(tmp_path, 3)
+    dest = write_dataset(tmp_path / "ds", tiny_logs(), split={"profiling_size": 5})
+    before = checksums(dest)
+    one_line_error(cli("data", "import", source, "--mapping", mapping, "--out", dest), "pass another --out, or --force")
+    assert checksums(dest) == before
+    assert cli("data", "import", source, "--mapping", mapping, "--out", dest, "--force").exit_code == 0
+    assert load_dataset(dest).n_arms == 3 and checksums(dest) != before
+    assert not list(tmp_path.glob(".ds.staging-*"))
+
+
+def test_result_files_are_readable_by_others(tmp_path, request):
+    old = os.umask(0o022)
+    request.addfinalizer(lambda: os.umask(old))
+    assert run_config(tmp_path, PSI, tmp_path / "modes").exit_code == 0
+    for path in (tmp_path / "modes").iterdir():
+        if path.is_file() and path.name != ".cabench.lock":
+            assert path.stat().st_mode & 0o777 == 0o644, path.name
+
+
+# --- logs and import mappings ------------------------------------------------------------------------------------
+
+def _import_source(tmp_path: Path, k: int, fmt: str = "csv") -> tuple[Path, Path]:
+    frame = tiny_logs(k, 20)
+    source = tmp_path / f"src.{fmt}"
+    if fmt == "csv":
+        frame.to_csv(source, index=False)
+    else:
+        frame.to_json(source, orient="records", lines=True)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump({"columns": {c: c for c in frame.columns},
+                                       "dataset": {"name": "imp", "split": {"profiling_size": 5, "seed": 0}}}))
+    return source, mapping
+
+
+BAD_MAPPINGS = [
+    ("constant that is a list", {"constants": {"prompting": ["a", "b"]}}, "constants.prompting: expected one value"),
+    ("column that is a list", {"columns": {"model": ["m", "n"]}}, "columns.model: expected the name of one"),
+    ("dataset name null", {"dataset": {"name": None}}, "dataset.name: expected a non-empty text"),
+]
+
+
+@pytest.mark.parametrize("label, change, words", BAD_MAPPINGS, ids=[c[0] for c in BAD_MAPPINGS])
+def test_bad_mapping_is_one_line(tmp_path, label, change, words):
+    source, mapping = _import_source(tmp_path, 2)
+    raw = yaml.safe_load(mapping.read_text())
+    for key, value in change.items():
+        if key == "constants":
+            raw["columns"].pop("prompting")
+        if key == "columns":
+            raw["columns"].update(value)
+        else:
+            raw.setdefault(key, {}).update(value)
+    mapping.write_text(yaml.safe_dump(raw))
+    one_line_error(cli("data", "import", source, "--mapping", mapping, "--out", tmp_path / "o"), words)
+    assert not (tmp_path / "o").exists()
+
+
+def test_binary_mapping_and_json_array_are_one_line(tmp_path):
+    source, mapping = _import_source(tmp_path, 2)
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(bytes(range(256)) * 4)
+    one_line_error(cli("data", "import", source, "--mapping", binary, "--out", tmp_path / "o"), "bin.yaml")
+    array = tmp_path / "logs.json"
+    array.write_text(json.dumps(tiny_logs(2, 200).to_dict(orient="records")))
+    result = cli("data", "import", array, "--mapping", mapping, "--out", tmp_path / "o")
+    one_line_error(result, "a .json file is not a log table")
+    assert len(result.stderr) < 400
+
+
+def test_csv_and_jsonl_give_the_same_configuration_ids(tmp_path):
+    frame = tiny_logs(2, 20)
+    frame["temperature"] = 0.7
+    frame.loc[frame["config_id"] == "cfg1", "temperature"] = 0.1
+    frame = frame.drop(columns=["config_id"])
+    ids = {}
+    for fmt in ("csv", "jsonl"):
+        source = tmp_path / f"s.{fmt}"
+        if fmt == "csv":
+            frame.to_csv(source, index=False)
+        else:
+            frame.to_json(source, orient="records", lines=True)
+        mapping = tmp_path / "m.yaml"
+        mapping.write_text(yaml.safe_dump({"columns": {c: c for c in frame.columns},
+                                           "dataset": {"name": "t", "split": {"profiling_size": 5, "seed": 0}}}))
+        assert cli("data", "import", source, "--mapping", mapping, "--out", tmp_path / fmt).exit_code == 0
+        ids[fmt] = sorted(load_dataset(tmp_path / fmt).configs["config_id"])
+    assert ids["csv"] == ids["jsonl"] and "m0_t0.7_g128_direct" in ids["csv"]
+
+
+def test_na_null_none_are_ids_and_names(tmp_path):
+    frame = tiny_logs(2, 20)
+    frame.loc[frame["instance_id"] == "q000", "instance_id"] = "NA"
+    frame.loc[frame["instance_id"] == "q001", "instance_id"] = "null"
+    frame.loc[frame["config_id"] == "cfg0", "model"] = "None"
+    write_dataset(tmp_path / "na", frame, split={"profiling_size": 5})
+    ds = load_dataset(tmp_path / "na")
+    assert "NA" in ds.profiling_ids + ds.evaluation_ids and "None" in set(ds.configs["model"])
+
+
+BAD_LOGS = [
+    ("max_new_tokens 1e20", "max_new_tokens", 1e20, "is above 2.14748e+09"),
+    ("latency 1e-320", "latency_s", 1e-320, "below a microsecond"),
+    ("latency 1e300", "latency_s", 1e300, "is above 1e+07"),
+]
+
+
+@pytest.mark.parametrize("label, column, value, words", BAD_LOGS, ids=[c[0] for c in BAD_LOGS])
+def test_extreme_log_values_are_one_line(tmp_path, label, column, value, words):
+    frame = tiny_logs(3, 20)
+    frame[column] = frame[column].astype(float)
+    frame.loc[4, column] = value
+    write_dataset(tmp_path / "x", frame, split={"profiling_size": 5})
+    one_line_error(cli("data", "describe", tmp_path / "x"), words)
+
+
+def test_constant_latencies_are_refused(tmp_path):
+    frame = tiny_logs(3, 20)
+    frame["latency_s"] = 1.5
+    write_dataset(tmp_path / "flat", frame, split={"profiling_size": 5})
+    one_line_error(cli("data", "describe", tmp_path / "flat"), "percentiles of the profiling latencies are equal")
+
+
+def test_split_in_dataset_yaml_is_honoured_by_every_command(tmp_path):
+    data = write_dataset(tmp_path / "small", spread_logs(4, 30), split={"profiling_size": 10, "seed": 3})
+    raw = {"name": "small", "dataset": str(data), "setting": "online", "rho": [2], "methods": ["uniform"],
+           "repetitions": 2}
+    assert run_config(tmp_path, raw, tmp_path / "o").exit_code == 0
+    meta = yaml.safe_load((tmp_path / "o" / "config.yaml").read_text())
+    assert meta["split"] == {"profiling_size": 10, "seed": 3}
+    (data / "dataset.yaml").write_text((data / "dataset.yaml").read_text().replace("profiling_size: 10",
+                                                                                   "profiling_size: ten"))
+    one_line_error(cli("data", "describe", data), "split.profiling_size: expected a whole number")
+    one_line_error(cli("data", "landscape", data, "-o", tmp_path / "l.png"), "split.profiling_size")
+
+
+def test_dataset_name_must_be_text(tmp_path):
+    data = write_dataset(tmp_path / "named", tiny_logs(3, 20), split={"profiling_size": 5})
+    meta = yaml.safe_load((data / "dataset.yaml").read_text())
+    for bad in (None, [1, 2]):
+        (data / "dataset.yaml").write_text(yaml.safe_dump({**meta, "name": bad}))
+        one_line_error(cli("data", "describe", data), "name: expected a non-empty text")
+
+
+# --- result files read by plot, report, recommend ----------------------------------------------------------------
+
+def _damage(folder: Path, how: str) -> None:
+    runs = folder / "runs.csv"
+    if how == "missing setting column":
+        pd.read_csv(runs).drop(columns=["setting"]).to_csv(runs, index=False)
+    elif how == "rho abc":
+        frame = pd.read_csv(runs)
+        frame["rho"] = frame["rho"].astype(object)
+        frame.loc[2, "rho"] = "abc"
+        frame.to_csv(runs, index=False)
+    elif how == "budget lots":
+        frame = pd.read_csv(runs)
+        frame["budget_tokens"] = frame["budget_tokens"].astype(object)
+        frame.loc[0, "budget_tokens"] = "lots"
+        frame.to_csv(runs, index=False)
+    elif how == "runs cut mid-row":
+        runs.write_text(runs.read_text()[:-40])
+    elif how == "config.yaml malformed":
+        (folder / "config.yaml").write_text("name: [unclosed\n")
+    elif how == "config.yaml a list":
+        (folder / "config.yaml").write_text("- 1\n- 2\n")
+    elif how == "config.yaml binary":
+        (folder / "config.yaml").write_bytes(bytes(range(256)))
+    elif how == "config.yaml python object":
+        (folder / "config.yaml").write_text("!!python/object/apply:os.system ['echo hi']\n")
+    elif how == "trajectories wrong columns":
+        (folder / "trajectories.csv").write_text("a,b\n1,2\n")
+
+
+DAMAGE = ["missing setting column", "rho abc", "budget lots", "runs cut mid-row", "config.yaml malformed",
+          "config.yaml a list", "config.yaml binary", "config.yaml python object", "trajectories wrong columns"]
+
+
+@pytest.fixture()
+def finished_online(tmp_path) -> Path:
+    root = tmp_path / "root"
+    assert run_config(tmp_path, ONLINE, root / "exp").exit_code == 0
+    return root
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_damaged_result_files_are_one_line_for_plot_report_recommend(finished_online, how):
+    _damage(finished_online / "exp", how)
+    before = checksums(finished_online)
+    for command in (("plot", finished_online, "--format", "png"), ("report", finished_online),
+                    ("recommend", finished_online)):
+        result = cli(*command)
+        one_line_error(result, str(finished_online / "exp"))
+    assert checksums(finished_online) == before
+
+
+def test_plot_and_report_environment_errors(finished_online, tmp_path):
+    (finished_online / "figures").write_text("a file where the figures folder goes")
+    one_line_error(cli("plot", finished_online, "--format", "png"), "figures")
+    one_line_error(cli("plot", finished_online, "--format", ""), "--format: give at least one")
+    (finished_online / "REPORT.md").mkdir()
+    one_line_error(cli("report", finished_online), "REPORT.md")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_line_error(cli("plot", empty), "no results below this folder")
+    (tmp_path / "afile").write_text("x")
+    one_line_error(cli("data", "table1", DATA / "gsm8k", "-o", tmp_path / "afile" / "t.csv"), "afile")
+    one_line_error(cli("data", "import", DATA / "gsm8k" / "logs.csv.gz", "--mapping", tmp_path / "m.yaml",
+                       "--out", tmp_path / "afile" / "d"), "")
+
+
+def test_output_not_writable_and_cell_path_a_folder(tmp_path, kept):
+    one_line_error(run_config(tmp_path, PSI, Path("/proc/cabench-out")), "output folder is not writable")
+    shutil.rmtree(kept / "cells")
+    (kept / "cells").mkdir()
+    before = checksums(kept)
+    from cabench.cells import cell_key, plan_cells  # the first cell's key, made a folder
+    from cabench.config import parse_config
+    from cabench.runner import build_problem
+
+    cfg = parse_config({**PSI, "output": str(kept)}, "k.yaml")
+    problem, identity, _ = build_problem(cfg)
+    key = cell_key(identity, cfg.setting, cfg.seed, plan_cells(cfg)[0])
+    (kept / "cells" / f"{key}.sel.csv").mkdir()
+    result = run_config(tmp_path, PSI, kept)
+    one_line_error(result, "")
+    assert {k: v for k, v in checksums(kept).items() if not k.startswith("cells/")} == \
+        {k: v for k, v in before.items() if not k.startswith("cells/")}
+
+
+# --- smaller ------------------------------------------------------------------------------------------------
+
+def test_landscape_output_names(tmp_path):
+    result = cli("data", "landscape", DATA / "gsm8k", "-o", tmp_path / "x.svg")
+    assert result.exit_code == 0 and (tmp_path / "x.svg").stat().st_size > 10_000
+    result = cli("data", "landscape", DATA / "gsm8k", "-o", tmp_path / "fig_noext")
+    assert result.exit_code == 0 and f"wrote {tmp_path / 'fig_noext.png'}" in result.stdout
+    one_line_error(cli("data", "landscape", DATA / "gsm8k", "-o", tmp_path / "x.jpg"), "must end in one of")
+
+
+def test_tune_refuses_another_experiments_folder(tmp_path, kept):
+    before = checksums(kept)
+    raw = {**ONLINE, "name": "tuner", "output": str(kept), "tune": {"repetitions": 2, "rho": [2]}}
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(raw))
+    one_line_error(cli("tune", tmp_path / "t.yaml"), "holds experiment 'kept', not 'tuner'")
+    assert checksums(kept) == before
+
+
+def test_debug_after_the_subcommand_and_parquet_hint(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "cabench.cli", "report", str(tmp_path / "none"), "--debug"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "Traceback" in done.stderr and "results folder not found" in done.stderr
+    frame = tiny_logs(2, 20)
+    (tmp_path / "pq").mkdir()
+    (tmp_path / "pq" / "logs.parquet").write_bytes(b"PAR1 not really")
+    write_dataset(tmp_path / "meta_only", frame)
+    shutil.copy(tmp_path / "meta_only" / "dataset.yaml", tmp_path / "pq" / "dataset.yaml")
+    result = cli("data", "describe", tmp_path / "pq")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+
+
+# --- faults under load (slow) -------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_kill_9_during_import_never_loses_the_old_dataset(tmp_path):
+    big = spread_logs(200, 500, seed=4)  # 10^5 rows
+    source = tmp_path / "big.csv"
+    big.to_csv(source, index=False)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump({"columns": {c: c for c in big.columns},
+                                       "dataset": {"name": "big", "split": {"profiling_size": 100, "seed": 0}}}))
+    command = [sys.executable, "-m", "cabench.cli", "data", "import", str(source), "--mapping", str(mapping)]
+    start = time.perf_counter()
+    subprocess.run([*command, "--out", str(tmp_path / "timed")], cwd=ROOT, check=True, capture_output=True)
+    duration = time.perf_counter() - start  # kills land at random moments of an import of this length
+    dest = write_dataset(tmp_path / "ds", tiny_logs(), split={"profiling_size": 5})
+    old = checksums(dest)
+    rng = random.Random(0)
+    kinds = {"old": 0, "new": 0}
+    new = None
+    for _ in range(20):
+        proc = subprocess.Popen([*command, "--out", str(dest), "--force"], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.1, 1.1) * duration)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        now = checksums(dest)
+        if now == old:
+            kinds["old"] += 1
+        else:
+            new = new or now
+            assert now == new  # the complete new dataset, never a part
+            kinds["new"] += 1
+            assert load_dataset(dest).n_arms == 200
+            shutil.rmtree(dest)
+            write_dataset(tmp_path / "ds", tiny_logs(), split={"profiling_size": 5})
+    assert kinds["old"] >= 5 and kinds["new"] >= 1, kinds  # kills before the swap left the old dataset whole
+
+
+@pytest.mark.slow
+def test_concurrent_runs_with_different_names_on_one_folder(tmp_path):
+    outcomes = []
+    for trial in range(20):
+        out = tmp_path / f"shared{trial}"
+        procs = []
+        for name in ("first", "second"):
+            cfg = tmp_path / f"{name}{trial}.yaml"
+            cfg.write_text(yaml.safe_dump({**PSI, "name": name, "repetitions": 6, "output": str(out)}))
+            procs.append(subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(cfg), "--quiet"],
+                                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        results = [(p.wait(), p.communicate()[1]) for p in procs]
+        codes = sorted(code for code, _ in results)
+        assert codes == [0, 2], results
+        err = next(e for c, e in results if c == 2)
+        assert err.count("\n") == 1 and err.startswith("error: ")
+        outcomes.append("another cabench run" in err)
+        winner = yaml.safe_load((out / "config.yaml").read_text())["name"]
+        assert set(pd.read_csv(out / "runs.csv")["experiment"]) == {winner}
+
+
+@pytest.mark.slow
+def test_sigterm_with_workers_leaves_no_process_and_resumes_identically(tmp_path):
+    raw = {**PSI, "rho": [20, 100, 500, 2000], "repetitions": 80, "chunk_size": 2, "n_jobs": 2,
+           "methods": ["copsi", "psi-sr", "uniform"], "cost_modes": ["deterministic", "stochastic"]}
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "term")}))
+    proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(cfg), "--quiet"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list((tmp_path / "term" / "cells").glob("*.ok"))) < 20:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "interrupted:" in err and "Traceback" not in err
+    gone = time.time() + 10
+    while time.time() < gone:
+        alive = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        if not alive:
+            break
+        time.sleep(0.2)
+    assert not alive, alive  # no worker or resource tracker left behind
+    assert cli("run", cfg, "--quiet").exit_code == 0
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "clean")}))
+    assert cli("run", tmp_path / "c.yaml", "--quiet").exit_code == 0
+    assert (tmp_path / "term" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
