@@ -446,6 +446,7 @@ def test_kill_9_during_import_never_loses_the_old_dataset(tmp_path):
             assert load_dataset(dest).n_arms == 200
             shutil.rmtree(dest)
             write_dataset(tmp_path / "ds", tiny_logs(), split={"profiling_size": 5})
+    print(f"kill -9 during import, 20 trials: {kinds}")
     assert kinds["old"] >= 5 and kinds["new"] >= 1, kinds  # kills before the swap left the old dataset whole
 
 
@@ -467,7 +468,10 @@ def test_concurrent_runs_with_different_names_on_one_folder(tmp_path):
         assert err.count("\n") == 1 and err.startswith("error: ")
         outcomes.append("another cabench run" in err)
         winner = yaml.safe_load((out / "config.yaml").read_text())["name"]
+        outcomes[-1] = (outcomes[-1], winner)
         assert set(pd.read_csv(out / "runs.csv")["experiment"]) == {winner}
+    print(f"concurrent runs, 20 trials: {sum(lock for lock, _ in outcomes)} refused by the lock, "
+          f"{sum(not lock for lock, _ in outcomes)} by the name check")
 
 
 @pytest.mark.slow
