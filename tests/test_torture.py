@@ -499,3 +499,21 @@ def test_sigterm_with_workers_leaves_no_process_and_resumes_identically(tmp_path
     (tmp_path / "c.yaml").write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "clean")}))
     assert cli("run", tmp_path / "c.yaml", "--quiet").exit_code == 0
     assert (tmp_path / "term" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
+
+
+@pytest.mark.slow
+def test_disk_full_during_a_run_is_one_line_and_keeps_other_results(tmp_path):
+    small = tmp_path / "small"
+    small.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(small)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs a small tmpfs (root)")
+    try:
+        assert run_config(tmp_path, PSI, small / "kept").exit_code == 0
+        before = checksums(small / "kept")
+        full = {**ONLINE, "name": "big", "rho": [2, 4, 8], "repetitions": 30, "chunk_size": 10}
+        result = run_config(tmp_path, full, small / "big")
+        one_line_error(result, "No space left on device")
+        assert checksums(small / "kept") == before
+    finally:
+        subprocess.run(["umount", str(small)], check=False)

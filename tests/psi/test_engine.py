@@ -132,10 +132,18 @@ def test_observed_error_below_theorem2_bound():
 @pytest.mark.parametrize("which", ["gsm8k", "piqa", "fifty"])
 def test_uniform_buys_exactly_rho_samples_at_integer_rho(which, tmp_path):
     from cabench.data.dataset import load_dataset
-    from tests.conftest import shipped, spread_logs, write_dataset
+    from tests.conftest import shipped, spread_logs
 
-    if which == "fifty":
-        ds = load_dataset(write_dataset(tmp_path / "fifty", spread_logs(50, seed=3), split={"profiling_size": 20}))
+    if which == "fifty":  # imported like a user's logs
+        import yaml
+
+        from cabench.data.importer import import_logs
+
+        logs = spread_logs(50, seed=3)
+        logs.to_csv(tmp_path / "fifty.csv", index=False)
+        (tmp_path / "map.yaml").write_text(yaml.safe_dump({"columns": {c: c for c in logs.columns}, "dataset": {
+            "name": "fifty", "split": {"profiling_size": 20, "seed": 0}}}))
+        ds = load_dataset(import_logs(tmp_path / "fifty.csv", tmp_path / "map.yaml", tmp_path / "fifty"))
     else:
         ds = shipped(which)
     problem = replay_problem(ds, np.arange(ds.n_arms))
