@@ -82,7 +82,8 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool) -> None:
                 "or --force to replace its results"
             )
         return
-    foreign = sorted(p.name for p in out.iterdir() if p.name not in ("cells", LOCK_NAME))
+    ours = {"cells", LOCK_NAME, "tune.csv", "tune.yaml"}  # what a run or `cabench tune` leaves before config.yaml
+    foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
     if foreign:
         raise CabenchError(f"{out}: folder holds '{foreign[0]}' and no config.yaml, so it is not this experiment's "
                            "results folder; pass another --out, or --force to write into it")

@@ -98,6 +98,9 @@ def test_tune_writes_choice(tmp_path):
     assert len(table) == 2 and table["mean_regret_hv"].is_monotonic_increasing
     chosen = yaml.safe_load((tmp_path / "tuned" / "tune.yaml").read_text())
     assert chosen["chosen"]["s_r"] == table["s_r"].iloc[0] and chosen["scored_on"] == "profiling split"
+    again = runner.invoke(app, ["tune", str(config), "--quiet"])  # its own folder: tuned again, then run into it
+    assert again.exit_code == 0, again.output
+    assert runner.invoke(app, ["run", str(config), "--quiet"]).exit_code == 0
 
 
 def test_landscape_and_table1(tmp_path):
