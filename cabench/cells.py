@@ -54,19 +54,32 @@ def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
     return problem, identity, ds
 
 
-def check_budgets(cfg: ExperimentConfig, problem: Problem) -> None:
-    """Fail before running if a budget is too small for a method (SPEC §6)."""
+def infeasible_cells(cfg: ExperimentConfig, problem: Problem) -> dict[tuple[str, float], str]:
+    """(method, rho) pairs whose budget is too small for the method, with the reason (SPEC §6).
+
+    Online: rho < 1 cannot pay one initial pull of every arm. Identification: the first phase must
+    give every arm one sample.
+    """
+    out: dict[tuple[str, float], str] = {}
     for rho in cfg.rho:
-        if cfg.setting == "psi":
-            budget = problem.psi_budget(rho)
-            for method in cfg.methods:
+        for method in cfg.methods:
+            if cfg.setting == "psi":
                 try:
-                    Schedule.build(method, budget, problem.psi_profile_cost()).check_first_phase(rho)
+                    Schedule.build(method, problem.psi_budget(rho), problem.psi_profile_cost()).check_first_phase(rho)
                 except CabenchError as exc:
-                    raise CabenchError(f"{cfg.source}: rho: {exc}") from None
-        elif rho < 1:
-            raise CabenchError(f"{cfg.source}: rho: {rho:g} cannot pay one initial pull of every arm; "
-                               "the smallest workable rho is 1")
+                    out[(method.name, rho)] = str(exc)
+            elif rho < 1:
+                out[(method.name, rho)] = (f"rho {rho:g} cannot pay one initial pull of every arm; the smallest "
+                                           "workable rho is 1")
+    return out
+
+
+def check_budgets(cfg: ExperimentConfig, problem: Problem, strict: bool = True) -> dict[tuple[str, float], str]:
+    """The infeasible (method, rho) pairs; with ``strict``, or when nothing is feasible, fail on the first."""
+    bad = infeasible_cells(cfg, problem)
+    if bad and (strict or len(bad) == len(cfg.rho) * len(cfg.methods)):
+        raise CabenchError(f"{cfg.source}: rho: {next(iter(bad.values()))}")
+    return bad
 
 
 @dataclass(frozen=True)
@@ -87,14 +100,16 @@ class Cell:
         return out
 
 
-def plan_cells(cfg: ExperimentConfig) -> list[Cell]:
-    """Every cell of an experiment, in output order."""
+def plan_cells(cfg: ExperimentConfig, skip: frozenset[tuple[str, float]] = frozenset()) -> list[Cell]:
+    """Every cell of an experiment, in output order, less the (method, rho) pairs in ``skip``."""
     chunks = [(s, min(s + cfg.chunk_size, cfg.repetitions)) for s in range(0, cfg.repetitions, cfg.chunk_size)]
     modes = cfg.cost_modes if cfg.setting == "psi" else (None,)
     cells = []
     for method in cfg.methods:
         for mode in modes:
             for rho in cfg.rho:
+                if (method.name, rho) in skip:
+                    continue
                 traj = cfg.trajectories if cfg.trajectories and cfg.trajectories.rho == rho else None
                 cells += [Cell(method, rho, mode, a, b, traj) for a, b in chunks]
     return cells

@@ -205,6 +205,8 @@ def run(
     chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="Repetitions per cell.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Recompute every cell.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Refuse a budget too small for a method instead of "
+                                                          "skipping that (method, rho).")] = False,
 ) -> None:
     """Run (or resume) experiments: cells through joblib into runs.csv, trajectories.csv, config.yaml."""
     from cabench.config import load_config
@@ -223,7 +225,8 @@ def run(
 
     loaded = _guard(lambda: [load(c) for c in configs])  # every config is checked before any runs
     for cfg in loaded:
-        outcome = _guard(lambda cfg=cfg: run_experiment(cfg, force=force, quiet=quiet, echo=typer.echo))
+        outcome = _guard(lambda cfg=cfg: run_experiment(cfg, force=force, quiet=quiet, echo=typer.echo,
+                                                        strict=strict))
         if not quiet:
             typer.echo(format_summary(outcome.summary))
             typer.echo(f"wrote {outcome.output / 'runs.csv'}")

@@ -235,6 +235,8 @@ def experiment_section(e: Experiment) -> list[str]:
         lines.append(f"- parameters: {params}")
     if e.paper_role:
         lines.append(f"- this is the paper's experiment for {meta.get('paper_figures')} on {e.title}")
+    for item in meta.get("infeasible") or []:
+        lines.append(f"- not run: {_show(item['method'])} at ρ={float(item['rho']):g} ({item['reason']})")
     if e.duplicates:
         lines.append(f"- also found, identical, in: {', '.join(str(p) for p in e.duplicates)} (read once)")
     lines += ["", "### Summary", ""] + _summary_lines(e)

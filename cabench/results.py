@@ -204,7 +204,8 @@ def load_experiment(folder: Path) -> Experiment:
         raise CabenchError(f"{folder / 'runs.csv'}: row {row + 2}, column '{runs.columns[col]}': empty (a cut or "
                            "damaged file); run the experiment again")
     modes = len(meta.get("cost_modes") or [None]) if setting == "psi" else 1
-    expected = int(meta["repetitions"]) * len(meta.get("methods") or []) * len(meta.get("rho") or []) * modes
+    cells = len(meta.get("methods") or []) * len(meta.get("rho") or []) - len(meta.get("infeasible") or [])
+    expected = int(meta["repetitions"]) * cells * modes
     if expected and len(runs) != expected:
         raise CabenchError(f"{folder / 'runs.csv'}: {len(runs)} rows, but config.yaml plans {expected}; "
                            "run the experiment again")
@@ -325,6 +326,8 @@ def aggregate_trajectories(per_rep: pd.DataFrame, dataset: str, window: int) -> 
 def format_summary(summary: pd.DataFrame) -> str:
     """A plain-text table for the terminal."""
     lines = []
+    skipped = summary[summary["status"] != "ok"] if "status" in summary else summary.iloc[:0]
+    summary = summary.drop(skipped.index)
     if "regret_hv" in summary:
         lines.append(f"{'method':<19}{'rho':>7}{'B (tokens)':>13}{'R_HV mean ± se':>24}{'R_std mean ± se':>24}"
                      f"{'spent':>8}")
@@ -339,6 +342,9 @@ def format_summary(summary: pd.DataFrame) -> str:
             lines.append(f"{DISPLAY.get(r.method, r.method):<10}{r.cost_mode:>14}{r.rho:>7g}{r.budget_tokens:>13.0f}"
                          f"{r.error:>9.3f} [{r.error_low:.3f}, {r.error_high:.3f}]{r.f1:>8.3f}{r['size']:>9.2f}"
                          f"{100 * r.spend_share:>7.1f}%")
+    for _, r in skipped.iterrows():
+        mode = f" ({r.cost_mode})" if "cost_mode" in r and isinstance(r.cost_mode, str) else ""
+        lines.append(f"{DISPLAY.get(r.method, r.method)}{mode} at rho {r.rho:g}: {r.status}")
     return "\n".join(lines)
 
 

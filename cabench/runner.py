@@ -273,7 +273,7 @@ def check_plan(cfg: ExperimentConfig, problem: Problem) -> None:
 
 
 def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = False,
-                   echo: Callable[[str], None] = print) -> Outcome:
+                   echo: Callable[[str], None] = print, strict: bool = False) -> Outcome:
     """Run (or resume) an experiment and write its self-contained results folder.
 
     Files: ``runs.csv``, ``selections.csv``, ``summary.csv``, ``arms.csv``,
@@ -281,9 +281,12 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = 
     ``trajectories.csv``; every row carries the experiment name and config hash.
     """
     problem, identity, ds = build_problem(cfg)
-    check_budgets(cfg, problem)
+    infeasible = check_budgets(cfg, problem, strict=strict)
     check_plan(cfg, problem)
     record = experiment_record(cfg, problem, identity, ds)
+    record["infeasible"] = [{"method": m, "rho": float(r), "reason": why} for (m, r), why in infeasible.items()]
+    for (m, r), why in infeasible.items():
+        echo(f"{cfg.name}: skipped {m} at rho {r:g}: {why}")
     out = Path(cfg.output)
     cache = prepare_output(cfg, out, force)
     with folder_lock(out):
@@ -297,7 +300,7 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
                 record: dict[str, Any], out: Path, cache: Path, force: bool, quiet: bool,
                 echo: Callable[[str], None]) -> Outcome:
     chash = record["config_hash"]
-    cells = plan_cells(cfg)
+    cells = plan_cells(cfg, frozenset((i["method"], i["rho"]) for i in record["infeasible"]))
     keys = [cell_key(identity, cfg.setting, cfg.seed, c) for c in cells]
     states = {k: ("missing" if force else _cell_state(cache, k)) for k in keys}
     todo = [(c, k) for c, k in zip(cells, keys) if states[k] != "done"]
@@ -340,6 +343,15 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
     elif (out / "trajectories.csv").is_file():
         os.unlink(out / "trajectories.csv")  # this experiment's own stale file: it no longer has trajectories
     summary = summarize(runs)
+    summary.insert(summary.columns.get_loc("budget_tokens"), "status", "ok")
+    if record["infeasible"]:  # one row per skipped (method, rho [, cost mode]) saying why
+        skipped = pd.DataFrame([{"experiment": cfg.name, "config_hash": chash, "dataset": problem.name,
+                                 "method": i["method"], **({"cost_mode": mode} if cfg.setting == "psi" else {}),
+                                 "rho": i["rho"], "status": f"infeasible: {i['reason']}",
+                                 "budget_tokens": problem.budget_tokens(i["rho"]), "n": 0}
+                                for i in record["infeasible"] for mode in (cfg.cost_modes if cfg.setting == "psi"
+                                                                             else [None])])
+        summary = pd.concat([summary, skipped], ignore_index=True)
     write_atomic(out / "summary.csv", to_csv(summary))
     resolved = cfg.resolved()
     if ds is not None:  # the split in force: the config's, else dataset.yaml's, else the default

@@ -128,8 +128,31 @@ def test_results_folder_of_another_experiment_is_refused(tmp_path):
 
 def test_budget_too_small_fails_before_writing(tmp_path):
     with pytest.raises(CabenchError, match=r"rho: rho 2 is too small for CoPSI on 14 arms.*smallest workable rho"):
-        _run({**PSI, "rho": [2, 20]}, tmp_path / "small")
+        _run({**PSI, "rho": [2, 20]}, tmp_path / "small", strict=True)
     assert not (tmp_path / "small").exists()
+    with pytest.raises(CabenchError, match=r"smallest workable rho"):  # nothing feasible: refused without --strict
+        _run({**PSI, "rho": [0.5, 0.8]}, tmp_path / "none")
+    assert not (tmp_path / "none").exists()
+
+
+def test_infeasible_cells_are_skipped_and_recorded(tmp_path):
+    raw = {**PSI, "rho": [2, 20], "methods": ["copsi", "psi-sr", "uniform"]}
+    out = _run(raw, tmp_path / "skip")
+    runs = pd.read_csv(tmp_path / "skip" / "runs.csv")
+    summary = pd.read_csv(tmp_path / "skip" / "summary.csv")
+    skipped = summary[summary["status"] != "ok"]
+    assert set(zip(skipped["method"], skipped["rho"])) == {("copsi", 2.0), ("psi-sr", 2.0)}
+    assert skipped["status"].str.contains("smallest workable rho").all() and (skipped["n"] == 0).all()
+    assert len(skipped) == 2 * 2  # both cost modes
+    assert set(zip(runs["method"], runs["rho"])) == {("uniform", 2.0), ("copsi", 20.0), ("psi-sr", 20.0),
+                                                     ("uniform", 20.0)}
+    meta = yaml.safe_load((tmp_path / "skip" / "config.yaml").read_text())
+    assert {(i["method"], i["rho"]) for i in meta["infeasible"]} == {("copsi", 2.0), ("psi-sr", 2.0)}
+    assert out.cells == 4 * 2 * 2  # (uniform at 4, three methods at 20) x 2 cost modes x 2 chunks
+    from cabench.report import build_report
+
+    report = build_report(tmp_path)
+    assert report.count("- not run: ") == 2 and "None" not in report
 
 
 def test_unwritable_output_folder(tmp_path):
@@ -204,7 +227,7 @@ BAD_INPUTS = [
     ("unknown key", {"repetitons": 3}, "repetitons: unknown key; did you mean 'repetitions'?"),
     ("wrong type", {"repetitions": "many"}, "repetitions: expected a whole number, got 'many'"),
     ("missing dataset", {"dataset": "no/such/folder"}, "dataset: folder 'no/such/folder' not found"),
-    ("budget too small", {"rho": [1, 20]}, "smallest workable rho is"),
+    ("budget too small", {"rho": [0.5, 0.8]}, "smallest workable rho is"),
     ("corrupted log", {"dataset": "{corrupt}"}, "column 'latency_s' is NaN at row 4"),
     ("unwritable output", {"output": "/proc/cabench-out"}, "output folder is not writable"),
     ("other experiment", {"name": "someone_else"}, "holds experiment 't_psi', not 'someone_else'"),
