@@ -155,14 +155,18 @@ def data_table1(
 @data_app.command("import")
 def data_import(
     source: Annotated[Path, typer.Argument(help="Your logs: CSV, CSV.gz, JSONL or parquet.")],
-    mapping: Annotated[Path, typer.Option("--mapping", help="YAML naming the source column of each canonical column.")],
     out: Annotated[Path, typer.Option("--out", help="Dataset folder to create.")],
+    mapping: Annotated[Path | None, typer.Option(
+        "--mapping", help="YAML renaming source columns, adding constants and scales (canonical names need none).")
+    ] = None,
+    settings: Annotated[list[str] | None, typer.Option(
+        "--set", help="A constant column, e.g. --set prompting=cot (repeatable).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing dataset folder (atomically).")] = False,
 ) -> None:
     """Turn your own logs into a canonical dataset folder, validated like the loader."""
-    from cabench.data.importer import import_logs
+    from cabench.data.importer import import_logs, parse_settings
 
-    folder = _guard(lambda: import_logs(source, mapping, out, force))
+    folder = _guard(lambda: import_logs(source, mapping, out, force, parse_settings(settings or [])))
     typer.echo(f"wrote {folder}")
 
 

@@ -9,13 +9,16 @@ configuration metadata. The result is validated exactly like the loader.
 
 from __future__ import annotations
 
+import datetime
 import difflib
+import hashlib
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
+import cabench
 from cabench.data.io import read_table, write_logs, write_metadata
 from cabench.data.schema import COLUMNS, validate_logs
 from cabench.errors import CabenchError
@@ -58,23 +61,65 @@ def _mapping(path: Path) -> dict[str, Any]:
     return raw
 
 
-def import_logs(source: Path, mapping_path: Path, out: Path, force: bool = False) -> Path:
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """``--set key=value`` items as constants (values read as YAML scalars: 256 is a number)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise CabenchError(f"--set {item}: expected key=value, e.g. --set prompting=cot")
+        if key not in COLUMNS:
+            near = difflib.get_close_matches(key, list(COLUMNS), n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else f"; canonical columns: {', '.join(COLUMNS)}"
+            raise CabenchError(f"--set {item}: '{key}' is not a canonical column{hint}")
+        try:
+            parsed = load_yaml(value) if value.strip() else None
+        except yaml.YAMLError:
+            parsed = value
+        if parsed is None or isinstance(parsed, (list, dict)):
+            raise CabenchError(f"--set {item}: expected one value (text or number)")
+        out[key] = parsed
+    return out
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool = False,
+                settings: dict[str, Any] | None = None) -> Path:
     """Map, validate and write ``source`` as a dataset folder ``out``.
 
-    An existing ``out`` is refused unless ``force``; the folder is written in
-    full beside ``out`` and then moved into place atomically, so an interrupted
-    import never leaves a partial dataset or loses the old one.
+    Columns that already have their canonical names need no mapping; a mapping
+    (or ``settings``, from ``--set key=value``) only renames, adds constants and
+    scales. An existing ``out`` is refused unless ``force``; the folder is
+    written in full beside ``out`` and then moved into place atomically, so an
+    interrupted import never leaves a partial dataset or loses the old one.
+    ``dataset.yaml`` records the provenance: format, source and its SHA-256,
+    options, row counts, cabench version and date.
     """
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: exists and is not a folder; pass --out with a new dataset folder")
     if out.is_dir() and any(out.iterdir()) and not force:
         raise CabenchError(f"{out}: folder exists and is not empty; pass another --out, or --force to replace it "
                            "(the old folder is replaced only once the new one is complete)")
-    mapping = _mapping(mapping_path)
+    mapping = _mapping(mapping_path) if mapping_path is not None else {k: {} for k in MAPPING_KEYS}
     if not source.is_file():
         raise CabenchError(f"{source}: source log file not found")
     frame = read_table(source)
-    columns, constants, scale = mapping["columns"], mapping["constants"], mapping["scale"]
+    columns, constants, scale = dict(mapping["columns"]), {**mapping["constants"], **(settings or {})}, \
+        mapping["scale"]
+    if settings:
+        for name in settings:
+            columns.pop(name, None)  # --set wins over the mapping
+    for name in COLUMNS:  # canonical names need no mapping
+        if name not in columns and name not in constants and name in frame.columns:
+            columns[name] = name
     both = sorted(set(columns) & set(constants))
     if both:
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")
@@ -90,7 +135,9 @@ def import_logs(source: Path, mapping_path: Path, out: Path, force: bool = False
         elif name in constants:
             canonical[name] = constants[name]
         elif name != "config_id":
-            raise CabenchError(f"{mapping_path}: columns.{name}: missing; map a source column or give a constant")
+            where = mapping_path or source
+            raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping) or give "
+                               f"a constant (--set {name}=...)")
     for name, factor in scale.items():
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
             raise CabenchError(f"{mapping_path}: scale.{name}: expected a positive number, got {factor!r}")
@@ -100,7 +147,14 @@ def import_logs(source: Path, mapping_path: Path, out: Path, force: bool = False
                                   + "_g" + canonical["max_new_tokens"].astype(str) + "_"
                                   + canonical["prompting"].astype(str))
     valid = validate_logs(canonical[list(COLUMNS)], f"{source} (mapped by {mapping_path})")
-    meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": str(source),
+    provenance = {
+        "format": "canonical", "sources": [{"path": str(source.resolve()), "sha256": _file_sha256(source)}],
+        "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings or {}},
+        "rows": {"read": int(len(frame)), "kept": int(len(valid)), "dropped": int(len(frame) - len(valid))},
+        "cabench_version": cabench.__version__,
+        "imported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": provenance,
             "surrogate": False, "licence": "unspecified", **mapping["dataset"]}
     if not isinstance(meta["surrogate"], bool):
         raise CabenchError(f"{mapping_path}: dataset.surrogate: expected true or false")

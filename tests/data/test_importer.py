@@ -72,3 +72,28 @@ def test_import_rejects_unknown_canonical_column(tmp_path):
     mapping.write_text(yaml.safe_dump({**MAPPING, "constants": {"prompt": "cot"}}))
     with pytest.raises(CabenchError, match="constants.prompt: not a canonical column; did you mean 'prompting'"):
         import_logs(source, mapping, tmp_path / "mine")
+
+
+def test_canonical_logs_need_no_mapping_and_set_adds_constants(tmp_path):
+    from typer.testing import CliRunner
+
+    from cabench.cli import app
+
+    frame = tiny_logs().drop(columns=["prompting", "max_new_tokens"])
+    frame.to_csv(tmp_path / "canon.csv", index=False)
+    result = CliRunner().invoke(app, ["data", "import", str(tmp_path / "canon.csv"), "--out", str(tmp_path / "c"),
+                                      "--set", "prompting=cot", "--set", "max_new_tokens=512"])
+    assert result.exit_code == 0, result.stderr
+    meta = yaml.safe_load((tmp_path / "c" / "dataset.yaml").read_text())
+    prov = meta["provenance"]
+    assert meta["surrogate"] is False and prov["format"] == "canonical"
+    assert prov["rows"] == {"read": 60, "kept": 60, "dropped": 0} and len(prov["sources"][0]["sha256"]) == 64
+    assert prov["options"]["set"] == {"prompting": "cot", "max_new_tokens": 512} and prov["imported"].endswith("Z")
+    logs = pd.read_csv(tmp_path / "c" / "logs.csv.gz")
+    assert set(logs["prompting"]) == {"cot"} and set(logs["max_new_tokens"]) == {512}
+    missing = CliRunner().invoke(app, ["data", "import", str(tmp_path / "canon.csv"), "--out", str(tmp_path / "d")])
+    assert missing.exit_code == 2 and "max_new_tokens: no such column" in missing.stderr
+    assert "--set max_new_tokens=" in missing.stderr
+    bad = CliRunner().invoke(app, ["data", "import", str(tmp_path / "canon.csv"), "--out", str(tmp_path / "d"),
+                                   "--set", "promting=cot"])
+    assert bad.exit_code == 2 and "did you mean 'prompting'" in bad.stderr
