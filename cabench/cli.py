@@ -154,7 +154,8 @@ def data_table1(
 
 @data_app.command("import")
 def data_import(
-    source: Annotated[Path, typer.Argument(help="Your logs: CSV, CSV.gz, JSONL or parquet.")],
+    source: Annotated[Path, typer.Argument(help="Your logs: a CSV, CSV.gz, JSONL or parquet file, or a tool's "
+                                                "results folder (--format).")],
     out: Annotated[Path, typer.Option("--out", help="Dataset folder to create.")],
     mapping: Annotated[Path | None, typer.Option(
         "--mapping", help="YAML renaming source columns, adding constants and scales (canonical names need none).")
@@ -162,11 +163,16 @@ def data_import(
     settings: Annotated[list[str] | None, typer.Option(
         "--set", help="A constant column, e.g. --set prompting=cot (repeatable).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing dataset folder (atomically).")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="canonical (CSV, CSV.gz, JSONL, parquet) or bfcl (a BFCL "
+                                                      "results folder).")] = "canonical",
+    missing: Annotated[str, typer.Option("--missing", help="When configurations have different instances: error, "
+                                                          "drop-instances or drop-configs.")] = "error",
 ) -> None:
     """Turn your own logs into a canonical dataset folder, validated like the loader."""
     from cabench.data.importer import import_logs, parse_settings
 
-    folder = _guard(lambda: import_logs(source, mapping, out, force, parse_settings(settings or [])))
+    folder = _guard(lambda: import_logs(source, mapping, out, force, parse_settings(settings or []), fmt,
+                                        missing))
     typer.echo(f"wrote {folder}")
 
 

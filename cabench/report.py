@@ -143,7 +143,7 @@ def verdicts(e: Experiment, rows: list[dict]) -> list[tuple[str, str]]:
                                f"against every other method lies below 0 (means: "
                                + ", ".join(f"{_show(m)} {v:.2f}" for m, v in sorted(means.items(), key=lambda i: i[1]))
                                + f"; significantly below: {', '.join(map(_show, below)) or 'none'})"))
-        grid = e.rho_grid
+        grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())
         if len(grid) >= 3:
             g = e.runs[e.runs["method"] == base]
             table = g.pivot(index="rep", columns="budget_tokens", values="regret_hv").dropna()
@@ -159,7 +159,7 @@ def verdicts(e: Experiment, rows: list[dict]) -> list[tuple[str, str]]:
             out.append(("n/a", f"growth of R_HV in log2 B: needs at least 3 budgets, this experiment has {len(grid)}"))
         return out
     mode = "deterministic" if "deterministic" in e.cost_modes else e.cost_modes[0]
-    grid = e.rho_grid
+    grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())  # its feasible budgets
     if len(grid) >= 2:
         lo_e, hi_e = _at(e, base, grid[0], "error", mode), _at(e, base, grid[-1], "error", mode)
         common = lo_e.index.intersection(hi_e.index)

@@ -20,6 +20,7 @@ import yaml
 
 import cabench
 from cabench.data.io import read_table, write_logs, write_metadata
+from cabench.data.readers import read_bfcl
 from cabench.data.schema import COLUMNS, validate_logs
 from cabench.errors import CabenchError
 from cabench.storage import publish_folder, staging_folder
@@ -91,8 +92,50 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+FORMATS = ("canonical", "bfcl")
+
+
+MISSING = ("error", "drop-instances", "drop-configs")
+
+
+def fill_holes(frame: pd.DataFrame, missing: str, label: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Make every configuration's instance set the same, as ``missing`` says (SPEC §1 needs it).
+
+    ``error``: refuse, saying how many (configuration, instance) cells are missing; ``drop-configs``:
+    keep the configurations evaluated on every instance any of them has; ``drop-instances``: keep the
+    instances every configuration was evaluated on. Returns the frame and what was dropped.
+    """
+    if missing not in MISSING:
+        raise CabenchError(f"--missing: '{missing}' is not one of {', '.join(MISSING)}")
+    if frame[["config_id", "instance_id"]].isna().any().any():
+        return frame, {}  # reported by validation, row by row
+    sets = frame.groupby("config_id", sort=False)["instance_id"].agg(lambda s: frozenset(map(str, s)))
+    union = frozenset().union(*sets)
+    if all(st == union for st in sets):
+        return frame, {}
+    holes = sum(len(union) - len(st) for st in sets)
+    if missing == "error":
+        short = int(sum(st != union for st in sets))
+        raise CabenchError(f"{label}: {holes} (configuration, instance) cells are missing in {short} of {len(sets)} "
+                           "configurations; pass --missing drop-configs (keep configurations with every instance) "
+                           "or --missing drop-instances (keep instances every configuration has)")
+    if missing == "drop-configs":
+        keep = [c for c, st in sets.items() if st == union]
+        if len(keep) < 2:
+            raise CabenchError(f"{label}: --missing drop-configs keeps {len(keep)} configuration(s); try "
+                               "--missing drop-instances")
+        dropped = {str(c): f"{len(union) - len(st)} of {len(union)} instances missing"
+                   for c, st in sets.items() if st != union}
+        return frame[frame["config_id"].isin(keep)], {"policy": missing, "configurations": dropped}
+    common = frozenset.intersection(*sets)
+    if not common:
+        raise CabenchError(f"{label}: no instance was evaluated by every configuration; try --missing drop-configs")
+    out = frame[frame["instance_id"].astype(str).isin(common)]
+    return out, {"policy": missing, "instances_dropped": len(union) - len(common), "instances_kept": len(common)}
+
+
 def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool = False,
-                settings: dict[str, Any] | None = None) -> Path:
+                settings: dict[str, Any] | None = None, fmt: str = "canonical", missing: str = "error") -> Path:
     """Map, validate and write ``source`` as a dataset folder ``out``.
 
     Columns that already have their canonical names need no mapping; a mapping
@@ -108,10 +151,21 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if out.is_dir() and any(out.iterdir()) and not force:
         raise CabenchError(f"{out}: folder exists and is not empty; pass another --out, or --force to replace it "
                            "(the old folder is replaced only once the new one is complete)")
+    if fmt not in FORMATS:
+        near = difflib.get_close_matches(fmt, FORMATS, n=1)
+        raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}"
+                           + (f"; did you mean '{near[0]}'?" if near else ""))
     mapping = _mapping(mapping_path) if mapping_path is not None else {k: {} for k in MAPPING_KEYS}
-    if not source.is_file():
-        raise CabenchError(f"{source}: source log file not found")
-    frame = read_table(source)
+    info: dict[str, Any] = {"format": fmt, "files": [source]}
+    if fmt == "canonical":
+        if not source.is_file():
+            raise CabenchError(f"{source}: source log file not found")
+        frame = read_table(source)
+    else:
+        frame, info = read_bfcl(source)
+        if settings:
+            for name in settings:  # --set replaces what the reader filled in
+                frame = frame.drop(columns=[name], errors="ignore")
     columns, constants, scale = dict(mapping["columns"]), {**mapping["constants"], **(settings or {})}, \
         mapping["scale"]
     if settings:
@@ -146,11 +200,18 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         canonical["config_id"] = (canonical["model"].astype(str) + "_t" + canonical["temperature"].astype(str)
                                   + "_g" + canonical["max_new_tokens"].astype(str) + "_"
                                   + canonical["prompting"].astype(str))
-    valid = validate_logs(canonical[list(COLUMNS)], f"{source} (mapped by {mapping_path})")
+    label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
+    canonical, holes = fill_holes(canonical, missing, label)
+    valid = validate_logs(canonical[list(COLUMNS)], label)
     provenance = {
-        "format": "canonical", "sources": [{"path": str(source.resolve()), "sha256": _file_sha256(source)}],
-        "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings or {}},
+        "format": fmt, "sources": [{"path": str(p.resolve()), "sha256": _file_sha256(p)} for p in info["files"]],
+        "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings or {},
+                    "missing": missing},
+        **({"holes": holes} if holes else {}),
         "rows": {"read": int(len(frame)), "kept": int(len(valid)), "dropped": int(len(frame) - len(valid))},
+        **({"dropped_configurations": info["dropped_configurations"]} if info.get("dropped_configurations") else {}),
+        **({"metadata_defaults": info["metadata_defaults"]} if info.get("metadata_defaults") else {}),
+        **({"unscored_files": info["unscored_files"]} if info.get("unscored_files") else {}),
         "cabench_version": cabench.__version__,
         "imported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }

@@ -1,0 +1,141 @@
+"""Readers of evaluation tools' own output formats, into canonical log rows (SPEC §1).
+
+Each reader returns the canonical frame and a mapping of what it did (for
+``dataset.yaml``'s provenance): the files it read and what it left out.
+
+``bfcl``: a Berkeley Function-Calling Leaderboard results folder (one date
+folder of the public results repository) with ``result/<model>/*_result.json``
+(JSON lines: ``id``, ``latency`` in seconds, ``input_token_count``,
+``output_token_count``) and ``score/<model>/<category>_score.json`` (first
+line the summary ``correct_count``/``total_count``, then one line per failed
+entry whose ``id`` is the 1-based position in the result file). Older folders number
+result lines with ``idx`` (0-based) instead of ``id``. Result files without a
+score file (categories the leaderboard does not score) are skipped and listed.
+Fields:
+
+=================  ==========================================================
+canonical column   source
+=================  ==========================================================
+config_id, model   the model folder name
+prompting          ``fc`` when the name marks native function calling
+                   (``-FC``), else ``prompt``
+temperature,       not in the files: the leaderboard handlers' defaults
+max_new_tokens     (0.001, 1000) unless given with ``--set``
+instance_id        ``id`` of the result line, else ``<category>_<idx>``
+correct            0 when listed in the score file's failed entries, else 1
+latency_s          ``latency``
+tokens             ``input_token_count + output_token_count``
+=================  ==========================================================
+
+A model without latency and token counts on every instance cannot be replayed
+(cabench charges tokens and scores latency); it is left out and recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cabench.errors import CabenchError
+
+BFCL_DEFAULTS = {"temperature": 0.001, "max_new_tokens": 1000}
+_RESULT = re.compile(r"^(?:gorilla_openfunctions_v1_test_|BFCL_v\d+_)?(?P<category>.+)_result\.json$")
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    out = []
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CabenchError(f"{path}: unreadable ({exc})") from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CabenchError(f"{path}: line {number}: not JSON ({exc.msg}); a cut or damaged file") from None
+        if not isinstance(item, dict):
+            raise CabenchError(f"{path}: line {number}: expected a JSON object")
+        out.append(item)
+    return out
+
+
+def _number(item: dict[str, Any], key: str, path: Path, line: int) -> float | None:
+    value = item.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CabenchError(f"{path}: line {line}: '{key}' is {value!r}, not a number")
+    return float(value)
+
+
+def read_bfcl(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Canonical rows of a BFCL results folder (see the module docstring), and what was left out."""
+    results, scores = folder / "result", folder / "score"
+    if not results.is_dir() or not scores.is_dir():
+        raise CabenchError(f"{folder}: not a BFCL results folder; expected result/<model>/ and score/<model>/ "
+                           "(one date folder of the leaderboard's results repository)")
+    rows: list[dict[str, Any]] = []
+    files: list[Path] = []
+    unmeasured: dict[str, int] = {}
+    unscored: list[str] = []
+    models = sorted(p for p in results.iterdir() if p.is_dir())
+    if not models:
+        raise CabenchError(f"{results}: no model folders")
+    for model_dir in models:
+        model = model_dir.name
+        model_rows, missing = [], 0
+        for path in sorted(model_dir.glob("*_result.json")):
+            match = _RESULT.match(path.name)
+            category = match.group("category") if match else path.stem
+            score_path = scores / model / f"{category}_score.json"
+            if not score_path.is_file():
+                unscored.append(str(path.relative_to(folder)))  # not part of the leaderboard's score
+                continue
+            lines = _json_lines(path)
+            score = _json_lines(score_path)
+            if not score or "total_count" not in score[0] or "correct_count" not in score[0]:
+                raise CabenchError(f"{score_path}: line 1: expected the summary with correct_count and total_count")
+            failed = set()
+            for number, entry in enumerate(score[1:], start=2):
+                if isinstance(entry.get("id"), bool) or not isinstance(entry.get("id"), int):
+                    raise CabenchError(f"{score_path}: line {number}: 'id' is {entry.get('id')!r}, not a position")
+                failed.add(entry["id"] - 1)
+            if score[0]["total_count"] != len(lines) or score[0]["correct_count"] != len(lines) - len(failed):
+                raise CabenchError(
+                    f"{score_path}: the summary ({score[0]['correct_count']}/{score[0]['total_count']}) does not "
+                    f"match {path.name} ({len(lines) - len(failed)}/{len(lines)} after the failed entries)")
+            files += [path, score_path]
+            for pos, item in enumerate(lines):
+                if "id" in item:
+                    instance = str(item["id"])
+                elif isinstance(item.get("idx"), int) and not isinstance(item["idx"], bool):
+                    instance = f"{category}_{item['idx']}"  # the older layout numbers entries by position
+                else:
+                    raise CabenchError(f"{path}: line {pos + 1}: neither 'id' nor an integer 'idx'")
+                latency = _number(item, "latency", path, pos + 1)
+                tokens_in = _number(item, "input_token_count", path, pos + 1)
+                tokens_out = _number(item, "output_token_count", path, pos + 1)
+                tokens = (tokens_in or 0.0) + (tokens_out or 0.0)
+                if latency is None or latency <= 0 or tokens <= 0:
+                    missing += 1
+                model_rows.append({"config_id": model, "model": model,
+                                   "prompting": "fc" if re.search(r"-FC(\b|-|$)", model) else "prompt",
+                                   "instance_id": instance, "correct": 0 if pos in failed else 1,
+                                   "latency_s": latency, "tokens": tokens, **BFCL_DEFAULTS})
+        if missing:
+            unmeasured[model] = missing
+        else:
+            rows += model_rows
+    if not rows:
+        raise CabenchError(f"{folder}: no model has latency and token counts on every instance")
+    info = {"format": "bfcl", "files": files, "read_models": len(models),
+            "dropped_configurations": {m: f"no latency or token count on {n} instances"
+                                       for m, n in unmeasured.items()},
+            "metadata_defaults": dict(BFCL_DEFAULTS), "unscored_files": unscored}
+    return pd.DataFrame(rows), info

@@ -1,0 +1,145 @@
+"""The BFCL reader on a small results folder written here in the leaderboard's layout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench.cli import app
+from cabench.data.dataset import load_dataset
+
+RUNNER = CliRunner()
+# model -> category -> [(latency, input tokens, output tokens, correct)]
+FIXTURE = {
+    "alpha-model": {"simple": [(0.5, 100, 20, 1), (0.7, 110, 25, 0), (0.6, 90, 15, 1), (0.8, 120, 30, 1)],
+                    "relevance": [(0.4, 80, 5, 1), (0.45, 85, 6, 0), (0.5, 70, 4, 1)]},
+    "beta-model-FC": {"simple": [(1.5, 200, 40, 1), (1.2, 210, 45, 1), (1.1, 190, 35, 1), (1.4, 220, 50, 0)],
+                      "relevance": [(0.9, 150, 10, 1), (1.0, 160, 12, 1), (0.95, 140, 9, 1)]},
+    "gamma-model": {"simple": [(2.5, 0, 0, 1), (2.2, 0, 0, 1), (2.1, 0, 0, 0), (2.4, 0, 0, 1)],
+                    "relevance": [(1.9, 0, 0, 1), (2.0, 0, 0, 0), (1.95, 0, 0, 1)]},
+}
+
+
+def write_bfcl(root: Path, old_layout: bool = False) -> Path:
+    for model, categories in FIXTURE.items():
+        (root / "result" / model).mkdir(parents=True)
+        (root / "score" / model).mkdir(parents=True)
+        for category, rows in categories.items():
+            lines = []
+            for n, (latency, tokens_in, tokens_out, _) in enumerate(rows):
+                key = {"idx": n} if old_layout else {"id": f"{category}_{n}"}
+                lines.append(json.dumps({**key, "result": "f(x=1)", "input_token_count": tokens_in,
+                                         "output_token_count": tokens_out, "latency": latency}))
+            (root / "result" / model / f"gorilla_openfunctions_v1_test_{category}_result.json").write_text(
+                "\n".join(lines) + "\n")
+            correct = sum(r[3] for r in rows)
+            score = [json.dumps({"accuracy": correct / len(rows), "correct_count": correct, "total_count": len(rows)})]
+            score += [json.dumps({"id": n + 1, "model_name": model, "test_category": category, "valid": False})
+                      for n, r in enumerate(rows) if not r[3]]
+            (root / "score" / model / f"{category}_score.json").write_text("\n".join(score) + "\n")
+    return root
+
+
+def import_bfcl(src: Path, out: Path, *extra: str):
+    return RUNNER.invoke(app, ["data", "import", str(src), "--format", "bfcl", "--out", str(out),
+                               "--set", "max_new_tokens=512", *extra])
+
+
+@pytest.mark.parametrize("old_layout", [False, True], ids=["id", "idx"])
+def test_bfcl_import(tmp_path, old_layout):
+    src = write_bfcl(tmp_path / "2024-08-11", old_layout)
+    (src / "result" / "alpha-model" / "gorilla_openfunctions_v1_test_sql_result.json").write_text("{}\n")
+    result = import_bfcl(src, tmp_path / "ds")
+    assert result.exit_code == 0, result.stderr
+    logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    assert sorted(logs["config_id"].unique()) == ["alpha-model", "beta-model-FC"]  # gamma has no token counts
+    acc = logs.groupby("config_id")["correct"].mean()
+    assert acc["alpha-model"] == pytest.approx(5 / 7) and acc["beta-model-FC"] == pytest.approx(6 / 7)
+    row = logs[(logs["config_id"] == "beta-model-FC") & (logs["instance_id"] == "simple_3")].iloc[0]
+    assert (row["latency_s"], row["tokens"], row["correct"], row["prompting"]) == (1.4, 270.0, 0, "fc")
+    assert set(logs.loc[logs["config_id"] == "alpha-model", "prompting"]) == {"prompt"}
+    assert set(logs["max_new_tokens"]) == {512} and set(logs["temperature"]) == {0.001}
+    meta = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())
+    prov = meta["provenance"]
+    assert prov["format"] == "bfcl" and prov["rows"] == {"read": 14, "kept": 14, "dropped": 0}
+    assert prov["dropped_configurations"] == {"gamma-model": "no latency or token count on 7 instances"}
+    assert prov["unscored_files"] == ["result/alpha-model/gorilla_openfunctions_v1_test_sql_result.json"]
+    assert len(prov["sources"]) == 12 and meta["surrogate"] is False  # every file read, the dropped model's too
+
+
+def test_bfcl_dataset_described_number_by_number(tmp_path):
+    write_bfcl(tmp_path / "src")
+    assert import_bfcl(tmp_path / "src", tmp_path / "ds").exit_code == 0
+    meta = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())
+    (tmp_path / "ds" / "dataset.yaml").write_text(yaml.safe_dump({**meta, "split": {"profiling_size": 3, "seed": 0}}))
+    out = json.loads(RUNNER.invoke(app, ["data", "describe", str(tmp_path / "ds"), "--json"]).stdout)
+    assert out["K"] == 2 and out["surrogate"] is False
+    assert out["accuracy_min"] == pytest.approx(5 / 7) and out["accuracy_max"] == pytest.approx(6 / 7)
+    assert out["latency_min"] == pytest.approx((0.5 + 0.7 + 0.6 + 0.8 + 0.4 + 0.45 + 0.5) / 7)
+    assert out["tokens_max"] == pytest.approx((240 + 255 + 225 + 270 + 160 + 172 + 149) / 7)
+    ds = load_dataset(tmp_path / "ds")
+    assert ds.n_arms == 2 and len(ds.profiling_ids) == 3 and len(ds.evaluation_ids) == 4
+
+
+BROKEN = [
+    ("truncated JSON", lambda r: _cut(r / "result/alpha-model/gorilla_openfunctions_v1_test_simple_result.json"),
+     "line 4: not JSON"),
+    ("missing id", lambda r: _edit(r / "result/alpha-model/gorilla_openfunctions_v1_test_simple_result.json",
+                                   '"id": "simple_1", ', ""), "neither 'id' nor an integer 'idx'"),
+    ("latency of the wrong type", lambda r: _edit(
+        r / "result/beta-model-FC/gorilla_openfunctions_v1_test_relevance_result.json", '"latency": 0.9',
+        '"latency": "fast"'), "'latency' is 'fast', not a number"),
+    ("summary that disagrees", lambda r: _edit(r / "score/alpha-model/simple_score.json", '"correct_count": 3',
+                                               '"correct_count": 4'), "does not match"),
+    ("failed entry without a position", lambda r: _edit(r / "score/alpha-model/simple_score.json", '"id": 2,',
+                                                        '"id": "two",'), "'id' is 'two', not a position"),
+    ("not a results folder", lambda r: _rename(r / "score"), "not a BFCL results folder"),
+]
+
+
+def _cut(path: Path) -> None:
+    path.write_text(path.read_text()[:-25])
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def _rename(path: Path) -> None:
+    path.rename(path.with_name("scores"))
+
+
+@pytest.mark.parametrize("label, damage, words", BROKEN, ids=[b[0] for b in BROKEN])
+def test_broken_bfcl_files_are_one_line(tmp_path, label, damage, words):
+    src = write_bfcl(tmp_path / "src")
+    damage(src)
+    result = import_bfcl(src, tmp_path / "ds")
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and words in lines[0], result.stderr
+    assert not (tmp_path / "ds").exists()
+
+
+def test_holes_error_or_drop(tmp_path):
+    src = write_bfcl(tmp_path / "src")
+    path = src / "result/beta-model-FC/gorilla_openfunctions_v1_test_simple_result.json"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:2]) + "\n")  # two instances never evaluated by this model
+    (src / "score/beta-model-FC/simple_score.json").write_text(
+        json.dumps({"accuracy": 1.0, "correct_count": 2, "total_count": 2}) + "\n")
+    result = import_bfcl(src, tmp_path / "ds")
+    assert result.exit_code == 2 and "2 (configuration, instance) cells are missing in 1 of 2" in result.stderr
+    assert import_bfcl(src, tmp_path / "ds", "--missing", "drop-instances").exit_code == 0
+    logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    assert len(logs) == 2 * 5 and set(logs["instance_id"]) == {"simple_0", "simple_1", "relevance_0", "relevance_1",
+                                                               "relevance_2"}
+    prov = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())["provenance"]
+    assert prov["holes"] == {"policy": "drop-instances", "instances_dropped": 2, "instances_kept": 5}
+    result = import_bfcl(src, tmp_path / "ds2", "--missing", "drop-configs")
+    assert result.exit_code == 2 and "keeps 1 configuration" in result.stderr
