@@ -172,17 +172,21 @@ def test_result_files_are_readable_by_others(tmp_path, request):
 
 # --- logs and import mappings ------------------------------------------------------------------------------------
 
-def _import_source(tmp_path: Path, k: int, fmt: str = "csv") -> tuple[Path, Path]:
-    frame = tiny_logs(k, 20)
-    source = tmp_path / f"src.{fmt}"
+def _write_source(frame: pd.DataFrame, tmp_path: Path, stem: str, fmt: str, name: str) -> tuple[Path, Path]:
+    """``frame`` as a CSV or JSONL source file, with an identity mapping naming the dataset ``name``."""
+    source = tmp_path / f"{stem}.{fmt}"
     if fmt == "csv":
         frame.to_csv(source, index=False)
     else:
         frame.to_json(source, orient="records", lines=True)
-    mapping = tmp_path / "map.yaml"
+    mapping = tmp_path / f"{stem}.map.yaml"
     mapping.write_text(yaml.safe_dump({"columns": {c: c for c in frame.columns},
-                                       "dataset": {"name": "imp", "split": {"profiling_size": 5, "seed": 0}}}))
+                                       "dataset": {"name": name, "split": {"profiling_size": 5, "seed": 0}}}))
     return source, mapping
+
+
+def _import_source(tmp_path: Path, k: int, fmt: str = "csv") -> tuple[Path, Path]:
+    return _write_source(tiny_logs(k, 20), tmp_path, "src", fmt, "imp")
 
 
 BAD_MAPPINGS = [
@@ -227,14 +231,7 @@ def test_csv_and_jsonl_give_the_same_configuration_ids(tmp_path):
     frame = frame.drop(columns=["config_id"])
     ids = {}
     for fmt in ("csv", "jsonl"):
-        source = tmp_path / f"s.{fmt}"
-        if fmt == "csv":
-            frame.to_csv(source, index=False)
-        else:
-            frame.to_json(source, orient="records", lines=True)
-        mapping = tmp_path / "m.yaml"
-        mapping.write_text(yaml.safe_dump({"columns": {c: c for c in frame.columns},
-                                           "dataset": {"name": "t", "split": {"profiling_size": 5, "seed": 0}}}))
+        source, mapping = _write_source(frame, tmp_path, "s", fmt, "t")
         assert cli("data", "import", source, "--mapping", mapping, "--out", tmp_path / fmt).exit_code == 0
         ids[fmt] = sorted(load_dataset(tmp_path / fmt).configs["config_id"])
     assert ids["csv"] == ids["jsonl"] and "m0_t0.7_g128_direct" in ids["csv"]

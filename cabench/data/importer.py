@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import difflib
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pandas as pd
 import yaml
 
 import cabench
+from cabench.data.dataset import file_digest
 from cabench.data.io import read_table, write_logs, write_metadata
 from cabench.data.readers import read_bfcl
 from cabench.data.schema import COLUMNS, validate_logs
@@ -82,14 +82,6 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
             raise CabenchError(f"--set {item}: expected one value (text or number)")
         out[key] = parsed
     return out
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 FORMATS = ("canonical", "bfcl")
@@ -204,7 +196,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     canonical, holes = fill_holes(canonical, missing, label)
     valid = validate_logs(canonical[list(COLUMNS)], label)
     provenance = {
-        "format": fmt, "sources": [{"path": str(p.resolve()), "sha256": _file_sha256(p)} for p in info["files"]],
+        "format": fmt, "sources": [{"path": str(p.resolve()), "sha256": file_digest(p)} for p in info["files"]],
         "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings or {},
                     "missing": missing},
         **({"holes": holes} if holes else {}),
