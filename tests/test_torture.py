@@ -98,6 +98,7 @@ BAD_CONFIGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label, change, words", BAD_CONFIGS, ids=[c[0] for c in BAD_CONFIGS])
 def test_bad_config_is_one_line_and_touches_nothing(tmp_path, kept, label, change, words):
     before = checksums(kept)
@@ -332,6 +333,7 @@ def finished_online(tmp_path) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", DAMAGE)
 def test_damaged_result_files_are_one_line_for_plot_report_recommend(finished_online, how):
     _damage(finished_online / "exp", how)

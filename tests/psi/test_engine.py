@@ -51,6 +51,7 @@ def test_batched_equals_reference_on_synthetic(mode, name):
         _same_decisions(problem, PsiMethod(name), rho, mode, reps=4, seed=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["copsi", "psi-sr"])
 def test_batched_equals_reference_on_full_set(name):
     ds = shipped("piqa")
@@ -110,6 +111,7 @@ def test_error_falls_with_budget():
         assert errors[-1] < 0.02
 
 
+@pytest.mark.slow
 def test_observed_error_below_theorem2_bound():
     # Bernoulli instance with large gaps; budgets satisfying B >= 2 L H, the last one where the bound is < 1
     spec = SyntheticSpec("t2", ((0.9, 0.85), (0.15, 0.1), (0.5, 0.45)), (1.0, 0.5, 0.8))
