@@ -50,11 +50,11 @@ def _online(e: Experiment) -> list[dict[str, Any]]:
 
 def _psi(e: Experiment) -> list[dict[str, Any]]:
     truth = frozenset(e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str))
-    sel = e.selections
+    keys = ["method", "cost_mode", "rho"]
+    returned = {k: g for k, g in e.selections[e.selections["returned"] == 1].groupby(keys, sort=False)}
     out = []
-    for (method, mode, rho), g in e.runs.groupby(["method", "cost_mode", "rho"], sort=False):
-        s = sel[(sel["method"] == method) & (sel["cost_mode"] == mode) & (sel["rho"] == rho)]
-        chosen = s[s["returned"] == 1]
+    for (method, mode, rho), g in e.runs.groupby(keys, sort=False):
+        chosen = returned.get((method, mode, rho), e.selections.iloc[:0])
         sets = chosen.groupby("rep")["config_id"].apply(lambda c: frozenset(c.astype(str)))
         sets = sets.reindex(sorted(g["rep"].unique()), fill_value=frozenset())
         n = len(sets)

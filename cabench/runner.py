@@ -204,7 +204,7 @@ def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[st
                                                                     for d in range(problem.n_objectives)]
     return {"config_hash": chash, "paper_experiment": role,
             "paper_figures": PAPER_ROLES.get(role) if role else None, "dataset_info": dataset,
-            "objectives": objectives, "arms_count": problem.n_arms}
+            "objectives": objectives}
 
 
 def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:
@@ -223,8 +223,7 @@ def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:
 def _joined(paths: list[Path], name: str, chash: str) -> str:
     """Cell CSV files joined into one table, the identity columns prepended (text only: the large
     per-arm tables are copied, not parsed and re-formatted)."""
-    prefix = f"{name},{chash}," if "," not in name and '"' not in name else to_csv(
-        pd.DataFrame({"a": [name], "b": [chash]})).splitlines()[1] + ","
+    prefix = to_csv(pd.DataFrame([[name, chash]])).splitlines()[1] + ","  # quoted as pandas would
     parts = []
     for i, path in enumerate(paths):
         header, _, body = path.read_text().partition("\n")
