@@ -163,16 +163,21 @@ def data_import(
     settings: Annotated[list[str] | None, typer.Option(
         "--set", help="A constant column, e.g. --set prompting=cot (repeatable).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing dataset folder (atomically).")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="canonical (CSV, CSV.gz, JSONL, parquet) or bfcl (a BFCL "
-                                                      "results folder).")] = "canonical",
+    fmt: Annotated[str, typer.Option("--format", help="canonical (a CSV, CSV.gz, JSONL or parquet table), bfcl, "
+                                                      "helm, inspect, promptfoo or every-eval-ever.")] = "canonical",
     missing: Annotated[str, typer.Option("--missing", help="When configurations have different instances: error, "
                                                           "drop-instances or drop-configs.")] = "error",
+    failed: Annotated[str, typer.Option("--failed", help="Failed calls (API errors, timeouts) in a tool's logs: "
+                                                        "incorrect (score 0) or drop (leave a hole).")] = "incorrect",
+    metric: Annotated[str | None, typer.Option(
+        "--metric", help="The correctness score to read when a source has several (HELM stat, Inspect scorer, "
+                         "Every Eval Ever evaluation_result_id).")] = None,
 ) -> None:
-    """Turn your own logs into a canonical dataset folder, validated like the loader."""
+    """Turn your own logs, or a tool's results, into a canonical dataset folder, validated like the loader."""
     from cabench.data.importer import import_logs, parse_settings
 
     folder = _guard(lambda: import_logs(source, mapping, out, force, parse_settings(settings or []), fmt,
-                                        missing))
+                                        missing, failed, metric, echo=typer.echo))
     typer.echo(f"wrote {folder}")
 
 

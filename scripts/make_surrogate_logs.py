@@ -465,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = args.out / target.name
         folder.mkdir(parents=True, exist_ok=True)
         frame, _ = build(target, args.seed)
-        write_logs(frame, folder / "logs.csv.gz")
+        write_logs(frame, folder / "logs.csv.gz", compresslevel=9)
         write_metadata(metadata(target, args.seed), folder / "dataset.yaml")
         problems += verify(folder, target)
         print(f"wrote {folder} ({len(frame)} rows)")

@@ -14,14 +14,15 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
 import cabench
 from cabench.data.dataset import file_digest
 from cabench.data.io import read_table, write_logs, write_metadata
-from cabench.data.readers import read_bfcl
-from cabench.data.schema import COLUMNS, validate_logs
+from cabench.data.readers import READERS
+from cabench.data.schema import COLUMNS, CONFIG_COLUMNS, validate_logs
 from cabench.errors import CabenchError
 from cabench.storage import publish_folder, staging_folder
 from cabench.yamlio import load_yaml, yaml_problem
@@ -84,7 +85,8 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
     return out
 
 
-FORMATS = ("canonical", "bfcl")
+FORMATS = ("canonical", *READERS)
+FAILED = ("incorrect", "drop")
 
 
 MISSING = ("error", "drop-instances", "drop-configs")
@@ -101,7 +103,11 @@ def fill_holes(frame: pd.DataFrame, missing: str, label: str) -> tuple[pd.DataFr
         raise CabenchError(f"--missing: '{missing}' is not one of {', '.join(MISSING)}")
     if frame[["config_id", "instance_id"]].isna().any().any():
         return frame, {}  # reported by validation, row by row
-    sets = frame.groupby("config_id", sort=False)["instance_id"].agg(lambda s: frozenset(map(str, s)))
+    ids = frame["instance_id"].astype(str)
+    distinct = ids.groupby(frame["config_id"], sort=False).nunique()
+    if (distinct == ids.nunique()).all():
+        return frame, {}  # every configuration has every instance (duplicates are the validation's)
+    sets = ids.groupby(frame["config_id"], sort=False).agg(frozenset)
     union = frozenset().union(*sets)
     if all(st == union for st in sets):
         return frame, {}
@@ -126,18 +132,90 @@ def fill_holes(frame: pd.DataFrame, missing: str, label: str) -> tuple[pd.DataFr
     return out, {"policy": missing, "instances_dropped": len(union) - len(common), "instances_kept": len(common)}
 
 
-def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool = False,
-                settings: dict[str, Any] | None = None, fmt: str = "canonical", missing: str = "error") -> Path:
-    """Map, validate and write ``source`` as a dataset folder ``out``.
+def _text(value: Any, integer: bool) -> str:
+    """A metadata value as id text that does not depend on the file type it came from (1 == 1.0 == "1")."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if integer and number.is_integer():
+        return str(int(number))
+    return repr(number) if number == number else str(value)
 
+
+def config_ids(canonical: pd.DataFrame) -> pd.Series:
+    """``<model>_t<temperature>_g<max_new_tokens>_<prompting>`` for rows without a ``config_id``."""
+    def text(column: str, integer: bool) -> pd.Series:
+        codes, uniques = pd.factorize(canonical[column])  # one conversion per distinct value
+        table = np.array([_text(u, integer) for u in uniques] + ["nan"], dtype=object)
+        return pd.Series(table[codes], index=canonical.index)
+
+    return (canonical["model"].astype(str) + "_t" + text("temperature", False) + "_g" + text("max_new_tokens", True)
+            + "_" + canonical["prompting"].astype(str))
+
+
+def _count_by(frame: pd.DataFrame, mask: pd.Series) -> dict[str, int]:
+    counts = frame.loc[mask, "config_id"].astype(str).value_counts(sort=False)
+    return {str(k): int(v) for k, v in sorted(counts.items())}
+
+
+def _check_metadata(canonical: pd.DataFrame, fmt: str, source: Path) -> None:
+    """A configuration column the source does not record is asked for with ``--set``, in one line."""
+    for name in CONFIG_COLUMNS:
+        lacking = canonical[name].isna()
+        if lacking.any():
+            models = sorted(set(canonical.loc[lacking, "model"].astype(str)))
+            shown = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
+            raise CabenchError(f"{source}: {name}: the {fmt} source does not record it for {shown}; give it with "
+                               f"--set {name}=VALUE (or a mapping constant)")
+
+
+def _failed_calls(canonical: pd.DataFrame, failed: pd.Series, policy: str, echo) -> tuple[pd.DataFrame, dict]:
+    """Apply ``--failed``: a failed call scores 0 (``incorrect``) or leaves a hole (``drop``)."""
+    n = int(failed.sum())
+    if not n:
+        return canonical, {}
+    record = {"policy": policy, "calls": n, "by_configuration": _count_by(canonical, failed)}
+    if policy == "incorrect":
+        canonical = canonical.copy()
+        canonical.loc[failed, "correct"] = 0.0
+        echo(f"failed calls: {n}, scored as incorrect (--failed incorrect)")
+        return canonical, record
+    echo(f"failed calls: {n}, dropped (--failed drop)")
+    return canonical[~failed], record
+
+
+def _unmeasured(canonical: pd.DataFrame, echo) -> tuple[pd.DataFrame, dict]:
+    """Rows without a latency, a token count or a score cannot be replayed: dropped, counted per configuration."""
+    latency = pd.to_numeric(canonical["latency_s"], errors="coerce")
+    tokens = pd.to_numeric(canonical["tokens"], errors="coerce")
+    bad = latency.isna() | tokens.isna() | ~(latency > 0) | ~(tokens > 0) | canonical["correct"].isna()
+    n = int(bad.sum())
+    if not n:
+        return canonical, {}
+    echo(f"not measured (no latency, token count or score): {n} rows dropped")
+    return canonical[~bad], {"rows": n, "by_configuration": _count_by(canonical, bad)}
+
+
+def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool = False,
+                settings: dict[str, Any] | None = None, fmt: str = "canonical", missing: str = "error",
+                failed: str = "incorrect", metric: str | None = None, echo=None) -> Path:
+    """Read, map, validate and write ``source`` as a dataset folder ``out``.
+
+    ``fmt`` is ``canonical`` (a table) or a tool's format (:data:`READERS`).
     Columns that already have their canonical names need no mapping; a mapping
     (or ``settings``, from ``--set key=value``) only renames, adds constants and
-    scales. An existing ``out`` is refused unless ``force``; the folder is
-    written in full beside ``out`` and then moved into place atomically, so an
-    interrupted import never leaves a partial dataset or loses the old one.
-    ``dataset.yaml`` records the provenance: format, source and its SHA-256,
-    options, row counts, cabench version and date.
+    scales, and ``--set`` replaces what a reader found. For tool formats, failed
+    calls follow ``failed`` and rows without a latency, token count or score are
+    dropped; the holes that leaves follow ``missing``. An existing ``out`` is
+    refused unless ``force``; the folder is written in full beside ``out`` and
+    then moved into place atomically, so an interrupted import never leaves a
+    partial dataset or loses the old one. ``dataset.yaml`` records the
+    provenance: format, sources and their SHA-256, options, what was dropped,
+    row counts, cabench version and date. ``echo`` receives one line per thing
+    the import dropped or assumed.
     """
+    echo = echo or (lambda line: None)
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: exists and is not a folder; pass --out with a new dataset folder")
     if out.is_dir() and any(out.iterdir()) and not force:
@@ -147,17 +225,26 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         near = difflib.get_close_matches(fmt, FORMATS, n=1)
         raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}"
                            + (f"; did you mean '{near[0]}'?" if near else ""))
+    if failed not in FAILED:
+        raise CabenchError(f"--failed: '{failed}' is not one of {', '.join(FAILED)}")
     mapping = _mapping(mapping_path) if mapping_path is not None else {k: {} for k in MAPPING_KEYS}
-    info: dict[str, Any] = {"format": fmt, "files": [source]}
+    info: dict[str, Any] = {}
     if fmt == "canonical":
         if not source.is_file():
-            raise CabenchError(f"{source}: source log file not found")
-        frame = read_table(source)
+            raise CabenchError(f"{source}: source log file not found" + (
+                "; a folder is read with --format (bfcl, helm, inspect, promptfoo, every-eval-ever)"
+                if source.is_dir() else ""))
+        if metric is not None:
+            raise CabenchError("--metric: a canonical table has its 'correct' column; --metric is for tool formats")
+        frame, files = read_table(source), [source]
     else:
-        frame, info = read_bfcl(source)
-        if settings:
-            for name in settings:  # --set replaces what the reader filled in
-                frame = frame.drop(columns=[name], errors="ignore")
+        if not source.exists():
+            raise CabenchError(f"{source}: not found; give the {fmt} results to import")
+        read = READERS[fmt](source, metric)
+        frame, files, info = read.frame(), read.files, read.info
+        for name in settings or {}:  # --set replaces what the reader filled in
+            frame = frame.drop(columns=[name], errors="ignore")
+    echo(f"read {len(frame)} rows from {len(files)} file{'s' if len(files) != 1 else ''} ({fmt})")
     columns, constants, scale = dict(mapping["columns"]), {**mapping["constants"], **(settings or {})}, \
         mapping["scale"]
     if settings:
@@ -188,20 +275,36 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
             raise CabenchError(f"{mapping_path}: scale.{name}: expected a positive number, got {factor!r}")
         canonical[name] = pd.to_numeric(canonical[name], errors="coerce") * factor
-    if "config_id" not in canonical:
-        canonical["config_id"] = (canonical["model"].astype(str) + "_t" + canonical["temperature"].astype(str)
-                                  + "_g" + canonical["max_new_tokens"].astype(str) + "_"
-                                  + canonical["prompting"].astype(str))
+    if fmt != "canonical":
+        _check_metadata(canonical, fmt, source)
+    if "config_id" not in canonical or canonical["config_id"].isna().all():
+        canonical["config_id"] = config_ids(canonical)
+    dropped: dict[str, Any] = {}
+    if fmt != "canonical":
+        canonical, dropped["failed_calls"] = _failed_calls(canonical, frame["failed"].astype(bool), failed, echo)
+        canonical, dropped["unmeasured"] = _unmeasured(canonical, echo)
+    if info.get("dropped_configurations"):
+        for name, why in info["dropped_configurations"].items():
+            echo(f"dropped configuration {name}: {why}")
     label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
     canonical, holes = fill_holes(canonical, missing, label)
+    if holes.get("configurations"):
+        echo(f"dropped {len(holes['configurations'])} configurations with missing instances (--missing "
+             "drop-configs)")
+    elif holes:
+        echo(f"dropped {holes['instances_dropped']} instances some configuration lacks (--missing drop-instances)")
     valid = validate_logs(canonical[list(COLUMNS)], label)
+    echo(f"kept {valid['config_id'].nunique()} configurations x {valid['instance_id'].nunique()} instances")
     provenance = {
-        "format": fmt, "sources": [{"path": str(p.resolve()), "sha256": file_digest(p)} for p in info["files"]],
+        "format": fmt, "sources": [{"path": str(p.resolve()), "sha256": file_digest(p)} for p in files],
         "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings or {},
-                    "missing": missing},
+                    "missing": missing, **({"failed": failed, "metric": metric} if fmt != "canonical" else {})},
+        **({"metric": info["metric"]} if info.get("metric") else {}),
+        **{key: value for key, value in dropped.items() if value},
         **({"holes": holes} if holes else {}),
         "rows": {"read": int(len(frame)), "kept": int(len(valid)), "dropped": int(len(frame) - len(valid))},
         **({"dropped_configurations": info["dropped_configurations"]} if info.get("dropped_configurations") else {}),
+        **({"skipped_runs": info["skipped_runs"]} if info.get("skipped_runs") else {}),
         **({"metadata_defaults": info["metadata_defaults"]} if info.get("metadata_defaults") else {}),
         **({"unscored_files": info["unscored_files"]} if info.get("unscored_files") else {}),
         "cabench_version": cabench.__version__,

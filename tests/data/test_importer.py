@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 import yaml
@@ -97,3 +99,33 @@ def test_canonical_logs_need_no_mapping_and_set_adds_constants(tmp_path):
     bad = CliRunner().invoke(app, ["data", "import", str(tmp_path / "canon.csv"), "--out", str(tmp_path / "d"),
                                    "--set", "promting=cot"])
     assert bad.exit_code == 2 and "did you mean 'prompting'" in bad.stderr
+
+
+@pytest.mark.parametrize("with_ids", [False, True], ids=["ids-built", "ids-given"])
+def test_csv_jsonl_and_parquet_import_to_identical_bytes(tmp_path, with_ids):
+    """One log written three ways imports to the same logs.csv.gz, configuration ids included."""
+    pytest.importorskip("pyarrow")
+    frame = tiny_logs(n_configs=3, n_instances=12)
+    frame["temperature"] = frame["config_id"].map({"cfg0": 0.0, "cfg1": 1.0, "cfg2": 1.0})
+    frame["instance_id"] = [("007", "NA", "12", "null")[q % 4] + f"-{q}" if q < 8 else f"{q}" for q in
+                            range(12)] * 3  # ids that look like numbers or missing values stay text
+    frame["latency_s"] = frame["latency_s"] + 0.1 + 0.2  # binary fractions survive every format exactly
+    if not with_ids:
+        frame = frame.drop(columns=["config_id"])
+    # whole numbers as people and tools write them (1, not 1.0) in the text formats; parquet keeps floats
+    frame.assign(temperature=frame["temperature"].astype(int)).to_csv(tmp_path / "logs.csv", index=False)
+    records = frame.to_dict(orient="records")
+    for r in records:
+        r["temperature"] = int(r["temperature"])
+    (tmp_path / "logs.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    frame.to_parquet(tmp_path / "logs.parquet", index=False)
+    written = {}
+    for name in ("logs.csv", "logs.jsonl", "logs.parquet"):
+        out = import_logs(tmp_path / name, None, tmp_path / f"ds-{name.split('.')[1]}")
+        written[name] = (out / "logs.csv.gz").read_bytes()
+    assert written["logs.csv"] == written["logs.jsonl"] == written["logs.parquet"]
+    logs = pd.read_csv(tmp_path / "ds-csv" / "logs.csv.gz", dtype={"instance_id": str})
+    assert set(logs["instance_id"]) == set(frame["instance_id"])
+    if not with_ids:
+        assert sorted(logs["config_id"].unique()) == ["m0_t0.0_g128_direct", "m1_t1.0_g128_direct",
+                                                      "m2_t1.0_g128_direct"]

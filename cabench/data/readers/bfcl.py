@@ -1,14 +1,10 @@
-"""Readers of evaluation tools' own output formats, into canonical log rows (SPEC §1).
-
-Each reader returns the canonical frame and a mapping of what it did (for
-``dataset.yaml``'s provenance): the files it read and what it left out.
-
-``bfcl``: a Berkeley Function-Calling Leaderboard results folder (one date
+"""``bfcl``: a Berkeley Function-Calling Leaderboard results folder (one date
 folder of the public results repository) with ``result/<model>/*_result.json``
 (JSON lines: ``id``, ``latency`` in seconds, ``input_token_count``,
 ``output_token_count``) and ``score/<model>/<category>_score.json`` (first
 line the summary ``correct_count``/``total_count``, then one line per failed
-entry whose ``id`` is the 1-based position in the result file). Older folders number
+entry whose ``id`` is the 1-based position in the result file); the earliest
+folders name them ``result-BFCL/`` and ``score-BFCL/``. Older folders number
 result lines with ``idx`` (0-based) instead of ``id``. Result files without a
 score file (categories the leaderboard does not score) are skipped and listed.
 Fields:
@@ -33,13 +29,11 @@ A model without latency and token counts on every instance cannot be replayed
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from cabench.data.readers.common import Read, json_lines, number
 from cabench.errors import CabenchError
 
 BFCL_DEFAULTS = {"temperature": 0.001, "max_new_tokens": 1000}
@@ -47,36 +41,17 @@ _RESULT = re.compile(r"^(?:gorilla_openfunctions_v1_test_|BFCL_v\d+_)?(?P<catego
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:
-    out = []
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CabenchError(f"{path}: unreadable ({exc})") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CabenchError(f"{path}: line {number}: not JSON ({exc.msg}); a cut or damaged file") from None
-        if not isinstance(item, dict):
-            raise CabenchError(f"{path}: line {number}: expected a JSON object")
-        out.append(item)
-    return out
+    return [item for _, item in json_lines(path)]
 
 
 def _number(item: dict[str, Any], key: str, path: Path, line: int) -> float | None:
-    value = item.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise CabenchError(f"{path}: line {line}: '{key}' is {value!r}, not a number")
-    return float(value)
+    return number(item, key, f"{path}: line {line}")
 
 
-def read_bfcl(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+def read_bfcl(folder: Path, metric: str | None = None) -> Read:
     """Canonical rows of a BFCL results folder (see the module docstring), and what was left out."""
-    results, scores = folder / "result", folder / "score"
+    results = next((folder / n for n in ("result", "result-BFCL") if (folder / n).is_dir()), folder / "result")
+    scores = next((folder / n for n in ("score", "score-BFCL") if (folder / n).is_dir()), folder / "score")
     if not results.is_dir() or not scores.is_dir():
         raise CabenchError(f"{folder}: not a BFCL results folder; expected result/<model>/ and score/<model>/ "
                            "(one date folder of the leaderboard's results repository)")
@@ -102,9 +77,9 @@ def read_bfcl(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
             if not score or "total_count" not in score[0] or "correct_count" not in score[0]:
                 raise CabenchError(f"{score_path}: line 1: expected the summary with correct_count and total_count")
             failed = set()
-            for number, entry in enumerate(score[1:], start=2):
+            for line_no, entry in enumerate(score[1:], start=2):
                 if isinstance(entry.get("id"), bool) or not isinstance(entry.get("id"), int):
-                    raise CabenchError(f"{score_path}: line {number}: 'id' is {entry.get('id')!r}, not a position")
+                    raise CabenchError(f"{score_path}: line {line_no}: 'id' is {entry.get('id')!r}, not a position")
                 failed.add(entry["id"] - 1)
             if score[0]["total_count"] != len(lines) or score[0]["correct_count"] != len(lines) - len(failed):
                 raise CabenchError(
@@ -134,8 +109,10 @@ def read_bfcl(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
             rows += model_rows
     if not rows:
         raise CabenchError(f"{folder}: no model has latency and token counts on every instance")
-    info = {"format": "bfcl", "files": files, "read_models": len(models),
+    if metric is not None:
+        raise CabenchError("--metric: a BFCL folder has one score per entry (its score files); drop --metric")
+    info = {"read_models": len(models),
             "dropped_configurations": {m: f"no latency or token count on {n} instances"
                                        for m, n in unmeasured.items()},
             "metadata_defaults": dict(BFCL_DEFAULTS), "unscored_files": unscored}
-    return pd.DataFrame(rows), info
+    return Read(rows, files, info)

@@ -1,0 +1,118 @@
+"""``every-eval-ever``: instance-level JSONL in the Every Eval Ever schema.
+
+Each line is one scored sample (``instance_level_eval`` schema): ``model_id``,
+``evaluation_name``, optional ``evaluation_result_id``, ``sample_id``,
+``evaluation.is_correct``, optional ``token_usage`` (``input_tokens``,
+``output_tokens``, ``total_tokens``), ``performance.latency_ms`` and ``error``.
+SOURCE is one ``*_samples.jsonl`` file or a folder of them. When the aggregate
+log ``<uuid>.json`` sits beside ``<uuid>_samples.jsonl``, its
+``evaluation_results[].generation_config.generation_args`` give the generation
+settings. Fields:
+
+=================  ==========================================================
+canonical column   source
+=================  ==========================================================
+model              ``model_id``
+temperature,       the aggregate's ``generation_args`` ``temperature`` /
+max_new_tokens     ``max_tokens``, else ``--set``
+prompting          ``cot`` / ``direct`` from ``generation_args.reasoning``,
+                   else ``--set``
+instance_id        ``sample_id``, prefixed by ``evaluation_name`` when the
+                   source holds several evaluations
+correct            ``evaluation.is_correct``
+latency_s          ``performance.latency_ms`` / 1000
+tokens             ``token_usage.total_tokens``
+failed             a non-empty ``error``
+=================  ==========================================================
+
+A sample scored by several metrics appears once per ``evaluation_result_id``;
+``--metric`` keeps one of them (by ``evaluation_result_id`` or
+``evaluation_name``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cabench.data.readers.common import Read, check, files_under, instance_keys, json_file, json_lines, need, number
+from cabench.errors import CabenchError
+
+
+def _generation_args(samples: Path) -> dict[str, Any]:
+    """The aggregate log's generation settings, when it sits beside the samples file."""
+    if not samples.name.endswith("_samples.jsonl"):
+        return {}
+    aggregate = samples.with_name(samples.name[: -len("_samples.jsonl")] + ".json")
+    if not aggregate.is_file():
+        return {}
+    doc = json_file(aggregate, "Every Eval Ever aggregate log")
+    for result in doc.get("evaluation_results") or [] if isinstance(doc, dict) else []:
+        args = ((result or {}).get("generation_config") or {}).get("generation_args")
+        if isinstance(args, dict):
+            return args
+    return {}
+
+
+def read_eee(source: Path, metric: str | None = None) -> Read:
+    """Canonical rows of Every Eval Ever instance-level files (see the module docstring)."""
+    paths = files_under(source, ("*.jsonl",), "an Every Eval Ever *_samples.jsonl file or a folder of them")
+    names = ("model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct", "latency_s", "tokens",
+             "failed")
+    cols: dict[str, list[Any]] = {name: [] for name in names}
+    groups: list[str] = []
+    results: list[str] = []
+    files: list[Path] = []
+    seen_text: dict[str, str] = {}
+
+    def intern(text: str) -> str:  # one string object per distinct model, evaluation and sample id
+        return seen_text.setdefault(text, text)
+
+    for path in paths:
+        args = _generation_args(path)
+        if args:
+            files.append(path.with_name(path.name[: -len("_samples.jsonl")] + ".json"))
+        files.append(path)
+        reasoning = args.get("reasoning")
+        prompting = None if reasoning is None else ("cot" if reasoning else "direct")
+        temperature, limit = args.get("temperature"), args.get("max_tokens")
+        text = str(path)
+        for line, item in json_lines(path):
+            where = (text, line)  # formatted only for an error
+            name = intern(need(item, "evaluation_name", str, where))
+            result_id = intern(item.get("evaluation_result_id") or name)
+            if metric is not None and metric not in (result_id, name):
+                continue
+            evaluation = need(item, "evaluation", dict, where)
+            failed = bool(item.get("error"))
+            correct = evaluation.get("is_correct")
+            if correct is None and not failed:
+                raise CabenchError(f"{path}: line {line}: missing field 'evaluation.is_correct'")
+            if correct is not None and type(correct) is not bool:
+                check(correct, bool, f"{path}: line {line}: 'evaluation.is_correct'")
+            latency = number(item.get("performance"), "latency_ms", where)
+            cols["model"].append(intern(need(item, "model_id", str, where)))
+            cols["temperature"].append(temperature)
+            cols["max_new_tokens"].append(limit)
+            cols["prompting"].append(prompting)
+            cols["instance_id"].append(intern(str(need(item, "sample_id", (str, int), where))))
+            cols["correct"].append(None if correct is None else float(correct))
+            cols["latency_s"].append(None if latency is None else latency / 1000.0)
+            cols["tokens"].append(number(item.get("token_usage"), "total_tokens", where))
+            cols["failed"].append(failed)
+            groups.append(name)
+            results.append(result_id)
+    if not groups:
+        raise CabenchError(f"{source}: no samples" + (f" for --metric {metric}" if metric else ""))
+    if metric is None and len(set(results)) > 1:  # a sample scored by several metrics is there once per metric
+        seen: dict[tuple, set[str]] = {}
+        for n, (group, result) in enumerate(zip(groups, results)):
+            key = (*(cols[c][n] for c in ("model", "temperature", "max_new_tokens", "prompting")), group,
+                   cols["instance_id"][n])
+            seen.setdefault(key, set()).add(result)
+        several = next((k for k, v in seen.items() if len(v) > 1), None)
+        if several is not None:
+            raise CabenchError(f"{source}: sample '{several[-1]}' of {several[0]} is scored by several metrics "
+                               f"({', '.join(sorted(seen[several]))}); keep one with --metric")
+    cols["instance_id"] = instance_keys(groups, cols["instance_id"])
+    return Read([], files, {"metric": metric} if metric else {}, columns=cols)

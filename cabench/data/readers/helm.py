@@ -1,0 +1,150 @@
+"""``helm``: HELM run folders (``benchmark_output/runs/<suite>/<run>/``).
+
+Each run folder holds ``run_spec.json`` (its ``name``, e.g.
+``mmlu:subject=anatomy,method=multiple_choice_joint,model=openai_gpt2``, and
+``adapter_spec`` with the model and generation settings) and
+``per_instance_stats.json``: a list of ``{instance_id, train_trial_index,
+perturbation?, stats: [{name: {name, split, perturbation?}, count, sum, mean,
+...}]}``. SOURCE may be a suite folder, ``runs/``, ``benchmark_output/`` or a
+single run folder: every run folder below it is read. Perturbed copies of an
+instance (robustness variants) and train trials other than the first are
+left out. Fields:
+
+=================  ==========================================================
+canonical column   source
+=================  ==========================================================
+model              ``adapter_spec.model`` (else ``model_deployment``)
+temperature        ``adapter_spec.temperature``
+max_new_tokens     ``adapter_spec.max_tokens``
+prompting          ``cot`` when the run name sets ``chain_of_thought=true``
+                   or ``use_chain_of_thought=true``, else ``direct``
+instance_id        ``instance_id``, prefixed by the scenario (``scenario_spec``
+                   class and arguments, else the run name without its model
+                   arguments) when the source holds several scenarios
+correct            the correctness stat's ``mean``: ``--metric NAME``, else
+                   the first of ``exact_match``, ``quasi_exact_match``,
+                   ``prefix_exact_match``, ``quasi_prefix_exact_match``,
+                   ``math_equiv``, ``math_equiv_chain_of_thought``,
+                   ``chain_of_thought_correctness`` that the run records
+latency_s          ``inference_runtime`` (seconds)
+tokens             ``num_prompt_tokens`` + ``num_completion_tokens`` (else
+                   ``num_output_tokens``)
+=================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cabench.data.readers.common import Read, check, instance_keys, json_file, need
+from cabench.errors import CabenchError
+
+CORRECTNESS = ("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "math_equiv",
+               "math_equiv_chain_of_thought", "chain_of_thought_correctness")
+_MODEL_ARGS = ("model", "model_deployment")
+
+
+def _run_args(name: str) -> tuple[str, dict[str, str]]:
+    scenario, _, args = name.partition(":")
+    pairs = dict(item.partition("=")[::2] for item in args.split(",") if item)
+    return scenario, pairs
+
+
+def _scenario_key(spec: dict[str, Any], name: str) -> str:
+    """The scenario a run evaluates: ``scenario_spec`` (class and arguments), else the run name minus the model."""
+    scenario_spec = spec.get("scenario_spec")
+    if isinstance(scenario_spec, dict) and isinstance(scenario_spec.get("class_name"), str):
+        args = scenario_spec.get("args") if isinstance(scenario_spec.get("args"), dict) else {}
+        kept = ",".join(f"{k}={args[k]}" for k in sorted(args))
+        short = scenario_spec["class_name"].rsplit(".", 1)[-1]
+        return f"{short}:{kept}" if kept else short
+    scenario, pairs = _run_args(name)
+    kept = ",".join(f"{k}={v}" for k, v in pairs.items() if k not in _MODEL_ARGS)
+    return f"{scenario}:{kept}" if kept else scenario
+
+
+def _stats(entry: dict[str, Any], where: str) -> dict[str, dict[str, Any]]:
+    out = {}
+    for n, stat in enumerate(need(entry, "stats", list, where)):
+        name = need(stat, "name", dict, f"{where}: stats[{n}]")
+        if name.get("perturbation"):
+            continue
+        out[check(need(name, "name", str, f"{where}: stats[{n}].name"), str, where)] = stat
+    return out
+
+
+def _value(stat: dict[str, Any] | None, key: str, where: str) -> float | None:
+    if stat is None:
+        return None
+    if stat.get(key) is None and key == "mean" and stat.get("count"):
+        return float(check(stat.get("sum"), (int, float), f"{where}: 'sum'")) / float(stat["count"])
+    if stat.get(key) is None:
+        return None
+    return float(check(stat[key], (int, float), f"{where}: '{key}'"))
+
+
+def read_helm(source: Path, metric: str | None = None) -> Read:
+    """Canonical rows of HELM run folders (see the module docstring)."""
+    if not source.is_dir():
+        raise CabenchError(f"{source}: not a folder; give a HELM suite folder (benchmark_output/runs/<suite>)")
+    specs = sorted(source.rglob("run_spec.json"))
+    if not specs:
+        raise CabenchError(f"{source}: no run_spec.json below it; give a HELM suite folder "
+                           "(benchmark_output/runs/<suite>) or one run folder")
+    rows: list[dict[str, Any]] = []
+    groups: list[str] = []
+    files: list[Path] = []
+    skipped: dict[str, str] = {}
+    chosen: set[str] = set()
+    for spec_path in specs:
+        stats_path = spec_path.parent / "per_instance_stats.json"
+        if not stats_path.is_file():
+            skipped[str(spec_path.parent.relative_to(source))] = "no per_instance_stats.json (an unfinished run)"
+            continue
+        spec = json_file(spec_path, "HELM run_spec.json")
+        name = need(spec, "name", str, str(spec_path))
+        adapter = need(spec, "adapter_spec", dict, str(spec_path))
+        model = adapter.get("model") or adapter.get("model_deployment")
+        if not isinstance(model, str) or not model:
+            raise CabenchError(f"{spec_path}: adapter_spec has no 'model'")
+        _, args = _run_args(name)
+        cot = any(args.get(k, "").lower() == "true" for k in ("chain_of_thought", "use_chain_of_thought"))
+        meta = {"model": model, "temperature": adapter.get("temperature"), "max_new_tokens": adapter.get("max_tokens"),
+                "prompting": "cot" if cot else "direct"}
+        for key in ("temperature", "max_new_tokens"):
+            if meta[key] is not None:
+                check(meta[key], (int, float), f"{spec_path}: adapter_spec '{'max_tokens' if key[0] == 'm' else key}'")
+        entries = json_file(stats_path, "HELM per_instance_stats.json")
+        if not isinstance(entries, list):
+            raise CabenchError(f"{stats_path}: expected a list of per-instance entries")
+        files += [spec_path, stats_path]
+        scenario = _scenario_key(spec, name)
+        first_trial = min((e.get("train_trial_index") or 0 for e in entries if isinstance(e, dict)), default=0)
+        for n, entry in enumerate(entries):
+            where = f"{stats_path}: entry {n + 1}"
+            instance = need(entry, "instance_id", (str, int), where)
+            if entry.get("perturbation") or (entry.get("train_trial_index") or 0) != first_trial:
+                continue
+            stats = _stats(entry, where)
+            key = metric or next((m for m in CORRECTNESS if m in stats), None)
+            if key is None or key not in stats:
+                known = ", ".join(sorted(s for s in stats if not s.startswith(("num_", "inference_"))))
+                raise CabenchError(f"{where}: no correctness stat {key or 'among ' + ', '.join(CORRECTNESS[:3])}"
+                                   f"...; pass --metric with one of: {known}")
+            chosen.add(key)
+            prompt = _value(stats.get("num_prompt_tokens"), "sum", where)
+            completion = _value(stats.get("num_completion_tokens") or stats.get("num_output_tokens"), "sum", where)
+            rows.append({**meta, "instance_id": str(instance), "correct": _value(stats[key], "mean", where),
+                         "latency_s": _value(stats.get("inference_runtime"), "sum", where),
+                         "tokens": None if prompt is None or completion is None else prompt + completion,
+                         "failed": False})
+            groups.append(scenario)
+    if not rows:
+        raise CabenchError(f"{source}: no HELM run with per-instance stats")
+    for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
+        row["instance_id"] = key
+    info = {"metric": sorted(chosen)[0] if len(chosen) == 1 else sorted(chosen)}
+    if skipped:
+        info["skipped_runs"] = skipped
+    return Read(rows, files, info)

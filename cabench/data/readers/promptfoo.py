@@ -1,0 +1,102 @@
+"""``promptfoo``: the JSON written by ``promptfoo eval -o results.json``.
+
+The file holds ``results`` with ``prompts`` and ``results``: one entry per
+(provider, prompt, test) with ``provider`` (``{id, label}``), ``prompt``
+(``{raw, label}``), ``promptIdx``, ``testIdx``, ``success``, ``score``,
+``latencyMs``, ``failureReason`` (0 none, 1 a failed assertion, 2 an error) and
+``response.tokenUsage`` (``total``, ``prompt``, ``completion``); ``config``
+carries the providers' settings. A configuration is a (provider, prompt) pair.
+Fields:
+
+=================  ==========================================================
+canonical column   source
+=================  ==========================================================
+model              the provider's ``label``, else its ``id``
+temperature,       ``config.providers[].config`` ``temperature`` /
+max_new_tokens     ``max_tokens`` of that provider (matched by label, else id),
+                   else ``--set``
+prompting          the prompt's ``label``, else ``prompt<promptIdx>``
+instance_id        ``testIdx``
+correct            ``success`` (the test's assertions passed)
+latency_s          ``latencyMs`` / 1000; a cached response (``response.cached``)
+                   took no time and is treated as not measured
+tokens             ``response.tokenUsage.total``, else ``prompt + completion``
+failed             ``failureReason`` 2 (the provider call errored)
+=================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cabench.data.readers.common import Read, check, json_file, need, number
+from cabench.errors import CabenchError
+
+_ERROR = 2  # promptfoo's ResultFailureReason.ERROR
+
+
+def _provider_settings(config: Any) -> dict[str, dict[str, Any]]:
+    """Provider id/label -> its ``config`` mapping, from the eval's config."""
+    out: dict[str, dict[str, Any]] = {}
+    providers = config.get("providers") if isinstance(config, dict) else None
+    if isinstance(providers, dict):  # {id: options}
+        providers = [{"id": k, **(v if isinstance(v, dict) else {})} for k, v in providers.items()]
+    for item in providers if isinstance(providers, list) else []:
+        if isinstance(item, dict):
+            settings = item.get("config") if isinstance(item.get("config"), dict) else {}
+            for key in ("id", "label"):
+                if isinstance(item.get(key), str):
+                    out[item[key]] = settings
+    return out
+
+
+def read_promptfoo(source: Path, metric: str | None = None) -> Read:
+    """Canonical rows of a promptfoo results file (see the module docstring)."""
+    if source.is_dir():
+        raise CabenchError(f"{source}: a folder; give the file written by promptfoo eval -o results.json")
+    if metric is not None:
+        raise CabenchError("--metric: promptfoo results are scored by their assertions (success); drop --metric")
+    doc = json_file(source, "promptfoo results file")
+    body = doc.get("results") if isinstance(doc, dict) else None
+    if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+        raise CabenchError(f"{source}: not a promptfoo results file; expected results.results (a list), as "
+                           "written by promptfoo eval -o results.json")
+    settings = _provider_settings(doc.get("config"))
+    rows: list[dict[str, Any]] = []
+    for n, item in enumerate(body["results"]):
+        where = f"{source}: results.results[{n}]"
+        if not isinstance(item, dict):
+            raise CabenchError(f"{where}: expected an object")
+        provider = need(item, "provider", (dict, str), where)
+        if isinstance(provider, str):
+            provider = {"id": provider}
+        name = provider.get("label") or provider.get("id")
+        if not isinstance(name, str) or not name:
+            raise CabenchError(f"{where}: provider has neither 'label' nor 'id'")
+        options = settings.get(provider.get("label"), settings.get(provider.get("id"), {}))
+        prompt = item.get("prompt") if isinstance(item.get("prompt"), dict) else {}
+        prompt_idx = item.get("promptIdx")
+        prompting = prompt.get("label") or (f"prompt{prompt_idx}" if prompt_idx is not None else None)
+        test = need(item, "testIdx", int, where)
+        success = need(item, "success", bool, where)
+        failed = item.get("failureReason") == _ERROR
+        response = item.get("response") if isinstance(item.get("response"), dict) else {}
+        usage = response.get("tokenUsage") if isinstance(response.get("tokenUsage"), dict) else {}
+        tokens = number(usage, "total", f"{where}: response.tokenUsage")
+        if tokens is None or tokens == 0:
+            parts = [number(usage, k, f"{where}: response.tokenUsage") for k in ("prompt", "completion")]
+            tokens = None if None in parts else sum(parts)
+        latency = number(item, "latencyMs", where)
+        if response.get("cached"):
+            latency = None
+        rows.append({"model": name, "temperature": options.get("temperature"),
+                     "max_new_tokens": options.get("max_tokens"), "prompting": prompting,
+                     "instance_id": str(test), "correct": float(success) if not failed else 0.0,
+                     "latency_s": None if latency is None else latency / 1000.0, "tokens": tokens, "failed": failed})
+        for key in ("temperature", "max_new_tokens"):
+            if rows[-1][key] is not None:
+                check(rows[-1][key], (int, float), f"{source}: config.providers {name}: '{key}'")
+    if not rows:
+        raise CabenchError(f"{source}: results.results is empty")
+    return Read(rows, [source], {})

@@ -1,0 +1,310 @@
+"""The helm, inspect, promptfoo and every-eval-ever readers on small logs written here in each tool's format.
+
+One table of outcomes (three configurations x five instances, one failed call)
+is written in each format; each import is checked number by number against
+means computed here from that table, and each reader is fed broken files.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench.cli import app
+
+RUNNER = CliRunner()
+# (model, temperature, max_tokens, [(correct, latency s, prompt tokens, completion tokens)] for q0..q4)
+CONFIGS = [
+    ("m-small", 0.0, 256, [(1, 0.50, 100, 20), (0, 0.60, 110, 25), (1, 0.55, 90, 15), (1, 0.65, 120, 30),
+                           (0, 0.70, 105, 22)]),
+    ("m-large", 0.0, 256, [(1, 1.50, 100, 40), (1, 1.20, 110, 45), (1, 1.10, 90, 35), (0, 1.40, 120, 50),
+                           (1, 1.30, 105, 42)]),
+    ("m-large", 0.7, 512, [(1, 2.50, 100, 80), (0, 2.20, 110, 90), (1, 2.10, 90, 70), (1, 2.40, 120, 95),
+                           (1, 2.30, 105, 85)]),
+]
+FAILED = (2, 1)  # (configuration, instance): the call errored (its tokens and time were still spent)
+
+
+def expected_means() -> list[tuple[float, float, float]]:
+    """(accuracy, latency, tokens) per configuration, from the table, with the failed call scored 0."""
+    out = []
+    for c, (_, _, _, rows) in enumerate(CONFIGS):
+        correct = [0 if (c, i) == FAILED else r[0] for i, r in enumerate(rows)]
+        out.append((sum(correct) / 5, sum(r[1] for r in rows) / 5, sum(r[2] + r[3] for r in rows) / 5))
+    return out
+
+
+# --- writers, one per format -------------------------------------------------------------------------------
+
+
+def _stat(name: str, value: float) -> dict:
+    return {"name": {"name": name, "split": "test"}, "count": 1, "sum": value, "sum_squared": value * value,
+            "min": value, "max": value, "mean": value, "variance": 0.0, "stddev": 0.0}
+
+
+def write_helm(root: Path) -> Path:
+    suite = root / "benchmark_output" / "runs" / "v1"
+    for model, temperature, limit, rows in CONFIGS:
+        run = suite / f"demo:model=org_{model},temperature={temperature}"
+        run.mkdir(parents=True)
+        spec = {"name": run.name, "scenario_spec": {"class_name": "helm.benchmark.scenarios.demo.DemoScenario",
+                                                    "args": {}},
+                "adapter_spec": {"method": "generation", "model": f"org/{model}", "model_deployment": f"org/{model}",
+                                 "temperature": temperature, "max_tokens": limit}, "metric_specs": []}
+        (run / "run_spec.json").write_text(json.dumps(spec, indent=2))
+        entries = []
+        for i, (correct, latency, prompt, completion) in enumerate(rows):
+            stats = [_stat("exact_match", float(correct)), _stat("num_prompt_tokens", prompt),
+                     _stat("num_completion_tokens", completion), _stat("num_output_tokens", completion),
+                     _stat("inference_runtime", latency), _stat("num_train_instances", 5)]
+            entries.append({"instance_id": f"id{i}", "train_trial_index": 0, "stats": stats})
+            # a robustness variant and a second train trial: neither is the instance itself
+            entries.append({"instance_id": f"id{i}", "train_trial_index": 0, "perturbation": {"name": "typos"},
+                            "stats": [_stat("exact_match", 1.0 - correct), *stats[1:]]})
+            entries.append({"instance_id": f"id{i}", "train_trial_index": 1, "stats": stats[:1]})
+        (run / "per_instance_stats.json").write_text(json.dumps(entries, indent=2))
+    (suite / "demo:model=org_unfinished").mkdir()
+    (suite / "demo:model=org_unfinished" / "run_spec.json").write_text(json.dumps({"name": "x", "adapter_spec": {}}))
+    return root / "benchmark_output"
+
+
+def _inspect_log(model: str, temperature: float, limit: int, rows: list, c: int) -> tuple[dict, list[dict]]:
+    header = {"version": 2, "status": "success",
+              "eval": {"task": "demo", "task_id": f"t{c}", "run_id": f"r{c}", "model": f"openai/{model}",
+                       "model_generate_config": {}, "created": "2026-01-01T00:00:00+00:00"},
+              "plan": {"name": "plan", "steps": [{"solver": "generate", "params": {}}],
+                       "config": {"temperature": temperature, "max_tokens": limit}},
+              "results": {"total_samples": 5, "completed_samples": 5}}
+    samples = []
+    for i, (correct, latency, prompt, completion) in enumerate(rows):
+        usage = {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion}
+        sample = {"id": f"q{i}", "epoch": 1, "input": "question", "target": "answer",
+                  "output": {"model": model, "choices": [], "usage": usage, "time": latency * 0.9},
+                  "scores": {"match": {"value": "C" if correct else "I", "answer": "a"}},
+                  # the grader's tokens are not the configuration's cost
+                  "model_usage": {f"openai/{model}": usage, "openai/grader": {"input_tokens": 9, "output_tokens": 1,
+                                                                              "total_tokens": 10}},
+                  "total_time": latency + 3.0, "working_time": latency}
+        if (c, i) == FAILED:
+            sample["scores"] = {}
+            sample["error"] = {"message": "RateLimitError", "traceback": "..."}
+        samples.append(sample)
+    return header, samples
+
+
+def write_inspect(root: Path) -> Path:
+    logs = root / "logs"
+    logs.mkdir(parents=True)
+    for c, (model, temperature, limit, rows) in enumerate(CONFIGS):
+        header, samples = _inspect_log(model, temperature, limit, rows, c)
+        if c == 0:  # the binary .eval layout: a zip of header.json and one file per sample
+            with zipfile.ZipFile(logs / f"2026-01-01_demo_{c}.eval", "w") as archive:
+                archive.writestr("header.json", json.dumps(header))
+                for s in samples:
+                    archive.writestr(f"samples/{s['id']}_epoch_1.json", json.dumps(s))
+        else:
+            (logs / f"2026-01-01_demo_{c}.json").write_text(json.dumps({**header, "samples": samples}, indent=2))
+    (logs / "logs.json").write_text("{}")  # the log folder's index, not a log
+    return logs
+
+
+def write_promptfoo(root: Path) -> Path:
+    providers = [{"id": f"openai:chat:{m}", "label": f"{m}-t{t}", "config": {"temperature": t, "max_tokens": g}}
+                 for m, t, g, _ in CONFIGS]
+    results = []
+    for c, (model, temperature, _, rows) in enumerate(CONFIGS):
+        for i, (correct, latency, prompt, completion) in enumerate(rows):
+            failed = (c, i) == FAILED
+            results.append({
+                "provider": {"id": f"openai:chat:{model}", "label": f"{model}-t{temperature}"},
+                "prompt": {"raw": "Answer: {{question}}", "label": "direct"}, "promptIdx": 0, "testIdx": i,
+                "testCase": {"vars": {"question": f"q{i}"}}, "vars": {"question": f"q{i}"},
+                "response": {"output": "" if failed else "a",
+                             "tokenUsage": {"total": prompt + completion, "prompt": prompt, "completion": completion}},
+                "success": bool(correct) and not failed, "score": float(correct), "latencyMs": latency * 1000,
+                "failureReason": 2 if failed else (0 if correct else 1), "namedScores": {},
+                **({"error": "Request timed out"} if failed else {})})
+    doc = {"evalId": "eval-1", "results": {"version": 3, "timestamp": "2026-01-01T00:00:00.000Z",
+                                           "prompts": [{"raw": "Answer: {{question}}", "label": "direct"}],
+                                           "results": results, "stats": {"successes": 10, "failures": 5}},
+           "config": {"providers": providers, "prompts": ["Answer: {{question}}"]}}
+    root.mkdir(parents=True)
+    path = root / "results.json"
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def write_eee(root: Path) -> Path:
+    folder = root / "data" / "demo"
+    folder.mkdir(parents=True)
+    for c, (model, temperature, limit, rows) in enumerate(CONFIGS):
+        uuid = f"0000000{c}-0000-4000-8000-000000000000"
+        aggregate = {"schema_version": "0.2.1", "evaluation_id": f"demo/{model}/{c}", "model_info": {"id": model},
+                     "evaluation_results": [{"evaluation_name": "demo", "generation_config": {"generation_args": {
+                         "temperature": temperature, "max_tokens": limit, "reasoning": False}}}]}
+        (folder / f"{uuid}.json").write_text(json.dumps(aggregate))
+        lines = []
+        for i, (correct, latency, prompt, completion) in enumerate(rows):
+            failed = (c, i) == FAILED
+            lines.append(json.dumps({
+                "schema_version": "0.2.1", "evaluation_id": f"demo/{model}/{c}", "model_id": f"org/{model}",
+                "evaluation_name": "demo", "sample_id": f"q{i}", "interaction_type": "single_turn",
+                "input": {"raw": "question", "reference": ["a"]}, "output": {"raw": ["a"]}, "answer_attribution": [],
+                "evaluation": {"score": float(correct), "is_correct": bool(correct)},
+                "token_usage": {"input_tokens": prompt, "output_tokens": completion,
+                                "total_tokens": prompt + completion},
+                "performance": {"latency_ms": latency * 1000}, "error": "timeout" if failed else None}))
+        (folder / f"{uuid}_samples.jsonl").write_text("\n".join(lines) + "\n")
+    return root / "data"
+
+
+WRITERS = {"helm": write_helm, "inspect": write_inspect, "promptfoo": write_promptfoo, "every-eval-ever": write_eee}
+# configuration ids the import builds from each source's metadata
+IDS = {
+    "helm": ["org/m-small_t0.0_g256_direct", "org/m-large_t0.0_g256_direct", "org/m-large_t0.7_g512_direct"],
+    "inspect": ["openai/m-small_t0.0_g256_direct", "openai/m-large_t0.0_g256_direct",
+                "openai/m-large_t0.7_g512_direct"],
+    "promptfoo": ["m-small-t0.0_t0.0_g256_direct", "m-large-t0.0_t0.0_g256_direct", "m-large-t0.7_t0.7_g512_direct"],
+    "every-eval-ever": ["org/m-small_t0.0_g256_direct", "org/m-large_t0.0_g256_direct",
+                        "org/m-large_t0.7_g512_direct"],
+}
+
+
+def run_import(fmt: str, src: Path, out: Path, *extra: str):
+    return RUNNER.invoke(app, ["data", "import", str(src), "--format", fmt, "--out", str(out), *extra])
+
+
+@pytest.mark.parametrize("fmt", list(WRITERS))
+def test_import_described_number_by_number(tmp_path, fmt):
+    result = run_import(fmt, WRITERS[fmt](tmp_path / "src"), tmp_path / "ds")
+    assert result.exit_code == 0, result.output
+    if fmt != "helm":  # HELM records no failed calls
+        assert "failed calls: 1, scored as incorrect" in result.stdout
+    assert "kept 3 configurations x 5 instances" in result.stdout and "not measured" not in result.stdout
+    logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    by_config = logs.groupby("config_id")
+    expected = expected_means()
+    if fmt == "helm":  # no failed call: the table's own outcome
+        expected[FAILED[0]] = (4 / 5, *expected[FAILED[0]][1:])
+    for cid, (acc, lat, tok) in zip(IDS[fmt], expected):
+        assert by_config.size()[cid] == 5
+        assert by_config["correct"].mean()[cid] == pytest.approx(acc, abs=1e-12)
+        assert by_config["latency_s"].mean()[cid] == pytest.approx(lat, abs=1e-12)
+        assert by_config["tokens"].mean()[cid] == pytest.approx(tok, abs=1e-9)
+    meta = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())
+    assert meta["surrogate"] is False and meta["provenance"]["format"] == fmt
+    assert meta["provenance"]["rows"]["kept"] == 15
+    assert all(len(s["sha256"]) == 64 for s in meta["provenance"]["sources"])
+    (tmp_path / "ds" / "dataset.yaml").write_text(yaml.safe_dump({**meta, "split": {"profiling_size": 2, "seed": 0}}))
+    out = json.loads(RUNNER.invoke(app, ["data", "describe", str(tmp_path / "ds"), "--json"]).stdout)
+    assert out["K"] == 3 and out["surrogate"] is False
+    assert out["accuracy_min"] == pytest.approx(min(e[0] for e in expected))
+    assert out["accuracy_max"] == pytest.approx(max(e[0] for e in expected))
+    assert out["latency_min"] == pytest.approx(0.6) and out["latency_max"] == pytest.approx(2.3)
+    assert out["tokens_min"] == pytest.approx(127.4) and out["tokens_max"] == pytest.approx(189.0)
+
+
+def test_source_specific_facts(tmp_path):
+    """What each reader leaves out, and says it did."""
+    assert run_import("helm", write_helm(tmp_path / "h"), tmp_path / "h-ds").exit_code == 0
+    prov = yaml.safe_load((tmp_path / "h-ds" / "dataset.yaml").read_text())["provenance"]
+    assert prov["metric"] == "exact_match" and list(prov["skipped_runs"]) == ["runs/v1/demo:model=org_unfinished"]
+    assert len(prov["sources"]) == 6  # run_spec.json and per_instance_stats.json of three runs
+    assert run_import("inspect", write_inspect(tmp_path / "i"), tmp_path / "i-ds").exit_code == 0
+    prov = yaml.safe_load((tmp_path / "i-ds" / "dataset.yaml").read_text())["provenance"]
+    assert prov["metric"] == "match" and len(prov["sources"]) == 3  # logs.json is the folder's index
+    assert prov["failed_calls"] == {"policy": "incorrect", "calls": 1,
+                                    "by_configuration": {"openai/m-large_t0.7_g512_direct": 1}}
+
+
+def test_failed_calls_dropped_leave_holes(tmp_path):
+    src = write_promptfoo(tmp_path / "src")
+    result = run_import("promptfoo", src, tmp_path / "ds", "--failed", "drop")
+    assert result.exit_code == 2
+    assert "1 (configuration, instance) cells are missing in 1 of 3 configurations" in result.stderr
+    result = run_import("promptfoo", src, tmp_path / "ds", "--failed", "drop", "--missing", "drop-instances")
+    assert result.exit_code == 0, result.output
+    assert "failed calls: 1, dropped (--failed drop)" in result.stdout
+    logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    assert sorted(logs["instance_id"].unique()) == [0, 2, 3, 4] and len(logs) == 12
+    prov = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())["provenance"]
+    assert prov["failed_calls"]["policy"] == "drop" and prov["holes"]["instances_dropped"] == 1
+    assert prov["rows"] == {"read": 15, "kept": 12, "dropped": 3}
+
+
+def test_metadata_the_source_lacks_is_asked_for(tmp_path):
+    src = write_eee(tmp_path / "src")
+    for aggregate in src.rglob("*-000000000000.json"):
+        aggregate.unlink()
+    result = run_import("every-eval-ever", src, tmp_path / "ds")
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "temperature: the every-eval-ever source does not record it" in result.stderr
+    assert "--set temperature=VALUE" in result.stderr
+    result = run_import("every-eval-ever", src, tmp_path / "ds", "--set", "temperature=0", "--set",
+                        "max_new_tokens=256", "--set", "prompting=direct")
+    assert result.exit_code == 2 and "duplicate (config_id, instance_id)" in result.stderr  # m-large twice
+    result = run_import("every-eval-ever", src / "demo" / "00000000-0000-4000-8000-000000000000_samples.jsonl",
+                        tmp_path / "ds", "--set", "temperature=0", "--set", "max_new_tokens=256",
+                        "--set", "prompting=direct")
+    assert result.exit_code == 0, result.output
+    assert set(pd.read_csv(tmp_path / "ds" / "logs.csv.gz")["config_id"]) == {"org/m-small_t0.0_g256_direct"}
+
+
+# --- broken files: one line, exit 2 -------------------------------------------------------------------------
+
+
+def _first(root: Path, pattern: str) -> Path:
+    return sorted(p for p in root.rglob(pattern) if p.name != "logs.json")[0]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+def _cut(path: Path) -> None:
+    path.write_text(path.read_text()[:-40])
+
+
+BROKEN = [
+    ("helm", "truncated", lambda r: _cut(_first(r, "per_instance_stats.json")), "not valid JSON"),
+    ("helm", "missing field", lambda r: _edit(_first(r, "per_instance_stats.json"), '"instance_id": "id0"',
+                                              '"instance": "id0"'), "missing field 'instance_id'"),
+    ("helm", "wrong type", lambda r: _edit(_first(r, "per_instance_stats.json"), '"sum": 100,', '"sum": "many",'),
+     "'sum' is 'many', not a number"),
+    ("inspect", "truncated", lambda r: _cut(_first(r, "*.json")), "not valid JSON"),
+    ("inspect", "truncated archive", lambda r: _first(r, "*.eval").write_bytes(_first(r, "*.eval").read_bytes()[:200]),
+     "damaged .eval log"),
+    ("inspect", "missing field", lambda r: _edit(_first(r, "*.json"), '"model": "openai/m-large"', '"mdl": "x"'),
+     "missing field 'model'"),
+    ("inspect", "wrong type", lambda r: _edit(_first(r, "*.json"), '"working_time": 1.5', '"working_time": "slow"'),
+     "'working_time' is 'slow', not a number"),
+    ("promptfoo", "truncated", lambda r: _cut(r / "results.json"), "not valid JSON"),
+    ("promptfoo", "missing field", lambda r: _edit(r / "results.json", '"testIdx": 0', '"test": 0'),
+     "missing field 'testIdx'"),
+    ("promptfoo", "wrong type", lambda r: _edit(r / "results.json", '"latencyMs": 500.0', '"latencyMs": "fast"'),
+     "'latencyMs' is 'fast', not a number"),
+    ("every-eval-ever", "truncated", lambda r: _cut(_first(r, "*.jsonl")), "not JSON"),
+    ("every-eval-ever", "missing field", lambda r: _edit(_first(r, "*.jsonl"), '"sample_id": "q1", ', ""),
+     "missing field 'sample_id'"),
+    ("every-eval-ever", "wrong type", lambda r: _edit(_first(r, "*.jsonl"), '"is_correct": true', '"is_correct": 1'),
+     "'evaluation.is_correct' is 1, not bool"),
+]
+
+
+@pytest.mark.parametrize("fmt, label, damage, words", BROKEN, ids=[f"{b[0]}-{b[1]}" for b in BROKEN])
+def test_broken_files_are_one_line(tmp_path, fmt, label, damage, words):
+    src = WRITERS[fmt](tmp_path / "src")
+    damage(src if src.is_dir() else src.parent)
+    result = run_import(fmt, src, tmp_path / "ds")
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], lines
+    assert not (tmp_path / "ds").exists()
