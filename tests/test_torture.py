@@ -429,10 +429,10 @@ def test_kill_9_during_import_never_loses_the_old_dataset(tmp_path):
     rng = random.Random(0)
     kinds = {"old": 0, "new": 0}
     new = None
-    for _ in range(20):
+    for _ in range(12):
         proc = subprocess.Popen([*command, "--out", str(dest), "--force"], cwd=ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.1, 1.1) * duration)
+        time.sleep(rng.uniform(0.1, 1.5) * duration)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         now = checksums(dest)
@@ -447,14 +447,14 @@ def test_kill_9_during_import_never_loses_the_old_dataset(tmp_path):
             assert load_dataset(dest).n_arms == 200
             shutil.rmtree(dest)
             write_dataset(tmp_path / "ds", tiny_logs(), split={"profiling_size": 5})
-    print(f"kill -9 during import, 20 trials: {kinds}")
-    assert kinds["old"] >= 5 and kinds["new"] >= 1, kinds  # kills before the swap left the old dataset whole
+    print(f"kill -9 during import, 12 trials: {kinds}")
+    assert kinds["old"] >= 3 and kinds["new"] >= 1, kinds  # kills before the swap left the old dataset whole
 
 
 @pytest.mark.slow
 def test_concurrent_runs_with_different_names_on_one_folder(tmp_path):
     outcomes = []
-    for trial in range(20):
+    for trial in range(10):
         out = tmp_path / f"shared{trial}"
         procs = []
         for name in ("first", "second"):
@@ -471,7 +471,7 @@ def test_concurrent_runs_with_different_names_on_one_folder(tmp_path):
         winner = yaml.safe_load((out / "config.yaml").read_text())["name"]
         outcomes[-1] = (outcomes[-1], winner)
         assert set(pd.read_csv(out / "runs.csv")["experiment"]) == {winner}
-    print(f"concurrent runs, 20 trials: {sum(lock for lock, _ in outcomes)} refused by the lock, "
+    print(f"concurrent runs, 10 trials: {sum(lock for lock, _ in outcomes)} refused by the lock, "
           f"{sum(not lock for lock, _ in outcomes)} by the name check")
 
 

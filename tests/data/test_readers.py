@@ -25,23 +25,24 @@ FIXTURE = {
 }
 
 
-def write_bfcl(root: Path, old_layout: bool = False) -> Path:
+def write_bfcl(root: Path, old_layout: bool = False, suffix: str = "") -> Path:
+    """A leaderboard date folder; the earliest ones name their folders result-BFCL/ and score-BFCL/."""
     for model, categories in FIXTURE.items():
-        (root / "result" / model).mkdir(parents=True)
-        (root / "score" / model).mkdir(parents=True)
+        (root / f"result{suffix}" / model).mkdir(parents=True)
+        (root / f"score{suffix}" / model).mkdir(parents=True)
         for category, rows in categories.items():
             lines = []
             for n, (latency, tokens_in, tokens_out, _) in enumerate(rows):
                 key = {"idx": n} if old_layout else {"id": f"{category}_{n}"}
                 lines.append(json.dumps({**key, "result": "f(x=1)", "input_token_count": tokens_in,
                                          "output_token_count": tokens_out, "latency": latency}))
-            (root / "result" / model / f"gorilla_openfunctions_v1_test_{category}_result.json").write_text(
+            (root / f"result{suffix}" / model / f"gorilla_openfunctions_v1_test_{category}_result.json").write_text(
                 "\n".join(lines) + "\n")
             correct = sum(r[3] for r in rows)
             score = [json.dumps({"accuracy": correct / len(rows), "correct_count": correct, "total_count": len(rows)})]
             score += [json.dumps({"id": n + 1, "model_name": model, "test_category": category, "valid": False})
                       for n, r in enumerate(rows) if not r[3]]
-            (root / "score" / model / f"{category}_score.json").write_text("\n".join(score) + "\n")
+            (root / f"score{suffix}" / model / f"{category}_score.json").write_text("\n".join(score) + "\n")
     return root
 
 
@@ -50,10 +51,11 @@ def import_bfcl(src: Path, out: Path, *extra: str):
                                "--set", "max_new_tokens=512", *extra])
 
 
-@pytest.mark.parametrize("old_layout", [False, True], ids=["id", "idx"])
-def test_bfcl_import(tmp_path, old_layout):
-    src = write_bfcl(tmp_path / "2024-08-11", old_layout)
-    (src / "result" / "alpha-model" / "gorilla_openfunctions_v1_test_sql_result.json").write_text("{}\n")
+@pytest.mark.parametrize("old_layout, suffix", [(False, ""), (True, ""), (True, "-BFCL")],
+                         ids=["id", "idx", "idx-BFCL-folders"])
+def test_bfcl_import(tmp_path, old_layout, suffix):
+    src = write_bfcl(tmp_path / "2024-08-11", old_layout, suffix)
+    (src / f"result{suffix}" / "alpha-model" / "gorilla_openfunctions_v1_test_sql_result.json").write_text("{}\n")
     result = import_bfcl(src, tmp_path / "ds")
     assert result.exit_code == 0, result.stderr
     logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
@@ -68,7 +70,7 @@ def test_bfcl_import(tmp_path, old_layout):
     prov = meta["provenance"]
     assert prov["format"] == "bfcl" and prov["rows"] == {"read": 14, "kept": 14, "dropped": 0}
     assert prov["dropped_configurations"] == {"gamma-model": "no latency or token count on 7 instances"}
-    assert prov["unscored_files"] == ["result/alpha-model/gorilla_openfunctions_v1_test_sql_result.json"]
+    assert prov["unscored_files"] == [f"result{suffix}/alpha-model/gorilla_openfunctions_v1_test_sql_result.json"]
     assert len(prov["sources"]) == 12 and meta["surrogate"] is False  # every file read, the dropped model's too
 
 
