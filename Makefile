@@ -12,7 +12,7 @@ PAPER_CONFIGS := gsm8k_online piqa_online gsm8k_psi piqa_psi gsm8k_psi_full piqa
                  gsm8k_psi_stochastic piqa_psi_stochastic
 QUICK_CONFIGS := $(addsuffix _quick,$(PAPER_CONFIGS))
 
-.PHONY: venv test test-fast mutation lint reproduce reproduce-quick bench surrogate clean
+.PHONY: venv test test-fast mutation lint reproduce reproduce-quick bench surrogate demo-live clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,15 @@ reproduce-quick: $(STAMP)
 	$(CABENCH) run --quiet $(addprefix configs/,$(addsuffix .yaml,$(QUICK_CONFIGS)))
 	$(CABENCH) plot results-quick
 	$(CABENCH) report results-quick
+
+# Live evaluation against a local endpoint that answers as the PIQA logs did: start the server, run
+# CoHV-UCB on it under a 400k-token budget (re-running resumes), stop the server.
+DEMO_PORT ?= 8765
+demo-live: $(STAMP)
+	@$(CABENCH) serve data/piqa --port $(DEMO_PORT) & pid=$$!; \
+	$(BIN)/python -c "import socket, time; any(socket.socket().connect_ex(('127.0.0.1', $(DEMO_PORT))) == 0 or time.sleep(0.2) for _ in range(150))"; \
+	$(CABENCH) live configs/live/piqa_replay.yaml --base-url http://127.0.0.1:$(DEMO_PORT)/v1 --out live/piqa-demo; \
+	status=$$?; kill $$pid; exit $$status
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py

@@ -313,6 +313,87 @@ def report(results: Annotated[Path, typer.Argument(help="Folder searched for res
     typer.echo(f"wrote {path}")
 
 
+@app.command("serve")
+def serve(
+    dataset: Annotated[Path, typer.Argument(help="Dataset folder whose logged configurations answer.")],
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port (0: a free one, printed).")] = 8000,
+    latency_scale: Annotated[float, typer.Option("--latency-scale", help="Answer after latency x this.")] = 0.0,
+    fail_rate: Annotated[str | None, typer.Option(
+        "--fail-rate", help="Injected faults, e.g. 429=0.2,500=0.05,timeout=0.01.")] = None,
+    hold_s: Annotated[float, typer.Option("--hold-s", help="How long an injected timeout holds a request.")] = 30.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the injected faults.")] = 0,
+) -> None:
+    """Answer OpenAI-compatible chat completions as the dataset's logged configurations did (replay task)."""
+    from cabench.live.serve import ReplayEndpoint, make_server, parse_faults
+
+    def start():
+        if not latency_scale >= 0:
+            raise CabenchError(f"--latency-scale: must be 0 or more, got {latency_scale}")
+        endpoint = ReplayEndpoint.load(dataset, latency_scale=latency_scale, faults=parse_faults(fail_rate),
+                                       hold_s=hold_s, seed=seed)
+        try:
+            return make_server(endpoint, host, port)
+        except OSError as exc:
+            raise CabenchError(f"{host}:{port}: cannot listen ({exc.strerror}); pass another --port") from None
+
+    server = _guard(start)
+    address = f"http://{server.server_address[0]}:{server.server_address[1]}/v1"
+    typer.echo(f"serving {dataset} at {address} (Ctrl-C to stop)", err=True)
+    sys.stderr.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+@app.command("live")
+def live(
+    config: Annotated[Path, typer.Argument(help="Live config YAML (configs/live/).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder of the run (re-run the same command to resume).")],
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Endpoint URL, overriding the config's.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Run a method against a live endpoint under a hard token budget; resumable; writes logs, spend, decision."""
+    from cabench.live.config import load_live
+    from cabench.live.session import run_session
+
+    def act():
+        cfg = load_live(config, {"base_url": base_url} if base_url else None)
+        return cfg, run_session(cfg, out, echo=typer.echo, quiet=quiet)
+
+    cfg, spend = _guard(act)
+    decision = json.loads((out / "decision.json").read_text())
+    chosen = decision.get("configuration") or ", ".join(decision.get("pareto_set", []))
+    typer.echo(f"{cfg.name}: spent {spend['spent_tokens']:.0f} of {spend['budget_tokens']:.0f} tokens "
+               f"({spend['profiling_tokens']:.0f} profiling) in {spend['calls']} calls, {spend['failed_attempts']} "
+               f"failed attempts; stopped by {spend['stopped_by']}")
+    typer.echo(f"{'configuration' if cfg.setting == 'online' else 'Pareto set'}: {chosen}")
+    typer.echo(f"wrote {out}")
+
+
+@app.command("collect")
+def collect(
+    config: Annotated[Path, typer.Argument(help="Config YAML naming a task, an endpoint and configurations.")],
+    out: Annotated[Path, typer.Option("--out", help="Dataset folder to write (re-run to resume).")],
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Endpoint URL, overriding the config's.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Evaluate every configuration on the task's instances (or a sample) into a dataset folder."""
+    from cabench.live.config import load_live
+    from cabench.live.session import run_session
+
+    def act():
+        cfg = load_live(config, {"base_url": base_url} if base_url else None, collect=True)
+        return run_session(cfg, out, echo=typer.echo, quiet=quiet, collect=True)
+
+    spend = _guard(act)
+    typer.echo(f"{spend['calls']} calls, {spend['spent_tokens']:.0f} tokens, {spend['failed_calls']} failed calls")
+    typer.echo(f"wrote {out}")
+
+
 def _terminate(signum: int, frame: Any) -> None:
     """SIGTERM ends a run like Ctrl-C: workers are stopped and finished cells are kept."""
     raise KeyboardInterrupt

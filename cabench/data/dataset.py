@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cabench.data.io import read_logs, read_metadata
+from cabench.data.io import find_log_file, read_logs, read_metadata
 from cabench.data.schema import CONFIG_COLUMNS
 from cabench.errors import CabenchError
 from cabench.quantize import quantize
@@ -240,8 +240,9 @@ def load_dataset(folder: str | Path, split: Split | None = None) -> Dataset:
     with seed 0.
     """
     folder = Path(folder)
-    frame, log_path = read_logs(folder)
+    find_log_file(folder)  # a missing folder or log file is named first
     meta = read_metadata(folder)
+    frame, log_path = read_logs(folder, meta.get("missing", "error"))
     if split is None:
         split = declared_split(meta, folder)
     digest = file_digest(log_path)

@@ -78,13 +78,20 @@ def read_metadata(folder: Path) -> dict[str, Any]:
         raise CabenchError(f"{path}: key 'surrogate' must be true or false")
     if not isinstance(meta["name"], str) or not meta["name"].strip() or "/" in meta["name"]:
         raise CabenchError(f"{path}: name: expected a non-empty text without '/', got {meta['name']!r}")
+    if meta.get("missing", "error") not in ("error", "drop-instances", "drop-configs"):
+        raise CabenchError(f"{path}: missing: expected error, drop-instances or drop-configs, got {meta['missing']!r}")
     return meta
 
 
-def read_logs(folder: Path) -> tuple[pd.DataFrame, Path]:
-    """Read and validate the logs of a dataset folder."""
+def read_logs(folder: Path, missing: str = "error") -> tuple[pd.DataFrame, Path]:
+    """Read and validate the logs of a dataset folder; ``missing`` says what to do with holes."""
+    from cabench.data.holes import fill_holes
+
     path = find_log_file(folder)
-    return validate_logs(read_table(path), str(path)), path
+    frame = read_table(path)
+    if missing != "error":
+        frame, _ = fill_holes(frame, missing, str(path))
+    return validate_logs(frame, str(path)), path
 
 
 def write_logs(frame: pd.DataFrame, path: Path, compresslevel: int = 6) -> None:
