@@ -83,6 +83,22 @@ MUTANTS = [
            "    for e in res.experiments[:1]:\n        e.runs = pd.concat([x.runs for x in res.experiments "
            "if x.setting == e.setting])\n        lines += experiment_section(e)",
            ("tests/test_results.py::test_two_experiments_under_one_root_are_reported_separately",)),
+    Mutant("policy's cost LCB floored at lambda", "cabench/policy.py",
+           "lower_cost = max(self.lam / 2.0,", "lower_cost = max(self.lam,",
+           ("tests/online/test_engine.py",)),
+    Mutant("policy eliminates on the last tie", "cabench/policy.py",
+           "out = ([i for i in tied if dominated[i]] or tied)[0]",
+           "out = ([i for i in tied if dominated[i]] or tied)[-1]",
+           ("tests/psi/test_engine.py",)),
+    Mutant("numbers keep their thousands commas", "cabench/live/tasks.py",
+           'cleaned = text.replace(",", "")', "cleaned = text",
+           ("tests/live/test_tasks.py",)),
+    Mutant("Inspect latency includes waiting", "cabench/data/readers/inspect_logs.py",
+           'latency = number(sample, "working_time", where)', 'latency = number(sample, "total_time", where)',
+           ("tests/data/test_tool_readers.py",)),
+    Mutant("live budget ignores calls in flight", "cabench/live/session.py",
+           "self.spent + self.reserved + worst <= self.budget", "self.spent + worst <= self.budget",
+           ("tests/live/test_live.py::test_token_budget_holds_with_calls_in_flight",)),
 ]
 
 
