@@ -1,0 +1,219 @@
+"""Live and collect configs: YAML in, a frozen :class:`LiveConfig` out, every problem in one line.
+
+See ``configs/live/`` and the README section "Evaluating live" for the keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cabench.config import _arms, _Reader
+from cabench.errors import CabenchError
+from cabench.live.client import Endpoint
+from cabench.live.tasks import PROMPTINGS
+from cabench.online.methods import ONLINE_METHODS, OnlineMethod
+from cabench.psi.schedules import COST_MODES, PSI_METHODS, PsiMethod
+from cabench.yamlio import load_yaml, yaml_problem
+
+TOP = {"name", "task", "endpoint", "configurations", "configurations_from", "arms", "setting", "method",
+       "cost_mode", "budget_tokens", "rho", "profiling", "evaluation", "instance_order", "repetition", "cost",
+       "latency", "seed", "output"}
+TASK_KINDS = ("gsm8k", "piqa", "replay", "template")
+ENDPOINT_KEYS = {"base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "concurrency"}
+CONFIG_KEYS = {"name", "model", "temperature", "max_tokens", "prompting"}
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One LLM configuration (an arm): what is sent to the endpoint."""
+
+    name: str
+    model: str
+    temperature: float
+    max_tokens: int
+    prompting: str
+    arm_id: int = -1  # its position in the dataset it was taken from (replay streams are keyed by it)
+
+
+@dataclass(frozen=True)
+class LiveConfig:
+    name: str
+    source: str
+    task: dict[str, Any]
+    endpoint: Endpoint
+    configurations: tuple[Configuration, ...]
+    setting: str = "online"
+    method: Any = None  # OnlineMethod or PsiMethod
+    cost_mode: str = "deterministic"
+    budget_tokens: float | None = None
+    rho: float | None = None
+    profiling: Any = 5  # a number of instances, or "dataset-split"
+    profiling_seed: int = 0
+    evaluation: int | None = None  # instances to evaluate on (a sample), None: every other instance
+    instance_order: str = "permutation"
+    repetition: int = 0
+    cost: str = "total"
+    latency: str = "measured"
+    seed: int = 0
+    output: str | None = None
+
+
+def _path(r: _Reader, value: Any, key: str, base: Path, folder: bool = False) -> str:
+    text = r.text(value, key)
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        here, beside = Path.cwd() / path, base / path
+        path = here if here.exists() or not beside.exists() else beside
+    if not (path.is_dir() if folder else path.exists()):
+        raise r.fail(key, f"'{text}' not found")
+    return str(path)
+
+
+def _configurations_from(r: _Reader, dataset: str, arms_raw: Any) -> tuple[Configuration, ...]:
+    from cabench.data.io import read_logs
+
+    frame, _ = read_logs(Path(dataset))
+    configs = frame.drop_duplicates("config_id").reset_index(drop=True)
+    _, arm_filter = _arms(r, arms_raw)
+    keep = arm_filter.select(configs, f"{r.source}: arms")
+    return tuple(Configuration(str(c.config_id), str(c.model), float(c.temperature), int(c.max_new_tokens),
+                               str(c.prompting), int(pos)) for pos, c in zip(keep, configs.iloc[keep].itertuples(
+                                   index=False)))
+
+
+def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | None = None,
+               collect: bool = False) -> LiveConfig:
+    r = _Reader(source)
+    raw = dict(r.check_keys(raw, TOP, ""))
+    for key, value in (overrides or {}).items():
+        if key == "base_url":
+            raw["endpoint"] = {**(raw.get("endpoint") or {}), "base_url": value}
+        else:
+            raw[key] = value
+    name = r.text(raw.get("name", Path(source).stem), "name")
+    if "/" in name:
+        raise r.fail("name", "no '/' in a name")
+    task = dict(r.check_keys(raw.get("task"), {"kind", "path", "labels", "dataset", "id_field", "prompts",
+                                               "answer_field", "extract", "normaliser", "choices", "name"}, "task"))
+    kind = r.text(task.get("kind"), "task.kind", TASK_KINDS)
+    if kind in ("gsm8k", "piqa", "template"):
+        task["path"] = _path(r, task.get("path"), "task.path", base)
+    if kind == "piqa" and task.get("labels") is not None:
+        task["labels"] = _path(r, task["labels"], "task.labels", base)
+    if kind == "replay":
+        task["dataset"] = _path(r, task.get("dataset"), "task.dataset", base, folder=True)
+    spec = dict(r.check_keys(raw.get("endpoint") or {}, ENDPOINT_KEYS, "endpoint"))
+    if "base_url" not in spec:
+        raise r.fail("endpoint.base_url", "missing; give the server's URL (e.g. http://127.0.0.1:8000/v1) or "
+                     "--base-url")
+    base_url = r.text(spec["base_url"], "endpoint.base_url")
+    if not base_url.startswith(("http://", "https://")):
+        raise r.fail("endpoint.base_url", f"'{base_url}' is not an http(s) URL")
+    endpoint = Endpoint(
+        base_url=base_url,
+        api_key_env=r.text(spec["api_key_env"], "endpoint.api_key_env") if spec.get("api_key_env") else None,
+        timeout_s=r.number(spec.get("timeout_s", 120.0), "endpoint.timeout_s", positive=True, maximum=3600),
+        max_retries=r.number(spec.get("max_retries", 6), "endpoint.max_retries", integer=True, minimum=0,
+                             maximum=100),
+        backoff_s=r.number(spec.get("backoff_s", 0.5), "endpoint.backoff_s", minimum=0, maximum=600),
+        max_backoff_s=r.number(spec.get("max_backoff_s", 30.0), "endpoint.max_backoff_s", minimum=0, maximum=3600),
+        concurrency=r.number(spec.get("concurrency", 4), "endpoint.concurrency", integer=True, minimum=1,
+                             maximum=256),
+    )
+    if ("configurations" in raw) == ("configurations_from" in raw):
+        raise r.fail("configurations", "give either 'configurations' (a list) or 'configurations_from' (a "
+                     "dataset folder whose configurations to use)")
+    if "configurations_from" in raw:
+        configurations = _configurations_from(r, _path(r, raw["configurations_from"], "configurations_from", base,
+                                                       folder=True), raw.get("arms"))
+    else:
+        if "arms" in raw:
+            raise r.fail("arms", "filters 'configurations_from'; list the configurations you want instead")
+        items = []
+        for pos, item in enumerate(r.sequence(raw["configurations"], "configurations", allow_scalar=False)):
+            key = f"configurations[{pos}]"
+            item = r.check_keys(item, CONFIG_KEYS, key)
+            for need in ("model", "temperature", "max_tokens"):
+                if need not in item:
+                    raise r.fail(f"{key}.{need}", "missing")
+            model = r.text(item["model"], f"{key}.model")
+            temperature = r.number(item["temperature"], f"{key}.temperature", minimum=0, maximum=10)
+            limit = r.number(item["max_tokens"], f"{key}.max_tokens", integer=True, positive=True, maximum=10**7)
+            prompting = r.text(item.get("prompting", "direct"), f"{key}.prompting",
+                               PROMPTINGS if kind in ("gsm8k", "piqa") else None)
+            label = r.text(item.get("name", f"{model}_t{temperature}_g{limit}_{prompting}"), f"{key}.name")
+            items.append(Configuration(label, model, temperature, limit, prompting))
+        configurations = tuple(items)
+    names = [c.name for c in configurations]
+    if len(set(names)) != len(names):
+        raise r.fail("configurations", f"two configurations are named '{next(n for n in names if names.count(n) > 1)}'")
+    if len(configurations) < 2 and not collect:
+        raise r.fail("configurations", "a method compares at least 2 configurations")
+    out: dict[str, Any] = {}
+    if not collect:
+        setting = r.text(raw.get("setting", "online"), "setting", ("online", "psi"))
+        method_raw = raw.get("method", "cohv-ucb" if setting == "online" else "copsi")
+        method_spec = {"name": method_raw} if isinstance(method_raw, str) else dict(r.check_keys(
+            method_raw, {"name", "s_r", "s_c", "eta", "alpha", "mode"} if setting == "online" else {"name"},
+            "method"))
+        method_name = r.text(method_spec.get("name"), "method.name",
+                             ONLINE_METHODS if setting == "online" else PSI_METHODS)
+        try:
+            method = (OnlineMethod(**{**method_spec, "name": method_name}) if setting == "online"
+                      else PsiMethod(method_name))
+        except (TypeError, CabenchError) as exc:
+            raise r.fail("method", str(exc)) from None
+        if ("budget_tokens" in raw) == ("rho" in raw):
+            raise r.fail("budget_tokens", "give either budget_tokens (the whole spend, profiling included) or rho "
+                         "(the method's budget as rho * K * mean profiling cost, on top of profiling)")
+        out = {"setting": setting, "method": method,
+               "cost_mode": r.text(raw.get("cost_mode", "deterministic"), "cost_mode", COST_MODES)}
+        if "budget_tokens" in raw:
+            out["budget_tokens"] = r.number(raw["budget_tokens"], "budget_tokens", positive=True, maximum=1e15)
+        else:
+            out["rho"] = r.number(raw["rho"], "rho", positive=True, maximum=1e9)
+        order = r.text(raw.get("instance_order", "permutation"), "instance_order", ("permutation", "replay"))
+        if order == "replay" and kind != "replay":
+            raise r.fail("instance_order", "'replay' follows the replay engine's streams; it needs task.kind: replay")
+        out["instance_order"] = order
+        out["repetition"] = r.number(raw.get("repetition", 0), "repetition", integer=True, minimum=0)
+    profiling = raw.get("profiling", {"instances": 5} if not collect else {"instances": 0})
+    if profiling == "dataset-split":
+        if kind != "replay":
+            raise r.fail("profiling", "'dataset-split' uses the replay dataset's profiling split; it needs "
+                         "task.kind: replay")
+        prof: Any = "dataset-split"
+        prof_seed = 0
+    else:
+        spec = r.check_keys(profiling, {"instances", "seed"}, "profiling")
+        prof = r.number(spec.get("instances", 5), "profiling.instances", integer=True, minimum=0 if collect else 1,
+                        maximum=10**6)
+        prof_seed = r.number(spec.get("seed", 0), "profiling.seed", integer=True, minimum=0)
+    evaluation = raw.get("evaluation")
+    if evaluation is not None:
+        spec = r.check_keys(evaluation, {"instances"}, "evaluation")
+        evaluation = r.number(spec.get("instances"), "evaluation.instances", integer=True, minimum=1, maximum=10**8)
+    return LiveConfig(
+        name=name, source=source, task=task, endpoint=endpoint, configurations=configurations,
+        profiling=prof, profiling_seed=prof_seed, evaluation=evaluation,
+        cost=r.text(raw.get("cost", "total"), "cost", ("total", "completion")),
+        latency=r.text(raw.get("latency", "measured"), "latency", ("measured", "reported")),
+        seed=r.number(raw.get("seed", 0), "seed", integer=True, minimum=0, maximum=2**63 - 1),
+        output=r.text(raw["output"], "output") if raw.get("output") is not None else None, **out)
+
+
+def load_live(path: str | Path, overrides: dict[str, Any] | None = None, collect: bool = False) -> LiveConfig:
+    path = Path(path)
+    if not path.is_file():
+        raise CabenchError(f"{path}: config file not found")
+    try:
+        raw = load_yaml(path.read_text())
+    except yaml.YAMLError as exc:
+        raise CabenchError(f"{path}: malformed YAML ({yaml_problem(exc)})") from None
+    except UnicodeDecodeError:
+        raise CabenchError(f"{path}: not a text file; a config is YAML") from None
+    return parse_live(raw, str(path), path.parent, overrides, collect)

@@ -1,0 +1,244 @@
+"""Tasks for live evaluation: instances, prompts per prompting style, and answer checking.
+
+A task turns an instance into chat messages (``direct`` or ``cot``), scores a
+reply (1 correct, 0 not), and bounds the tokens a call can cost. Task files
+are read from local paths; nothing is downloaded.
+
+- ``gsm8k``: JSONL with ``question`` and ``answer`` ending in ``#### <number>``
+  (the public format); numeric exact match of the final answer.
+- ``piqa``: JSONL with ``goal``, ``sol1``, ``sol2`` and ``label`` (0 or 1), or
+  the labels in a separate file (one per line, as published); choice 1 or 2.
+- ``replay``: the instances of a cabench dataset, answered by ``cabench serve``
+  as the logged configurations were (for demos and tests).
+- ``template``: a user task in YAML: a JSONL file, a prompt template per
+  prompting style with ``{field}`` slots, the answer field, an extraction
+  regex and a normaliser (``text``, ``number`` or ``choice``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from cabench.errors import CabenchError
+
+PROMPTINGS = ("direct", "cot")
+_NUMBER = re.compile(r"-?\$?\s?\d[\d,]*(?:\.\d+)?")
+_PER_MESSAGE = 16  # chat-template tokens a message may add around its text
+
+
+@dataclass(frozen=True)
+class Instance:
+    id: str
+    fields: dict[str, Any]
+    answer: Any
+
+
+def _read_jsonl(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise CabenchError(f"{path}: {what} file not found (tasks are read from local files)")
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CabenchError(f"{path}: line {number}: not JSON ({exc.msg})") from None
+            if not isinstance(item, dict):
+                raise CabenchError(f"{path}: line {number}: expected a JSON object")
+            out.append((number, item))
+    if not out:
+        raise CabenchError(f"{path}: no instances")
+    return out
+
+
+def _field(item: dict[str, Any], key: str, path: Path, line: int) -> Any:
+    if key not in item or item[key] is None:
+        raise CabenchError(f"{path}: line {line}: missing field '{key}'")
+    return item[key]
+
+
+def number_value(text: str) -> Decimal | None:
+    """A number written in text: ``$1,234.50`` -> 1234.50; ``None`` when it is not one."""
+    cleaned = text.replace(",", "").replace("$", "").replace(" ", "").rstrip(".")
+    try:
+        return Decimal(cleaned)
+    except InvalidOperation:
+        return None
+
+
+def final_number(reply: str) -> Decimal | None:
+    """The final numeric answer of a reply: after ``####`` or "answer is", else the last number."""
+    for marker in (r"####\s*(.*)", r"answer is[:\s]*(.*)", r"Answer:\s*(.*)"):
+        found = re.findall(marker, reply, flags=re.IGNORECASE)
+        if found:
+            numbers = _NUMBER.findall(found[-1])
+            if numbers:
+                return number_value(numbers[0])
+    numbers = _NUMBER.findall(reply)
+    return number_value(numbers[-1]) if numbers else None
+
+
+def choice_number(reply: str, choices: tuple[str, ...] = ("1", "2")) -> str | None:
+    """The chosen option of a reply: after "answer is" / "Solution", else the only option named."""
+    alternatives = "|".join(re.escape(c) for c in choices)
+    for pattern in (rf"answer is[:\s]*(?:solution\s*)?\(?({alternatives})\b", rf"solution\s*({alternatives})\b",
+                    rf"answer[:\s]*\(?({alternatives})\b"):
+        found = re.findall(pattern, reply, flags=re.IGNORECASE)
+        if found:
+            return found[-1]
+    named = set(re.findall(rf"(?<![\w.])({alternatives})(?![\w])", reply))
+    return named.pop() if len(named) == 1 else None
+
+
+@dataclass(frozen=True)
+class Task:
+    """Instances plus prompts and scoring (see the module docstring)."""
+
+    name: str
+    instances: tuple[Instance, ...]
+    templates: dict[str, str] = field(default_factory=dict)
+    normaliser: str = "text"
+    extract: str | None = None
+    choices: tuple[str, ...] = ()
+    replay: Any = None  # the Dataset of a replay task
+
+    def messages(self, instance: Instance, prompting: str) -> list[dict[str, str]]:
+        if self.replay is not None:
+            return [{"role": "system", "content": f"cabench replay; prompting: {prompting}"},
+                    {"role": "user", "content": f"cabench replay instance: {instance.id}"}]
+        if prompting not in self.templates:
+            raise CabenchError(f"task {self.name}: no prompt for prompting '{prompting}'; it has "
+                               f"{', '.join(self.templates)}")
+        return [{"role": "user", "content": self.templates[prompting].format(**instance.fields)}]
+
+    def score(self, instance: Instance, reply: str) -> float:
+        if self.replay is not None:
+            return 1.0 if reply.strip() == replay_answer(instance.id, True) else 0.0
+        text = reply
+        if self.extract:
+            found = re.findall(self.extract, reply, flags=re.IGNORECASE | re.DOTALL)
+            if not found:
+                return 0.0
+            text = found[-1] if isinstance(found[-1], str) else found[-1][0]
+        if self.normaliser == "number":
+            got = final_number(text)
+            want = number_value(str(instance.answer))
+            return 1.0 if got is not None and want is not None and got == want else 0.0
+        if self.normaliser == "choice":
+            return 1.0 if choice_number(text, self.choices) == str(instance.answer) else 0.0
+        return 1.0 if text.strip().lower() == str(instance.answer).strip().lower() else 0.0
+
+    def worst_case_tokens(self, instance: Instance, prompting: str, max_tokens: int, config: str) -> float:
+        """An upper bound of a call's tokens: prompt bytes (a byte-level token is at least one byte) plus
+        the template's per-message tokens plus the generation limit; for a replay task, the most tokens
+        the configuration's log records."""
+        if self.replay is not None:
+            return float(self.replay.max_tokens[config])
+        prompt = sum(len(m["content"].encode("utf-8")) + _PER_MESSAGE for m in self.messages(instance, prompting))
+        return float(prompt + max_tokens)
+
+
+def replay_answer(instance_id: str, correct: bool) -> str:
+    """What ``cabench serve`` answers on a replay instance: this text when the log says correct."""
+    return f"answer {instance_id}" if correct else f"not the answer to {instance_id}"
+
+
+GSM8K_PROMPTS = {
+    "direct": "Solve the math word problem. Reply with the final number only.\n\nQuestion: {question}\nAnswer:",
+    "cot": "Solve the math word problem step by step. End with a line 'The answer is N'.\n\nQuestion: {question}",
+}
+PIQA_PROMPTS = {
+    "direct": "Goal: {goal}\nSolution 1: {sol1}\nSolution 2: {sol2}\nWhich solution achieves the goal? Reply with "
+              "1 or 2 only.",
+    "cot": "Goal: {goal}\nSolution 1: {sol1}\nSolution 2: {sol2}\nWhich solution achieves the goal? Think step by "
+           "step, then end with 'The answer is 1' or 'The answer is 2'.",
+}
+
+
+def gsm8k_task(path: Path) -> Task:
+    out = []
+    for n, (line, item) in enumerate(_read_jsonl(path, "GSM8K")):
+        answer = str(_field(item, "answer", path, line))
+        if "####" not in answer:
+            raise CabenchError(f"{path}: line {line}: 'answer' does not end with '#### <number>'")
+        gold = number_value(answer.rsplit("####", 1)[1].strip())
+        if gold is None:
+            raise CabenchError(f"{path}: line {line}: the answer after '####' is not a number")
+        out.append(Instance(str(item.get("id", n)), {"question": str(_field(item, "question", path, line))}, gold))
+    return Task("gsm8k", tuple(out), GSM8K_PROMPTS, "number")
+
+
+def piqa_task(path: Path, labels: Path | None = None) -> Task:
+    rows = _read_jsonl(path, "PIQA")
+    label_list = None
+    if labels is not None:
+        if not labels.is_file():
+            raise CabenchError(f"{labels}: PIQA labels file not found")
+        label_list = [x.strip() for x in labels.read_text().splitlines() if x.strip()]
+        if len(label_list) != len(rows):
+            raise CabenchError(f"{labels}: {len(label_list)} labels for {len(rows)} PIQA items")
+    out = []
+    for n, (line, item) in enumerate(rows):
+        label = label_list[n] if label_list is not None else _field(item, "label", path, line)
+        if str(label) not in ("0", "1"):
+            raise CabenchError(f"{path}: line {line}: label {label!r} is not 0 or 1")
+        fields = {k: str(_field(item, k, path, line)) for k in ("goal", "sol1", "sol2")}
+        out.append(Instance(str(item.get("id", n)), fields, str(int(label) + 1)))
+    return Task("piqa", tuple(out), PIQA_PROMPTS, "choice", choices=("1", "2"))
+
+
+@dataclass(frozen=True)
+class ReplaySource:
+    """What a replay task knows of its dataset: instances and each configuration's largest logged call."""
+
+    ids: tuple[str, ...]
+    max_tokens: dict[str, float]
+
+
+def replay_task(dataset: Path) -> Task:
+    from cabench.data.io import read_logs
+
+    frame, _ = read_logs(dataset)
+    ids = tuple(sorted(frame["instance_id"].unique()))
+    source = ReplaySource(ids, {str(k): float(v) for k, v in frame.groupby("config_id")["tokens"].max().items()})
+    return Task("replay", tuple(Instance(i, {}, None) for i in ids), replay=source)
+
+
+def template_task(spec: dict[str, Any], where: str) -> Task:
+    """A user task from YAML (``path``, ``prompts``, ``answer_field``, ``extract``, ``normaliser``, ``choices``)."""
+    known = {"kind", "path", "id_field", "prompts", "answer_field", "extract", "normaliser", "choices", "name"}
+    for key in spec:
+        if key not in known:
+            raise CabenchError(f"{where}.{key}: unknown key; a template task has {', '.join(sorted(known))}")
+    for key in ("path", "prompts", "answer_field"):
+        if key not in spec:
+            raise CabenchError(f"{where}.{key}: missing")
+    prompts = spec["prompts"]
+    if not isinstance(prompts, dict) or not prompts or not all(isinstance(v, str) for v in prompts.values()):
+        raise CabenchError(f"{where}.prompts: expected a mapping of prompting style to template text")
+    normaliser = spec.get("normaliser", "text")
+    if normaliser not in ("text", "number", "choice"):
+        raise CabenchError(f"{where}.normaliser: '{normaliser}' is not text, number or choice")
+    if spec.get("extract") is not None:
+        try:
+            re.compile(spec["extract"])
+        except re.error as exc:
+            raise CabenchError(f"{where}.extract: not a regular expression ({exc})") from None
+    path = Path(spec["path"])
+    out = []
+    for n, (line, item) in enumerate(_read_jsonl(path, "task")):
+        ident = str(item.get(spec.get("id_field", "id"), n))
+        answer = _field(item, spec["answer_field"], path, line)
+        for prompt in prompts.values():
+            for slot in re.findall(r"{(\w+)}", prompt):
+                _field(item, slot, path, line)
+        out.append(Instance(ident, {k: str(v) for k, v in item.items()}, answer))
+    return Task(str(spec.get("name", path.stem)), tuple(out), dict(prompts), normaliser, spec.get("extract"),
+                tuple(str(c) for c in spec.get("choices", ())))

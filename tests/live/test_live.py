@@ -1,0 +1,263 @@
+"""``cabench serve``, ``live`` and ``collect`` end to end on 127.0.0.1 (no other network)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench.cli import app
+from cabench.data.dataset import load_dataset
+from cabench.live.serve import ReplayEndpoint, parse_faults, serve_in_thread
+from cabench.online.methods import OnlineMethod
+from cabench.online.reference import reference_online
+from cabench.problem import replay_problem
+from cabench.psi.reference import reference_psi
+from cabench.psi.schedules import PsiMethod
+from cabench.streams import stream_keys
+from tests.conftest import spread_logs, write_dataset
+
+pytest.importorskip("httpx")
+RUNNER = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    return write_dataset(tmp_path_factory.mktemp("data") / "six", spread_logs(6, 80, seed=3),
+                         split={"profiling_size": 10, "seed": 0})
+
+
+@pytest.fixture
+def server(dataset):
+    def start(**options):
+        endpoint = ReplayEndpoint.load(dataset, **options)
+        srv, _ = serve_in_thread(endpoint)
+        started.append(srv)
+        return f"http://127.0.0.1:{srv.server_address[1]}/v1", endpoint
+    started: list = []
+    yield start
+    for srv in started:
+        srv.shutdown()
+        srv.server_close()
+
+
+def live_config(tmp_path: Path, dataset: Path, base_url: str, **extra) -> Path:
+    raw = {"name": "six_live", "task": {"kind": "replay", "dataset": str(dataset)},
+           "configurations_from": str(dataset),
+           "endpoint": {"base_url": base_url, "timeout_s": 5, "max_retries": 12, "backoff_s": 0.001,
+                        "max_backoff_s": 0.01, "concurrency": 1},
+           "setting": "online", "method": "cohv-ucb", "budget_tokens": 30000, "profiling": {"instances": 8},
+           "latency": "reported", "seed": 0, **extra}
+    path = tmp_path / f"{raw['name']}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def run_live(config: Path, out: Path, *extra: str):
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet", *extra])
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "spend.json").read_text()), json.loads((out / "decision.json").read_text())
+
+
+def journal(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "calls.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_live_online_within_budget_and_describable(tmp_path, dataset, server):
+    url, endpoint = server()
+    spend, decision = run_live(live_config(tmp_path, dataset, url), tmp_path / "run")
+    assert spend["spent_tokens"] <= spend["budget_tokens"] == 30000
+    assert spend["calls"] == endpoint.requests and spend["failed_attempts"] == 0
+    assert spend["profiling_tokens"] == pytest.approx(sum(r["tokens"] for r in journal(tmp_path / "run")
+                                                          if r["key"].startswith("p:")))
+    names = set(pd.read_csv(dataset / "logs.csv.gz")["config_id"])
+    assert decision["configuration"] in names and set(decision["estimates"]) == names
+    described = RUNNER.invoke(app, ["data", "describe", str(tmp_path / "run"), "--json"])
+    assert described.exit_code == 0, described.output
+    assert json.loads(described.stdout)["K"] == 6 and json.loads(described.stdout)["surrogate"] is False
+
+
+@pytest.mark.parametrize("setting", ["online", "psi"])
+def test_pulls_equal_the_replay_engines_on_its_streams(tmp_path, dataset, server, setting):
+    """Live on the replay engine's instance sequence makes the replay engine's pulls."""
+    url, _ = server()
+    rho = 16.0 if setting == "online" else 12.0
+    method = "cohv-ucb" if setting == "online" else "copsi"
+    config = live_config(tmp_path, dataset, url, setting=setting, method=method, profiling="dataset-split",
+                         rho=rho, instance_order="replay", repetition=3, seed=5, budget_tokens=None)
+    raw = yaml.safe_load(config.read_text())
+    del raw["budget_tokens"]
+    config.write_text(yaml.safe_dump(raw))
+    spend, decision = run_live(config, tmp_path / "run")
+    ds = load_dataset(dataset)
+    problem = replay_problem(ds, np.arange(ds.n_arms))
+    keys = stream_keys(5, np.array([3]), problem.arm_ids)[0]
+    names = list(problem.arm_names)
+    calls = [r for r in journal(tmp_path / "run") if r["key"].startswith("e:")]
+    live_arms = [names.index(r["config"]) for r in sorted(calls, key=lambda r: int(r["key"][2:]))]
+    assert spend["spent_tokens"] <= spend["budget_tokens"]
+    if setting == "online":
+        ref = reference_online(problem, OnlineMethod("cohv-ucb"), rho, keys)
+        if spend["stopped_by"] == "method":
+            assert live_arms == ref["arms"]
+        else:  # the hard token budget ended the run first: the same pulls up to there
+            assert spend["stopped_by"] == "token budget" and live_arms == ref["arms"][:len(live_arms)]
+            assert len(ref["arms"]) - len(live_arms) <= 3
+        assert len(live_arms) > 50
+    else:
+        ref = reference_psi(problem, PsiMethod("copsi"), rho, keys)
+        assert spend["stopped_by"] == "method"
+        assert sorted(decision["pareto_set"]) == sorted(names[i] for i in ref["returned"])
+        assert decision["removed"] == [names[i] for i in ref["removed"]]
+        assert decision["samples"] == {names[i]: n for i, n in enumerate(ref["samples"])}
+
+
+def test_faults_are_retried_recorded_and_change_nothing(tmp_path, dataset, server):
+    url, _ = server()
+    clean_spend, clean = run_live(live_config(tmp_path, dataset, url), tmp_path / "clean")
+    faulty_url, endpoint = server(faults=parse_faults("429=0.2,500=0.05,timeout=0.01"), hold_s=1.0, seed=1)
+    config = live_config(tmp_path, dataset, faulty_url, endpoint={
+        "base_url": faulty_url, "timeout_s": 0.5, "max_retries": 12, "backoff_s": 0.001, "max_backoff_s": 0.01,
+        "concurrency": 1})
+    spend, decision = run_live(config, tmp_path / "faulty")
+    assert decision == clean
+    assert spend["spent_tokens"] == clean_spend["spent_tokens"] and spend["calls"] == clean_spend["calls"]
+    statuses = [a["status"] for r in journal(tmp_path / "faulty") for a in r["attempts"]]
+    assert spend["failed_attempts"] == sum(s != "ok" for s in statuses) > 0.2 * spend["calls"]
+    assert {"http 429", "http 500"} <= set(statuses)
+    assert spend["attempts"] == endpoint.requests - statuses.count("timeout") * 0  # every attempt recorded
+
+
+def test_api_key_is_never_written(tmp_path, dataset, server, monkeypatch):
+    url, _ = server()
+    secret = "sk-cabench-test-7d1f0a"
+    monkeypatch.setenv("CABENCH_TEST_KEY", secret)
+    config = live_config(tmp_path, dataset, url)
+    raw = yaml.safe_load(config.read_text())
+    raw["endpoint"]["api_key_env"] = "CABENCH_TEST_KEY"
+    config.write_text(yaml.safe_dump(raw))
+    run_live(config, tmp_path / "run")
+    for path in (tmp_path / "run").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    monkeypatch.delenv("CABENCH_TEST_KEY")
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / "other"), "--quiet"])
+    assert result.exit_code == 2 and "CABENCH_TEST_KEY is not set" in result.stderr
+
+
+def test_collect_reproduces_the_shipped_rows(tmp_path):
+    ds = ROOT / "data" / "gsm8k"
+    endpoint = ReplayEndpoint.load(ds)
+    srv, _ = serve_in_thread(endpoint)
+    try:
+        frame = pd.read_csv(ds / "logs.csv.gz", dtype={"instance_id": str})
+        ids = list(pd.unique(frame["config_id"]))[::17][:6]
+        config = tmp_path / "collect.yaml"
+        config.write_text(yaml.safe_dump({
+            "name": "gsm8k_six", "task": {"kind": "replay", "dataset": str(ds)}, "configurations_from": str(ds),
+            "arms": {"config_ids": ids}, "evaluation": {"instances": 50}, "profiling": {"instances": 0},
+            "endpoint": {"base_url": f"http://127.0.0.1:{srv.server_address[1]}/v1", "concurrency": 8}}))
+        result = RUNNER.invoke(app, ["collect", str(config), "--out", str(tmp_path / "six"), "--quiet"])
+        assert result.exit_code == 0, result.output
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    got = pd.read_csv(tmp_path / "six" / "logs.csv", dtype={"instance_id": str})
+    assert len(got) == 300 and got["config_id"].nunique() == 6 and got["instance_id"].nunique() == 50
+    want = frame.set_index(["config_id", "instance_id"]).loc[list(zip(got["config_id"], got["instance_id"]))]
+    assert np.array_equal(got["correct"].to_numpy(), want["correct"].to_numpy())
+    assert np.array_equal(got["tokens"].to_numpy(), want["tokens"].to_numpy())
+    described = RUNNER.invoke(app, ["data", "describe", str(tmp_path / "six"), "--json"])
+    assert described.exit_code == 0 and json.loads(described.stdout)["K"] == 6
+
+
+def _live_child(config: str, out: str) -> None:  # a forked process: the run a kill -9 interrupts
+    from cabench.live.config import load_live
+    from cabench.live.session import run_session
+
+    run_session(load_live(config), Path(out), quiet=True)
+
+
+def test_kill_9_then_resume_never_pays_twice(tmp_path, dataset, server):
+    url, endpoint = server(latency_scale=0.01)
+    config = live_config(tmp_path, dataset, url)
+    start = time.perf_counter()
+    _, reference = run_live(config, tmp_path / "whole")
+    duration = time.perf_counter() - start
+    made_whole = endpoint.requests
+    out = tmp_path / "killed"
+    fork = multiprocessing.get_context("fork")
+    rng = random.Random(0)
+    kills, before = 0, endpoint.requests
+    for _ in range(10):  # kill -9 at 10 random moments, resuming each time
+        child = fork.Process(target=_live_child, args=(str(config), str(out)))
+        child.start()
+        time.sleep(rng.uniform(0.03, 0.15) * duration)
+        if child.is_alive():
+            os.kill(child.pid, signal.SIGKILL)
+            kills += 1
+        child.join()
+        records = journal(out) if (out / "calls.jsonl").exists() else []
+        assert sum(float(r.get("tokens") or 0) for r in records) <= 30000  # never over budget, even when killed
+    spend, decision = run_live(config, out)
+    records = journal(out)
+    assert len({r["key"] for r in records}) == len(records)  # no finished call made twice
+    assert spend["spent_tokens"] <= spend["budget_tokens"]
+    assert decision == reference
+    made = endpoint.requests - before
+    assert kills >= 6 and made - made_whole <= kills  # at most the call in flight at each kill is made again
+    print(f"kill -9: {kills} kills, {made} requests against {made_whole} uninterrupted")
+
+
+def test_identification_decision_does_not_depend_on_concurrency(tmp_path, dataset, server):
+    url, _ = server(latency_scale=0.001)
+    outcomes = []
+    for concurrency in (1, 6):
+        config = live_config(tmp_path, dataset, url, setting="psi", method="copsi", budget_tokens=60000,
+                             name=f"psi{concurrency}", endpoint={"base_url": url, "concurrency": concurrency})
+        spend, decision = run_live(config, tmp_path / f"c{concurrency}")
+        outcomes.append((decision, spend["spent_tokens"], spend["calls"]))
+        assert spend["spent_tokens"] <= 60000
+    assert outcomes[0] == outcomes[1]
+    assert len(outcomes[0][0]["pareto_set"]) >= 1
+
+
+def test_bad_live_configs_are_one_line(tmp_path, dataset):
+    cases = {
+        "budget_tokens": ({"rho": 4}, "give either budget_tokens"),
+        "method": ({"method": "cohv"}, "did you mean 'cohv-ucb'"),
+        "instance_order": ({"instance_order": "replay", "task": {"kind": "gsm8k", "path": str(dataset / "dataset.yaml")}},
+                           "needs task.kind: replay"),
+        "endpoint": ({"endpoint": {"base_url": "ftp://x"}}, "is not an http(s) URL"),
+    }
+    for label, (change, words) in cases.items():
+        config = live_config(tmp_path, dataset, "http://127.0.0.1:9/v1", name=f"bad-{label}", **change)
+        result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / label), "--quiet"])
+        assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, (label, result.output)
+        assert words in result.stderr, (label, result.stderr)
+
+
+def test_token_budget_holds_with_calls_in_flight(tmp_path, dataset, server):
+    """Uniform spends its whole budget, so the hard limit binds; six calls in flight never overshoot it."""
+    url, _ = server(latency_scale=0.001)
+    outcomes = []
+    for concurrency in (1, 6):
+        config = live_config(tmp_path, dataset, url, setting="psi", method="uniform", budget_tokens=20000,
+                             cost_mode="stochastic", name=f"uniform{concurrency}",
+                             endpoint={"base_url": url, "concurrency": concurrency})
+        spend, decision = run_live(config, tmp_path / f"u{concurrency}")
+        assert spend["spent_tokens"] <= 20000, spend
+        outcomes.append((decision, spend["spent_tokens"], spend["stopped_by"]))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][2] == "token budget" and outcomes[0][1] > 19000

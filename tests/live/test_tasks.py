@@ -1,0 +1,94 @@
+"""Answer checking of the live tasks on items written here in the public GSM8K and PIQA formats."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from cabench.errors import CabenchError
+from cabench.live.tasks import choice_number, final_number, gsm8k_task, piqa_task, template_task
+
+
+def _jsonl(path, items):
+    path.write_text("\n".join(json.dumps(i) for i in items) + "\n")
+    return path
+
+
+@pytest.fixture
+def gsm8k(tmp_path):
+    return gsm8k_task(_jsonl(tmp_path / "test.jsonl", [
+        {"question": "Tom has 1,200 apples and buys 34 more. How many?", "answer": "1200 + 34 = <<1200+34=1234>>1234\n"
+                                                                                 "#### 1,234"},
+        {"question": "A pen costs $2.50; two pens?", "answer": "2 * 2.5 = 5\n#### 5"},
+        {"question": "What is 10 - 13?", "answer": "#### -3"},
+    ]))
+
+
+@pytest.mark.parametrize("reply, item, correct", [
+    ("The answer is 1,234.", 0, 1.0),                       # comma in the number, full stop after it
+    ("1234 apples", 0, 1.0),                                # trailing unit
+    ("He had 1200, bought 34, so 1200 + 34 = 1234.\nThe answer is 1234", 0, 1.0),  # CoT with several numbers
+    ("1200 + 34 = 1235. The answer is 1234.", 0, 1.0),      # the stated answer wins over earlier numbers
+    ("The answer is 1234. Check: 1200 + 34 = 1234, 12 apples each.", 0, 1.0),
+    ("#### 1234", 0, 1.0),
+    ("1200", 0, 0.0),
+    ("Two pens cost $5.00", 1, 1.0),                        # dollar sign, decimals
+    ("The answer is $5", 1, 1.0),
+    ("5.5", 1, 0.0),
+    ("The answer is -3.", 2, 1.0),                          # negative
+    ("3", 2, 0.0),
+    ("I do not know", 2, 0.0),
+])
+def test_gsm8k_answers(gsm8k, reply, item, correct):
+    assert gsm8k.score(gsm8k.instances[item], reply) == correct
+
+
+def test_gsm8k_gold_and_prompts(gsm8k):
+    assert [i.answer for i in gsm8k.instances] == [Decimal(1234), Decimal(5), Decimal(-3)]
+    assert "1,200 apples" in gsm8k.messages(gsm8k.instances[0], "direct")[0]["content"]
+    assert "step by step" in gsm8k.messages(gsm8k.instances[0], "cot")[0]["content"]
+    assert final_number("no digits") is None
+
+
+@pytest.mark.parametrize("reply, chosen", [
+    ("The answer is 2.", "2"),
+    ("2", "2"),
+    ("Solution 1", "1"),
+    ("Solution 1 wastes water; solution 2 works. The answer is 2", "2"),  # CoT naming both
+    ("1.", "1"),
+    ("Both 1 and 2 could work", None),
+    ("Answer: (1)", "1"),
+    ("neither", None),
+])
+def test_piqa_choices(reply, chosen):
+    assert choice_number(reply) == chosen
+
+
+def test_piqa_inline_and_separate_labels(tmp_path):
+    items = [{"goal": "Dry wet shoes", "sol1": "Put them in the oven at 250C", "sol2": "Stuff them with newspaper",
+              "label": 1}, {"goal": "Open a jar", "sol1": "Tap the lid", "sol2": "Freeze it", "label": 0}]
+    task = piqa_task(_jsonl(tmp_path / "valid.jsonl", items))
+    assert [i.answer for i in task.instances] == ["2", "1"]
+    assert task.score(task.instances[0], "The answer is 2.") == 1.0
+    assert task.score(task.instances[1], "The answer is 2.") == 0.0
+    (tmp_path / "valid-labels.lst").write_text("1\n0\n")
+    bare = [{k: v for k, v in i.items() if k != "label"} for i in items]
+    task = piqa_task(_jsonl(tmp_path / "bare.jsonl", bare), tmp_path / "valid-labels.lst")
+    assert [i.answer for i in task.instances] == ["2", "1"]
+    (tmp_path / "short.lst").write_text("1\n")
+    with pytest.raises(CabenchError, match="1 labels for 2 PIQA items"):
+        piqa_task(tmp_path / "bare.jsonl", tmp_path / "short.lst")
+
+
+def test_template_task(tmp_path):
+    path = _jsonl(tmp_path / "capitals.jsonl", [{"id": "fr", "country": "France", "capital": "Paris"},
+                                                {"id": "jp", "country": "Japan", "capital": "Tokyo"}])
+    task = template_task({"kind": "template", "path": str(path), "prompts": {"direct": "Capital of {country}?"},
+                          "answer_field": "capital", "extract": r"capital is (\w+)"}, "task")
+    assert task.messages(task.instances[1], "direct")[0]["content"] == "Capital of Japan?"
+    assert task.score(task.instances[0], "The capital is paris.") == 1.0
+    assert task.score(task.instances[0], "Paris") == 0.0  # the extraction regex finds nothing
+    with pytest.raises(CabenchError, match="missing field 'planet'"):
+        template_task({"path": str(path), "prompts": {"direct": "{planet}?"}, "answer_field": "capital"}, "task")
