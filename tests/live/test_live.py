@@ -237,7 +237,8 @@ def test_bad_live_configs_are_one_line(tmp_path, dataset):
     cases = {
         "budget_tokens": ({"rho": 4}, "give either budget_tokens"),
         "method": ({"method": "cohv"}, "did you mean 'cohv-ucb'"),
-        "instance_order": ({"instance_order": "replay", "task": {"kind": "gsm8k", "path": str(dataset / "dataset.yaml")}},
+        "instance_order": ({"instance_order": "replay",
+                            "task": {"kind": "gsm8k", "path": str(dataset / "dataset.yaml")}},
                            "needs task.kind: replay"),
         "endpoint": ({"endpoint": {"base_url": "ftp://x"}}, "is not an http(s) URL"),
     }
