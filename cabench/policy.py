@@ -156,11 +156,18 @@ class PsiPolicy:
         self.costs = [float(c) for c in costs]
         self.k = len(self.costs)
         self.budget, self.stochastic = float(budget), stochastic
-        lam = min(self.costs) if method.name == "copsi" else 1.0  # PSI-SR: the cost-blind L_{K,1}
+        lam = min(self.costs) if method.name in ("copsi", "copsi-r") else 1.0  # PSI-SR: the cost-blind L_{K,1}
         self.l_k = 1.0 + sum(1.0 / (1.0 + (ell - 1) * lam) for ell in range(2, self.k + 1))  # L_{K,lambda}
         self.cbar = sum(self.costs) / self.k
-        first = (math.floor(self.budget / sum(self.costs)) if method.name == "uniform"
-                 else self.target(list(range(self.k))))
+        self.rounds = max(1, math.ceil(math.log2(self.k)))  # EGE-SH: ceil(log2 K) halving rounds
+        self.level = 0
+        if method.name == "uniform":
+            first = math.floor(self.budget / sum(self.costs))
+        elif method.name == "ege-sh":
+            first = math.floor(self.budget / (self.rounds * sum(self.costs)))
+        else:
+            first = math.floor(self.budget / (self.l_k * sum(self.costs))) if method.name == "copsi-r" \
+                else self.target(list(range(self.k)))
         if first < 1:
             raise CabenchError(f"rho {rho if rho is not None else self.budget:g}: the first phase cannot give every "
                                "arm one sample")
@@ -176,6 +183,7 @@ class PsiPolicy:
         self.removed: list[int] = []
         self.accepted_log: list[bool] = []
         self.returned: list[int] | None = None
+        self.phases: list[tuple[tuple[int, ...], int]] = []  # (active arms, fewest samples) at each elimination
         self._phase = 0
         if method.name == "uniform":
             if stochastic:
@@ -189,10 +197,41 @@ class PsiPolicy:
     def target(self, active: list[int]) -> int:
         if self.method.name == "copsi":
             return math.floor(self.budget / (self.l_k * sum(self.costs[i] for i in active)))  # line 7
+        if self.method.name == "copsi-r":
+            return self.recycled(active)
+        if self.method.name == "ege-sh":
+            return self.level + math.floor(self.budget / (self.rounds * sum(self.costs[i] for i in active)))
         return math.floor(self.budget / (self.cbar * self.l_k * len(active)))  # PSI-SR
+
+    def recycled(self, active: list[int]) -> int:
+        """CoPSI-R (docs/methods.md): CoPSI's target, plus a successive-rejects share of what the budget
+        holds beyond it and beyond a reserve that covers every later CoPSI target, whatever the order."""
+        ordered = sorted(self.costs[i] for i in active)
+        k_r = len(ordered)
+        total = 0.0
+        sums = []
+        for c in ordered:
+            total += c  # C_r (exact: quantised costs); sums[j - 1] = s_j, the j cheapest
+            sums.append(total)
+        top = ordered[-1]
+        level = max(self.n[i] for i in active)
+        base = max(math.floor(self.budget / (self.l_k * total)), level)
+        reserve = 0.0
+        if k_r > 2:
+            bound = top / (top + sums[0])  # t_2, the last arm's share
+            for m in range(2, k_r):  # U = sum_{m=2}^{k_r - 1} c_max / (c_max + s_{m-1}) + t_2
+                bound = bound + top / (top + sums[m - 2])
+            reserve = self.budget / self.l_k * bound - min(base, self.budget / (self.l_k * total)) * (total - top)
+        weight = 1.0
+        for j in range(3, k_r + 1):  # this phase weighs 1, a later one with m arms 1 / (m + 1)
+            weight = weight + 1.0 / j
+        room = self.budget - self.spend - (base - level) * total - reserve
+        return base + math.floor(max(room, 0.0) * (1.0 / weight) / total)
 
     def _plan_phase(self) -> None:
         n_r = self.target(self.active)  # lines 6-7: C_r = sum of the active arms' costs
+        if self.method.name == "ege-sh":
+            self.level = n_r
         self.queue = [] if self.stopped else [i for i in self.active for _ in range(max(0, n_r - self.n[i]))]
 
     def _mean(self, i: int) -> list[float]:
@@ -200,6 +239,7 @@ class PsiPolicy:
 
     def _eliminate(self) -> None:
         """Lines 11-21: remove the arm with the largest empirical gap, accepting it if not dominated."""
+        self.phases.append((tuple(self.active), min(self.n[i] for i in self.active)))
         mu = {i: self._mean(i) for i in self.active}
         gamma, dominated = empirical_gaps(mu)
         top = max(gamma.values())  # line 15, ties: dominated first, then lowest index
@@ -211,6 +251,27 @@ class PsiPolicy:
         self.active.remove(out)
         self.removed.append(out)
         self.accepted_log.append(keep)
+
+    def _halve(self) -> int | None:
+        """EGE-SH after a round: the floor(k_r / 2) largest empirical gaps leave (accepted when not dominated)."""
+        mu = {i: self._mean(i) for i in self.active}
+        gamma, dominated = empirical_gaps(mu)
+        ranked = sorted(self.active, key=lambda i: (-gamma[i], not dominated[i], i))
+        for out in ranked[: len(self.active) // 2]:
+            keep = not dominated[out]
+            if keep:
+                self.accepted.add(out)
+            self.active.remove(out)
+            self.removed.append(out)
+            self.accepted_log.append(keep)
+        self._phase += 1
+        if self._phase < self.rounds and len(self.active) > 1:
+            self._plan_phase()
+            if self.queue:
+                return self.ask()
+            return self._halve()
+        self.returned = sorted(self.accepted | set(self.active))
+        return None
 
     def _finish_uniform(self) -> None:
         mu = {i: self._mean(i) for i in range(self.k)}
@@ -231,6 +292,8 @@ class PsiPolicy:
                 return self.ask()
             self._finish_uniform()
             return None
+        if self.method.name == "ege-sh":
+            return self._halve()
         while self._phase < self.k - 1:  # line 5: K - 1 phases
             self._eliminate()
             self._phase += 1

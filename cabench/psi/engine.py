@@ -16,7 +16,7 @@ import numpy as np
 
 from cabench.pareto import classification_gaps, pareto_mask, removal_choice
 from cabench.problem import Problem, expand_blocks
-from cabench.psi.schedules import COST_MODES, PsiMethod, Schedule
+from cabench.psi.schedules import COST_MODES, PsiMethod, Schedule, recycled_target, sh_rounds
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,8 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
             state.uniform_rounds(schedule.target(np.full(reps, costs.sum()), k))
         mu_hat = state.means(rows, np.broadcast_to(np.arange(k), (reps, k)))
         returned = pareto_mask(mu_hat)
+    elif method.name == "ege-sh":
+        returned, removed, accepted_log = _halving(state, schedule, costs, reps, k)
     else:
         active = np.ones((reps, k), dtype=bool)
         accepted = np.zeros((reps, k), dtype=bool)
@@ -184,7 +186,13 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
         for phase in range(k - 1):
             k_r = k - phase
             active_cost = np.where(active, costs, 0.0).sum(axis=1)  # C_r, exact
-            state.bring_up(schedule.target(active_cost, k_r), active)  # lines 7-10
+            if method.name == "copsi-r":  # re-planned from what the budget still holds
+                arms = np.nonzero(active)[1].reshape(reps, k_r)
+                level = state.n[rows, arms].max(axis=1)
+                target = recycled_target(budget, schedule.l_k, state.spend, level, costs[arms], k_r)
+            else:
+                target = schedule.target(active_cost, k_r)
+            state.bring_up(target, active)  # lines 7-10
             arms = np.nonzero(active)[1].reshape(reps, k_r)
             mu_hat = state.means(rows, arms)  # line 11
             _, _, gamma, dominated = classification_gaps(mu_hat)  # lines 13-14, eq. (1)
@@ -209,3 +217,41 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
         removed=removed,
         accepted=accepted_log,
     )
+
+
+def halving_order(gamma: np.ndarray, dominated: np.ndarray) -> np.ndarray:
+    """Positions ``[..., k]`` from first to last removed: largest gap first, then dominated, then position."""
+    k = gamma.shape[-1]
+    position = np.broadcast_to(np.arange(k), gamma.shape)
+    return np.lexsort((position, ~dominated, -gamma), axis=-1)
+
+
+def _halving(state: _Samples, schedule: Schedule, costs: np.ndarray, reps: int, k: int):
+    """EGE-SH: ``ceil(log2 K)`` rounds, each with budget ``B / ceil(log2 K)`` spread evenly (in samples) over
+    the active arms' costs; after each, the ``floor(k_r / 2)`` arms with the largest empirical gaps leave,
+    accepted when not empirically dominated among the active arms."""
+    rounds = sh_rounds(k)
+    active = np.ones((reps, k), dtype=bool)
+    accepted = np.zeros((reps, k), dtype=bool)
+    removed = np.zeros((reps, k - 1), dtype=np.int64)
+    kept_log = np.zeros((reps, k - 1), dtype=bool)
+    rows = np.arange(reps)[:, None]
+    done = 0
+    level = np.zeros(reps, dtype=np.int64)
+    for _ in range(rounds):
+        k_r = int(active[0].sum())
+        if k_r == 1:
+            break
+        active_cost = np.where(active, costs, 0.0).sum(axis=1)
+        level = level + np.floor(state.budget / (rounds * active_cost)).astype(np.int64)
+        state.bring_up(level, active)
+        arms = np.nonzero(active)[1].reshape(reps, k_r)
+        _, _, gamma, dominated = classification_gaps(state.means(rows, arms))
+        order = halving_order(gamma, dominated)[:, : k_r // 2]
+        out = arms[rows, order]
+        keep = ~dominated[rows, order]
+        accepted[rows, out] = keep
+        active[rows, out] = False
+        removed[:, done:done + k_r // 2], kept_log[:, done:done + k_r // 2] = out, keep
+        done += k_r // 2
+    return accepted | active, removed[:, :done], kept_log[:, :done]

@@ -15,7 +15,7 @@ import numpy as np
 from cabench.errors import CabenchError
 from cabench.pareto import harmonic_l
 
-DISPLAY = {"copsi": "CoPSI", "psi-sr": "PSI-SR", "uniform": "Uniform"}
+DISPLAY = {"copsi": "CoPSI", "psi-sr": "PSI-SR", "uniform": "Uniform", "copsi-r": "CoPSI-R", "ege-sh": "EGE-SH"}
 PSI_METHODS = tuple(DISPLAY)
 COST_MODES = ("deterministic", "stochastic")
 
@@ -40,6 +40,49 @@ class PsiMethod:
         return self.name != "uniform"
 
 
+def sh_rounds(k: int) -> int:
+    """Rounds of successive halving over ``k`` arms, ``ceil(log2 k)``."""
+    return max(1, math.ceil(math.log2(k)))
+
+
+def phase_share(k_active: int) -> float:
+    """The share of the spare budget a phase with ``k_active`` arms spends now: a successive-rejects
+    profile over the phases left (this one weighs 1, a later one with m arms 1 / (m + 1))."""
+    weight = 1.0
+    for j in range(3, k_active + 1):
+        weight = weight + 1.0 / j
+    return 1.0 / weight
+
+
+def recycled_target(budget: float, l_k: float, spend: np.ndarray, level: np.ndarray, active_costs: np.ndarray,
+                    k_active: int) -> np.ndarray:
+    """CoPSI-R's cumulative target of a phase (docs/methods.md), per repetition.
+
+    ``base = max(floor(B / (L_{K,lambda} C_r)), level)`` is CoPSI's target: never fewer samples. Every
+    later phase's CoPSI target costs at most ``R = (B / L) U - min(base, B / (L C_r)) (C_r - c_max)``
+    whatever the removal order, with ``U = sum_{m=2}^{k_r - 1} t_m + t_2``, ``t_m = c_max / (c_max +
+    s_{m-1})`` and ``s_j`` the sum of the ``j`` cheapest active costs. What the budget holds beyond
+    ``base`` and ``R`` is spent on a successive-rejects profile: this phase takes
+    :func:`phase_share` of it, the last phase all of it. ``active_costs`` is ``[reps, k_r]``, ``spend``
+    and ``level`` (the active arms' common sample count) are ``[reps]``.
+    """
+    ordered = np.sort(active_costs, axis=1)
+    total = ordered.sum(axis=1)  # C_r (exact: quantised costs)
+    top = ordered[:, -1]
+    cheapest = np.cumsum(ordered, axis=1)  # s_j = cheapest[:, j - 1]
+    base = np.maximum(np.floor(budget / (l_k * total)).astype(np.int64), level)
+    if k_active > 2:
+        bound = top / (top + cheapest[:, 0])  # t_2, the last arm's share
+        for m in range(2, k_active):  # one addition per term, in order (the per-pull reference's order)
+            bound = bound + top / (top + cheapest[:, m - 2])
+        reserve = budget / l_k * bound - np.minimum(base, budget / (l_k * total)) * (total - top)
+    else:
+        reserve = np.zeros_like(total)
+    room = budget - spend - (base - level) * total - reserve
+    extra = np.floor(np.maximum(room, 0.0) * phase_share(k_active) / total).astype(np.int64)
+    return base + extra
+
+
 @dataclass(frozen=True)
 class Schedule:
     """Constants of a method's schedule for one problem and budget (normalised units)."""
@@ -54,7 +97,7 @@ class Schedule:
     def build(cls, method: PsiMethod, budget: float, costs: np.ndarray) -> Schedule:
         k = len(costs)
         lam = float(costs.min())
-        l_k = harmonic_l(k, lam if method.name == "copsi" else 1.0)
+        l_k = harmonic_l(k, lam if method.name in ("copsi", "copsi-r") else 1.0)
         return cls(method.name, float(budget), costs, l_k, float(np.mean(costs)))
 
     def target(self, active_cost: np.ndarray | float, k_active: int) -> np.ndarray:
@@ -65,8 +108,10 @@ class Schedule:
         ``floor(B~ / sum_i c~_i)``. ``active_cost`` is ``C_r``, the exact sum
         of the active arms' costs.
         """
-        if self.method == "copsi":
+        if self.method in ("copsi", "copsi-r"):
             return np.floor(self.budget / (self.l_k * np.asarray(active_cost))).astype(np.int64)
+        if self.method == "ege-sh":  # first round: B / ceil(log2 K) spread over the active arms' costs
+            return np.floor(self.budget / (sh_rounds(len(self.costs)) * np.asarray(active_cost))).astype(np.int64)
         if self.method == "uniform":
             return np.floor(self.budget / np.asarray(active_cost)).astype(np.int64)
         value = math.floor(self.budget / (self.mean_cost * self.l_k * k_active))
@@ -78,8 +123,10 @@ class Schedule:
         first = int(np.asarray(self.target(np.array([total]), len(self.costs)))[0])
         if first >= 1:
             return
-        if self.method == "copsi":
+        if self.method in ("copsi", "copsi-r"):
             need = self.l_k * total
+        elif self.method == "ege-sh":
+            need = sh_rounds(len(self.costs)) * total
         elif self.method == "psi-sr":
             need = self.mean_cost * self.l_k * len(self.costs)
         else:
