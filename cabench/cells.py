@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 import cabench
+from cabench import registry
 from cabench.config import ExperimentConfig, TrajectorySpec
 from cabench.data.dataset import Dataset, load_dataset
 from cabench.errors import CabenchError
@@ -94,6 +95,8 @@ class Cell:
     def describe(self) -> dict[str, Any]:
         m = self.method
         method = {"name": m.name, **(m.params(self.rho) if isinstance(m, OnlineMethod) else {})}
+        if registry.is_user(m.name):  # editing a user method's module recomputes its cells
+            method["source"] = registry.user_source_digest(m.name)
         out = {"method": method, "rho": self.rho, "cost_mode": self.cost_mode, "reps": [self.start, self.stop]}
         if self.trajectory:
             out["trajectory"] = {"points": self.trajectory.points, "window": self.trajectory.window}

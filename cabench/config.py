@@ -195,7 +195,7 @@ def _methods(r: _Reader, raw: Any, setting: str) -> tuple[Any, ...]:
         spec = r.check_keys(spec, allowed, key)
         if "name" not in spec:
             raise r.fail(f"{key}.name", "missing; every method needs a name")
-        name = r.text(spec["name"], f"{key}.name", names)
+        name = r.text(spec["name"], f"{key}.name", None if ":" in str(spec["name"]) else names)
         if name in seen:
             raise r.fail(f"{key}.name", f"'{name}' is listed twice")
         seen.add(name)
@@ -208,9 +208,15 @@ def _methods(r: _Reader, raw: Any, setting: str) -> tuple[Any, ...]:
                 kwargs["alpha"] = r.number(spec["alpha"], f"{key}.alpha", minimum=2, maximum=LIMITS["alpha"])
             if "mode" in spec:
                 kwargs["mode"] = r.text(spec["mode"], f"{key}.mode", ("experimental", "theory"))
-            out.append(OnlineMethod(**kwargs))
+            try:
+                out.append(OnlineMethod(**kwargs))
+            except CabenchError as exc:
+                raise CabenchError(f"{r.source}: {key}.name: {exc}") from None
         else:
-            out.append(PsiMethod(name))
+            try:
+                out.append(PsiMethod(name))
+            except CabenchError as exc:
+                raise CabenchError(f"{r.source}: {key}.name: {exc}") from None
     return tuple(out)
 
 

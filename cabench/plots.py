@@ -24,19 +24,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from cabench import registry  # noqa: E402
 from cabench.errors import CabenchError  # noqa: E402
 from cabench.record import objective_columns  # noqa: E402
 from cabench.results import DISPLAY, Experiment, ResultSet  # noqa: E402
 from cabench.stats import Z95, mean_se, wilson  # noqa: E402
 
-STYLE = {
-    "cohv-ucb": ("#d62728", "o"),
-    "hv-ucb": ("#1f77b4", "s"),
-    "acc-cost-ucb": ("#2ca02c", "^"),
-    "uniform": ("#7f7f7f", "D"),
-    "copsi": ("#ff7f0e", "P"),
-    "psi-sr": ("#9467bd", "v"),
-}
 MODE_LINE = {"deterministic": "-", "stochastic": "--"}
 ERROR_FLOOR = 1e-3  # log10 error is drawn here (hollow marker) when no repetition erred
 FORMATS = ("png", "pdf", "svg")
@@ -59,7 +52,7 @@ class Drawn:
 
 
 def _style(method: str) -> dict:
-    colour, marker = STYLE.get(method, ("black", "x"))
+    colour, marker = registry.style(method)
     return {"color": colour, "marker": marker, "label": DISPLAY.get(method, method), "markersize": 3.5,
             "linewidth": 1.2}
 
@@ -407,7 +400,7 @@ def _cost_mode_figure(experiments: list[Experiment]):
                 k, n = int(g["error"].sum()), len(g)
                 lo, hi = wilson(k, n)
                 p = k / n
-                ax.bar(pos + shift, p, width, color=STYLE.get(method, ("black",))[0],
+                ax.bar(pos + shift, p, width, color=registry.style(method)[0],
                        alpha=0.85 if hatch is None else 0.45, hatch=hatch, edgecolor="black", linewidth=0.4)
                 ax.errorbar(pos + shift, p, yerr=[[max(p - lo, 0.0)], [max(hi - p, 0.0)]], color="black",
                             capsize=2, linewidth=0.8)

@@ -71,7 +71,12 @@ class OnlinePolicy:
             return volume / lower_cost  # line 7
         if self.method.name == "hv-ucb":
             return volume
-        return upper[0] / lower_cost  # acc-cost-ucb
+        if self.method.name == "acc-cost-ucb":
+            return upper[0] / lower_cost
+        import numpy as np  # a user index function (module:object) works on arrays
+
+        from cabench.registry import load_user
+        return float(load_user(self.method.name)(np.array([self.n[i]]), np.array([upper]), np.array([lower_cost]))[0])
 
     def ask(self) -> int | None:
         if self.pending is not None:
@@ -156,7 +161,7 @@ class PsiPolicy:
         self.costs = [float(c) for c in costs]
         self.k = len(self.costs)
         self.budget, self.stochastic = float(budget), stochastic
-        lam = min(self.costs) if method.name in ("copsi", "copsi-r") else 1.0  # PSI-SR: the cost-blind L_{K,1}
+        lam = min(self.costs) if method.name in ("copsi", "copsi-r") or ":" in method.name else 1.0  # PSI-SR: L_{K,1}
         self.l_k = 1.0 + sum(1.0 / (1.0 + (ell - 1) * lam) for ell in range(2, self.k + 1))  # L_{K,lambda}
         self.cbar = sum(self.costs) / self.k
         self.rounds = max(1, math.ceil(math.log2(self.k)))  # EGE-SH: ceil(log2 K) halving rounds
@@ -168,6 +173,9 @@ class PsiPolicy:
         else:
             first = math.floor(self.budget / (self.l_k * sum(self.costs))) if method.name == "copsi-r" \
                 else self.target(list(range(self.k)))
+            if ":" in method.name and first < 1:
+                raise CabenchError(f"rho {rho if rho is not None else self.budget:g}: the first phase of "
+                                   f"{method.name} gives an arm no sample")
         if first < 1:
             raise CabenchError(f"rho {rho if rho is not None else self.budget:g}: the first phase cannot give every "
                                "arm one sample")
@@ -201,7 +209,15 @@ class PsiPolicy:
             return self.recycled(active)
         if self.method.name == "ege-sh":
             return self.level + math.floor(self.budget / (self.rounds * sum(self.costs[i] for i in active)))
-        return math.floor(self.budget / (self.cbar * self.l_k * len(active)))  # PSI-SR
+        if self.method.name == "psi-sr":
+            return math.floor(self.budget / (self.cbar * self.l_k * len(active)))
+        import numpy as np  # a user schedule (module:object) works on arrays of repetitions
+
+        from cabench.registry import load_user
+        level = max(self.n[i] for i in active)
+        return int(np.asarray(load_user(self.method.name)(
+            self.budget, self.l_k, np.array([self.spend]), np.array([level]),
+            np.array([[self.costs[i] for i in active]]), len(active)))[0])
 
     def recycled(self, active: list[int]) -> int:
         """CoPSI-R (docs/methods.md): CoPSI's target, plus a successive-rejects share of what the budget

@@ -22,16 +22,14 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from cabench import registry
 from cabench.errors import CabenchError
 from cabench.stats import mean_se, wilson
 from cabench.yamlio import load_yaml
 
-DISPLAY = {
-    "cohv-ucb": "CoHV-UCB", "hv-ucb": "HV-UCB", "acc-cost-ucb": "Accuracy-Cost-UCB", "uniform": "Uniform",
-    "copsi": "CoPSI", "psi-sr": "PSI-SR",
-}
-ONLINE_ORDER = ("cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform")
-PSI_ORDER = ("copsi", "psi-sr", "uniform")
+DISPLAY = registry.DISPLAY
+ONLINE_ORDER = registry.names("online")
+PSI_ORDER = registry.names("psi")
 IDENTITY = ["experiment", "config_hash"]
 REQUIRED = {
     "runs.csv": {"online": ["dataset", "setting", "method", "rho", "budget_tokens", "rep", "pulls", "spend_tokens",

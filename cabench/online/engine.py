@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cabench.online.methods import INDEX, OnlineMethod, optimistic
+from cabench.online.methods import OnlineMethod, index_function, optimistic
 from cabench.problem import Problem
 
 
@@ -52,7 +52,7 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
     profile = problem.profile_cost / problem.c_max
     s_r, s_c = method.radius_scales
     log_term = horizon_log_term(budget, problem.lam, method.alpha)
-    index_of = INDEX[method.name]
+    index_of = index_function(method.name)
     gap = problem.nu.max() - problem.nu
     hv = problem.hv
     best = int(np.argmax(problem.nu))

@@ -15,15 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cabench import registry
 from cabench.errors import CabenchError
 
-DISPLAY = {
-    "cohv-ucb": "CoHV-UCB",
-    "hv-ucb": "HV-UCB",
-    "acc-cost-ucb": "Accuracy-Cost-UCB",
-    "uniform": "Uniform",
-}
-ONLINE_METHODS = tuple(DISPLAY)
+DISPLAY = {name: registry.display(name) for name in registry.names("online")}
+ONLINE_METHODS = registry.names("online")
 
 
 @dataclass(frozen=True)
@@ -44,8 +40,11 @@ class OnlineMethod:
 
     def __post_init__(self) -> None:
         where = f"methods.{self.name}"
-        if self.name not in DISPLAY:
-            raise CabenchError(f"methods: unknown online method '{self.name}'; choose from {', '.join(DISPLAY)}")
+        if registry.is_user(self.name):
+            registry.load_user(self.name)  # a one-line error now rather than in a worker
+        elif self.name not in DISPLAY:
+            raise CabenchError(f"methods: unknown online method '{self.name}'; choose from {', '.join(DISPLAY)}, "
+                               "or give your own index function as module:object")
         if self.mode not in ("experimental", "theory"):
             raise CabenchError(f"{where}.mode: '{self.mode}' is not 'experimental' or 'theory'")
         for key in ("s_r", "s_c", "eta"):
@@ -56,7 +55,7 @@ class OnlineMethod:
 
     @property
     def display(self) -> str:
-        return DISPLAY[self.name]
+        return registry.display(self.name)
 
     @property
     def radius_scales(self) -> tuple[float, float]:
@@ -110,6 +109,11 @@ def _acc_cost(n, upper, lower_cost):
 
 def _uniform(n, upper, lower_cost):
     return -n.astype(np.float64)
+
+
+def index_function(name: str) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """The index of a built-in method, or the user's ``module:object`` (see :mod:`cabench.registry`)."""
+    return INDEX[name] if name in INDEX else registry.load_user(name)
 
 
 INDEX: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cabench import registry
 from cabench.pareto import classification_gaps, pareto_mask, removal_choice
 from cabench.problem import Problem, expand_blocks
 from cabench.psi.schedules import COST_MODES, PsiMethod, Schedule, recycled_target, sh_rounds
@@ -186,10 +187,11 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
         for phase in range(k - 1):
             k_r = k - phase
             active_cost = np.where(active, costs, 0.0).sum(axis=1)  # C_r, exact
-            if method.name == "copsi-r":  # re-planned from what the budget still holds
+            if method.name == "copsi-r" or registry.is_user(method.name):  # planned from the state reached
                 arms = np.nonzero(active)[1].reshape(reps, k_r)
                 level = state.n[rows, arms].max(axis=1)
-                target = recycled_target(budget, schedule.l_k, state.spend, level, costs[arms], k_r)
+                plan = recycled_target if method.name == "copsi-r" else registry.load_user(method.name)
+                target = np.asarray(plan(budget, schedule.l_k, state.spend, level, costs[arms], k_r), dtype=np.int64)
             else:
                 target = schedule.target(active_cost, k_r)
             state.bring_up(target, active)  # lines 7-10

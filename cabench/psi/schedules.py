@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cabench import registry
 from cabench.errors import CabenchError
 from cabench.pareto import harmonic_l
 
-DISPLAY = {"copsi": "CoPSI", "psi-sr": "PSI-SR", "uniform": "Uniform", "copsi-r": "CoPSI-R", "ege-sh": "EGE-SH"}
-PSI_METHODS = tuple(DISPLAY)
+DISPLAY = {name: registry.display(name) for name in registry.names("psi")}
+PSI_METHODS = registry.names("psi")
 COST_MODES = ("deterministic", "stochastic")
 
 
@@ -27,13 +28,16 @@ class PsiMethod:
     name: str
 
     def __post_init__(self) -> None:
-        if self.name not in DISPLAY:
+        if registry.is_user(self.name):
+            registry.load_user(self.name)  # a one-line error now rather than in a worker
+        elif self.name not in DISPLAY:
             raise CabenchError(
-                f"methods: unknown identification method '{self.name}'; choose from {', '.join(DISPLAY)}")
+                f"methods: unknown identification method '{self.name}'; choose from {', '.join(DISPLAY)}, or give "
+                "your own schedule as module:object")
 
     @property
     def display(self) -> str:
-        return DISPLAY[self.name]
+        return registry.display(self.name)
 
     @property
     def eliminates(self) -> bool:
@@ -97,7 +101,7 @@ class Schedule:
     def build(cls, method: PsiMethod, budget: float, costs: np.ndarray) -> Schedule:
         k = len(costs)
         lam = float(costs.min())
-        l_k = harmonic_l(k, lam if method.name in ("copsi", "copsi-r") else 1.0)
+        l_k = harmonic_l(k, lam if method.name in ("copsi", "copsi-r") or registry.is_user(method.name) else 1.0)
         return cls(method.name, float(budget), costs, l_k, float(np.mean(costs)))
 
     def target(self, active_cost: np.ndarray | float, k_active: int) -> np.ndarray:
@@ -110,6 +114,11 @@ class Schedule:
         """
         if self.method in ("copsi", "copsi-r"):
             return np.floor(self.budget / (self.l_k * np.asarray(active_cost))).astype(np.int64)
+        if registry.is_user(self.method):  # the first phase of a user schedule: nothing spent, nothing sampled
+            reps = np.shape(active_cost)[0] if np.ndim(active_cost) else 1
+            return np.asarray(registry.load_user(self.method)(
+                self.budget, self.l_k, np.zeros(reps), np.zeros(reps, dtype=np.int64),
+                np.broadcast_to(self.costs, (reps, len(self.costs))), len(self.costs))).astype(np.int64)
         if self.method == "ege-sh":  # first round: B / ceil(log2 K) spread over the active arms' costs
             return np.floor(self.budget / (sh_rounds(len(self.costs)) * np.asarray(active_cost))).astype(np.int64)
         if self.method == "uniform":
@@ -123,6 +132,9 @@ class Schedule:
         first = int(np.asarray(self.target(np.array([total]), len(self.costs)))[0])
         if first >= 1:
             return
+        if registry.is_user(self.method):
+            raise CabenchError(f"rho {rho:g} is too small for {registry.display(self.method)} on {len(self.costs)} "
+                               "arms: its first phase gives an arm no sample")
         if self.method in ("copsi", "copsi-r"):
             need = self.l_k * total
         elif self.method == "ege-sh":
@@ -133,6 +145,6 @@ class Schedule:
             need = total
         smallest = rho * need / self.budget
         raise CabenchError(
-            f"rho {rho:g} is too small for {DISPLAY[self.method]} on {len(self.costs)} arms: the first phase "
+            f"rho {rho:g} is too small for {registry.display(self.method)} on {len(self.costs)} arms: the first phase "
             f"cannot give every arm one sample; the smallest workable rho is {math.ceil(smallest * 1000) / 1000:g}"
         )

@@ -1,0 +1,59 @@
+"""Methods of your own (module:object) run from YAML and appear in the figures and the report."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench.cli import app
+
+RUNNER = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def examples(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
+    yield
+    sys.modules.pop("my_methods", None)
+
+
+@pytest.mark.parametrize("setting, method, base", [("psi", "my_methods:front_loaded", "copsi"),
+                                                    ("online", "my_methods:sqrt_cost_ucb", "cohv-ucb")])
+def test_user_method_runs_from_yaml_and_is_reported(tmp_path, examples, setting, method, base):
+    cfg = {"name": f"mine_{setting}", "dataset": str(ROOT / "data" / "piqa"), "setting": setting,
+           "rho": [200, 800] if setting == "psi" else [4, 8], "methods": [base, method], "repetitions": 6,
+           "seed": 0, "n_jobs": 1, "output": str(tmp_path / "out")}
+    if setting == "psi":
+        cfg.update({"arms": "paper-subset", "cost_modes": ["deterministic"]})
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    result = RUNNER.invoke(app, ["run", str(tmp_path / "c.yaml"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    assert set(summary["method"]) == {base, method} and (summary["status"] == "ok").all()
+    if setting == "psi":
+        share = summary.set_index(["method", "rho"])["spend_share"]
+        assert share[(method, 200)] > share[("copsi", 200)]  # it spends what CoPSI leaves
+    assert RUNNER.invoke(app, ["plot", str(tmp_path / "out"), "--format", "png"]).exit_code == 0
+    assert RUNNER.invoke(app, ["report", str(tmp_path / "out")]).exit_code == 0
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    label = "Front-loaded SR" if setting == "psi" else "sqrt-cost HV-UCB"
+    assert label in report
+    captions = pd.read_csv(tmp_path / "out" / "figures.csv")
+    assert len(captions) >= 1 and any((tmp_path / "out" / "figures").glob("*.png"))
+
+
+def test_unknown_user_method_is_one_line(tmp_path, examples):
+    cfg = {"name": "bad", "dataset": str(ROOT / "data" / "piqa"), "setting": "online", "rho": [4],
+           "methods": ["my_methods:nothing_here"], "repetitions": 2, "output": str(tmp_path / "out")}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    result = RUNNER.invoke(app, ["run", str(tmp_path / "c.yaml"), "--quiet"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "has no 'nothing_here'" in result.stderr
+    shutil.rmtree(tmp_path / "out", ignore_errors=True)
