@@ -260,7 +260,10 @@ class PsiPolicy:
         gamma, dominated = empirical_gaps(mu)
         top = max(gamma.values())  # line 15, ties: dominated first, then lowest index
         tied = [i for i in self.active if abs(gamma[i] - top) <= TIE_ATOL + TIE_RTOL * abs(top)]
-        out = ([i for i in tied if dominated[i]] or tied)[0]
+        self._leave(([i for i in tied if dominated[i]] or tied)[0], dominated)
+
+    def _leave(self, out: int, dominated: dict[int, bool]) -> None:
+        """Lines 16-21: an arm leaves the active set, accepted when not empirically dominated."""
         keep = not dominated[out]
         if keep:
             self.accepted.add(out)
@@ -274,12 +277,7 @@ class PsiPolicy:
         gamma, dominated = empirical_gaps(mu)
         ranked = sorted(self.active, key=lambda i: (-gamma[i], not dominated[i], i))
         for out in ranked[: len(self.active) // 2]:
-            keep = not dominated[out]
-            if keep:
-                self.accepted.add(out)
-            self.active.remove(out)
-            self.removed.append(out)
-            self.accepted_log.append(keep)
+            self._leave(out, dominated)
         self._phase += 1
         if self._phase < self.rounds and len(self.active) > 1:
             self._plan_phase()

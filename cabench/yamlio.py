@@ -8,6 +8,7 @@ mapping is an error (PyYAML would silently keep the last).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -53,3 +54,17 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
     problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
     return f"{problem}{where}"
+
+
+def load_config_file(path: Path) -> Any:
+    """A YAML config file's content; one line naming the file when it is missing, unreadable or malformed."""
+    from cabench.errors import CabenchError
+
+    if not path.is_file():
+        raise CabenchError(f"{path}: config file not found")
+    try:
+        return load_yaml(path.read_text())
+    except yaml.YAMLError as exc:
+        raise CabenchError(f"{path}: malformed YAML ({yaml_problem(exc)}); fix the syntax there") from None
+    except UnicodeDecodeError:
+        raise CabenchError(f"{path}: not a text file; a config is YAML") from None

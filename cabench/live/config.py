@@ -9,15 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cabench.config import _arms, _Reader
 from cabench.errors import CabenchError
 from cabench.live.client import Endpoint
 from cabench.live.tasks import PROMPTINGS
 from cabench.online.methods import ONLINE_METHODS, OnlineMethod
 from cabench.psi.schedules import COST_MODES, PSI_METHODS, PsiMethod
-from cabench.yamlio import load_yaml, yaml_problem
+from cabench.yamlio import load_config_file
 
 TOP = {"name", "task", "endpoint", "configurations", "configurations_from", "arms", "setting", "method",
        "cost_mode", "budget_tokens", "rho", "profiling", "evaluation", "instance_order", "repetition", "cost",
@@ -208,12 +206,4 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
 
 def load_live(path: str | Path, overrides: dict[str, Any] | None = None, collect: bool = False) -> LiveConfig:
     path = Path(path)
-    if not path.is_file():
-        raise CabenchError(f"{path}: config file not found")
-    try:
-        raw = load_yaml(path.read_text())
-    except yaml.YAMLError as exc:
-        raise CabenchError(f"{path}: malformed YAML ({yaml_problem(exc)})") from None
-    except UnicodeDecodeError:
-        raise CabenchError(f"{path}: not a text file; a config is YAML") from None
-    return parse_live(raw, str(path), path.parent, overrides, collect)
+    return parse_live(load_config_file(path), str(path), path.parent, overrides, collect)

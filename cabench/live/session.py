@@ -329,16 +329,8 @@ def _key_order(key: str) -> tuple[int, int, int]:
 def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_ids: list[str]) -> dict[str, Any]:
     """Every configuration on the profiling instances: c_i, c_max, lambda and the latency percentiles."""
     k = len(cfg.configurations)
-    keys = []
     try:
-        for j, iid in enumerate(prof_ids):
-            for c, config in enumerate(cfg.configurations):
-                key = f"p:{c}:{j}"
-                caller.submit(key, config, by_id[iid], 0)
-                keys.append(key)
-                while len(caller.in_flight) >= cfg.endpoint.concurrency:
-                    caller.wait_one()
-        caller.drain()
+        keys = _grid(cfg, caller, by_id, prof_ids, "p")
     except BudgetStop:
         raise CabenchError(f"{cfg.source}: the budget does not cover profiling ({k} configurations x "
                            f"{len(prof_ids)} instances); raise budget_tokens or lower profiling.instances") from None
@@ -477,17 +469,22 @@ def _stream(cfg: LiveConfig, eval_ids: list[str]) -> Callable[[int, int], tuple[
     return lambda arm, count: (int(orders[arm][count % n]), count // n)
 
 
-def _collect(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], ids: list[str]) -> None:
+def _grid(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], ids: list[str], phase: str) -> list[str]:
+    """Every configuration on every instance of ``ids`` (keys ``<phase>:<config>:<instance>``), all finished."""
     keys = []
     for j, iid in enumerate(ids):
         for c, config in enumerate(cfg.configurations):
-            key = f"c:{c}:{j}"
+            key = f"{phase}:{c}:{j}"
             caller.submit(key, config, by_id[iid], 0)
             keys.append(key)
             while len(caller.in_flight) >= cfg.endpoint.concurrency:
                 caller.wait_one()
     caller.drain()
-    for key in keys:
+    return keys
+
+
+def _collect(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], ids: list[str]) -> None:
+    for key in _grid(cfg, caller, by_id, ids, "c"):
         caller.take(key)
 
 

@@ -17,13 +17,13 @@ are read from local paths; nothing is downloaded.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from cabench.data.readers.common import json_lines
 from cabench.errors import CabenchError
 
 PROMPTINGS = ("direct", "cot")
@@ -41,18 +41,7 @@ class Instance:
 def _read_jsonl(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise CabenchError(f"{path}: {what} file not found (tasks are read from local files)")
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CabenchError(f"{path}: line {number}: not JSON ({exc.msg})") from None
-            if not isinstance(item, dict):
-                raise CabenchError(f"{path}: line {number}: expected a JSON object")
-            out.append((number, item))
+    out = list(json_lines(path))
     if not out:
         raise CabenchError(f"{path}: no instances")
     return out
