@@ -24,6 +24,7 @@ def examples(monkeypatch):
     sys.modules.pop("my_methods", None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setting, method, base", [("psi", "my_methods:front_loaded", "copsi"),
                                                     ("online", "my_methods:sqrt_cost_ucb", "cohv-ucb")])
 def test_user_method_runs_from_yaml_and_is_reported(tmp_path, examples, setting, method, base):

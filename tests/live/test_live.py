@@ -123,6 +123,7 @@ def test_pulls_equal_the_replay_engines_on_its_streams(tmp_path, dataset, server
         assert decision["samples"] == {names[i]: n for i, n in enumerate(ref["samples"])}
 
 
+@pytest.mark.slow
 def test_faults_are_retried_recorded_and_change_nothing(tmp_path, dataset, server):
     url, _ = server()
     clean_spend, clean = run_live(live_config(tmp_path, dataset, url), tmp_path / "clean")
@@ -156,6 +157,7 @@ def test_api_key_is_never_written(tmp_path, dataset, server, monkeypatch):
     assert result.exit_code == 2 and "CABENCH_TEST_KEY is not set" in result.stderr
 
 
+@pytest.mark.slow
 def test_collect_reproduces_the_shipped_rows(tmp_path):
     ds = ROOT / "data" / "gsm8k"
     endpoint = ReplayEndpoint.load(ds)
@@ -189,6 +191,7 @@ def _live_child(config: str, out: str) -> None:  # a forked process: the run a k
     run_session(load_live(config), Path(out), quiet=True)
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_never_pays_twice(tmp_path, dataset, server):
     url, endpoint = server(latency_scale=0.01)
     config = live_config(tmp_path, dataset, url)
@@ -220,6 +223,7 @@ def test_kill_9_then_resume_never_pays_twice(tmp_path, dataset, server):
     print(f"kill -9: {kills} kills, {made} requests against {made_whole} uninterrupted")
 
 
+@pytest.mark.slow
 def test_identification_decision_does_not_depend_on_concurrency(tmp_path, dataset, server):
     url, _ = server(latency_scale=0.001)
     outcomes = []
@@ -249,6 +253,7 @@ def test_bad_live_configs_are_one_line(tmp_path, dataset):
         assert words in result.stderr, (label, result.stderr)
 
 
+@pytest.mark.slow
 def test_token_budget_holds_with_calls_in_flight(tmp_path, dataset, server):
     """Uniform spends its whole budget, so the hard limit binds; six calls in flight never overshoot it."""
     url, _ = server(latency_scale=0.001)
