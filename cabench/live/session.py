@@ -183,10 +183,16 @@ class Caller:
     def fits(self, worst: float) -> bool:
         return self.budget is None or self.spent + self.reserved + worst <= self.budget
 
-    def submit(self, key: str, config: Configuration, instance: Instance, occurrence: int) -> None:
-        """Start (or take from the journal) one call; raise :class:`BudgetStop` if it cannot fit."""
+    def submit(self, key: str, config: Configuration, instance: Instance, occurrence: int,
+               retry_failed: bool = False) -> None:
+        """Start (or take from the journal) one call; raise :class:`BudgetStop` if it cannot fit.
+
+        ``retry_failed``: a call the journal records as failed is made again (profiling and collect,
+        where every call is needed); the method's calls keep their journaled outcome, failed or not, so
+        that a resumed run asks the same calls in the same order.
+        """
         done = self.journal.done.get(key)
-        if done is not None:
+        if done is not None and (done.get("ok") or not retry_failed):
             if (done["config"], done["instance"]) != (config.name, instance.id):
                 raise CabenchError(f"{self.journal.path}: call {key} was {done['config']} on {done['instance']}, "
                                    f"now {config.name} on {instance.id}; this folder holds another run")
@@ -475,7 +481,7 @@ def _grid(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], ids: list
     for j, iid in enumerate(ids):
         for c, config in enumerate(cfg.configurations):
             key = f"{phase}:{c}:{j}"
-            caller.submit(key, config, by_id[iid], 0)
+            caller.submit(key, config, by_id[iid], 0, retry_failed=True)
             keys.append(key)
             while len(caller.in_flight) >= cfg.endpoint.concurrency:
                 caller.wait_one()

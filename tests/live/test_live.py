@@ -267,3 +267,16 @@ def test_token_budget_holds_with_calls_in_flight(tmp_path, dataset, server):
         outcomes.append((decision, spend["spent_tokens"], spend["stopped_by"]))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][2] == "token budget" and outcomes[0][1] > 19000
+
+
+def test_failed_profiling_is_retried_when_the_endpoint_is_back(tmp_path, dataset, server):
+    """A dead endpoint fails profiling in one line; re-running once it answers retries those calls."""
+    config = live_config(tmp_path, dataset, "http://127.0.0.1:9/v1", endpoint={
+        "base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "backoff_s": 0.0})
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 2 and "profiling calls failed" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    url, _ = server()
+    spend, decision = run_live(config, tmp_path / "run", "--base-url", url)
+    assert spend["calls"] > 48 and decision["configuration"]
+    assert spend["failed_calls"] == 0  # the failed records were replaced by the retried calls
