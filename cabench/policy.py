@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from cabench import registry
 from cabench.errors import CabenchError
 from cabench.online.methods import OnlineMethod
 from cabench.pareto import TIE_ATOL, TIE_RTOL
@@ -50,6 +51,7 @@ class OnlinePolicy:
         self.cost_sum = [0.0] * self.k
         self.spend = 0.0
         self.pending: int | None = None
+        self.round_robin = registry.spec(method.name, "online").rule == "round-robin"
         self.withdrawn: set[int] = set()
         self._init_position = 0
         self._pointer = 0
@@ -90,7 +92,7 @@ class OnlinePolicy:
         candidates = [i for i in range(self.k) if self.feasible(i)]
         if not candidates:  # line 2: no arm fits what remains of the budget
             return None
-        if self.method.name == "uniform":  # round-robin over the feasible arms
+        if self.round_robin:  # Uniform: round-robin over the feasible arms
             choice = next(i for i in [*range(self._pointer, self.k), *range(self._pointer)] if self.feasible(i))
             self._pointer = (choice + 1) % self.k
         else:
@@ -161,19 +163,20 @@ class PsiPolicy:
         self.costs = [float(c) for c in costs]
         self.k = len(self.costs)
         self.budget, self.stochastic = float(budget), stochastic
-        lam = min(self.costs) if method.name in ("copsi", "copsi-r") or ":" in method.name else 1.0  # PSI-SR: L_{K,1}
+        self.spec = method.spec  # the registry's rule for this method
+        lam = min(self.costs) if self.spec.cost_aware else 1.0  # cost-blind (PSI-SR): L_{K,1}
         self.l_k = 1.0 + sum(1.0 / (1.0 + (ell - 1) * lam) for ell in range(2, self.k + 1))  # L_{K,lambda}
         self.cbar = sum(self.costs) / self.k
         self.rounds = max(1, math.ceil(math.log2(self.k)))  # EGE-SH: ceil(log2 K) halving rounds
         self.level = 0
-        if method.name == "uniform":
+        if self.spec.rule == "uniform":
             first = math.floor(self.budget / sum(self.costs))
-        elif method.name == "ege-sh":
+        elif self.spec.rule == "halving":
             first = math.floor(self.budget / (self.rounds * sum(self.costs)))
         else:
-            first = math.floor(self.budget / (self.l_k * sum(self.costs))) if method.name == "copsi-r" \
-                else self.target(list(range(self.k)))
-            if ":" in method.name and first < 1:
+            first = math.floor(self.budget / (self.l_k * sum(self.costs))) if self.spec.replans \
+                and self.spec.origin != "user" else self.target(list(range(self.k)))
+            if self.spec.origin == "user" and first < 1:
                 raise CabenchError(f"rho {rho if rho is not None else self.budget:g}: the first phase of "
                                    f"{method.name} gives an arm no sample")
         if first < 1:
@@ -193,7 +196,7 @@ class PsiPolicy:
         self.returned: list[int] | None = None
         self.phases: list[tuple[tuple[int, ...], int]] = []  # (active arms, fewest samples) at each elimination
         self._phase = 0
-        if method.name == "uniform":
+        if self.spec.rule == "uniform":
             if stochastic:
                 self.queue = list(range(self.k))
             else:
@@ -203,14 +206,14 @@ class PsiPolicy:
             self._plan_phase()
 
     def target(self, active: list[int]) -> int:
-        if self.method.name == "copsi":
-            return math.floor(self.budget / (self.l_k * sum(self.costs[i] for i in active)))  # line 7
-        if self.method.name == "copsi-r":
-            return self.recycled(active)
-        if self.method.name == "ege-sh":
+        if self.spec.rule == "halving":
             return self.level + math.floor(self.budget / (self.rounds * sum(self.costs[i] for i in active)))
-        if self.method.name == "psi-sr":
-            return math.floor(self.budget / (self.cbar * self.l_k * len(active)))
+        if self.spec.origin != "user":
+            if self.spec.replans:
+                return self.recycled(active)
+            if self.spec.cost_aware:
+                return math.floor(self.budget / (self.l_k * sum(self.costs[i] for i in active)))  # line 7
+            return math.floor(self.budget / (self.cbar * self.l_k * len(active)))  # PSI-SR
         import numpy as np  # a user schedule (module:object) works on arrays of repetitions
 
         from cabench.registry import load_user
@@ -246,7 +249,7 @@ class PsiPolicy:
 
     def _plan_phase(self) -> None:
         n_r = self.target(self.active)  # lines 6-7: C_r = sum of the active arms' costs
-        if self.method.name == "ege-sh":
+        if self.spec.rule == "halving":
             self.level = n_r
         self.queue = [] if self.stopped else [i for i in self.active for _ in range(max(0, n_r - self.n[i]))]
 
@@ -300,13 +303,13 @@ class PsiPolicy:
             return self.queue.pop(0)
         if self.outstanding:
             return WAIT
-        if self.method.name == "uniform":
+        if self.spec.rule == "uniform":
             if self.stochastic and not self.stopped:
                 self.queue = list(range(self.k))
                 return self.ask()
             self._finish_uniform()
             return None
-        if self.method.name == "ege-sh":
+        if self.spec.rule == "halving":
             return self._halve()
         while self._phase < self.k - 1:  # line 5: K - 1 phases
             self._eliminate()
@@ -322,7 +325,7 @@ class PsiPolicy:
         """One outcome, in ask order; ``cost`` is used with stochastic costs."""
         self.outstanding -= 1
         charge = float(cost) if self.stochastic else self.costs[arm]
-        if self.method.name == "uniform" and self.stochastic:  # whole rounds, while a round fits
+        if self.spec.rule == "uniform" and self.stochastic:  # whole rounds, while a round fits
             self.round.append((arm, [float(v) for v in rewards], charge))
             if len(self.round) == self.k:
                 total = 0.0

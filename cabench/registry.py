@@ -26,24 +26,42 @@ from cabench.errors import CabenchError
 
 @dataclass(frozen=True)
 class MethodEntry:
+    """A method: how it is shown, and which rule of its setting it follows.
+
+    Online methods follow Algorithm 1's budgeted loop with their index (``rule="index"``) or pull round
+    robin (``rule="round-robin"``). Identification methods follow the elimination loop of Algorithm 2
+    (``rule="elimination"``), successive halving (``"halving"``) or sample every arm alike
+    (``"uniform"``); ``cost_aware`` ones size phases by the active arms' costs ``C_r`` with
+    ``L_{K,lambda}`` (cost-blind ones by ``cbar k_r`` with ``L_{K,1}``), and ``replans`` ones
+    re-plan each phase from the state reached (spend, sample counts). Each rule's formulas live in
+    the engines and, written a second time pull by pull, in :mod:`cabench.policy`.
+    """
+
     name: str
     setting: str  # "online" or "psi"
     display: str
     color: str
     marker: str
-    origin: str  # "paper" (the paper's methods) or "beyond" (cabench's own)
+    origin: str  # "paper" (the paper's methods), "beyond" (cabench's own) or "user"
+    rule: str
+    cost_aware: bool = True
+    replans: bool = False
+
+    @property
+    def eliminates(self) -> bool:
+        return self.rule in ("elimination", "halving")
 
 
 ENTRIES = (
-    MethodEntry("cohv-ucb", "online", "CoHV-UCB", "#d62728", "o", "paper"),
-    MethodEntry("hv-ucb", "online", "HV-UCB", "#1f77b4", "s", "paper"),
-    MethodEntry("acc-cost-ucb", "online", "Accuracy-Cost-UCB", "#2ca02c", "^", "paper"),
-    MethodEntry("uniform", "online", "Uniform", "#7f7f7f", "D", "paper"),
-    MethodEntry("copsi", "psi", "CoPSI", "#ff7f0e", "P", "paper"),
-    MethodEntry("psi-sr", "psi", "PSI-SR", "#9467bd", "v", "paper"),
-    MethodEntry("uniform", "psi", "Uniform", "#7f7f7f", "D", "paper"),
-    MethodEntry("copsi-r", "psi", "CoPSI-R", "#8c564b", "*", "beyond"),
-    MethodEntry("ege-sh", "psi", "EGE-SH", "#17becf", "X", "beyond"),
+    MethodEntry("cohv-ucb", "online", "CoHV-UCB", "#d62728", "o", "paper", "index"),
+    MethodEntry("hv-ucb", "online", "HV-UCB", "#1f77b4", "s", "paper", "index", cost_aware=False),
+    MethodEntry("acc-cost-ucb", "online", "Accuracy-Cost-UCB", "#2ca02c", "^", "paper", "index"),
+    MethodEntry("uniform", "online", "Uniform", "#7f7f7f", "D", "paper", "round-robin", cost_aware=False),
+    MethodEntry("copsi", "psi", "CoPSI", "#ff7f0e", "P", "paper", "elimination"),
+    MethodEntry("psi-sr", "psi", "PSI-SR", "#9467bd", "v", "paper", "elimination", cost_aware=False),
+    MethodEntry("uniform", "psi", "Uniform", "#7f7f7f", "D", "paper", "uniform", cost_aware=False),
+    MethodEntry("copsi-r", "psi", "CoPSI-R", "#8c564b", "*", "beyond", "elimination", replans=True),
+    MethodEntry("ege-sh", "psi", "EGE-SH", "#17becf", "X", "beyond", "halving"),
 )
 _USER_STYLES = (("#e377c2", "h"), ("#bcbd22", "d"), ("#000000", "p"))
 
@@ -51,6 +69,19 @@ _USER_STYLES = (("#e377c2", "h"), ("#bcbd22", "d"), ("#000000", "p"))
 def names(setting: str) -> tuple[str, ...]:
     """The built-in methods of a setting, in display order."""
     return tuple(e.name for e in ENTRIES if e.setting == setting)
+
+
+def spec(name: str, setting: str) -> MethodEntry:
+    """The entry of a method of ``setting``; a user's ``module:object`` is an index (online) or a
+    re-planning, cost-aware elimination schedule (identification)."""
+    for e in ENTRIES:
+        if e.name == name and e.setting == setting:
+            return e
+    if is_user(name):
+        colour, marker = style(name)
+        rule = "index" if setting == "online" else "elimination"
+        return MethodEntry(name, setting, display(name), colour, marker, "user", rule, replans=setting == "psi")
+    raise CabenchError(f"methods: unknown {setting} method '{name}'; choose from {', '.join(names(setting))}")
 
 
 def is_user(name: str) -> bool:

@@ -39,7 +39,7 @@ MUTANTS = [
            "math.ceil(budget / lam) + 1", "math.ceil(budget / lam)",
            ("tests/online/test_engine.py", "tests/test_golden_values.py")),
     Mutant("PSI-SR with L_{K,lambda}", "cabench/psi/schedules.py",
-           'lam if method.name in ("copsi", "copsi-r") or registry.is_user(method.name) else 1.0', "lam",
+           "lam if method.spec.cost_aware else 1.0", "lam",
            ("tests/psi/test_engine.py", "tests/test_golden_values.py")),
     Mutant("realised identification cost over c_max", "cabench/problem.py",
            "return quantize(np.asarray(tokens, dtype=float) / float(self.profile_cost.max()))",

@@ -177,7 +177,7 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
             state.uniform_rounds(schedule.target(np.full(reps, costs.sum()), k))
         mu_hat = state.means(rows, np.broadcast_to(np.arange(k), (reps, k)))
         returned = pareto_mask(mu_hat)
-    elif method.name == "ege-sh":
+    elif method.spec.rule == "halving":
         returned, removed, accepted_log = _halving(state, schedule, costs, reps, k)
     else:
         active = np.ones((reps, k), dtype=bool)
@@ -187,10 +187,10 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
         for phase in range(k - 1):
             k_r = k - phase
             active_cost = np.where(active, costs, 0.0).sum(axis=1)  # C_r, exact
-            if method.name == "copsi-r" or registry.is_user(method.name):  # planned from the state reached
+            if method.spec.replans:  # planned from the state reached
                 arms = np.nonzero(active)[1].reshape(reps, k_r)
                 level = state.n[rows, arms].max(axis=1)
-                plan = recycled_target if method.name == "copsi-r" else registry.load_user(method.name)
+                plan = registry.load_user(method.name) if registry.is_user(method.name) else recycled_target
                 target = np.asarray(plan(budget, schedule.l_k, state.spend, level, costs[arms], k_r), dtype=np.int64)
             else:
                 target = schedule.target(active_cost, k_r)

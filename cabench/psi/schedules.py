@@ -40,8 +40,12 @@ class PsiMethod:
         return registry.display(self.name)
 
     @property
+    def spec(self) -> registry.MethodEntry:
+        return registry.spec(self.name, "psi")
+
+    @property
     def eliminates(self) -> bool:
-        return self.name != "uniform"
+        return self.spec.eliminates
 
 
 def sh_rounds(k: int) -> int:
@@ -101,7 +105,7 @@ class Schedule:
     def build(cls, method: PsiMethod, budget: float, costs: np.ndarray) -> Schedule:
         k = len(costs)
         lam = float(costs.min())
-        l_k = harmonic_l(k, lam if method.name in ("copsi", "copsi-r") or registry.is_user(method.name) else 1.0)
+        l_k = harmonic_l(k, lam if method.spec.cost_aware else 1.0)
         return cls(method.name, float(budget), costs, l_k, float(np.mean(costs)))
 
     def target(self, active_cost: np.ndarray | float, k_active: int) -> np.ndarray:
@@ -112,17 +116,18 @@ class Schedule:
         ``floor(B~ / sum_i c~_i)``. ``active_cost`` is ``C_r``, the exact sum
         of the active arms' costs.
         """
-        if self.method in ("copsi", "copsi-r"):
-            return np.floor(self.budget / (self.l_k * np.asarray(active_cost))).astype(np.int64)
+        rule = registry.spec(self.method, "psi")
         if registry.is_user(self.method):  # the first phase of a user schedule: nothing spent, nothing sampled
             reps = np.shape(active_cost)[0] if np.ndim(active_cost) else 1
             return np.asarray(registry.load_user(self.method)(
                 self.budget, self.l_k, np.zeros(reps), np.zeros(reps, dtype=np.int64),
                 np.broadcast_to(self.costs, (reps, len(self.costs))), len(self.costs))).astype(np.int64)
-        if self.method == "ege-sh":  # first round: B / ceil(log2 K) spread over the active arms' costs
-            return np.floor(self.budget / (sh_rounds(len(self.costs)) * np.asarray(active_cost))).astype(np.int64)
-        if self.method == "uniform":
+        if rule.rule == "uniform":
             return np.floor(self.budget / np.asarray(active_cost)).astype(np.int64)
+        if rule.rule == "halving":  # first round: B / ceil(log2 K) spread over the active arms' costs
+            return np.floor(self.budget / (sh_rounds(len(self.costs)) * np.asarray(active_cost))).astype(np.int64)
+        if rule.cost_aware:  # CoPSI's line 7 (CoPSI-R's first phase and lower bound)
+            return np.floor(self.budget / (self.l_k * np.asarray(active_cost))).astype(np.int64)
         value = math.floor(self.budget / (self.mean_cost * self.l_k * k_active))
         return np.full(np.shape(active_cost), value, dtype=np.int64)
 
@@ -135,14 +140,15 @@ class Schedule:
         if registry.is_user(self.method):
             raise CabenchError(f"rho {rho:g} is too small for {registry.display(self.method)} on {len(self.costs)} "
                                "arms: its first phase gives an arm no sample")
-        if self.method in ("copsi", "copsi-r"):
-            need = self.l_k * total
-        elif self.method == "ege-sh":
-            need = sh_rounds(len(self.costs)) * total
-        elif self.method == "psi-sr":
-            need = self.mean_cost * self.l_k * len(self.costs)
-        else:
+        rule = registry.spec(self.method, "psi")
+        if rule.rule == "uniform":
             need = total
+        elif rule.rule == "halving":
+            need = sh_rounds(len(self.costs)) * total
+        elif rule.cost_aware:
+            need = self.l_k * total
+        else:
+            need = self.mean_cost * self.l_k * len(self.costs)
         smallest = rho * need / self.budget
         raise CabenchError(
             f"rho {rho:g} is too small for {registry.display(self.method)} on {len(self.costs)} arms: the first phase "
