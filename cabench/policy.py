@@ -169,6 +169,9 @@ class PsiPolicy:
         self.cbar = sum(self.costs) / self.k
         self.rounds = max(1, math.ceil(math.log2(self.k)))  # EGE-SH: ceil(log2 K) halving rounds
         self.level = 0
+        self.n = [0] * self.k
+        self.sums = [[0.0] * self.d for _ in range(self.k)]
+        self.spend = 0.0
         if self.spec.rule == "uniform":
             first = math.floor(self.budget / sum(self.costs))
         elif self.spec.rule == "halving":
@@ -182,9 +185,6 @@ class PsiPolicy:
         if first < 1:
             raise CabenchError(f"rho {rho if rho is not None else self.budget:g}: the first phase cannot give every "
                                "arm one sample")
-        self.n = [0] * self.k
-        self.sums = [[0.0] * self.d for _ in range(self.k)]
-        self.spend = 0.0
         self.stopped = False
         self.queue: list[int] = []  # asks of the current phase (or round) not yet given out
         self.outstanding = 0

@@ -58,3 +58,33 @@ def test_unknown_user_method_is_one_line(tmp_path, examples):
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "has no 'nothing_here'" in result.stderr
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
+
+
+def test_user_schedule_and_index_decide_alike_in_engine_and_policy(examples):
+    """The batched engines and the per-pull policies call a user method alike, so they decide alike."""
+    import numpy as np
+
+    from cabench.data.arms import PRESETS
+    from cabench.data.dataset import load_dataset
+    from cabench.online import run_online
+    from cabench.online.methods import OnlineMethod
+    from cabench.online.reference import reference_online
+    from cabench.problem import replay_problem
+    from cabench.psi import PsiMethod, run_psi
+    from cabench.psi.reference import reference_psi
+    from cabench.streams import stream_keys
+
+    ds = load_dataset(ROOT / "data" / "piqa")
+    problem = replay_problem(ds, PRESETS["paper-subset"].select(ds.configs))
+    keys = stream_keys(0, np.arange(3), problem.arm_ids)
+    method = PsiMethod("my_methods:front_loaded")
+    result = run_psi(problem, method, 300, keys)
+    for r in range(3):
+        ref = reference_psi(problem, method, 300, keys[r])
+        assert np.flatnonzero(result.returned[r]).tolist() == ref["returned"]
+        assert result.samples[r].tolist() == ref["samples"] and result.removed[r].tolist() == ref["removed"]
+    online = OnlineMethod("my_methods:sqrt_cost_ucb")
+    batched = run_online(problem, online, 4, keys, record_arms=True)
+    for r in range(3):
+        arms = batched.arms_pulled[:, r]
+        assert arms[arms >= 0].tolist() == reference_online(problem, online, 4, keys[r])["arms"]

@@ -158,8 +158,8 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
         method_spec = {"name": method_raw} if isinstance(method_raw, str) else dict(r.check_keys(
             method_raw, {"name", "s_r", "s_c", "eta", "alpha", "mode"} if setting == "online" else {"name"},
             "method"))
-        method_name = r.text(method_spec.get("name"), "method.name",
-                             ONLINE_METHODS if setting == "online" else PSI_METHODS)
+        method_name = r.text(method_spec.get("name"), "method.name", None if ":" in str(method_spec.get("name"))
+                             else ONLINE_METHODS if setting == "online" else PSI_METHODS)
         try:
             method = (OnlineMethod(**{**method_spec, "name": method_name}) if setting == "online"
                       else PsiMethod(method_name))
