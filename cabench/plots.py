@@ -27,7 +27,7 @@ import pandas as pd  # noqa: E402
 from cabench import registry  # noqa: E402
 from cabench.errors import CabenchError  # noqa: E402
 from cabench.record import objective_columns  # noqa: E402
-from cabench.results import DISPLAY, Experiment, ResultSet  # noqa: E402
+from cabench.results import Experiment, ResultSet  # noqa: E402
 from cabench.stats import Z95, mean_se, wilson  # noqa: E402
 
 MODE_LINE = {"deterministic": "-", "stochastic": "--"}
@@ -53,7 +53,7 @@ class Drawn:
 
 def _style(method: str) -> dict:
     colour, marker = registry.style(method)
-    return {"color": colour, "marker": marker, "label": DISPLAY.get(method, method), "markersize": 3.5,
+    return {"color": colour, "marker": marker, "label": registry.display(method), "markersize": 3.5,
             "linewidth": 1.2}
 
 
@@ -188,7 +188,7 @@ def _categorical_panel(ax, e: Experiment, metric: str) -> None:
             label = style["label"] + (f" ({mode})" if len(modes) > 1 else "")
             ax.errorbar([x], [mid], yerr=[[mid - lo], [hi - mid]], color=style["color"], marker=style["marker"],
                         markerfacecolor=face, capsize=2, linewidth=0.8, linestyle="none", label=label)
-    ax.set_xticks(range(len(e.methods)), [DISPLAY.get(m, m) for m in e.methods])
+    ax.set_xticks(range(len(e.methods)), [registry.display(m) for m in e.methods])
     ax.set_ylabel("P(error), 95% Wilson" if metric == "error" else "Pareto F1, mean ± 95% CI")
     ax.set_xlabel(f"ρ={e.rho_grid[0]:g}" + ("; filled: " + modes[0] + ", hollow: " + ", ".join(modes[1:])
                                              if len(modes) > 1 else ""))
@@ -404,7 +404,7 @@ def _cost_mode_figure(experiments: list[Experiment]):
                        alpha=0.85 if hatch is None else 0.45, hatch=hatch, edgecolor="black", linewidth=0.4)
                 ax.errorbar(pos + shift, p, yerr=[[max(p - lo, 0.0)], [max(hi - p, 0.0)]], color="black",
                             capsize=2, linewidth=0.8)
-        ax.set_xticks(range(len(e.methods)), [DISPLAY.get(m, m) for m in e.methods])
+        ax.set_xticks(range(len(e.methods)), [registry.display(m) for m in e.methods])
         ax.set_ylabel("P(error), 95% Wilson")
         ax.set_title(f"{e.title}: K={e.k}, ρ={rho:g} ({e.label})")
         ax.grid(alpha=0.3, axis="y")

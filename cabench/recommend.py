@@ -19,9 +19,10 @@ from typing import Any
 
 import pandas as pd
 
+from cabench import registry
 from cabench.errors import CabenchError
 from cabench.record import objective_columns
-from cabench.results import DISPLAY, Experiment, ResultSet
+from cabench.results import Experiment, ResultSet
 
 
 def _arm_facts(arms: pd.DataFrame, name: str) -> dict[str, Any]:
@@ -104,7 +105,7 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {', '.join(item['true_pareto_set'])}")
         lines.append(f"  max-nu configuration: {item['max_nu']['config_id']} ({_facts(item['max_nu'])})")
         for r in item["results"]:
-            method = DISPLAY.get(r["method"], r["method"])
+            method = registry.display(r["method"])
             if item["setting"] == "online":
                 first = r["exploited"][0]
                 others = "; ".join(f"{x['config_id']} {100 * x['share']:.0f}%" for x in r["exploited"][1:4])

@@ -142,19 +142,3 @@ def origin(name: str) -> str:
         if e.name == name:
             return e.origin
     return "user"
-
-
-class DisplayNames(dict):
-    """``DISPLAY.get(name, name)`` for every method, built-in or user (a mapping view of :func:`display`)."""
-
-    def get(self, key: Any, default: Any = None) -> Any:  # noqa: D102
-        return display(str(key))
-
-    def __getitem__(self, key: Any) -> Any:
-        return display(str(key))
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and (is_user(key) or any(e.name == key for e in ENTRIES))
-
-
-DISPLAY = DisplayNames({e.name: e.display for e in ENTRIES})

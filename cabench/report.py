@@ -18,7 +18,7 @@ import pandas as pd
 from cabench import registry
 from cabench.errors import CabenchError
 from cabench.paper import GAINS, PUBLISHED, REDUCTIONS, Published
-from cabench.results import DISPLAY, Experiment, ResultSet, finite, read_csv
+from cabench.results import Experiment, ResultSet, finite, read_csv
 from cabench.stats import Z95, bootstrap_mean_ci, holm, log_growth, mcnemar_exact
 
 ALPHA = 0.05
@@ -27,7 +27,7 @@ ROLE_OF_METRIC = {"regret_hv": "online", "regret_std": "online", "traj_cum": "on
 
 
 def _show(method: str) -> str:
-    return DISPLAY.get(method, method)
+    return registry.display(method)
 
 
 def _num(value, digits: int = 3) -> str:

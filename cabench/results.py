@@ -27,7 +27,6 @@ from cabench.errors import CabenchError
 from cabench.stats import mean_se, wilson
 from cabench.yamlio import load_yaml
 
-DISPLAY = registry.DISPLAY
 ONLINE_ORDER = registry.names("online")
 PSI_ORDER = registry.names("psi")
 IDENTITY = ["experiment", "config_hash"]
@@ -330,19 +329,19 @@ def format_summary(summary: pd.DataFrame) -> str:
         lines.append(f"{'method':<19}{'rho':>7}{'B (tokens)':>13}{'R_HV mean ± se':>24}{'R_std mean ± se':>24}"
                      f"{'spent':>8}")
         for _, r in summary.iterrows():
-            lines.append(f"{DISPLAY.get(r.method, r.method):<19}{r.rho:>7g}{r.budget_tokens:>13.0f}"
+            lines.append(f"{registry.display(r.method):<19}{r.rho:>7g}{r.budget_tokens:>13.0f}"
                          f"{r.regret_hv:>14.2f} ± {r.regret_hv_se:<7.2f}"
                          f"{r.regret_std:>14.2f} ± {r.regret_std_se:<7.2f}{100 * r.spend_share:>7.1f}%")
     else:
         lines.append(f"{'method':<10}{'cost':>14}{'rho':>7}{'B (tokens)':>13}{'P(error) [95% Wilson]':>26}"
                      f"{'F1':>8}{'|P_hat|':>9}{'spent':>8}")
         for _, r in summary.iterrows():
-            lines.append(f"{DISPLAY.get(r.method, r.method):<10}{r.cost_mode:>14}{r.rho:>7g}{r.budget_tokens:>13.0f}"
+            lines.append(f"{registry.display(r.method):<10}{r.cost_mode:>14}{r.rho:>7g}{r.budget_tokens:>13.0f}"
                          f"{r.error:>9.3f} [{r.error_low:.3f}, {r.error_high:.3f}]{r.f1:>8.3f}{r['size']:>9.2f}"
                          f"{100 * r.spend_share:>7.1f}%")
     for _, r in skipped.iterrows():
         mode = f" ({r.cost_mode})" if "cost_mode" in r and isinstance(r.cost_mode, str) else ""
-        lines.append(f"{DISPLAY.get(r.method, r.method)}{mode} at rho {r.rho:g}: {r.status}")
+        lines.append(f"{registry.display(r.method)}{mode} at rho {r.rho:g}: {r.status}")
     return "\n".join(lines)
 
 

@@ -18,7 +18,6 @@ import numpy as np
 from cabench import registry
 from cabench.errors import CabenchError
 
-DISPLAY = {name: registry.display(name) for name in registry.names("online")}
 ONLINE_METHODS = registry.names("online")
 
 
@@ -42,9 +41,9 @@ class OnlineMethod:
         where = f"methods.{self.name}"
         if registry.is_user(self.name):
             registry.load_user(self.name)  # a one-line error now rather than in a worker
-        elif self.name not in DISPLAY:
-            raise CabenchError(f"methods: unknown online method '{self.name}'; choose from {', '.join(DISPLAY)}, "
-                               "or give your own index function as module:object")
+        elif self.name not in ONLINE_METHODS:
+            raise CabenchError(f"methods: unknown online method '{self.name}'; choose from "
+                               f"{', '.join(ONLINE_METHODS)}, or give your own index function as module:object")
         if self.mode not in ("experimental", "theory"):
             raise CabenchError(f"{where}.mode: '{self.mode}' is not 'experimental' or 'theory'")
         for key in ("s_r", "s_c", "eta"):

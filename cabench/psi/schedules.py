@@ -16,7 +16,6 @@ from cabench import registry
 from cabench.errors import CabenchError
 from cabench.pareto import harmonic_l
 
-DISPLAY = {name: registry.display(name) for name in registry.names("psi")}
 PSI_METHODS = registry.names("psi")
 COST_MODES = ("deterministic", "stochastic")
 
@@ -30,9 +29,9 @@ class PsiMethod:
     def __post_init__(self) -> None:
         if registry.is_user(self.name):
             registry.load_user(self.name)  # a one-line error now rather than in a worker
-        elif self.name not in DISPLAY:
+        elif self.name not in PSI_METHODS:
             raise CabenchError(
-                f"methods: unknown identification method '{self.name}'; choose from {', '.join(DISPLAY)}, or give "
+                f"methods: unknown identification method '{self.name}'; choose from {', '.join(PSI_METHODS)}, or give "
                 "your own schedule as module:object")
 
     @property
