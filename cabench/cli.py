@@ -362,7 +362,7 @@ def live(
 
     def act():
         cfg = load_live(config, {"base_url": base_url} if base_url else None)
-        return cfg, run_session(cfg, out, echo=typer.echo, quiet=quiet)
+        return cfg, run_session(cfg, out, quiet=quiet)
 
     cfg, spend = _guard(act)
     decision = json.loads((out / "decision.json").read_text())
@@ -387,7 +387,7 @@ def collect(
 
     def act():
         cfg = load_live(config, {"base_url": base_url} if base_url else None, collect=True)
-        return run_session(cfg, out, echo=typer.echo, quiet=quiet, collect=True)
+        return run_session(cfg, out, quiet=quiet, collect=True)
 
     spend = _guard(act)
     typer.echo(f"{spend['calls']} calls, {spend['spent_tokens']:.0f} tokens, {spend['failed_calls']} failed calls")

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from cabench import registry
 from cabench.errors import CabenchError
 from cabench.online.methods import OnlineMethod
@@ -52,6 +54,7 @@ class OnlinePolicy:
         self.spend = 0.0
         self.pending: int | None = None
         self.round_robin = registry.spec(method.name, "online").rule == "round-robin"
+        self.user = registry.load_user(method.name) if registry.is_user(method.name) else None
         self.withdrawn: set[int] = set()
         self._init_position = 0
         self._pointer = 0
@@ -75,10 +78,8 @@ class OnlinePolicy:
             return volume
         if self.method.name == "acc-cost-ucb":
             return upper[0] / lower_cost
-        import numpy as np  # a user index function (module:object) works on arrays
-
-        from cabench.registry import load_user
-        return float(load_user(self.method.name)(np.array([self.n[i]]), np.array([upper]), np.array([lower_cost]))[0])
+        # a user index function (module:object) works on arrays of repetitions: here one
+        return float(self.user(np.array([self.n[i]]), np.array([upper]), np.array([lower_cost]))[0])
 
     def ask(self) -> int | None:
         if self.pending is not None:
@@ -214,11 +215,8 @@ class PsiPolicy:
             if self.spec.cost_aware:
                 return math.floor(self.budget / (self.l_k * sum(self.costs[i] for i in active)))  # line 7
             return math.floor(self.budget / (self.cbar * self.l_k * len(active)))  # PSI-SR
-        import numpy as np  # a user schedule (module:object) works on arrays of repetitions
-
-        from cabench.registry import load_user
-        level = max(self.n[i] for i in active)
-        return int(np.asarray(load_user(self.method.name)(
+        level = max(self.n[i] for i in active)  # a user schedule works on arrays of repetitions: here one
+        return int(np.asarray(registry.load_user(self.method.name)(
             self.budget, self.l_k, np.array([self.spend]), np.array([level]),
             np.array([[self.costs[i] for i in active]]), len(active)))[0])
 

@@ -20,7 +20,7 @@ import yaml
 
 import cabench
 from cabench.data.dataset import file_digest
-from cabench.data.holes import MISSING, fill_holes  # noqa: F401  (MISSING: the --missing choices)
+from cabench.data.holes import fill_holes
 from cabench.data.io import read_table, write_logs, write_metadata
 from cabench.data.readers import READERS
 from cabench.data.schema import COLUMNS, CONFIG_COLUMNS, validate_logs

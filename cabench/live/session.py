@@ -241,17 +241,11 @@ class Caller:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _order(cfg: LiveConfig, n_configs: int, seed: int, ids: list[str]) -> list[list[int]]:
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 7])))
-    return [list(rng.permutation(len(ids))) for _ in range(n_configs)]
-
-
-def run_session(cfg: LiveConfig, out: Path, echo: Callable[[str], None] = print, quiet: bool = False,
-                collect: bool = False) -> dict[str, Any]:
+def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool = False) -> dict[str, Any]:
     """Run ``cabench live`` (or ``collect``) into ``out``; resumable. Returns ``spend.json``'s content."""
     out.mkdir(parents=True, exist_ok=True)
     with folder_lock(out):
-        return _run_locked(cfg, out, echo, quiet, collect)
+        return _run_locked(cfg, out, quiet, collect)
 
 
 def _identity_check(cfg: LiveConfig, out: Path) -> None:
@@ -267,7 +261,7 @@ def _identity_check(cfg: LiveConfig, out: Path) -> None:
                                          "cabench_version": cabench.__version__}, indent=2) + "\n")
 
 
-def _run_locked(cfg: LiveConfig, out: Path, echo: Callable[[str], None], quiet: bool, collect: bool) -> dict:
+def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
     _identity_check(cfg, out)
     task = build_task(cfg)
     journal = Journal(out)
@@ -326,10 +320,10 @@ def _run_locked(cfg: LiveConfig, out: Path, echo: Callable[[str], None], quiet: 
     return result
 
 
-def _key_order(key: str) -> tuple[int, int, int]:
+def _key_order(key: str) -> tuple[int, tuple[int, ...]]:
+    """Journal keys in the order of the run: profiling (or collect) calls, then the method's."""
     phase, _, rest = key.partition(":")
-    parts = [int(x) for x in rest.split(":")]
-    return ({"p": 0, "c": 0, "e": 1}[phase], *parts, 0)[:3]
+    return (1 if phase == "e" else 0, tuple(int(x) for x in rest.split(":")))
 
 
 def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_ids: list[str]) -> dict[str, Any]:
@@ -471,7 +465,8 @@ def _stream(cfg: LiveConfig, eval_ids: list[str]) -> Callable[[int, int], tuple[
         arm_ids = np.array([c.arm_id for c in cfg.configurations])
         keys = stream_keys(cfg.seed, np.array([cfg.repetition]), arm_ids)[0]
         return lambda arm, count: (int(stream_index(keys[arm:arm + 1], np.array([count]), n)[0]), 0)
-    orders = _order(cfg, len(cfg.configurations), cfg.seed, eval_ids)
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([cfg.seed, 7])))
+    orders = [rng.permutation(n) for _ in cfg.configurations]  # each configuration's own instance order
     return lambda arm, count: (int(orders[arm][count % n]), count // n)
 
 

@@ -178,7 +178,7 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
         mu_hat = state.means(rows, np.broadcast_to(np.arange(k), (reps, k)))
         returned = pareto_mask(mu_hat)
     elif method.spec.rule == "halving":
-        returned, removed, accepted_log = _halving(state, schedule, costs, reps, k)
+        returned, removed, accepted_log = _halving(state, costs, reps, k)
     else:
         active = np.ones((reps, k), dtype=bool)
         accepted = np.zeros((reps, k), dtype=bool)
@@ -228,7 +228,7 @@ def halving_order(gamma: np.ndarray, dominated: np.ndarray) -> np.ndarray:
     return np.lexsort((position, ~dominated, -gamma), axis=-1)
 
 
-def _halving(state: _Samples, schedule: Schedule, costs: np.ndarray, reps: int, k: int):
+def _halving(state: _Samples, costs: np.ndarray, reps: int, k: int):
     """EGE-SH: ``ceil(log2 K)`` rounds, each with budget ``B / ceil(log2 K)`` spread evenly (in samples) over
     the active arms' costs; after each, the ``floor(k_r / 2)`` arms with the largest empirical gaps leave,
     accepted when not empirically dominated among the active arms."""

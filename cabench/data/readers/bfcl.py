@@ -40,14 +40,6 @@ BFCL_DEFAULTS = {"temperature": 0.001, "max_new_tokens": 1000}
 _RESULT = re.compile(r"^(?:gorilla_openfunctions_v1_test_|BFCL_v\d+_)?(?P<category>.+)_result\.json$")
 
 
-def _json_lines(path: Path) -> list[dict[str, Any]]:
-    return [item for _, item in json_lines(path)]
-
-
-def _number(item: dict[str, Any], key: str, path: Path, line: int) -> float | None:
-    return number(item, key, f"{path}: line {line}")
-
-
 def read_bfcl(folder: Path, metric: str | None = None) -> Read:
     """Canonical rows of a BFCL results folder (see the module docstring), and what was left out."""
     results = next((folder / n for n in ("result", "result-BFCL") if (folder / n).is_dir()), folder / "result")
@@ -72,8 +64,8 @@ def read_bfcl(folder: Path, metric: str | None = None) -> Read:
             if not score_path.is_file():
                 unscored.append(str(path.relative_to(folder)))  # not part of the leaderboard's score
                 continue
-            lines = _json_lines(path)
-            score = _json_lines(score_path)
+            lines = [item for _, item in json_lines(path)]
+            score = [item for _, item in json_lines(score_path)]
             if not score or "total_count" not in score[0] or "correct_count" not in score[0]:
                 raise CabenchError(f"{score_path}: line 1: expected the summary with correct_count and total_count")
             failed = set()
@@ -93,9 +85,9 @@ def read_bfcl(folder: Path, metric: str | None = None) -> Read:
                     instance = f"{category}_{item['idx']}"  # the older layout numbers entries by position
                 else:
                     raise CabenchError(f"{path}: line {pos + 1}: neither 'id' nor an integer 'idx'")
-                latency = _number(item, "latency", path, pos + 1)
-                tokens_in = _number(item, "input_token_count", path, pos + 1)
-                tokens_out = _number(item, "output_token_count", path, pos + 1)
+                latency = number(item, "latency", (str(path), pos + 1))
+                tokens_in = number(item, "input_token_count", (str(path), pos + 1))
+                tokens_out = number(item, "output_token_count", (str(path), pos + 1))
                 tokens = (tokens_in or 0.0) + (tokens_out or 0.0)
                 if latency is None or latency <= 0 or tokens <= 0:
                     missing += 1
