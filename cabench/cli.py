@@ -349,6 +349,18 @@ def serve(
         server.server_close()
 
 
+def _session(config: Path, out: Path, base_url: str | None, quiet: bool, collect: bool) -> tuple[Any, dict]:
+    """Load a live or collect config (``--base-url`` overriding its endpoint) and run it into ``out``."""
+    from cabench.live.config import load_live
+    from cabench.live.session import run_session
+
+    def act():
+        cfg = load_live(config, {"base_url": base_url} if base_url else None, collect=collect)
+        return cfg, run_session(cfg, out, quiet=quiet, collect=collect)
+
+    return _guard(act)
+
+
 @app.command("live")
 def live(
     config: Annotated[Path, typer.Argument(help="Live config YAML (configs/live/).")],
@@ -357,14 +369,7 @@ def live(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Run a method against a live endpoint under a hard token budget; resumable; writes logs, spend, decision."""
-    from cabench.live.config import load_live
-    from cabench.live.session import run_session
-
-    def act():
-        cfg = load_live(config, {"base_url": base_url} if base_url else None)
-        return cfg, run_session(cfg, out, quiet=quiet)
-
-    cfg, spend = _guard(act)
+    cfg, spend = _session(config, out, base_url, quiet, collect=False)
     decision = json.loads((out / "decision.json").read_text())
     chosen = decision.get("configuration") or ", ".join(decision.get("pareto_set", []))
     typer.echo(f"{cfg.name}: spent {spend['spent_tokens']:.0f} of {spend['budget_tokens']:.0f} tokens "
@@ -382,14 +387,7 @@ def collect(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Evaluate every configuration on the task's instances (or a sample) into a dataset folder."""
-    from cabench.live.config import load_live
-    from cabench.live.session import run_session
-
-    def act():
-        cfg = load_live(config, {"base_url": base_url} if base_url else None, collect=True)
-        return run_session(cfg, out, quiet=quiet, collect=True)
-
-    spend = _guard(act)
+    _, spend = _session(config, out, base_url, quiet, collect=True)
     typer.echo(f"{spend['calls']} calls, {spend['spent_tokens']:.0f} tokens, {spend['failed_calls']} failed calls")
     typer.echo(f"wrote {out}")
 

@@ -462,12 +462,12 @@ def build_report(root: Path) -> str:
         if e not in beyond:
             lines += experiment_section(e)
     if beyond:
+        extra = list(dict.fromkeys(m for e in beyond for m in e.methods if registry.origin(m) != "paper"))
         lines += ["## Beyond the paper", "",
-                  "Experiments with methods the paper does not have: CoPSI-R (CoPSI that re-plans each phase from the "
-                  "budget that remains, so that what the worst-case constant L_{K,λ} leaves unspent flows to later "
-                  "phases), EGE-SH (empirical-gap elimination by successive halving) and methods of your own "
-                  "(`module:object`). docs/methods.md states each rule and what of Theorem 2 carries over. These "
-                  "results are kept apart from the paper's experiments above and from its figures.", ""]
+                  f"Experiments with methods the paper does not have: {', '.join(_show(m) for m in extra)} "
+                  "(docs/methods.md states each rule and what of Theorem 2 carries over; methods of your own are "
+                  "`module:object`). These results are kept apart from the paper's experiments above and from its "
+                  "figures.", ""]
         for e in beyond:
             lines += experiment_section(e)
             lines += _per_budget(e)
