@@ -45,7 +45,12 @@ def test_user_method_runs_from_yaml_and_is_reported(tmp_path, examples, setting,
     assert RUNNER.invoke(app, ["report", str(tmp_path / "out")]).exit_code == 0
     report = (tmp_path / "out" / "REPORT.md").read_text()
     label = "Front-loaded SR" if setting == "psi" else "sqrt-cost HV-UCB"
-    assert label in report
+    beyond = report.split("## Beyond the paper", 1)  # its own section, after the paper's experiments
+    assert len(beyond) == 2 and f"the paper does not have: {label}" in beyond[1]
+    assert f"## Experiment `mine_{setting}`" in beyond[1]
+    if setting == "psi":  # a paired table at every budget: one row per (rho, other method)
+        table = [line for line in beyond[1].splitlines() if line.startswith(("| 200 |", "| 800 |"))]
+        assert len(table) == 2 and all(label in line for line in table)
     captions = pd.read_csv(tmp_path / "out" / "figures.csv")
     assert len(captions) >= 1 and any((tmp_path / "out" / "figures").glob("*.png"))
 

@@ -137,7 +137,7 @@ def test_faults_are_retried_recorded_and_change_nothing(tmp_path, dataset, serve
     statuses = [a["status"] for r in journal(tmp_path / "faulty") for a in r["attempts"]]
     assert spend["failed_attempts"] == sum(s != "ok" for s in statuses) > 0.2 * spend["calls"]
     assert {"http 429", "http 500"} <= set(statuses)
-    assert spend["attempts"] == endpoint.requests - statuses.count("timeout") * 0  # every attempt recorded
+    assert spend["attempts"] == endpoint.requests  # every attempt the server saw is recorded, timeouts included
 
 
 def test_api_key_is_never_written(tmp_path, dataset, server, monkeypatch):
