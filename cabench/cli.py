@@ -349,6 +349,10 @@ def serve(
         server.server_close()
 
 
+BaseUrl = Annotated[str | None, typer.Option("--base-url", help="Endpoint URL, overriding the config's.")]
+NoBar = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+
+
 def _session(config: Path, out: Path, base_url: str | None, quiet: bool, collect: bool) -> tuple[Any, dict]:
     """Load a live or collect config (``--base-url`` overriding its endpoint) and run it into ``out``."""
     from cabench.live.config import load_live
@@ -365,8 +369,8 @@ def _session(config: Path, out: Path, base_url: str | None, quiet: bool, collect
 def live(
     config: Annotated[Path, typer.Argument(help="Live config YAML (configs/live/).")],
     out: Annotated[Path, typer.Option("--out", help="Folder of the run (re-run the same command to resume).")],
-    base_url: Annotated[str | None, typer.Option("--base-url", help="Endpoint URL, overriding the config's.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    base_url: BaseUrl = None,
+    quiet: NoBar = False,
 ) -> None:
     """Run a method against a live endpoint under a hard token budget; resumable; writes logs, spend, decision."""
     cfg, spend = _session(config, out, base_url, quiet, collect=False)
@@ -383,8 +387,8 @@ def live(
 def collect(
     config: Annotated[Path, typer.Argument(help="Config YAML naming a task, an endpoint and configurations.")],
     out: Annotated[Path, typer.Option("--out", help="Dataset folder to write (re-run to resume).")],
-    base_url: Annotated[str | None, typer.Option("--base-url", help="Endpoint URL, overriding the config's.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    base_url: BaseUrl = None,
+    quiet: NoBar = False,
 ) -> None:
     """Evaluate every configuration on the task's instances (or a sample) into a dataset folder."""
     _, spend = _session(config, out, base_url, quiet, collect=True)
