@@ -58,6 +58,7 @@ class OnlinePolicy:
         self.withdrawn: set[int] = set()
         self._init_position = 0
         self._pointer = 0
+        self._before_ask = (0, 0)
 
     def feasible(self, i: int) -> bool:
         return i not in self.withdrawn and self.profile[i] <= self.budget - self.spend
@@ -84,6 +85,7 @@ class OnlinePolicy:
     def ask(self) -> int | None:
         if self.pending is not None:
             return WAIT
+        self._before_ask = (self._init_position, self._pointer)  # what a retract restores
         while self._init_position < self.n_init * self.k:  # line 1: each arm, n_init rounds
             i = self._init_position % self.k
             self._init_position += 1
@@ -104,6 +106,13 @@ class OnlinePolicy:
                     choice, best = i, value
         self.pending = choice
         return choice
+
+    def retract(self, arm: int) -> None:
+        """The pull asked of ``arm`` gave no outcome (a failed call): the next ``ask`` decides afresh."""
+        if arm != self.pending:
+            raise ValueError(f"retracted arm {arm}, but arm {self.pending} was asked")
+        self.pending = None
+        self._init_position, self._pointer = self._before_ask
 
     def tell(self, arm: int, rewards: Sequence[float], cost: float) -> None:
         if arm != self.pending:
@@ -318,6 +327,17 @@ class PsiPolicy:
                     return self.ask()
         self.returned = sorted(self.accepted | set(self.active))  # line 23
         return None
+
+    def retract(self, arm: int) -> None:
+        """A pull asked of ``arm`` gave no outcome (a failed call): it is asked again, next."""
+        self.outstanding -= 1
+        self.queue.insert(0, arm)
+
+    def stop(self) -> None:
+        """End all sampling now (a budget outside the method ran out) and finish on what was observed."""
+        self.stopped, self.queue, self.outstanding, self.round = True, [], 0, []
+        while self.ask() is not None:
+            pass
 
     def tell(self, arm: int, rewards: Sequence[float], cost: float | None = None) -> None:
         """One outcome, in ask order; ``cost`` is used with stochastic costs."""

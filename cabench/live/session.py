@@ -426,7 +426,7 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
                                                            profile["tau95"])))]
                 policy.tell(arm, reward, charge(float(record["tokens"])))
             else:  # a failed call is not an outcome: ask the same configuration again, on its next instance
-                _retell_failed(policy, arm)
+                policy.retract(arm)
         if queue and queue[0][0] not in caller.results:
             caller.wait_one()
     caller.drain()
@@ -436,24 +436,11 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
                 "configuration": cfg.configurations[chosen].name,
                 "estimates": {c.name: policy.estimates(i) for i, c in enumerate(cfg.configurations)}}
     if policy.returned is None:  # stopped by the token budget: finish the eliminations on what was seen
-        policy.stopped = True
-        policy.queue = []
-        policy.outstanding = 0
-        while policy.ask() is not None:
-            pass
+        policy.stop()
     return {"setting": "psi", "method": cfg.method.name,
             "pareto_set": [cfg.configurations[i].name for i in policy.returned],
             "removed": [cfg.configurations[i].name for i in policy.removed],
             "samples": {c.name: int(policy.n[i]) for i, c in enumerate(cfg.configurations)}}
-
-
-def _retell_failed(policy: Any, arm: int) -> None:
-    """Undo the ask of a failed call so that the policy asks again."""
-    if isinstance(policy, OnlinePolicy):
-        policy.pending = None
-    else:
-        policy.outstanding -= 1
-        policy.queue.insert(0, arm)
 
 
 def _stream(cfg: LiveConfig, eval_ids: list[str]) -> Callable[[int, int], tuple[int, int]]:
