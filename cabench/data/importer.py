@@ -253,18 +253,15 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         echo(f"dropped {holes['instances_dropped']} instances some configuration lacks (--missing drop-instances)")
     valid = validate_logs(canonical[list(COLUMNS)], label)
     echo(f"kept {valid['config_id'].nunique()} configurations x {valid['instance_id'].nunique()} instances")
+    reader_facts = {key: info.get(key) for key in ("dropped_configurations", "skipped_runs", "metadata_defaults",
+                                                    "unscored_files")}
     provenance = {
         "format": fmt, "sources": [{"path": str(p.resolve()), "sha256": file_digest(p)} for p in files],
         "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings or {},
                     "missing": missing, **({"failed": failed, "metric": metric} if fmt != "canonical" else {})},
-        **({"metric": info["metric"]} if info.get("metric") else {}),
-        **{key: value for key, value in dropped.items() if value},
-        **({"holes": holes} if holes else {}),
+        **{key: value for key, value in {"metric": info.get("metric"), **dropped, "holes": holes}.items() if value},
         "rows": {"read": int(len(frame)), "kept": int(len(valid)), "dropped": int(len(frame) - len(valid))},
-        **({"dropped_configurations": info["dropped_configurations"]} if info.get("dropped_configurations") else {}),
-        **({"skipped_runs": info["skipped_runs"]} if info.get("skipped_runs") else {}),
-        **({"metadata_defaults": info["metadata_defaults"]} if info.get("metadata_defaults") else {}),
-        **({"unscored_files": info["unscored_files"]} if info.get("unscored_files") else {}),
+        **{key: value for key, value in reader_facts.items() if value},  # what the reader left out or assumed
         "cabench_version": cabench.__version__,
         "imported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
