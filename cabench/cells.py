@@ -67,6 +67,8 @@ def infeasible_cells(cfg: ExperimentConfig, problem: Problem) -> dict[tuple[str,
             if cfg.setting == "psi":
                 try:
                     Schedule.build(method, problem.psi_budget(rho), problem.psi_profile_cost()).check_first_phase(rho)
+                except registry.UserMethodError:
+                    raise  # a failing method of one's own is not a budget too small
                 except CabenchError as exc:
                     out[(method.name, rho)] = str(exc)
             elif rho < 1:

@@ -54,7 +54,7 @@ class OnlinePolicy:
         self.spend = 0.0
         self.pending: int | None = None
         self.round_robin = registry.spec(method.name, "online").rule == "round-robin"
-        self.user = registry.load_user(method.name) if registry.is_user(method.name) else None
+        self.user = registry.user_method(method.name, "online") if registry.is_user(method.name) else None
         self.withdrawn: set[int] = set()
         self._init_position = 0
         self._pointer = 0
@@ -174,6 +174,7 @@ class PsiPolicy:
         self.k = len(self.costs)
         self.budget, self.stochastic = float(budget), stochastic
         self.spec = method.spec  # the registry's rule for this method
+        self.user = registry.user_method(method.name, "psi") if self.spec.origin == "user" else None
         lam = min(self.costs) if self.spec.cost_aware else 1.0  # cost-blind (PSI-SR): L_{K,1}
         self.l_k = 1.0 + sum(1.0 / (1.0 + (ell - 1) * lam) for ell in range(2, self.k + 1))  # L_{K,lambda}
         self.cbar = sum(self.costs) / self.k
@@ -225,9 +226,8 @@ class PsiPolicy:
                 return math.floor(self.budget / (self.l_k * sum(self.costs[i] for i in active)))  # line 7
             return math.floor(self.budget / (self.cbar * self.l_k * len(active)))  # PSI-SR
         level = max(self.n[i] for i in active)  # a user schedule works on arrays of repetitions: here one
-        return int(np.asarray(registry.load_user(self.method.name)(
-            self.budget, self.l_k, np.array([self.spend]), np.array([level]),
-            np.array([[self.costs[i] for i in active]]), len(active)))[0])
+        return int(self.user(self.budget, self.l_k, np.array([self.spend]), np.array([level]),
+                             np.array([[self.costs[i] for i in active]]), len(active))[0])
 
     def recycled(self, active: list[int]) -> int:
         """CoPSI-R (docs/methods.md): CoPSI's target, plus a successive-rejects share of what the budget

@@ -40,7 +40,7 @@ class OnlineMethod:
     def __post_init__(self) -> None:
         where = f"methods.{self.name}"
         if registry.is_user(self.name):
-            registry.load_user(self.name)  # a one-line error now rather than in a worker
+            registry.user_method(self.name, "online")  # a one-line error now rather than in a worker
         elif self.name not in ONLINE_METHODS:
             raise CabenchError(f"methods: unknown online method '{self.name}'; choose from "
                                f"{', '.join(ONLINE_METHODS)}, or give your own index function as module:object")
@@ -111,8 +111,9 @@ def _uniform(n, upper, lower_cost):
 
 
 def index_function(name: str) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    """The index of a built-in method, or the user's ``module:object`` (see :mod:`cabench.registry`)."""
-    return INDEX[name] if name in INDEX else registry.load_user(name)
+    """The index of a built-in method, or the user's ``module:object`` checked at every call (see
+    :class:`cabench.registry.UserMethod`)."""
+    return INDEX[name] if name in INDEX else registry.user_method(name, "online")
 
 
 INDEX: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {

@@ -184,13 +184,13 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
         accepted = np.zeros((reps, k), dtype=bool)
         removed = np.zeros((reps, k - 1), dtype=np.int64)
         accepted_log = np.zeros((reps, k - 1), dtype=bool)
+        plan = registry.user_method(method.name, "psi") if registry.is_user(method.name) else recycled_target
         for phase in range(k - 1):
             k_r = k - phase
             active_cost = np.where(active, costs, 0.0).sum(axis=1)  # C_r, exact
             if method.spec.replans:  # planned from the state reached
                 arms = np.nonzero(active)[1].reshape(reps, k_r)
                 level = state.n[rows, arms].max(axis=1)
-                plan = registry.load_user(method.name) if registry.is_user(method.name) else recycled_target
                 target = np.asarray(plan(budget, schedule.l_k, state.spend, level, costs[arms], k_r), dtype=np.int64)
             else:
                 target = schedule.target(active_cost, k_r)

@@ -28,7 +28,7 @@ class PsiMethod:
 
     def __post_init__(self) -> None:
         if registry.is_user(self.name):
-            registry.load_user(self.name)  # a one-line error now rather than in a worker
+            registry.user_method(self.name, "psi")  # a one-line error now rather than in a worker
         elif self.name not in PSI_METHODS:
             raise CabenchError(
                 f"methods: unknown identification method '{self.name}'; choose from {', '.join(PSI_METHODS)}, or give "
@@ -118,9 +118,9 @@ class Schedule:
         rule = registry.spec(self.method, "psi")
         if registry.is_user(self.method):  # the first phase of a user schedule: nothing spent, nothing sampled
             reps = np.shape(active_cost)[0] if np.ndim(active_cost) else 1
-            return np.asarray(registry.load_user(self.method)(
+            return registry.user_method(self.method, "psi")(
                 self.budget, self.l_k, np.zeros(reps), np.zeros(reps, dtype=np.int64),
-                np.broadcast_to(self.costs, (reps, len(self.costs))), len(self.costs))).astype(np.int64)
+                np.broadcast_to(self.costs, (reps, len(self.costs))), len(self.costs)).astype(np.int64)
         if rule.rule == "uniform":
             return np.floor(self.budget / np.asarray(active_cost)).astype(np.int64)
         if rule.rule == "halving":  # first round: B / ceil(log2 K) spread over the active arms' costs

@@ -1,0 +1,1 @@
+"""Hostile methods of one's own (``module:object``) that the adversarial plugin tests name in configs."""

@@ -1,0 +1,89 @@
+"""Online index functions ``index(n, upper, lower_cost)`` that misbehave, and a few that are fine."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+
+class Abort(BaseException):
+    """Neither an Exception nor KeyboardInterrupt."""
+
+
+def hv_per_cost(n, upper, lower_cost):
+    return upper[..., 0] * upper[..., 1] / lower_cost
+
+
+def raises_value_error(n, upper, lower_cost):
+    raise ValueError("no index today")
+
+
+def exits_zero(n, upper, lower_cost):
+    sys.exit(0)
+
+
+def raises_base_exception(n, upper, lower_cost):
+    raise Abort("abort\nwith a second line")
+
+
+def nan(n, upper, lower_cost):
+    return np.full(np.shape(n), np.nan)
+
+
+def nan_after_five_pulls(n, upper, lower_cost):
+    """Fine on the first calls, NaN once an arm has five pulls."""
+    return np.where(n >= 5, np.nan, hv_per_cost(n, upper, lower_cost))
+
+
+def minus_inf(n, upper, lower_cost):
+    return np.full(np.shape(n), -np.inf)
+
+
+def scalar(n, upper, lower_cost):
+    return 1.0
+
+
+def per_objective(n, upper, lower_cost):
+    return upper  # [..., D], not [...]
+
+
+def text(n, upper, lower_cost):
+    return np.full(np.shape(n), "high")
+
+
+def none(n, upper, lower_cost):
+    return None
+
+
+def ragged(n, upper, lower_cost):
+    return [[1.0], [1.0, 2.0]]
+
+
+def explore_first(n, upper, lower_cost):
+    """+inf until an arm has three pulls: pull it first (ties to the lowest arm), then CoHV-UCB's index."""
+    return np.where(n < 3, np.inf, hv_per_cost(n, upper, lower_cost))
+
+
+def two_parameters(n, upper):
+    return n
+
+
+def extra_required(n, upper, lower_cost, scale):
+    return n * scale
+
+
+def keyword_required(n, upper, lower_cost, *, scale):
+    return n * scale
+
+
+def extra_default(n, upper, lower_cost, scale=1.0):
+    return hv_per_cost(n, upper, lower_cost) * scale
+
+
+def extra_keywords(n, upper, lower_cost, **options):
+    return hv_per_cost(n, upper, lower_cost)
+
+
+def any_arguments(*args):
+    return hv_per_cost(*args)

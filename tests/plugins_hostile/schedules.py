@@ -1,0 +1,48 @@
+"""Identification schedules ``target(budget, l_k, spend, level, active_costs, k_active)`` that misbehave."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def front_loaded(budget, l_k, spend, level, active_costs, k_active):
+    """Each phase spends half of what is left (the last phase all of it)."""
+    share = 1.0 if k_active == 2 else 0.5
+    return level + np.floor(np.maximum(budget - spend, 0.0) * share / active_costs.sum(axis=1)).astype(np.int64)
+
+
+def raises_in_first_phase(budget, l_k, spend, level, active_costs, k_active):
+    raise RuntimeError("no plan")
+
+
+def raises_in_last_phase(budget, l_k, spend, level, active_costs, k_active):
+    if k_active == 2:
+        raise RuntimeError("no plan for the last phase")
+    return front_loaded(budget, l_k, spend, level, active_costs, k_active)
+
+
+def nan_in_second_phase(budget, l_k, spend, level, active_costs, k_active):
+    target = front_loaded(budget, l_k, spend, level, active_costs, k_active).astype(np.float64)
+    return target if spend.max() == 0 else np.full_like(target, np.nan)
+
+
+def infinite(budget, l_k, spend, level, active_costs, k_active):
+    return np.full(np.shape(spend), np.inf)
+
+
+def beyond_int64(budget, l_k, spend, level, active_costs, k_active):
+    return np.full(np.shape(spend), 1.0e30)
+
+
+def scalar(budget, l_k, spend, level, active_costs, k_active):
+    return 3
+
+
+def column(budget, l_k, spend, level, active_costs, k_active):
+    return front_loaded(budget, l_k, spend, level, active_costs, k_active)[:, None]
+
+
+def spends_nothing(budget, l_k, spend, level, active_costs, k_active):
+    """Writes into its arguments: if that reached the loop, the spend would restart at 0 every phase."""
+    spend[:] = 0.0
+    return front_loaded(budget, l_k, spend, level, active_costs, k_active)

@@ -1,0 +1,220 @@
+"""Methods of one's own (``module:object``) that misbehave: each is refused in one line naming it, in the
+batched engines, in the per-pull policies that ``cabench live`` drives, and through ``cabench run`` with
+joblib's process workers; methods that fit their documented signature and return usable values run.
+
+The plugins live in :mod:`tests.plugins_hostile`, importable by name in every worker process."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench import registry
+from cabench.cli import app
+from cabench.errors import CabenchError
+from cabench.online import run_online
+from cabench.online.methods import OnlineMethod
+from cabench.online.reference import reference_online
+from cabench.policy import OnlinePolicy, PsiPolicy
+from cabench.psi import PsiMethod, run_psi
+from cabench.psi.reference import reference_psi
+from cabench.streams import stream_keys
+from cabench.synthetic import SyntheticSpec, synthetic_problem
+
+RUNNER = CliRunner()
+ONLINE = "tests.plugins_hostile.online"
+PSI = "tests.plugins_hostile.schedules"
+SPEC = SyntheticSpec("hostile", means=((0.5, 0.5), (0.6, 0.4), (0.3, 0.7), (0.2, 0.2)), costs=(10, 20, 15, 12))
+PROBLEM = synthetic_problem(SPEC)
+KEYS = stream_keys(0, np.arange(3), PROBLEM.arm_ids)
+
+
+def run(tmp_path: Path, setting: str, methods: list[str], n_jobs: int = 1):
+    """``cabench run`` on a tiny synthetic config; returns the CliRunner result."""
+    cfg = {"name": f"hostile_{setting}", "setting": setting, "n_jobs": n_jobs, "repetitions": 4, "seed": 0,
+           "dataset": {"synthetic": {"means": [list(m) for m in SPEC.means], "costs": list(SPEC.costs)}},
+           "rho": [4] if setting == "online" else [60], "methods": methods, "output": str(tmp_path / "out")}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    return RUNNER.invoke(app, ["run", str(tmp_path / "c.yaml"), "--quiet"])
+
+
+def one_line(result, *words: str) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert all(w in lines[0] for w in words), lines[0]
+    return lines[0]
+
+
+# --- the signature, checked when the config is read ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setting, method, words", [
+    ("online", "os:system", "'os:system' takes (command), but an online index function is called as index(n, upper"),
+    ("online", "builtins:max", "'builtins:max' has no signature Python can read"),
+    ("online", f"{ONLINE}:two_parameters", "takes (n, upper)"),
+    ("online", f"{ONLINE}:extra_required", "any further parameter needs a default"),
+    ("online", f"{ONLINE}:keyword_required", "takes (n, upper, lower_cost, *, scale)"),
+    ("online", f"{PSI}:front_loaded", "takes (budget, l_k, spend, level, active_costs, k_active)"),
+    ("psi", f"{ONLINE}:hv_per_cost", "an identification schedule is called as target(budget, l_k, spend, level"),
+])
+def test_callable_of_another_signature_is_refused_before_anything_runs(tmp_path, setting, method, words):
+    """``--methods cohv-ucb,os:system`` and callables that cannot take the setting's arguments."""
+    base = "cohv-ucb" if setting == "online" else "copsi"
+    one_line(run(tmp_path, setting, [base, method]), method, words)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["extra_default", "extra_keywords", "any_arguments"])
+def test_further_parameters_with_defaults_are_accepted(name):
+    """Parameters beyond the documented ones are fine when they have defaults (or are ``*args``/``**kwargs``)."""
+    method = OnlineMethod(f"{ONLINE}:{name}")
+    result = run_online(PROBLEM, method, 4, KEYS)
+    baseline = run_online(PROBLEM, OnlineMethod("cohv-ucb"), 4, KEYS)
+    assert result.counts.tolist() == baseline.counts.tolist()  # the same index as CoHV-UCB
+
+
+def test_module_that_exits_on_import_is_one_line(tmp_path):
+    one_line(run(tmp_path, "online", ["cohv-ucb", "tests.plugins_hostile.at_import:index"]),
+             "cannot import 'tests.plugins_hostile.at_import'", "SystemExit: 0")
+    assert not (tmp_path / "out").exists()
+
+
+# --- what a method raises: one line naming it, sequential and in joblib's process workers ----------------------
+
+
+@pytest.mark.parametrize("setting, method, n_jobs, words", [
+    ("online", f"{ONLINE}:raises_value_error", 1, "raised ValueError: no index today"),
+    ("online", f"{ONLINE}:raises_value_error", 2, "raised ValueError: no index today"),
+    ("online", f"{ONLINE}:exits_zero", 1, "raised SystemExit: 0"),
+    ("online", f"{ONLINE}:exits_zero", 2, "raised SystemExit: 0"),
+    ("online", f"{ONLINE}:raises_base_exception", 1, "raised Abort: abort with a second line"),
+    ("online", f"{ONLINE}:nan", 2, "returned nan (4 of 4 values); an index is a number or +inf"),
+    ("psi", f"{PSI}:raises_in_last_phase", 2, "raised RuntimeError: no plan for the last phase"),
+    ("psi", f"{PSI}:raises_in_first_phase", 1, "raised RuntimeError: no plan"),
+])
+def test_method_that_raises_or_returns_nan_stops_the_run_in_one_line(tmp_path, setting, method, n_jobs, words):
+    """A method that raises (``SystemExit`` too) or returns NaN: exit 2, one line, no results written."""
+    base = "cohv-ucb" if setting == "online" else "copsi"
+    line = one_line(run(tmp_path, setting, [base, method], n_jobs), method, words)
+    assert "Traceback" not in line
+    assert not (tmp_path / "out" / "runs.csv").exists()
+
+
+def test_user_method_error_survives_pickling():
+    """joblib's process workers send the error back pickled: it comes back the same one line."""
+    for error in (CabenchError("a\nb  c"), registry.UserMethodError("methods: m:f raised X: y")):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error) and str(back) == str(error) and "\n" not in str(back)
+
+
+# --- what a method returns: checked on every call, alike in the engine and in the policy -----------------------
+
+ONLINE_RETURNS = [
+    ("nan", "returned nan"),
+    ("nan_after_five_pulls", "returned nan"),
+    ("minus_inf", "returned -inf"),
+    ("scalar", "returned shape () for arguments of shape (3,)"),
+    ("per_objective", "returned shape (3, 2) for arguments of shape (3,)"),
+    ("text", "returned ndarray (dtype <U4), not numbers"),
+    ("none", "returned NoneType (dtype object), not numbers"),
+    ("ragged", "returned list (dtype object), not numbers"),
+]
+
+
+@pytest.mark.parametrize("name, words", ONLINE_RETURNS)
+def test_online_index_that_returns_garbage_is_refused_by_engine_and_policy(name, words):
+    method = OnlineMethod(f"{ONLINE}:{name}")
+    with pytest.raises(registry.UserMethodError, match=f"^methods: {ONLINE}:{name} ") as engine:
+        run_online(PROBLEM, method, 4, KEYS)
+    assert words in str(engine.value)
+    with pytest.raises(registry.UserMethodError, match=f"^methods: {ONLINE}:{name} returned"):
+        reference_online(PROBLEM, method, 4, KEYS[0])
+
+
+def test_live_policy_with_a_nan_index_stops_in_one_line_not_silently():
+    """The per-pull policy ``cabench live`` drives: a NaN index used to end the method as if done."""
+    policy = OnlinePolicy(OnlineMethod(f"{ONLINE}:nan"), 2, 40.0, [0.5, 1.0, 0.75], 0.5, 4)
+    for _ in range(policy.n_init * 3):
+        policy.tell(policy.ask(), [0.5, 0.5], 0.5)
+    with pytest.raises(registry.UserMethodError, match="returned nan"):
+        policy.ask()
+
+
+PSI_RETURNS = [
+    ("nan_in_second_phase", "returned nan"),
+    ("infinite", "returned inf"),
+    ("beyond_int64", "returned 1e+30"),
+    ("scalar", "returned shape () for arguments of shape"),
+    ("column", "returned shape"),
+]
+
+
+@pytest.mark.parametrize("name, words", PSI_RETURNS)
+def test_schedule_that_returns_garbage_is_refused_by_engine_and_policy(name, words):
+    method = PsiMethod(f"{PSI}:{name}")
+    with pytest.raises(registry.UserMethodError, match=f"^methods: {PSI}:{name} returned") as engine:
+        run_psi(PROBLEM, method, 60, KEYS)
+    assert words in str(engine.value)
+    with pytest.raises(registry.UserMethodError, match=f"^methods: {PSI}:{name} returned"):
+        reference_psi(PROBLEM, method, 60, KEYS[0])
+
+
+def test_schedule_that_raises_under_the_policy_is_one_line():
+    with pytest.raises(registry.UserMethodError, match="raised RuntimeError: no plan"):
+        PsiPolicy(PsiMethod(f"{PSI}:raises_in_first_phase"), 2, [0.5, 1.0, 0.75], 100.0)
+
+
+# --- methods that are fine --------------------------------------------------------------------------------------
+
+
+def test_plus_inf_index_is_accepted_and_engine_and_policy_decide_alike():
+    """``+inf`` means "pull this arm first" (ties to the lowest arm), identically pull by pull and batched."""
+    method = OnlineMethod(f"{ONLINE}:explore_first")
+    batched = run_online(PROBLEM, method, 6, KEYS, record_arms=True)
+    assert (batched.counts >= 3).all()  # every arm explored three times
+    for r in range(len(KEYS)):
+        arms = batched.arms_pulled[:, r]
+        assert arms[arms >= 0].tolist() == reference_online(PROBLEM, method, 6, KEYS[r])["arms"]
+
+
+def test_schedule_cannot_change_the_loop_state_through_its_arguments():
+    """A schedule that zeroes the ``spend`` it is given works on a copy: the budget still holds."""
+    result = run_psi(PROBLEM, PsiMethod(f"{PSI}:spends_nothing"), 60, KEYS)
+    assert (result.spend_tokens <= result.budget_tokens * (1 + 1e-6)).all()  # costs quantised to 2^-24
+    reference = reference_psi(PROBLEM, PsiMethod(f"{PSI}:spends_nothing"), 60, KEYS[0])
+    assert result.samples[0].tolist() == reference["samples"]
+
+
+
+@pytest.mark.parametrize("setting, method", [("online", f"{ONLINE}:nan_after_five_pulls"),
+                                             ("psi", f"{PSI}:nan_in_second_phase")])
+def test_live_run_with_a_failing_method_ends_in_one_line_and_records_why(tmp_path, setting, method):
+    """``cabench live``: a NaN index used to end the method silently (78% of the budget unspent,
+    ``stopped_by: null``); now one line naming the method, and ``spend.json`` says why it stopped."""
+    pytest.importorskip("httpx")
+    from cabench.live.serve import ReplayEndpoint, serve_in_thread
+    from tests.conftest import spread_logs, write_dataset
+
+    dataset = write_dataset(tmp_path / "four", spread_logs(4, 40, seed=3), split={"profiling_size": 8, "seed": 0})
+    server, _ = serve_in_thread(ReplayEndpoint.load(dataset))
+    try:
+        raw = {"name": "hostile_live", "task": {"kind": "replay", "dataset": str(dataset)},
+               "configurations_from": str(dataset), "setting": setting, "method": method, "budget_tokens": 20000,
+               "endpoint": {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1", "timeout_s": 5,
+                            "concurrency": 1}, "profiling": {"instances": 6}, "latency": "reported", "seed": 0}
+        (tmp_path / "live.yaml").write_text(yaml.safe_dump(raw))
+        result = RUNNER.invoke(app, ["live", str(tmp_path / "live.yaml"), "--out", str(tmp_path / "run"), "--quiet"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    one_line(result, method)
+    spend = json.loads((tmp_path / "run" / "spend.json").read_text())
+    assert spend["stopped_by"] is not None and method in json.dumps(spend)
+    assert not (tmp_path / "run" / "decision.json").exists()
