@@ -2,21 +2,45 @@
 
 Uses ``httpx`` (the ``live`` extra). Retries 429, 5xx, timeouts and connection
 errors with exponential backoff and full jitter; other 4xx answers are final.
-The API key comes from an environment variable and is sent only in the
-``Authorization`` header: it is never logged or written.
+
+Every attempt has a hard wall-time deadline (``timeout_s``): each socket read,
+write and connect is bounded by the time left, so a reply trickling a byte at a
+time ends at the deadline like a silent one. ``Retry-After`` is honoured up to
+``max_backoff_s`` (seconds or an HTTP date; anything else is ignored). A reply
+is read up to ``max_reply_bytes``, and gzip or deflate bodies are decompressed
+up to the same size, never further.
+
+The API key comes from an environment variable (or the URL's userinfo) and is
+sent only in the request; every reply and error text kept from an attempt is
+passed through :meth:`ChatClient.redact` first, and the URL is recorded without
+its userinfo (:func:`public_url`).
 """
 
 from __future__ import annotations
 
+import datetime
+import email.utils
+import json
+import math
 import os
 import random
+import re
+import threading
 import time
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from cabench.errors import CabenchError
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
+FREE_STATUSES = {429}  # refused before any generation: never billed
+ERROR_BODY_BYTES = 4096
+REDACTED = "[redacted]"
+_AUTH = re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+)?[^\s\"',;}]+")
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}")
 
 
 @dataclass(frozen=True)
@@ -30,26 +54,150 @@ class Endpoint:
     backoff_s: float = 0.5
     max_backoff_s: float = 30.0
     concurrency: int = 4
+    max_reply_bytes: int = 8 * 2**20
+    max_failures: int = 5
+    charge_failed: str = "worst-case"  # "worst-case", "reported" or "none"
 
 
 @dataclass
 class Attempt:
-    status: str  # "ok", "http <code>", "timeout", "connection"
+    """One HTTP attempt: ``ok``, ``http <code>``, ``timeout``, ``connection``, ``malformed`` or ``too large``.
+
+    ``billable``: the endpoint may have generated (and billed) tokens for it; only an attempt that could not
+    connect and a 429 are known to be free. ``usage``: the usage a failed reply reported, if any.
+    """
+
+    status: str
     seconds: float
+    billable: bool = True
+    usage: Any = None
 
 
 @dataclass
 class Outcome:
-    """A finished call: its reply and usage, or why it failed, and every attempt it took."""
+    """A finished call: its reply and reported usage, or why it failed, and every attempt it took.
+
+    ``usage`` and ``reported_latency_s`` are passed on as the endpoint sent them (any JSON type); the session
+    validates them before anything is counted.
+    """
 
     ok: bool
     reply: str = ""
-    prompt_tokens: float | None = None
-    completion_tokens: float | None = None
+    usage: Any = None
     latency_s: float = 0.0  # of the successful attempt, measured here
-    reported_latency_s: float | None = None  # what a cabench serve endpoint reports (the logged latency)
+    reported_latency_s: Any = None  # what a cabench serve endpoint reports (the logged latency)
     error: str = ""
     attempts: list[Attempt] = field(default_factory=list)
+    stopped: str = ""  # why no further attempt was made though one was allowed (the budget)
+
+
+def public_url(url: str) -> str:
+    """``url`` without its userinfo (``http://user:KEY@host/v1`` -> ``http://host/v1``)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret parts of a URL's userinfo (password, and the whole userinfo)."""
+    parts = urlsplit(url)
+    found = [p for p in (parts.password, parts.netloc.rpartition("@")[0]) if p]
+    return [s for s in found if len(s) >= 4]
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """``text`` without any of ``secrets`` and without the value of any ``Authorization`` header or token."""
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    text = _AUTH.sub(lambda m: m.group(1) + REDACTED, text)
+    return _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+
+
+def retry_after_seconds(value: str | None, cap: float) -> float | None:
+    """A ``Retry-After`` header as seconds in ``[0, cap]``; None when absent or unreadable."""
+    if value is None:
+        return None
+    text = value.strip()[:64]
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), cap)
+
+
+class ReplyTooLarge(Exception):
+    """The reply (or its decompressed body) is larger than ``max_reply_bytes``."""
+
+
+def decode_body(chunks: Any, encoding: str, limit: int) -> bytes:
+    """The reply body from raw ``chunks``, decompressed (gzip, deflate) to at most ``limit`` bytes."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        decoder = None
+    elif encoding in ("gzip", "x-gzip"):
+        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif encoding == "deflate":
+        decoder = zlib.decompressobj()
+    else:
+        raise ValueError(f"unsupported content-encoding '{encoding[:40]}'")
+    out = bytearray()
+    for chunk in chunks:
+        if decoder is None:
+            out += chunk
+        else:
+            out += decoder.decompress(chunk, limit + 1 - len(out))
+            if decoder.unconsumed_tail:
+                raise ReplyTooLarge
+        if len(out) > limit:
+            raise ReplyTooLarge
+    return bytes(out)
+
+
+def parse_reply(body: bytes) -> tuple[str, Any, Any]:
+    """(reply text, usage, reported latency) of a chat-completions JSON body; ValueError names what is wrong."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("the reply nests too deeply") from None
+    except UnicodeDecodeError:
+        raise ValueError("the reply is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the reply is not JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"the reply is a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ValueError("the reply has no 'choices' list of objects")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise ValueError("choices[0].message is not an object")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ValueError("choices[0].message.content is not text")
+    extra = data.get("cabench") if isinstance(data.get("cabench"), dict) else {}
+    return content or "", data.get("usage"), extra.get("latency_s")
+
+
+def _failed_usage(body: bytes) -> Any:
+    """The ``usage`` an error body reports, if it is a JSON object that has one."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    return data.get("usage") if isinstance(data, dict) else None
 
 
 class ChatClient:
@@ -60,64 +208,123 @@ class ChatClient:
             import httpx
         except ImportError as exc:
             raise CabenchError("live evaluation needs httpx: pip install 'cabench[live]'") from exc
+        from cabench.live.deadline import deadline_transport
+
         self.httpx = httpx
         self.endpoint = endpoint
-        headers = {"Content-Type": "application/json"}
+        self.secrets = url_secrets(endpoint.base_url)
+        headers = {"Content-Type": "application/json", "Accept-Encoding": "gzip, deflate"}
         if endpoint.api_key_env:
             key = os.environ.get(endpoint.api_key_env)
             if not key:
                 raise CabenchError(f"endpoint.api_key_env: the environment variable {endpoint.api_key_env} is not "
                                    "set; export it (the key is never written anywhere)")
             headers["Authorization"] = f"Bearer {key}"
+            self.secrets.append(key)
+        self.secrets.sort(key=len, reverse=True)
         limits = httpx.Limits(max_connections=max(1, endpoint.concurrency) + 2)
         self.client = httpx.Client(base_url=endpoint.base_url.rstrip("/") + "/", headers=headers,
-                                   timeout=endpoint.timeout_s, limits=limits)
+                                   timeout=endpoint.timeout_s, transport=deadline_transport(limits))
         self.rng = random.Random(seed)
+        self._rng_lock = threading.Lock()
 
     def close(self) -> None:
         self.client.close()
 
-    def chat(self, body: dict[str, Any]) -> Outcome:
-        """POST ``chat/completions`` with retries; never raises for a failed call."""
+    def redact(self, text: str) -> str:
+        """``text`` with the key, the URL's userinfo and any authorization value replaced."""
+        return redact(text, self.secrets)
+
+    def _attempt(self, body: dict[str, Any], outcome: Outcome) -> float | None:
+        """One attempt; fills ``outcome`` and returns the server's Retry-After (seconds) if it sent one."""
+        from cabench.live.deadline import deadline
+
+        httpx = self.httpx
+        start = time.perf_counter()
+        limit = self.endpoint.max_reply_bytes
+        try:
+            with deadline(self.endpoint.timeout_s), self.client.stream("POST", "chat/completions", json=body) as resp:
+                encoding = resp.headers.get("content-encoding", "")
+                if resp.status_code == 200:
+                    raw = decode_body(resp.iter_raw(), encoding, limit)
+                else:
+                    raw = decode_body(_bounded(resp.iter_raw(), ERROR_BODY_BYTES), encoding, ERROR_BODY_BYTES)
+                status = resp.status_code
+                retry_after = resp.headers.get("Retry-After")
+        except httpx.TimeoutException:
+            outcome.attempts.append(Attempt("timeout", time.perf_counter() - start))
+            outcome.error = f"timed out after {self.endpoint.timeout_s:g} s"
+            return None
+        except (httpx.ConnectError, httpx.UnsupportedProtocol) as exc:
+            outcome.attempts.append(Attempt("connection", time.perf_counter() - start, billable=False))
+            outcome.error = self.redact(f"{type(exc).__name__}: {exc}")[:200]
+            return None
+        except httpx.TransportError as exc:
+            outcome.attempts.append(Attempt("connection", time.perf_counter() - start))
+            outcome.error = self.redact(f"{type(exc).__name__}: {exc}")[:200]
+            return None
+        except ReplyTooLarge:
+            outcome.attempts.append(Attempt("too large", time.perf_counter() - start))
+            outcome.error = f"the reply is larger than max_reply_bytes ({limit} bytes)"
+            return None
+        except ValueError as exc:  # an unsupported content-encoding or a corrupt compressed body
+            outcome.attempts.append(Attempt("malformed", time.perf_counter() - start))
+            outcome.error = self.redact(str(exc))[:200]
+            return None
+        seconds = time.perf_counter() - start
+        if status != 200:
+            outcome.attempts.append(Attempt(f"http {status}", seconds, billable=status not in FREE_STATUSES,
+                                            usage=_failed_usage(raw)))
+            outcome.error = self.redact(f"HTTP {status}: {raw.decode('utf-8', 'replace')}")[:200]
+            return retry_after_seconds(retry_after, self.endpoint.max_backoff_s)
+        try:
+            reply, usage, reported = parse_reply(raw)
+        except ValueError as exc:
+            outcome.attempts.append(Attempt("malformed", seconds))
+            outcome.error = f"malformed reply: {exc}"
+            outcome.ok = False
+            return None
+        outcome.attempts.append(Attempt("ok", seconds))
+        outcome.ok = True
+        outcome.reply = self.redact(reply)
+        outcome.usage = usage
+        outcome.latency_s = seconds
+        outcome.reported_latency_s = reported
+        return None
+
+    def chat(self, body: dict[str, Any], admit: Callable[[], bool] = lambda: True) -> Outcome:
+        """POST ``chat/completions`` with retries; never raises for a failed call.
+
+        ``admit`` is asked before each retry that follows a billable attempt: False (the budget cannot pay
+        for another attempt) ends the call as failed.
+        """
         outcome = Outcome(ok=False)
         for attempt in range(self.endpoint.max_retries + 1):
-            start = time.perf_counter()
-            retry_after = None
-            try:
-                response = self.client.post("chat/completions", json=body)
-                seconds = time.perf_counter() - start
-                if response.status_code == 200:
-                    data = response.json()
-                    usage = data.get("usage") or {}
-                    choice = (data.get("choices") or [{}])[0]
-                    message = choice.get("message") or {}
-                    outcome.attempts.append(Attempt("ok", seconds))
-                    outcome.ok = True
-                    outcome.reply = str(message.get("content") or "")
-                    outcome.prompt_tokens = usage.get("prompt_tokens")
-                    outcome.completion_tokens = usage.get("completion_tokens")
-                    outcome.latency_s = seconds
-                    extra = data.get("cabench") if isinstance(data.get("cabench"), dict) else {}
-                    outcome.reported_latency_s = extra.get("latency_s")
-                    return outcome
-                outcome.attempts.append(Attempt(f"http {response.status_code}", seconds))
-                outcome.error = f"HTTP {response.status_code}: {response.text[:200]}"
-                if response.status_code not in RETRYABLE:
-                    return outcome
-                retry_after = response.headers.get("Retry-After")
-            except self.httpx.TimeoutException:
-                outcome.attempts.append(Attempt("timeout", time.perf_counter() - start))
-                outcome.error = f"timed out after {self.endpoint.timeout_s:g} s"
-            except (self.httpx.TransportError, ValueError) as exc:
-                outcome.attempts.append(Attempt("connection", time.perf_counter() - start))
-                outcome.error = f"{type(exc).__name__}: {exc}"[:200]
-            if attempt < self.endpoint.max_retries:
-                cap = min(self.endpoint.max_backoff_s, self.endpoint.backoff_s * 2**attempt)
+            retry_after = self._attempt(body, outcome)
+            last = outcome.attempts[-1]
+            if outcome.ok or last.status == "malformed":
+                return outcome
+            if last.status.startswith("http ") and int(last.status[5:]) not in RETRYABLE:
+                return outcome
+            if attempt == self.endpoint.max_retries:
+                break
+            cap = min(self.endpoint.max_backoff_s, self.endpoint.backoff_s * 2**attempt)
+            with self._rng_lock:
                 wait = self.rng.uniform(0, cap)  # full jitter
-                if retry_after is not None:
-                    try:
-                        wait = max(wait, float(retry_after))
-                    except ValueError:
-                        pass
-                time.sleep(wait)
+            if retry_after is not None:
+                wait = max(wait, retry_after)
+            time.sleep(min(wait, self.endpoint.max_backoff_s))
+            if last.billable and not admit():
+                outcome.stopped = "the budget does not cover another attempt"
+                break
         return outcome
+
+
+def _bounded(chunks: Any, limit: int) -> Any:
+    """The first ``limit`` bytes of ``chunks`` (an error body is kept only in part)."""
+    taken = 0
+    for chunk in chunks:
+        yield chunk[:limit - taken]
+        taken += len(chunk)
+        if taken >= limit:
+            return

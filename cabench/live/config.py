@@ -11,7 +11,8 @@ from typing import Any
 
 from cabench.config import _arms, _Reader
 from cabench.errors import CabenchError
-from cabench.live.client import Endpoint
+from cabench.live.charges import CHARGE_FAILED
+from cabench.live.client import Endpoint, public_url
 from cabench.live.tasks import PROMPTINGS
 from cabench.online.methods import ONLINE_METHODS, OnlineMethod
 from cabench.psi.schedules import COST_MODES, PSI_METHODS, PsiMethod
@@ -21,7 +22,8 @@ TOP = {"name", "task", "endpoint", "configurations", "configurations_from", "arm
        "cost_mode", "budget_tokens", "rho", "profiling", "evaluation", "instance_order", "repetition", "cost",
        "latency", "seed", "output"}
 TASK_KINDS = ("gsm8k", "piqa", "replay", "template")
-ENDPOINT_KEYS = {"base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "concurrency"}
+ENDPOINT_KEYS = {"base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "concurrency",
+                 "max_reply_bytes", "max_failures", "charge_failed"}
 CONFIG_KEYS = {"name", "model", "temperature", "max_tokens", "prompting"}
 
 
@@ -71,6 +73,14 @@ def _path(r: _Reader, value: Any, key: str, base: Path, folder: bool = False) ->
     return str(path)
 
 
+def _label(r: _Reader, value: Any, key: str) -> str:
+    """A run or configuration name: printable text on one line, without '/' (it names files and CSV rows)."""
+    text = r.text(value, key)
+    if "/" in text or not text.isprintable():
+        raise r.fail(key, f"{text[:60]!r}: a name is printable text on one line, without '/'")
+    return text
+
+
 def _configurations_from(r: _Reader, dataset: str, arms_raw: Any) -> tuple[Configuration, ...]:
     from cabench.data.io import read_logs
 
@@ -92,9 +102,7 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
             raw["endpoint"] = {**(raw.get("endpoint") or {}), "base_url": value}
         else:
             raw[key] = value
-    name = r.text(raw.get("name", Path(source).stem), "name")
-    if "/" in name:
-        raise r.fail("name", "no '/' in a name")
+    name = _label(r, raw.get("name", Path(source).stem), "name")
     task = dict(r.check_keys(raw.get("task"), {"kind", "path", "labels", "dataset", "id_field", "prompts",
                                                "answer_field", "extract", "normaliser", "choices", "name"}, "task"))
     kind = r.text(task.get("kind"), "task.kind", TASK_KINDS)
@@ -109,8 +117,8 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
         raise r.fail("endpoint.base_url", "missing; give the server's URL (e.g. http://127.0.0.1:8000/v1) or "
                      "--base-url")
     base_url = r.text(spec["base_url"], "endpoint.base_url")
-    if not base_url.startswith(("http://", "https://")):
-        raise r.fail("endpoint.base_url", f"'{base_url}' is not an http(s) URL")
+    if not base_url.startswith(("http://", "https://")) or not base_url.isprintable():
+        raise r.fail("endpoint.base_url", f"'{public_url(base_url)[:80]!s}' is not an http(s) URL")
     endpoint = Endpoint(
         base_url=base_url,
         api_key_env=r.text(spec["api_key_env"], "endpoint.api_key_env") if spec.get("api_key_env") else None,
@@ -121,6 +129,11 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
         max_backoff_s=r.number(spec.get("max_backoff_s", 30.0), "endpoint.max_backoff_s", minimum=0, maximum=3600),
         concurrency=r.number(spec.get("concurrency", 4), "endpoint.concurrency", integer=True, minimum=1,
                              maximum=256),
+        max_reply_bytes=r.number(spec.get("max_reply_bytes", 8 * 2**20), "endpoint.max_reply_bytes", integer=True,
+                                 minimum=1024, maximum=2**31),
+        max_failures=r.number(spec.get("max_failures", 5), "endpoint.max_failures", integer=True, minimum=1,
+                              maximum=10**6),
+        charge_failed=r.text(spec.get("charge_failed", "worst-case"), "endpoint.charge_failed", CHARGE_FAILED),
     )
     if ("configurations" in raw) == ("configurations_from" in raw):
         raise r.fail("configurations", "give either 'configurations' (a list) or 'configurations_from' (a "
@@ -143,7 +156,7 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
             limit = r.number(item["max_tokens"], f"{key}.max_tokens", integer=True, positive=True, maximum=10**7)
             prompting = r.text(item.get("prompting", "direct"), f"{key}.prompting",
                                PROMPTINGS if kind in ("gsm8k", "piqa") else None)
-            label = r.text(item.get("name", f"{model}_t{temperature}_g{limit}_{prompting}"), f"{key}.name")
+            label = _label(r, item.get("name", f"{model}_t{temperature}_g{limit}_{prompting}"), f"{key}.name")
             items.append(Configuration(label, model, temperature, limit, prompting))
         configurations = tuple(items)
     names = [c.name for c in configurations]

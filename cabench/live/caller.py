@@ -1,0 +1,177 @@
+"""Calls made concurrently under a hard token budget, journaled, and handed back in key order.
+
+Budget: a call is made only if the tokens already charged, plus the worst case
+of every attempt in flight, plus this call's worst case fit the budget
+(:meth:`Task.worst_case_tokens`); each retry after a billable attempt is
+admitted the same way. When the quick check fails, the call waits for the
+calls before it and is decided on the exact spend, so the decision does not
+depend on timing. Consecutive failed calls of one configuration stop the run
+after ``endpoint.max_failures``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
+
+from cabench.errors import CabenchError
+from cabench.live.charges import charge
+from cabench.live.client import ChatClient
+from cabench.live.config import Configuration, LiveConfig
+from cabench.live.journal import Journal, LogFile
+from cabench.live.tasks import Instance, Task
+
+
+class BudgetStop(Exception):
+    """The next call does not fit the token budget."""
+
+
+class FailureStop(Exception):
+    """A configuration's calls failed ``max_failures`` times in a row."""
+
+
+class Caller:
+    """Makes calls concurrently under the budget, journals them, and hands results back by key."""
+
+    def __init__(self, cfg: LiveConfig, task: Task, client: ChatClient | None, journal: Journal, logs: LogFile,
+                 budget: float | None, progress: Callable[[float], None]) -> None:
+        self.cfg, self.task, self.client, self.journal, self.logs = cfg, task, client, journal, logs
+        self.budget = budget
+        self.spent = 0.0  # tokens charged for every call asked so far (made now or found in the journal)
+        self.reserved = 0.0  # worst cases of the attempts in flight
+        self._lock = threading.Lock()
+        self.in_flight: dict[Future, tuple[str, list[float]]] = {}
+        self.results: dict[str, dict[str, Any]] = {}
+        self.pool = ThreadPoolExecutor(max_workers=cfg.endpoint.concurrency)
+        self.progress = progress
+        self.made = 0
+        self.failures: dict[str, int] = {}  # configuration -> consecutive failed calls made in this run
+        self.failure_stop = ""
+
+    def _body(self, config: Configuration, instance: Instance) -> dict[str, Any]:
+        return {"model": config.model, "messages": self.task.messages(instance, config.prompting),
+                "temperature": config.temperature, "max_tokens": config.max_tokens}
+
+    def _call(self, key: str, config: Configuration, instance: Instance, occurrence: int, worst: float,
+              held: list[float]) -> dict[str, Any]:
+        assert self.client is not None
+
+        def admit() -> bool:  # a retry after a billable attempt: reserve its worst case, or stop
+            if self.cfg.endpoint.charge_failed == "none":
+                return True  # failed attempts cost nothing: the call's first reservation covers it
+            with self._lock:
+                if self.budget is not None and self.spent + self.reserved + worst > self.budget:
+                    return False
+                self.reserved += worst
+                held[0] += worst
+            self.journal.start(key, config.name, instance.id, worst)
+            return True
+
+        outcome = self.client.chat(self._body(config, instance), admit)
+        cost, seconds = charge(outcome, config.max_tokens, worst, self.cfg.cost, self.cfg.endpoint.charge_failed,
+                               self.cfg.latency)
+        record: dict[str, Any] = {
+            "key": key, "config": config.name, "model": config.model, "temperature": config.temperature,
+            "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,
+            "occurrence": occurrence, "ok": cost.tokens is not None,
+            "attempts": [{"status": a.status, "seconds": a.seconds, "billable": a.billable} for a in outcome.attempts],
+            "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"),
+            "worst": worst, "charged": cost.charged,
+        }
+        if cost.suspect:
+            record["suspect"] = cost.suspect
+        if cost.tokens is not None:
+            usage = outcome.usage
+            record.update({"correct": self.task.score(instance, outcome.reply), "latency_s": seconds,
+                           "measured_latency_s": outcome.latency_s, "prompt_tokens": float(usage["prompt_tokens"]),
+                           "completion_tokens": float(usage["completion_tokens"]), "tokens": cost.tokens,
+                           "reply": outcome.reply[:2000]})
+        else:
+            record.update({"error": cost.error, "tokens": 0.0})
+        return record
+
+    def fits(self, worst: float) -> bool:
+        with self._lock:
+            return self.budget is None or self.spent + self.reserved + worst <= self.budget
+
+    def submit(self, key: str, config: Configuration, instance: Instance, occurrence: int,
+               retry_failed: bool = False) -> None:
+        """Start (or take from the journal) one call; raise :class:`BudgetStop` if it cannot fit and
+        :class:`FailureStop` once a configuration has failed ``max_failures`` times in a row.
+
+        ``retry_failed``: a call the journal records as failed is made again (profiling and collect,
+        where every call is needed); the method's calls keep their journaled outcome, failed or not, so
+        that a resumed run asks the same calls in the same order. A call lost to a kill is always made
+        again. What earlier attempts of a call cost stays charged.
+        """
+        done = self.journal.done.get(key)
+        if done is not None:
+            if (done["config"], done["instance"]) != (config.name, instance.id):
+                raise CabenchError(f"{self.journal.path}: call {key} was {done['config']} on {done['instance']}, "
+                                   f"now {config.name} on {instance.id}; this folder holds another run")
+            self._spend(self.journal.charges.get(key, 0.0))
+            if done.get("ok") or not (retry_failed or done.get("lost")):
+                self.results[key] = done
+                return
+        if self.failure_stop:
+            raise FailureStop(self.failure_stop)
+        worst = self.task.worst_case_tokens(instance, config.prompting, config.max_tokens, config.name)
+        if not self.fits(worst):
+            self.drain()  # decide on the exact spend: independent of timing
+            if self.failure_stop:
+                raise FailureStop(self.failure_stop)
+            if not self.fits(worst):
+                raise BudgetStop(key)
+        if self.client is None:
+            raise CabenchError("no endpoint to call")
+        self.journal.start(key, config.name, instance.id, worst)
+        held = [worst]
+        with self._lock:
+            self.reserved += worst
+        future = self.pool.submit(self._call, key, config, instance, occurrence, worst, held)
+        self.in_flight[future] = (key, held)
+
+    def wait_one(self) -> None:
+        if not self.in_flight:
+            return
+        finished, _ = wait(list(self.in_flight), return_when=FIRST_COMPLETED)
+        for future in finished:
+            key, held = self.in_flight.pop(future)
+            record = future.result()
+            with self._lock:
+                self.reserved -= held[0]
+            self.journal.record(record)
+            if record["ok"]:
+                self.logs.append(record)
+            self.made += 1
+            self.results[key] = record
+            self._spend(record["charged"])
+            self._count_failure(record)
+
+    def _count_failure(self, record: dict[str, Any]) -> None:
+        name = record["config"]
+        self.failures[name] = 0 if record["ok"] else self.failures.get(name, 0) + 1
+        limit = self.cfg.endpoint.max_failures
+        if self.failures[name] >= limit and not self.failure_stop:
+            self.failure_stop = (f"{limit} calls of {name} failed in a row (the last: "
+                                 f"{str(record.get('error'))[:120]})")
+
+    def drain(self) -> None:
+        while self.in_flight:
+            self.wait_one()
+
+    def _spend(self, tokens: float) -> None:
+        with self._lock:
+            self.spent += tokens
+        self.progress(self.spent)
+
+    def take(self, key: str) -> dict[str, Any] | None:
+        """The result of ``key`` if finished, else None."""
+        return self.results.pop(key, None)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+

@@ -1,0 +1,171 @@
+"""The files a live run appends to: ``calls.jsonl`` (the journal) and ``logs.csv`` (the outcomes).
+
+The journal has two kinds of lines, each flushed and fsync'd before it counts:
+
+* ``{"key", "start", "config", "instance", "worst"}``, written before an
+  attempt is sent (the first, and each retry the budget admits);
+* the finished call: its outcome and ``charged``, the tokens every attempt of
+  it cost against the budget (:mod:`cabench.live.charges`).
+
+On resume, attempts started but never finished (a kill mid-call) are charged
+their worst case in a ``lost`` record, and the call is made again. A last line
+cut by a kill is dropped; any other line that is not a call record is an error
+naming the line.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from cabench.errors import CabenchError
+from cabench.jsonio import strict_dumps, strict_loads
+from cabench.storage import write_atomic
+
+LOG_COLUMNS = ("config_id", "model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct",
+               "latency_s", "tokens")
+NUMBER_FIELDS = ("charged", "tokens", "worst", "correct", "latency_s")
+KEY = re.compile(r"[pc]:\d+:\d+|e:\d+")  # profiling / collect (configuration, instance), or the method's n-th ask
+
+
+def charged(record: dict[str, Any]) -> float:
+    """Tokens a finished record cost against the budget (``tokens`` in journals written before ``charged``)."""
+    return float(record.get("charged", record.get("tokens")) or 0.0)
+
+
+class Journal:
+    """``calls.jsonl``: every attempt's start and every finished call."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / "calls.jsonl"
+        self.done: dict[str, dict[str, Any]] = {}  # key -> its last finished record
+        self.charges: dict[str, float] = {}  # key -> tokens charged over all its finished records
+        self.records: list[dict[str, Any]] = []  # every finished record, in order
+        open_starts = self._load() if self.path.exists() else {}
+        self._lock = threading.Lock()
+        self._fh = open(self.path, "a", encoding="utf-8")
+        for key, starts in open_starts.items():
+            self.record({"key": key, "config": starts[0]["config"], "instance": starts[0]["instance"],
+                         "ok": False, "lost": True, "attempts": [], "tokens": 0.0,
+                         "charged": float(sum(s["worst"] for s in starts)),
+                         "error": f"{len(starts)} attempt(s) in flight when the run was killed; charged the worst "
+                                  "case and made again"})
+
+    def _load(self) -> dict[str, list[dict[str, Any]]]:
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            try:
+                self._check(strict_loads(data[cut:]), data.count(b"\n") + 1)
+                data += b"\n"  # a whole last record whose newline was not written
+                with open(self.path, "ab") as fh:
+                    fh.write(b"\n")
+            except (ValueError, RecursionError, CabenchError):
+                data = data[:cut]  # a line cut by a kill: that attempt is still open below
+                os.truncate(self.path, cut)
+        open_starts: dict[str, list[dict[str, Any]]] = {}
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = strict_loads(line)
+            except (ValueError, RecursionError):
+                raise CabenchError(f"{self.path}: line {number} is not JSON; the journal was edited or damaged "
+                                   "(remove that line to resume, or pass another --out)") from None
+            self._check(record, number)
+            if record.get("start"):
+                open_starts.setdefault(record["key"], []).append(record)
+            else:
+                open_starts.pop(record["key"], None)
+                self._add(record)
+        return open_starts
+
+    def _check(self, record: Any, number: int) -> None:
+        """One line naming the journal line when ``record`` is not a call record."""
+        def bad(why: str) -> CabenchError:
+            return CabenchError(f"{self.path}: line {number} {why}; the journal was edited or damaged (remove that "
+                                "line to resume, or pass another --out)")
+        if not isinstance(record, dict):
+            raise bad(f"is a JSON {type(record).__name__}, not a call record")
+        for name in ("key", "config", "instance"):
+            if not isinstance(record.get(name), str):
+                raise bad(f"has no text '{name}'")
+        if not KEY.fullmatch(record["key"]):
+            raise bad(f"has key {record['key'][:40]!r}, not one cabench writes")
+        if not record.get("start") and not isinstance(record.get("ok"), bool):
+            raise bad("has no true/false 'ok'")
+        for name in NUMBER_FIELDS:
+            value = record.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not math.isfinite(value) or value < 0):
+                raise bad(f"has '{name}' {str(value)[:40]!r}, not a number of 0 or more")
+        if not isinstance(record.get("attempts", []), list):
+            raise bad("has 'attempts' that is not a list")
+
+    def _add(self, record: dict[str, Any]) -> None:
+        self.done[record["key"]] = record
+        self.charges[record["key"]] = self.charges.get(record["key"], 0.0) + charged(record)
+        self.records.append(record)
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._fh.write(strict_dumps(record) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def start(self, key: str, config: str, instance: str, worst: float) -> None:
+        """Journal an attempt about to be sent (charged ``worst`` if it never finishes)."""
+        with self._lock:
+            self._write({"key": key, "start": True, "config": config, "instance": instance, "worst": worst})
+
+    def record(self, record: dict[str, Any]) -> None:
+        """Journal a finished call."""
+        with self._lock:
+            self._write(record)
+            self._add(record)
+
+    def total_charged(self) -> float:
+        return float(sum(self.charges.values()))
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+class LogFile:
+    """``logs.csv``: canonical rows of the successful calls, appended and fsync'd; rebuilt from the journal."""
+
+    def __init__(self, folder: Path, records: list[dict[str, Any]]) -> None:
+        self.path = folder / "logs.csv"
+        self.seen: dict[tuple[str, str], int] = {}
+        lines = [",".join(LOG_COLUMNS)]
+        for record in records:
+            if record.get("ok"):
+                lines.append(self._line(record))
+        write_atomic(self.path, "\n".join(lines) + "\n")
+        self._lock = threading.Lock()
+        self._fh = open(self.path, "a", encoding="utf-8")
+
+    def _line(self, r: dict[str, Any]) -> str:
+        key = (r["config"], r["instance"])
+        n = self.seen.get(key, 0)
+        self.seen[key] = n + 1
+        instance = r["instance"] if n == 0 else f"{r['instance']}#{n + 1}"  # a repeated evaluation
+        cells = [r["config"], r["model"], repr(float(r["temperature"])), str(int(r["max_tokens"])), r["prompting"],
+                 instance, repr(float(r["correct"])), repr(float(r["latency_s"])), repr(float(r["tokens"]))]
+        return ",".join(_csv_cell(c) for c in cells)
+
+    def append(self, record: dict[str, Any]) -> None:
+        with self._lock:
+            self._fh.write(self._line(record) + "\n")
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def _csv_cell(text: str) -> str:
+    return f'"{text.replace(chr(34), chr(34) * 2)}"' if any(c in text for c in ',"\n\r') else text

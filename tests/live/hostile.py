@@ -1,0 +1,181 @@
+"""A hostile OpenAI-compatible endpoint on 127.0.0.1 for the live budget tests.
+
+It answers replay requests of a dataset (as ``cabench serve`` does) but
+misbehaves as told: lies in ``usage`` (negative, huge, non-finite, text,
+missing), malformed replies, failing every call after a number of requests,
+trickling bytes, ``Retry-After: 100000``, echoing the ``Authorization`` header,
+oversized and gzip-bomb bodies. Whatever it says, it keeps its own count of
+the tokens it generated: the logged tokens of every request it answered with
+a generation (everything but a refusal: 403 and 429 generate nothing).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+_INSTANCE = re.compile(r"cabench replay instance: (.+)$")
+_PROMPTING = re.compile(r"prompting: (\S+)")
+
+# behaviour -> what the reply is; each takes (handler, honest reply payload, true tokens, max_tokens)
+REFUSALS = {"forbidden", "retry-after"}
+
+
+class HostileEndpoint:
+    """The dataset's rows, the behaviour per request, and the endpoint's own token count."""
+
+    def __init__(self, dataset: Path, behave: Callable[[int], str], trickle_s: float = 0.05) -> None:
+        frame = pd.read_csv(dataset / "logs.csv.gz", dtype={"instance_id": str})
+        self.config_of = {(r.model, int(r.max_new_tokens), r.prompting): r.config_id
+                          for r in frame.drop_duplicates("config_id").itertuples()}
+        self.rows = {(r.config_id, r.instance_id): (int(r.correct), int(r.tokens)) for r in frame.itertuples()}
+        self.behave = behave
+        self.trickle_s = trickle_s
+        self.generated = 0  # the endpoint's own count: what it would bill
+        self.requests = 0
+        self.seen_authorization: list[str] = []
+        self.lock = threading.Lock()
+
+    def honest(self, body: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
+        """The reply ``cabench serve`` would give, its true tokens, and the request's max_tokens."""
+        messages = body["messages"]
+        prompting = _PROMPTING.search(messages[0]["content"]).group(1)
+        instance = _INSTANCE.search(messages[1]["content"]).group(1)
+        limit = int(body["max_tokens"])
+        config = self.config_of[(body["model"], limit, prompting)]
+        correct, tokens = self.rows[(config, instance)]
+        completion = min(tokens, limit)
+        text = f"answer {instance}" if correct else f"not the answer to {instance}"
+        return ({"choices": [{"message": {"role": "assistant", "content": text}}],
+                 "usage": {"prompt_tokens": tokens - completion, "completion_tokens": completion},
+                 "cabench": {"latency_s": 0.1 + 0.01 * (hash(config) % 50)}}, tokens, limit)
+
+
+def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with endpoint.lock:
+                endpoint.requests += 1
+                number = endpoint.requests
+                endpoint.seen_authorization.append(self.headers.get("Authorization", ""))
+            how = endpoint.behave(number)
+            reply, tokens, limit = endpoint.honest(body)
+            if how not in REFUSALS:
+                with endpoint.lock:
+                    endpoint.generated += tokens
+            try:
+                self.answer(how, reply, limit)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (its deadline) or was killed
+
+        def answer(self, how: str, reply: dict[str, Any], limit: int) -> None:
+            usage = reply["usage"]
+            auth = self.headers.get("Authorization", "")
+            if how == "honest":
+                return self.send(200, json.dumps(reply).encode())
+            if how == "forbidden":
+                return self.send(403, json.dumps({"error": {"message": "no access"}}).encode())
+            if how == "retry-after":
+                return self.send(429, b'{"error": {"message": "slow down"}}', {"Retry-After": "100000"})
+            if how == "failed-negative":
+                return self.send(500, json.dumps({"error": "boom", "usage": {"prompt_tokens": -1000,
+                                                                             "completion_tokens": 0}}).encode())
+            if how == "negative":
+                usage["prompt_tokens"] = -1000
+            elif how == "huge":
+                usage["completion_tokens"] = 100000
+            elif how in ("inf", "nan"):
+                text = json.dumps(reply).replace(f'"completion_tokens": {usage["completion_tokens"]}',
+                                                 f'"completion_tokens": {"Infinity" if how == "inf" else "NaN"}')
+                return self.send(200, text.encode())
+            elif how == "fraction":
+                usage["completion_tokens"] = 0.5
+            elif how == "text-usage":
+                reply["usage"] = "lots"
+            elif how == "list-usage":
+                reply["usage"] = [1, 2]
+            elif how == "missing":
+                del reply["usage"]
+            elif how == "choices-text":
+                reply["choices"] = "answer"
+            elif how == "message-text":
+                reply["choices"] = [{"message": "answer"}]
+            elif how == "array":
+                return self.send(200, b"[1, 2, 3]")
+            elif how == "latency-text":
+                reply["cabench"] = {"latency_s": "fast"}
+            elif how == "latency-negative":
+                reply["cabench"] = {"latency_s": -3.0}
+            elif how == "echo-error":
+                return self.send(500, json.dumps({"error": f"bad header Authorization: {auth}"}).encode())
+            elif how == "echo-reply":
+                reply["choices"][0]["message"]["content"] += f" (you sent {auth})"
+            elif how == "oversized":
+                reply["padding"] = "x" * 200_000
+            elif how == "gzip-bomb":
+                bomb = gzip.compress(json.dumps(reply).encode()[:-1] + b" " * 50_000_000 + b"}", 9)
+                return self.send(200, bomb, {"Content-Encoding": "gzip"})
+            elif how == "trickle":
+                payload = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                for i in range(len(payload)):
+                    self.wfile.write(payload[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(endpoint.trickle_s)
+                return None
+            else:
+                raise ValueError(how)
+            return self.send(200, json.dumps(reply).encode())
+
+    return Handler
+
+
+class _Quiet(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up mid-reply is what these tests do on purpose
+
+
+def start(endpoint: HostileEndpoint) -> tuple[ThreadingHTTPServer, str]:
+    """Serve ``endpoint`` on an ephemeral loopback port in a daemon thread; returns (server, base URL)."""
+    server = _Quiet(("127.0.0.1", 0), _handler(endpoint))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def mixed(seed: int, honest_share: float = 0.6, honest_first: int = 0) -> Callable[[int], str]:
+    """Every kind of misbehaviour, drawn per request after the first ``honest_first`` (a seeded draw: the
+    same sequence each time)."""
+    kinds = ["failed-negative", "negative", "huge", "inf", "nan", "missing", "text-usage", "choices-text",
+             "latency-negative", "retry-after", "trickle", "forbidden"]
+    draws = random.Random(seed)
+    table = [("honest" if draws.random() < honest_share else draws.choice(kinds)) for _ in range(100_000)]
+    return lambda number: "honest" if number <= honest_first else table[(number - 1) % len(table)]

@@ -1,0 +1,249 @@
+"""``cabench live`` against a hostile endpoint: the budget holds by the endpoint's own count, every attempt
+ends by its deadline, every run ends with a one-line reason, and the key is written nowhere."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench.cli import app
+from cabench.jsonio import strict_loads
+from cabench.live.client import redact, retry_after_seconds
+from cabench.live.journal import Journal
+from tests.conftest import spread_logs, write_dataset
+from tests.live import hostile
+
+pytest.importorskip("httpx")
+RUNNER = CliRunner()
+BUDGET = 3000
+PROFILING_CALLS = 8  # 4 configurations x 2 instances
+KEY = "sk-hostile-4f9e2c71d0"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    return write_dataset(tmp_path_factory.mktemp("data") / "four", spread_logs(4, 40, seed=5))
+
+
+@pytest.fixture
+def endpoint(dataset):
+    started = []
+
+    def start(behave, **options):
+        ep = hostile.HostileEndpoint(dataset, behave, **options)
+        server, url = hostile.start(ep)
+        started.append(server)
+        return ep, url
+    yield start
+    for server in started:
+        server.shutdown()
+        server.server_close()
+
+
+def config(tmp_path: Path, dataset: Path, url: str, name: str = "hostile", **endpoint) -> Path:
+    raw = {"name": name, "task": {"kind": "replay", "dataset": str(dataset)}, "configurations_from": str(dataset),
+           "endpoint": {"base_url": url, "timeout_s": 0.3, "max_retries": 1, "backoff_s": 0.001,
+                        "max_backoff_s": 0.01, "concurrency": 1, "max_failures": 3, "max_reply_bytes": 65536,
+                        **endpoint},
+           "setting": "online", "method": "cohv-ucb", "budget_tokens": BUDGET, "profiling": {"instances": 2},
+           "latency": "reported", "seed": 0}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def run(path: Path, out: Path, *extra: str):
+    """``cabench live`` in a thread: a run that hangs fails the test instead of hanging it."""
+    box = {}
+    thread = threading.Thread(target=lambda: box.update(result=RUNNER.invoke(
+        app, ["live", str(path), "--out", str(out), "--quiet", *extra])), daemon=True)
+    thread.start()
+    thread.join(120)
+    assert "result" in box, "cabench live did not finish"
+    return box["result"]
+
+
+def finished(out: Path) -> list[dict]:
+    return [r for r in map(json.loads, (out / "calls.jsonl").read_text().splitlines()) if not r.get("start")]
+
+
+AFTER_PROFILING = {  # how the endpoint misbehaves once profiling is done -> words of the one-line reason
+    "forbidden": "HTTP 403", "retry-after": "HTTP 429", "missing": "no token usage",
+    "failed-negative": "HTTP 500", "negative": "usage.prompt_tokens is -1000", "huge": "above max_tokens",
+    "inf": "is inf, not a count", "nan": "is nan, not a count", "fraction": "not a count", "text-usage": "usage is a JSON str",
+    "list-usage": "usage is a JSON list", "choices-text": "no 'choices' list", "message-text": "message is not",
+    "array": "a JSON list", "latency-text": "reported latency", "latency-negative": "reported latency",
+    "trickle": "timed out", "oversized": "larger than max_reply_bytes", "gzip-bomb": "larger than max_reply_bytes",
+}
+
+
+@pytest.mark.parametrize("how", sorted(AFTER_PROFILING))
+def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, endpoint, how):
+    """Every call after profiling misbehaves: the run stops after max_failures in one line, the endpoint's
+    own count stays within the budget and below what was charged, and spend.json is strict JSON."""
+    ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else how)
+    out = tmp_path / "run"
+    result = run(config(tmp_path, dataset, url), out)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert "3 calls of" in lines[0] and "failed in a row" in lines[0] and AFTER_PROFILING[how] in lines[0], lines[0]
+    spend = strict_loads((out / "spend.json").read_text())
+    assert spend["stopped_by"] == "failures" and spend["spent_tokens"] <= BUDGET
+    assert ep.generated <= spend["spent_tokens"] <= BUDGET  # every generated token was charged
+    records = finished(out)
+    method = [r for r in records if r["key"].startswith("e:")]
+    assert len(method) == 3 and not any(r["ok"] for r in method)
+    if how not in ("forbidden", "retry-after", "missing", "trickle", "oversized", "gzip-bomb"):
+        assert all(r["suspect"] and r["charged"] >= r["worst"] for r in method)  # suspect: charged the worst case
+    if how == "retry-after":
+        assert all(r["charged"] == 0 for r in method) and ep.generated == spend["profiling_tokens"]
+    for record in method:
+        assert all(a["seconds"] < 3 for a in record["attempts"])  # deadline 0.3 s; a trickle would take 10 s
+
+
+def test_failed_calls_charged_as_configured(tmp_path, dataset, endpoint):
+    """500s without usage: worst-case charges each billable attempt its worst case, none charges nothing."""
+    spent = {}
+    for mode in ("worst-case", "reported", "none"):
+        ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else "echo-error")
+        out = tmp_path / mode
+        result = run(config(tmp_path, dataset, url, name=f"charge-{mode}", charge_failed=mode), out)
+        assert result.exit_code == 2 and "failed in a row" in result.stderr
+        method = [r for r in finished(out) if r["key"].startswith("e:")]
+        spent[mode] = sum(r["charged"] for r in method)
+        per_call = [r["charged"] / r["worst"] for r in method]
+        assert per_call == ([2.0] * 3 if mode == "worst-case" else [0.0] * 3)  # two attempts each
+    assert spent["worst-case"] > 0 == spent["reported"] == spent["none"]
+
+
+def test_key_is_written_nowhere_even_when_echoed(tmp_path, dataset, endpoint, monkeypatch):
+    """Error bodies and replies that echo the Authorization header, and a key in the URL's userinfo."""
+    cycle = ["honest", "echo-error", "echo-reply", "honest"]
+    ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else cycle[n % len(cycle)])
+    monkeypatch.setenv("HOSTILE_KEY", KEY)
+    path = config(tmp_path, dataset, url, api_key_env="HOSTILE_KEY", max_failures=50)
+    out = tmp_path / "run"
+    result = run(path, out)
+    assert result.exit_code == 0, result.output
+    assert f"Bearer {KEY}" in ep.seen_authorization  # the key was sent, and echoed back
+    userinfo_url = url.replace("http://", f"http://user:{KEY}@")
+    other = config(tmp_path, dataset, url, name="userinfo", max_failures=50)
+    monkeypatch.delenv("HOSTILE_KEY")
+    result2 = run(other, tmp_path / "userinfo", "--base-url", userinfo_url)
+    assert result2.exit_code == 0, result2.output
+    assert any(a.startswith("Basic ") for a in ep.seen_authorization)
+    for res in (result, result2):
+        assert KEY not in res.output and KEY not in res.stderr
+    for folder in (out, tmp_path / "userinfo"):
+        for file in folder.rglob("*"):
+            if file.is_file():
+                assert KEY.encode() not in file.read_bytes(), file
+    replies = [r.get("reply", "") + r.get("error", "") for r in finished(out)]
+    assert any("[redacted]" in text for text in replies)
+    provenance = yaml.safe_load((tmp_path / "userinfo" / "dataset.yaml").read_text())["provenance"]
+    assert provenance["endpoint"] == url
+
+
+def test_redaction_and_retry_after_parsing():
+    assert redact("Authorization: Bearer sk-abc123456 and key sk-xyz", ["sk-xyz"]) == \
+        "Authorization: [redacted] and key [redacted]"
+    assert redact('{"headers": {"authorization": "Basic dXNlcjpwYXNz"}}', []) == \
+        '{"headers": {"authorization": "[redacted]"}}'
+    assert retry_after_seconds("100000", 30.0) == 30.0
+    assert retry_after_seconds("inf", 30.0) == 30.0
+    assert retry_after_seconds("-5", 30.0) == 0.0
+    assert retry_after_seconds("nan", 30.0) is None and retry_after_seconds("soon", 30.0) is None
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", 30.0) == 0.0  # a date in the past
+    assert retry_after_seconds("Fri, 01 Jan 9999 00:00:00 GMT", 30.0) == 30.0
+
+
+@pytest.mark.parametrize("line, words", [
+    (b"[1, 2]\n", "is a JSON list"), (b'{"ok": true}\n', "has no text 'key'"),
+    (b'{"key": "e:1", "config": "a", "instance": "q", "ok": true, "charged": NaN}\n', "not JSON"),
+    (b'{"key": "../x", "config": "a", "instance": "q", "ok": true}\n', "not one cabench writes"),
+    (b'{"key": "e:1", "config": "a", "instance": "q", "ok": true, "charged": -5}\n', "not a number of 0 or more"),
+])
+def test_hand_edited_journal_lines_are_one_line(tmp_path, line, words):
+    (tmp_path / "calls.jsonl").write_bytes(line + b'{"key": "e:2", "config": "a", "instance": "q", "ok": true}\n')
+    with pytest.raises(Exception) as info:
+        Journal(tmp_path)
+    assert type(info.value).__name__ == "CabenchError" and "line 1" in str(info.value) and words in str(info.value)
+
+
+def test_cut_last_line_is_dropped_and_its_attempt_charged(tmp_path):
+    """A kill mid-write leaves a cut line: it is dropped (the next record starts on its own line), and the
+    attempt it started is charged its worst case and made again."""
+    start = b'{"key": "e:0", "start": true, "config": "a", "instance": "q", "worst": 90.0}\n'
+    done = b'{"key": "e:0", "config": "a", "instance": "q", "ok": true, "charged": 40.0, "tokens": 40.0}\n'
+    (tmp_path / "calls.jsonl").write_bytes(start + done + start.replace(b"e:0", b"e:1") + b'{"key": "e:1", "con')
+    journal = Journal(tmp_path)
+    journal.close()
+    assert journal.done["e:0"]["ok"] and journal.done["e:1"]["lost"] and journal.charges == {"e:0": 40.0, "e:1": 90.0}
+    lines = (tmp_path / "calls.jsonl").read_bytes().splitlines()
+    assert all(json.loads(x) for x in lines) and len(lines) == 4  # cut line gone, lost record appended
+    assert Journal(tmp_path).total_charged() == 130.0  # read again: the same charges, nothing added
+
+
+def test_damaged_live_json_is_one_line(tmp_path, dataset, endpoint):
+    ep, url = endpoint(lambda n: "honest")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "live.json").write_text('{"name": "hos')
+    result = run(config(tmp_path, dataset, url), out)
+    assert result.exit_code == 2 and "live.json: damaged" in result.stderr and ep.requests == 0
+
+
+def _child(path: str, out: str) -> None:  # a forked process: the run a kill -9 interrupts
+    from cabench.errors import CabenchError
+    from cabench.live.config import load_live
+    from cabench.live.session import run_session
+
+    try:
+        run_session(load_live(path), Path(out), quiet=True)
+    except CabenchError:
+        pass
+
+
+def _journal_lines(out: Path) -> int:
+    path = out / "calls.jsonl"
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+@pytest.mark.slow
+def test_kill_9_five_times_against_a_hostile_endpoint(tmp_path, dataset, endpoint):
+    """Negative, huge, non-finite and missing usage, 403s, 429s with Retry-After 100000 and trickled replies,
+    and five kill -9 mid-run: the tokens the endpoint generated never exceed the budget, nor what was charged."""
+    ep, url = endpoint(hostile.mixed(seed=3, honest_share=0.7, honest_first=12))
+    path = config(tmp_path, dataset, url, concurrency=2, max_failures=6, max_retries=2)
+    out = tmp_path / "run"
+    fork = multiprocessing.get_context("fork")
+    kills = 0
+    for round_ in range(5):
+        child = fork.Process(target=_child, args=(str(path), str(out)))
+        before = _journal_lines(out)
+        child.start()
+        while child.is_alive() and _journal_lines(out) < before + 3 + 2 * round_:  # a state, not a time
+            time.sleep(0.01)
+        if child.is_alive():
+            os.kill(child.pid, signal.SIGKILL)
+            kills += 1
+        child.join()
+        assert ep.generated <= BUDGET
+    result = run(path, out)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code in (0, 2) and len(lines) <= 1, result.output
+    spend = strict_loads((out / "spend.json").read_text())
+    assert kills >= 3 and spend["lost_calls"] >= 1
+    assert ep.generated <= spend["spent_tokens"] <= BUDGET
+    if result.exit_code == 2:
+        assert any(words in lines[0] for words in ("could not be believed", "failed in a row", "profiling calls failed"))
+    print(f"kill -9 x{kills}: endpoint generated {ep.generated}, charged {spend['spent_tokens']:.0f} of {BUDGET}")
