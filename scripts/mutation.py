@@ -96,9 +96,20 @@ MUTANTS = [
     Mutant("Inspect latency includes waiting", "cabench/data/readers/inspect_logs.py",
            'latency = number(sample, "working_time", where)', 'latency = number(sample, "total_time", where)',
            ("tests/data/test_tool_readers.py",)),
-    Mutant("live budget ignores calls in flight", "cabench/live/session.py",
+    Mutant("live budget ignores calls in flight", "cabench/live/caller.py",
            "self.spent + self.reserved + worst <= self.budget", "self.spent + worst <= self.budget",
            ("tests/live/test_live.py::test_token_budget_holds_with_calls_in_flight",)),
+    Mutant("negative usage believed", "cabench/live/charges.py",
+           "if not math.isfinite(value) or value < 0 or value != math.floor(value):",
+           "if not math.isfinite(value) or value != math.floor(value):",
+           ("tests/live/test_live_hostile.py",)),
+    Mutant("deadline per read, not per attempt", "cabench/live/deadline.py",
+           "return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))",
+           "return self._inner.read(max_bytes, timeout)",
+           ("tests/live/test_live_hostile.py",)),
+    Mutant("a call lost to a kill costs nothing", "cabench/live/journal.py",
+           '"charged": float(sum(s["worst"] for s in starts)),', '"charged": 0.0,',
+           ("tests/live/test_live_hostile.py",)),
 ]
 
 

@@ -247,3 +247,19 @@ def test_kill_9_five_times_against_a_hostile_endpoint(tmp_path, dataset, endpoin
     if result.exit_code == 2:
         assert any(words in lines[0] for words in ("could not be believed", "failed in a row", "profiling calls failed"))
     print(f"kill -9 x{kills}: endpoint generated {ep.generated}, charged {spend['spent_tokens']:.0f} of {BUDGET}")
+
+
+def test_collect_with_failed_calls_exits_non_zero(tmp_path, dataset, endpoint):
+    """``collect`` whose calls fail says so in one line (exit 2) instead of reporting success."""
+    ep, url = endpoint(lambda n: "honest" if n % 2 else "forbidden")
+    path = config(tmp_path, dataset, url, name="grid", max_failures=100)
+    raw = yaml.safe_load(path.read_text())
+    for key in ("setting", "method", "budget_tokens"):
+        raw.pop(key)
+    raw["evaluation"] = {"instances": 3}
+    raw["profiling"] = {"instances": 0}
+    path.write_text(yaml.safe_dump(raw))
+    result = RUNNER.invoke(app, ["collect", str(path), "--out", str(tmp_path / "grid"), "--quiet"])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "6 of 12 calls failed" in lines[0], result.output
+    assert len(finished(tmp_path / "grid")) == 12 and ep.requests == 12
