@@ -383,6 +383,9 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     if "/" in name or "\\" in name or name in (".", "..") or len(name) > 120:
         raise r.fail("name", f"{name[:40]!r} cannot name a folder; use letters, digits, '-', '_' or '.' "
                              "(no path separators, at most 120 characters)")
+    if not name.isprintable():
+        raise r.fail("name", f"{name[:40]!r} holds a character that is not printable (a newline, a tab or another "
+                             "control character); an experiment name is one line of printable text")
     return ExperimentConfig(
         name=name,
         source=source,

@@ -11,9 +11,10 @@ file drawn with its caption; the report reads it.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,18 @@ plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "
 _SAVE = {"png": {"dpi": 200, "metadata": {"Software": None}},
          "pdf": {"metadata": {"Creator": None, "Producer": None, "CreationDate": None}},
          "svg": {"metadata": {"Date": None, "Creator": None}}}
+
+
+def literal_text(draw: Callable) -> Callable:
+    """Run ``draw`` with mathtext off: names and titles are drawn as written, ``$`` and all.
+
+    cabench's own axis labels ask for mathtext one by one (``parse_math=True``).
+    """
+    @functools.wraps(draw)
+    def drawn(*args, **kwargs):
+        with plt.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+    return drawn
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,7 @@ def check_formats(formats: Sequence[str]) -> list[str]:
     return formats
 
 
+@literal_text
 def save(fig, stem: Path, formats: Sequence[str]) -> list[Path]:
     out = []
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -134,8 +148,8 @@ def _mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Seque
         style = _style(method)
         ax.plot(x, m, **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
         _band(ax, x, m - Z95 * se, m + Z95 * se, m, style["color"])
-    ax.set_xlabel(r"$\log_2 B$ (tokens)")
-    ax.set_ylabel(ylabel)
+    ax.set_xlabel(r"$\log_2 B$ (tokens)", parse_math=True)
+    ax.set_ylabel(ylabel, parse_math=True)
     ax.grid(alpha=0.3)
 
 
@@ -162,8 +176,8 @@ def _error_panel(ax, runs: pd.DataFrame, methods: Sequence[str], linestyle: str 
             ax.plot(x[zero], np.log10(y[zero]), linestyle="none", marker=style["marker"], markersize=6,
                     markerfacecolor="white", markeredgecolor=style["color"])
     ax.axhline(math.log10(ERROR_FLOOR), color="black", linewidth=0.5, linestyle=":")
-    ax.set_xlabel(r"$\log_2 B$ (tokens)")
-    ax.set_ylabel(r"$\log_{10}$ P(error)  (dotted floor: no error)")
+    ax.set_xlabel(r"$\log_2 B$ (tokens)", parse_math=True)
+    ax.set_ylabel(r"$\log_{10}$ P(error)  (dotted floor: no error)", parse_math=True)
     ax.grid(alpha=0.3)
 
 
@@ -249,6 +263,7 @@ def dataset_arms(ds) -> pd.DataFrame:
                          "pareto": pareto_mask(mu).astype(int)})
 
 
+@literal_text
 def landscape_figure(datasets: Sequence) -> object:
     """Figure 1 from dataset folders: one landscape panel per dataset."""
     fig, axes = _panels(len(datasets), 2.9)
@@ -263,6 +278,7 @@ def landscape_figure(datasets: Sequence) -> object:
 
 # --- one experiment ------------------------------------------------------------------------------------
 
+@literal_text
 def experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
     """(name, figure, caption) of every figure of one experiment."""
     out = []
@@ -318,6 +334,7 @@ def _panels(n: int, height: float = 2.5):
     return plt.subplots(1, n, figsize=(3.0 * n, height), squeeze=False)
 
 
+@literal_text
 def _paper_figures(experiments: list[Experiment]) -> list[tuple[str, object, str, list[Experiment]]]:
     def paper(role: str) -> list[Experiment]:
         return sorted((e for e in experiments if e.paper_role == role), key=lambda e: (e.dataset_name, e.name))

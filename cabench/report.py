@@ -34,6 +34,10 @@ def _num(value, digits: int = 3) -> str:
     return f"{float(value):.{digits}f}" if finite(value) else "n/a"
 
 
+def _whole(value) -> str:
+    return f"{float(value):.0f}" if finite(value) else "n/a"
+
+
 def _mark(state: str) -> str:
     return {"holds": "**holds**", "fails": "**does not hold**", "inconclusive": "**inconclusive**",
             "n/a": "n/a"}[state]
@@ -216,8 +220,7 @@ def _summary_lines(e: Experiment) -> list[str]:
 def experiment_section(e: Experiment) -> list[str]:
     """Everything the report says of one experiment; it depends on that experiment's files only."""
     meta = e.meta
-    info = meta.get("dataset_info", {})
-    source = "a synthetic instance" if info.get("synthetic") else (
+    source = "a synthetic instance" if e.info.get("synthetic") else (
         "**surrogate logs**, calibrated to the paper's published statistics, not real model outputs"
         if e.surrogate else "logs not marked as surrogate in their dataset.yaml")
     methods = ", ".join(_show(m) for m in e.methods)
@@ -232,7 +235,7 @@ def experiment_section(e: Experiment) -> list[str]:
              f"- true Pareto set of these arms ({len(front)}): {', '.join(front)}; max-ν arm: {', '.join(best)}"]
     if e.setting == "online":
         params = "; ".join(f"{_show(m['name'])}: s_r={m.get('s_r')}, s_c={m.get('s_c')}, eta={m.get('eta')}, "
-                           f"mode={m.get('mode')}" for m in meta.get("methods", []) if m.get("name") != "uniform")
+                           f"mode={m.get('mode')}" for m in meta.get("methods") or [] if m["name"] != "uniform")
         lines.append(f"- parameters: {params}")
     if e.paper_role:
         lines.append(f"- this is the paper's experiment for {meta.get('paper_figures')} on {e.title}")
@@ -271,12 +274,12 @@ def _table1(res: ResultSet) -> list[str]:
     published = {(p.dataset, p.metric): p.text for p in PUBLISHED if p.method is None}
     for name, d in rows:
         source = "surrogate" if str(d.get("surrogate")) == "True" else "logs"
-        line = (f"| {d.get('title', name)} | {source} | {int(d['K'])} | {_range(d, 'accuracy', 3)} | "
-                f"{_range(d, 'latency', 3)} | {_range(d, 'tokens', 1)} | {int(d['pareto_size'])} | "
+        line = (f"| {d.get('title', name)} | {source} | {_whole(d.get('K'))} | {_range(d, 'accuracy', 3)} | "
+                f"{_range(d, 'latency', 3)} | {_range(d, 'tokens', 1)} | {_whole(d.get('pareto_size'))} | "
                 f"{_range(d, 'cost', 2)} |")
         paper = d.get("dataset") in paper_sets
         if with_subset:
-            line += (f" {int(d['subset_pareto_size'])} | {float(d['subset_min_gap']):.4f} |"
+            line += (f" {_whole(d.get('subset_pareto_size'))} | {float(d['subset_min_gap']):.4f} |"
                      if paper and finite(d.get("subset_min_gap")) else " n/a | n/a |")
         lines.append(line)
         ds = d.get("dataset")
@@ -386,6 +389,9 @@ def _figures(root: Path) -> list[str]:
     if not index.is_file():
         return []
     table = read_csv(index)
+    for col in ("stem", "caption"):
+        if col not in table.columns:
+            raise CabenchError(f"{index}: column '{col}' is missing (a damaged file); run `cabench plot` again")
     lines = ["## Figures", ""]
     for _, r in table.iterrows():
         if (root / f"{r['stem']}.png").is_file():

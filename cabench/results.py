@@ -14,6 +14,7 @@ is refused.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import yaml
 
 from cabench import registry
 from cabench.errors import CabenchError
+from cabench.record import objective_columns
 from cabench.stats import mean_se, wilson
 from cabench.yamlio import load_yaml
 
@@ -38,41 +40,73 @@ REQUIRED = {
     "selections.csv": {"online": ["method", "rho", "rep", "config_id", "pulls"],
                        "psi": ["method", "cost_mode", "rho", "rep", "config_id", "samples", "returned"]},
     "arms.csv": ["arm", "config_id", "cost_tokens", "mu_cost", "hv", "nu", "delta", "optimal", "pareto", "gamma"],
+    "dataset.csv": ["dataset", "K"],
     "trajectories.csv": ["method", "rho", "point", "tokens", "cum_regret_mean", "cum_regret_se", "moving_avg_mean",
                          "moving_avg_se", "n_reps", "window"],
 }
-NUMERIC = {"rho", "budget_tokens", "rep", "spend_tokens", "regret_hv", "regret_std", "error", "f1", "pulls", "samples",
-           "returned", "cost_tokens", "nu", "pareto", "tokens", "point", "window"}
+NUMERIC = {"rho", "budget_tokens", "rep", "spend_tokens", "regret_hv", "regret_std", "frac_optimal", "error", "f1",
+           "size", "pulls", "samples", "returned", "arm", "cost_tokens", "mu_cost", "hv", "nu", "delta", "optimal",
+           "pareto", "gamma", "tokens", "point", "cum_regret_mean", "cum_regret_se", "moving_avg_mean",
+           "moving_avg_se", "n_reps", "window", "K"}
+#: Columns of names and labels: read as written (a configuration named ``1e3``, ``NaN`` or ``True`` stays that text).
+TEXT = ("experiment", "config_hash", "dataset", "title", "setting", "method", "cost_mode", "config_id", "exploited",
+        "model", "prompting", "sha256", "stem", "caption", "experiments")
+MAY_BE_EMPTY = {"moving_avg_mean", "moving_avg_se", "cum_regret_se"}
+MAY_BE_INFINITE = {"gamma"}  # the classification gap of an arm nothing competes with
+POSITIVE = {"rho", "budget_tokens"}
+DEFAULT_OBJECTIVES = ["accuracy", "efficiency"]
+AGAIN = "run the experiment again"
 
 
 def read_csv(path: Path) -> pd.DataFrame:
-    """Read a result CSV with exact float round-trip."""
+    """Read a result CSV with exact float round-trip; name columns (:data:`TEXT`) stay text, empty as ``''``."""
     exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
     try:
-        return pd.read_csv(path, keep_default_na=False, na_values=["", "nan", "NaN"],
-                           dtype={"config_id": str, "exploited": str, "experiment": str, "config_hash": str,
-                                  "model": str, "prompting": str}, **exact)
+        header = pd.read_csv(path, nrows=0).columns
+        return pd.read_csv(path, keep_default_na=False, dtype={c: str for c in TEXT},
+                           na_values={c: ["", "nan", "NaN"] for c in header if c not in TEXT}, **exact)
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise CabenchError(f"{path}: unreadable result file ({str(exc).splitlines()[0]})") from exc
+
+
+def _shown(value: Any) -> str:
+    """A value as an error message shows it: quoted, escaped onto one line, shortened."""
+    text = repr(value.item() if isinstance(value, np.generic) else value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _fail_at(path: Path, frame: pd.DataFrame, bad: Any, col: str, what: str) -> None:
+    """One line naming the first row where ``bad`` holds, its column and value, and ``what`` is wrong with it."""
+    rows = np.flatnonzero(np.asarray(bad, dtype=bool))
+    if len(rows):
+        value = frame[col].iloc[rows[0]]
+        raise CabenchError(f"{path}: row {int(rows[0]) + 2}, column '{col}': {_shown(value)} {what}; {AGAIN}")
+
+
+def _check_column(path: Path, frame: pd.DataFrame, col: str) -> None:
+    """A required column: no empty cell; numbers (finite, positive where they must be) where numbers belong."""
+    values = frame[col]
+    empty = values.isna() | (values == "") if col in TEXT else values.isna()
+    if col not in MAY_BE_EMPTY and empty.any():
+        row = int(np.flatnonzero(empty.to_numpy())[0]) + 2
+        raise CabenchError(f"{path}: row {row}, column '{col}': empty (a cut or damaged file); {AGAIN}")
+    if col in NUMERIC or col.startswith("mu_"):
+        number = pd.to_numeric(values, errors="coerce")
+        _fail_at(path, frame, number.isna() & values.notna(), col, "is not a number")
+        if col not in MAY_BE_INFINITE:
+            _fail_at(path, frame, np.isinf(number), col, "is not a finite number")
+        if col in POSITIVE:
+            _fail_at(path, frame, number <= 0, col, "is not positive")
 
 
 def _checked(path: Path, columns: list[str]) -> pd.DataFrame:
     """Read ``path`` and check it has ``columns`` (numeric where they must be) and the identity columns."""
     frame = read_csv(path)
-    for col in [*IDENTITY, *columns]:
+    for col in dict.fromkeys([*IDENTITY, *columns, *(c for c in frame.columns if c.startswith("mu_"))]):
         if col not in frame.columns:
-            hint = ("written by an older cabench; run the experiment again" if col in IDENTITY
-                    else "the file is damaged; run the experiment again")
-            raise CabenchError(f"{path}: column '{col}' is missing ({hint})")
-        empty = frame[col].isna().to_numpy()
-        if empty.any() and col not in ("moving_avg_mean", "moving_avg_se", "cum_regret_se", "f1_se"):
-            row = int(np.flatnonzero(empty)[0]) + 2
-            raise CabenchError(f"{path}: row {row}, column '{col}': empty (a cut or damaged file); "
-                               "run the experiment again")
-        if col in NUMERIC and len(frame) and not pd.api.types.is_numeric_dtype(frame[col]):
-            bad = pd.to_numeric(frame[col], errors="coerce").isna() & frame[col].notna()
-            row = int(np.flatnonzero(bad.to_numpy())[0]) + 2 if bad.any() else 2
-            raise CabenchError(f"{path}: row {row}, column '{col}': not a number; run the experiment again")
+            hint = "written by an older cabench" if col in IDENTITY else "the file is damaged"
+            raise CabenchError(f"{path}: column '{col}' is missing ({hint}); {AGAIN}")
+        _check_column(path, frame, col)
     return frame
 
 
@@ -108,15 +142,20 @@ class Experiment:
 
     @property
     def dataset_name(self) -> str:
-        return str(self.dataset.get("dataset", self.meta.get("dataset_info", {}).get("name", "?")))
+        return str(self.dataset.get("dataset", self.info.get("name", "?")))
 
     @property
     def title(self) -> str:
         return str(self.dataset.get("title") or self.dataset_name)
 
     @property
+    def info(self) -> dict[str, Any]:
+        """What ``config.yaml`` records of the dataset (``dataset_info``)."""
+        return self.meta.get("dataset_info") or {}
+
+    @property
     def surrogate(self) -> bool:
-        return bool(self.meta.get("dataset_info", {}).get("surrogate", False))
+        return bool(self.info.get("surrogate", False))
 
     @property
     def k(self) -> int:
@@ -142,7 +181,7 @@ class Experiment:
 
     @property
     def objectives(self) -> list[str]:
-        return list(self.meta.get("objectives") or ["accuracy", "efficiency"])
+        return list(self.meta.get("objectives") or DEFAULT_OBJECTIVES)
 
     @property
     def window(self) -> int | None:
@@ -157,62 +196,148 @@ class Experiment:
         return summarize(self.runs)
 
 
+def read_record(path: Path) -> Any:
+    """A results ``config.yaml`` exactly as cabench wrote it (raises ``OSError``, ``yaml.YAMLError``,
+    ``UnicodeDecodeError``).
+
+    cabench writes it with :func:`~cabench.yamlio.dump_yaml`, which YAML 1.1 and 1.2 read alike. Older
+    cabench wrote YAML 1.1, leaving strings such as the hash ``253592126e722573`` or the name ``1e5``
+    unquoted; where the two readings differ, the file is such an older one and its YAML 1.1 reading is
+    what was written.
+    """
+    text = path.read_text()
+    current = load_yaml(text)
+    written = yaml.safe_load(text)
+    return current if written == current else written
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _list_of(test: Callable[[Any], bool], empty: bool = False) -> Callable[[Any], bool]:
+    """A test of a list (non-empty unless ``empty``) whose every item passes ``test``."""
+    return lambda value: isinstance(value, list) and (empty or len(value) > 0) and all(test(v) for v in value)
+
+
+#: What each key of a results ``config.yaml`` that plots, reports and ``recommend`` read must hold.
+META_KEYS = {
+    "name": ("a name", _text),
+    "config_hash": ("a hash", _text),
+    "setting": ("online or psi", lambda v: v in REQUIRED["runs.csv"]),
+    "repetitions": ("a whole number of at least 1", lambda v: _number(v) and float(v).is_integer() and v >= 1),
+    "rho": ("a list of positive numbers", _list_of(lambda v: _number(v) and v > 0)),
+    "methods": ("a list of mappings with a 'name'", _list_of(lambda m: isinstance(m, dict) and _text(m.get("name")))),
+    "cost_modes": ("a list of cost modes", _list_of(_text)),
+    "objectives": ("a list of objective names", _list_of(_text)),
+    "infeasible": ("a list of mappings with 'method', 'rho' and 'reason'",
+                   _list_of(lambda i: isinstance(i, dict) and _text(i.get("method")) and _number(i.get("rho"))
+                            and isinstance(i.get("reason"), str), empty=True)),
+    "dataset_info": ("a mapping", lambda v: isinstance(v, dict)),
+    "paper_experiment": ("the name of a paper experiment", _text),
+}
+REQUIRED_KEYS = ("name", "config_hash", "setting", "repetitions")
+
+
 def _load_meta(path: Path) -> dict[str, Any]:
     try:
-        meta = load_yaml(path.read_text())
+        meta = read_record(path)
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise CabenchError(f"{path}: unreadable config ({str(exc).splitlines()[0]}); run the experiment again") \
-            from None
+        raise CabenchError(f"{path}: unreadable config ({str(exc).splitlines()[0]}); {AGAIN}") from None
     if not isinstance(meta, dict):
-        raise CabenchError(f"{path}: expected a mapping; run the experiment again")
-    for key in ("name", "config_hash", "setting", "repetitions"):
+        raise CabenchError(f"{path}: expected a mapping; {AGAIN}")
+    for key in REQUIRED_KEYS:
         if key not in meta:
             hint = "written by an older cabench" if key == "config_hash" else "the file is damaged"
-            raise CabenchError(f"{path}: key '{key}' is missing ({hint}); run the experiment again")
-    if meta["setting"] not in REQUIRED["runs.csv"]:
-        raise CabenchError(f"{path}: setting: '{meta['setting']}' is not online or psi")
+            raise CabenchError(f"{path}: key '{key}' is missing ({hint}); {AGAIN}")
+    for key, (what, test) in META_KEYS.items():
+        if (key in REQUIRED_KEYS or meta.get(key) is not None) and not test(meta[key]):
+            raise CabenchError(f"{path}: key '{key}': expected {what}, got {_shown(meta[key])} (the file is "
+                               f"damaged); {AGAIN}")
     return meta
+
+
+def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFrame]) -> None:
+    """Values that must agree across files: one optimal arm, every configuration named one of arms.csv,
+    every method and cost mode one config.yaml lists, flags 0 or 1."""
+    arms, runs, selections = files["arms.csv"], files["runs.csv"], files["selections.csv"]
+    where = {name: folder / name for name in files}
+    if arms.empty:
+        raise CabenchError(f"{where['arms.csv']}: no arms (a cut or damaged file); {AGAIN}")
+    objectives = [f"mu_{o}" for o in meta.get("objectives") or DEFAULT_OBJECTIVES]
+    if objective_columns(arms) != objectives:
+        raise CabenchError(f"{where['arms.csv']}: objective columns {objective_columns(arms)}, but config.yaml "
+                           f"records {objectives}; {AGAIN}")
+    _fail_at(where["arms.csv"], arms, arms["config_id"].duplicated(), "config_id", "is listed twice")
+    for col in ("optimal", "pareto"):
+        _fail_at(where["arms.csv"], arms, ~arms[col].isin([0, 1]), col, "is not 0 or 1")
+    if int(arms["optimal"].sum()) != 1:
+        raise CabenchError(f"{where['arms.csv']}: column 'optimal': {int(arms['optimal'].sum())} arms marked "
+                           f"optimal, expected exactly one (a damaged file); {AGAIN}")
+    names = set(arms["config_id"])
+    unknown = "is not a configuration of arms.csv"
+    _fail_at(where["selections.csv"], selections, ~selections["config_id"].isin(names), "config_id", unknown)
+    _fail_at(where["runs.csv"], runs, runs["setting"] != meta["setting"], "setting",
+             f"is not the setting config.yaml records ({meta['setting']})")
+    if meta.get("methods"):
+        listed = [m["name"] for m in meta["methods"]]
+        _fail_at(where["runs.csv"], runs, ~runs["method"].isin(listed), "method", "is not a method config.yaml lists")
+    if meta["setting"] == "online":
+        _fail_at(where["runs.csv"], runs, ~runs["exploited"].isin(names), "exploited", unknown)
+        return
+    if meta.get("cost_modes"):
+        _fail_at(where["runs.csv"], runs, ~runs["cost_mode"].isin(meta["cost_modes"]), "cost_mode",
+                 "is not a cost mode config.yaml lists")
+    _fail_at(where["runs.csv"], runs, ~runs["error"].isin([0, 1]), "error", "is not 0 or 1")
+    _fail_at(where["selections.csv"], selections, ~selections["returned"].isin([0, 1]), "returned", "is not 0 or 1")
 
 
 def load_experiment(folder: Path) -> Experiment:
     """Read one results folder; every file it needs must be there and consistent."""
     meta_path = folder / "config.yaml"
     if not meta_path.is_file():
-        raise CabenchError(f"{folder}: runs.csv without config.yaml; not a cabench results folder "
-                           "(run the experiment again)")
+        raise CabenchError(f"{folder}: runs.csv without config.yaml; not a cabench results folder ({AGAIN})")
     meta = _load_meta(meta_path)
     setting = meta["setting"]
     files = {}
     for name in ("runs.csv", "selections.csv", "arms.csv", "dataset.csv"):
         if not (folder / name).is_file():
-            raise CabenchError(f"{folder / name}: missing (written by an older cabench, or deleted); "
-                               "run the experiment again")
+            raise CabenchError(f"{folder / name}: missing (written by an older cabench, or deleted); {AGAIN}")
         spec = REQUIRED.get(name, [])
         files[name] = _checked(folder / name, spec[setting] if isinstance(spec, dict) else spec)
     for name, frame in files.items():
         hashes = set(frame["config_hash"].astype(str))
         if hashes - {meta["config_hash"]}:
             raise CabenchError(f"{folder / name}: rows of experiment {sorted(hashes)[0]} in a folder of "
-                               f"{meta['config_hash']} (config.yaml); run the experiment again")
+                               f"{meta['config_hash']} (config.yaml); {AGAIN}")
     runs = files["runs.csv"]
     holes = runs.isna().to_numpy()
     if holes.any():
         row, col = (int(v) for v in np.argwhere(holes)[0])
         raise CabenchError(f"{folder / 'runs.csv'}: row {row + 2}, column '{runs.columns[col]}': empty (a cut or "
-                           "damaged file); run the experiment again")
+                           f"damaged file); {AGAIN}")
     modes = len(meta.get("cost_modes") or [None]) if setting == "psi" else 1
     cells = len(meta.get("methods") or []) * len(meta.get("rho") or []) - len(meta.get("infeasible") or [])
     expected = int(meta["repetitions"]) * cells * modes
     if expected and len(runs) != expected:
-        raise CabenchError(f"{folder / 'runs.csv'}: {len(runs)} rows, but config.yaml plans {expected}; "
-                           "run the experiment again")
+        raise CabenchError(f"{folder / 'runs.csv'}: {len(runs)} rows, but config.yaml plans {expected}; {AGAIN}")
     if len(files["selections.csv"]) != len(runs) * len(files["arms.csv"]):
         raise CabenchError(f"{folder / 'selections.csv'}: {len(files['selections.csv'])} rows, expected "
-                           f"{len(runs) * len(files['arms.csv'])} (runs x arms); run the experiment again")
+                           f"{len(runs) * len(files['arms.csv'])} (runs x arms); {AGAIN}")
+    if len(files["dataset.csv"]) != 1:
+        raise CabenchError(f"{folder / 'dataset.csv'}: {len(files['dataset.csv'])} rows, expected one (a damaged "
+                           f"file); {AGAIN}")
+    _check_values(folder, meta, files)
     traj = None
     if (folder / "trajectories.csv").is_file():
         traj = _checked(folder / "trajectories.csv", REQUIRED["trajectories.csv"])
-    dataset = files["dataset.csv"].iloc[0].to_dict() if len(files["dataset.csv"]) else {}
+        if traj.empty:
+            raise CabenchError(f"{folder / 'trajectories.csv'}: no rows (a cut or damaged file); {AGAIN}")
+    dataset = files["dataset.csv"].iloc[0].to_dict()
     return Experiment(folder, meta, files["runs.csv"], files["selections.csv"], files["arms.csv"], dataset, traj)
 
 

@@ -36,9 +36,9 @@ from cabench.errors import CabenchError
 from cabench.paper import PAPER_ROLES, paper_role
 from cabench.problem import Problem
 from cabench.record import arms_table, code_hash, config_hash
-from cabench.results import aggregate_trajectories, read_csv, summarize
+from cabench.results import aggregate_trajectories, read_csv, read_record, summarize
 from cabench.storage import LOCK_NAME, folder_lock, to_csv, write_atomic
-from cabench.yamlio import load_yaml
+from cabench.yamlio import dump_yaml
 
 __all__ = ["Interrupted", "Outcome", "build_problem", "check_budgets", "run_experiment", "write_atomic"]
 
@@ -72,7 +72,7 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool) -> None:
     previous = out / "config.yaml"
     if previous.is_file():
         try:
-            old = load_yaml(previous.read_text()) or {}
+            old = read_record(previous) or {}
         except (yaml.YAMLError, UnicodeDecodeError, OSError):
             old = {}
         if not isinstance(old, dict) or (old.get("name"), old.get("setting")) != (cfg.name, cfg.setting):
@@ -109,6 +109,11 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _read_exact(path: Path) -> str:
+    """A file's text exactly as written (no newline translation)."""
+    return path.read_bytes().decode()
+
+
 def _cell_state(cache: Path, key: str) -> str:
     """``done`` when the cell's seal (``<key>.ok``, written last) matches its files, ``damaged`` when a
     seal exists but a file is missing or altered, ``missing`` otherwise."""
@@ -118,7 +123,7 @@ def _cell_state(cache: Path, key: str) -> str:
     try:
         expected = json.loads(seal.read_text())
         for name, digest in expected.items():
-            if _digest((cache / name).read_text()) != digest:
+            if _digest(_read_exact(cache / name)) != digest:
                 return "damaged"
     except (OSError, ValueError, UnicodeDecodeError, AttributeError):
         return "damaged"
@@ -220,16 +225,41 @@ def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame([row])
 
 
+def csv_records(body: str) -> list[str]:
+    """The records of CSV text written by pandas, each without its ending newline.
+
+    A record ends at a newline outside quotes; a quoted field (a configuration name with a comma,
+    a quote or a newline) never splits one.
+    """
+    lines = body.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if '"' not in body:
+        return lines
+    records: list[str] = []
+    pending: list[str] = []
+    quotes = 0
+    for line in lines:
+        pending.append(line)
+        quotes += line.count('"')
+        if quotes % 2 == 0:  # every quoted field is closed: the record ends here
+            records.append("\n".join(pending))
+            pending, quotes = [], 0
+    if pending:  # not CSV as pandas writes it: kept as it is, for the reader to report
+        records.append("\n".join(pending))
+    return records
+
+
 def _joined(paths: list[Path], name: str, chash: str) -> str:
     """Cell CSV files joined into one table, the identity columns prepended (text only: the large
-    per-arm tables are copied, not parsed and re-formatted)."""
-    prefix = to_csv(pd.DataFrame([[name, chash]])).splitlines()[1] + ","  # quoted as pandas would
+    per-arm tables are copied record by record, not parsed and re-formatted)."""
+    prefix = csv_records(to_csv(pd.DataFrame([[name, chash]])))[1] + ","  # quoted as pandas would
     parts = []
     for i, path in enumerate(paths):
-        header, _, body = path.read_text().partition("\n")
+        header, _, body = _read_exact(path).partition("\n")
         if i == 0:
             parts.append(f"experiment,config_hash,{header}\n")
-        parts += [prefix + line + "\n" for line in body.splitlines()]
+        parts += [prefix + record + "\n" for record in csv_records(body)]
     return "".join(parts)
 
 
@@ -357,5 +387,5 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
         resolved["split"] = {"profiling_size": ds.split.profiling_size, "seed": ds.split.seed}
     meta = {**resolved, **record, "cabench_version": cabench.__version__, "git_commit": git_commit(),
             "code_hash": code_hash(), "problem": identity, "surrogate": bool(problem.surrogate)}
-    write_atomic(out / "config.yaml", yaml.safe_dump(meta, sort_keys=False, width=100))
+    write_atomic(out / "config.yaml", dump_yaml(meta, width=100))
     return Outcome(out, len(cells), reused, len(todo), summary)

@@ -14,7 +14,6 @@ from pathlib import Path
 import joblib
 import numpy as np
 import pandas as pd
-import yaml
 from tqdm.auto import tqdm
 
 from cabench.cells import build_problem, check_budgets
@@ -25,6 +24,7 @@ from cabench.problem import Problem
 from cabench.runner import prepare_output
 from cabench.storage import write_atomic
 from cabench.streams import stream_keys
+from cabench.yamlio import dump_yaml
 
 
 def _score(problem: Problem, method: OnlineMethod, rhos: tuple[float, ...], keys: np.ndarray) -> float:
@@ -60,7 +60,7 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     table = table.sort_values(["mean_regret_hv", "s_r", "s_c", "eta"], kind="stable").reset_index(drop=True)
     best = {k: float(table.iloc[0][k]) for k in ("s_r", "s_c", "eta")}
     write_atomic(out / "tune.csv", table.to_csv(index=False, lineterminator="\n"))
-    write_atomic(out / "tune.yaml", yaml.safe_dump({
+    write_atomic(out / "tune.yaml", dump_yaml({
         "chosen": best, "scored_on": "profiling split", "method": "cohv-ucb", "rho": list(rhos),
-        "repetitions": spec.repetitions, "seed": cfg.seed}, sort_keys=False))
+        "repetitions": spec.repetitions, "seed": cfg.seed}))
     return table, best, out

@@ -3,6 +3,11 @@
 PyYAML implements YAML 1.1, where ``1e9`` and ``1e-3`` (no dot) are strings;
 cabench reads them as the numbers every user means. A key given twice in one
 mapping is an error (PyYAML would silently keep the last).
+
+Every YAML file cabench writes goes through :func:`dump_yaml`, whose dumper
+resolves plain scalars with the same rules as :class:`Loader`: a string that
+would read back as a number (a hash ``253592126e722573``, a name ``1e5``) is
+quoted, so each file reads back exactly as written.
 """
 
 from __future__ import annotations
@@ -40,7 +45,19 @@ class Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789."))
+class Dumper(yaml.SafeDumper):
+    """Safe dumper that quotes every string :class:`Loader` would not read back as that string."""
+
+    yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeDumper.yaml_implicit_resolvers.items()}
+
+
+for _cls in (Loader, Dumper):
+    _cls.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789."))
+
+
+def dump_yaml(data: Any, sort_keys: bool = False, width: int = 88) -> str:
+    """YAML text of ``data`` that :func:`load_yaml` reads back equal (strings stay strings)."""
+    return yaml.dump(data, Dumper=Dumper, sort_keys=sort_keys, allow_unicode=True, width=width)
 
 
 def load_yaml(text: str) -> Any:

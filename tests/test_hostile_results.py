@@ -1,0 +1,244 @@
+"""Hostile result folders: cabench's own files read back exactly as written, and plot, report and
+recommend total on damaged ones (one line naming the file and key or column, exit 2, nothing touched)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from cabench.recommend import recommendations_json
+from cabench.runner import _joined, csv_records
+from cabench.storage import to_csv
+from cabench.yamlio import load_yaml
+from tests.conftest import tiny_logs, write_dataset
+from tests.test_torture import checksums, cli, one_line_error
+
+SYNTHETIC = {"dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7]], "costs": [10, 20, 15]}},
+             "setting": "online", "rho": [2, 4], "methods": ["cohv-ucb", "uniform"], "repetitions": 3,
+             "backend": "sequential"}
+#: Configuration names that must survive every file: a comma, a quote, mathtext, a number, a missing value.
+NAMES = ["a,b", 'say "hi"', r"m$\frac$", "1e3", "NaN"]
+
+
+def _write_config(folder: Path, raw: dict, out: Path) -> Path:
+    path = folder / f"{out.name}.yaml"
+    path.write_text(yaml.safe_dump({**raw, "output": str(out)}, sort_keys=False))
+    return path
+
+
+def _strict_json(text: str):
+    def refuse(constant: str):
+        raise ValueError(f"not strict JSON: {constant}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def _reads_everywhere(root: Path) -> list[dict]:
+    """plot, report and recommend succeed on ``root``; recommend's strict JSON is returned."""
+    for command in (("plot", root, "--format", "png"), ("report", root)):
+        result = cli(*command)
+        assert result.exit_code == 0, result.output
+    result = cli("recommend", root, "--json")
+    assert result.exit_code == 0, result.output
+    return _strict_json(result.stdout)
+
+
+# --- names and hashes that YAML would read as numbers -------------------------------------------------------
+
+@pytest.mark.parametrize("word", ["253592126e722573", "1e5", "1e3"])
+def test_number_like_name_and_hash_round_trip(tmp_path, monkeypatch, word):
+    """A config hash or experiment name such as 253592126e722573 used to read back as inf or 1e5 as 100000.0."""
+    monkeypatch.setattr("cabench.runner.config_hash", lambda identity: word)
+    root = tmp_path / "root"
+    config = _write_config(tmp_path, SYNTHETIC, root / word)
+    assert cli("run", config, "--name", word, "--quiet").exit_code == 0
+    meta = load_yaml((root / word / "config.yaml").read_text())
+    assert (meta["name"], meta["config_hash"]) == (word, word)
+    [item] = _reads_everywhere(root)
+    assert (item["experiment"], item["config_hash"]) == (word, word)
+    resumed = cli("run", config, "--name", word)
+    assert resumed.exit_code == 0 and "(4 reused, 0 to run)" in resumed.stdout, resumed.output
+
+
+def test_folder_written_by_an_older_cabench_is_read_as_written_and_resumes(tmp_path, monkeypatch):
+    """An older cabench wrote YAML 1.1: the hash and name below unquoted, which YAML 1.2 reads as numbers."""
+    word = "253592126e722573"
+    monkeypatch.setattr("cabench.runner.config_hash", lambda identity: word)
+    root = tmp_path / "root"
+    config = _write_config(tmp_path, SYNTHETIC, root / "1e5")
+    with monkeypatch.context() as older:
+        older.setattr("cabench.runner.dump_yaml", lambda data, width: yaml.safe_dump(data, sort_keys=False,
+                                                                                      width=width))
+        assert cli("run", config, "--name", "1e5", "--quiet").exit_code == 0
+    text = (root / "1e5" / "config.yaml").read_text()
+    assert f"config_hash: {word}\n" in text and load_yaml(text)["config_hash"] == float("inf")
+    [item] = _reads_everywhere(root)
+    assert (item["experiment"], item["config_hash"]) == ("1e5", word)
+    resumed = cli("run", config, "--name", "1e5")
+    assert resumed.exit_code == 0 and "(4 reused, 0 to run)" in resumed.stdout, resumed.output
+    meta = load_yaml((root / "1e5" / "config.yaml").read_text())
+    assert (meta["name"], meta["config_hash"]) == ("1e5", word)
+
+
+# --- experiment names ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["two\nlines", "tab\there", "nul\x00", "bell\x07", "line\u2028separator", "a/b"],
+                         ids=["newline", "tab", "nul", "bell", "line separator", "slash"])
+def test_experiment_name_is_printable_one_line_text(tmp_path, name):
+    out = tmp_path / "out"
+    config = _write_config(tmp_path, SYNTHETIC, out)
+    one_line_error(cli("run", config, "--name", name), "name: ")
+    config.write_text(yaml.safe_dump({**SYNTHETIC, "name": name, "output": str(out)}))
+    one_line_error(cli("run", config), "name: ")
+    assert not out.exists()
+
+
+# --- configuration names through cell files, figures and recommend -------------------------------------------
+
+def test_joined_cell_files_keep_quoted_fields_whole(tmp_path):
+    """Cell files were joined line by line: a quoted name holding a newline was cut into two rows."""
+    names = ["a,b", 'say "hi"', "two\nlines", '"\n"', "plain", ""]
+    frames = [pd.DataFrame({"config_id": names[:3], "pulls": [1, 2, 3]}),
+              pd.DataFrame({"config_id": names[3:], "pulls": [4, 5, 6]})]
+    paths = []
+    for i, frame in enumerate(frames):
+        paths.append(tmp_path / f"cell{i}.csv")
+        paths[-1].write_bytes(to_csv(frame).encode())
+    joined = _joined(paths, 'exp,"1"', "253592126e722573")
+    assert csv_records(to_csv(frames[0])) == ["config_id,pulls", '"a,b",1', '"say ""hi""",2', '"two\nlines",3']
+    back = pd.read_csv(io.StringIO(joined), dtype=str, keep_default_na=False)
+    assert list(back["config_id"]) == names and list(back["pulls"]) == ["1", "2", "3", "4", "5", "6"]
+    assert set(back["experiment"]) == {'exp,"1"'} and set(back["config_hash"]) == {"253592126e722573"}
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory) -> Path:
+    """A dataset whose configuration names hold a comma, a quote, mathtext, a number and a missing value."""
+    frame = tiny_logs(len(NAMES), 30)
+    frame["config_id"] = frame["config_id"].map(dict(zip([f"cfg{i}" for i in range(len(NAMES))], NAMES)))
+    return write_dataset(tmp_path_factory.mktemp("data") / "named", frame, split={"profiling_size": 10})
+
+
+@pytest.fixture(scope="module")
+def named_psi(tmp_path_factory, named) -> Path:
+    """A finished identification experiment on :func:`named`, its results root."""
+    root = tmp_path_factory.mktemp("psi")
+    raw = {"name": "names", "dataset": str(named), "setting": "psi", "rho": [5, 20], "methods": ["copsi", "uniform"],
+           "repetitions": 4, "backend": "sequential"}
+    assert cli("run", _write_config(root.parent, raw, root / "names"), "--quiet").exit_code == 0
+    return root
+
+
+def test_configuration_names_survive_selections_plot_and_recommend(named_psi):
+    exp = named_psi / "names"
+    selections = pd.read_csv(exp / "selections.csv", dtype=str, keep_default_na=False)
+    assert set(selections["config_id"]) == set(NAMES) and len(selections) == 2 * 2 * 4 * len(NAMES)
+    [item] = _reads_everywhere(named_psi)
+    recommended = {c["config_id"] for r in item["results"] for c in r["configurations"]}
+    assert recommended <= set(NAMES) and set(item["true_pareto_set"]) <= set(NAMES)
+    assert item["max_nu"]["config_id"] in NAMES
+    assert {p.name for p in (named_psi / "figures").iterdir()} == {"names_landscape.png", "names_identification.png"}
+
+
+def test_mathtext_in_names_is_drawn_as_written(tmp_path, named):
+    """A configuration named m$\\frac$ crashed matplotlib's mathtext in `data landscape` and `plot`."""
+    result = cli("data", "landscape", named, "-o", tmp_path / "landscape.png")
+    assert result.exit_code == 0 and (tmp_path / "landscape.png").stat().st_size > 10_000, result.output
+
+
+# --- damaged result files ------------------------------------------------------------------------------------
+
+def _edit_yaml(folder: Path, key: str, value: object) -> None:
+    meta = load_yaml((folder / "config.yaml").read_text())
+    meta[key] = value
+    (folder / "config.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+
+
+def _edit_csv(folder: Path, name: str, column: str, value: str, row: int = 0) -> None:
+    frame = pd.read_csv(folder / name, dtype=str, keep_default_na=False)
+    frame.loc[row, column] = value
+    frame.to_csv(folder / name, index=False)
+
+
+DAMAGE = [  # (label, damage, file, words in the error)
+    ("rho a string", lambda f: _edit_yaml(f, "rho", "abc"), "config.yaml", "key 'rho'"),
+    ("methods a number", lambda f: _edit_yaml(f, "methods", 5), "config.yaml", "key 'methods'"),
+    ("methods without names", lambda f: _edit_yaml(f, "methods", [1, 2]), "config.yaml", "key 'methods'"),
+    ("repetitions text", lambda f: _edit_yaml(f, "repetitions", "many"), "config.yaml", "key 'repetitions'"),
+    ("name a list", lambda f: _edit_yaml(f, "name", ["a"]), "config.yaml", "key 'name'"),
+    ("objectives a number", lambda f: _edit_yaml(f, "objectives", 3), "config.yaml", "key 'objectives'"),
+    ("dataset_info a list", lambda f: _edit_yaml(f, "dataset_info", [1]), "config.yaml", "key 'dataset_info'"),
+    ("infeasible a number", lambda f: _edit_yaml(f, "infeasible", 3), "config.yaml", "key 'infeasible'"),
+    ("no optimal arm", lambda f: _edit_csv(f, "arms.csv", "optimal", "0"), "arms.csv", "column 'optimal'"),
+    ("optimal text", lambda f: _edit_csv(f, "arms.csv", "optimal", "yes"), "arms.csv", "column 'optimal'"),
+    ("objective mean text", lambda f: _edit_csv(f, "arms.csv", "mu_objective1", "high"), "arms.csv",
+     "column 'mu_objective1'"),
+    ("arm listed twice", lambda f: _edit_csv(f, "arms.csv", "config_id", "arm1"), "arms.csv", "column 'config_id'"),
+    ("exploited unknown configuration", lambda f: _edit_csv(f, "runs.csv", "exploited", "ghost"), "runs.csv",
+     "column 'exploited'"),
+    ("unknown method", lambda f: _edit_csv(f, "runs.csv", "method", "ghost"), "runs.csv", "column 'method'"),
+    ("setting differs from config.yaml", lambda f: _edit_csv(f, "runs.csv", "setting", "psi"), "runs.csv",
+     "column 'setting'"),
+    ("regret infinite", lambda f: _edit_csv(f, "runs.csv", "regret_hv", "inf"), "runs.csv", "column 'regret_hv'"),
+    ("budget zero", lambda f: _edit_csv(f, "runs.csv", "budget_tokens", "0"), "runs.csv", "column 'budget_tokens'"),
+    ("share text", lambda f: _edit_csv(f, "runs.csv", "frac_optimal", "x"), "runs.csv", "column 'frac_optimal'"),
+    ("dataset K text", lambda f: _edit_csv(f, "dataset.csv", "K", "many"), "dataset.csv", "column 'K'"),
+    ("selection of an unknown configuration", lambda f: _edit_csv(f, "selections.csv", "config_id", "ghost"),
+     "selections.csv", "column 'config_id'"),
+]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    """A finished online experiment on a synthetic instance (copied before each damage)."""
+    folder = tmp_path_factory.mktemp("online")
+    assert cli("run", _write_config(folder, {**SYNTHETIC, "name": "exp"}, folder / "exp"), "--quiet").exit_code == 0
+    return folder / "exp"
+
+
+def _one_line_everywhere(root: Path, where: str, words: str) -> None:
+    """plot, report and recommend each say one line naming ``where`` and holding ``words``; nothing changes."""
+    before = checksums(root)
+    for command in (("plot", root, "--format", "png"), ("report", root), ("recommend", root, "--json")):
+        result = cli(*command)
+        one_line_error(result, where)
+        assert words in result.stderr, result.stderr
+    assert checksums(root) == before
+
+
+@pytest.mark.parametrize("label, damage, name, words", DAMAGE, ids=[d[0] for d in DAMAGE])
+def test_damaged_results_are_one_line_for_plot_report_recommend(tmp_path, finished, label, damage, name, words):
+    shutil.copytree(finished, tmp_path / "root" / "exp")
+    damage(tmp_path / "root" / "exp")
+    _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'exp' / name}: ", words)
+
+
+@pytest.mark.parametrize("column, value", [("returned", "2"), ("cost_mode", "sideways")])
+def test_damaged_identification_results_are_one_line(tmp_path, named_psi, column, value):
+    shutil.copytree(named_psi / "names", tmp_path / "root" / "names")
+    name = "selections.csv" if column == "returned" else "runs.csv"
+    _edit_csv(tmp_path / "root" / "names", name, column, value)
+    _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'names' / name}: ", f"row 2, column '{column}'")
+
+
+def test_damaged_figure_index_is_one_line_for_report(tmp_path, finished):
+    shutil.copytree(finished, tmp_path / "root" / "exp")
+    (tmp_path / "root" / "figures.csv").write_text("a,b\n1,2\n")
+    one_line_error(cli("report", tmp_path / "root"), f"{tmp_path / 'root' / 'figures.csv'}: column 'stem'")
+
+
+# --- strict JSON ---------------------------------------------------------------------------------------------
+
+def test_recommend_json_is_strict():
+    """recommend --json printed Infinity and NaN, which JSON does not have."""
+    text = recommendations_json([{"nu": float("inf"), "share": np.float64("nan"), "n": np.int64(3),
+                                  "pareto": np.bool_(True), "rows": [{"cost": -np.inf}]}])
+    assert _strict_json(text) == [{"nu": None, "share": None, "n": 3, "pareto": True, "rows": [{"cost": None}]}]
+    assert not re.search(r"\b(Infinity|NaN)\b", text)
