@@ -13,7 +13,7 @@ from cabench.config import _arms, _Reader
 from cabench.errors import CabenchError
 from cabench.live.charges import CHARGE_FAILED
 from cabench.live.client import Endpoint, public_url
-from cabench.live.tasks import PROMPTINGS
+from cabench.live.tasks import PROMPTINGS, TASKS
 from cabench.online.methods import ONLINE_METHODS, OnlineMethod
 from cabench.psi.schedules import COST_MODES, PSI_METHODS, PsiMethod
 from cabench.yamlio import load_config_file
@@ -21,7 +21,6 @@ from cabench.yamlio import load_config_file
 TOP = {"name", "task", "endpoint", "configurations", "configurations_from", "arms", "setting", "method",
        "cost_mode", "budget_tokens", "rho", "profiling", "evaluation", "instance_order", "repetition", "cost",
        "latency", "seed", "output"}
-TASK_KINDS = ("gsm8k", "piqa", "replay", "template")
 ENDPOINT_KEYS = {"base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "concurrency",
                  "max_reply_bytes", "max_failures", "charge_failed"}
 CONFIG_KEYS = {"name", "model", "temperature", "max_tokens", "prompting"}
@@ -105,7 +104,7 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
     name = _label(r, raw.get("name", Path(source).stem), "name")
     task = dict(r.check_keys(raw.get("task"), {"kind", "path", "labels", "dataset", "id_field", "prompts",
                                                "answer_field", "extract", "normaliser", "choices", "name"}, "task"))
-    kind = r.text(task.get("kind"), "task.kind", TASK_KINDS)
+    kind = r.text(task.get("kind"), "task.kind", tuple(TASKS))
     if kind in ("gsm8k", "piqa", "template"):
         task["path"] = _path(r, task.get("path"), "task.path", base)
     if kind == "piqa" and task.get("labels") is not None:

@@ -35,24 +35,12 @@ from cabench.live.caller import BudgetStop, Caller, FailureStop
 from cabench.live.client import ChatClient, public_url
 from cabench.live.config import LiveConfig
 from cabench.live.journal import Journal, LogFile
-from cabench.live.tasks import Instance, Task, gsm8k_task, piqa_task, replay_task, template_task
+from cabench.live.tasks import Instance, Task, build_task
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
 from cabench.quantize import quantize
 from cabench.registry import UserMethodError
 from cabench.storage import folder_lock, write_atomic
 from cabench.yamlio import dump_yaml
-
-
-def build_task(cfg: LiveConfig) -> Task:
-    kind = cfg.task["kind"]
-    if kind == "gsm8k":
-        return gsm8k_task(Path(cfg.task["path"]))
-    if kind == "piqa":
-        labels = cfg.task.get("labels")
-        return piqa_task(Path(cfg.task["path"]), Path(labels) if labels else None)
-    if kind == "replay":
-        return replay_task(Path(cfg.task["dataset"]))
-    return template_task(cfg.task, f"{cfg.source}: task")
 
 
 def config_digest(cfg: LiveConfig) -> str:
@@ -92,7 +80,7 @@ def _identity_check(cfg: LiveConfig, out: Path) -> None:
 
 def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
     _identity_check(cfg, out)
-    task = build_task(cfg)
+    task = build_task(cfg.task, f"{cfg.source}: task")
     ids = [inst.id for inst in task.instances]
     by_id = {inst.id: inst for inst in task.instances}
     prof_ids, eval_ids = _split(cfg, ids, collect)

@@ -18,6 +18,7 @@ are read from local paths; nothing is downloaded.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -231,3 +232,26 @@ def template_task(spec: dict[str, Any], where: str) -> Task:
         out.append(Instance(ident, {k: str(v) for k, v in item.items()}, answer))
     return Task(str(spec.get("name", path.stem)), tuple(out), dict(prompts), normaliser, spec.get("extract"),
                 tuple(str(c) for c in spec.get("choices", ())))
+
+
+def _gsm8k(spec: dict[str, Any], where: str) -> Task:
+    return gsm8k_task(Path(spec["path"]))
+
+
+def _piqa(spec: dict[str, Any], where: str) -> Task:
+    labels = spec.get("labels")
+    return piqa_task(Path(spec["path"]), Path(labels) if labels else None)
+
+
+def _replay(spec: dict[str, Any], where: str) -> Task:
+    return replay_task(Path(spec["dataset"]))
+
+
+TASKS: dict[str, Callable[[dict[str, Any], str], Task]] = {
+    "gsm8k": _gsm8k, "piqa": _piqa, "replay": _replay, "template": template_task}
+"""Task kinds of a live config's ``task.kind``: each builds its :class:`Task` from the ``task`` mapping."""
+
+
+def build_task(spec: dict[str, Any], where: str) -> Task:
+    """The task a live config's ``task`` mapping (already checked by :mod:`cabench.live.config`) names."""
+    return TASKS[spec["kind"]](spec, where)
