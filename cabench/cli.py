@@ -288,19 +288,10 @@ def recommend_cmd(
     top: Annotated[int, typer.Option("--top", min=1, help="Configurations listed per identification row.")] = 10,
 ) -> None:
     """Which configuration (online) or Pareto set (identification) each method picks, by name."""
-    from cabench.recommend import format_recommendations, recommend
+    from cabench.recommend import format_recommendations, recommend, recommendations_json
 
     items = _guard(lambda: recommend(results))
-    if as_json:
-        typer.echo(json.dumps(items, indent=1, default=_json_default))
-    else:
-        typer.echo(format_recommendations(items, top))
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(type(value).__name__)
+    typer.echo(recommendations_json(items) if as_json else format_recommendations(items, top))
 
 
 @app.command("report")
@@ -328,14 +319,9 @@ def serve(
     from cabench.live.serve import ReplayEndpoint, make_server, parse_faults
 
     def start():
-        if not latency_scale >= 0:
-            raise CabenchError(f"--latency-scale: must be 0 or more, got {latency_scale}")
         endpoint = ReplayEndpoint.load(dataset, latency_scale=latency_scale, faults=parse_faults(fail_rate),
                                        hold_s=hold_s, seed=seed)
-        try:
-            return make_server(endpoint, host, port)
-        except OSError as exc:
-            raise CabenchError(f"{host}:{port}: cannot listen ({exc.strerror}); pass another --port") from None
+        return make_server(endpoint, host, port)
 
     server = _guard(start)
     address = f"http://{server.server_address[0]}:{server.server_address[1]}/v1"

@@ -10,17 +10,27 @@ a delay of latency × ``latency_scale``. ``GET /v1/models`` lists the models.
 Faults can be injected: a share of requests answered 429 or 500, or held past
 the client's timeout. It is the test server of the live path and a demo; it
 needs no key and listens on 127.0.0.1 by default.
+
+Every malformed request is answered with a 4xx JSON error in the OpenAI style
+(``{"error": {"message", "type"}}``): a body that is not a UTF-8 JSON object,
+nested too deeply, or with fields of the wrong type or not finite (400); a
+missing Content-Length (411), a malformed one (400) or one above
+``MAX_BODY_BYTES`` (413, never read). The connection stays open for the next
+request unless the body could not be delimited (then ``Connection: close``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -32,6 +42,17 @@ from cabench.live.tasks import replay_answer
 _INSTANCE = re.compile(r"cabench replay instance: (.+)$")
 _PROMPTING = re.compile(r"prompting: (\S+)")
 FAULTS = ("429", "500", "timeout")
+MAX_BODY_BYTES = 1 << 20  # a replay request is a few hundred bytes
+MAX_WAIT_S = 86_400  # the longest an answer is delayed or an injected timeout held
+OPTION_RANGES = {"--port": (0, 65_535), "--latency-scale": (0, 1_000), "--hold-s": (0, MAX_WAIT_S),
+                 "--seed": (0, 2**63 - 1)}
+
+
+def check_option(flag: str, value: float) -> None:
+    """Refuse a number outside its option's range (NaN and infinities included), in one line naming it."""
+    low, high = OPTION_RANGES[flag]
+    if not low <= value <= high:
+        raise CabenchError(f"{flag} {value}: expected a number from {low} to {high}")
 
 
 def parse_faults(text: str | None) -> dict[str, float]:
@@ -56,6 +77,108 @@ def parse_faults(text: str | None) -> dict[str, float]:
     return out
 
 
+class Refused(Exception):
+    """A request answered with a 4xx JSON error; ``close`` when its body could not be delimited, so the
+    connection cannot carry another request."""
+
+    def __init__(self, status: int, message: str, close: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.close = close
+
+
+def body_length(headers: Any, required: bool) -> int:
+    """The length of the body a request announces (0 when none and not ``required``), or Refused."""
+    if headers.get("Transfer-Encoding") is not None:
+        raise Refused(411, "send the body with a Content-Length (chunked bodies are not read)", close=True)
+    values = {value.strip() for value in headers.get_all("Content-Length") or []}
+    if not values:
+        if required:
+            raise Refused(411, "a POST needs a Content-Length header")
+        return 0
+    if len(values) > 1:
+        raise Refused(400, "conflicting Content-Length headers", close=True)
+    value = values.pop()
+    if not re.fullmatch(r"[0-9]+", value):
+        raise Refused(400, f"Content-Length {_clip(value)!r} is not a number of bytes", close=True)
+    digits = value.lstrip("0") or "0"
+    if len(digits) > len(str(MAX_BODY_BYTES)) or int(digits) > MAX_BODY_BYTES:
+        raise Refused(413, f"Content-Length {_clip(value)}: the body may have at most {MAX_BODY_BYTES} bytes",
+                      close=True)
+    return int(digits)
+
+
+def parse_body(raw: bytes) -> dict[str, Any]:
+    """The JSON object of a request body, or Refused (400) for anything else."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(400, f"the body is not UTF-8 text (byte {exc.start})") from None
+    try:
+        body = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise Refused(400, "the body is not JSON: nested too deeply") from None
+    except ValueError as exc:  # a syntax error, NaN/Infinity, an integer of too many digits
+        raise Refused(400, f"the body is not JSON: {_clip(str(exc))}") from None
+    if not isinstance(body, dict):
+        raise Refused(400, f"the body must be a JSON object, not {_json_kind(body)}")
+    return body
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _json_kind(value: Any) -> str:
+    """How JSON names the type of a parsed value, for error messages."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return f"the number {_clip(repr(value))}"
+    return {str: "a string", list: "an array", dict: "an object"}[type(value)]
+
+
+def _clip(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def request_key(body: dict[str, Any], prompting: str) -> tuple[str, float, int, str]:
+    """(model, temperature, max_tokens, prompting) of a chat request: the logged configuration it asks for."""
+    model = body.get("model")
+    if not isinstance(model, str):
+        raise Refused(400, f"model: expected a string, not {_json_kind(model)}")
+    return model, _temperature(body), _max_tokens(body), prompting
+
+
+def _temperature(body: dict[str, Any]) -> float:
+    """The request's finite ``temperature`` (1 when absent or null), rounded as the index is."""
+    value = body.get("temperature")
+    if value is None:
+        return 1.0
+    number = math.nan
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond the floats
+            number = math.inf
+    if not math.isfinite(number):
+        raise Refused(400, f"temperature: expected a finite number, not {_json_kind(value)}")
+    return round(number, 9)
+
+
+def _max_tokens(body: dict[str, Any]) -> int:
+    """The request's ``max_tokens`` (or ``max_completion_tokens``): a whole number, 0 or more (0 when absent)."""
+    name = "max_tokens" if body.get("max_tokens") is not None else "max_completion_tokens"
+    value = body.get(name)
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise Refused(400, f"{name}: expected a whole number of tokens, 0 or more, not {_json_kind(value)}")
+    return value
+
+
 @dataclass
 class ReplayEndpoint:
     """The logged configurations of a dataset, indexed for serving."""
@@ -66,9 +189,15 @@ class ReplayEndpoint:
     faults: dict[str, float] = field(default_factory=dict)
     hold_s: float = 30.0
     seed: int = 0
+    read_timeout_s: float = 60.0  # each read of a request (and an idle connection) waits at most this long
     requests: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _rng: random.Random = field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        for flag, value in (("--latency-scale", self.latency_scale), ("--hold-s", self.hold_s),
+                            ("--seed", self.seed)):
+            check_option(flag, value)
 
     @classmethod
     def load(cls, dataset: Path, **options: Any) -> ReplayEndpoint:
@@ -97,31 +226,28 @@ class ReplayEndpoint:
                 return kind
         return None
 
-    def complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
-        """(HTTP status, response, delay in seconds) for a chat-completions request."""
+    def complete(self, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """(response, delay in seconds) for a chat-completions request; Refused when it cannot be answered."""
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
-            return 400, _error("messages: expected a list of chat messages"), 0.0
+            raise Refused(400, f"messages: expected a list of chat messages, not {_json_kind(messages)}")
         text = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
         instance = _INSTANCE.search(text)
         prompting = _PROMPTING.search(text)
         if not instance or not prompting:
-            return 400, _error("not a cabench replay prompt (cabench serve answers the replay task only)"), 0.0
-        try:
-            key = (str(body.get("model")), round(float(body.get("temperature", 1.0)), 9),
-                   int(body.get("max_tokens", body.get("max_completion_tokens", 0))), prompting.group(1))
-        except (TypeError, ValueError):
-            return 400, _error("temperature and max_tokens must be numbers"), 0.0
+            raise Refused(400, "not a cabench replay prompt (cabench serve answers the replay task only)")
+        key = request_key(body, prompting.group(1))
         config = self.configs.get(key)
         if config is None:
-            return 404, _error(f"no logged configuration with model={key[0]}, temperature={key[1]}, "
-                               f"max_tokens={key[2]}, prompting={key[3]}"), 0.0
-        row = self.rows.get((config, instance.group(1).strip()))
+            raise Refused(404, f"no logged configuration with model={_clip(key[0])}, temperature={key[1]}, "
+                               f"max_tokens={_clip(str(key[2]))}, prompting={_clip(key[3])}")
+        instance_id = instance.group(1).strip()
+        row = self.rows.get((config, instance_id))
         if row is None:
-            return 404, _error(f"instance {instance.group(1)!r} is not in the log of {config}"), 0.0
+            raise Refused(404, f"instance {_clip(instance_id)!r} is not in the log of {config}")
         correct, latency, tokens = row
         completion = int(min(tokens, key[2])) if key[2] > 0 else int(tokens)
-        reply = replay_answer(instance.group(1).strip(), correct >= 0.5)
+        reply = replay_answer(instance_id, correct >= 0.5)
         response = {
             "id": f"cabench-{self.requests}", "object": "chat.completion", "created": int(time.time()),
             "model": key[0],
@@ -130,7 +256,7 @@ class ReplayEndpoint:
                       "total_tokens": int(tokens)},
             "cabench": {"config_id": config, "latency_s": latency},
         }
-        return 200, response, latency * self.latency_scale
+        return response, min(latency * self.latency_scale, MAX_WAIT_S)
 
 
 def _error(message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
@@ -138,8 +264,13 @@ def _error(message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
 
 
 def make_server(endpoint: ReplayEndpoint, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """A threaded HTTP server answering for ``endpoint`` on ``host:port``; CabenchError when it cannot listen."""
+    check_option("--port", port)
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        default_request_version = "HTTP/1.1"  # answer an unreadable request line with a status line too
+        timeout = endpoint.read_timeout_s
 
         def log_message(self, *args: Any) -> None:  # quiet
             pass
@@ -149,37 +280,67 @@ def make_server(endpoint: ReplayEndpoint, host: str = "127.0.0.1", port: int = 0
             # one small answer per request: send it at once (no Nagle delay waiting for the client's ACK)
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None,
+                  close: bool = False) -> None:
             data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
+            if close:
+                self.close_connection = True
             try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in {**(headers or {}), **({"Connection": "close"} if close else {})}.items():
+                    self.send_header(k, v)
+                self.end_headers()
                 self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            except OSError:  # the client has gone
+                self.close_connection = True
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """The protocol errors http.server finds (request line, headers, method) as JSON errors too; the
+            connection closes, as the rest of the request was not read."""
+            headers = {}
+            if code == HTTPStatus.NOT_IMPLEMENTED:  # a method without a do_ handler
+                code, message, headers = 405, f"method {_clip(str(self.command))} is not served", \
+                    {"Allow": "GET, POST"}
+            self._send(code, _error(_clip(message or HTTPStatus(code).phrase)), headers, close=True)
 
         def do_GET(self) -> None:  # noqa: N802
-            if self.path.rstrip("/").endswith("/models"):
-                self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "cabench"}
-                                                             for m in endpoint.models()]})
-            else:
-                self._send(404, _error(f"no route {self.path}"))
+            self._answer(self._models)
 
         def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length", 0))
-            raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(404, _error(f"no route {self.path}"))
-                return
+            self._answer(self._chat)
+
+        def _answer(self, respond: Callable[[bytes], None]) -> None:
+            """Read the request's body and ``respond(body)``; a refused request is answered with its error."""
             try:
-                body = json.loads(raw)
-            except json.JSONDecodeError:
-                self._send(400, _error("the body is not JSON"))
-                return
+                respond(self._read_body())
+            except Refused as refused:
+                self._send(refused.status, _error(str(refused)), close=refused.close)
+
+        def _read_body(self) -> bytes:
+            length = body_length(self.headers, required=self.command == "POST")
+            try:
+                raw = self.rfile.read(length)
+            except TimeoutError:
+                raise Refused(408, f"the body did not arrive within {endpoint.read_timeout_s:g} s",
+                              close=True) from None
+            if len(raw) < length:
+                raise Refused(400, f"the body ended after {len(raw)} of {length} bytes", close=True)
+            return raw
+
+        def _route(self, tail: str) -> None:
+            if not self.path.rstrip("/").endswith(tail):
+                raise Refused(404, f"no route {_clip(self.path)}")
+
+        def _models(self, raw: bytes) -> None:
+            self._route("/models")
+            self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "cabench"}
+                                                         for m in endpoint.models()]})
+
+        def _chat(self, raw: bytes) -> None:
+            self._route("/chat/completions")
+            body = parse_body(raw)
             fault = endpoint.fault()
             if fault == "429":
                 self._send(429, _error("rate limited (injected)", "rate_limit_error"), {"Retry-After": "0"})
@@ -189,12 +350,15 @@ def make_server(endpoint: ReplayEndpoint, host: str = "127.0.0.1", port: int = 0
                 return
             if fault == "timeout":
                 time.sleep(endpoint.hold_s)
-            status, payload, delay = endpoint.complete(body if isinstance(body, dict) else {})
-            if delay > 0:
-                time.sleep(delay)
-            self._send(status, payload)
+            payload, delay = endpoint.complete(body)
+            time.sleep(delay)
+            self._send(200, payload)
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    try:
+        server = ThreadingHTTPServer((host, port), Handler)
+    except (OSError, TypeError, UnicodeError) as exc:  # taken, not an address of this machine, a NUL in it
+        raise CabenchError(f"{_clip(host)}:{port}: cannot listen ({getattr(exc, 'strerror', None) or exc}); "
+                           "pass another --host or --port") from None
     server.daemon_threads = True
     return server
 

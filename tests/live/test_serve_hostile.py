@@ -1,0 +1,294 @@
+"""``cabench serve`` against hostile requests and options: every malformed request gets a 4xx JSON error in the
+OpenAI style and the server goes on serving, on the same connection when the request could be delimited and
+on a new one otherwise; every numeric option is range-checked in one line with exit 2."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
+
+import pytest
+
+from cabench.live.serve import ReplayEndpoint, serve_in_thread
+from cabench.live.tasks import replay_answer
+from tests.conftest import spread_logs, write_dataset
+from tests.test_torture import cli, one_line_error
+
+SAFETY_S = 10.0  # every socket read is bounded: a regression fails instead of hanging
+GOOD = {"model": "model00", "temperature": 0.5, "max_tokens": 128,
+        "messages": [{"role": "system", "content": "cabench replay; prompting: direct"},
+                     {"role": "user", "content": "cabench replay instance: q000"}]}
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    return write_dataset(tmp_path_factory.mktemp("data") / "two", spread_logs(2, 5, seed=3))
+
+
+def start(dataset, **options) -> Iterator[int]:
+    """Serve ``dataset`` on an ephemeral loopback port in a thread; yield the port, then shut down."""
+    endpoint = ReplayEndpoint.load(dataset, **options)
+    server, thread = serve_in_thread(endpoint, "127.0.0.1", 0)
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+    thread.join(SAFETY_S)
+
+
+@pytest.fixture(scope="module")
+def port(dataset):
+    yield from start(dataset)
+
+
+class Connection:
+    """A raw HTTP/1.1 connection to the server, reading one response at a time."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=SAFETY_S)
+        self.buffer = b""
+
+    def send(self, raw: bytes) -> None:
+        self.sock.sendall(raw)
+
+    def _more(self) -> bytes:
+        chunk = self.sock.recv(65536)
+        self.buffer += chunk
+        return chunk
+
+    def response(self) -> tuple[int, dict[str, str], dict]:
+        """(status, headers with lower-case names, JSON body) of the next response."""
+        while b"\r\n\r\n" not in self.buffer:
+            assert self._more(), f"connection closed before a response: {self.buffer!r}"
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        headers = {name.strip().lower(): value.strip() for name, value in (line.split(":", 1) for line in lines)}
+        length = int(headers["content-length"])
+        while len(self.buffer) < length:
+            assert self._more(), "connection closed in the middle of a body"
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        return int(status_line.split()[1]), headers, json.loads(body)
+
+    def closed_by_server(self) -> bool:
+        return not self.buffer and self._more() == b""
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def post(body: bytes, path: str = "/v1/chat/completions", headers: str | None = None) -> bytes:
+    """A POST with ``headers`` (default: the body's Content-Length)."""
+    if headers is None:
+        headers = f"Content-Length: {len(body)}\r\n"
+    return f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n".encode("latin-1") + body
+
+
+def good_request() -> bytes:
+    return post(json.dumps(GOOD).encode())
+
+
+def assert_good(conn: Connection) -> None:
+    conn.send(good_request())
+    status, _, body = conn.response()
+    assert status == 200, body
+    reply = body["choices"][0]["message"]["content"]
+    assert reply in (replay_answer("q000", True), replay_answer("q000", False))
+    assert body["usage"]["completion_tokens"] > 0
+
+
+def assert_error(status: int, body: dict, expected: int, words: str) -> None:
+    assert status == expected, body
+    assert set(body) == {"error"} and body["error"]["type"] == "invalid_request_error", body
+    assert words in body["error"]["message"], body["error"]["message"]
+
+
+def with_fields(**fields) -> bytes:
+    return json.dumps({**GOOD, **fields}).encode()
+
+
+def raw_fields(**fields: str) -> bytes:
+    """The good request with fields replaced by raw JSON text (numbers json.dumps would not write)."""
+    text = json.dumps(GOOD)
+    for name, raw in fields.items():
+        text = text.replace(f'"{name}": {json.dumps(GOOD[name])}', f'"{name}": {raw}')
+    return text.encode()
+
+
+def nested(depth: int) -> bytes:
+    return b'{"model": ' + b"[" * depth + b"]" * depth + b"}"
+
+
+BODIES = {
+    "not UTF-8": (post(b'{"model": "\xff\xfe"}'), 400, "not UTF-8"),
+    "UTF-8 BOM": (post(b"\xef\xbb\xbf" + json.dumps(GOOD).encode()), 400, "not JSON"),
+    "100,000 deep": (post(nested(100_000)), 400, "nested too deeply"),
+    "not JSON": (post(b"hello"), 400, "not JSON"),
+    "empty body": (post(b""), 400, "not JSON"),
+    "JSON array body": (post(b"[]"), 400, "not an array"),
+    "JSON null body": (post(b"null"), 400, "not null"),
+    "JSON number body": (post(b"5"), 400, "not the number 5"),
+    "max_tokens 1e400": (post(raw_fields(max_tokens="1e400")), 400, "max_tokens"),
+    "max_tokens NaN": (post(raw_fields(max_tokens="NaN")), 400, "NaN is not a JSON number"),
+    "max_tokens -Infinity": (post(raw_fields(max_tokens="-Infinity")), 400, "not a JSON number"),
+    "max_tokens 5000 digits": (post(raw_fields(max_tokens="9" * 5000)), 400, "not JSON"),
+    "max_tokens text": (post(with_fields(max_tokens="128")), 400, "max_tokens"),
+    "max_tokens negative": (post(with_fields(max_tokens=-1)), 400, "max_tokens"),
+    "max_tokens fraction": (post(with_fields(max_tokens=1.5)), 400, "max_tokens"),
+    "max_tokens true": (post(with_fields(max_tokens=True)), 400, "max_tokens"),
+    "max_tokens list": (post(with_fields(max_tokens=[128])), 400, "not an array"),
+    "max_completion_tokens inf": (post(raw_fields(max_tokens='null, "max_completion_tokens": 1e400')), 400,
+                                  "max_completion_tokens"),
+    "max_tokens 10**400": (post(raw_fields(max_tokens="1" + "0" * 400)), 404, "no logged configuration"),
+    "temperature 1e400": (post(raw_fields(temperature="1e400")), 400, "temperature"),
+    "temperature 10**400": (post(raw_fields(temperature="1" + "0" * 400)), 400, "temperature"),
+    "temperature Infinity": (post(raw_fields(temperature="Infinity")), 400, "not a JSON number"),
+    "temperature text": (post(with_fields(temperature="hot")), 400, "temperature"),
+    "temperature object": (post(with_fields(temperature={})), 400, "not an object"),
+    "model number": (post(with_fields(model=5)), 400, "model"),
+    "model null": (post(with_fields(model=None)), 400, "model"),
+    "messages text": (post(with_fields(messages="hi")), 400, "messages"),
+    "messages object": (post(with_fields(messages={"role": "user"})), 400, "messages"),
+    "messages empty": (post(with_fields(messages=[])), 400, "messages"),
+    "messages of numbers": (post(with_fields(messages=[1, "x", None])), 400, "not a cabench replay prompt"),
+    "unknown model": (post(with_fields(model="nobody")), 404, "no logged configuration"),
+    "unknown instance": (post(with_fields(messages=[GOOD["messages"][0], {"content": "cabench replay instance: "
+                                                                                     + "z" * 5000}])), 404,
+                         "is not in the log"),
+    "unknown POST route": (post(b"{}", path="/v1/nowhere"), 404, "no route"),
+    "unknown GET route": (b"GET /v1/nowhere HTTP/1.1\r\nHost: x\r\n\r\n", 404, "no route"),
+    "GET with a body": (b"GET /v1/nowhere HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 404, "no route"),
+    "no Content-Length": (post(b"", headers=""), 411, "Content-Length"),
+}
+
+
+@pytest.mark.parametrize("label", list(BODIES))
+def test_bad_request_then_good_on_the_same_connection(port, label):
+    """A request that can be delimited but not answered: a 4xx JSON error, and the connection serves on."""
+    request, expected, words = BODIES[label]
+    conn = Connection(port)
+    try:
+        conn.send(request)
+        status, headers, body = conn.response()
+        assert_error(status, body, expected, words)
+        assert len(body["error"]["message"]) < 200
+        assert headers.get("connection") != "close"
+        assert_good(conn)
+    finally:
+        conn.close()
+
+
+UNFRAMED = {
+    "Content-Length abc": (post(b"{}", headers="Content-Length: abc\r\n"), 400, "not a number of bytes"),
+    "Content-Length -1": (post(b"{}", headers="Content-Length: -1\r\n"), 400, "not a number of bytes"),
+    "Content-Length 1e3": (post(b"{}", headers="Content-Length: 1e3\r\n"), 400, "not a number of bytes"),
+    "Content-Length 5_0": (post(b"{}", headers="Content-Length: 5_0\r\n"), 400, "not a number of bytes"),
+    "Content-Length superscript": (post(b"{}", headers="Content-Length: \xb2\r\n"), 400, "not a number of bytes"),
+    "Content-Length 10^12": (post(b"", headers=f"Content-Length: {10**12}\r\n"), 413, "at most"),
+    "Content-Length 4400 digits": (post(b"", headers=f"Content-Length: {'9' * 4400}\r\n"), 413, "at most"),
+    "two Content-Lengths": (post(b"{}", headers="Content-Length: 2\r\nContent-Length: 3\r\n"), 400, "conflicting"),
+    "chunked": (post(b"2\r\n{}\r\n0\r\n\r\n", headers="Transfer-Encoding: chunked\r\n"), 411, "Content-Length"),
+    "garbage request line": (b"HELLO\r\n\r\n", 400, "Bad request syntax"),
+    "bad HTTP version": (b"GET /v1/models HTTP/x.y\r\n\r\n", 400, "Bad request version"),
+    "request line of 70,000": (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414, "URI Too Long"),
+    "header of 70,000": (b"GET /v1/models HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", 431, "Line too long"),
+    "unknown method": (b"PUT /v1/chat/completions HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 405, "not served"),
+}
+
+
+def assert_closed_then_served(port: int, conn: Connection, headers: dict[str, str]) -> None:
+    assert headers.get("connection") == "close"
+    assert conn.closed_by_server()
+    fresh = Connection(port)
+    try:
+        assert_good(fresh)
+    finally:
+        fresh.close()
+
+
+@pytest.mark.parametrize("label", list(UNFRAMED))
+def test_undelimited_request_is_answered_and_closed_then_a_new_connection_served(port, label):
+    """A request whose end cannot be found: a 4xx JSON error, ``Connection: close``, and new connections work."""
+    request, expected, words = UNFRAMED[label]
+    conn = Connection(port)
+    try:
+        conn.send(request)
+        status, headers, body = conn.response()
+        assert_error(status, body, expected, words)
+        assert_closed_then_served(port, conn, headers)
+    finally:
+        conn.close()
+
+
+def test_body_shorter_than_its_content_length(port):
+    """The client stops sending half-way through the body: 400 naming what arrived, and serving goes on."""
+    conn = Connection(port)
+    try:
+        conn.send(post(b"{}", headers="Content-Length: 100\r\n"))
+        conn.sock.shutdown(socket.SHUT_WR)
+        status, headers, body = conn.response()
+        assert_error(status, body, 400, "ended after 2 of 100 bytes")
+        assert_closed_then_served(port, conn, headers)
+    finally:
+        conn.close()
+
+
+def test_stalled_body_is_answered_408(dataset):
+    """A client that announces a body and never sends it does not hold its thread forever."""
+    for port in start(dataset, read_timeout_s=0.2):
+        conn = Connection(port)
+        try:
+            conn.send(post(b"{}", headers="Content-Length: 100\r\n"))
+            status, headers, body = conn.response()
+            assert_error(status, body, 408, "did not arrive")
+            assert headers.get("connection") == "close"
+        finally:
+            conn.close()
+
+
+def test_models_and_keep_alive_after_many_errors(port):
+    """Errors of every kind on one connection leave it serving the models list and completions."""
+    conn = Connection(port)
+    try:
+        for label in ("not UTF-8", "100,000 deep", "max_tokens 1e400", "no Content-Length"):
+            conn.send(BODIES[label][0])
+            assert conn.response()[0] == BODIES[label][1]
+        conn.send(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+        status, _, body = conn.response()
+        assert status == 200 and [m["id"] for m in body["data"]] == ["model00", "model01"]
+        assert_good(conn)
+    finally:
+        conn.close()
+
+
+OPTIONS = {
+    "latency-scale inf": (["--latency-scale", "inf"], "--latency-scale inf"),
+    "latency-scale nan": (["--latency-scale", "nan"], "--latency-scale nan"),
+    "latency-scale negative": (["--latency-scale", "-1"], "--latency-scale -1"),
+    "latency-scale huge": (["--latency-scale", "1e300"], "--latency-scale 1e+300"),
+    "hold-s negative": (["--hold-s", "-1"], "--hold-s -1"),
+    "hold-s inf": (["--hold-s", "inf"], "--hold-s inf"),
+    "hold-s nan": (["--hold-s", "nan"], "--hold-s nan"),
+    "hold-s beyond sleep": (["--hold-s", "1e10"], "--hold-s 10000000000.0"),
+    "port 70000": (["--port", "70000"], "--port 70000"),
+    "port -1": (["--port", "-1"], "--port -1"),
+    "seed negative": (["--seed", "-1"], "--seed -1"),
+    "seed 2**64": (["--seed", str(2**64)], f"--seed {2**64}"),
+    "fail-rate nan": (["--fail-rate", "429=nan"], "--fail-rate 429=nan"),
+    "fail-rate inf": (["--fail-rate", "timeout=inf"], "--fail-rate timeout=inf"),
+    "fail-rate negative": (["--fail-rate", "500=-0.1"], "--fail-rate 500=-0.1"),
+    "host not an address": (["--host", "256.0.0.1"], "256.0.0.1:0: cannot listen"),
+    "host with NUL": (["--host", "a\x00b"], "cannot listen"),
+}
+
+
+def refuse_to_serve(server) -> None:
+    raise AssertionError(f"serving at {server.server_address} despite a bad option")
+
+
+@pytest.mark.parametrize("label", list(OPTIONS))
+def test_out_of_range_option_is_one_line(dataset, label, monkeypatch):
+    """An option out of range is refused in one line naming it, with exit 2, before anything listens."""
+    monkeypatch.setattr(ThreadingHTTPServer, "serve_forever", refuse_to_serve)  # a regression fails, not hangs
+    args, words = OPTIONS[label]
+    one_line_error(cli("serve", dataset, "--port", 0, *args), words)
