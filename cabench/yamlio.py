@@ -61,8 +61,11 @@ def dump_yaml(data: Any, sort_keys: bool = False, width: int = 88) -> str:
 
 
 def load_yaml(text: str) -> Any:
-    """Parse YAML text with :class:`Loader` (raises ``yaml.YAMLError`` on bad input)."""
-    return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+    """Parse YAML text with :class:`Loader` (raises ``yaml.YAMLError`` on bad input, nesting too deep included)."""
+    try:
+        return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply to read") from None
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:

@@ -242,3 +242,10 @@ def test_recommend_json_is_strict():
                                   "pareto": np.bool_(True), "rows": [{"cost": -np.inf}]}])
     assert _strict_json(text) == [{"nu": None, "share": None, "n": 3, "pareto": True, "rows": [{"cost": None}]}]
     assert not re.search(r"\b(Infinity|NaN)\b", text)
+
+
+def test_config_nested_too_deeply_is_one_line(tmp_path):
+    """100,000 nested lists in a config: one line naming the file, not a RecursionError traceback."""
+    path = tmp_path / "deep.yaml"
+    path.write_text("[" * 100_000)
+    one_line_error(cli("run", path), "deep.yaml: malformed YAML: nested too deeply")

@@ -75,11 +75,3 @@ PRESETS: dict[str, ArmFilter] = {
         models=PAPER_SUBSET_MODELS, temperatures=(0.5, 1.0), max_new_tokens=(128,), prompting=("direct",)
     ),
 }
-
-
-def preset(name: str) -> ArmFilter:
-    """Return a named preset, or raise with the list of presets."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise CabenchError(f"arms.preset: unknown preset '{name}'; choose from {', '.join(PRESETS)}") from None

@@ -1,11 +1,11 @@
 """Preprocessed, immutable datasets (SPEC §2, paper Appendix A).
 
 :func:`load_dataset` reads a dataset folder, validates it and turns it into a
-:class:`Dataset`: per-arm arrays of the profiling and evaluation rows
-(accuracy reward, efficiency reward, normalised cost), the deterministic costs
-``c_i``, ``c_max``, ``tau5``, ``tau95``, ``lambda`` and the population means
-``mu``, ``mu^c``, ``H`` and ``nu``. Arms are the configurations in order of
-first appearance in the log file.
+:class:`Dataset`: per-arm arrays of the profiling and evaluation rows (the log
+columns and one reward per objective), the :class:`~cabench.data.normalisation.Normalisation`
+the profiling split fixes (``c_i``, ``c_max``, ``tau5``, ``tau95``, ``lambda``)
+and the population means ``mu``, ``mu^c``, ``H`` and ``nu``. Arms are the
+configurations in order of first appearance in the log file.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from cabench.data.io import find_log_file, read_logs, read_metadata
+from cabench.data.normalisation import Normalisation, fit_normalisation
 from cabench.data.schema import CONFIG_COLUMNS
 from cabench.errors import CabenchError
 from cabench.quantize import quantize
@@ -52,11 +53,6 @@ def split_instances(instance_ids: np.ndarray, split: Split) -> tuple[np.ndarray,
     return np.sort(perm[: split.profiling_size]), np.sort(perm[split.profiling_size :])
 
 
-def efficiency_reward(latency: np.ndarray, tau5: float, tau95: float) -> np.ndarray:
-    """Normalised inverse latency ``clip((1/t - 1/tau95)/(1/tau5 - 1/tau95), 0, 1)`` (App. A)."""
-    return np.clip((1.0 / latency - 1.0 / tau95) / (1.0 / tau5 - 1.0 / tau95), 0.0, 1.0)
-
-
 def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
@@ -74,18 +70,15 @@ class Dataset:
     split: Split
     profiling_ids: tuple[str, ...]
     evaluation_ids: tuple[str, ...]
-    acc_prof: np.ndarray
-    eff_prof: np.ndarray
+    acc_prof: np.ndarray  # quantised correctness
     tokens_prof: np.ndarray
     latency_prof: np.ndarray
     acc_eval: np.ndarray
-    eff_eval: np.ndarray
     tokens_eval: np.ndarray
     latency_eval: np.ndarray
-    tau5: float
-    tau95: float
-    c_max: float
-    lam: float
+    rewards_prof: tuple[np.ndarray, ...]  # one [arms, instances] array per objective of ``norm``
+    rewards_eval: tuple[np.ndarray, ...]
+    norm: Normalisation  # of every configuration
     clipped_rows: int
     content_hash: str = field(default="")
 
@@ -100,17 +93,33 @@ class Dataset:
     @property
     def profile_cost(self) -> np.ndarray:
         """Deterministic cost ``c_i``: profiling mean tokens (SPEC §2.2)."""
-        return self.tokens_prof.mean(axis=1)
+        return self.norm.profile_cost
+
+    @property
+    def c_max(self) -> float:
+        return self.norm.c_max
+
+    @property
+    def lam(self) -> float:
+        return self.norm.lam
+
+    @property
+    def tau5(self) -> float | None:
+        return self.norm.tau5
+
+    @property
+    def tau95(self) -> float | None:
+        return self.norm.tau95
 
     @property
     def cost_eval(self) -> np.ndarray:
         """Normalised evaluation costs ``c~ = min(tokens / c_max, 1)`` (SPEC §2.3)."""
-        return quantize(np.minimum(self.tokens_eval / self.c_max, 1.0))
+        return self.norm.online_cost(self.tokens_eval)
 
     @property
     def mu(self) -> np.ndarray:
-        """Population means ``mu_i = (mean r_acc, mean r_eff)`` on the evaluation split, ``[K, 2]``."""
-        return np.stack([self.acc_eval.mean(axis=1), self.eff_eval.mean(axis=1)], axis=1)
+        """Population means ``mu_i``, one column per objective, on the evaluation split, ``[K, D]``."""
+        return np.stack([r.mean(axis=1) for r in self.rewards_eval], axis=1)
 
     @property
     def mu_cost(self) -> np.ndarray:
@@ -119,9 +128,8 @@ class Dataset:
 
     @property
     def hv(self) -> np.ndarray:
-        """Single-point hypervolume ``H_i = mu_i^(1) mu_i^(2)`` (paper §3.1)."""
-        mu = self.mu
-        return mu[:, 0] * mu[:, 1]
+        """Single-point hypervolume ``H_i = prod_d mu_i^(d)`` (paper §3.1)."""
+        return np.prod(self.mu, axis=1)
 
     @property
     def nu(self) -> np.ndarray:
@@ -161,24 +169,11 @@ def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name:
     prof_pos, eval_pos = split_instances(instance_ids, split)
     prof_ids, eval_ids = instance_ids[prof_pos], instance_ids[eval_pos]
 
-    arrays = {}
-    for col in ("correct", "latency_s", "tokens"):
-        full = _wide(frame, col, config_ids, instance_ids)
-        arrays[col] = (full[:, prof_pos], full[:, eval_pos])
-
-    lat_p, lat_e = arrays["latency_s"]
-    tok_p, tok_e = arrays["tokens"]
-    tau5 = float(np.percentile(lat_p, 5))
-    tau95 = float(np.percentile(lat_p, 95))
-    if not tau95 > tau5:
-        raise CabenchError(
-            f"{path}: latency_s: the 5th and 95th percentiles of the profiling latencies are equal ({tau5:g} s), so "
-            "the efficiency reward (App. A) is undefined; the logs need latencies that vary")
-    c_max = float(tok_p.max())
-    lam = float(quantize(tok_p.min() / c_max))
-    if lam <= 0:
-        raise CabenchError(f"{path}: the smallest profiling cost rounds to zero; tokens are too dispersed")
-    clipped = int((tok_e > c_max).sum())
+    full = {col: _wide(frame, col, config_ids, instance_ids) for col in ("correct", "latency_s", "tokens")}
+    prof = {col: values[:, prof_pos] for col, values in full.items()}
+    evaluation = {col: values[:, eval_pos] for col, values in full.items()}
+    norm = fit_normalisation(prof, path, "the logs need latencies that vary")
+    clipped = int((evaluation["tokens"] > norm.c_max).sum())
     return Dataset(
         name=name,
         path=path,
@@ -187,18 +182,15 @@ def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name:
         split=split,
         profiling_ids=tuple(map(str, prof_ids)),
         evaluation_ids=tuple(map(str, eval_ids)),
-        acc_prof=_readonly(quantize(arrays["correct"][0])),
-        eff_prof=_readonly(quantize(efficiency_reward(lat_p, tau5, tau95))),
-        tokens_prof=_readonly(tok_p),
-        latency_prof=_readonly(lat_p),
-        acc_eval=_readonly(quantize(arrays["correct"][1])),
-        eff_eval=_readonly(quantize(efficiency_reward(lat_e, tau5, tau95))),
-        tokens_eval=_readonly(tok_e),
-        latency_eval=_readonly(lat_e),
-        tau5=tau5,
-        tau95=tau95,
-        c_max=c_max,
-        lam=lam,
+        acc_prof=_readonly(quantize(prof["correct"])),
+        tokens_prof=_readonly(prof["tokens"]),
+        latency_prof=_readonly(prof["latency_s"]),
+        acc_eval=_readonly(quantize(evaluation["correct"])),
+        tokens_eval=_readonly(evaluation["tokens"]),
+        latency_eval=_readonly(evaluation["latency_s"]),
+        rewards_prof=tuple(map(_readonly, norm.rewards(prof))),
+        rewards_eval=tuple(map(_readonly, norm.rewards(evaluation))),
+        norm=norm,
         clipped_rows=clipped,
         content_hash=content_hash,
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from cabench.data.schema import check_duplicates, data_row
 from cabench.errors import CabenchError
 
 MISSING = ("error", "drop-instances", "drop-configs")
@@ -19,6 +20,7 @@ MISSING = ("error", "drop-instances", "drop-configs")
 def fill_holes(frame: pd.DataFrame, missing: str, label: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Make every configuration's instance set the same, as ``missing`` says (SPEC §1 needs it).
 
+    A (configuration, instance) pair given twice is refused first, naming both rows: it is not a hole.
     ``error``: refuse, saying how many (configuration, instance) cells are missing; ``drop-configs``:
     keep the configurations evaluated on every instance any of them has; ``drop-instances``: keep the
     instances every configuration was evaluated on. Returns the frame and what was dropped.
@@ -28,9 +30,12 @@ def fill_holes(frame: pd.DataFrame, missing: str, label: str) -> tuple[pd.DataFr
     if frame[["config_id", "instance_id"]].isna().any().any():
         return frame, {}  # reported by validation, row by row
     ids = frame["instance_id"].astype(str)
-    distinct = ids.groupby(frame["config_id"], sort=False).nunique()
+    by_config = ids.groupby(frame["config_id"], sort=False)
+    distinct = by_config.nunique()
+    if (by_config.size() != distinct).any():  # a repeated row, not a hole: say which, before counting holes
+        check_duplicates(pd.DataFrame({"config_id": frame["config_id"], "instance_id": ids}), label, data_row)
     if (distinct == ids.nunique()).all():
-        return frame, {}  # every configuration has every instance (duplicates are the validation's)
+        return frame, {}  # every configuration has every instance
     sets = ids.groupby(frame["config_id"], sort=False).agg(frozenset)
     union = frozenset().union(*sets)
     if all(st == union for st in sets):

@@ -21,9 +21,16 @@ import yaml
 import cabench
 from cabench.data.dataset import file_digest
 from cabench.data.holes import fill_holes
-from cabench.data.io import read_table, write_logs, write_metadata
+from cabench.data.io import is_dataset_name, read_table, write_logs, write_metadata
 from cabench.data.readers import READERS
-from cabench.data.schema import COLUMNS, CONFIG_COLUMNS, validate_logs
+from cabench.data.schema import (
+    COLUMNS,
+    CONFIG_COLUMNS,
+    check_duplicates,
+    check_identity_text,
+    data_row,
+    validate_logs,
+)
 from cabench.errors import CabenchError
 from cabench.storage import publish_folder, staging_folder
 from cabench.yamlio import load_yaml, yaml_problem
@@ -155,6 +162,18 @@ def _unmeasured(canonical: pd.DataFrame, echo) -> tuple[pd.DataFrame, dict]:
     return canonical[~bad], {"rows": n, "by_configuration": _count_by(canonical, bad)}
 
 
+def _refuse_overlap(out: Path, sources: list[Path]) -> None:
+    """Refuse an ``--out`` that is, holds or lies inside a source: writing the dataset there would replace it."""
+    target = out.resolve()
+    for source in sources:
+        path = source.resolve()
+        relation = ("is" if target == path else "holds" if path.is_relative_to(target)
+                    else "lies inside" if target.is_relative_to(path) else None)
+        if relation:
+            raise CabenchError(f"--out {out}: {relation} the source {source}; write the dataset to a folder outside "
+                               "the files it is read from")
+
+
 def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool = False,
                 settings: dict[str, Any] | None = None, fmt: str = "canonical", missing: str = "error",
                 failed: str = "incorrect", metric: str | None = None, echo=None) -> Path:
@@ -166,14 +185,18 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     scales, and ``--set`` replaces what a reader found. For tool formats, failed
     calls follow ``failed`` and rows without a latency, token count or score are
     dropped; the holes that leaves follow ``missing``. An existing ``out`` is
-    refused unless ``force``; the folder is written in full beside ``out`` and
-    then moved into place atomically, so an interrupted import never leaves a
-    partial dataset or loses the old one. ``dataset.yaml`` records the
-    provenance: format, sources and their SHA-256, options, what was dropped,
-    row counts, cabench version and date. ``echo`` receives one line per thing
-    the import dropped or assumed.
+    refused unless ``force``, and an ``out`` that is, holds or lies inside the
+    source or the mapping always; the folder is written in full beside ``out``
+    and then moved into place atomically, so an interrupted import never
+    leaves a partial dataset or loses the old one. A name or id that is not
+    printable one-line text, and a (configuration, instance) pair read twice,
+    are refused naming the file and row (line, entry) they were read from.
+    ``dataset.yaml`` records the provenance: format, sources and their
+    SHA-256, options, what was dropped, row counts, cabench version and date.
+    ``echo`` receives one line per thing the import dropped or assumed.
     """
     echo = echo or (lambda line: None)
+    _refuse_overlap(out, [source] + ([mapping_path] if mapping_path is not None else []))
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: exists and is not a folder; pass --out with a new dataset folder")
     if out.is_dir() and any(out.iterdir()) and not force:
@@ -194,12 +217,17 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                 if source.is_dir() else ""))
         if metric is not None:
             raise CabenchError("--metric: a canonical table has its 'correct' column; --metric is for tool formats")
-        frame, files = read_table(source), [source]
+        frame, files, place = read_table(source), [source], data_row
     else:
         if not source.exists():
             raise CabenchError(f"{source}: not found; give the {fmt} results to import")
         read = READERS[fmt](source, metric)
         frame, files, info = read.frame(), read.files, read.info
+        origin_files, positions = frame["file"].to_numpy(), frame["position"].to_numpy()
+
+        def place(row: int) -> str:  # the file and line (entry, sample) a row was read from
+            return read.place(origin_files[row], positions[row])
+
         for name in settings or {}:  # --set replaces what the reader filled in
             frame = frame.drop(columns=[name], errors="ignore")
     echo(f"read {len(frame)} rows from {len(files)} file{'s' if len(files) != 1 else ''} ({fmt})")
@@ -237,6 +265,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         _check_metadata(canonical, fmt, source)
     if "config_id" not in canonical or canonical["config_id"].isna().all():
         canonical["config_id"] = config_ids(canonical)
+    label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
+    check_identity_text(canonical, label, place)
+    check_duplicates(canonical[["config_id", "instance_id"]].astype(str), label, place)
     dropped: dict[str, Any] = {}
     if fmt != "canonical":
         canonical, dropped["failed_calls"] = _failed_calls(canonical, frame["failed"].astype(bool), failed, echo)
@@ -244,7 +275,6 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if info.get("dropped_configurations"):
         for name, why in info["dropped_configurations"].items():
             echo(f"dropped configuration {name}: {why}")
-    label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
     canonical, holes = fill_holes(canonical, missing, label)
     if holes.get("configurations"):
         echo(f"dropped {len(holes['configurations'])} configurations with missing instances (--missing "
@@ -269,8 +299,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             "surrogate": False, "licence": "unspecified", **mapping["dataset"]}
     if not isinstance(meta["surrogate"], bool):
         raise CabenchError(f"{mapping_path}: dataset.surrogate: expected true or false")
-    if not isinstance(meta.get("name"), str) or not meta["name"].strip():
-        raise CabenchError(f"{mapping_path}: dataset.name: expected a non-empty text, got {meta.get('name')!r}")
+    if not is_dataset_name(meta.get("name")):
+        where = f"{mapping_path}: dataset.name" if "name" in mapping["dataset"] else f"--out {out}: the folder name"
+        raise CabenchError(f"{where}: expected a non-empty text on one line without '/', got {meta.get('name')!r}")
     try:
         staged = staging_folder(out)
         write_logs(valid, staged / "logs.csv.gz")

@@ -9,19 +9,54 @@ from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
-from cabench.data.schema import COLUMNS, validate_logs
+from cabench.data.schema import COLUMNS, shown, unprintable, validate_logs
 from cabench.errors import CabenchError
-from cabench.yamlio import load_yaml, yaml_problem
+from cabench.yamlio import Loader, dump_yaml, load_yaml, yaml_problem
 
 LOG_NAMES = ("logs.csv.gz", "logs.csv", "logs.parquet")
 META_NAME = "dataset.yaml"
 META_KEYS = ("name", "description", "provenance", "surrogate", "licence")
+#: A gzipped table unpacks to at most this many bytes, or ``GZIP_RATIO`` times its own size when that is more: logs
+#: compress about tenfold, while a few megabytes of gzip can unpack to gigabytes.
+MAX_UNPACKED_BYTES = 512 * 2**20
+GZIP_RATIO = 100
+_TEXT_KEYS = ("name", "description", "licence")
+
+
+class _Capped(io.RawIOBase):
+    """A decompressing stream that stops with an error once it has given more than ``limit`` bytes."""
+
+    def __init__(self, stream: io.BufferedIOBase, limit: int) -> None:
+        super().__init__()
+        self._stream, self.limit, self.given = stream, limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._stream.readinto(buffer)
+        self.given += n
+        if self.given > self.limit:
+            raise OSError(f"unpacks to more than {self.limit:,} bytes")
+        return n
+
+
+def _unpacked(path: Path) -> tuple[io.BufferedReader, _Capped]:
+    """A gzipped file's content as a stream that refuses to unpack more than the limit (``MAX_UNPACKED_BYTES``)."""
+    limit = max(MAX_UNPACKED_BYTES, GZIP_RATIO * path.stat().st_size)
+    capped = _Capped(gzip.open(path, "rb"), limit)
+    return io.BufferedReader(capped), capped
 
 
 def find_log_file(folder: Path) -> Path:
@@ -34,24 +69,37 @@ def find_log_file(folder: Path) -> Path:
     raise CabenchError(f"{folder}: no log file; expected one of {', '.join(LOG_NAMES)}")
 
 
+def _parse_table(source: Path | io.BufferedReader, name: str) -> pd.DataFrame:
+    """A CSV or JSON-lines table (by its file ``name``) from a path or a stream of its text."""
+    if name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
+        return pd.read_json(source, lines=True, dtype=False, precise_float=True)
+    # text stays text ("NA", "null", "None" are ids and names); only an empty cell is missing
+    return pd.read_csv(source, dtype={"config_id": str, "instance_id": str, "model": str, "prompting": str},
+                       keep_default_na=False, na_values=[""])
+
+
 def read_table(path: Path) -> pd.DataFrame:
     """Read a CSV (optionally gzipped), JSONL or parquet table as strings/numbers."""
     name = path.name.lower()
+    if name.endswith(".json"):
+        raise CabenchError(f"{path}: a .json file is not a log table; give CSV, CSV.gz, JSONL (one JSON "
+                           "object per line) or parquet")
+    capped = None
     try:
         if name.endswith(".parquet"):
             return pd.read_parquet(path)
-        if name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
-            return pd.read_json(path, lines=True, dtype=False, precise_float=True)
-        if name.endswith(".json"):
-            raise CabenchError(f"{path}: a .json file is not a log table; give CSV, CSV.gz, JSONL (one JSON "
-                               "object per line) or parquet")
-        # text stays text ("NA", "null", "None" are ids and names); only an empty cell is missing
-        return pd.read_csv(path, dtype={"config_id": str, "instance_id": str, "model": str, "prompting": str},
-                           keep_default_na=False, na_values=[""])
+        if not name.endswith(".gz"):
+            return _parse_table(path, name)
+        stream, capped = _unpacked(path)
+        with stream:
+            return _parse_table(stream, name)
     except ImportError as exc:
         raise CabenchError(f"{path}: reading parquet needs pyarrow: pip install 'cabench[parquet]', or use CSV") \
             from exc
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, EOFError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, EOFError, zlib.error) as exc:
+        if capped is not None and capped.given > capped.limit:
+            raise CabenchError(f"{path}: unpacks to more than {capped.limit:,} bytes, cabench's limit for this "
+                               "gzipped file; a damaged or hostile file (gunzip a genuine one first)") from None
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if len(first) > 160:
             first = first[:157] + "..."
@@ -64,7 +112,8 @@ def read_metadata(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         raise CabenchError(f"{path}: missing; a dataset folder needs {META_NAME} ({', '.join(META_KEYS)})")
     try:
-        meta = load_yaml(path.read_text())
+        text = path.read_text()
+        meta = load_yaml(text)
     except yaml.YAMLError as exc:
         raise CabenchError(f"{path}: not valid YAML ({yaml_problem(exc)})") from None
     except UnicodeDecodeError:
@@ -74,13 +123,34 @@ def read_metadata(folder: Path) -> dict[str, Any]:
     missing = [k for k in META_KEYS if k not in meta]
     if missing:
         raise CabenchError(f"{path}: missing key(s) {', '.join(missing)}")
+    _text_as_written(meta, text)
     if not isinstance(meta["surrogate"], bool):
         raise CabenchError(f"{path}: key 'surrogate' must be true or false")
-    if not isinstance(meta["name"], str) or not meta["name"].strip() or "/" in meta["name"]:
-        raise CabenchError(f"{path}: name: expected a non-empty text without '/', got {meta['name']!r}")
+    if not is_dataset_name(meta["name"]):
+        raise CabenchError(f"{path}: name: expected a non-empty text on one line without '/', got "
+                           f"{shown(meta['name'])}")
     if meta.get("missing", "error") not in ("error", "drop-instances", "drop-configs"):
         raise CabenchError(f"{path}: missing: expected error, drop-instances or drop-configs, got {meta['missing']!r}")
     return meta
+
+
+def is_dataset_name(name: Any) -> bool:
+    """A dataset name is non-empty one-line text without '/' (it is part of every experiment's identity)."""
+    return isinstance(name, str) and bool(name.strip()) and "/" not in name and not unprintable(name)
+
+
+def _text_as_written(meta: dict[str, Any], text: str) -> None:
+    """Text keys (``name: 1e3``) that YAML reads as numbers, as the text the file holds.
+
+    Earlier cabench versions wrote such names unquoted; the characters in the
+    file say what was meant, where the number would not (``1e3`` and ``1000.0``
+    are the same number).
+    """
+    if not any(type(meta.get(key)) in (int, float) for key in _TEXT_KEYS):
+        return
+    for key_node, value_node in yaml.compose(text, Loader=Loader).value:
+        if key_node.value in _TEXT_KEYS and type(meta.get(key_node.value)) in (int, float):
+            meta[key_node.value] = value_node.value
 
 
 def read_logs(folder: Path, missing: str = "error") -> tuple[pd.DataFrame, Path]:
@@ -109,5 +179,5 @@ def write_logs(frame: pd.DataFrame, path: Path, compresslevel: int = 6) -> None:
 
 
 def write_metadata(meta: dict[str, Any], path: Path) -> None:
-    """Write ``dataset.yaml`` with keys in insertion order."""
-    path.write_text(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=88))
+    """Write ``dataset.yaml`` with keys in insertion order, every text quoted where YAML would read a number."""
+    path.write_text(dump_yaml(meta))

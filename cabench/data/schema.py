@@ -7,6 +7,9 @@ file, the column and the first offending rows. Nothing is silently dropped.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Hashable
+
 import numpy as np
 import pandas as pd
 
@@ -28,6 +31,12 @@ COLUMNS: dict[str, str] = {
 #: Columns that describe a configuration (constant within a config_id).
 CONFIG_COLUMNS = ("model", "temperature", "max_new_tokens", "prompting")
 
+#: Columns whose text names a configuration or an instance; it is written into CSV files, YAML and figure labels.
+IDENTITY_COLUMNS = ("model", "prompting", "instance_id", "config_id")
+#: Characters identity text may not hold: control characters (a newline, a carriage return, a tab...), line and
+#: paragraph separators, and lone surrogates (which no file encoding can write).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
 _SHOW = 3
 
 
@@ -37,6 +46,69 @@ def _rows(mask: np.ndarray | pd.Series) -> str:
     shown = ", ".join(str(i + 1) for i in idx[:_SHOW])
     more = f" and {len(idx) - _SHOW} more" if len(idx) > _SHOW else ""
     return f"row{'s' if len(idx) > 1 else ''} {shown}{more}"
+
+
+def unprintable(text: str) -> str | None:
+    """The first character of ``text`` that would break a line of a CSV file or a YAML scalar, if any."""
+    found = _UNPRINTABLE.search(text)
+    return found.group() if found else None
+
+
+def shown(value: object) -> str:
+    """A value as a message shows it: a container by its kind (never its content), else cut to 40 characters."""
+    if isinstance(value, (dict, list)):
+        return "an object" if isinstance(value, dict) else "a list"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def unprintable_error(source: str, column: str, value: str, where: str) -> CabenchError:
+    """The one line refusing ``value`` of a name or id column, read from ``source`` at ``where``."""
+    return CabenchError(f"{source}: column '{column}' holds {unprintable(value)!r} at {where} ({shown(value)}); "
+                        "names and ids must be printable text on one line")
+
+
+def check_text(values: pd.Series, column: str, source: str, place: Callable[[int], str]) -> None:
+    """Refuse a name or id in ``values`` that is not printable one-line text.
+
+    ``place`` names the row at a position (``row 3``, or the line of the file it was read from).
+    """
+    try:
+        codes, uniques = pd.factorize(values)
+    except TypeError:  # a list or an object (a JSON-lines source) where text belongs
+        row, value = next((n, v) for n, v in enumerate(values) if not isinstance(v, Hashable))
+        raise CabenchError(f"{source}: column '{column}' holds a {type(value).__name__} at {place(row)}; names and "
+                           "ids are text") from None
+    bad = next((n for n, value in enumerate(uniques) if isinstance(value, str) and unprintable(value)), None)
+    if bad is not None:
+        raise unprintable_error(source, column, uniques[bad], place(int(np.flatnonzero(codes == bad)[0])))
+
+
+def check_identity_text(frame: pd.DataFrame, source: str, place: Callable[[int], str]) -> None:
+    """Refuse names and ids (``IDENTITY_COLUMNS``) that are not printable one-line text."""
+    for col in IDENTITY_COLUMNS:
+        if col in frame:
+            check_text(frame[col], col, source, place)
+
+
+def check_duplicates(frame: pd.DataFrame, source: str, place: Callable[[int], str]) -> None:
+    """Refuse a (config_id, instance_id) pair given twice, naming where both rows are (``place`` of a position)."""
+    repeated = frame.duplicated(["config_id", "instance_id"], keep="first").to_numpy()
+    if not repeated.any():
+        return
+    again = int(np.flatnonzero(repeated)[0])
+    cid, iid = frame["config_id"].iloc[again], frame["instance_id"].iloc[again]
+    first = int(np.flatnonzero(((frame["config_id"] == cid) & (frame["instance_id"] == iid)).to_numpy())[0])
+    more = int(repeated.sum()) - 1
+    raise CabenchError(
+        f"{source}: duplicate (config_id, instance_id) pair ('{cid}', '{iid}') at {place(first)} and again at "
+        f"{place(again)}" + (f" ({more} more repeated rows)" if more else "") + "; each configuration is evaluated "
+        "once per instance: remove the repeated rows, or tell configurations apart by their metadata")
+
+
+def data_row(position: int) -> str:
+    """A row of a log file at a 0-based position, as messages name it (1-based, header excluded)."""
+    return f"row {position + 1}"
 
 
 def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -53,9 +125,10 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     ------
     CabenchError
         On a missing column, a NaN or empty cell, a non-numeric value,
-        correctness outside [0, 1], non-positive latency or tokens, a duplicate
-        (config_id, instance_id) pair, a configuration whose metadata varies,
-        or configurations with different instance sets.
+        correctness outside [0, 1], non-positive latency or tokens, a name or
+        id that is not printable one-line text, a duplicate (config_id,
+        instance_id) pair, a configuration whose metadata varies, or
+        configurations with different instance sets.
     """
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
@@ -71,7 +144,9 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         values = frame[col]
         na = values.isna().to_numpy().copy()
         if kind == "str":
-            text = values.astype(str).str.strip()
+            text = values.astype(str)
+            check_text(text, col, source, data_row)
+            text = text.str.strip()
             na |= (text == "").to_numpy()
             if na.any():
                 raise CabenchError(f"{source}: column '{col}' is empty or NaN at {_rows(na)}; fill in or remove "
@@ -112,14 +187,7 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         if nonpos.any():
             raise CabenchError(f"{source}: column '{col}' is not positive at {_rows(nonpos)}; every evaluation "
                                "takes some time and some tokens")
-    dup = out.duplicated(["config_id", "instance_id"], keep="first").to_numpy()
-    if dup.any():
-        first = int(np.flatnonzero(dup)[0])
-        cid, iid = out["config_id"].iloc[first], out["instance_id"].iloc[first]
-        raise CabenchError(
-            f"{source}: duplicate (config_id, instance_id) pair ('{cid}', '{iid}') at "
-            f"{_rows(dup)}; each configuration is evaluated once per instance"
-        )
+    check_duplicates(out, source, data_row)
     for col in CONFIG_COLUMNS:
         varying = out.groupby("config_id", sort=False)[col].nunique()
         varying = varying[varying > 1]

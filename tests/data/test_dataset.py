@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cabench.data.dataset import Split, efficiency_reward, load_dataset, split_instances
+from cabench.data.dataset import Split, load_dataset, split_instances
+from cabench.data.normalisation import efficiency
 from cabench.errors import CabenchError
 from cabench.quantize import QUANTUM
 from tests.conftest import write_dataset
@@ -42,7 +43,7 @@ def test_split_needs_an_evaluation_instance():
 
 def test_efficiency_reward_formula():
     tau5, tau95 = 0.5, 4.0
-    got = efficiency_reward(np.array([0.25, 0.5, 1.0, 4.0, 8.0]), tau5, tau95)
+    got = efficiency(tau5, tau95).reward(np.array([0.25, 0.5, 1.0, 4.0, 8.0]))
     # (1/t - 1/4) / (2 - 1/4), clipped
     assert got.tolist() == pytest.approx([1.0, 1.0, (1 - 0.25) / 1.75, 0.0, 0.0])
 
@@ -64,7 +65,7 @@ def test_preprocessing_numbers(tmp_path):
     assert ds.clipped_rows == int((tok["a"][ev] > c_max).sum() + (tok["b"][ev] > c_max).sum())
     cost_a = np.minimum(tok["a"][ev] / c_max, 1.0)
     assert ds.mu_cost[0] == pytest.approx(cost_a.mean(), abs=QUANTUM)
-    eff_a = efficiency_reward(lat["a"][ev], ds.tau5, ds.tau95)
+    eff_a = efficiency(ds.tau5, ds.tau95).reward(lat["a"][ev])
     acc_a = np.array([1, 0, 1, 1.0])[ev]
     assert ds.mu[0].tolist() == pytest.approx([acc_a.mean(), eff_a.mean()], abs=QUANTUM)
     assert ds.hv[0] == pytest.approx(acc_a.mean() * eff_a.mean(), abs=1e-6)
@@ -78,5 +79,5 @@ def test_arrays_are_read_only(tiny_dataset):
 
 
 def test_rewards_are_quantised(gsm8k):
-    for arr in (gsm8k.eff_eval, gsm8k.cost_eval):
+    for arr in (*gsm8k.rewards_eval, *gsm8k.rewards_prof, gsm8k.cost_eval):
         assert np.array_equal(arr / QUANTUM, np.round(arr / QUANTUM))

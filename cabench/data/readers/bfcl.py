@@ -3,7 +3,8 @@ folder of the public results repository) with ``result/<model>/*_result.json``
 (JSON lines: ``id``, ``latency`` in seconds, ``input_token_count``,
 ``output_token_count``) and ``score/<model>/<category>_score.json`` (first
 line the summary ``correct_count``/``total_count``, then one line per failed
-entry whose ``id`` is the 1-based position in the result file); the earliest
+entry whose ``id`` is the 1-based position in the result file, so an id below
+1 or beyond the result file's last line is refused); the earliest
 folders name them ``result-BFCL/`` and ``score-BFCL/``. Older folders number
 result lines with ``idx`` (0-based) instead of ``id``. Result files without a
 score file (categories the leaderboard does not score) are skipped and listed.
@@ -20,7 +21,8 @@ max_new_tokens     (0.001, 1000) unless given with ``--set``
 instance_id        ``id`` of the result line, else ``<category>_<idx>``
 correct            0 when listed in the score file's failed entries, else 1
 latency_s          ``latency``
-tokens             ``input_token_count + output_token_count``
+tokens             ``input_token_count + output_token_count`` (a negative
+                   count is refused)
 =================  ==========================================================
 
 A model without latency and token counts on every instance cannot be replayed
@@ -33,11 +35,28 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cabench.data.readers.common import Read, json_lines, number
+from cabench.data.readers.common import Read, json_lines, need, number, token_count
+from cabench.data.schema import shown
 from cabench.errors import CabenchError
 
 BFCL_DEFAULTS = {"temperature": 0.001, "max_new_tokens": 1000}
 _RESULT = re.compile(r"^(?:gorilla_openfunctions_v1_test_|BFCL_v\d+_)?(?P<category>.+)_result\.json$")
+
+
+def _failed_positions(score_path: Path, score: list[tuple[int, dict[str, Any]]], entries: int,
+                      result: str) -> set[int]:
+    """0-based positions of the failed entries a score file lists (its ids are 1-based positions in ``result``)."""
+    failed = set()
+    for line, entry in score[1:]:
+        position = entry.get("id")
+        if isinstance(position, bool) or not isinstance(position, int):
+            raise CabenchError(f"{score_path}: line {line}: 'id' is {shown(position)}, not a position")
+        if not 1 <= position <= entries:
+            raise CabenchError(f"{score_path}: line {line}: failed entry id {position} is outside 1..{entries}, "
+                               f"the positions of the {entries} entries of {result}; a damaged or mismatched "
+                               "score file")
+        failed.add(position - 1)
+    return failed
 
 
 def read_bfcl(folder: Path, metric: str | None = None) -> Read:
@@ -64,37 +83,35 @@ def read_bfcl(folder: Path, metric: str | None = None) -> Read:
             if not score_path.is_file():
                 unscored.append(str(path.relative_to(folder)))  # not part of the leaderboard's score
                 continue
-            lines = [item for _, item in json_lines(path)]
-            score = [item for _, item in json_lines(score_path)]
-            if not score or "total_count" not in score[0] or "correct_count" not in score[0]:
+            lines = list(json_lines(path))
+            score = list(json_lines(score_path))
+            summary = score[0][1] if score else {}
+            if "total_count" not in summary or "correct_count" not in summary:
                 raise CabenchError(f"{score_path}: line 1: expected the summary with correct_count and total_count")
-            failed = set()
-            for line_no, entry in enumerate(score[1:], start=2):
-                if isinstance(entry.get("id"), bool) or not isinstance(entry.get("id"), int):
-                    raise CabenchError(f"{score_path}: line {line_no}: 'id' is {entry.get('id')!r}, not a position")
-                failed.add(entry["id"] - 1)
-            if score[0]["total_count"] != len(lines) or score[0]["correct_count"] != len(lines) - len(failed):
+            failed = _failed_positions(score_path, score, len(lines), path.name)
+            if summary["total_count"] != len(lines) or summary["correct_count"] != len(lines) - len(failed):
                 raise CabenchError(
-                    f"{score_path}: the summary ({score[0]['correct_count']}/{score[0]['total_count']}) does not "
-                    f"match {path.name} ({len(lines) - len(failed)}/{len(lines)} after the failed entries)")
+                    f"{score_path}: the summary ({shown(summary['correct_count'])}/{shown(summary['total_count'])}) "
+                    f"does not match {path.name} ({len(lines) - len(failed)}/{len(lines)} after the failed entries)")
             files += [path, score_path]
-            for pos, item in enumerate(lines):
+            for pos, (line, item) in enumerate(lines):
+                where = (str(path), line)
                 if "id" in item:
-                    instance = str(item["id"])
+                    instance = str(need(item, "id", (str, int), where))
                 elif isinstance(item.get("idx"), int) and not isinstance(item["idx"], bool):
                     instance = f"{category}_{item['idx']}"  # the older layout numbers entries by position
                 else:
-                    raise CabenchError(f"{path}: line {pos + 1}: neither 'id' nor an integer 'idx'")
-                latency = number(item, "latency", (str(path), pos + 1))
-                tokens_in = number(item, "input_token_count", (str(path), pos + 1))
-                tokens_out = number(item, "output_token_count", (str(path), pos + 1))
-                tokens = (tokens_in or 0.0) + (tokens_out or 0.0)
+                    raise CabenchError(f"{path}: line {line}: neither 'id' nor an integer 'idx'")
+                latency = number(item, "latency", where)
+                tokens = sum(token_count(item, part, where) or 0.0 for part in ("input_token_count",
+                                                                                "output_token_count"))
                 if latency is None or latency <= 0 or tokens <= 0:
                     missing += 1
                 model_rows.append({"config_id": model, "model": model,
                                    "prompting": "fc" if re.search(r"-FC(\b|-|$)", model) else "prompt",
                                    "instance_id": instance, "correct": 0 if pos in failed else 1,
-                                   "latency_s": latency, "tokens": tokens, **BFCL_DEFAULTS})
+                                   "latency_s": latency, "tokens": tokens, **BFCL_DEFAULTS,
+                                   "file": path, "position": line})
         if missing:
             unmeasured[model] = missing
         else:

@@ -1,16 +1,24 @@
-"""Shared pieces of the tool-format readers: JSON reading with one-line errors, and instance keys.
+"""Shared pieces of the tool-format readers: JSON reading with one-line errors, typed fields, and instance keys.
 
 Every reader returns a :class:`Read`: rows with the canonical columns it can
 fill (SPEC §1) plus ``failed`` (the call itself failed: an API error, a
-timeout), and ``info`` for ``dataset.yaml``'s provenance (the files read, what
+timeout), where each row was read (``file`` and ``position``, for error
+messages), and ``info`` for ``dataset.yaml``'s provenance (the files read, what
 was left out and why). Columns a source does not record stay missing (NaN);
 the importer then asks for them with ``--set``.
+
+Sources are untrusted: JSON nested too deeply to parse, numbers of thousands of
+digits, archive members that unpack to more than :data:`MAX_MEMBER_BYTES`, a
+field of the wrong JSON type and a negative token count are each one
+:class:`CabenchError` line naming the file and the field.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -19,48 +27,88 @@ from typing import Any
 
 import pandas as pd
 
+from cabench.data.schema import shown, unprintable, unprintable_error
 from cabench.errors import CabenchError
 
 #: Columns a reader may fill; ``config_id`` is built by the importer from the metadata when absent.
 READ_COLUMNS = ("config_id", "model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct",
                 "latency_s", "tokens", "failed")
+#: Where each row was read: its file and its position there (a line, an entry, a sample).
+ORIGIN_COLUMNS = ("file", "position")
+#: The most bytes unpacked from one member of a zip archive (an Inspect ``.eval`` log): a few megabytes of archive
+#: can hold a member of gigabytes, which is refused without being unpacked.
+MAX_MEMBER_BYTES = 512 * 2**20
 
 
 @dataclass
 class Read:
-    """What a reader found: canonical rows (plus ``failed``) and provenance facts.
+    """What a reader found: canonical rows (plus ``failed`` and their origin) and provenance facts.
 
     Small sources give ``rows`` (one mapping per row); large ones give
     ``columns`` (one list per column), which keeps 10^6 rows well under a
-    gigabyte.
+    gigabyte. ``at`` formats a row's ``position`` for messages (``line {}``,
+    ``entry {}``).
     """
 
     rows: list[dict[str, Any]]
     files: list[Path]
     info: dict[str, Any] = field(default_factory=dict)
     columns: dict[str, list[Any]] | None = None
+    at: str = "line {}"
 
     def frame(self) -> pd.DataFrame:
-        if self.columns is not None:
-            frame = pd.DataFrame(self.columns)
-        else:
-            frame = pd.DataFrame(self.rows, columns=[c for c in READ_COLUMNS if any(c in r for r in self.rows[:1])])
+        """The rows as a frame with every column of ``READ_COLUMNS`` (and the origin columns the reader gave)."""
+        try:
+            if self.columns is not None:
+                frame = pd.DataFrame(self.columns)
+            else:
+                first = self.rows[:1]
+                frame = pd.DataFrame(self.rows, columns=[c for c in (*READ_COLUMNS, *ORIGIN_COLUMNS)
+                                                         if any(c in r for r in first)])
+        except UnicodeEncodeError as exc:  # a lone surrogate (a JSON escape such as \ud800): no encoding holds it
+            raise self._unencodable(exc) from None
         for col in READ_COLUMNS:
             if col not in frame:
                 frame[col] = False if col == "failed" else None
         return frame
 
+    def _unencodable(self, exc: UnicodeEncodeError) -> CabenchError:
+        """The error naming the first text value that holds a character no encoding can write."""
+        rows = self.rows if self.columns is None else (dict(zip(self.columns, values))
+                                                       for values in zip(*self.columns.values()))
+        for row in rows:
+            for column, value in row.items():
+                if isinstance(value, str) and unprintable(value):
+                    return unprintable_error(str(row["file"]), column, value, self.at.format(row["position"]))
+        return CabenchError(f"{', '.join(map(str, self.files))}: text that no encoding can write ({exc.reason})")
+
+    def place(self, file: Any, position: Any) -> str:
+        """Where a row was read, as a message names it: ``<file>: line 12``."""
+        return f"{file}: {self.at.format(position)}"
+
+
+_decode = json.JSONDecoder().decode  # json.loads without its per-call argument checks
+
+
+def _unparsable(exc: RecursionError | ValueError, where: str) -> CabenchError:
+    """The one line for JSON text that parses to no value: nested too deeply, or a number too long to convert."""
+    if isinstance(exc, RecursionError):
+        return CabenchError(f"{where}: JSON nested too deeply to read; a damaged or hostile file")
+    return CabenchError(f"{where}: unreadable JSON ({str(exc).split(':')[0]}); a damaged or hostile file")
+
 
 def json_file(path: Path, what: str) -> Any:
-    """One JSON document; a cut or damaged file is one line naming the file and position."""
+    """One JSON document; a cut, damaged or hostile file is one line naming the file and position."""
     try:
         with open(path, "rb") as fh:
-            return json.load(fh)
+            return json.loads(fh.read())
     except json.JSONDecodeError as exc:
         raise CabenchError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
                            f"a cut or damaged {what}") from None
     except UnicodeDecodeError:
         raise CabenchError(f"{path}: not UTF-8 text; expected a {what}") from None
+    except (RecursionError, ValueError) as exc:
+        raise _unparsable(exc, str(path)) from None
     except OSError as exc:
         raise CabenchError(f"{path}: unreadable ({exc.strerror})") from None
 
@@ -73,10 +121,12 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not line.strip():
                     continue
                 try:
-                    item = json.loads(line)
+                    item = _decode(line)
                 except json.JSONDecodeError as exc:
                     raise CabenchError(f"{path}: line {number}: not JSON ({exc.msg}); a cut or damaged file") \
                         from None
+                except (RecursionError, ValueError) as exc:
+                    raise _unparsable(exc, f"{path}: line {number}") from None
                 if type(item) is not dict:
                     raise CabenchError(f"{path}: line {number}: expected a JSON object")
                 yield number, item
@@ -86,34 +136,42 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise CabenchError(f"{path}: unreadable ({exc.strerror})") from None
 
 
+def _member(archive: zipfile.ZipFile, member: str, where: str) -> bytes:
+    """The bytes of one archive member, never unpacking more than :data:`MAX_MEMBER_BYTES` (headers can lie)."""
+    limit = MAX_MEMBER_BYTES
+    info = archive.getinfo(member)
+    if info.file_size <= limit:
+        with archive.open(info) as fh:
+            data = fh.read(limit + 1)  # never more, whatever the stream yields (CPython's stops at the header's size)
+        if len(data) <= limit:
+            return data
+    raise CabenchError(f"{where}: unpacks to more than {limit:,} bytes, cabench's limit for one member; "
+                       "a damaged or hostile archive")
+
+
 def zip_json(archive: zipfile.ZipFile, member: str, path: Path) -> Any:
     """One JSON member of a zip archive (an Inspect ``.eval`` log)."""
+    where = f"{path}: {member}"
     try:
-        return json.loads(archive.read(member))
+        return json.loads(_member(archive, member, where))
     except KeyError:
         raise CabenchError(f"{path}: no {member} inside; a cut or damaged archive") from None
     except json.JSONDecodeError as exc:
-        raise CabenchError(f"{path}: {member}: not valid JSON ({exc.msg})") from None
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise CabenchError(f"{path}: {member}: unreadable ({exc})") from None
+        raise CabenchError(f"{where}: not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError:
+        raise CabenchError(f"{where}: not UTF-8 text; a damaged archive") from None
+    except (RecursionError, ValueError) as exc:
+        raise _unparsable(exc, where) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+        raise CabenchError(f"{where}: unreadable ({exc})") from None
 
 
 Where = str | tuple[str, int]  # a place in a file: text, or (file, line) formatted only for an error
+_NAMES = {dict: "an object", list: "a list", str: "text", bool: "bool"}
 
 
 def _place(where: Where) -> str:
-    return where if isinstance(where, str) else f"{where[0]}: line {where[1]}"
-
-
-def need(item: Any, key: str, kind: type | tuple[type, ...], where: Where) -> Any:
-    """``item[key]``, required and of ``kind`` (``bool`` is never a number)."""
-    value = item.get(key) if type(item) is dict else None
-    if value is not None and type(value) in _types(kind):
-        return value
-    where = _place(where)
-    if not isinstance(item, dict) or value is None:
-        raise CabenchError(f"{where}: missing field '{key}'")
-    return check(value, kind, f"{where}: '{key}'")
+    return f"{where[0]}: line {where[1]}" if isinstance(where, tuple) else str(where)
 
 
 @cache
@@ -125,24 +183,87 @@ def _types(kind: type | tuple[type, ...]) -> frozenset[type]:
     return frozenset(kinds)
 
 
+@cache
+def _wanted(kind: type | tuple[type, ...]) -> str:
+    """``kind`` as a message says it: ``an object``, ``text or a whole number``."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = [_NAMES[k] for k in kinds if k in _NAMES]
+    if float in kinds or int in kinds:
+        names.append("a number" if float in kinds else "a whole number")
+    return " or ".join(names)
+
+
 def check(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
     """``value`` when its JSON type is ``kind``, else a one-line error (``bool`` is never a number)."""
     if type(value) in _types(kind):
         return value
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    numeric = any(k in (int, float) for k in kinds)
-    want = "a number" if numeric and str not in kinds else " or ".join(k.__name__ for k in kinds)
-    raise CabenchError(f"{where} is {value!r}, not {want}")
+    raise CabenchError(f"{where} is {shown(value)}, not {_wanted(kind)}")
 
 
-def number(item: Any, key: str, where: Where) -> float | None:
-    """An optional number: ``None`` when absent or null, an error when of another type."""
-    value = item.get(key) if type(item) is dict else None
+@cache
+def _steps(path: str) -> tuple[str, ...]:
+    return tuple(path.split("."))
+
+
+def field_at(item: Any, path: str, kind: type | tuple[type, ...], where: Where, default: Any = None) -> Any:
+    """The value at dotted ``path`` in ``item`` (``plan.config``), of JSON type ``kind``.
+
+    ``default`` when a step of the path is absent or null; one line naming
+    ``where`` and the path when the value, or a step on the way, has another
+    type.
+    """
+    value = item
+    for depth, key in enumerate(_steps(path)):
+        if type(value) is not dict:
+            if value is None:
+                return default
+            raise _not_object(value, path, depth, where)
+        value = value.get(key)
     if value is None:
-        return None
-    if type(value) is float or type(value) is int:
-        return float(value)
-    return float(check(value, (int, float), f"{_place(where)}: '{key}'"))
+        return default
+    if type(value) in _types(kind):
+        return value
+    return check(value, kind, f"{_place(where)}: '{path}'")
+
+
+def _not_object(value: Any, path: str, depth: int, where: Where) -> CabenchError:
+    """The error for a step ``depth`` of ``path`` that holds ``value`` where an object was expected."""
+    if depth == 0:
+        return CabenchError(f"{_place(where)}: expected an object, got {shown(value)}")
+    return CabenchError(f"{_place(where)}: '{'.'.join(_steps(path)[:depth])}' is {shown(value)}, not an object")
+
+
+def need(item: Any, key: str, kind: type | tuple[type, ...], where: Where) -> Any:
+    """``item[key]``, required and of ``kind`` (``bool`` is never a number)."""
+    value = item.get(key) if type(item) is dict else None
+    if value is not None and type(value) in _types(kind):
+        return value
+    value = field_at(item, key, kind, where)
+    if value is None:
+        raise CabenchError(f"{_place(where)}: missing field '{key}'")
+    return value
+
+
+def number(item: Any, path: str, where: Where) -> float | None:
+    """An optional finite number at ``path``: ``None`` when absent or null, an error when of another type."""
+    value = field_at(item, path, (int, float), where)
+    if type(value) is float and math.isfinite(value) or value is None:
+        return value
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond a float's range
+        value = math.inf
+    if not math.isfinite(value):
+        raise CabenchError(f"{_place(where)}: '{path}' is {value}, not a finite number")
+    return value
+
+
+def token_count(item: Any, path: str, where: Where) -> float | None:
+    """An optional token count at ``path``: a finite number that is never negative."""
+    value = number(item, path, where)
+    if value is not None and value < 0:
+        raise CabenchError(f"{_place(where)}: '{path}' is {value:g}, a negative token count; a damaged log")
+    return value
 
 
 def instance_keys(groups: list[str], ids: list[str]) -> list[str]:

@@ -21,7 +21,7 @@ instance_id        ``sample_id``, prefixed by ``evaluation_name`` when the
                    source holds several evaluations
 correct            ``evaluation.is_correct``
 latency_s          ``performance.latency_ms`` / 1000
-tokens             ``token_usage.total_tokens``
+tokens             ``token_usage.total_tokens`` (never negative)
 failed             a non-empty ``error``
 =================  ==========================================================
 
@@ -32,10 +32,23 @@ A sample scored by several metrics appears once per ``evaluation_result_id``;
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 from typing import Any
 
-from cabench.data.readers.common import Read, check, files_under, instance_keys, json_file, json_lines, need, number
+from cabench.data.readers.common import (
+    ORIGIN_COLUMNS,
+    Read,
+    check,
+    field_at,
+    files_under,
+    instance_keys,
+    json_file,
+    json_lines,
+    need,
+    number,
+    token_count,
+)
 from cabench.errors import CabenchError
 
 
@@ -47,10 +60,14 @@ def _generation_args(samples: Path) -> dict[str, Any]:
     if not aggregate.is_file():
         return {}
     doc = json_file(aggregate, "Every Eval Ever aggregate log")
-    for result in doc.get("evaluation_results") or [] if isinstance(doc, dict) else []:
-        args = ((result or {}).get("generation_config") or {}).get("generation_args")
-        if isinstance(args, dict):
-            return args
+    for n, result in enumerate(field_at(doc, "evaluation_results", list, str(aggregate), [])):
+        where = f"{aggregate}: evaluation_results[{n}]"
+        args = field_at(result, "generation_config.generation_args", dict, where)
+        if args is not None:
+            where = f"{where}: generation_config.generation_args"
+            return {"temperature": field_at(args, "temperature", (int, float), where),
+                    "max_tokens": field_at(args, "max_tokens", (int, float), where),
+                    "reasoning": field_at(args, "reasoning", bool, where)}
     return {}
 
 
@@ -58,8 +75,9 @@ def read_eee(source: Path, metric: str | None = None) -> Read:
     """Canonical rows of Every Eval Ever instance-level files (see the module docstring)."""
     paths = files_under(source, ("*.jsonl",), "an Every Eval Ever *_samples.jsonl file or a folder of them")
     names = ("model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct", "latency_s", "tokens",
-             "failed")
-    cols: dict[str, list[Any]] = {name: [] for name in names}
+             "failed", *ORIGIN_COLUMNS)
+    cols: dict[str, Any] = {name: [] for name in names}
+    cols["position"] = array("q")  # line numbers: 8 bytes a row
     groups: list[str] = []
     results: list[str] = []
     files: list[Path] = []
@@ -80,7 +98,7 @@ def read_eee(source: Path, metric: str | None = None) -> Read:
         for line, item in json_lines(path):
             where = (text, line)  # formatted only for an error
             name = intern(need(item, "evaluation_name", str, where))
-            result_id = intern(item.get("evaluation_result_id") or name)
+            result_id = intern(field_at(item, "evaluation_result_id", str, where) or name)
             if metric is not None and metric not in (result_id, name):
                 continue
             evaluation = need(item, "evaluation", dict, where)
@@ -90,7 +108,7 @@ def read_eee(source: Path, metric: str | None = None) -> Read:
                 raise CabenchError(f"{path}: line {line}: missing field 'evaluation.is_correct'")
             if correct is not None and type(correct) is not bool:
                 check(correct, bool, f"{path}: line {line}: 'evaluation.is_correct'")
-            latency = number(item.get("performance"), "latency_ms", where)
+            latency = number(item, "performance.latency_ms", where)
             cols["model"].append(intern(need(item, "model_id", str, where)))
             cols["temperature"].append(temperature)
             cols["max_new_tokens"].append(limit)
@@ -98,8 +116,10 @@ def read_eee(source: Path, metric: str | None = None) -> Read:
             cols["instance_id"].append(intern(str(need(item, "sample_id", (str, int), where))))
             cols["correct"].append(None if correct is None else float(correct))
             cols["latency_s"].append(None if latency is None else latency / 1000.0)
-            cols["tokens"].append(number(item.get("token_usage"), "total_tokens", where))
+            cols["tokens"].append(token_count(item, "token_usage.total_tokens", where))
             cols["failed"].append(failed)
+            cols["file"].append(path)
+            cols["position"].append(line)
             groups.append(name)
             results.append(result_id)
     if not groups:

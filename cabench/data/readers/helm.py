@@ -37,7 +37,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cabench.data.readers.common import Read, check, instance_keys, json_file, need
+from cabench.data.readers.common import Read, check, field_at, instance_keys, json_file, need, number, token_count
 from cabench.errors import CabenchError
 
 CORRECTNESS = ("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "math_equiv",
@@ -75,13 +75,21 @@ def _stats(entry: dict[str, Any], where: str) -> dict[str, dict[str, Any]]:
 
 
 def _value(stat: dict[str, Any] | None, key: str, where: str) -> float | None:
+    """A stat's ``key`` (``sum``, ``mean``); a missing ``mean`` is ``sum / count``."""
     if stat is None:
         return None
-    if stat.get(key) is None and key == "mean" and stat.get("count"):
-        return float(check(stat.get("sum"), (int, float), f"{where}: 'sum'")) / float(stat["count"])
-    if stat.get(key) is None:
-        return None
-    return float(check(stat[key], (int, float), f"{where}: '{key}'"))
+    value = number(stat, key, where)
+    count = number(stat, "count", where) if value is None and key == "mean" else None
+    if count:
+        return float(check(stat.get("sum"), (int, float), f"{where}: 'sum'")) / count
+    return value
+
+
+def _tokens(stats: dict[str, dict[str, Any]], where: str) -> float | None:
+    """Prompt plus completion tokens of an instance; either part negative is refused."""
+    completion = "num_completion_tokens" if stats.get("num_completion_tokens") else "num_output_tokens"
+    parts = [token_count(stats.get(name), "sum", f"{where}: {name}") for name in ("num_prompt_tokens", completion)]
+    return None if None in parts else sum(parts)
 
 
 def read_helm(source: Path, metric: str | None = None) -> Read:
@@ -120,11 +128,13 @@ def read_helm(source: Path, metric: str | None = None) -> Read:
             raise CabenchError(f"{stats_path}: expected a list of per-instance entries")
         files += [spec_path, stats_path]
         scenario = _scenario_key(spec, name)
-        first_trial = min((e.get("train_trial_index") or 0 for e in entries if isinstance(e, dict)), default=0)
-        for n, entry in enumerate(entries):
+        trials = [field_at(e, "train_trial_index", int, f"{stats_path}: entry {n + 1}", 0)
+                  for n, e in enumerate(entries)]
+        first_trial = min(trials, default=0)
+        for n, (entry, trial) in enumerate(zip(entries, trials)):
             where = f"{stats_path}: entry {n + 1}"
             instance = need(entry, "instance_id", (str, int), where)
-            if entry.get("perturbation") or (entry.get("train_trial_index") or 0) != first_trial:
+            if entry.get("perturbation") or trial != first_trial:
                 continue
             stats = _stats(entry, where)
             key = metric or next((m for m in CORRECTNESS if m in stats), None)
@@ -133,11 +143,9 @@ def read_helm(source: Path, metric: str | None = None) -> Read:
                 raise CabenchError(f"{where}: no correctness stat {key or 'among ' + ', '.join(CORRECTNESS[:3])}"
                                    f"...; pass --metric with one of: {known}")
             chosen.add(key)
-            prompt = _value(stats.get("num_prompt_tokens"), "sum", where)
-            completion = _value(stats.get("num_completion_tokens") or stats.get("num_output_tokens"), "sum", where)
             rows.append({**meta, "instance_id": str(instance), "correct": _value(stats[key], "mean", where),
                          "latency_s": _value(stats.get("inference_runtime"), "sum", where),
-                         "tokens": None if prompt is None or completion is None else prompt + completion,
+                         "tokens": _tokens(stats, where), "file": stats_path, "position": n + 1,
                          "failed": False})
             groups.append(scenario)
     if not rows:
@@ -147,4 +155,4 @@ def read_helm(source: Path, metric: str | None = None) -> Read:
     info = {"metric": sorted(chosen)[0] if len(chosen) == 1 else sorted(chosen)}
     if skipped:
         info["skipped_runs"] = skipped
-    return Read(rows, files, info)
+    return Read(rows, files, info, at="entry {}")

@@ -36,7 +36,17 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from cabench.data.readers.common import Read, check, files_under, instance_keys, json_file, need, number, zip_json
+from cabench.data.readers.common import (
+    Read,
+    field_at,
+    files_under,
+    instance_keys,
+    json_file,
+    need,
+    number,
+    token_count,
+    zip_json,
+)
 from cabench.errors import CabenchError
 
 _INDEXES = {"logs.json", "listing.json"}  # a log folder's own index files, not logs
@@ -50,10 +60,7 @@ def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         log = json_file(path, "Inspect eval log")
         if not isinstance(log, dict):
             raise CabenchError(f"{path}: expected an Inspect eval log object")
-        samples = log.get("samples") or []
-        if not isinstance(samples, list):
-            raise CabenchError(f"{path}: 'samples' is not a list")
-        return log, samples
+        return log, field_at(log, "samples", list, str(path), [])
     try:
         with zipfile.ZipFile(path) as archive:
             header = zip_json(archive, "header.json", path)
@@ -79,6 +86,17 @@ def _correct(value: Any, where: str) -> float:
     raise CabenchError(f"{where}: score value {value!r} is neither correct (C) nor incorrect (I)")
 
 
+def _settings(header: dict[str, Any], where: str) -> dict[str, Any]:
+    """Temperature, generation limit and prompting of a log: ``plan.config`` over ``eval.model_generate_config``."""
+    config = {**field_at(header, "eval.model_generate_config", dict, where, {}),
+              **{k: v for k, v in field_at(header, "plan.config", dict, where, {}).items() if v is not None}}
+    steps = field_at(header, "plan.steps", list, where, [])
+    cot = any(isinstance(s, dict) and str(s.get("solver", "")).split("/")[-1] == "chain_of_thought" for s in steps)
+    return {"temperature": field_at(config, "temperature", (int, float), f"{where}: generation config"),
+            "max_new_tokens": field_at(config, "max_tokens", (int, float), f"{where}: generation config"),
+            "prompting": "cot" if cot else "direct"}
+
+
 def read_inspect(source: Path, metric: str | None = None) -> Read:
     """Canonical rows of Inspect eval logs (see the module docstring)."""
     paths = [p for p in files_under(source, ("*.eval", "*.json"), "an Inspect log (.eval or .json) or a log folder")
@@ -91,14 +109,7 @@ def read_inspect(source: Path, metric: str | None = None) -> Read:
         spec = need(header, "eval", dict, str(path))
         model = need(spec, "model", str, f"{path}: eval")
         task = need(spec, "task", str, f"{path}: eval")
-        plan = header.get("plan") if isinstance(header.get("plan"), dict) else {}
-        config = {**(spec.get("model_generate_config") or {}), **{k: v for k, v in (plan.get("config") or {}).items()
-                                                                   if v is not None}}
-        steps = plan.get("steps") or []
-        cot = any(isinstance(s, dict) and str(s.get("solver", "")).split("/")[-1] == "chain_of_thought"
-                  for s in steps)
-        meta = {"model": model, "temperature": config.get("temperature"), "max_new_tokens": config.get("max_tokens"),
-                "prompting": "cot" if cot else "direct"}
+        meta = {"model": model, **_settings(header, str(path))}
         if not samples:
             raise CabenchError(f"{path}: no samples (a log written with --no-log-samples cannot be replayed)")
         for n, sample in enumerate(samples):
@@ -108,9 +119,7 @@ def read_inspect(source: Path, metric: str | None = None) -> Read:
             sample_id = need(sample, "id", (str, int), where)
             where = f"{path}: sample {sample_id!r}"
             failed = bool(sample.get("error"))
-            scores = sample.get("scores") or {}
-            if not isinstance(scores, dict):
-                raise CabenchError(f"{where}: 'scores' is not a mapping")
+            scores = field_at(sample, "scores", dict, where, {})
             correct = None
             if scores:
                 name = metric or (next(iter(scores)) if len(scores) == 1 else None)
@@ -123,24 +132,22 @@ def read_inspect(source: Path, metric: str | None = None) -> Read:
                                    f"{where}: scores.{name}")
             elif not failed:
                 raise CabenchError(f"{where}: no scores; score the log first (inspect score)")
-            usage = sample.get("model_usage") or {}
-            if not isinstance(usage, dict):
-                raise CabenchError(f"{where}: 'model_usage' is not a mapping")
-            tokens = number(usage.get(model), "total_tokens", f"{where}: model_usage.{model}")
+            usage = field_at(sample, "model_usage", dict, where, {})
+            tokens = token_count(usage.get(model), "total_tokens", f"{where}: model_usage.{model}")
             if tokens is None:
-                output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
-                tokens = number(output.get("usage"), "total_tokens", f"{where}: output.usage")
+                tokens = token_count(sample, "output.usage.total_tokens", where)
             latency = number(sample, "working_time", where)
             if latency is None:
                 latency = number(sample, "total_time", where)
-            epoch = sample.get("epoch", 1)
-            check(epoch, int, f"{where}: 'epoch'")
+            epoch = field_at(sample, "epoch", int, where, 1)
             rows.append({**meta, "instance_id": str(sample_id), "epoch": epoch, "correct": correct,
-                         "latency_s": latency, "tokens": tokens, "failed": failed})
+                         "latency_s": latency, "tokens": tokens, "failed": failed, "file": path,
+                         "position": n + 1})
             groups.append(task)
     keys = instance_keys(groups, [r["instance_id"] for r in rows])
     several_epochs = len({r["epoch"] for r in rows}) > 1
     for row, key in zip(rows, keys):
         row["instance_id"] = f"{key}#{row['epoch']}" if several_epochs else key
         del row["epoch"]
-    return Read(rows, paths, {"metric": sorted(scorers)[0] if len(scorers) == 1 else sorted(scorers)})
+    return Read(rows, paths, {"metric": sorted(scorers)[0] if len(scorers) == 1 else sorted(scorers)},
+                at="sample {}")

@@ -21,6 +21,7 @@ correct            ``success`` (the test's assertions passed)
 latency_s          ``latencyMs`` / 1000; a cached response (``response.cached``)
                    took no time and is treated as not measured
 tokens             ``response.tokenUsage.total``, else ``prompt + completion``
+                   (a negative count is refused)
 failed             ``failureReason`` 2 (the provider call errored)
 =================  ==========================================================
 """
@@ -30,7 +31,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cabench.data.readers.common import Read, check, json_file, need, number
+from cabench.data.readers.common import Read, check, field_at, json_file, need, number, token_count
 from cabench.errors import CabenchError
 
 _ERROR = 2  # promptfoo's ResultFailureReason.ERROR
@@ -49,6 +50,15 @@ def _provider_settings(config: Any) -> dict[str, dict[str, Any]]:
                 if isinstance(item.get(key), str):
                     out[item[key]] = settings
     return out
+
+
+def _tokens(item: dict[str, Any], where: str) -> float | None:
+    """``response.tokenUsage.total``, else ``prompt + completion`` (a negative count is refused)."""
+    tokens = token_count(item, "response.tokenUsage.total", where)
+    if tokens is None or tokens == 0:
+        parts = [token_count(item, f"response.tokenUsage.{k}", where) for k in ("prompt", "completion")]
+        tokens = None if None in parts else sum(parts)
+    return tokens
 
 
 def read_promptfoo(source: Path, metric: str | None = None) -> Read:
@@ -71,32 +81,29 @@ def read_promptfoo(source: Path, metric: str | None = None) -> Read:
         provider = need(item, "provider", (dict, str), where)
         if isinstance(provider, str):
             provider = {"id": provider}
-        name = provider.get("label") or provider.get("id")
-        if not isinstance(name, str) or not name:
+        label, ident = (field_at(provider, key, str, f"{where}: provider") for key in ("label", "id"))
+        name = label or ident
+        if not name:
             raise CabenchError(f"{where}: provider has neither 'label' nor 'id'")
-        options = settings.get(provider.get("label"), settings.get(provider.get("id"), {}))
-        prompt = item.get("prompt") if isinstance(item.get("prompt"), dict) else {}
-        prompt_idx = item.get("promptIdx")
-        prompting = prompt.get("label") or (f"prompt{prompt_idx}" if prompt_idx is not None else None)
+        options = settings.get(label, settings.get(ident, {}))
+        prompt_idx = field_at(item, "promptIdx", int, where)
+        prompting = field_at(item, "prompt.label", str, where) if isinstance(item.get("prompt"), dict) else None
+        prompting = prompting or (f"prompt{prompt_idx}" if prompt_idx is not None else None)
         test = need(item, "testIdx", int, where)
         success = need(item, "success", bool, where)
         failed = item.get("failureReason") == _ERROR
-        response = item.get("response") if isinstance(item.get("response"), dict) else {}
-        usage = response.get("tokenUsage") if isinstance(response.get("tokenUsage"), dict) else {}
-        tokens = number(usage, "total", f"{where}: response.tokenUsage")
-        if tokens is None or tokens == 0:
-            parts = [number(usage, k, f"{where}: response.tokenUsage") for k in ("prompt", "completion")]
-            tokens = None if None in parts else sum(parts)
+        tokens = _tokens(item, where)
         latency = number(item, "latencyMs", where)
-        if response.get("cached"):
+        if field_at(item, "response", dict, where, {}).get("cached"):
             latency = None
         rows.append({"model": name, "temperature": options.get("temperature"),
                      "max_new_tokens": options.get("max_tokens"), "prompting": prompting,
                      "instance_id": str(test), "correct": float(success) if not failed else 0.0,
-                     "latency_s": None if latency is None else latency / 1000.0, "tokens": tokens, "failed": failed})
+                     "latency_s": None if latency is None else latency / 1000.0, "tokens": tokens, "failed": failed,
+                     "file": source, "position": n})
         for key in ("temperature", "max_new_tokens"):
             if rows[-1][key] is not None:
                 check(rows[-1][key], (int, float), f"{source}: config.providers {name}: '{key}'")
     if not rows:
         raise CabenchError(f"{source}: results.results is empty")
-    return Read(rows, [source], {})
+    return Read(rows, [source], {}, at="results.results[{}]")
