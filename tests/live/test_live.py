@@ -277,7 +277,8 @@ def test_token_budget_holds_with_calls_in_flight(tmp_path, dataset, server, meth
 
 
 def test_failed_profiling_is_retried_when_the_endpoint_is_back(tmp_path, dataset, server):
-    """A dead endpoint stops profiling after max_failures calls in one line; re-running once it answers retries those calls."""
+    """A dead endpoint stops profiling after max_failures calls in one line; re-running once it answers
+    retries those calls."""
     config = live_config(tmp_path, dataset, "http://127.0.0.1:9/v1", endpoint={
         "base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "backoff_s": 0.0})
     result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / "run"), "--quiet"])

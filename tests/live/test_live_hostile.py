@@ -79,7 +79,8 @@ def finished(out: Path) -> list[dict]:
 AFTER_PROFILING = {  # how the endpoint misbehaves once profiling is done -> words of the one-line reason
     "forbidden": "HTTP 403", "retry-after": "HTTP 429", "missing": "no token usage",
     "failed-negative": "HTTP 500", "negative": "usage.prompt_tokens is -1000", "huge": "above max_tokens",
-    "inf": "is inf, not a count", "nan": "is nan, not a count", "fraction": "not a count", "text-usage": "usage is a JSON str",
+    "inf": "is inf, not a count", "nan": "is nan, not a count", "fraction": "not a count",
+    "text-usage": "usage is a JSON str",
     "list-usage": "usage is a JSON list", "choices-text": "no 'choices' list", "message-text": "message is not",
     "array": "a JSON list", "latency-text": "reported latency", "latency-negative": "reported latency",
     "trickle": "timed out", "oversized": "larger than max_reply_bytes", "gzip-bomb": "larger than max_reply_bytes",
@@ -245,7 +246,8 @@ def test_kill_9_five_times_against_a_hostile_endpoint(tmp_path, dataset, endpoin
     assert kills >= 3 and spend["lost_calls"] >= 1
     assert ep.generated <= spend["spent_tokens"] <= BUDGET
     if result.exit_code == 2:
-        assert any(words in lines[0] for words in ("could not be believed", "failed in a row", "profiling calls failed"))
+        reasons = ("could not be believed", "failed in a row", "profiling calls failed")
+        assert any(words in lines[0] for words in reasons)
     print(f"kill -9 x{kills}: endpoint generated {ep.generated}, charged {spend['spent_tokens']:.0f} of {BUDGET}")
 
 
