@@ -12,18 +12,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from cabench import registry
+from cabench.analysis import comparisons, paper_rows, per_budget, reference_and_others, verdicts
 from cabench.errors import CabenchError
-from cabench.paper import GAINS, PUBLISHED, REDUCTIONS, Published
+from cabench.paper import PUBLISHED
 from cabench.results import Experiment, ResultSet, finite, read_csv
-from cabench.stats import Z95, bootstrap_mean_ci, holm, log_growth, mcnemar_exact
-
-ALPHA = 0.05
-ROLE_OF_METRIC = {"regret_hv": "online", "regret_std": "online", "traj_cum": "online", "traj_ma": "online",
-                  "psi_error": "psi-subset", "psi_error_stochastic": "psi-stochastic", "f1": "psi-full"}
+from cabench.stats import Z95
 
 
 def _show(method: str) -> str:
@@ -51,58 +45,8 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 # --- paired comparisons -------------------------------------------------------------------------------
 
-def _pairs(e: Experiment) -> tuple[str, list[str]]:
-    base = ("cohv-ucb" if e.setting == "online" else "copsi-r" if "copsi-r" in e.methods else "copsi")
-    methods = e.methods
-    base = base if base in methods else methods[0]
-    return base, [m for m in methods if m != base]
-
-
-def _at(e: Experiment, method: str, rho: float, metric: str, mode: str | None = None) -> pd.Series:
-    r = e.runs[(e.runs["method"] == method) & (e.runs["rho"] == rho)]
-    if mode is not None:
-        r = r[r["cost_mode"] == mode]
-    return r.set_index("rep")[metric].sort_index()
-
-
-def comparisons(e: Experiment) -> list[dict]:
-    """Paired comparisons of the reference method with every other one at the largest budget.
-
-    Regrets and F1: mean paired difference with a percentile bootstrap 95%
-    interval over repetitions. Errors: exact McNemar test; its p-values are
-    Holm-adjusted over the experiment's McNemar tests.
-    """
-    base, others = _pairs(e)
-    rho = max(e.rho_grid)
-    rows = []
-    if e.setting == "online":
-        plan = [(m, None, metric) for metric in ("regret_hv", "regret_std") for m in others]
-    else:
-        plan = [(m, mode, metric) for mode in e.cost_modes for metric in ("error", "f1") for m in others]
-    for other, mode, metric in plan:
-        a, b = _at(e, base, rho, metric, mode), _at(e, other, rho, metric, mode)
-        common = a.index.intersection(b.index)
-        if not len(common):
-            continue
-        a, b = a.loc[common].to_numpy(float), b.loc[common].to_numpy(float)
-        row = {"other": other, "mode": mode, "metric": metric, "rho": rho, "n": len(common),
-               "base_mean": a.mean(), "other_mean": b.mean()}
-        if metric == "error":
-            row.update(test="McNemar", **mcnemar_exact(a, b))
-        else:
-            lo, hi = bootstrap_mean_ci(a - b)
-            row.update(test="bootstrap", diff=float((a - b).mean()), low=lo, high=hi,
-                       base_better=float(np.mean(a < b) if metric != "f1" else np.mean(a > b)),
-                       other_better=float(np.mean(a > b) if metric != "f1" else np.mean(a < b)))
-        rows.append(row)
-    tests = [r for r in rows if r["test"] == "McNemar"]
-    for r, adj in zip(tests, holm([r["p"] for r in tests])):
-        r["p_holm"] = adj
-    return rows
-
-
 def _comparison_lines(e: Experiment, rows: list[dict]) -> list[str]:
-    base, _ = _pairs(e)
+    base, _ = reference_and_others(e)
     if not rows:
         return ["No other method to compare with.", ""]
     n_mc = sum(r["test"] == "McNemar" for r in rows)
@@ -128,71 +72,6 @@ def _comparison_lines(e: Experiment, rows: list[dict]) -> list[str]:
             [[r["mode"], _show(r["other"]), f"{r['base_mean']:.3f}", f"{r['other_mean']:.3f}", str(r["only_a"]),
               str(r["only_b"]), f"{r['p']:.3g}", f"{r['p_holm']:.3g}", str(r["n"])] for r in mc])
     return lines
-
-
-# --- verdicts -----------------------------------------------------------------------------------------
-
-def verdicts(e: Experiment, rows: list[dict]) -> list[tuple[str, str]]:
-    """(state, statement) pairs; each states the tested quantity and can fail."""
-    out: list[tuple[str, str]] = []
-    base, others = _pairs(e)
-    rho = max(e.rho_grid)
-    if e.setting == "online":
-        boot = {r["other"]: r for r in rows if r["metric"] == "regret_hv"}
-        if boot:
-            means = {base: next(iter(boot.values()))["base_mean"], **{m: r["other_mean"] for m, r in boot.items()}}
-            lowest = min(means, key=lambda m: means[m])
-            below = [m for m, r in boot.items() if r["high"] < 0]
-            state = "fails" if lowest != base else ("holds" if len(below) == len(boot) else "inconclusive")
-            out.append((state, f"{_show(base)} has the lowest mean R_HV at ρ={rho:g} and its paired 95% interval "
-                               f"against every other method lies below 0 (means: "
-                               + ", ".join(f"{_show(m)} {v:.2f}" for m, v in sorted(means.items(), key=lambda i: i[1]))
-                               + f"; significantly below: {', '.join(map(_show, below)) or 'none'})"))
-        grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())
-        if len(grid) >= 3:
-            g = e.runs[e.runs["method"] == base]
-            table = g.pivot(index="rep", columns="budget_tokens", values="regret_hv").dropna()
-            fit = log_growth(np.log2(table.columns.to_numpy(float)), table.to_numpy(float))
-            c_lo, c_hi = fit["curvature_low"], fit["curvature_high"]
-            state = "fails" if c_lo > 0 else ("holds" if c_hi <= 0 else "inconclusive")
-            out.append((state, f"{_show(base)}'s R_HV grows at most linearly in log2 B: quadratic fit in log2 B over "
-                               f"{len(grid)} budgets, slope {fit['slope']:.3g} [{fit['slope_low']:.3g}, "
-                               f"{fit['slope_high']:.3g}] per doubling, curvature {fit['curvature']:.3g} "
-                               f"[{c_lo:.3g}, {c_hi:.3g}] (95% bootstrap over repetitions; a curvature interval "
-                               "above 0 means faster than logarithmic growth, one containing 0 cannot tell)"))
-        else:
-            out.append(("n/a", f"growth of R_HV in log2 B: needs at least 3 budgets, this experiment has {len(grid)}"))
-        return out
-    mode = "deterministic" if "deterministic" in e.cost_modes else e.cost_modes[0]
-    grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())  # its feasible budgets
-    if len(grid) >= 2:
-        lo_e, hi_e = _at(e, base, grid[0], "error", mode), _at(e, base, grid[-1], "error", mode)
-        common = lo_e.index.intersection(hi_e.index)
-        t = mcnemar_exact(hi_e.loc[common].to_numpy(), lo_e.loc[common].to_numpy())
-        p_lo, p_hi = float(lo_e.mean()), float(hi_e.mean())
-        state = "holds" if p_hi < p_lo and t["p"] < ALPHA else ("fails" if p_hi >= p_lo else "inconclusive")
-        out.append((state, f"{_show(base)}'s error ({mode} costs) falls from ρ={grid[0]:g} to ρ={grid[-1]:g}: "
-                           f"{p_lo:.3f} → {p_hi:.3f}, exact McNemar p={t['p']:.3g} over {t['n']} paired repetitions"))
-    for r in rows:
-        if r["test"] == "McNemar" and r["mode"] == mode:
-            a, b = r["base_mean"], r["other_mean"]
-            state = "holds" if a < b and r["p_holm"] < ALPHA else ("inconclusive" if a < b else "fails")
-            out.append((state, f"{_show(base)}'s error is below {_show(r['other'])}'s at ρ={rho:g} ({mode} costs): "
-                               f"{a:.3f} vs {b:.3f}, Holm-adjusted McNemar p={r['p_holm']:.3g}"))
-    for r in rows:
-        if r["metric"] == "f1" and r["mode"] == mode:
-            state = "holds" if r["low"] > 0 else ("inconclusive" if r["diff"] > 0 else "fails")
-            out.append((state, f"{_show(base)}'s Pareto F1 is above {_show(r['other'])}'s at ρ={rho:g} ({mode} "
-                               f"costs): {r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"))
-    if {"deterministic", "stochastic"} <= set(e.cost_modes):
-        det, sto = _at(e, base, rho, "error", "deterministic"), _at(e, base, rho, "error", "stochastic")
-        common = det.index.intersection(sto.index)
-        t = mcnemar_exact(sto.loc[common].to_numpy(), det.loc[common].to_numpy())
-        state = "holds" if t["p"] >= ALPHA else "fails"
-        out.append((state, f"realised token costs leave {_show(base)}'s error unchanged at ρ={rho:g}: "
-                           f"{det.mean():.3f} deterministic, {sto.mean():.3f} stochastic, exact McNemar p={t['p']:.3g} "
-                           "(holds = no significant difference at 5%; not a proof of equality)"))
-    return out
 
 
 # --- one experiment -----------------------------------------------------------------------------------
@@ -247,7 +126,7 @@ def experiment_section(e: Experiment) -> list[str]:
     rows = comparisons(e)
     lines += ["### Paired comparisons", ""] + _comparison_lines(e, rows)
     lines += ["### Verdicts", ""]
-    lines += [f"- {text}: {_mark(state)}" for state, text in verdicts(e, rows)]
+    lines += [f"- {v.statement}: {_mark(v.state)}" for v in verdicts(e, rows)]
     return lines + [""]
 
 
@@ -294,39 +173,6 @@ def _table1(res: ResultSet) -> list[str]:
     return lines + [""]
 
 
-def _budget(frame: pd.DataFrame, rho: str) -> float | None:
-    grid = sorted(frame["rho"].unique())
-    if not grid:
-        return None
-    if rho == "max":
-        return float(grid[-1])
-    if rho == "min":
-        return float(grid[0])
-    return float(rho) if float(rho) in grid else None
-
-
-def paper_value(e: Experiment, p: Published) -> tuple[float | None, str]:
-    """Our value, in experiment ``e``, of the published number ``p`` and the budget it was taken at."""
-    if p.metric in ("traj_cum", "traj_ma"):
-        t = e.trajectories
-        t = None if t is None else t[t["method"] == p.method]
-        if t is None or t.empty:
-            return None, "no trajectories recorded"
-        last = t.loc[t["point"].idxmax()]
-        return float(last["cum_regret_mean" if p.metric == "traj_cum" else "moving_avg_mean"]), \
-            f"ρ={float(last['rho']):g}"
-    runs = e.runs[e.runs["method"] == p.method]
-    if "cost_mode" in runs:
-        runs = runs[runs["cost_mode"] == ("stochastic" if p.metric == "psi_error_stochastic" else "deterministic")]
-    if runs.empty:
-        return None, "method not run"
-    rho = _budget(runs, p.rho)
-    if rho is None:
-        return None, f"ρ={p.rho} not in this experiment's grid"
-    column = {"psi_error": "error", "psi_error_stochastic": "error"}.get(p.metric, p.metric)
-    return float(runs.loc[runs["rho"] == rho, column].mean()), f"ρ={rho:g}"
-
-
 def _fmt_like(value: float | None, like: str, why: str) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return f"not measured ({why})"
@@ -340,40 +186,22 @@ def _paper_section(res: ResultSet) -> list[str]:
              "traj_ma": "trajectory end, moving average of the gap", "psi_error": "P(error), 14 arms",
              "psi_error_stochastic": "P(error), 14 arms, realised costs", "f1": "Pareto F1, full set"}
     rows = []
-    for p in PUBLISHED:
-        role = ROLE_OF_METRIC.get(p.metric)
-        if role is None:
-            continue
-        for e in res.paper(role):
-            if e.dataset_name != p.dataset:
-                continue
-            ours, where = paper_value(e, p)
-            budget = "largest" if p.rho == "max" else "smallest" if p.rho == "min" else f"ρ={p.rho}"
-            rows.append(f"| {e.label} | {names[p.metric]} | {_show(p.method)} | {budget} | {p.text} | "
-                        f"{_fmt_like(ours, p.text, where)} | {where if ours is not None else ''} |")
-    for r in REDUCTIONS:
-        for e in res.paper(ROLE_OF_METRIC[r.metric]):
-            if e.dataset_name != r.dataset:
-                continue
-            a, where = paper_value(e, Published(r.dataset, r.metric, r.method, r.rho, "0"))
-            b, _ = paper_value(e, Published(r.dataset, r.metric, r.baseline, r.rho, "0"))
-            ours = f"{100 * (1 - a / b):.1f}%" if a is not None and b else f"not measured ({where})"
-            rows.append(f"| {e.label} | reduction of {names[r.metric]} | {_show(r.method)} vs {_show(r.baseline)} | "
-                        f"{'largest' if r.rho == 'max' else 'ρ=' + r.rho} | {r.text}% | {ours} | "
-                        f"{where if a is not None and b else ''} |")
-    for g in GAINS:
-        for e in res.paper("psi-full"):
-            if e.dataset_name != g.dataset:
-                continue
-            a, where = paper_value(e, Published(g.dataset, "f1", "copsi", g.rho, "0"))
-            b, _ = paper_value(e, Published(g.dataset, "f1", g.baseline, g.rho, "0"))
-            if a is None or b is None:
-                ours = f"not measured ({where})"
-            else:
-                ours = f"{a - b:+.3f}" if g.kind == "absolute" else f"{100 * (a / b - 1):.1f}%"
-            rows.append(f"| {e.label} | {g.kind} F1 gain | CoPSI vs {_show(g.baseline)} | ρ={g.rho} | "
-                        f"{g.text}{'%' if g.kind == 'relative' else ''} | {ours} | "
-                        f"{where if a is not None and b is not None else ''} |")
+    for r in paper_rows(res):
+        budget = "largest" if r["rho"] == "max" else "smallest" if r["rho"] == "min" else f"ρ={r['rho']}"
+        measured, where = r["ours"] is not None, r["where"] if r["ours"] is not None else ""
+        if r["kind"] == "value":
+            quantity, who, paper = names[r["metric"]], _show(r["method"]), r["paper"]
+            ours = _fmt_like(r["ours"], r["paper"], r["where"])
+        else:
+            reduction = r["kind"] == "reduction"
+            quantity = f"reduction of {names[r['metric']]}" if reduction else f"{r['kind'].split()[0]} F1 gain"
+            who = f"{_show(r['method'])} vs {_show(r['baseline'])}"
+            relative = r["kind"] != "absolute gain"
+            paper = f"{r['paper']}{'%' if relative else ''}"
+            ours = (f"not measured ({r['where']})" if not measured else
+                    f"{r['ours']:.1f}%" if relative else f"{r['ours']:+.3f}")
+            budget = "largest" if reduction and r["rho"] == "max" else f"ρ={r['rho']}"
+        rows.append(f"| {r['experiment']} | {quantity} | {who} | {budget} | {paper} | {ours} | {where} |")
     if not rows:
         return []
     return ["## The paper's numbers beside ours", "",
@@ -405,34 +233,14 @@ def is_beyond(e: Experiment) -> bool:
 
 
 def _per_budget(e: Experiment) -> list[str]:
-    """Paired differences of the reference method with each other one at every budget (F1, error, spend)."""
-    if e.setting != "psi":
+    """The reference method against each other one at every budget (identification)."""
+    base, mode, table = per_budget(e)
+    if not table:
         return []
-    base, others = _pairs(e)
-    mode = "deterministic" if "deterministic" in e.cost_modes else e.cost_modes[0]
-    rows = []
-    for rho in e.rho_grid:
-        a_f1 = _at(e, base, rho, "f1", mode)
-        if not len(a_f1):
-            continue
-        spend = _at(e, base, rho, "spend_tokens", mode) / _at(e, base, rho, "budget_tokens", mode)
-        for other in others:
-            b_f1 = _at(e, other, rho, "f1", mode)
-            common = a_f1.index.intersection(b_f1.index)
-            if not len(common):
-                continue
-            a, b = a_f1.loc[common].to_numpy(float), b_f1.loc[common].to_numpy(float)
-            lo, hi = bootstrap_mean_ci(a - b)
-            t = mcnemar_exact(_at(e, base, rho, "error", mode).loc[common].to_numpy(),
-                              _at(e, other, rho, "error", mode).loc[common].to_numpy())
-            verdict = "higher" if lo > 0 else ("lower" if hi < 0 else "not different")
-            rows.append([f"{rho:g}", _show(other), f"{a.mean():.3f}", f"{b.mean():.3f}",
-                         f"{(a - b).mean():+.3f} [{lo:+.3f}, {hi:+.3f}]", verdict,
-                         f"{_at(e, base, rho, 'error', mode).loc[common].mean():.3f} vs "
-                         f"{_at(e, other, rho, 'error', mode).loc[common].mean():.3f} (p={t['p']:.3g})",
-                         f"{100 * float(spend.mean()):.1f}%", str(len(common))])
-    if not rows:
-        return []
+    rows = [[f"{r['rho']:g}", _show(r["other"]), f"{r['f1_base']:.3f}", f"{r['f1_other']:.3f}",
+             f"{r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]", r["verdict"],
+             f"{r['error_base']:.3f} vs {r['error_other']:.3f} (p={r['p']:.3g})", f"{100 * r['spend_share']:.1f}%",
+             str(r["n"])] for r in table]
     return [f"#### {_show(base)} against each method at every budget ({mode} costs)", "",
             "F1: mean paired difference with a percentile bootstrap 95% interval over repetitions; error: exact "
             "McNemar p (not adjusted); spend: the share of the budget the reference method spent.", "",

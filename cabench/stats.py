@@ -32,22 +32,6 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return low, high
 
 
-def paired_difference(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    """Mean of ``a - b`` over paired repetitions with a normal 95% interval, and win rates."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    diff = a - b
-    mean, se = mean_se(diff)
-    return {
-        "mean_diff": mean,
-        "ci_low": mean - Z95 * se,
-        "ci_high": mean + Z95 * se,
-        "a_lower": float(np.mean(diff < 0)),
-        "b_lower": float(np.mean(diff > 0)),
-        "ties": float(np.mean(diff == 0)),
-        "n": int(len(diff)),
-    }
-
-
 def mcnemar_exact(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     """Exact McNemar test of paired 0/1 outcomes (e.g. errors of two methods on the same repetitions).
 

@@ -1,0 +1,72 @@
+"""The statistics behind the report, computed on a results folder and checked against its runs.csv by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from cabench.analysis import comparisons, per_budget, reference_and_others, verdicts
+from cabench.results import ResultSet
+from tests.conftest import DATA
+from tests.test_torture import cli
+
+PSI = {"name": "small_psi", "dataset": str(DATA / "gsm8k"), "setting": "psi", "arms": {"preset": "paper-subset"},
+       "rho": [10, 60], "methods": ["copsi", "psi-sr", "uniform"], "repetitions": 40}
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory):
+    root = tmp_path_factory.mktemp("analysis")
+    config = root / "small.yaml"
+    config.write_text(yaml.safe_dump({**PSI, "output": str(root / "small_psi")}))
+    assert cli("run", config, "--quiet").exit_code == 0
+    return ResultSet(root).experiments[0]
+
+
+def _errors(runs: pd.DataFrame, method: str, rho: float) -> np.ndarray:
+    r = runs[(runs["method"] == method) & (runs["rho"] == rho) & (runs["cost_mode"] == "deterministic")]
+    return r.sort_values("rep")["error"].to_numpy(int)
+
+
+def test_mcnemar_rows_match_a_hand_count(experiment):
+    base, others = reference_and_others(experiment)
+    assert base == "copsi" and others == ["psi-sr", "uniform"]
+    rows = [r for r in comparisons(experiment) if r["test"] == "McNemar"]
+    assert [r["other"] for r in rows] == others
+    a = _errors(experiment.runs, "copsi", 60)
+    for row in rows:
+        b = _errors(experiment.runs, row["other"], 60)
+        only_a, only_b = int(np.sum((a == 1) & (b == 0))), int(np.sum((a == 0) & (b == 1)))
+        m = only_a + only_b  # two-sided exact binomial tail at 1/2 over the discordant pairs
+        p = min(1.0, 2 * sum(math.comb(m, i) for i in range(min(only_a, only_b) + 1)) / 2**m) if m else 1.0
+        assert (row["only_a"], row["only_b"], row["n"]) == (only_a, only_b, 40)
+        assert row["p"] == pytest.approx(p) and row["base_mean"] == pytest.approx(a.mean())
+    holm = sorted(r["p"] for r in rows)
+    assert sorted(r["p_holm"] for r in rows)[0] == pytest.approx(min(1.0, 2 * holm[0]))
+
+
+def test_verdicts_follow_their_numbers(experiment):
+    rows = comparisons(experiment)
+    found = verdicts(experiment, rows)
+    falls = next(v for v in found if "falls from" in v.statement)
+    lo, hi = _errors(experiment.runs, "copsi", 10).mean(), _errors(experiment.runs, "copsi", 60).mean()
+    assert f"{lo:.3f} → {hi:.3f}" in falls.statement
+    assert falls.state == ("fails" if hi >= lo else falls.state)
+    for v in found:
+        assert v.state in ("holds", "fails", "inconclusive", "n/a") and "**" not in v.statement
+
+
+def test_per_budget_rows_are_paired_f1_differences(experiment):
+    base, mode, rows = per_budget(experiment)
+    assert (base, mode) == ("copsi", "deterministic") and len(rows) == 4
+    runs = experiment.runs[experiment.runs["cost_mode"] == "deterministic"]
+    for row in rows:
+        f1 = {m: runs[(runs["method"] == m) & (runs["rho"] == row["rho"])].sort_values("rep")["f1"].to_numpy()
+              for m in (base, row["other"])}
+        assert row["diff"] == pytest.approx((f1[base] - f1[row["other"]]).mean())
+        assert row["low"] <= row["diff"] <= row["high"]
+        assert row["verdict"] == ("higher" if row["low"] > 0 else "lower" if row["high"] < 0 else "not different")
