@@ -31,11 +31,6 @@ def pareto_mask(mu: np.ndarray) -> np.ndarray:
     return ~(margin_min(mu) > 0).any(axis=-1)
 
 
-def pareto_set(mu: np.ndarray) -> np.ndarray:
-    """Indices of the Pareto-optimal arms of ``mu`` ``[K, D]``."""
-    return np.flatnonzero(pareto_mask(np.asarray(mu, dtype=float)))
-
-
 def classification_gaps(mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Gaps of paper eq. (1) within the arm set ``mu`` ``[..., K, D]``.
 

@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from cabench.data.dataset import Dataset
-from cabench.quantize import quantize
+from cabench.data.normalisation import Normalisation
 from cabench.streams import stream_index
 
 
@@ -76,18 +76,26 @@ class ReplaySampler:
 
 @dataclass(frozen=True, eq=False)
 class Problem:
-    """A cost-aware multi-objective bandit instance."""
+    """A cost-aware multi-objective bandit instance.
+
+    ``norm`` says what the objectives are and how pulls are charged and budgets
+    normalised; the attributes ``profile_cost``, ``c_max``, ``lam`` and the
+    budget and cost methods read it.
+    """
 
     name: str
     arm_names: tuple[str, ...]
     arm_ids: np.ndarray  # global arm ids: stream keys do not change with the arm subset
-    mu: np.ndarray  # [K, D] population means
+    mu: np.ndarray  # [K, D] population means, one column per objective of ``norm``
     mu_cost: np.ndarray  # [K] population mean of the online-normalised cost
-    profile_cost: np.ndarray  # [K] deterministic costs c_i (tokens)
-    c_max: float  # tokens; online costs are min(tokens / c_max, 1)
-    lam: float  # online cost lower bound lambda
+    norm: Normalisation  # of these arms
     sampler: Sampler
     surrogate: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mu.shape != (len(self.arm_names), self.norm.n_objectives) or self.norm.n_arms != len(self.arm_names):
+            raise ValueError(f"{self.name}: means {self.mu.shape} and {self.norm.n_arms} costs for "
+                             f"{len(self.arm_names)} arms and {self.norm.n_objectives} objectives")
 
     @property
     def n_arms(self) -> int:
@@ -95,7 +103,22 @@ class Problem:
 
     @property
     def n_objectives(self) -> int:
-        return self.mu.shape[1]
+        return self.norm.n_objectives
+
+    @property
+    def profile_cost(self) -> np.ndarray:
+        """Deterministic costs ``c_i`` (tokens)."""
+        return self.norm.profile_cost
+
+    @property
+    def c_max(self) -> float:
+        """Tokens; online costs are ``min(tokens / c_max, 1)``."""
+        return self.norm.c_max
+
+    @property
+    def lam(self) -> float:
+        """Online cost lower bound ``lambda``."""
+        return self.norm.lam
 
     @property
     def hv(self) -> np.ndarray:
@@ -108,33 +131,28 @@ class Problem:
         return self.hv / self.mu_cost
 
     def budget_tokens(self, rho: float) -> float:
-        """``B = rho * K * cbar`` (SPEC §3)."""
-        return float(rho) * self.n_arms * float(np.mean(self.profile_cost))
+        """``B = rho * K * cbar`` (:meth:`Normalisation.budget_tokens`)."""
+        return self.norm.budget_tokens(rho)
 
     def online_budget(self, rho: float) -> float:
-        """Normalised online budget ``B~ = B / c_max`` (SPEC §3)."""
-        return self.budget_tokens(rho) / self.c_max
+        """``B~ = B / c_max`` (:meth:`Normalisation.online_budget`)."""
+        return self.norm.online_budget(rho)
 
     def psi_budget(self, rho: float) -> float:
-        """Normalised identification budget ``B~ = B / max_i c_i = rho sum_i c~_i`` (SPEC §3).
-
-        Computed from the quantised costs the engines charge, so that ``B~ / sum_i c~_i`` is exactly
-        ``rho``: at integer rho, Uniform buys exactly rho samples per arm (``B / max_i c_i`` from the
-        unquantised costs can fall below ``rho sum_i c~_i`` by a rounding and lose one).
-        """
-        return float(rho) * float(self.psi_profile_cost().sum())
+        """``B~ = rho sum_i c~_i`` (:meth:`Normalisation.psi_budget`)."""
+        return self.norm.psi_budget(rho)
 
     def online_cost(self, tokens: np.ndarray) -> np.ndarray:
-        """Realised online cost ``c~ = min(tokens / c_max, 1)`` (SPEC §2.3), quantised."""
-        return quantize(np.minimum(np.asarray(tokens, dtype=float) / self.c_max, 1.0))
+        """``min(tokens / c_max, 1)``, quantised (:meth:`Normalisation.online_cost`)."""
+        return self.norm.online_cost(tokens)
 
     def psi_cost(self, tokens: np.ndarray) -> np.ndarray:
-        """Realised identification cost ``tokens / max_i c_i`` (SPEC §3), quantised."""
-        return quantize(np.asarray(tokens, dtype=float) / float(self.profile_cost.max()))
+        """``tokens / max_i c_i``, quantised (:meth:`Normalisation.psi_cost`)."""
+        return self.norm.psi_cost(tokens)
 
     def psi_profile_cost(self) -> np.ndarray:
-        """Deterministic identification costs ``c_i / max_i c_i``, quantised."""
-        return quantize(self.profile_cost / self.profile_cost.max())
+        """``c_i / max_i c_i``, quantised (:meth:`Normalisation.psi_profile_cost`)."""
+        return self.norm.psi_profile_cost()
 
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.sampler.sample(keys, arms, counts)
@@ -156,24 +174,21 @@ def replay_problem(ds: Dataset, arms: np.ndarray, source: str = "evaluation") ->
     """
     arms = np.asarray(arms, dtype=np.int64)
     if source == "evaluation":
-        acc, eff, tokens = ds.acc_eval, ds.eff_eval, ds.tokens_eval
+        by_objective, tokens = ds.rewards_eval, ds.tokens_eval
     elif source == "profiling":
-        acc, eff, tokens = ds.acc_prof, ds.eff_prof, ds.tokens_prof
+        by_objective, tokens = ds.rewards_prof, ds.tokens_prof
     else:  # pragma: no cover - programming error
         raise ValueError(source)
-    rewards = np.stack([acc[arms], eff[arms]], axis=-1)
+    rewards = np.stack([r[arms] for r in by_objective], axis=-1)
     tok = np.ascontiguousarray(tokens[arms])
-    mu = rewards.mean(axis=1)
-    mu_cost = quantize(np.minimum(tok / ds.c_max, 1.0)).mean(axis=1)
+    norm = ds.norm.select(arms)
     return Problem(
         name=ds.name,
         arm_names=tuple(ds.configs["config_id"].to_numpy()[arms]),
         arm_ids=arms,
-        mu=mu,
-        mu_cost=mu_cost,
-        profile_cost=ds.profile_cost[arms],
-        c_max=ds.c_max,
-        lam=ds.lam,
+        mu=rewards.mean(axis=1),
+        mu_cost=norm.online_cost(tok).mean(axis=1),
+        norm=norm,
         sampler=ReplaySampler(np.ascontiguousarray(rewards), tok),
         surrogate=ds.surrogate,
     )

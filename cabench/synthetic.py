@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cabench.data.normalisation import Normalisation, Objective
 from cabench.errors import CabenchError
 from cabench.problem import Problem
 from cabench.quantize import quantize
@@ -98,20 +99,24 @@ class SyntheticSampler:
 
 
 def synthetic_problem(spec: SyntheticSpec) -> Problem:
-    """Build a :class:`~cabench.problem.Problem` from a synthetic spec."""
+    """Build a :class:`~cabench.problem.Problem` from a synthetic spec.
+
+    Its objectives are ``objective1``, ..., ``objectiveD``; ``c_max`` is the
+    largest token cost a pull can have and ``lambda`` the smallest over ``c_max``.
+    """
     means = np.asarray(spec.means, dtype=np.float64)
     costs = np.asarray(spec.costs, dtype=np.float64)
     c_max = float(costs.max() * (1.0 + spec.cost_spread))
     lam = float(quantize(costs.min() * (1.0 - spec.cost_spread) / c_max))
     k = len(costs)
+    names = [f"objective{d + 1}" for d in range(means.shape[1])]
+    norm = Normalisation(objectives=tuple(Objective(n, n) for n in names), profile_cost=costs, c_max=c_max, lam=lam)
     return Problem(
         name=spec.name,
         arm_names=tuple(f"arm{i}" for i in range(k)),
         arm_ids=np.arange(k),
         mu=means,
-        mu_cost=quantize(costs / c_max),
-        profile_cost=costs,
-        c_max=c_max,
-        lam=lam,
+        mu_cost=norm.online_cost(costs),
+        norm=norm,
         sampler=SyntheticSampler(means, costs, spec.noise, float(spec.sigma), float(spec.cost_spread)),
     )

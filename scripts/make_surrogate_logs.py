@@ -50,8 +50,9 @@ except ImportError:  # run with a Python that lacks cabench's dependencies: use 
                      "(or `make surrogate`)") from None
 
 from cabench.data.arms import PRESETS  # noqa: E402
-from cabench.data.dataset import Split, efficiency_reward, load_dataset, split_instances  # noqa: E402
+from cabench.data.dataset import Split, load_dataset, split_instances  # noqa: E402
 from cabench.data.io import write_logs, write_metadata  # noqa: E402
+from cabench.data.normalisation import efficiency  # noqa: E402
 from cabench.pareto import pareto_mask  # noqa: E402
 
 N_INSTANCES = 1000
@@ -247,7 +248,7 @@ class Landscape:
         self.n_prof, self.n_eval = len(prof_pos), len(eval_pos)
         lat_p = rows["latency"][:, prof_pos]
         tau5, tau95 = np.percentile(lat_p, 5), np.percentile(lat_p, 95)
-        self.eff = efficiency_reward(rows["latency"][:, eval_pos], tau5, tau95).mean(axis=1)
+        self.eff = efficiency(tau5, tau95).reward(rows["latency"][:, eval_pos]).mean(axis=1)
         c_max = rows["tokens"][:, prof_pos].max()
         self.cost = np.minimum(rows["tokens"][:, eval_pos] / c_max, 1.0).mean(axis=1)
         self.subset = PRESETS["paper-subset"].select(configs)

@@ -97,18 +97,22 @@ class Dataset:
 
     @property
     def c_max(self) -> float:
+        """Largest profiling token count (SPEC §2.2)."""
         return self.norm.c_max
 
     @property
     def lam(self) -> float:
+        """Online cost lower bound ``lambda`` (SPEC §2.5)."""
         return self.norm.lam
 
     @property
     def tau5(self) -> float | None:
+        """5th percentile of the profiling latencies (SPEC §2.2)."""
         return self.norm.tau5
 
     @property
     def tau95(self) -> float | None:
+        """95th percentile of the profiling latencies (SPEC §2.2)."""
         return self.norm.tau95
 
     @property

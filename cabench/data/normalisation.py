@@ -26,12 +26,12 @@ class Objective:
 
     The reward maps the column's ``worst`` value to 0 and its ``best`` to 1,
     linearly in the value or, with ``inverse``, in its reciprocal, and clips
-    to ``[0, 1]``. ``column`` is None for the objectives of a synthetic
-    instance, whose sampler draws the rewards itself.
+    to ``[0, 1]``. A synthetic instance's sampler draws its rewards itself;
+    its objectives name the column a log of its pulls would hold.
     """
 
     name: str
-    column: str | None = None
+    column: str
     worst: float = 0.0
     best: float = 1.0
     inverse: bool = False

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 import cabench
-from cabench.data.dataset import efficiency_reward
+from cabench.data.normalisation import fit_normalisation
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 from cabench.live.caller import BudgetStop, Caller, FailureStop
@@ -37,7 +37,6 @@ from cabench.live.config import LiveConfig
 from cabench.live.journal import Journal, LogFile
 from cabench.live.tasks import Instance, Task, build_task
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
-from cabench.quantize import quantize
 from cabench.registry import UserMethodError
 from cabench.storage import folder_lock, write_atomic
 from cabench.yamlio import dump_yaml
@@ -195,29 +194,23 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
         raise CabenchError(f"{cfg.source}: {len(failed)} profiling calls failed (e.g. {first['config']} on "
                            f"{first['instance']}: {first.get('error')}); re-run to retry them after fixing the "
                            "endpoint") from None
-    tokens = np.array([[records[f"p:{c}:{j}"]["tokens"] for j in range(len(prof_ids))] for c in range(k)], float)
-    latency = np.array([[records[f"p:{c}:{j}"]["latency_s"] for j in range(len(prof_ids))] for c in range(k)], float)
-    tau5, tau95 = float(np.percentile(latency, 5)), float(np.percentile(latency, 95))
-    if not tau95 > tau5:
-        raise CabenchError(f"{cfg.source}: the profiling latencies do not vary (5th = 95th percentile = {tau5:g} s); "
-                           "profile more instances")
-    c_max = float(tokens.max())
-    lam = float(quantize(tokens.min() / c_max))
-    profile_cost = tokens.mean(axis=1)
+    columns = {col: np.array([[records[f"p:{c}:{j}"][col] for j in range(len(prof_ids))] for c in range(k)],
+                             dtype=np.float64) for col in ("latency_s", "tokens")}
+    norm = fit_normalisation(columns, cfg.source, "profile more instances")
     spent = caller.spent  # profiling's charges, failed attempts included
-    return {"profile_cost": profile_cost, "c_max": c_max, "lam": lam, "tau5": tau5, "tau95": tau95,
-            "facts": {"profiling_tokens": spent, "profiling_instances": len(prof_ids), "c_max": c_max, "lambda": lam,
-                      "tau5": tau5, "tau95": tau95,
-                      "profile_cost": {c.name: float(v) for c, v in zip(cfg.configurations, profile_cost)}}}
+    return {"norm": norm,
+            "facts": {"profiling_tokens": spent, "profiling_instances": len(prof_ids), "c_max": norm.c_max,
+                      "lambda": norm.lam, "tau5": norm.tau5, "tau95": norm.tau95,
+                      "profile_cost": {c.name: float(v) for c, v in zip(cfg.configurations, norm.profile_cost)}}}
 
 
 def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_ids: list[str], profile: dict,
             facts: dict[str, Any]) -> dict[str, Any]:
     """The method on the evaluation instances with what the budget leaves after profiling."""
     k = len(cfg.configurations)
-    cost = profile["profile_cost"]
+    norm = profile["norm"]
     if cfg.rho is not None:
-        method_tokens = float(cfg.rho) * k * float(np.mean(cost))  # B = rho K cbar (SPEC §3)
+        method_tokens = norm.budget_tokens(cfg.rho)  # B = rho K cbar (SPEC §3)
         caller.budget = caller.spent + method_tokens
         rho = float(cfg.rho)
     else:
@@ -225,26 +218,24 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
         if method_tokens <= 0:
             raise CabenchError(f"{cfg.source}: profiling spent {caller.spent:.0f} of the {cfg.budget_tokens:.0f}-token "
                                "budget; nothing is left for the method")
-        rho = method_tokens / (k * float(np.mean(cost)))
+        rho = norm.rho(method_tokens)
     facts["budget_tokens"] = caller.budget
     facts["method_tokens"] = method_tokens
     facts["rho"] = rho
     if cfg.setting == "online":
-        c_max = profile["c_max"]
-        budget = (float(cfg.rho) * k * float(np.mean(cost)) if cfg.rho is not None else method_tokens) / c_max
-        policy: Any = OnlinePolicy(cfg.method, 2, budget, [float(c) / c_max for c in cost], profile["lam"], rho)
-        charge = lambda tokens: float(quantize(min(tokens / c_max, 1.0)))  # noqa: E731  c~ (SPEC §2.3)
+        policy: Any = OnlinePolicy(cfg.method, norm.n_objectives, float(norm.online_units(method_tokens)),
+                                   [float(c) for c in norm.online_units(norm.profile_cost)], norm.lam, rho)
+        charge = norm.online_cost
     else:
-        top = float(cost.max())
-        costs = [float(x) for x in quantize(cost / top)]
-        budget = rho * sum(costs) if cfg.rho is not None else method_tokens / top
+        costs = [float(x) for x in norm.psi_profile_cost()]
+        budget = norm.psi_budget(rho) if cfg.rho is not None else float(norm.psi_units(method_tokens))
         try:
-            policy = PsiPolicy(cfg.method, 2, costs, budget, cfg.cost_mode == "stochastic", rho)
+            policy = PsiPolicy(cfg.method, norm.n_objectives, costs, budget, cfg.cost_mode == "stochastic", rho)
         except UserMethodError:
             raise
         except CabenchError as exc:
             raise CabenchError(f"{cfg.source}: {exc}; raise the budget") from None
-        charge = lambda tokens: float(quantize(tokens / top))  # noqa: E731
+        charge = norm.psi_cost
     order = _stream(cfg, eval_ids)
     asked = [0] * k
     queue: list[tuple[str, int]] = []  # asks not yet told, in order
@@ -281,10 +272,7 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
             key, arm = queue.pop(0)
             record = caller.take(key)
             if record.get("ok"):
-                reward = [float(quantize(record["correct"])),
-                          float(quantize(efficiency_reward(np.array(record["latency_s"]), profile["tau5"],
-                                                           profile["tau95"])))]
-                policy.tell(arm, reward, charge(float(record["tokens"])))
+                policy.tell(arm, [float(r) for r in norm.rewards(record)], float(charge(float(record["tokens"]))))
             else:  # a failed call is not an outcome: ask the same configuration again, on its next instance
                 policy.retract(arm)
         if queue and queue[0][0] not in caller.results:
