@@ -62,6 +62,7 @@ def comparisons(e: Experiment) -> list[dict]:
     base, others = reference_and_others(e)
     rho = max(e.rho_grid)
     rows = []
+    plan: list[tuple[str, str | None, str]]
     if e.setting == "online":
         plan = [(m, None, metric) for metric in ("regret_hv", "regret_std") for m in others]
     else:
@@ -210,7 +211,7 @@ def paper_value(e: Experiment, p: Published) -> tuple[float | None, str]:
         runs = runs[runs["cost_mode"] == ("stochastic" if p.metric == "psi_error_stochastic" else "deterministic")]
     if runs.empty:
         return None, "method not run"
-    rho = _budget(runs, p.rho)
+    rho = _budget(runs, p.rho or "max")
     if rho is None:
         return None, f"ρ={p.rho} not in this experiment's grid"
     column = {"psi_error": "error", "psi_error_stochastic": "error"}.get(p.metric, p.metric)

@@ -28,7 +28,7 @@ def margin_min(mu: np.ndarray) -> np.ndarray:
 
 def pareto_mask(mu: np.ndarray) -> np.ndarray:
     """Pareto set ``P*``: arms strictly dominated by no arm (paper §3.2), bool ``[..., K]``."""
-    return ~(margin_min(mu) > 0).any(axis=-1)
+    return np.asarray(~(margin_min(mu) > 0).any(axis=-1))
 
 
 def classification_gaps(mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -134,7 +134,9 @@ def experiment_section(e: Experiment) -> list[str]:
 
 def _range(d: dict, key: str, digits: int) -> str:
     lo, hi = d.get(f"{key}_min"), d.get(f"{key}_max")
-    return f"{float(lo):.{digits}f}–{float(hi):.{digits}f}" if finite(lo) and finite(hi) else "n/a"
+    if lo is None or hi is None or not (finite(lo) and finite(hi)):
+        return "n/a"
+    return f"{float(lo):.{digits}f}–{float(hi):.{digits}f}"
 
 
 def _table1(res: ResultSet) -> list[str]:

@@ -14,7 +14,7 @@ is refused.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from cabench.yamlio import load_yaml
 ONLINE_ORDER = registry.names("online")
 PSI_ORDER = registry.names("psi")
 IDENTITY = ["experiment", "config_hash"]
-REQUIRED = {
+REQUIRED: dict[str, Any] = {
     "runs.csv": {"online": ["dataset", "setting", "method", "rho", "budget_tokens", "rep", "pulls", "spend_tokens",
                             "regret_hv", "regret_std", "frac_optimal", "exploited"],
                  "psi": ["dataset", "setting", "method", "cost_mode", "rho", "budget_tokens", "rep", "error", "f1",
@@ -99,7 +99,7 @@ def _check_column(path: Path, frame: pd.DataFrame, col: str) -> None:
             _fail_at(path, frame, number <= 0, col, "is not positive")
 
 
-def _checked(path: Path, columns: list[str]) -> pd.DataFrame:
+def _checked(path: Path, columns: Collection[str]) -> pd.DataFrame:
     """Read ``path`` and check it has ``columns`` (numeric where they must be) and the identity columns."""
     frame = read_csv(path)
     for col in dict.fromkeys([*IDENTITY, *columns, *(c for c in frame.columns if c.startswith("mu_"))]):

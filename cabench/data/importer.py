@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -217,7 +218,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                 if source.is_dir() else ""))
         if metric is not None:
             raise CabenchError("--metric: a canonical table has its 'correct' column; --metric is for tool formats")
-        frame, files, place = read_table(source), [source], data_row
+        frame, files = read_table(source), [source]
+        place: Callable[[int], str] = data_row
     else:
         if not source.exists():
             raise CabenchError(f"{source}: not found; give the {fmt} results to import")
@@ -225,8 +227,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         frame, files, info = read.frame(), read.files, read.info
         origin_files, positions = frame["file"].to_numpy(), frame["position"].to_numpy()
 
-        def place(row: int) -> str:  # the file and line (entry, sample) a row was read from
+        def read_at(row: int) -> str:  # the file and line (entry, sample) a row was read from
             return read.place(origin_files[row], positions[row])
+        place = read_at
 
         for name in settings or {}:  # --set replaces what the reader filled in
             frame = frame.drop(columns=[name], errors="ignore")
@@ -300,8 +303,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if not isinstance(meta["surrogate"], bool):
         raise CabenchError(f"{mapping_path}: dataset.surrogate: expected true or false")
     if not is_dataset_name(meta.get("name")):
-        where = f"{mapping_path}: dataset.name" if "name" in mapping["dataset"] else f"--out {out}: the folder name"
-        raise CabenchError(f"{where}: expected a non-empty text on one line without '/', got {meta.get('name')!r}")
+        named = f"{mapping_path}: dataset.name" if "name" in mapping["dataset"] else f"--out {out}: the folder name"
+        raise CabenchError(f"{named}: expected a non-empty text on one line without '/', got {meta.get('name')!r}")
     try:
         staged = staging_folder(out)
         write_logs(valid, staged / "logs.csv.gz")

@@ -168,9 +168,9 @@ class Caller:
             self.spent += tokens
         self.progress(self.spent)
 
-    def take(self, key: str) -> dict[str, Any] | None:
-        """The result of ``key`` if finished, else None."""
-        return self.results.pop(key, None)
+    def take(self, key: str) -> dict[str, Any]:
+        """The result of ``key``, which has finished (KeyError otherwise)."""
+        return self.results.pop(key)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

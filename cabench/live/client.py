@@ -187,8 +187,8 @@ def parse_reply(body: bytes) -> tuple[str, Any, Any]:
     content = message.get("content")
     if content is not None and not isinstance(content, str):
         raise ValueError("choices[0].message.content is not text")
-    extra = data.get("cabench") if isinstance(data.get("cabench"), dict) else {}
-    return content or "", data.get("usage"), extra.get("latency_s")
+    extra = data.get("cabench")
+    return content or "", data.get("usage"), extra.get("latency_s") if isinstance(extra, dict) else None
 
 
 def _failed_usage(body: bytes) -> Any:

@@ -135,7 +135,7 @@ def _json_kind(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, (int, float)):
         return f"the number {_clip(repr(value))}"
-    return {str: "a string", list: "an array", dict: "an object"}[type(value)]
+    return "a string" if isinstance(value, str) else "an array" if isinstance(value, list) else "an object"
 
 
 def _clip(text: str, width: int = 80) -> str:

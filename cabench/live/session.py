@@ -187,8 +187,8 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
     except BudgetStop:
         raise CabenchError(f"{cfg.source}: the budget does not cover profiling ({k} configurations x "
                            f"{len(prof_ids)} instances); raise budget_tokens or lower profiling.instances") from None
-    records = {key: caller.take(key) for key in keys}
-    failed = [key for key, r in records.items() if not r.get("ok")]
+    records = {key: caller.take(key) for key in keys}  # _grid returns once every call has finished
+    failed = [key for key, r in records.items() if not r["ok"]]
     if failed:
         first = records[failed[0]]
         raise CabenchError(f"{cfg.source}: {len(failed)} profiling calls failed (e.g. {first['config']} on "
@@ -214,7 +214,7 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
         caller.budget = caller.spent + method_tokens
         rho = float(cfg.rho)
     else:
-        method_tokens = float(cfg.budget_tokens) - caller.spent
+        method_tokens = float(cfg.budget_tokens or 0.0) - caller.spent
         if method_tokens <= 0:
             raise CabenchError(f"{cfg.source}: profiling spent {caller.spent:.0f} of the {cfg.budget_tokens:.0f}-token "
                                "budget; nothing is left for the method")
@@ -271,7 +271,7 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
         while queue and queue[0][0] in caller.results:
             key, arm = queue.pop(0)
             record = caller.take(key)
-            if record.get("ok"):
+            if record["ok"]:
                 policy.tell(arm, [float(r) for r in norm.rewards(record)], float(charge(float(record["tokens"]))))
             else:  # a failed call is not an outcome: ask the same configuration again, on its next instance
                 policy.retract(arm)

@@ -55,7 +55,8 @@ def _scenario_key(spec: dict[str, Any], name: str) -> str:
     """The scenario a run evaluates: ``scenario_spec`` (class and arguments), else the run name minus the model."""
     scenario_spec = spec.get("scenario_spec")
     if isinstance(scenario_spec, dict) and isinstance(scenario_spec.get("class_name"), str):
-        args = scenario_spec.get("args") if isinstance(scenario_spec.get("args"), dict) else {}
+        given = scenario_spec.get("args")
+        args: dict[str, Any] = given if isinstance(given, dict) else {}
         kept = ",".join(f"{k}={args[k]}" for k in sorted(args))
         short = scenario_spec["class_name"].rsplit(".", 1)[-1]
         return f"{short}:{kept}" if kept else short
@@ -88,8 +89,9 @@ def _value(stat: dict[str, Any] | None, key: str, where: str) -> float | None:
 def _tokens(stats: dict[str, dict[str, Any]], where: str) -> float | None:
     """Prompt plus completion tokens of an instance; either part negative is refused."""
     completion = "num_completion_tokens" if stats.get("num_completion_tokens") else "num_output_tokens"
-    parts = [token_count(stats.get(name), "sum", f"{where}: {name}") for name in ("num_prompt_tokens", completion)]
-    return None if None in parts else sum(parts)
+    prompt, done = (token_count(stats.get(name), "sum", f"{where}: {name}")
+                    for name in ("num_prompt_tokens", completion))
+    return None if prompt is None or done is None else prompt + done
 
 
 def read_helm(source: Path, metric: str | None = None) -> Read:
@@ -137,13 +139,13 @@ def read_helm(source: Path, metric: str | None = None) -> Read:
             if entry.get("perturbation") or trial != first_trial:
                 continue
             stats = _stats(entry, where)
-            key = metric or next((m for m in CORRECTNESS if m in stats), None)
-            if key is None or key not in stats:
+            found = metric or next((m for m in CORRECTNESS if m in stats), None)
+            if found is None or found not in stats:
                 known = ", ".join(sorted(s for s in stats if not s.startswith(("num_", "inference_"))))
-                raise CabenchError(f"{where}: no correctness stat {key or 'among ' + ', '.join(CORRECTNESS[:3])}"
+                raise CabenchError(f"{where}: no correctness stat {found or 'among ' + ', '.join(CORRECTNESS[:3])}"
                                    f"...; pass --metric with one of: {known}")
-            chosen.add(key)
-            rows.append({**meta, "instance_id": str(instance), "correct": _value(stats[key], "mean", where),
+            chosen.add(found)
+            rows.append({**meta, "instance_id": str(instance), "correct": _value(stats[found], "mean", where),
                          "latency_s": _value(stats.get("inference_runtime"), "sum", where),
                          "tokens": _tokens(stats, where), "file": stats_path, "position": n + 1,
                          "failed": False})
@@ -152,7 +154,7 @@ def read_helm(source: Path, metric: str | None = None) -> Read:
         raise CabenchError(f"{source}: no HELM run with per-instance stats")
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
         row["instance_id"] = key
-    info = {"metric": sorted(chosen)[0] if len(chosen) == 1 else sorted(chosen)}
+    info: dict[str, Any] = {"metric": sorted(chosen)[0] if len(chosen) == 1 else sorted(chosen)}
     if skipped:
         info["skipped_runs"] = skipped
     return Read(rows, files, info, at="entry {}")

@@ -45,7 +45,8 @@ def _provider_settings(config: Any) -> dict[str, dict[str, Any]]:
         providers = [{"id": k, **(v if isinstance(v, dict) else {})} for k, v in providers.items()]
     for item in providers if isinstance(providers, list) else []:
         if isinstance(item, dict):
-            settings = item.get("config") if isinstance(item.get("config"), dict) else {}
+            config = item.get("config")
+            settings: dict[str, Any] = config if isinstance(config, dict) else {}
             for key in ("id", "label"):
                 if isinstance(item.get(key), str):
                     out[item[key]] = settings
@@ -57,7 +58,7 @@ def _tokens(item: dict[str, Any], where: str) -> float | None:
     tokens = token_count(item, "response.tokenUsage.total", where)
     if tokens is None or tokens == 0:
         parts = [token_count(item, f"response.tokenUsage.{k}", where) for k in ("prompt", "completion")]
-        tokens = None if None in parts else sum(parts)
+        tokens = None if parts[0] is None or parts[1] is None else parts[0] + parts[1]
     return tokens
 
 
