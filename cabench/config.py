@@ -17,11 +17,12 @@ from typing import Any
 
 import yaml
 
+from cabench import registry
 from cabench.data.arms import PRESETS, ArmFilter
 from cabench.data.dataset import Split
 from cabench.errors import CabenchError
-from cabench.online.methods import ONLINE_METHODS, OnlineMethod
-from cabench.psi.schedules import COST_MODES, PSI_METHODS, PsiMethod
+from cabench.methods.configured import OnlineMethod, PsiMethod
+from cabench.psi.engine import COST_MODES
 from cabench.synthetic import SyntheticSpec
 from cabench.yamlio import load_yaml
 
@@ -35,11 +36,10 @@ TOP_KEYS = {
 }
 #: Largest values a config may give (beyond them counters overflow or nothing can finish).
 LIMITS = {"rho": 1e9, "repetitions": 10**7, "chunk_size": 10**6, "points": 10**6, "window": 10**7,
-          "tune_repetitions": 10**6, "radius": 1e6, "alpha": 1e6, "seed": 2**63 - 1}
+          "tune_repetitions": 10**6, "radius": 1e6, "seed": 2**63 - 1}
 SPLIT_KEYS = {"profiling_size", "seed"}
 ARMS_KEYS = {"preset", "models", "temperatures", "max_new_tokens", "prompting", "config_ids"}
 SYNTHETIC_KEYS = {"name", "means", "costs", "noise", "sigma", "cost_spread"}
-ONLINE_KEYS = {"name", "s_r", "s_c", "eta", "alpha", "mode"}
 TRAJECTORY_KEYS = {"rho", "points", "window"}
 TUNE_KEYS = {"s_r", "s_c", "eta", "rho", "repetitions"}
 
@@ -186,37 +186,29 @@ class _Reader:
 
 
 def _methods(r: _Reader, raw: Any, setting: str) -> tuple[Any, ...]:
-    names = ONLINE_METHODS if setting == "online" else PSI_METHODS
+    """The methods of a config; each parameter is read as its method's spec declares it."""
+    declared = {p.name: p for p in registry.parameters(setting)}
     out, seen = [], set()
     for pos, item in enumerate(r.sequence(raw, "methods")):
         key = f"methods[{pos}]"
-        spec = {"name": item} if isinstance(item, str) else item
-        allowed = ONLINE_KEYS if setting == "online" else {"name"}
-        spec = r.check_keys(spec, allowed, key)
+        spec = r.check_keys({"name": item} if isinstance(item, str) else item, {"name", *declared}, key)
         if "name" not in spec:
             raise r.fail(f"{key}.name", "missing; every method needs a name")
-        name = r.text(spec["name"], f"{key}.name", None if ":" in str(spec["name"]) else names)
+        name = r.text(spec["name"], f"{key}.name", registry.choices(str(spec["name"]), setting))
         if name in seen:
             raise r.fail(f"{key}.name", f"'{name}' is listed twice")
         seen.add(name)
-        if setting == "online":
-            kwargs: dict[str, Any] = {"name": name}
-            for p in ("s_r", "s_c", "eta"):
-                if p in spec:
-                    kwargs[p] = r.number(spec[p], f"{key}.{p}", positive=True, maximum=LIMITS["radius"])
-            if "alpha" in spec:
-                kwargs["alpha"] = r.number(spec["alpha"], f"{key}.alpha", minimum=2, maximum=LIMITS["alpha"])
-            if "mode" in spec:
-                kwargs["mode"] = r.text(spec["mode"], f"{key}.mode", ("experimental", "theory"))
-            try:
-                out.append(OnlineMethod(**kwargs))
-            except CabenchError as exc:
-                raise CabenchError(f"{r.source}: {key}.name: {exc}") from None
-        else:
-            try:
-                out.append(PsiMethod(name))
-            except CabenchError as exc:
-                raise CabenchError(f"{r.source}: {key}.name: {exc}") from None
+        values: dict[str, Any] = {}
+        for p_name, p in declared.items():
+            if p_name in spec:
+                where = f"{key}.{p_name}"
+                values[p_name] = (r.text(spec[p_name], where, p.choices) if p.choices else
+                                  r.number(spec[p_name], where, positive=p.positive, minimum=p.minimum,
+                                           maximum=p.maximum))
+        try:
+            out.append(OnlineMethod(name, **values) if setting == "online" else PsiMethod(name))
+        except CabenchError as exc:
+            raise CabenchError(f"{r.source}: {key}.name: {exc}") from None
     return tuple(out)
 
 

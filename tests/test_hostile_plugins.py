@@ -15,11 +15,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cabench import registry
 from cabench.cli import app
 from cabench.errors import CabenchError
+from cabench.methods.configured import OnlineMethod
+from cabench.methods.user import UserMethodError
 from cabench.online import run_online
-from cabench.online.methods import OnlineMethod
 from cabench.online.reference import reference_online
 from cabench.policy import OnlinePolicy, PsiPolicy
 from cabench.psi import PsiMethod, run_psi
@@ -109,7 +109,7 @@ def test_method_that_raises_or_returns_nan_stops_the_run_in_one_line(tmp_path, s
 
 def test_user_method_error_survives_pickling():
     """joblib's process workers send the error back pickled: it comes back the same one line."""
-    for error in (CabenchError("a\nb  c"), registry.UserMethodError("methods: m:f raised X: y")):
+    for error in (CabenchError("a\nb  c"), UserMethodError("methods: m:f raised X: y")):
         back = pickle.loads(pickle.dumps(error))
         assert type(back) is type(error) and str(back) == str(error) and "\n" not in str(back)
 
@@ -131,10 +131,10 @@ ONLINE_RETURNS = [
 @pytest.mark.parametrize("name, words", ONLINE_RETURNS)
 def test_online_index_that_returns_garbage_is_refused_by_engine_and_policy(name, words):
     method = OnlineMethod(f"{ONLINE}:{name}")
-    with pytest.raises(registry.UserMethodError, match=f"^methods: {ONLINE}:{name} ") as engine:
+    with pytest.raises(UserMethodError, match=f"^methods: {ONLINE}:{name} ") as engine:
         run_online(PROBLEM, method, 4, KEYS)
     assert words in str(engine.value)
-    with pytest.raises(registry.UserMethodError, match=f"^methods: {ONLINE}:{name} returned"):
+    with pytest.raises(UserMethodError, match=f"^methods: {ONLINE}:{name} returned"):
         reference_online(PROBLEM, method, 4, KEYS[0])
 
 
@@ -143,7 +143,7 @@ def test_live_policy_with_a_nan_index_stops_in_one_line_not_silently():
     policy = OnlinePolicy(OnlineMethod(f"{ONLINE}:nan"), 2, 40.0, [0.5, 1.0, 0.75], 0.5, 4)
     for _ in range(policy.n_init * 3):
         policy.tell(policy.ask(), [0.5, 0.5], 0.5)
-    with pytest.raises(registry.UserMethodError, match="returned nan"):
+    with pytest.raises(UserMethodError, match="returned nan"):
         policy.ask()
 
 
@@ -159,15 +159,15 @@ PSI_RETURNS = [
 @pytest.mark.parametrize("name, words", PSI_RETURNS)
 def test_schedule_that_returns_garbage_is_refused_by_engine_and_policy(name, words):
     method = PsiMethod(f"{PSI}:{name}")
-    with pytest.raises(registry.UserMethodError, match=f"^methods: {PSI}:{name} returned") as engine:
+    with pytest.raises(UserMethodError, match=f"^methods: {PSI}:{name} returned") as engine:
         run_psi(PROBLEM, method, 60, KEYS)
     assert words in str(engine.value)
-    with pytest.raises(registry.UserMethodError, match=f"^methods: {PSI}:{name} returned"):
+    with pytest.raises(UserMethodError, match=f"^methods: {PSI}:{name} returned"):
         reference_psi(PROBLEM, method, 60, KEYS[0])
 
 
 def test_schedule_that_raises_under_the_policy_is_one_line():
-    with pytest.raises(registry.UserMethodError, match="raised RuntimeError: no plan"):
+    with pytest.raises(UserMethodError, match="raised RuntimeError: no plan"):
         PsiPolicy(PsiMethod(f"{PSI}:raises_in_first_phase"), 2, [0.5, 1.0, 0.75], 100.0)
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cabench.online.methods import OnlineMethod
+from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.online.reference import reference_online
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
 from cabench.psi.reference import reference_psi
-from cabench.psi.schedules import PsiMethod
 from cabench.streams import stream_keys
 from cabench.synthetic import SyntheticSpec, synthetic_problem
 

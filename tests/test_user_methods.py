@@ -71,8 +71,7 @@ def test_user_schedule_and_index_decide_alike_in_engine_and_policy(examples):
 
     from cabench.data.arms import PRESETS
     from cabench.data.dataset import load_dataset
-    from cabench.online import run_online
-    from cabench.online.methods import OnlineMethod
+    from cabench.online import OnlineMethod, run_online
     from cabench.online.reference import reference_online
     from cabench.problem import replay_problem
     from cabench.psi import PsiMethod, run_psi

@@ -1,9 +1,10 @@
-"""The batched budgeted loop shared by the four online methods (SPEC §5).
+"""The batched budgeted loop shared by every online method (Algorithm 1, paper §4.1; SPEC §5).
 
 A whole batch of repetitions advances together: state arrays are
 ``[reps, arms]`` and only the pulled arm's statistics (and index) change per
-step. The loop owns initialisation, feasibility, charging, stopping and
-bookkeeping; methods differ only in their index (:mod:`cabench.online.methods`).
+step. The loop owns initialisation, the optimistic estimates, feasibility,
+charging, stopping and bookkeeping; a method only gives the index whose argmax
+is pulled (its entry's batched rule, :mod:`cabench.methods`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cabench.online.methods import OnlineMethod, index_function, optimistic
+from cabench.methods.configured import OnlineMethod
 from cabench.problem import Problem
 
 
@@ -37,6 +38,21 @@ def horizon_log_term(budget: float, lam: float, alpha: float) -> float:
     return alpha * math.log(math.ceil(budget / lam) + 1)
 
 
+def optimistic(n: np.ndarray, reward_sum: np.ndarray, cost_sum: np.ndarray, s_r: float, s_c: float,
+               log_term: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Upper confidence rewards and lower confidence costs, Algorithm 1 lines 5-6.
+
+    ``U^(d) = min(1, rbar^(d) + s_r sqrt(alpha log T_B / n))`` and
+    ``c_lcb = max(lambda / 2, cbar - s_c sqrt(alpha log T_B / n))`` with
+    ``log_term = alpha log T_B``. Shapes: ``n``, ``cost_sum`` ``[...]``;
+    ``reward_sum`` ``[..., D]``.
+    """
+    root = np.sqrt(log_term / n)
+    upper = np.minimum(1.0, reward_sum / n[..., None] + (s_r * root)[..., None])
+    lower_cost = np.maximum(lam / 2.0, cost_sum / n - s_c * root)
+    return upper, lower_cost
+
+
 def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndarray, *,
                trajectory_points: int = 0, window: int = 50, record_arms: bool = False) -> OnlineResult:
     """Run ``method`` at budget ``rho`` on every repetition of ``keys`` ``[reps, arms]``.
@@ -52,7 +68,7 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
     profile = problem.profile_cost / problem.c_max
     s_r, s_c = method.radius_scales
     log_term = horizon_log_term(budget, problem.lam, method.alpha)
-    index_of = index_function(method.name)
+    index_of = method.entry.index
     gap = problem.nu.max() - problem.nu
     hv = problem.hv
     best = int(np.argmax(problem.nu))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cabench.online.methods import OnlineMethod
+from cabench.methods.configured import OnlineMethod
 from cabench.policy import OnlinePolicy
 from cabench.problem import Problem
 
@@ -39,15 +39,15 @@ def reference_online(problem: Problem, method: OnlineMethod, rho: float, keys: n
     pulls = [0] * k
     arms: list[int] = []
     spend, regret, hv_total = 0.0, 0.0, 0.0
-    while (i := policy.ask()) is not None:
-        rewards, tokens = problem.sample(keys[i : i + 1], np.array([i]), np.array([pulls[i]]))
+    while (arm := policy.ask()) is not None:
+        rewards, tokens = problem.sample(keys[arm : arm + 1], np.array([arm]), np.array([pulls[arm]]))
         cost = round(min(float(tokens[0]) / c_max, 1.0) / _Q) * _Q  # c~ = min(tokens / c_max, 1), quantised
-        policy.tell(i, [float(r) for r in rewards[0]], cost)
-        pulls[i] += 1
+        policy.tell(arm, [float(r) for r in rewards[0]], cost)
+        pulls[arm] += 1
         spend += cost
-        regret += nu_star - nu[i]
-        hv_total += hv[i]
-        arms.append(i)
+        regret += nu_star - nu[arm]
+        hv_total += hv[arm]
+        arms.append(arm)
     return {
         "arms": arms,
         "pulls": len(arms),

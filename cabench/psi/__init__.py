@@ -1,6 +1,6 @@
 """Fixed-budget Pareto set identification (paper §3.2, §4.2; SPEC §6)."""
 
-from cabench.psi.engine import PsiResult, run_psi
-from cabench.psi.schedules import COST_MODES, PSI_METHODS, PsiMethod
+from cabench.methods.configured import PsiMethod
+from cabench.psi.engine import COST_MODES, PsiResult, run_psi
 
-__all__ = ["COST_MODES", "PSI_METHODS", "PsiMethod", "PsiResult", "run_psi"]
+__all__ = ["COST_MODES", "PsiMethod", "PsiResult", "run_psi"]

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from cabench.methods.configured import PsiMethod
 from cabench.policy import PsiPolicy
 from cabench.problem import Problem
-from cabench.psi.schedules import PsiMethod
 
 _Q = 2.0**-24  # rewards and costs are multiples of 2^-24 (docs/decisions.md, exact arithmetic)
 

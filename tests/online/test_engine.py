@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cabench.online import ONLINE_METHODS, OnlineMethod, run_online
+from cabench import registry
+from cabench.online import OnlineMethod, run_online
 from cabench.online.reference import reference_online
 from cabench.problem import replay_problem
 from cabench.streams import stream_keys
@@ -29,7 +30,7 @@ def _same_pulls(problem, method, rho, reps=3, seed=0):
         assert res.spend_tokens[r] == ref["spend_tokens"]
 
 
-@pytest.mark.parametrize("name", ONLINE_METHODS)
+@pytest.mark.parametrize("name", registry.names("online"))
 @pytest.mark.parametrize("dataset", ["gsm8k", "piqa"])
 def test_batched_equals_reference_on_logs(dataset, name):
     ds = shipped(dataset)
@@ -39,7 +40,7 @@ def test_batched_equals_reference_on_logs(dataset, name):
         _same_pulls(problem, OnlineMethod(name), rho)
 
 
-@pytest.mark.parametrize("name", ONLINE_METHODS)
+@pytest.mark.parametrize("name", registry.names("online"))
 @pytest.mark.parametrize("mode", ["experimental", "theory"])
 def test_batched_equals_reference_on_synthetic(name, mode):
     problem = synthetic_problem(SYNTH)
@@ -58,7 +59,7 @@ def test_batched_equals_reference_full_gsm8k_at_rho_4():
     costs=st.lists(st.floats(10, 200), min_size=5, max_size=5),
     spread=st.floats(0, 0.5),
     rho=st.floats(1, 30),
-    name=st.sampled_from(ONLINE_METHODS),
+    name=st.sampled_from(registry.names("online")),
 )
 def test_spend_exceeds_budget_by_less_than_one_pull(means, costs, spread, rho, name):
     spec = SyntheticSpec("h", tuple(means), tuple(costs[: len(means)]), cost_spread=spread)

@@ -1,0 +1,318 @@
+"""Elimination schedules: Algorithm 2's loop with a phase schedule (CoPSI, PSI-SR, CoPSI-R, yours).
+
+``K - 1`` phases: in phase r every active arm is brought up to the schedule's cumulative target
+``n_r`` (lines 6-10); then the arm with the largest empirical gap leaves, accepted when it is not
+empirically dominated (lines 11-21); the accepted arms and the last active one are returned (line 23).
+The methods differ only in ``n_r``:
+
+- CoPSI: ``floor(B~ / (L_{K,lambda} C_r))`` (line 7), ``C_r`` the active arms' cost;
+- PSI-SR: ``floor(B~ / (cbar~ L_{K,1} k_r))``, blind to cost (SPEC §6);
+- CoPSI-R: CoPSI's target plus a share of what the budget holds beyond every later CoPSI target
+  (:func:`recycled_target`, docs/methods.md);
+- yours: ``target(budget, l_k, spend, level, active_costs, k_active)`` per repetition, cost-aware
+  (``L_{K,lambda}``) and re-planned every phase (:func:`schedule`).
+
+Each entry holds its schedule twice, written separately: over arrays of repetitions for the batched
+loop (:class:`Phase`), and over one repetition's numbers for the ask/tell policy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from cabench.errors import CabenchError
+from cabench.methods.identification import (
+    Identification,
+    IdentificationEntry,
+    PhasePlan,
+    Pulls,
+    Samples,
+    empirical_gaps,
+    too_small,
+)
+from cabench.methods.spec import Spec, Style, register, user_style
+from cabench.methods.user import UserMethod, checked
+from cabench.pareto import TIE_ATOL, TIE_RTOL, classification_gaps, harmonic_l, removal_choice
+from cabench.problem import Problem
+
+
+@dataclass(frozen=True)
+class Phase:
+    """What a batched schedule sees when a phase starts (normalised units)."""
+
+    budget: float  # B~
+    l_k: float  # L_{K,lambda}, or L_{K,1} for a cost-blind schedule
+    mean_cost: float  # cbar~ over all K arms
+    spend: np.ndarray  # [reps] spend so far
+    level: np.ndarray  # [reps] the active arms' largest sample count
+    active_costs: np.ndarray  # [reps, k_r]
+    active_cost: np.ndarray  # [reps] C_r, exact (quantised costs)
+    k_active: int
+
+
+BatchedTarget = Callable[[Phase], np.ndarray]
+#: Per-pull schedule: (B~, L, cbar~, spend, level, the active arms' costs) -> n_r.
+TargetOfOne = Callable[[float, float, float, float, int, list[float]], int]
+
+
+@dataclass(frozen=True)
+class Elimination(IdentificationEntry):
+    """An elimination method.
+
+    ``target`` and ``target_of_one`` are its batched and per-pull schedules. ``first_phase_cost``
+    ``(L, cbar~, costs) -> spend`` is what its first phase needs to give every arm one sample (None:
+    ask the schedule). ``floor`` is a schedule this one never falls below (CoPSI for CoPSI-R): its
+    first phase decides whether a budget is workable.
+    """
+
+    cost_aware: bool
+    target: BatchedTarget
+    target_of_one: TargetOfOne
+    first_phase_cost: Callable[[float, float, np.ndarray], float] | None = None
+    floor: Elimination | None = None
+
+    def l_k(self, costs: np.ndarray) -> float:
+        """``L_{K,lambda}`` with ``lambda = min_i c~_i``, or ``L_{K,1}`` for a cost-blind schedule."""
+        return harmonic_l(len(costs), float(costs.min()) if self.cost_aware else 1.0)
+
+    def skip(self, problem: Problem, rho: float) -> str | None:
+        budget, costs = problem.psi_budget(rho), problem.psi_profile_cost()
+        basis = self.floor or self
+        l_k, mean_cost = basis.l_k(costs), float(np.mean(costs))
+        if basis.first_phase_cost is not None:
+            return too_small(rho, self.spec.display, budget, costs, basis.first_phase_cost(l_k, mean_cost, costs))
+        k = len(costs)
+        first = basis.target(Phase(budget, l_k, mean_cost, np.zeros(1), np.zeros(1, dtype=np.int64), costs[None, :],
+                                   np.array([costs.sum()]), k))
+        if int(first[0]) >= 1:
+            return None
+        return f"rho {rho:g} is too small for {self.spec.display} on {k} arms: its first phase gives an arm no sample"
+
+    def identify(self, samples: Samples) -> Identification:
+        reps, k = samples.n.shape
+        costs, budget = samples.costs, samples.budget
+        l_k, mean_cost = self.l_k(costs), float(np.mean(costs))
+        rows = np.arange(reps)[:, None]
+        active = np.ones((reps, k), dtype=bool)
+        accepted = np.zeros((reps, k), dtype=bool)
+        removed = np.zeros((reps, k - 1), dtype=np.int64)
+        accepted_log = np.zeros((reps, k - 1), dtype=bool)
+        for phase in range(k - 1):
+            k_r = k - phase
+            arms = np.nonzero(active)[1].reshape(reps, k_r)
+            level = samples.n[rows, arms].max(axis=1)
+            active_cost = np.where(active, costs, 0.0).sum(axis=1)  # C_r, exact
+            target = self.target(Phase(budget, l_k, mean_cost, samples.spend, level, costs[arms], active_cost, k_r))
+            samples.bring_up(target, active)  # lines 7-10
+            mu_hat = samples.means(rows, arms)  # line 11
+            _, _, gamma, dominated = classification_gaps(mu_hat)  # lines 13-14, eq. (1)
+            pos = removal_choice(gamma, dominated)  # line 15
+            out = arms[np.arange(reps), pos]
+            keep = ~dominated[np.arange(reps), pos]  # lines 16-20
+            accepted[np.arange(reps), out] = keep
+            active[np.arange(reps), out] = False  # line 21
+            removed[:, phase], accepted_log[:, phase] = out, keep
+        return Identification(accepted | active, removed, accepted_log)  # line 23
+
+    def per_pull(self, policy: Pulls, rho: float | None) -> PhasePlan:
+        return _Eliminating(self, policy, rho)
+
+
+class _Eliminating(PhasePlan):
+    """Algorithm 2 pull by pull: each phase's pulls queued ahead, then one elimination."""
+
+    def __init__(self, method: Elimination, policy: Pulls, rho: float | None) -> None:
+        super().__init__(policy)
+        costs = policy.costs
+        lam = min(costs) if method.cost_aware else 1.0  # cost-blind (PSI-SR): L_{K,1}
+        self.l_k = 1.0 + sum(1.0 / (1.0 + (ell - 1) * lam) for ell in range(2, policy.k + 1))  # L_{K,lambda}
+        self.cbar = sum(costs) / policy.k
+        self.schedule = method.target_of_one
+        self.phase = 0
+        if self._target((method.floor or method).target_of_one) < 1:
+            raise CabenchError(f"rho {rho if rho is not None else policy.budget:g}: the first phase of "
+                               f"{method.spec.display} cannot give every arm one sample")
+        self.bring_up(self._target(self.schedule))
+
+    def _target(self, schedule: TargetOfOne) -> int:
+        p = self.policy
+        return schedule(p.budget, self.l_k, self.cbar, p.spend, max(p.n[i] for i in p.active),
+                        [p.costs[i] for i in p.active])
+
+    def advance(self) -> None:
+        p = self.policy
+        if self.phase < p.k - 1:  # line 5: K - 1 phases
+            self._eliminate()
+            self.phase += 1
+        if self.phase < p.k - 1:
+            self.bring_up(self._target(self.schedule))  # lines 6-7: C_r = sum of the active arms' costs
+        else:
+            p.returned = sorted(p.accepted | set(p.active))  # line 23
+
+    def _eliminate(self) -> None:
+        """Lines 11-21: remove the arm with the largest empirical gap, accepting it if not dominated."""
+        p = self.policy
+        p.phases.append((tuple(p.active), min(p.n[i] for i in p.active)))
+        gamma, dominated = empirical_gaps({i: p.mean(i) for i in p.active})
+        top = max(gamma.values())  # line 15, ties: dominated first, then lowest index
+        tied = [i for i in p.active if abs(gamma[i] - top) <= TIE_ATOL + TIE_RTOL * abs(top)]
+        p.leave(([i for i in tied if dominated[i]] or tied)[0], dominated)
+
+
+# --- CoPSI and PSI-SR (the paper's) -----------------------------------------------------------------------
+
+
+def _copsi(phase: Phase) -> np.ndarray:
+    return np.floor(phase.budget / (phase.l_k * phase.active_cost)).astype(np.int64)  # line 7
+
+
+def _copsi_of_one(budget: float, l_k: float, cbar: float, spend: float, level: int, costs: list[float]) -> int:
+    return math.floor(budget / (l_k * sum(costs)))  # line 7
+
+
+def _copsi_first(l_k: float, mean_cost: float, costs: np.ndarray) -> float:
+    return l_k * float(costs.sum())
+
+
+def _psi_sr(phase: Phase) -> np.ndarray:
+    value = math.floor(phase.budget / (phase.mean_cost * phase.l_k * phase.k_active))
+    return np.full(np.shape(phase.active_cost), value, dtype=np.int64)
+
+
+def _psi_sr_of_one(budget: float, l_k: float, cbar: float, spend: float, level: int, costs: list[float]) -> int:
+    return math.floor(budget / (cbar * l_k * len(costs)))
+
+
+def _psi_sr_first(l_k: float, mean_cost: float, costs: np.ndarray) -> float:
+    return mean_cost * l_k * len(costs)
+
+
+COPSI = Elimination(Spec("copsi", "psi", "paper", proposed=True, comparison_rank=1), None, cost_aware=True,
+                    target=_copsi, target_of_one=_copsi_of_one, first_phase_cost=_copsi_first)
+register(COPSI)
+register(Elimination(Spec("psi-sr", "psi", "paper"), None, cost_aware=False, target=_psi_sr,
+                     target_of_one=_psi_sr_of_one, first_phase_cost=_psi_sr_first))
+
+
+# --- CoPSI-R (cabench's own) --------------------------------------------------------------------------------
+
+
+def phase_share(k_active: int) -> float:
+    """The share of the spare budget a phase with ``k_active`` arms spends now: a successive-rejects
+    profile over the phases left (this one weighs 1, a later one with m arms 1 / (m + 1))."""
+    weight = 1.0
+    for j in range(3, k_active + 1):
+        weight = weight + 1.0 / j
+    return 1.0 / weight
+
+
+def recycled_target(budget: float, l_k: float, spend: np.ndarray, level: np.ndarray, active_costs: np.ndarray,
+                    k_active: int) -> np.ndarray:
+    """CoPSI-R's cumulative target of a phase (docs/methods.md), per repetition.
+
+    ``base = max(floor(B / (L_{K,lambda} C_r)), level)`` is CoPSI's target: never fewer samples. Every
+    later phase's CoPSI target costs at most ``R = (B / L) U - min(base, B / (L C_r)) (C_r - c_max)``
+    whatever the removal order, with ``U = sum_{m=2}^{k_r - 1} t_m + t_2``, ``t_m = c_max / (c_max +
+    s_{m-1})`` and ``s_j`` the sum of the ``j`` cheapest active costs. What the budget holds beyond
+    ``base`` and ``R`` is spent on a successive-rejects profile: this phase takes
+    :func:`phase_share` of it, the last phase all of it. ``active_costs`` is ``[reps, k_r]``, ``spend``
+    and ``level`` (the active arms' common sample count) are ``[reps]``.
+    """
+    ordered = np.sort(active_costs, axis=1)
+    total = ordered.sum(axis=1)  # C_r (exact: quantised costs)
+    top = ordered[:, -1]
+    cheapest = np.cumsum(ordered, axis=1)  # s_j = cheapest[:, j - 1]
+    base = np.maximum(np.floor(budget / (l_k * total)).astype(np.int64), level)
+    if k_active > 2:
+        bound = top / (top + cheapest[:, 0])  # t_2, the last arm's share
+        for m in range(2, k_active):  # one addition per term, in order (the per-pull reference's order)
+            bound = bound + top / (top + cheapest[:, m - 2])
+        reserve = budget / l_k * bound - np.minimum(base, budget / (l_k * total)) * (total - top)
+    else:
+        reserve = np.zeros_like(total)
+    room = budget - spend - (base - level) * total - reserve
+    extra = np.floor(np.maximum(room, 0.0) * phase_share(k_active) / total).astype(np.int64)
+    return base + extra
+
+
+def _recycled(phase: Phase) -> np.ndarray:
+    return recycled_target(phase.budget, phase.l_k, phase.spend, phase.level, phase.active_costs, phase.k_active)
+
+
+def _recycled_of_one(budget: float, l_k: float, cbar: float, spend: float, level: int, costs: list[float]) -> int:
+    """CoPSI-R pull by pull: CoPSI's target, plus a successive-rejects share of what the budget holds beyond
+    it and beyond a reserve that covers every later CoPSI target, whatever the order."""
+    ordered = sorted(costs)
+    k_r = len(ordered)
+    total = 0.0
+    sums = []
+    for c in ordered:
+        total += c  # C_r (exact: quantised costs); sums[j - 1] = s_j, the j cheapest
+        sums.append(total)
+    top = ordered[-1]
+    base = max(math.floor(budget / (l_k * total)), level)
+    reserve = 0.0
+    if k_r > 2:
+        bound = top / (top + sums[0])  # t_2, the last arm's share
+        for m in range(2, k_r):  # U = sum_{m=2}^{k_r - 1} c_max / (c_max + s_{m-1}) + t_2
+            bound = bound + top / (top + sums[m - 2])
+        reserve = budget / l_k * bound - min(base, budget / (l_k * total)) * (total - top)
+    weight = 1.0
+    for j in range(3, k_r + 1):  # this phase weighs 1, a later one with m arms 1 / (m + 1)
+        weight = weight + 1.0 / j
+    room = budget - spend - (base - level) * total - reserve
+    return base + math.floor(max(room, 0.0) * (1.0 / weight) / total)
+
+
+register(Elimination(Spec("copsi-r", "psi", "beyond", comparison_rank=2), None, cost_aware=True, target=_recycled,
+                     target_of_one=_recycled_of_one, floor=COPSI))
+
+
+# --- yours --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Batched:
+    """A schedule of your own over a batch of repetitions, called with the documented arguments."""
+
+    function: UserMethod
+
+    def __call__(self, phase: Phase) -> np.ndarray:
+        return np.asarray(self.function(phase.budget, phase.l_k, phase.spend, phase.level, phase.active_costs,
+                                        phase.k_active), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _OfOne:
+    """A schedule of your own pull by pull: it works on arrays of repetitions, here one."""
+
+    function: UserMethod
+
+    def __call__(self, budget: float, l_k: float, cbar: float, spend: float, level: int, costs: list[float]) -> int:
+        return int(self.function(budget, l_k, np.array([spend]), np.array([level]), np.array([costs]), len(costs))[0])
+
+
+def schedule_entry(name: str, function: Callable[..., np.ndarray], *, shown: Style | None = None,
+                   source: str | None = None) -> Elimination:
+    """The identification method ``name`` that eliminates on the schedule ``function(budget, l_k, spend,
+    level, active_costs, k_active)``, checked now (its signature) and on every call."""
+    user = checked(name, "psi", function)
+    return Elimination(Spec(name, "psi", "user", shown=shown), source, cost_aware=True, target=_Batched(user),
+                       target_of_one=_OfOne(user))
+
+
+def schedule(name: str, *, display: str | None = None, color: str | None = None, marker: str | None = None
+             ) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
+    """Register ``target(budget, l_k, spend, level, active_costs, k_active)`` as the identification method
+    ``name`` (a decorator; the function is returned unchanged)."""
+
+    def decorate(function: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        register(schedule_entry(name, function, shown=user_style(name, display, color, marker),
+                                source=function.__module__))
+        return function
+
+    return decorate

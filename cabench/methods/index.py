@@ -1,0 +1,125 @@
+"""Index methods: pull the feasible arm of largest index (Algorithm 1 line 7 and two baselines).
+
+CoHV-UCB, HV-UCB and Accuracy-Cost-UCB read the optimistic rewards ``U`` and the cost lower bound
+``c_lcb`` of Algorithm 1 (lines 5-6). Each entry holds its index twice, written separately: over
+``[..., K]`` arrays for the batched engine, and over one arm's numbers for the ask/tell policy. An
+index function of your own registers through the same constructor — :func:`index_method` as a
+decorator, or ``module:object`` in a config (:func:`index_entry`) — and the policy calls it on arrays
+of one repetition.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from cabench.methods.online import PARAMETERS, OnlineEntry, Pulls
+from cabench.methods.spec import Spec, Style, register, user_style
+from cabench.methods.user import checked
+
+IndexFunction = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+IndexOfOne = Callable[[int, list[float], float], float]
+
+
+@dataclass(frozen=True)
+class IndexMethod(OnlineEntry):
+    """An online method that pulls the argmax of an index. ``of_one`` is its per-pull index of one arm
+    (``n``, ``U`` as a list, ``c_lcb``); without it the policy calls the batched ``of_arrays`` on arrays
+    of one repetition."""
+
+    of_arrays: IndexFunction
+    of_one: IndexOfOne | None = None
+
+    def index(self, n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:
+        return self.of_arrays(n, upper, lower_cost)
+
+    def choose(self, policy: Pulls, candidates: list[int]) -> int:
+        choice, best = -1, -math.inf
+        for i in candidates:  # lines 4-9: argmax of the index, ties to the lowest arm
+            upper, lower_cost = policy.optimistic(i)
+            if self.of_one is not None:
+                value = self.of_one(policy.n[i], upper, lower_cost)
+            else:
+                value = float(self.of_arrays(np.array([policy.n[i]]), np.array([upper]), np.array([lower_cost]))[0])
+            if value > best:
+                choice, best = i, value
+        return choice
+
+
+def index_entry(name: str, function: IndexFunction, *, shown: Style | None = None, origin: str = "user",
+                of_one: IndexOfOne | None = None, proposed: bool = False, comparison_rank: int = 0,
+                source: str | None = None) -> IndexMethod:
+    """The online method ``name`` that pulls the argmax of ``function(n, upper, lower_cost)``.
+
+    A function of your own (``origin="user"``) is checked now (its signature) and on every call
+    (:class:`cabench.methods.user.UserMethod`); ``source`` names its module.
+    """
+    if origin == "user":
+        function = checked(name, "online", function)
+    spec = Spec(name, "online", origin, PARAMETERS, proposed, comparison_rank, shown)
+    return IndexMethod(spec, source, function, of_one)
+
+
+def index_method(name: str, *, display: str | None = None, color: str | None = None, marker: str | None = None,
+                 origin: str = "user", of_one: IndexOfOne | None = None, proposed: bool = False,
+                 comparison_rank: int = 0) -> Callable[[IndexFunction], IndexFunction]:
+    """Register ``index(n, upper, lower_cost)`` as the online method ``name`` (a decorator; the function is
+    returned unchanged). ``display``, ``color`` and ``marker`` set how figures show a method of your own
+    (a built-in's style is in :mod:`cabench.methods.styles`)."""
+
+    def decorate(function: IndexFunction) -> IndexFunction:
+        user = origin == "user"
+        register(index_entry(name, function, shown=user_style(name, display, color, marker) if user else None,
+                             origin=origin, of_one=of_one, proposed=proposed, comparison_rank=comparison_rank,
+                             source=function.__module__ if user else None))
+        return function
+
+    return decorate
+
+
+def hypervolume(upper: np.ndarray) -> np.ndarray:
+    """Single-point hypervolume ``HV(U) = prod_d U^(d)`` (reference point 0), left to right."""
+    out = upper[..., 0]
+    for d in range(1, upper.shape[-1]):
+        out = out * upper[..., d]
+    return out
+
+
+def _volume_of_one(upper: list[float]) -> float:
+    volume = upper[0]
+    for x in upper[1:]:
+        volume = volume * x
+    return volume
+
+
+def _cohv_of_one(n: int, upper: list[float], lower_cost: float) -> float:
+    return _volume_of_one(upper) / lower_cost  # line 7
+
+
+def _hv_of_one(n: int, upper: list[float], lower_cost: float) -> float:
+    return _volume_of_one(upper)
+
+
+def _acc_cost_of_one(n: int, upper: list[float], lower_cost: float) -> float:
+    return upper[0] / lower_cost
+
+
+@index_method("cohv-ucb", origin="paper", of_one=_cohv_of_one, proposed=True, comparison_rank=1)
+def cohv_ucb(n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:
+    """CoHV-UCB: the optimistic hypervolume per unit of the cost's lower bound, ``HV(U) / c_lcb``."""
+    return hypervolume(upper) / lower_cost  # Algorithm 1 line 7
+
+
+@index_method("hv-ucb", origin="paper", of_one=_hv_of_one)
+def hv_ucb(n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:
+    """HV-UCB: the optimistic hypervolume alone, blind to cost."""
+    return hypervolume(upper)
+
+
+@index_method("acc-cost-ucb", origin="paper", of_one=_acc_cost_of_one)
+def acc_cost_ucb(n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:
+    """Accuracy-Cost-UCB: the optimistic accuracy (first objective) per unit of cost lower bound."""
+    return upper[..., 0] / lower_cost

@@ -1,0 +1,60 @@
+"""What every online method shares: Algorithm 1's loop and its parameters (paper §4.1; SPEC §5).
+
+Every online method runs the same budgeted loop — initial rounds, feasibility, charging, stopping —
+and only chooses the next arm among the feasible ones: batched, by the argmax of
+:meth:`OnlineEntry.index` over ``[..., K]`` arrays (ties to the lowest arm); pull by pull, for the
+ask/tell policy, by :meth:`OnlineEntry.choose`.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from cabench.methods.spec import Method, Parameter
+from cabench.problem import Problem
+
+#: Algorithm 1's parameters (SPEC §5, Appendix A); ``mode="theory"`` is Algorithm 1 exactly
+#: (``s_r = s_c = 1``, one initial round), ``"experimental"`` uses ``s_r``, ``s_c`` and ``eta``.
+PARAMETERS = (
+    Parameter("s_r", 0.01, positive=True, maximum=1e6, tunable=True, doc="scale of the reward radius"),
+    Parameter("s_c", 0.01, positive=True, maximum=1e6, tunable=True, doc="scale of the cost radius"),
+    Parameter("eta", 0.05, positive=True, maximum=1e6, tunable=True,
+              doc="initial rounds n_init = max(1, floor(eta * rho))"),
+    Parameter("alpha", 2.0, minimum=2, maximum=1e6, doc="exploration constant of T_B, at least 2 (Theorem 1)"),
+    Parameter("mode", "experimental", choices=("experimental", "theory"), doc="theory: Algorithm 1 exactly"),
+)
+
+
+class Pulls(Protocol):
+    """What an online per-pull rule reads of its policy: pulls so far, the arm it chose last (None
+    before its first choice) and each arm's optimistic estimates (Algorithm 1 lines 5-6)."""
+
+    k: int
+    n: list[int]
+    last: int | None
+
+    def optimistic(self, i: int) -> tuple[list[float], float]: ...
+
+
+@dataclass(frozen=True)
+class OnlineEntry(Method):
+    """An online method: how it chooses the next arm, batched and pull by pull."""
+
+    def skip(self, problem: Problem, rho: float) -> str | None:
+        """``rho < 1`` cannot pay one initial pull of every arm (``B = rho K cbar``)."""
+        if rho >= 1:
+            return None
+        return f"rho {rho:g} cannot pay one initial pull of every arm; the smallest workable rho is 1"
+
+    @abstractmethod
+    def index(self, n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:
+        """Batched rule: the index of arms with ``n`` pulls, optimistic rewards ``upper`` ``[..., D]`` and
+        cost lower bounds ``lower_cost``; the loop pulls its argmax over the feasible arms."""
+
+    @abstractmethod
+    def choose(self, policy: Pulls, candidates: list[int]) -> int:
+        """Per-pull rule: the arm to pull among ``candidates`` (the feasible arms, ascending)."""

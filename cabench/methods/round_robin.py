@@ -1,0 +1,30 @@
+"""Round robin: online Uniform pulls the feasible arms in turn (the paper's baseline; SPEC §5).
+
+Batched, its index ``-n_i`` makes the loop's argmax (ties to the lowest arm) a round robin over the
+feasible arms; pull by pull, it takes the first feasible arm after the one it chose last. Its order
+ignores every parameter, so none is tunable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from cabench.methods.online import PARAMETERS, OnlineEntry, Pulls
+from cabench.methods.spec import Spec, register
+
+
+@dataclass(frozen=True)
+class RoundRobin(OnlineEntry):
+    """Pull every feasible arm in turn."""
+
+    def index(self, n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:
+        return -n.astype(np.float64)
+
+    def choose(self, policy: Pulls, candidates: list[int]) -> int:
+        start = 0 if policy.last is None else (policy.last + 1) % policy.k
+        return next((i for i in candidates if i >= start), candidates[0])
+
+
+register(RoundRobin(Spec("uniform", "online", "paper", tuple(replace(p, tunable=False) for p in PARAMETERS)), None))

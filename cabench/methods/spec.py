@@ -1,0 +1,170 @@
+"""What every method declares, and the table that holds the registered ones.
+
+A method is one object (:class:`Method`): its :class:`Spec` — name, setting, origin, parameters with
+their defaults and allowed values, how figures show it (:class:`Style`, from the display-only
+:mod:`cabench.methods.styles` for the built-in methods: a colour is not a result) —
+the reason a budget is too small for it (``skip``), and its two rules, batched for the engines and
+per pull for the ask/tell policies, which each rule family defines. Built-in and your own methods
+enter the table alike, through their family's constructor (:func:`register`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import math
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from cabench.errors import CabenchError
+from cabench.methods.styles import BUILT_IN, USER
+from cabench.problem import Problem
+
+SETTINGS = ("online", "psi")
+ORIGINS = ("paper", "beyond", "user")  # the paper's methods, cabench's own, yours: the order of every listing
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+@dataclass(frozen=True)
+class Style:
+    """How figures and reports show a method."""
+
+    display: str
+    color: str
+    marker: str
+
+
+def user_style(name: str, display: str | None = None, color: str | None = None, marker: str | None = None) -> Style:
+    """A method of your own: its ``display`` (else its name), its colour and marker (else one of
+    :data:`cabench.methods.styles.USER`, chosen by its name)."""
+    chosen = USER[int(hashlib.sha256(name.encode()).hexdigest(), 16) % len(USER)]
+    return Style(display or name, color or chosen[0], marker or chosen[1])
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A method parameter: its default and the values it may take.
+
+    A number is ``positive`` (above 0) and within ``[minimum, maximum]``; a text is one of ``choices``.
+    ``tunable`` parameters change the method's decisions and are what profiling-only tuning varies.
+    """
+
+    name: str
+    default: float | str
+    positive: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    tunable: bool = False
+    doc: str = ""
+
+    def check(self, value: Any, where: str) -> None:
+        """A one-line :class:`CabenchError` naming ``where`` when the parameter cannot take ``value``."""
+        if self.choices:
+            if value not in self.choices:
+                raise CabenchError(f"{where}: {value!r} is not {' or '.join(map(repr, self.choices))}")
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise CabenchError(f"{where}: expected a finite number, got {value!r}")
+        if self.positive and not value > 0:
+            raise CabenchError(f"{where}: must be positive, got {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise CabenchError(f"{where}: must be at least {self.minimum:g}, got {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise CabenchError(f"{where}: must be at most {self.maximum:g}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a method is, apart from what it does.
+
+    ``proposed``: the paper's own method of its setting (CoHV-UCB, CoPSI), the one Appendix A tunes
+    and ``cabench live`` runs unless told otherwise. ``comparison_rank``: the report compares the
+    other methods of an experiment with the listed one of highest rank (0: never the reference).
+    ``shown``: how a method of your own asks to be shown (None: by the built-in style of its name, or
+    a user style).
+    """
+
+    name: str
+    setting: str
+    origin: str
+    parameters: tuple[Parameter, ...] = ()
+    proposed: bool = False
+    comparison_rank: int = 0
+    shown: Style | None = None
+
+    def __post_init__(self) -> None:
+        if self.setting not in SETTINGS or self.origin not in ORIGINS:
+            raise ValueError(f"{self.name}: setting {self.setting!r} or origin {self.origin!r}")
+
+    @property
+    def style(self) -> Style:
+        if self.shown is not None:
+            return self.shown
+        built_in = BUILT_IN.get(self.name)
+        return Style(*built_in) if built_in is not None else user_style(self.name)
+
+    @property
+    def display(self) -> str:
+        return self.style.display
+
+    @property
+    def tunable(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parameters if p.tunable)
+
+
+@dataclass(frozen=True)
+class Method(ABC):
+    """A registered method. ``source`` names the module of a method of your own, whose source is part of
+    the key of every cached cell that ran it (a built-in's code is in every key already)."""
+
+    spec: Spec
+    source: str | None
+
+    @abstractmethod
+    def skip(self, problem: Problem, rho: float) -> str | None:
+        """Why budget ``rho`` is too small for this method on ``problem`` (one line), or None."""
+
+    def source_digest(self) -> str | None:
+        """SHA-256 of the source of a method of your own; None for a built-in."""
+        return None if self.source is None else source_digest(self.source)
+
+
+def source_digest(module_name: str) -> str:
+    """SHA-256 of a module's source (its ``repr`` when the source cannot be read)."""
+    module = importlib.import_module(module_name)
+    try:
+        text = inspect.getsource(module)
+    except (OSError, TypeError):
+        text = repr(module)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_TABLE: dict[tuple[str, str], Method] = {}
+
+
+def register(method: Method) -> None:
+    """Enter ``method`` in the table of its setting. Its name is new there, or it comes again from the
+    same module (a module imported twice)."""
+    name, setting = method.spec.name, method.spec.setting
+    if not _NAME.fullmatch(name):
+        raise CabenchError(f"methods: cannot register {name!r}: a method's name is letters, digits, '-', '_', '.' "
+                           "and '+' (a name with ':' is a module:object)")
+    old = _TABLE.get((setting, name))
+    if old is not None and (old.source is None or old.source != method.source):
+        raise CabenchError(f"methods: '{name}' is already the {setting} method {old.spec.display}; "
+                           "give yours another name")
+    _TABLE[(setting, name)] = method
+
+
+def find(name: str, setting: str) -> Method | None:
+    return _TABLE.get((setting, name))
+
+
+def registered(setting: str) -> list[Method]:
+    """The methods of ``setting``: the paper's, then cabench's own, then yours, each in registration order."""
+    methods = [m for (s, _), m in _TABLE.items() if s == setting]
+    return sorted(methods, key=lambda m: ORIGINS.index(m.spec.origin))

@@ -1,0 +1,127 @@
+"""Methods of your own, checked at their boundary.
+
+A config names one as ``module:object`` (on your Python path), or your code registers it with its
+family's decorator (:func:`cabench.methods.index.index_method`,
+:func:`cabench.methods.elimination.schedule`). Either way its function is wrapped in a
+:class:`UserMethod`, which the batched engines and the per-pull policies both call: its signature
+is checked when it is registered or the config is read, and on every call what it raises and what it
+returns (shape, numbers, finiteness). Each problem is one :class:`UserMethodError` line naming it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cabench.errors import CabenchError
+
+
+class UserMethodError(CabenchError):
+    """A method of your own does not fit its setting, failed, or returned what the method's loop cannot
+    use. One line naming it; under ``cabench live`` it ends the run."""
+
+
+#: How each setting calls a method of your own: what it is, its parameters (passed positionally), what it returns.
+CALLS = {
+    "online": ("online index function", ("n", "upper", "lower_cost"), "index"),
+    "psi": ("identification schedule", ("budget", "l_k", "spend", "level", "active_costs", "k_active"), "target"),
+}
+_INT64_LIMIT = 2.0**63
+
+
+def load_user(name: str) -> Callable[..., Any]:
+    """The object ``module:object`` names; a one-line error when it cannot be imported."""
+    module_name, _, attr = name.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any failure of user code at import (SystemExit too) is one line
+        raise CabenchError(f"methods: cannot import '{module_name}' for '{name}' ({type(exc).__name__}: {exc}); "
+                           "put the module on your Python path (PYTHONPATH)") from None
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise CabenchError(f"methods: '{module_name}' has no '{attr}' (for '{name}')")
+    if not callable(obj):
+        raise CabenchError(f"methods: '{name}' is not callable; give an index function or a schedule")
+    return obj
+
+
+@dataclass(frozen=True)
+class UserMethod:
+    """A function of your own checked at its boundary, called like the function itself.
+
+    Built by :func:`checked`. Each call gets copies of the array arguments (the method cannot change
+    the loop's state), turns anything the method raises (``SystemExit`` too; not
+    ``KeyboardInterrupt``) into a :class:`UserMethodError`, and checks the result: numbers of exactly
+    the shape of ``n`` (online) or ``spend`` (identification); an index may be ``+inf`` (pull first;
+    ties go to the lowest arm) but not NaN or ``-inf`` (the loop masks infeasible arms with
+    ``-inf``); a target is a finite number of samples within the int64 range.
+    """
+
+    name: str
+    setting: str
+    function: Callable[..., Any]
+
+    def __call__(self, *args: Any) -> np.ndarray:
+        args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)
+        try:
+            raw = self.function(*args)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - whatever user code raises (SystemExit too) is one line
+            text = " ".join(str(exc).split())[:200]
+            raise UserMethodError(f"methods: {self.name} raised {type(exc).__name__}: {text}; fix the method or "
+                                  "remove it from methods") from None
+        return self._checked(raw, np.shape(args[0] if self.setting == "online" else args[2]))
+
+    def _checked(self, raw: Any, shape: tuple[int, ...]) -> np.ndarray:
+        kind, _, result = CALLS[self.setting]
+        per = "element of n" if self.setting == "online" else "repetition (element of spend)"
+        where = f"methods: {self.name} returned"
+        try:
+            values = np.asarray(raw)
+        except (TypeError, ValueError):  # ragged nesting
+            values = np.asarray(None)
+        if values.dtype.kind not in "iuf":
+            raise UserMethodError(f"{where} {type(raw).__name__} (dtype {values.dtype}), not numbers; an {kind} "
+                                  f"returns one {result} per {per}, shape {shape}")
+        if values.shape != shape:
+            raise UserMethodError(f"{where} shape {values.shape} for arguments of shape {shape}; an {kind} returns "
+                                  f"one {result} per {per}")
+        if self.setting == "online":
+            bad = np.isnan(values) | (values == -np.inf)
+            rule = "an index is a number or +inf, never NaN or -inf"
+        else:
+            bad = ~(np.abs(values.astype(np.float64)) < _INT64_LIMIT)
+            rule = "a target is a finite number of samples below 2^63"
+        if bad.any():
+            first = int(np.flatnonzero(bad.reshape(-1))[0])
+            raise UserMethodError(f"{where} {values.reshape(-1)[first]} ({int(bad.sum())} of {values.size} values); "
+                                  f"{rule}")
+        return values
+
+
+def checked(name: str, setting: str, function: Callable[..., Any]) -> UserMethod:
+    """``function`` as the checked method ``name`` of ``setting``; a one-line error naming it when its
+    signature cannot take the setting's arguments (see :data:`CALLS`)."""
+    kind, parameters, result = CALLS[setting]
+    call = f"{result}({', '.join(parameters)})"
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        raise UserMethodError(f"methods: '{name}' has no signature Python can read; give a function {call}, an "
+                              f"{kind}") from None
+    try:
+        signature.bind(*parameters)
+    except TypeError:
+        raise UserMethodError(f"methods: '{name}' takes {signature}, but an {kind} is called as {call}; "
+                              "any further parameter needs a default") from None
+    return UserMethod(name, setting, function)

@@ -1,0 +1,83 @@
+"""Methods registered through the decorators, from a module of their own (tests/methods_extra/rules.py):
+once that module is imported they are methods like the built-in ones — configs name them, the batched
+engines run them (in joblib's process workers too), the ask/tell policies run them, and both decide alike."""
+
+from __future__ import annotations
+
+import joblib
+import numpy as np
+import pytest
+
+from cabench import registry
+from cabench.config import parse_config
+from cabench.errors import CabenchError
+from cabench.methods.index import index_method
+from cabench.methods.spec import source_digest
+from cabench.online import OnlineMethod, run_online
+from cabench.online.reference import reference_online
+from cabench.psi import PsiMethod, run_psi
+from cabench.psi.reference import reference_psi
+from cabench.streams import stream_keys
+from cabench.synthetic import SyntheticSpec, synthetic_problem
+from tests.methods_extra import rules
+
+SPEC = SyntheticSpec("registered", means=((0.9, 0.2), (0.6, 0.6), (0.2, 0.9), (0.5, 0.45), (0.15, 0.8)),
+                     costs=(1.0, 2.0, 1.5, 0.8, 1.2), noise="gaussian", sigma=0.5, cost_spread=0.3)
+PROBLEM = synthetic_problem(SPEC)
+KEYS = stream_keys(7, np.arange(4), PROBLEM.arm_ids)
+
+
+def test_registered_like_a_built_in():
+    assert registry.names("online")[-1] == "sqrt-cost-ucb" and registry.names("psi")[-1] == "half-left"
+    spec = registry.spec("sqrt-cost-ucb")
+    assert (spec.display, spec.origin, spec.tunable) == ("sqrt-cost HV-UCB", "user", ("s_r", "s_c", "eta"))
+    assert registry.style("sqrt-cost-ucb") == ("#444444", "8")
+    assert registry.display("half-left") == "Half of what is left"
+    cfg = parse_config({"dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4]], "costs": [1, 2]}},
+                        "setting": "online", "rho": [4], "methods": [{"name": "sqrt-cost-ucb", "s_r": 0.1}]}, "c.yaml")
+    assert cfg.methods[0] == OnlineMethod("sqrt-cost-ucb", s_r=0.1)
+    # editing the module recomputes every cached cell that ran it
+    assert OnlineMethod("sqrt-cost-ucb").entry.source_digest() == source_digest(rules.__name__)
+    assert OnlineMethod("cohv-ucb").entry.source_digest() is None  # a built-in's code is in every key
+
+
+@pytest.mark.parametrize("rho", [3, 20])
+def test_index_method_decides_alike_in_the_engine_and_the_policy(rho):
+    method = OnlineMethod("sqrt-cost-ucb")
+    batched = run_online(PROBLEM, method, rho, KEYS, record_arms=True)
+    cohv = run_online(PROBLEM, OnlineMethod("cohv-ucb"), rho, KEYS, record_arms=True)
+    assert not np.array_equal(batched.counts, cohv.counts)  # its own index, not a built-in's
+    for r in range(len(KEYS)):
+        arms = batched.arms_pulled[:, r]
+        assert arms[arms >= 0].tolist() == reference_online(PROBLEM, method, rho, KEYS[r])["arms"]
+
+
+@pytest.mark.parametrize("mode", ["deterministic", "stochastic"])
+def test_schedule_decides_alike_in_the_engine_and_the_policy(mode):
+    method = PsiMethod("half-left")
+    batched = run_psi(PROBLEM, method, 40, KEYS, mode)
+    copsi = run_psi(PROBLEM, PsiMethod("copsi"), 40, KEYS, mode)
+    assert (batched.spend_tokens > copsi.spend_tokens).all()  # it spends what CoPSI leaves
+    for r in range(len(KEYS)):
+        ref = reference_psi(PROBLEM, method, 40, KEYS[r], mode)
+        assert np.flatnonzero(batched.returned[r]).tolist() == ref["returned"]
+        assert batched.removed[r].tolist() == ref["removed"] and batched.accepted[r].tolist() == ref["accepted"]
+        assert batched.samples[r].tolist() == ref["samples"] and batched.spend_tokens[r] == ref["spend_tokens"]
+
+
+def test_registered_methods_run_in_process_workers():
+    methods = [(run_online, OnlineMethod("sqrt-cost-ucb"), 6), (run_psi, PsiMethod("half-left"), 40)]
+    with joblib.Parallel(n_jobs=2, backend="loky") as parallel:
+        remote = parallel(joblib.delayed(run)(PROBLEM, m, rho, KEYS) for run, m, rho in methods)
+    for (run, m, rho), far in zip(methods, remote):
+        near = run(PROBLEM, m, rho, KEYS)
+        assert np.array_equal(far.spend_tokens, near.spend_tokens)
+
+
+def test_a_name_is_registered_once():
+    with pytest.raises(CabenchError, match="'cohv-ucb' is already the online method CoHV-UCB"):
+        index_method("cohv-ucb")(rules.sqrt_cost_ucb)
+    with pytest.raises(CabenchError, match="a name with ':' is a module:object"):
+        index_method("mine:index")(rules.sqrt_cost_ucb)
+    with pytest.raises(CabenchError, match="takes \\(n\\), but an online index function is called as index"):
+        index_method("one-argument")(lambda n: n)

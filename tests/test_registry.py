@@ -1,0 +1,56 @@
+"""What the layers above the methods ask the registry, answered from the methods' specs."""
+
+from __future__ import annotations
+
+import pytest
+
+from cabench import registry
+from cabench.methods.lookup import get
+from cabench.synthetic import SyntheticSpec, synthetic_problem
+
+
+def test_settings_list_the_papers_methods_first():
+    assert registry.names("online")[:4] == ("cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform")
+    assert registry.names("psi")[:5] == ("copsi", "psi-sr", "uniform", "copsi-r", "ege-sh")
+    assert [registry.origin(m) for m in registry.names("psi")[:5]] == ["paper"] * 3 + ["beyond"] * 2
+
+
+@pytest.mark.parametrize("setting, methods, base", [
+    ("online", ["uniform", "hv-ucb", "cohv-ucb"], "cohv-ucb"),
+    ("online", ["uniform", "hv-ucb"], "uniform"),
+    ("psi", ["psi-sr", "copsi", "copsi-r"], "copsi-r"),
+    ("psi", ["uniform", "copsi"], "copsi"),
+    ("psi", ["ege-sh", "mine:schedule"], "ege-sh"),
+])
+def test_comparison_base(setting, methods, base):
+    assert registry.comparison_base(setting, methods) == base
+
+
+def test_roles_and_parameters_come_from_the_specs():
+    assert (registry.proposed("online"), registry.proposed("psi")) == ("cohv-ucb", "copsi")
+    assert registry.spec("cohv-ucb", "online").tunable == ("s_r", "s_c", "eta")
+    assert registry.spec("uniform", "online").tunable == ()  # round robin ignores the radii
+    assert [p.name for p in registry.parameters("online")] == ["s_r", "s_c", "eta", "alpha", "mode"]
+    assert registry.parameters("psi") == ()
+    assert registry.choices("nowhere:thing", "psi") is None and "copsi" in registry.choices("copsi", "psi")
+
+
+def test_a_method_that_cannot_be_loaded_is_shown_by_its_name():
+    assert registry.display("no_such_module:index") == "no_such_module:index"
+    assert registry.style("no_such_module:index") in {("#e377c2", "h"), ("#bcbd22", "d"), ("#000000", "p")}
+    assert registry.origin("no_such_module:index") == "user"
+    assert registry.display("ege-sh") == "EGE-SH" and registry.style("copsi") == ("#ff7f0e", "P")
+
+
+def test_skip_names_the_smallest_workable_budget():
+    problem = synthetic_problem(SyntheticSpec("s", ((0.5, 0.5), (0.6, 0.4), (0.4, 0.6)), (4.0, 2.0, 1.0)))
+    assert get("cohv-ucb", "online").skip(problem, 1) is None
+    assert get("uniform", "online").skip(problem, 0.5) == ("rho 0.5 cannot pay one initial pull of every arm; the "
+                                                          "smallest workable rho is 1")
+    # c~ = (1, 0.5, 0.25), B~ = 1.75 rho: CoPSI needs L C_1 = 2.4667 * 1.75 = 4.3167, i.e. rho >= 2.4667
+    assert get("copsi", "psi").skip(problem, 2.5) is None and get("copsi-r", "psi").skip(problem, 2.5) is None
+    for name, smallest in [("copsi", "2.467"), ("copsi-r", "2.467"), ("psi-sr", "1.834"), ("uniform", "1"),
+                           ("ege-sh", "2")]:  # PSI-SR: cbar L_{3,1} 3 = 1.75 * 1.8333; EGE-SH: 2 rounds
+        reason = get(name, "psi").skip(problem, 0.9)
+        assert reason.endswith(f"the smallest workable rho is {smallest}"), reason
+        assert reason.startswith(f"rho 0.9 is too small for {registry.display(name)} on 3 arms")
