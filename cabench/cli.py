@@ -223,9 +223,10 @@ def run(
     strict: Annotated[bool, typer.Option("--strict", help="Refuse a budget too small for a method instead of "
                                                           "skipping that (method, rho).")] = False,
 ) -> None:
-    """Run (or resume) experiments: cells through joblib into runs.csv, trajectories.csv, config.yaml."""
+    """Run (or resume) experiments: cells on the chosen backend into runs.csv, trajectories.csv, config.yaml."""
+    from functools import partial
+
     from cabench.config import load_config
-    from cabench.errors import CabenchError
     from cabench.results import format_summary
     from cabench.runner import run_experiment
 
@@ -240,8 +241,7 @@ def run(
 
     loaded = _guard(lambda: [load(c) for c in configs])  # every config is checked before any runs
     for cfg in loaded:
-        outcome = _guard(lambda cfg=cfg: run_experiment(cfg, force=force, quiet=quiet, echo=typer.echo,
-                                                        strict=strict))
+        outcome = _guard(partial(run_experiment, cfg, force=force, quiet=quiet, echo=typer.echo, strict=strict))
         if not quiet:
             typer.echo(format_summary(outcome.summary))
             typer.echo(f"wrote {outcome.output / 'runs.csv'}")
@@ -252,6 +252,7 @@ def tune(
     config: Annotated[Path, typer.Argument(help="Online experiment config (YAML).")],
     n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (overrides 'output').")] = None,
+    backend: Annotated[str | None, typer.Option("--backend", help="loky, threading, sequential or dask.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Profiling-only grid search over (s_r, s_c, eta) (Appendix A); writes tune.csv and tune.yaml."""
@@ -259,7 +260,7 @@ def tune(
     from cabench.tune import run_tuning
 
     def act():
-        cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None))
+        cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend))
         return run_tuning(cfg, quiet=quiet)
 
     table, best, folder = _guard(act)

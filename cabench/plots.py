@@ -448,6 +448,14 @@ def _draw_paper(experiments: list[Experiment], root: Path, formats: Sequence[str
             for stem, fig, caption, parts in _paper_figures(experiments)]
 
 
+def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[str]
+          ) -> list[tuple[Drawn, list[Path]]]:
+    """One experiment's figures, or (given every experiment) the paper's figures."""
+    if isinstance(subject, list):
+        return _draw_paper(subject, root, formats)
+    return _draw_experiment(subject, root, formats)
+
+
 def plot_results(root: Path, formats: Sequence[str], n_jobs: int = 1) -> list[Path]:
     """Draw every figure the results under ``root`` allow; return the files written.
 
@@ -456,20 +464,16 @@ def plot_results(root: Path, formats: Sequence[str], n_jobs: int = 1) -> list[Pa
     """
     import dataclasses
 
-    import joblib
+    from cabench.backends import Backend, parallel_map
 
     formats = check_formats(formats)
     res = ResultSet(root)
     if res.empty:
         raise CabenchError(f"{root}: no results below this folder; run `cabench run CONFIG` first")
     light = [dataclasses.replace(e, selections=e.selections.iloc[:0]) for e in res.experiments]  # not drawn
-    tasks = [joblib.delayed(_draw_experiment)(e, root, formats) for e in light]
-    tasks.append(joblib.delayed(_draw_paper)(light, root, formats))
+    subjects: list[Experiment | list[Experiment]] = [*light, light]
     try:
-        if n_jobs == 1:
-            drawn = [fn(*args, **kwargs) for fn, args, kwargs in tasks]
-        else:
-            drawn = joblib.Parallel(n_jobs=n_jobs, backend="loky")(tasks)
+        drawn = list(parallel_map(_draw, [(s, root, formats) for s in subjects], Backend("loky", n_jobs)))
     except OSError as exc:
         raise CabenchError(f"{root}: cannot write figures ({exc.strerror}); pass a writable results folder") \
             from None

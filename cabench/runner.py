@@ -1,4 +1,4 @@
-"""Running an experiment: cells through joblib, crash-safe cell files, tidy CSVs.
+"""Running an experiment: cells on a parallel backend, crash-safe cell files, tidy CSVs.
 
 ``run_experiment`` validates everything first (config, dataset, budgets,
 output folder), so bad input stops before anything is written. Each finished
@@ -10,37 +10,35 @@ whatever the worker count, chunking, backend or interruptions.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import subprocess
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import joblib
 import pandas as pd
 import yaml
 from tqdm.auto import tqdm
 
 import cabench
-from cabench.cells import Cell, build_problem, cell_key, check_budgets, plan_cells, run_cell
+from cabench.backends import Backend, parallel_map
+from cabench.cell_keys import cell_key, code_hash
+from cabench.cells import Cell, run_cell
 from cabench.config import ExperimentConfig
 from cabench.data.arms import PRESETS
 from cabench.data.dataset import Dataset
 from cabench.data.describe import describe
 from cabench.errors import CabenchError
 from cabench.paper import PAPER_ROLES, paper_role
+from cabench.plan import build_problem, check_budgets, plan_cells
 from cabench.problem import Problem
-from cabench.record import arms_table, code_hash, config_hash
+from cabench.record import arms_table, config_hash
 from cabench.results import aggregate_trajectories, read_csv, read_record, summarize
 from cabench.storage import LOCK_NAME, folder_lock, to_csv, write_atomic
 from cabench.yamlio import dump_yaml
-
-__all__ = ["Interrupted", "Outcome", "build_problem", "check_budgets", "run_experiment", "write_atomic"]
 
 
 class Interrupted(CabenchError):
@@ -134,53 +132,15 @@ def _work(problem: Problem, setting: str, seed: int, cell: Cell, key: str):
     return (key, *run_cell(problem, setting, seed, cell))
 
 
-@contextlib.contextmanager
-def _backend(cfg: ExperimentConfig) -> Iterator[dict[str, Any]]:
-    """Parallel settings for the configured backend (the Dask client lives for the run)."""
-    if cfg.backend != "dask":
-        yield {"backend": cfg.backend, "n_jobs": cfg.n_jobs}
-        return
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise CabenchError("backend 'dask' needs the optional extra: pip install 'cabench[dask]'") from None
-    if cfg.scheduler_address:
-        try:
-            client = Client(cfg.scheduler_address, timeout="20s")
-        except OSError as exc:
-            raise CabenchError(f"scheduler_address: cannot reach {cfg.scheduler_address} ({exc})") from None
-        cluster = None
-    else:
-        workers = os.cpu_count() if cfg.n_jobs == -1 else cfg.n_jobs
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=":0")
-        client = Client(cluster)
-    try:
-        with joblib.parallel_config(backend="dask"):
-            yield {"n_jobs": -1}
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
 def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str]],
              save: Callable[..., None], quiet: bool) -> None:
-    bar = tqdm(total=len(todo), desc=cfg.name, unit="cell", disable=quiet or not todo, leave=False)
-    try:
-        if cfg.backend == "sequential" or (cfg.n_jobs == 1 and cfg.backend != "dask"):
-            for cell, key in todo:
-                save(*_work(problem, cfg.setting, cfg.seed, cell, key))
-                bar.update()
-            return
-        with _backend(cfg) as options:
-            jobs = (joblib.delayed(_work)(problem, cfg.setting, cfg.seed, cell, key) for cell, key in todo)
-            with joblib.Parallel(return_as="generator_unordered", **options) as parallel:
-                for result in parallel(jobs):
-                    save(*result)
-                    bar.update()
-    finally:
-        bar.close()
+    """Run the cells of ``todo`` on the configured backend, saving each as it finishes."""
+    backend = Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address)
+    tasks = [(problem, cfg.setting, cfg.seed, cell, key) for cell, key in todo]
+    with tqdm(total=len(todo), desc=cfg.name, unit="cell", disable=quiet or not todo, leave=False) as bar:
+        for result in parallel_map(_work, tasks, backend, ordered=False):
+            save(*result)
+            bar.update()
 
 
 def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any],
@@ -349,9 +309,7 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
         write_atomic(cache / f"{key}.ok", json.dumps({n: _digest(t) for n, t in files.items()}))  # the seal, last
 
     try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")
-            _execute(cfg, problem, todo, save, quiet)
+        _execute(cfg, problem, todo, save, quiet)
     except KeyboardInterrupt:
         finished = sum(_cell_state(cache, k) == "done" for k in keys)
         raise Interrupted(f"interrupted: {finished} of {len(cells)} cells are saved in {cache}; "
@@ -365,7 +323,7 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
     runs = _identified(runs, cfg.name, chash)
     write_atomic(out / "runs.csv", to_csv(runs))
     traj_files = [cache / f"{k}.traj.csv" for c, k in zip(cells, keys) if c.trajectory]
-    if traj_files:
+    if cfg.trajectories is not None and traj_files:
         per_rep = pd.concat([read_csv(p) for p in traj_files], ignore_index=True)
         aggregated = aggregate_trajectories(per_rep, problem.name, cfg.trajectories.window)
         write_atomic(out / "trajectories.csv", to_csv(_identified(aggregated, cfg.name, chash)))

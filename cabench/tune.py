@@ -1,9 +1,10 @@
 """Profiling-only hyper-parameter selection for the online methods (Appendix A).
 
-CoHV-UCB is replayed on the *profiling* split only (samples drawn from it,
-regret scored against its means) for every ``(s_r, s_c, eta)`` of the grid;
-the triple with the lowest mean R_HV (averaged over the rho grid and the
-repetitions) is chosen. The evaluation split is never touched.
+The paper's own online method (CoHV-UCB, ``registry.proposed``) is replayed on
+the *profiling* split only (samples drawn from it, regret scored against its
+means) for every ``(s_r, s_c, eta)`` of the grid; the triple with the lowest
+mean R_HV (averaged over the rho grid and the repetitions) is chosen. The
+evaluation split is never touched.
 """
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-import joblib
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from cabench.cells import build_problem, check_budgets
+from cabench import registry
+from cabench.backends import Backend, parallel_map
 from cabench.config import ExperimentConfig
 from cabench.errors import CabenchError
-from cabench.online import OnlineMethod, run_online
+from cabench.methods.configured import OnlineMethod
+from cabench.online import run_online
+from cabench.plan import build_problem, check_budgets
 from cabench.problem import Problem
 from cabench.runner import prepare_output
 from cabench.storage import write_atomic
@@ -49,18 +52,16 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
         raise CabenchError(f"{cfg.source}: tune: the grid makes about {pulls:.3g} pulls, above max_pulls = "
                            f"{cfg.max_pulls:.3g}; lower tune.repetitions or tune.rho, or raise max_pulls")
     keys = stream_keys(cfg.seed, np.arange(spec.repetitions), problem.arm_ids)
-    jobs = (joblib.delayed(_score)(problem, OnlineMethod("cohv-ucb", s_r, s_c, eta), rhos, keys)
-            for s_r, s_c, eta in grid)
-    n_jobs = 1 if cfg.backend == "sequential" else cfg.n_jobs
-    backend = "loky" if cfg.backend == "dask" else cfg.backend
-    with joblib.Parallel(n_jobs=n_jobs, backend=backend if n_jobs != 1 else "sequential",
-                         return_as="generator") as parallel:
-        scores = list(tqdm(parallel(jobs), total=len(grid), desc="tune", disable=quiet, leave=False))
+    tuned = registry.proposed("online")
+    tasks = [(problem, OnlineMethod(tuned, s_r, s_c, eta), rhos, keys) for s_r, s_c, eta in grid]
+    backend = Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address)
+    scores = list(tqdm(parallel_map(_score, tasks, backend), total=len(grid), desc="tune", disable=quiet,
+                       leave=False))
     table = pd.DataFrame([{"s_r": a, "s_c": b, "eta": c, "mean_regret_hv": s} for (a, b, c), s in zip(grid, scores)])
     table = table.sort_values(["mean_regret_hv", "s_r", "s_c", "eta"], kind="stable").reset_index(drop=True)
     best = {k: float(table.iloc[0][k]) for k in ("s_r", "s_c", "eta")}
     write_atomic(out / "tune.csv", table.to_csv(index=False, lineterminator="\n"))
     write_atomic(out / "tune.yaml", dump_yaml({
-        "chosen": best, "scored_on": "profiling split", "method": "cohv-ucb", "rho": list(rhos),
+        "chosen": best, "scored_on": "profiling split", "method": tuned, "rho": list(rhos),
         "repetitions": spec.repetitions, "seed": cfg.seed}))
     return table, best, out

@@ -189,19 +189,6 @@ def test_kill_then_resume_gives_identical_runs(tmp_path):
 
 
 @pytest.mark.slow
-def test_dask_backend_gives_identical_runs(tmp_path):
-    distributed = pytest.importorskip("distributed")
-    _run(PSI, tmp_path / "loky", overrides={"n_jobs": 2})
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0") as cluster:
-        _run(PSI, tmp_path / "joined", overrides={"backend": "dask", "scheduler_address": cluster.scheduler_address})
-    _run(PSI, tmp_path / "local", overrides={"backend": "dask", "n_jobs": 2})
-    expected = (tmp_path / "loky" / "runs.csv").read_bytes()
-    assert (tmp_path / "joined" / "runs.csv").read_bytes() == expected
-    assert (tmp_path / "local" / "runs.csv").read_bytes() == expected
-
-
-@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
     raw = {**PSI, "rho": [20, 100, 500, 2000], "repetitions": 40, "chunk_size": 2, "n_jobs": 1}
     config = tmp_path / "exp.yaml"

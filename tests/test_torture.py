@@ -365,9 +365,9 @@ def test_output_not_writable_and_cell_path_a_folder(tmp_path, kept):
     shutil.rmtree(kept / "cells")
     (kept / "cells").mkdir()
     before = checksums(kept)
-    from cabench.cells import cell_key, plan_cells  # the first cell's key, made a folder
+    from cabench.cell_keys import cell_key  # the first cell's key, made a folder
     from cabench.config import parse_config
-    from cabench.runner import build_problem
+    from cabench.plan import build_problem, plan_cells
 
     cfg = parse_config({**PSI, "output": str(kept)}, "k.yaml")
     problem, identity, _ = build_problem(cfg)

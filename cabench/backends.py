@@ -1,0 +1,84 @@
+"""Where work runs: one parallel map for every command (``run``, ``tune``, ``plot``).
+
+Four backends: ``loky`` (worker processes), ``threading``, ``sequential`` (in this process) and
+``dask`` (a local cluster of ``n_jobs`` worker processes, or the running cluster whose scheduler is
+at ``scheduler_address``). A task is a pure function of its arguments (streams are keyed by seed,
+repetition and arm, never by worker), and results come back to the calling process, which writes
+every file; so what a command writes never depends on the backend or the worker count.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import joblib
+
+from cabench.errors import CabenchError
+
+BACKENDS = ("loky", "threading", "sequential", "dask")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A backend (one of :data:`BACKENDS`), its worker count (``-1``: every core, or every worker of a
+    joined Dask cluster) and, for Dask, the scheduler to join (``None``: start a local cluster)."""
+
+    name: str = "loky"
+    n_jobs: int = 1
+    scheduler_address: str | None = None
+
+    @property
+    def in_process(self) -> bool:
+        """Whether tasks run one after another in this process (no pool to start)."""
+        return self.name == "sequential" or (self.n_jobs == 1 and self.name != "dask")
+
+
+@contextlib.contextmanager
+def _dask(backend: Backend) -> Iterator[None]:
+    """joblib's Dask backend on a client that lives as long as the map."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise CabenchError("backend 'dask' needs the optional extra: pip install 'cabench[dask]'") from None
+    cluster = None
+    if backend.scheduler_address:
+        try:
+            client = Client(backend.scheduler_address, timeout="20s")
+        except OSError as exc:
+            raise CabenchError(f"scheduler_address: cannot reach {backend.scheduler_address} ({exc})") from None
+    else:
+        workers = os.cpu_count() if backend.n_jobs == -1 else backend.n_jobs
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=":0")
+        client = Client(cluster)
+    try:
+        with joblib.parallel_config(backend="dask"):
+            yield
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]], backend: Backend,
+                 ordered: bool = True) -> Iterator[Any]:
+    """``function(*args)`` for every ``args`` of ``tasks``, run on ``backend``.
+
+    Results come in task order, or with ``ordered=False`` as each finishes (for callers that save
+    each result at once, so a crash loses only the tasks still running).
+    """
+    if backend.in_process:
+        for args in tasks:
+            yield function(*args)
+        return
+    pool = _dask(backend) if backend.name == "dask" else contextlib.nullcontext()
+    options = {"n_jobs": -1} if backend.name == "dask" else {"backend": backend.name, "n_jobs": backend.n_jobs}
+    with pool, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")  # stopped early
+        with joblib.Parallel(return_as="generator" if ordered else "generator_unordered", **options) as parallel:
+            yield from parallel(joblib.delayed(function)(*args) for args in tasks)

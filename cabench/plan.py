@@ -1,0 +1,64 @@
+"""Planning an experiment: its problem, which cells it has, and which budgets are too small.
+
+What a cell computes lives in :mod:`cabench.cells`; this module only decides
+which cells to run, so editing it never invalidates a cached cell.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cabench.cells import Cell
+from cabench.config import ExperimentConfig
+from cabench.data.dataset import Dataset, load_dataset
+from cabench.errors import CabenchError
+from cabench.problem import Problem, replay_problem
+from cabench.synthetic import synthetic_problem
+
+
+def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
+                  ) -> tuple[Problem, dict[str, Any], Dataset | None]:
+    """The experiment's problem, its identity (what cache keys hash) and its dataset (None if synthetic)."""
+    if cfg.synthetic is not None:
+        identity = {"dataset": cfg.resolved()["dataset"], "arms": [f"arm{i}" for i in range(len(cfg.synthetic.costs))],
+                    "source": source}
+        return synthetic_problem(cfg.synthetic), identity, None
+    assert cfg.dataset is not None  # a config gives a dataset folder or a synthetic instance
+    ds = load_dataset(cfg.dataset, cfg.split)
+    arms = cfg.arms.select(ds.configs, source=f"{cfg.source}: arms")
+    problem = replay_problem(ds, arms, source)
+    identity = {"dataset": {"name": ds.name, "sha256": ds.content_hash,
+                            "split": [ds.split.profiling_size, ds.split.seed]},
+                "arms": list(problem.arm_names), "source": source}
+    return problem, identity, ds
+
+
+def infeasible_cells(cfg: ExperimentConfig, problem: Problem) -> dict[tuple[str, float], str]:
+    """(method, rho) pairs whose budget is too small for the method, with the reason its ``skip`` gives
+    (SPEC §5-6: online, one initial pull of every arm; identification, one sample of every arm in the
+    first phase)."""
+    return {(method.name, rho): reason for rho in cfg.rho for method in cfg.methods
+            if (reason := method.entry.skip(problem, rho)) is not None}
+
+
+def check_budgets(cfg: ExperimentConfig, problem: Problem, strict: bool = True) -> dict[tuple[str, float], str]:
+    """The infeasible (method, rho) pairs; with ``strict``, or when nothing is feasible, fail on the first."""
+    bad = infeasible_cells(cfg, problem)
+    if bad and (strict or len(bad) == len(cfg.rho) * len(cfg.methods)):
+        raise CabenchError(f"{cfg.source}: rho: {next(iter(bad.values()))}")
+    return bad
+
+
+def plan_cells(cfg: ExperimentConfig, skip: frozenset[tuple[str, float]] = frozenset()) -> list[Cell]:
+    """Every cell of an experiment, in output order, less the (method, rho) pairs in ``skip``."""
+    chunks = [(s, min(s + cfg.chunk_size, cfg.repetitions)) for s in range(0, cfg.repetitions, cfg.chunk_size)]
+    modes = cfg.cost_modes if cfg.setting == "psi" else (None,)
+    cells = []
+    for method in cfg.methods:
+        for mode in modes:
+            for rho in cfg.rho:
+                if (method.name, rho) in skip:
+                    continue
+                traj = cfg.trajectories if cfg.trajectories and cfg.trajectories.rho == rho else None
+                cells += [Cell(method, rho, mode, a, b, traj) for a, b in chunks]
+    return cells

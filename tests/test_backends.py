@@ -1,0 +1,83 @@
+"""The parallel map of run, tune and plot: every backend gives the same files, a real Dask cluster included."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cabench.backends import Backend, parallel_map
+from cabench.config import parse_config
+from cabench.runner import run_experiment
+from cabench.tune import run_tuning
+from tests.conftest import DATA, ROOT
+
+PSI = {"name": "b_psi", "dataset": str(DATA / "piqa"), "setting": "psi", "arms": {"preset": "paper-subset"},
+       "rho": [20, 100], "methods": ["copsi", "uniform"], "cost_modes": ["deterministic", "stochastic"],
+       "repetitions": 6, "chunk_size": 2}
+TUNE = {"name": "b_tune", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["cohv-ucb"],
+        "tune": {"s_r": [0.01, 0.1], "s_c": [0.01, 0.1], "eta": [0.05], "repetitions": 3}}
+
+
+def _power(base: int, exponent: int) -> int:
+    return base**exponent
+
+
+def _files(folder, names=("runs.csv", "selections.csv")) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in names}
+
+
+def _run(raw, out, **overrides):
+    run_experiment(parse_config({**raw, "output": str(out)}, "b.yaml", overrides=overrides), quiet=True)
+    return _files(out)
+
+
+def _tune(out, **overrides):
+    run_tuning(parse_config({**TUNE, "output": str(out)}, "t.yaml", overrides=overrides), quiet=True)
+    return _files(out, ("tune.csv", "tune.yaml"))
+
+
+def test_the_map_returns_every_result_in_task_order_on_every_local_backend():
+    tasks = [(b, e) for b in range(7) for e in range(3)]
+    expected = [b**e for b, e in tasks]
+    for backend in (Backend("sequential", 2), Backend("loky", 1), Backend("threading", 3), Backend("loky", 2)):
+        assert list(parallel_map(_power, tasks, backend)) == expected, backend
+        assert sorted(parallel_map(_power, tasks, backend, ordered=False)) == sorted(expected), backend
+
+
+def test_tuning_does_not_depend_on_the_backend(tmp_path):
+    expected = _tune(tmp_path / "one", n_jobs=1)
+    assert _tune(tmp_path / "threads", backend="threading", n_jobs=2) == expected
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (ephemeral ports), killed at the end."""
+    distributed = pytest.importorskip("distributed")
+    dask = os.path.join(os.path.dirname(sys.executable), "dask")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    file = str(tmp_path / "scheduler.json")
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env, "cwd": tmp_path}
+    processes = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                   "--dashboard-address", ":0", "--scheduler-file", file], **quiet)]
+    try:
+        processes += [subprocess.Popen([dask, "worker", "--scheduler-file", file, "--host", "127.0.0.1",
+                                        "--nthreads", "1", "--no-dashboard", "--no-nanny"], **quiet)
+                      for _ in range(2)]
+        with distributed.Client(scheduler_file=file, timeout="60s") as client:  # waits for the file
+            client.wait_for_workers(2, timeout=60)  # the scheduler's worker count
+            yield client.scheduler.address
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.slow
+def test_dask_scheduler_and_workers_give_the_files_of_loky(tmp_path, dask_cluster):
+    expected = _run(PSI, tmp_path / "loky", n_jobs=2)
+    assert _run(PSI, tmp_path / "joined", backend="dask", scheduler_address=dask_cluster) == expected
+    assert _run(PSI, tmp_path / "local", backend="dask", n_jobs=2) == expected  # a local cluster of 2
+    assert _tune(tmp_path / "tuned", backend="dask", scheduler_address=dask_cluster) == _tune(tmp_path / "t1")
