@@ -1,5 +1,5 @@
 # cabench: two commands on a fresh machine with Python 3 —
-#   make test        set up .venv, lint, run the test suite
+#   make test        set up .venv, lint (ruff, import layers, types), run the test suite
 #   make reproduce   set up .venv, run every paper-scale experiment (and the beyond-the-paper ones), draw the
 #                    figures, write the report
 
@@ -26,6 +26,8 @@ venv: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check cabench tests scripts
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest

@@ -38,10 +38,8 @@ def _show(method: str) -> str:
 
 def reference_and_others(e: Experiment) -> tuple[str, list[str]]:
     """The reference method of ``e``'s comparisons and the methods it is compared with."""
-    base = ("cohv-ucb" if e.setting == "online" else "copsi-r" if "copsi-r" in e.methods else "copsi")
-    methods = e.methods
-    base = base if base in methods else methods[0]
-    return base, [m for m in methods if m != base]
+    base = registry.comparison_base(e.setting, e.methods)
+    return base, [m for m in e.methods if m != base]
 
 
 def at(e: Experiment, method: str, rho: float, metric: str, mode: str | None = None) -> pd.Series:
@@ -158,10 +156,10 @@ def per_budget(e: Experiment) -> tuple[str, str, list[dict]]:
     (reference, cost mode, rows of ``rho``, ``other``, F1 means, difference and 95% bootstrap interval, the
     verdict on F1, error means with the exact McNemar p, the reference's share of the budget spent, ``n``)."""
     base, others = reference_and_others(e)
-    mode = "deterministic" if "deterministic" in e.cost_modes else e.cost_modes[0]
     rows: list[dict] = []
     if e.setting != "psi":
-        return base, mode, rows
+        return base, "", rows
+    mode = "deterministic" if "deterministic" in e.cost_modes else e.cost_modes[0]
     for rho in e.rho_grid:
         a_f1 = at(e, base, rho, "f1", mode)
         if not len(a_f1):
@@ -243,9 +241,9 @@ def paper_rows(res: ResultSet) -> list[dict]:
     for g in GAINS:
         for e in res.paper("psi-full"):
             if e.dataset_name == g.dataset:
-                a, where = paper_value(e, Published(g.dataset, "f1", "copsi", g.rho, "0"))
+                a, where = paper_value(e, Published(g.dataset, "f1", g.method, g.rho, "0"))
                 b, _ = paper_value(e, Published(g.dataset, "f1", g.baseline, g.rho, "0"))
                 ours = None if a is None or b is None else (a - b if g.kind == "absolute" else 100 * (a / b - 1))
-                rows.append({"experiment": e.label, "kind": f"{g.kind} gain", "metric": "f1", "method": "copsi",
+                rows.append({"experiment": e.label, "kind": f"{g.kind} gain", "metric": "f1", "method": g.method,
                              "baseline": g.baseline, "rho": g.rho, "paper": g.text, "ours": ours, "where": where})
     return rows

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from cabench import registry
+from cabench.backends import BACKENDS
 from cabench.data.arms import PRESETS, ArmFilter
 from cabench.data.dataset import Split
 from cabench.errors import CabenchError
@@ -27,7 +28,6 @@ from cabench.synthetic import SyntheticSpec
 from cabench.yamlio import load_yaml
 
 SETTINGS = ("online", "psi")
-BACKENDS = ("loky", "threading", "sequential", "dask")
 
 TOP_KEYS = {
     "name", "dataset", "split", "arms", "setting", "rho", "methods", "cost_modes", "repetitions", "seed",

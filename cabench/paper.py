@@ -107,6 +107,7 @@ class Gain:
     baseline: str
     kind: str  # "absolute" or "relative"
     text: str
+    method: str = "copsi"  # whose gain it is
 
 
 GAINS: list[Gain] = [

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -38,7 +39,7 @@ FORMATS = ("png", "pdf", "svg")
 plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
                      "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.dpi": 100, "figure.titlesize": 8,
                      "svg.hashsalt": "cabench", "pdf.compression": 6})
-_SAVE = {"png": {"dpi": 200, "metadata": {"Software": None}},
+_SAVE: dict[str, dict[str, Any]] = {"png": {"dpi": 200, "metadata": {"Software": None}},
          "pdf": {"metadata": {"Creator": None, "Producer": None, "CreationDate": None}},
          "svg": {"metadata": {"Date": None, "Creator": None}}}
 
@@ -159,16 +160,13 @@ def _error_panel(ax, runs: pd.DataFrame, methods: Sequence[str], linestyle: str 
         g = runs[runs["method"] == method]
         if g.empty:
             continue
-        x, y, lo, hi, zero = [], [], [], [], []
+        points = []
         for b, gg in g.groupby("budget_tokens"):
             k, n = int(gg["error"].sum()), len(gg)
             low, high = wilson(k, n)
-            x.append(math.log2(b))
-            y.append(max(k / n, ERROR_FLOOR))
-            lo.append(max(low, ERROR_FLOOR))
-            hi.append(max(high, ERROR_FLOOR))
-            zero.append(k == 0)
-        x, y, lo, hi, zero = map(np.array, (x, y, lo, hi, zero))
+            points.append((math.log2(b), max(k / n, ERROR_FLOOR), max(low, ERROR_FLOOR), max(high, ERROR_FLOOR),
+                           k == 0))
+        x, y, lo, hi, zero = (np.array(column) for column in zip(*points))
         style = _style(method)
         ax.plot(x, np.log10(y), **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
         _band(ax, x, np.log10(lo), np.log10(hi), np.log10(y), style["color"])
@@ -209,8 +207,15 @@ def _categorical_panel(ax, e: Experiment, metric: str) -> None:
     ax.grid(alpha=0.3, axis="y")
 
 
+def _trajectory_rho(e: Experiment) -> float:
+    """The budget an experiment's trajectories were recorded at."""
+    assert e.trajectories is not None
+    return float(e.trajectories["rho"].iloc[0])
+
+
 def _trajectory_panels(axes, e: Experiment) -> None:
     t_all = e.trajectories
+    assert t_all is not None  # drawn only for experiments with trajectories
     for method in e.methods:
         t = t_all[t_all["method"] == method]
         if t.empty:
@@ -221,7 +226,7 @@ def _trajectory_panels(axes, e: Experiment) -> None:
             m, se = t[f"{col}_mean"].to_numpy(), t[f"{col}_se"].to_numpy()
             ax.plot(x, m, **style)
             ax.fill_between(x, m - Z95 * se, m + Z95 * se, color=style["color"], alpha=0.15, linewidth=0)
-    rho = float(t_all["rho"].iloc[0])
+    rho = _trajectory_rho(e)
     axes[0].set_title(f"{e.label}: cumulative R_HV (ρ={rho:g})")
     axes[1].set_title(f"{e.label}: {e.window}-pull moving average of the gap (ρ={rho:g})")
     for ax in axes:
@@ -259,7 +264,8 @@ def dataset_arms(ds) -> pd.DataFrame:
 
     mu = ds.mu
     return pd.DataFrame({"arm": np.arange(ds.n_arms), "config_id": ds.configs["config_id"].to_numpy(),
-                         "mu_accuracy": mu[:, 0], "mu_efficiency": mu[:, 1], "cost_tokens": ds.profile_cost,
+                         **{f"mu_{o.name}": mu[:, d] for d, o in enumerate(ds.norm.objectives)},
+                         "cost_tokens": ds.profile_cost,
                          "pareto": pareto_mask(mu).astype(int)})
 
 
@@ -271,7 +277,7 @@ def landscape_figure(datasets: Sequence) -> object:
         arms = dataset_arms(ds)
         title = str(ds.meta.get("title", ds.name))
         landscape_panel(ax, arms, f"{title} (K={ds.n_arms}, |P*|={int(arms['pareto'].sum())})",
-                        ("accuracy", "efficiency"))
+                        tuple(o.name for o in ds.norm.objectives))
     _finish(fig, [], any(ds.surrogate for ds in datasets))
     return fig
 
@@ -281,7 +287,7 @@ def landscape_figure(datasets: Sequence) -> object:
 @literal_text
 def experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
     """(name, figure, caption) of every figure of one experiment."""
-    out = []
+    out: list[tuple[str, object, str]] = []
     ident = e.describe()
     fig, ax = plt.subplots(figsize=(3.6, 3.0))
     front = int(e.arms["pareto"].sum())
@@ -384,7 +390,7 @@ def _paper_figures(experiments: list[Experiment]) -> list[tuple[str, object, str
         _finish(fig, axes[0], any(e.surrogate for e in traj),
                 "; ".join(f"{e.label}: {band_note(e, 'mean')}" for e in traj))
         out.append(("fig4_trajectories", fig, "Figure 4: online trajectories — " + "; ".join(
-            f"{e.label} at ρ={float(e.trajectories['rho'].iloc[0]):g}, {e.window}-pull moving average, "
+            f"{e.label} at ρ={_trajectory_rho(e):g}, {e.window}-pull moving average, "
             f"{band_note(e, 'mean')}" for e in traj), traj))
     if full:
         fig, axes = _panels(len(full))

@@ -66,17 +66,3 @@ def parameters(setting: str) -> tuple[Parameter, ...]:
             found.setdefault(p.name, p)
     return tuple(found.values())
 
-
-# --- TRANSITIONAL, delete with the old call sites (cells.py, plan.py, live/config.py, live/session.py): ----------
-# the names they import until they use the queries above and each method's ``entry`` (see the report). --------
-from cabench.methods.user import UserMethodError  # noqa: E402, F401
-
-
-def is_user(name: str) -> bool:
-    return lookup.is_module_object(name)
-
-
-def user_source_digest(name: str) -> str:
-    from cabench.methods.spec import source_digest
-
-    return source_digest(name.partition(":")[0])

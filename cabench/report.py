@@ -114,7 +114,8 @@ def experiment_section(e: Experiment) -> list[str]:
              f"- true Pareto set of these arms ({len(front)}): {', '.join(front)}; max-ν arm: {', '.join(best)}"]
     if e.setting == "online":
         params = "; ".join(f"{_show(m['name'])}: s_r={m.get('s_r')}, s_c={m.get('s_c')}, eta={m.get('eta')}, "
-                           f"mode={m.get('mode')}" for m in meta.get("methods") or [] if m["name"] != "uniform")
+                           f"mode={m.get('mode')}" for m in meta.get("methods") or []
+                           if registry.spec(m["name"], "online").tunable)
         lines.append(f"- parameters: {params}")
     if e.paper_role:
         lines.append(f"- this is the paper's experiment for {meta.get('paper_figures')} on {e.title}")

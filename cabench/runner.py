@@ -165,8 +165,7 @@ def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[st
     else:
         dataset = {"name": problem.name, "title": problem.name, "sha256": None, "surrogate": False,
                    "synthetic": True, "K": problem.n_arms, "description": "synthetic instance", "provenance": ""}
-    objectives = ["accuracy", "efficiency"] if ds is not None else [f"objective{d + 1}"
-                                                                    for d in range(problem.n_objectives)]
+    objectives = [o.name for o in problem.norm.objectives]
     return {"config_hash": chash, "paper_experiment": role,
             "paper_figures": PAPER_ROLES.get(role) if role else None, "dataset_info": dataset,
             "objectives": objectives}

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cabench import registry
 from cabench.config import _arms, _Reader
 from cabench.errors import CabenchError
 from cabench.live.charges import CHARGE_FAILED
 from cabench.live.client import Endpoint, public_url
 from cabench.live.tasks import PROMPTINGS, TASKS
-from cabench.online.methods import ONLINE_METHODS, OnlineMethod
-from cabench.psi.schedules import COST_MODES, PSI_METHODS, PsiMethod
+from cabench.methods.configured import OnlineMethod, PsiMethod
+from cabench.psi import COST_MODES
 from cabench.yamlio import load_config_file
 
 TOP = {"name", "task", "endpoint", "configurations", "configurations_from", "arms", "setting", "method",
@@ -166,12 +167,12 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
     out: dict[str, Any] = {}
     if not collect:
         setting = r.text(raw.get("setting", "online"), "setting", ("online", "psi"))
-        method_raw = raw.get("method", "cohv-ucb" if setting == "online" else "copsi")
+        method_raw = raw.get("method", registry.proposed(setting))
         method_spec = {"name": method_raw} if isinstance(method_raw, str) else dict(r.check_keys(
             method_raw, {"name", "s_r", "s_c", "eta", "alpha", "mode"} if setting == "online" else {"name"},
             "method"))
-        method_name = r.text(method_spec.get("name"), "method.name", None if ":" in str(method_spec.get("name"))
-                             else ONLINE_METHODS if setting == "online" else PSI_METHODS)
+        method_name = r.text(method_spec.get("name"), "method.name",
+                             registry.choices(str(method_spec.get("name")), setting))
         try:
             method = (OnlineMethod(**{**method_spec, "name": method_name}) if setting == "online"
                       else PsiMethod(method_name))

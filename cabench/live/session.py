@@ -36,8 +36,8 @@ from cabench.live.client import ChatClient, public_url
 from cabench.live.config import LiveConfig
 from cabench.live.journal import Journal, LogFile
 from cabench.live.tasks import Instance, Task, build_task
+from cabench.methods.user import UserMethodError
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
-from cabench.registry import UserMethodError
 from cabench.storage import folder_lock, write_atomic
 from cabench.yamlio import dump_yaml
 

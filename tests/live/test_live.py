@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 from cabench.cli import app
 from cabench.data.dataset import load_dataset
 from cabench.live.serve import ReplayEndpoint, parse_faults, serve_in_thread
-from cabench.online.methods import OnlineMethod
+from cabench.online import OnlineMethod
 from cabench.online.reference import reference_online
 from cabench.problem import replay_problem
+from cabench.psi import PsiMethod
 from cabench.psi.reference import reference_psi
-from cabench.psi.schedules import PsiMethod
 from cabench.streams import stream_keys
 from tests.conftest import spread_logs, write_dataset
 
