@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 import traceback
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from cabench.errors import CabenchError
+from cabench.jsonio import strict_dumps
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Cost-aware multi-objective bandits for budgeted LLM configuration evaluation.")
@@ -66,14 +66,6 @@ def _guard(action: Callable[[], T]) -> T:
         raise typer.Exit(130) from None
 
 
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 @data_app.command("describe")
 def data_describe(
     path: Annotated[Path, typer.Argument(help="Dataset folder (logs.csv.gz + dataset.yaml).")],
@@ -85,8 +77,7 @@ def data_describe(
 
     d = _guard(lambda: describe(load_dataset(path)))
     if as_json:
-        typer.echo(json.dumps({k: {a: _json_safe(g) for a, g in v.items()} if isinstance(v, dict) else _json_safe(v)
-                               for k, v in d.items()}))
+        typer.echo(strict_dumps(d))
         return
     note = "SURROGATE logs (calibrated to the paper's published statistics, not real model outputs)" \
         if d["surrogate"] else "real logs"

@@ -10,9 +10,14 @@ import json
 import math
 from typing import Any
 
+import numpy as np
+
 
 def finite(value: Any) -> Any:
-    """``value`` with every non-finite float (nested in dicts, lists and tuples) replaced by None."""
+    """``value`` with numpy scalars as Python ones and every non-finite float (nested in dicts, lists and
+    tuples) replaced by None."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):

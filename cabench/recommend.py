@@ -14,16 +14,14 @@ and, from ``arms.csv``, the true Pareto set and the max-``nu`` configuration.
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from cabench import registry
 from cabench.errors import CabenchError
+from cabench.jsonio import strict_dumps
 from cabench.record import objective_columns
 from cabench.results import Experiment, ResultSet
 
@@ -94,20 +92,9 @@ def recommend(root: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _plain(value: Any) -> Any:
-    """``value`` with numpy scalars as Python ones and non-finite numbers as None."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    return None if isinstance(value, float) and not math.isfinite(value) else value
-
-
 def recommendations_json(items: list[dict[str, Any]]) -> str:
     """Strict JSON of :func:`recommend`'s mappings (a non-finite number is ``null``, never ``NaN``)."""
-    return json.dumps(_plain(items), indent=1, allow_nan=False)
+    return strict_dumps(items, indent=1)
 
 
 def _facts(a: dict[str, Any]) -> str:

@@ -40,7 +40,7 @@ class Caller:
                  budget: float | None, progress: Callable[[float], None]) -> None:
         self.cfg, self.task, self.client, self.journal, self.logs = cfg, task, client, journal, logs
         self.budget = budget
-        self.spent = 0.0  # tokens charged for every call asked so far (made now or found in the journal)
+        self.spent = journal.total_charged()  # every charge in the journal, lost calls included, then each new one
         self.reserved = 0.0  # worst cases of the attempts in flight
         self._lock = threading.Lock()
         self.in_flight: dict[Future, tuple[str, list[float]]] = {}
@@ -62,10 +62,9 @@ class Caller:
         def admit() -> bool:  # a retry after a billable attempt: reserve its worst case, or stop
             if self.cfg.endpoint.charge_failed == "none":
                 return True  # failed attempts cost nothing: the call's first reservation covers it
+            if not self._reserve(worst):
+                return False
             with self._lock:
-                if self.budget is not None and self.spent + self.reserved + worst > self.budget:
-                    return False
-                self.reserved += worst
                 held[0] += worst
             self.journal.start(key, config.name, instance.id, worst)
             return True
@@ -82,7 +81,7 @@ class Caller:
             "worst": worst, "charged": cost.charged,
         }
         if cost.suspect:
-            record["suspect"] = cost.suspect
+            record["suspect"] = self.client.redact(cost.suspect)
         if cost.tokens is not None:
             usage = outcome.usage
             record.update({"correct": self.task.score(instance, outcome.reply), "latency_s": seconds,
@@ -90,12 +89,16 @@ class Caller:
                            "completion_tokens": float(usage["completion_tokens"]), "tokens": cost.tokens,
                            "reply": outcome.reply[:2000]})
         else:
-            record.update({"error": cost.error, "tokens": 0.0})
+            record.update({"error": self.client.redact(cost.error), "tokens": 0.0})
         return record
 
-    def fits(self, worst: float) -> bool:
+    def _reserve(self, worst: float) -> bool:
+        """Reserve ``worst`` if the charges, the reservations in flight and ``worst`` fit the budget (one step)."""
         with self._lock:
-            return self.budget is None or self.spent + self.reserved + worst <= self.budget
+            if self.budget is not None and self.spent + self.reserved + worst > self.budget:
+                return False
+            self.reserved += worst
+            return True
 
     def submit(self, key: str, config: Configuration, instance: Instance, occurrence: int,
                retry_failed: bool = False) -> None:
@@ -112,25 +115,22 @@ class Caller:
             if (done["config"], done["instance"]) != (config.name, instance.id):
                 raise CabenchError(f"{self.journal.path}: call {key} was {done['config']} on {done['instance']}, "
                                    f"now {config.name} on {instance.id}; this folder holds another run")
-            self._spend(self.journal.charges.get(key, 0.0))
             if done.get("ok") or not (retry_failed or done.get("lost")):
                 self.results[key] = done
                 return
         if self.failure_stop:
             raise FailureStop(self.failure_stop)
         worst = self.task.worst_case_tokens(instance, config.prompting, config.max_tokens, config.name)
-        if not self.fits(worst):
+        if self.client is None:
+            raise CabenchError("no endpoint to call")
+        if not self._reserve(worst):
             self.drain()  # decide on the exact spend: independent of timing
             if self.failure_stop:
                 raise FailureStop(self.failure_stop)
-            if not self.fits(worst):
+            if not self._reserve(worst):
                 raise BudgetStop(key)
-        if self.client is None:
-            raise CabenchError("no endpoint to call")
         self.journal.start(key, config.name, instance.id, worst)
         held = [worst]
-        with self._lock:
-            self.reserved += worst
         future = self.pool.submit(self._call, key, config, instance, occurrence, worst, held)
         self.in_flight[future] = (key, held)
 
@@ -141,14 +141,15 @@ class Caller:
         for future in finished:
             key, held = self.in_flight.pop(future)
             record = future.result()
-            with self._lock:
+            with self._lock:  # the reservation becomes the charge in one step
                 self.reserved -= held[0]
+                self.spent += record["charged"]
             self.journal.record(record)
             if record["ok"]:
                 self.logs.append(record)
             self.made += 1
             self.results[key] = record
-            self._spend(record["charged"])
+            self.progress(self.spent)
             self._count_failure(record)
 
     def _count_failure(self, record: dict[str, Any]) -> None:
@@ -162,11 +163,6 @@ class Caller:
     def drain(self) -> None:
         while self.in_flight:
             self.wait_one()
-
-    def _spend(self, tokens: float) -> None:
-        with self._lock:
-            self.spent += tokens
-        self.progress(self.spent)
 
     def take(self, key: str) -> dict[str, Any]:
         """The result of ``key``, which has finished (KeyError otherwise)."""

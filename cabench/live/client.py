@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from cabench.errors import CabenchError
 
@@ -92,22 +92,22 @@ class Outcome:
 
 
 def public_url(url: str) -> str:
-    """``url`` without its userinfo (``http://user:KEY@host/v1`` -> ``http://host/v1``)."""
+    """``url`` as it may be recorded: scheme, host, port and path only (``http://user:KEY@host/v1?key=K``
+    -> ``http://host/v1``); a key can sit in the userinfo, the query or the fragment."""
     parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
     netloc = host + (f":{parts.port}" if parts.port is not None else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def url_secrets(url: str) -> list[str]:
-    """The secret parts of a URL's userinfo (password, and the whole userinfo)."""
+    """The parts of a URL that may hold a key: the userinfo (and its password), query values, the fragment."""
     parts = urlsplit(url)
-    found = [p for p in (parts.password, parts.netloc.rpartition("@")[0]) if p]
-    return [s for s in found if len(s) >= 4]
+    found = [parts.password, parts.netloc.rpartition("@")[0], parts.fragment]
+    found += [value for _, value in parse_qsl(parts.query, keep_blank_values=True)]
+    return [s for s in found if s and len(s) >= 4]
 
 
 def redact(text: str, secrets: list[str]) -> str:
@@ -142,8 +142,9 @@ class ReplyTooLarge(Exception):
     """The reply (or its decompressed body) is larger than ``max_reply_bytes``."""
 
 
-def decode_body(chunks: Any, encoding: str, limit: int) -> bytes:
-    """The reply body from raw ``chunks``, decompressed (gzip, deflate) to at most ``limit`` bytes."""
+def decode_body(chunks: Any, encoding: str, limit: int, truncate: bool = False) -> bytes:
+    """The reply body from raw ``chunks``, decompressed (gzip, deflate) to at most ``limit`` bytes: past it,
+    :class:`ReplyTooLarge`, or with ``truncate`` its first ``limit`` bytes."""
     encoding = encoding.strip().lower()
     if encoding in ("", "identity"):
         decoder = None
@@ -158,10 +159,13 @@ def decode_body(chunks: Any, encoding: str, limit: int) -> bytes:
         if decoder is None:
             out += chunk
         else:
-            out += decoder.decompress(chunk, limit + 1 - len(out))
-            if decoder.unconsumed_tail:
-                raise ReplyTooLarge
-        if len(out) > limit:
+            try:
+                out += decoder.decompress(chunk, limit + 1 - len(out))
+            except zlib.error:
+                raise ValueError(f"the {encoding} body is corrupt") from None
+        if len(out) > limit or (decoder is not None and decoder.unconsumed_tail):
+            if truncate:
+                return bytes(out[:limit])
             raise ReplyTooLarge
     return bytes(out)
 
@@ -248,7 +252,10 @@ class ChatClient:
                 if resp.status_code == 200:
                     raw = decode_body(resp.iter_raw(), encoding, limit)
                 else:
-                    raw = decode_body(_bounded(resp.iter_raw(), ERROR_BODY_BYTES), encoding, ERROR_BODY_BYTES)
+                    try:
+                        raw = decode_body(_bounded(resp.iter_raw(), limit), encoding, ERROR_BODY_BYTES, truncate=True)
+                    except ValueError:  # an error body cabench cannot decode: the status still says it all
+                        raw = b""
                 status = resp.status_code
                 retry_after = resp.headers.get("Retry-After")
         except httpx.TimeoutException:

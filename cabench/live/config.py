@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cabench import registry
 from cabench.config import _arms, _Reader
@@ -73,6 +74,23 @@ def _path(r: _Reader, value: Any, key: str, base: Path, folder: bool = False) ->
     return str(path)
 
 
+def _base_url(r: _Reader, value: Any) -> str:
+    """An http(s) URL with a host (and a port in 1..65535 if given); the error never echoes it (it may hold a
+    key in its userinfo or query)."""
+    text = r.text(value, "endpoint.base_url")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+        host = parts.hostname
+    except ValueError:
+        host = None
+    if (not text.startswith(("http://", "https://")) or not text.isprintable() or not host
+            or (port is not None and not 1 <= port <= 65535)):
+        raise r.fail("endpoint.base_url", f"not an http(s) URL with a host and a port in 1..65535 "
+                     f"({public_url(text) if host else 'http://HOST[:PORT]/PATH'} as recorded)")
+    return text
+
+
 def _label(r: _Reader, value: Any, key: str) -> str:
     """A run or configuration name: printable text on one line, without '/' (it names files and CSV rows)."""
     text = r.text(value, key)
@@ -116,11 +134,8 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
     if "base_url" not in spec:
         raise r.fail("endpoint.base_url", "missing; give the server's URL (e.g. http://127.0.0.1:8000/v1) or "
                      "--base-url")
-    base_url = r.text(spec["base_url"], "endpoint.base_url")
-    if not base_url.startswith(("http://", "https://")) or not base_url.isprintable():
-        raise r.fail("endpoint.base_url", f"'{public_url(base_url)[:80]!s}' is not an http(s) URL")
     endpoint = Endpoint(
-        base_url=base_url,
+        base_url=_base_url(r, spec["base_url"]),
         api_key_env=r.text(spec["api_key_env"], "endpoint.api_key_env") if spec.get("api_key_env") else None,
         timeout_s=r.number(spec.get("timeout_s", 120.0), "endpoint.timeout_s", positive=True, maximum=3600),
         max_retries=r.number(spec.get("max_retries", 6), "endpoint.max_retries", integer=True, minimum=0,

@@ -29,6 +29,7 @@ from cabench.storage import write_atomic
 LOG_COLUMNS = ("config_id", "model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct",
                "latency_s", "tokens")
 NUMBER_FIELDS = ("charged", "tokens", "worst", "correct", "latency_s")
+LOG_FIELDS = (("model", "prompting"), ("temperature", "max_tokens", "correct", "latency_s", "tokens"))  # ok calls
 KEY = re.compile(r"[pc]:\d+:\d+|e:\d+")  # profiling / collect (configuration, instance), or the method's n-th ask
 
 
@@ -98,13 +99,20 @@ class Journal:
             raise bad(f"has key {record['key'][:40]!r}, not one cabench writes")
         if not record.get("start") and not isinstance(record.get("ok"), bool):
             raise bad("has no true/false 'ok'")
-        for name in NUMBER_FIELDS:
+        texts, numbers = ((), ("worst",)) if record.get("start") else LOG_FIELDS if record["ok"] else ((), ())
+        for name in texts:
+            if not isinstance(record.get(name), str):
+                raise bad(f"has no text '{name}'")
+        for name in NUMBER_FIELDS + numbers:
             value = record.get(name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not math.isfinite(value) or value < 0):
+            if value is None and name not in numbers:
+                continue
+            if (isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) > 1e15
+                    or not math.isfinite(value) or value < 0):
                 raise bad(f"has '{name}' {str(value)[:40]!r}, not a number of 0 or more")
-        if not isinstance(record.get("attempts", []), list):
-            raise bad("has 'attempts' that is not a list")
+        attempts = record.get("attempts", [])
+        if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
+            raise bad("has 'attempts' that is not a list of objects")
 
     def _add(self, record: dict[str, Any]) -> None:
         self.done[record["key"]] = record
@@ -129,6 +137,10 @@ class Journal:
 
     def total_charged(self) -> float:
         return float(sum(self.charges.values()))
+
+    def charged_for(self, phase: str) -> float:
+        """Tokens charged to the calls whose key starts with ``phase`` (``p:`` profiling, ``e:`` the method)."""
+        return float(sum(v for k, v in self.charges.items() if k.startswith(phase)))
 
     def close(self) -> None:
         self._fh.close()

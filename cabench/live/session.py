@@ -197,11 +197,17 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
     columns = {col: np.array([[records[f"p:{c}:{j}"][col] for j in range(len(prof_ids))] for c in range(k)],
                              dtype=np.float64) for col in ("latency_s", "tokens")}
     norm = fit_normalisation(columns, cfg.source, "profile more instances")
-    spent = caller.spent  # profiling's charges, failed attempts included
+    spent = caller.journal.charged_for("p:")  # profiling's charges, failed and lost attempts included
     return {"norm": norm,
             "facts": {"profiling_tokens": spent, "profiling_instances": len(prof_ids), "c_max": norm.c_max,
                       "lambda": norm.lam, "tau5": norm.tau5, "tau95": norm.tau95,
                       "profile_cost": {c.name: float(v) for c, v in zip(cfg.configurations, norm.profile_cost)}}}
+
+
+ASK_WINDOW = 256
+"""Asks outstanding before the oldest is told: ask ``e:s`` only after ``e:(s - ASK_WINDOW)`` was told. A
+constant (the largest ``concurrency``), so the sequence of asks and tells depends neither on timing nor on
+the concurrency a run is resumed with."""
 
 
 def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_ids: list[str], profile: dict,
@@ -209,14 +215,15 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
     """The method on the evaluation instances with what the budget leaves after profiling."""
     k = len(cfg.configurations)
     norm = profile["norm"]
+    profiling = facts["profiling_tokens"]
     if cfg.rho is not None:
         method_tokens = norm.budget_tokens(cfg.rho)  # B = rho K cbar (SPEC §3)
-        caller.budget = caller.spent + method_tokens
+        caller.budget = profiling + method_tokens
         rho = float(cfg.rho)
     else:
-        method_tokens = float(cfg.budget_tokens or 0.0) - caller.spent
+        method_tokens = float(cfg.budget_tokens or 0.0) - profiling
         if method_tokens <= 0:
-            raise CabenchError(f"{cfg.source}: profiling spent {caller.spent:.0f} of the {cfg.budget_tokens:.0f}-token "
+            raise CabenchError(f"{cfg.source}: profiling spent {profiling:.0f} of the {cfg.budget_tokens:.0f}-token "
                                "budget; nothing is left for the method")
         rho = norm.rho(method_tokens)
     facts["budget_tokens"] = caller.budget
@@ -239,44 +246,36 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
     order = _stream(cfg, eval_ids)
     asked = [0] * k
     queue: list[tuple[str, int]] = []  # asks not yet told, in order
-    seq = 0
     stopped = False
     while True:
-        if not stopped:
-            arm = policy.ask()
-            while arm is not None and arm != WAIT:
-                index, occurrence = order(arm, asked[arm])
-                key = f"e:{seq}"
-                try:
-                    caller.submit(key, cfg.configurations[arm], by_id[eval_ids[index]], occurrence)
-                except BudgetStop:
-                    stopped = True
-                    facts["stopped_by"] = "token budget"
-                    break
-                except FailureStop:
-                    stopped = True
-                    facts["stopped_by"] = "failures"
-                    break
-                asked[arm] += 1
-                seq += 1
-                queue.append((key, arm))
-                if len(caller.in_flight) >= cfg.endpoint.concurrency:
-                    break
-                arm = policy.ask()
-            if arm is None and not queue:
-                facts["stopped_by"] = facts["stopped_by"] or "method"
-                break
+        arm = WAIT if stopped or len(queue) >= ASK_WINDOW else policy.ask()
+        if arm is None and not queue:
+            facts["stopped_by"] = facts["stopped_by"] or "method"
+            break
+        if arm is not None and arm != WAIT:
+            index, occurrence = order(arm, asked[arm])
+            key = f"e:{sum(asked)}"
+            while len(caller.in_flight) >= cfg.endpoint.concurrency:
+                caller.wait_one()
+            try:
+                caller.submit(key, cfg.configurations[arm], by_id[eval_ids[index]], occurrence)
+            except (BudgetStop, FailureStop) as stop:
+                stopped = True
+                facts["stopped_by"] = "token budget" if isinstance(stop, BudgetStop) else "failures"
+                continue
+            asked[arm] += 1
+            queue.append((key, arm))
+            continue
         if not queue:
             break
-        while queue and queue[0][0] in caller.results:
-            key, arm = queue.pop(0)
-            record = caller.take(key)
-            if record["ok"]:
-                policy.tell(arm, [float(r) for r in norm.rewards(record)], float(charge(float(record["tokens"]))))
-            else:  # a failed call is not an outcome: ask the same configuration again, on its next instance
-                policy.retract(arm)
-        if queue and queue[0][0] not in caller.results:
+        key, arm = queue.pop(0)  # the oldest ask is told next, whatever finished first: order is timing-free
+        while key not in caller.results:
             caller.wait_one()
+        record = caller.take(key)
+        if record["ok"]:
+            policy.tell(arm, [float(r) for r in norm.rewards(record)], float(charge(float(record["tokens"]))))
+        else:  # a failed call is not an outcome: ask the same configuration again, on its next instance
+            policy.retract(arm)
     caller.drain()
     if cfg.setting == "online":
         chosen = policy.decision()

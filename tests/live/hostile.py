@@ -131,6 +131,17 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 reply["cabench"] = {"latency_s": "fast"}
             elif how == "latency-negative":
                 reply["cabench"] = {"latency_s": -3.0}
+            elif how == "latency-zero":
+                reply["cabench"] = {"latency_s": 0}
+            elif how == "bigint":
+                text = json.dumps(reply).replace(f'"completion_tokens": {usage["completion_tokens"]}',
+                                                 f'"completion_tokens": {"9" * 400}')
+                return self.send(200, text.encode())
+            elif how == "echo-usage":
+                usage["prompt_tokens"] = f"you sent {auth}"
+            elif how == "gzip-forbidden":
+                return self.send(403, gzip.compress(b'{"error": "' + b"no " * 5000 + b'"}'),
+                                 {"Content-Encoding": "gzip"})
             elif how == "echo-error":
                 return self.send(500, json.dumps({"error": f"bad header Authorization: {auth}"}).encode())
             elif how == "echo-reply":

@@ -248,7 +248,7 @@ def test_bad_live_configs_are_one_line(tmp_path, dataset):
         "instance_order": ({"instance_order": "replay",
                             "task": {"kind": "gsm8k", "path": str(dataset / "dataset.yaml")}},
                            "needs task.kind: replay"),
-        "endpoint": ({"endpoint": {"base_url": "ftp://x"}}, "is not an http(s) URL"),
+        "endpoint": ({"endpoint": {"base_url": "ftp://x"}}, "not an http(s) URL"),
     }
     for label, (change, words) in cases.items():
         config = live_config(tmp_path, dataset, "http://127.0.0.1:9/v1", name=f"bad-{label}", **change)

@@ -83,6 +83,8 @@ AFTER_PROFILING = {  # how the endpoint misbehaves once profiling is done -> wor
     "text-usage": "usage is a JSON str",
     "list-usage": "usage is a JSON list", "choices-text": "no 'choices' list", "message-text": "message is not",
     "array": "a JSON list", "latency-text": "reported latency", "latency-negative": "reported latency",
+    "latency-zero": "not a duration in seconds", "bigint": "a 400-digit number, not a count",
+    "gzip-forbidden": "HTTP 403",
     "trickle": "timed out", "oversized": "larger than max_reply_bytes", "gzip-bomb": "larger than max_reply_bytes",
 }
 
@@ -103,8 +105,12 @@ def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, en
     records = finished(out)
     method = [r for r in records if r["key"].startswith("e:")]
     assert len(method) == 3 and not any(r["ok"] for r in method)
-    if how not in ("forbidden", "retry-after", "missing", "trickle", "oversized", "gzip-bomb"):
+    if how.startswith("latency-"):  # believable usage, charged as reported; the outcome is not believed
+        assert all(r["suspect"] and 0 < r["charged"] <= r["worst"] for r in method)
+    elif how not in ("forbidden", "gzip-forbidden", "retry-after", "missing", "trickle", "oversized", "gzip-bomb"):
         assert all(r["suspect"] and r["charged"] >= r["worst"] for r in method)  # suspect: charged the worst case
+    if how == "gzip-forbidden":  # a 403 whose gzip body unpacks past the kept 4 KiB is still a final 403
+        assert all([a["status"] for a in r["attempts"]] == ["http 403"] for r in method)
     if how == "retry-after":
         assert all(r["charged"] == 0 for r in method) and ep.generated == spend["profiling_tokens"]
     for record in method:
@@ -128,23 +134,27 @@ def test_failed_calls_charged_as_configured(tmp_path, dataset, endpoint):
 
 def test_key_is_written_nowhere_even_when_echoed(tmp_path, dataset, endpoint, monkeypatch):
     """Error bodies and replies that echo the Authorization header, and a key in the URL's userinfo."""
-    cycle = ["honest", "echo-error", "echo-reply", "honest"]
+    cycle = ["honest", "echo-error", "echo-reply", "echo-usage", "honest", "honest"]
     ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else cycle[n % len(cycle)])
     monkeypatch.setenv("HOSTILE_KEY", KEY)
     path = config(tmp_path, dataset, url, api_key_env="HOSTILE_KEY", max_failures=50)
     out = tmp_path / "run"
     result = run(path, out)
-    assert result.exit_code == 0, result.output
     assert f"Bearer {KEY}" in ep.seen_authorization  # the key was sent, and echoed back
+    assert result.exit_code == 2 and "could not be believed" in result.stderr  # the echoed usage is suspect
+    ep.behave = lambda n: "echo-reply"  # the key in the URL: every reply echoes the Authorization header
     userinfo_url = url.replace("http://", f"http://user:{KEY}@")
     other = config(tmp_path, dataset, url, name="userinfo", max_failures=50)
     monkeypatch.delenv("HOSTILE_KEY")
     result2 = run(other, tmp_path / "userinfo", "--base-url", userinfo_url)
     assert result2.exit_code == 0, result2.output
     assert any(a.startswith("Basic ") for a in ep.seen_authorization)
-    for res in (result, result2):
+    query = config(tmp_path, dataset, f"{url}?key={KEY}#{KEY}", name="query", max_failures=50)
+    result3 = run(query, tmp_path / "query")
+    assert result3.exit_code == 0, result3.output
+    for res in (result, result2, result3):
         assert KEY not in res.output and KEY not in res.stderr
-    for folder in (out, tmp_path / "userinfo"):
+    for folder in (out, tmp_path / "userinfo", tmp_path / "query"):
         for file in folder.rglob("*"):
             if file.is_file():
                 assert KEY.encode() not in file.read_bytes(), file
@@ -171,7 +181,12 @@ def test_redaction_and_retry_after_parsing():
     (b"[1, 2]\n", "is a JSON list"), (b'{"ok": true}\n', "has no text 'key'"),
     (b'{"key": "e:1", "config": "a", "instance": "q", "ok": true, "charged": NaN}\n', "not JSON"),
     (b'{"key": "../x", "config": "a", "instance": "q", "ok": true}\n', "not one cabench writes"),
-    (b'{"key": "e:1", "config": "a", "instance": "q", "ok": true, "charged": -5}\n', "not a number of 0 or more"),
+    (b'{"key": "e:1", "config": "a", "instance": "q", "ok": false, "charged": -5}\n', "not a number of 0 or more"),
+    (b'{"key": "e:1", "start": true, "config": "a", "instance": "q"}\n', "'worst'"),
+    (b'{"key": "e:1", "config": "a", "instance": "q", "ok": true, "correct": 1}\n', "no text 'model'"),
+    (b'{"key": "e:1", "config": "a", "instance": "q", "ok": false, "charged": 1' + b"0" * 400 + b'}\n',
+     "not a number of 0 or more"),
+    (b'{"key": "e:1", "config": "a", "instance": "q", "ok": false, "attempts": [1, 2]}\n', "list of objects"),
 ])
 def test_hand_edited_journal_lines_are_one_line(tmp_path, line, words):
     (tmp_path / "calls.jsonl").write_bytes(line + b'{"key": "e:2", "config": "a", "instance": "q", "ok": true}\n')
@@ -184,7 +199,9 @@ def test_cut_last_line_is_dropped_and_its_attempt_charged(tmp_path):
     """A kill mid-write leaves a cut line: it is dropped (the next record starts on its own line), and the
     attempt it started is charged its worst case and made again."""
     start = b'{"key": "e:0", "start": true, "config": "a", "instance": "q", "worst": 90.0}\n'
-    done = b'{"key": "e:0", "config": "a", "instance": "q", "ok": true, "charged": 40.0, "tokens": 40.0}\n'
+    done = (b'{"key": "e:0", "config": "a", "instance": "q", "ok": true, "charged": 40.0, "tokens": 40.0, '
+            b'"model": "m", "prompting": "direct", "temperature": 0.0, "max_tokens": 64, "correct": 1.0, '
+            b'"latency_s": 0.5}\n')
     (tmp_path / "calls.jsonl").write_bytes(start + done + start.replace(b"e:0", b"e:1") + b'{"key": "e:1", "con')
     journal = Journal(tmp_path)
     journal.close()
@@ -265,3 +282,44 @@ def test_collect_with_failed_calls_exits_non_zero(tmp_path, dataset, endpoint):
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1 and "6 of 12 calls failed" in lines[0], result.output
     assert len(finished(tmp_path / "grid")) == 12 and ep.requests == 12
+
+
+def _psi(tmp_path: Path, dataset: Path, url: str, name: str, budget: int, method: str = "copsi") -> Path:
+    path = config(tmp_path, dataset, url, name=name, concurrency=4, max_failures=5)
+    raw = yaml.safe_load(path.read_text())
+    raw.update({"setting": "psi", "method": method, "budget_tokens": budget, "latency": "measured",
+                "cost_mode": "stochastic" if method == "uniform" else "deterministic"})  # Uniform: to the last token
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_psi_with_a_failed_call_and_concurrency_resumes(tmp_path, dataset, endpoint):
+    """A failed call retracted while four calls are in flight: the asks and tells follow the ask order, not
+    the timing, so re-running the finished run asks the same calls and makes none."""
+    ep, url = endpoint(lambda n: "forbidden" if n == PROFILING_CALLS + 7 else "honest")
+    path = _psi(tmp_path, dataset, url, "psi-fail", 8000)
+    first = run(path, tmp_path / "run")
+    assert first.exit_code == 0, first.output
+    made = ep.requests
+    again = run(path, tmp_path / "run")
+    assert again.exit_code == 0, again.output
+    assert ep.requests == made and strict_loads((tmp_path / "run" / "decision.json").read_text())["pareto_set"]
+
+
+def test_resume_counts_every_journaled_charge_before_new_calls(tmp_path, dataset, endpoint):
+    """A call lost to a kill is made again only against the whole journaled spend: resuming a run whose
+    second-to-last call was lost stays within the budget by the endpoint's own count."""
+    ep, url = endpoint(lambda n: "honest")
+    budget = 3000
+    path = _psi(tmp_path, dataset, url, "psi-lost", budget, "uniform")  # Uniform spends to the budget
+    out = tmp_path / "run"
+    assert run(path, out).exit_code == 0
+    lines = (out / "calls.jsonl").read_text().splitlines()
+    method = [i for i, line in enumerate(lines) if '"e:' in line and '"start"' not in line]
+    del lines[method[-2]]  # as if killed while that call was in flight
+    (out / "calls.jsonl").write_text("\n".join(lines) + "\n")
+    result = run(path, out)
+    assert result.exit_code == 0, result.output
+    spend = strict_loads((out / "spend.json").read_text())
+    assert spend["lost_calls"] == 1 and spend["stopped_by"] == "token budget" and spend["spent_tokens"] <= budget
+    assert ep.generated <= spend["spent_tokens"] <= budget  # both runs: the lost call was generated twice
