@@ -190,21 +190,26 @@ def test_kill_then_resume_gives_identical_runs(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
-    raw = {**PSI, "rho": [20, 100, 500, 2000], "repetitions": 40, "chunk_size": 2, "n_jobs": 1}
+    """SIGINT while a cell is computing, after five cells are saved (a state the run reaches and holds, not
+    a time): exit 130, one line, and a resume that reuses the saved cells and ends byte-identical."""
+    raw = {**PSI, "rho": [20, 100], "methods": ["copsi", "tests.plugins_hostile.pause:paused"], "repetitions": 40,
+           "chunk_size": 4, "n_jobs": 1}
     config = tmp_path / "exp.yaml"
     config.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "stopped")}))
-    proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(config), "--quiet"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     cells = tmp_path / "stopped" / "cells"
-    deadline = time.time() + 60
-    while time.time() < deadline and len(_done(cells)) < 5:
-        time.sleep(0.05)
+    env = {**os.environ, "CABENCH_TEST_PAUSE": f"{cells}{os.pathsep}{tmp_path / 'paused'}", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(config), "--quiet"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    while proc.poll() is None and not (tmp_path / "paused").exists():
+        time.sleep(0.01)
+    assert proc.poll() is None, proc.communicate()  # held at the state, not finished
+    done = len(_done(cells))
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
     assert "interrupted:" in err and "run the same command again to resume" in err and "Traceback" not in err
     resumed = run_experiment(load_config(config), quiet=True)
-    assert resumed.reused >= 5
+    assert done >= 5 and resumed.reused >= done and resumed.computed == resumed.cells - resumed.reused
     _run(raw, tmp_path / "clean")
     assert (tmp_path / "stopped" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
 
