@@ -198,8 +198,10 @@ def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
     config.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "stopped")}))
     cells = tmp_path / "stopped" / "cells"
     env = {**os.environ, "CABENCH_TEST_PAUSE": f"{cells}{os.pathsep}{tmp_path / 'paused'}", "PYTHONPATH": str(ROOT)}
+    # a shell's background job ignores SIGINT, and so would the run it starts: restore the default first
     proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(config), "--quiet"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     while proc.poll() is None and not (tmp_path / "paused").exists():
         time.sleep(0.01)
     assert proc.poll() is None, proc.communicate()  # held at the state, not finished
