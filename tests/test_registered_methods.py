@@ -81,3 +81,28 @@ def test_a_name_is_registered_once():
         index_method("mine:index")(rules.sqrt_cost_ucb)
     with pytest.raises(CabenchError, match="takes \\(n\\), but an online index function is called as index"):
         index_method("one-argument")(lambda n: n)
+
+
+@pytest.fixture
+def registered_here(monkeypatch):
+    """Methods a test registers stay in that test (the table is restored after it)."""
+    from cabench.methods import spec
+
+    monkeypatch.setattr(spec, "_TABLE", dict(spec._TABLE))
+
+
+def test_per_pull_index_of_ones_own_is_checked(registered_here):
+    """A decorated method's own per-pull index is user code too: NaN from it is one line naming the method,
+    and a sound one decides as the batched index does."""
+    from cabench.methods.user import UserMethodError
+
+    def of_one(n, upper, lower_cost):
+        return upper[0] * upper[1] / np.sqrt(lower_cost)
+
+    index_method("sqrt-cost-of-one", of_one=of_one)(rules.sqrt_cost_ucb)
+    index_method("nan-of-one", of_one=lambda n, upper, lower_cost: float("nan"))(rules.sqrt_cost_ucb)
+    for name in ("sqrt-cost-of-one", "sqrt-cost-ucb"):
+        assert reference_online(PROBLEM, OnlineMethod(name), 5, KEYS[0])["arms"] == \
+            reference_online(PROBLEM, OnlineMethod("sqrt-cost-ucb"), 5, KEYS[0])["arms"]
+    with pytest.raises(UserMethodError, match="nan-of-one returned nan"):
+        reference_online(PROBLEM, OnlineMethod("nan-of-one"), 5, KEYS[0])

@@ -59,6 +59,7 @@ def index_entry(name: str, function: IndexFunction, *, shown: Style | None = Non
     """
     if origin == "user":
         function = checked(name, "online", function)
+        of_one = checked(name, "online", of_one) if of_one is not None else None  # one arm: shape ()
     spec = Spec(name, "online", origin, PARAMETERS, proposed, comparison_rank, shown)
     return IndexMethod(spec, source, function, of_one)
 
