@@ -292,7 +292,8 @@ def make_server(endpoint: ReplayEndpoint, host: str = "127.0.0.1", port: int = 0
                 for k, v in {**(headers or {}), **({"Connection": "close"} if close else {})}.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(data)
+                if self.command != "HEAD":  # a HEAD answer has headers only (RFC 9110 §9.3.2)
+                    self.wfile.write(data)
             except OSError:  # the client has gone
                 self.close_connection = True
 

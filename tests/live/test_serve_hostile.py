@@ -292,3 +292,23 @@ def test_out_of_range_option_is_one_line(dataset, label, monkeypatch):
     monkeypatch.setattr(ThreadingHTTPServer, "serve_forever", refuse_to_serve)  # a regression fails, not hangs
     args, words = OPTIONS[label]
     one_line_error(cli("serve", dataset, "--port", 0, *args), words)
+
+
+def test_head_is_answered_with_headers_only(port):
+    """HEAD (not served) gets its 405 status and headers without a body, and the server keeps serving."""
+    conn = Connection(port)
+    try:
+        conn.send(b"HEAD /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += conn.sock.recv(65536)
+        status_line, _, rest = head.partition(b"\r\n")
+        assert status_line.split()[1] == b"405" and rest.split(b"\r\n\r\n", 1)[1] == b""
+        assert conn.closed_by_server()  # nothing follows the headers; the connection ends
+    finally:
+        conn.close()
+    fresh = Connection(port)
+    try:
+        assert_good(fresh)
+    finally:
+        fresh.close()
