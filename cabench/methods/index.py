@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -59,7 +60,8 @@ def index_entry(name: str, function: IndexFunction, *, shown: Style | None = Non
     """
     if origin == "user":
         function = checked(name, "online", function)
-        of_one = checked(name, "online", of_one) if of_one is not None else None  # one arm: shape ()
+        if of_one is not None:  # one arm: arguments and result of shape ()
+            of_one = cast(IndexOfOne, checked(name, "online", of_one))
     spec = Spec(name, "online", origin, PARAMETERS, proposed, comparison_rank, shown)
     return IndexMethod(spec, source, function, of_one)
 
