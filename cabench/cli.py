@@ -149,7 +149,8 @@ def data_import(
                                                 "results folder (--format).")],
     out: Annotated[Path, typer.Option("--out", help="Dataset folder to create.")],
     mapping: Annotated[Path | None, typer.Option(
-        "--mapping", help="YAML renaming source columns, adding constants and scales (canonical names need none).")
+        "--mapping", help="YAML renaming or summing source columns, keeping extra ones, adding constants and "
+                          "scales (canonical names need none).")
     ] = None,
     settings: Annotated[list[str] | None, typer.Option(
         "--set", help="A constant column, e.g. --set prompting=cot (repeatable).")] = None,

@@ -238,7 +238,7 @@ def load_dataset(folder: str | Path, split: Split | None = None) -> Dataset:
     folder = Path(folder)
     find_log_file(folder)  # a missing folder or log file is named first
     meta = read_metadata(folder)
-    frame, log_path = read_logs(folder, meta.get("missing", "error"))
+    frame, log_path = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
     if split is None:
         split = declared_split(meta, folder)
     digest = file_digest(log_path)

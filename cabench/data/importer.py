@@ -1,10 +1,12 @@
 """``cabench data import``: your own logs to a canonical dataset folder.
 
 A mapping YAML names, for each canonical column (SPEC §1), the source column
-that holds it (``columns``) or a constant (``constants``), optional unit
-factors (``scale``, e.g. ``latency_s: 0.001`` for milliseconds) and the
-``dataset`` metadata. Without a ``config_id`` column, the id is built from the
-configuration metadata. The result is validated exactly like the loader.
+that holds it or a list of source columns summed into it (``columns``) or a
+constant (``constants``), optional unit factors (``scale``, e.g.
+``latency_s: 0.001`` for milliseconds), further numeric source columns to keep
+(``extra_columns``) and the ``dataset`` metadata. Without a ``config_id``
+column, the id is built from the configuration metadata. The result is
+validated exactly like the loader.
 """
 
 from __future__ import annotations
@@ -27,16 +29,30 @@ from cabench.data.readers import READERS
 from cabench.data.schema import (
     COLUMNS,
     CONFIG_COLUMNS,
+    OPTIONAL_COLUMNS,
     check_duplicates,
+    check_extra_columns,
     check_identity_text,
     data_row,
+    kept_columns,
+    shown,
     validate_logs,
 )
 from cabench.errors import CabenchError
 from cabench.storage import publish_folder, staging_folder
 from cabench.yamlio import load_yaml, yaml_problem
 
-MAPPING_KEYS = ("columns", "constants", "scale", "dataset")
+MAPPING_KEYS = ("columns", "constants", "scale", "extra_columns", "dataset")
+#: The columns a mapping may name: the canonical ones and the optional ones.
+MAPPED = (*COLUMNS, *OPTIONAL_COLUMNS)
+#: Columns a mapping may fill with the sum of several source columns.
+SUMMABLE = ("latency_s", "tokens", *OPTIONAL_COLUMNS)
+#: Medians that suggest a column holds another unit: (column, above or below, bound, the warning).
+UNIT_HINTS = (
+    ("latency_s", ">", 60.0, "latency_s looks like milliseconds? (scale: {latency_s: 0.001} converts)"),
+    ("tokens", "<", 1.0, "tokens looks like dollars or thousands of tokens? (map token counts to tokens)"),
+    ("cost_usd", ">", 1.0, "cost_usd looks like cents or micro-dollars? (scale.cost_usd converts to dollars)"),
+)
 
 
 def _mapping(path: Path) -> dict[str, Any]:
@@ -59,17 +75,30 @@ def _mapping(path: Path) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise CabenchError(f"{path}: {key}: expected a mapping")
         for name in value if key in ("columns", "constants", "scale") else ():
-            if name not in COLUMNS:
-                near = difflib.get_close_matches(str(name), list(COLUMNS), n=1)
-                hint = f"; did you mean '{near[0]}'?" if near else f"; canonical columns: {', '.join(COLUMNS)}"
+            if name not in MAPPED:
+                near = difflib.get_close_matches(str(name), list(MAPPED), n=1)
+                hint = f"; did you mean '{near[0]}'?" if near else f"; canonical columns: {', '.join(MAPPED)}"
                 raise CabenchError(f"{path}: {key}.{name}: not a canonical column{hint}")
             item = value[name]
-            if key == "columns" and not isinstance(item, (str, int)):
-                raise CabenchError(f"{path}: columns.{name}: expected the name of one source column, got {item!r}")
+            if key == "columns":
+                _check_source(item, name, path)
             if key == "constants" and (item is None or isinstance(item, (list, dict))):
                 raise CabenchError(f"{path}: constants.{name}: expected one value (text or number), got {item!r}")
         raw[key] = value
+    raw["extra_columns"] = check_extra_columns(raw.get("extra_columns"), f"{path}: extra_columns")
+    if "extra_columns" in raw["dataset"]:
+        raise CabenchError(f"{path}: dataset.extra_columns: give extra_columns at the top of the mapping, where the "
+                           "import keeps and validates them")
     return raw
+
+
+def _check_source(item: Any, name: str, path: Path) -> None:
+    """A mapped column's source: one source column, or for a number (``SUMMABLE``) a list of columns to sum."""
+    parts = item if isinstance(item, list) and name in SUMMABLE else [item]
+    if not parts or not all(isinstance(part, (str, int)) and not isinstance(part, bool) for part in parts):
+        summed = f", or a list of source columns to sum ({', '.join(SUMMABLE)})" if name in SUMMABLE else ""
+        raise CabenchError(f"{path}: columns.{name}: expected the name of one source column{summed}, got "
+                           f"{shown(item)}")
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -163,6 +192,54 @@ def _unmeasured(canonical: pd.DataFrame, echo) -> tuple[pd.DataFrame, dict]:
     return canonical[~bad], {"rows": n, "by_configuration": _count_by(canonical, bad)}
 
 
+def _source_column(frame: pd.DataFrame, src: Any, role: str, source: Path) -> Any:
+    """The source column ``src`` (its ``role`` says what it is for), refused in one line if the source lacks it."""
+    if src in frame.columns:
+        return src
+    near = difflib.get_close_matches(str(src), [str(c) for c in frame.columns], n=1)
+    hint = f"; did you mean '{near[0]}'?" if near else f"; it has {', '.join(map(str, frame.columns))}"
+    raise CabenchError(f"{source}: no column '{src}' ({role}){hint}")
+
+
+def _mapped(frame: pd.DataFrame, src: Any, name: str, source: Path, mapping_path: Path | None,
+            place: Callable[[int], str]) -> pd.Series:
+    """The values of canonical column ``name``: one source column, or the row-by-row sum of a list of them.
+
+    Each part of a sum must be a number >= 0; a part left empty leaves the sum empty (refused, or for a tool's
+    logs dropped as not measured).
+    """
+    if not isinstance(src, list):
+        return frame[_source_column(frame, src, f"mapped to {name} in {mapping_path}", source)]
+    total = pd.Series(0.0, index=frame.index)
+    for part in src:
+        values = frame[_source_column(frame, part, f"a part of {name} in {mapping_path}", source)]
+        numbers = pd.to_numeric(values, errors="coerce")
+        bad = ((numbers.isna() & values.notna()) | (numbers < 0)).to_numpy()
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise CabenchError(f"{source}: column '{part}' (a part of {name} in {mapping_path}) is not a number >= 0 "
+                               f"at {place(row)} ({shown(values.iloc[row])}); the parts of a sum are counts or costs")
+        total = total + numbers
+    return total
+
+
+def _ignored(frame: pd.DataFrame, columns: dict[str, Any], extra: tuple[str, ...]) -> list[str]:
+    """The source columns the import leaves out: neither mapped (alone or in a sum) nor kept as extra columns."""
+    used = {part for src in columns.values() for part in (src if isinstance(src, list) else [src])} | set(extra)
+    return [str(c) for c in frame.columns if c not in used]
+
+
+def unit_warnings(logs: pd.DataFrame) -> list[str]:
+    """One line for each column whose median suggests another unit (``UNIT_HINTS``), e.g. latencies in ms."""
+    out = []
+    for col, side, bound, hint in UNIT_HINTS:
+        if col in logs:
+            median = float(logs[col].median())
+            if median > bound if side == ">" else median < bound:
+                out.append(f"median {col} is {median:g}; {hint}")
+    return out
+
+
 def _refuse_overlap(out: Path, sources: list[Path]) -> None:
     """Refuse an ``--out`` that is, holds or lies inside a source: writing the dataset there would replace it."""
     target = out.resolve()
@@ -210,6 +287,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if failed not in FAILED:
         raise CabenchError(f"--failed: '{failed}' is not one of {', '.join(FAILED)}")
     mapping = _mapping(mapping_path) if mapping_path is not None else {k: {} for k in MAPPING_KEYS}
+    extra: tuple[str, ...] = tuple(mapping["extra_columns"] or ())
     info: dict[str, Any] = {}
     if fmt == "canonical":
         if not source.is_file():
@@ -239,30 +317,30 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if settings:
         for name in settings:
             columns.pop(name, None)  # --set wins over the mapping
-    for name in COLUMNS:  # canonical names need no mapping
+    for name in MAPPED:  # canonical names need no mapping
         if name not in columns and name not in constants and name in frame.columns:
             columns[name] = name
     both = sorted(set(columns) & set(constants))
     if both:
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")
     canonical = pd.DataFrame(index=frame.index)
-    for name in COLUMNS:
+    for name in MAPPED:
         if name in columns:
-            src = columns[name]
-            if src not in frame.columns:
-                near = difflib.get_close_matches(str(src), [str(c) for c in frame.columns], n=1)
-                hint = f"; did you mean '{near[0]}'?" if near else f"; it has {', '.join(map(str, frame.columns))}"
-                raise CabenchError(f"{source}: no column '{src}' (mapped to {name} in {mapping_path}){hint}")
-            canonical[name] = frame[src]
+            canonical[name] = _mapped(frame, columns[name], name, source, mapping_path, place)
         elif name in constants:
             canonical[name] = constants[name]
-        elif name != "config_id":
+        elif name in COLUMNS and name != "config_id":
             where = mapping_path or source
             raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping) or give "
                                f"a constant (--set {name}=...)")
+    for name in extra:
+        canonical[name] = frame[_source_column(frame, name, f"kept by extra_columns in {mapping_path}", source)]
     for name, factor in scale.items():
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
             raise CabenchError(f"{mapping_path}: scale.{name}: expected a positive number, got {factor!r}")
+        if name not in canonical:
+            raise CabenchError(f"{mapping_path}: scale.{name}: the source has no {name}; map a column to it or "
+                               "remove the factor")
         canonical[name] = pd.to_numeric(canonical[name], errors="coerce") * factor
     if fmt != "canonical":
         _check_metadata(canonical, fmt, source)
@@ -284,14 +362,20 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
              "drop-configs)")
     elif holes:
         echo(f"dropped {holes['instances_dropped']} instances some configuration lacks (--missing drop-instances)")
-    valid = validate_logs(canonical[list(COLUMNS)], label)
+    valid = validate_logs(canonical[kept_columns(canonical.columns, extra)], label, extra)
     echo(f"kept {valid['config_id'].nunique()} configurations x {valid['instance_id'].nunique()} instances")
+    ignored = _ignored(frame, columns, extra) if fmt == "canonical" else []
+    if ignored:
+        echo(f"ignored source columns: {', '.join(ignored)} (keep numeric ones with extra_columns in the mapping)")
+    for warning in unit_warnings(valid):
+        echo(f"warning: {warning}")
     reader_facts = {key: info.get(key) for key in ("dropped_configurations", "skipped_runs", "metadata_defaults",
                                                     "unscored_files")}
     provenance = {
         "format": fmt, "sources": [{"path": str(p.resolve()), "sha256": file_digest(p)} for p in files],
         "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings or {},
                     "missing": missing, **({"failed": failed, "metric": metric} if fmt != "canonical" else {})},
+        **({"ignored_columns": ignored} if ignored else {}),
         **{key: value for key, value in {"metric": info.get("metric"), **dropped, "holes": holes}.items() if value},
         "rows": {"read": int(len(frame)), "kept": int(len(valid)), "dropped": int(len(frame) - len(valid))},
         **{key: value for key, value in reader_facts.items() if value},  # what the reader left out or assumed
@@ -299,7 +383,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         "imported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": provenance,
-            "surrogate": False, "licence": "unspecified", **mapping["dataset"]}
+            "surrogate": False, "licence": "unspecified", **mapping["dataset"],
+            **({"extra_columns": list(extra)} if extra else {})}
     if not isinstance(meta["surrogate"], bool):
         raise CabenchError(f"{mapping_path}: dataset.surrogate: expected true or false")
     if not is_dataset_name(meta.get("name")):
@@ -307,7 +392,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         raise CabenchError(f"{named}: expected a non-empty text on one line without '/', got {meta.get('name')!r}")
     try:
         staged = staging_folder(out)
-        write_logs(valid, staged / "logs.csv.gz")
+        write_logs(valid, staged / "logs.csv.gz", extra=extra)
         write_metadata(meta, staged / "dataset.yaml")
         publish_folder(staged, out)
     except OSError as exc:

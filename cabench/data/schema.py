@@ -8,7 +8,8 @@ file, the column and the first offending rows. Nothing is silently dropped.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,9 @@ COLUMNS: dict[str, str] = {
     "latency_s": "float",
     "tokens": "float",
 }
+
+#: Optional canonical columns: kept in the logs when the source has them (numbers >= 0), unused by the engines.
+OPTIONAL_COLUMNS = ("prompt_tokens", "completion_tokens", "cost_usd")
 
 #: Columns that describe a configuration (constant within a config_id).
 CONFIG_COLUMNS = ("model", "temperature", "max_new_tokens", "prompting")
@@ -106,12 +110,67 @@ def check_duplicates(frame: pd.DataFrame, source: str, place: Callable[[int], st
         "once per instance: remove the repeated rows, or tell configurations apart by their metadata")
 
 
+def kept_columns(present: Iterable[Hashable], extra: Sequence[str] = ()) -> list[str]:
+    """The columns a dataset's logs keep, in file order: the canonical ones, then the optional and the declared
+    extra ones among ``present``."""
+    have = set(present)
+    return [*COLUMNS, *(c for c in (*OPTIONAL_COLUMNS, *extra) if c in have)]
+
+
+def check_extra_columns(declared: Any, where: str) -> tuple[str, ...]:
+    """The further numeric columns a dataset declares (``extra_columns``): distinct printable names, none of them
+    canonical."""
+    if declared is None:
+        return ()
+    if not isinstance(declared, list) or not all(isinstance(n, str) and n.strip() for n in declared):
+        raise CabenchError(f"{where}: expected a list of column names, got {shown(declared)}")
+    for name in declared:
+        if unprintable(name):
+            raise CabenchError(f"{where}: {shown(name)} holds {unprintable(name)!r}; column names are printable "
+                               "text on one line")
+        if name in COLUMNS or name in OPTIONAL_COLUMNS:
+            raise CabenchError(f"{where}: '{name}' is a canonical column; list only further columns")
+    if len(set(declared)) < len(declared):
+        twice = next(n for n in declared if declared.count(n) > 1)
+        raise CabenchError(f"{where}: '{twice}' is listed twice; list each column once")
+    return tuple(declared)
+
+
+def _finite(values: pd.Series, col: str, source: str) -> pd.Series:
+    """A numeric column's values as numbers, refusing a NaN, an empty cell or a value that is not a finite number."""
+    na = values.isna().to_numpy()
+    if na.any():
+        raise CabenchError(f"{source}: column '{col}' is NaN at {_rows(na)}; fill in or remove those rows")
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = numbers.isna().to_numpy() | ~np.isfinite(numbers.to_numpy(dtype=float))
+    if bad.any():
+        raise CabenchError(f"{source}: column '{col}' is not a finite number at {_rows(bad)}; fix those values")
+    return numbers
+
+
+def _kept_numbers(frame: pd.DataFrame, source: str, extra: Sequence[str]) -> dict[str, pd.Series]:
+    """The optional columns the frame has (numbers >= 0) and the declared extra ones (finite numbers)."""
+    lacking = [c for c in extra if c not in frame.columns]
+    if lacking:
+        raise CabenchError(f"{source}: missing column '{lacking[0]}', declared in extra_columns; add it to the logs "
+                           "or remove it from the declaration")
+    out = {}
+    for col in kept_columns(frame.columns, extra)[len(COLUMNS):]:
+        numbers = _finite(frame[col], col, source).astype(np.float64)
+        negative = (numbers < 0).to_numpy()
+        if col in OPTIONAL_COLUMNS and negative.any():
+            raise CabenchError(f"{source}: column '{col}' is negative at {_rows(negative)}; token counts and costs "
+                               "are numbers >= 0")
+        out[col] = numbers
+    return out
+
+
 def data_row(position: int) -> str:
     """A row of a log file at a 0-based position, as messages name it (1-based, header excluded)."""
     return f"row {position + 1}"
 
 
-def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Validate a log frame and return it with canonical dtypes.
 
     Parameters
@@ -120,6 +179,10 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         Raw frame with at least the canonical columns.
     source:
         File name used in error messages.
+    extra:
+        Further numeric columns the dataset declares (``extra_columns``); they
+        are kept with the optional columns (``OPTIONAL_COLUMNS``) the frame
+        has, and any other column is left out.
 
     Raises
     ------
@@ -128,7 +191,9 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         correctness outside [0, 1], non-positive latency or tokens, a name or
         id that is not printable one-line text, a duplicate (config_id,
         instance_id) pair, a configuration whose metadata varies, or
-        configurations with different instance sets.
+        configurations with different instance sets; a kept column with a NaN
+        or a value that is not a finite number, a negative optional column, or
+        a declared column the frame lacks.
     """
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
@@ -142,8 +207,8 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     out = pd.DataFrame(index=frame.index)
     for col, kind in COLUMNS.items():
         values = frame[col]
-        na = values.isna().to_numpy().copy()
         if kind == "str":
+            na = values.isna().to_numpy().copy()
             text = values.astype(str)
             check_text(text, col, source, data_row)
             text = text.str.strip()
@@ -153,12 +218,7 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
                                    "those rows")
             out[col] = text
             continue
-        if na.any():
-            raise CabenchError(f"{source}: column '{col}' is NaN at {_rows(na)}; fill in or remove those rows")
-        numbers = pd.to_numeric(values, errors="coerce")
-        bad = numbers.isna().to_numpy() | ~np.isfinite(numbers.to_numpy(dtype=float))
-        if bad.any():
-            raise CabenchError(f"{source}: column '{col}' is not a finite number at {_rows(bad)}; fix those values")
+        numbers = _finite(values, col, source)
         if kind == "int":
             frac = (numbers % 1 != 0).to_numpy()
             if frac.any():
@@ -187,6 +247,8 @@ def validate_logs(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         if nonpos.any():
             raise CabenchError(f"{source}: column '{col}' is not positive at {_rows(nonpos)}; every evaluation "
                                "takes some time and some tokens")
+    for col, numbers in _kept_numbers(frame, source, extra).items():
+        out[col] = numbers
     check_duplicates(out, source, data_row)
     for col in CONFIG_COLUMNS:
         varying = out.groupby("config_id", sort=False)[col].nunique()
