@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from cabench.cells import Cell
 from cabench.config import ExperimentConfig
 from cabench.data.dataset import Dataset, load_dataset
@@ -47,6 +49,18 @@ def check_budgets(cfg: ExperimentConfig, problem: Problem, strict: bool = True) 
     if bad and (strict or len(bad) == len(cfg.rho) * len(cfg.methods)):
         raise CabenchError(f"{cfg.source}: rho: {next(iter(bad.values()))}")
     return bad
+
+
+def budgets_beyond_exhaustive(cfg: ExperimentConfig, problem: Problem) -> list[str]:
+    """One line per budget ``B = rho K cbar`` above the tokens of evaluating every configuration on every
+    evaluation instance once (replayed logs only; a synthetic instance has no instances to count)."""
+    tokens = getattr(problem.sampler, "tokens", None)
+    if tokens is None:
+        return []
+    exhaustive = float(np.sum(tokens))
+    return [f"rho {rho:g}: B = {problem.budget_tokens(rho):,.0f} tokens exceeds evaluating every configuration "
+            f"on every evaluation instance once ({exhaustive:,.0f} tokens); a real evaluation would not need it"
+            for rho in cfg.rho if problem.budget_tokens(rho) > exhaustive]
 
 
 def plan_cells(cfg: ExperimentConfig, skip: frozenset[tuple[str, float]] = frozenset()) -> list[Cell]:

@@ -33,7 +33,7 @@ from cabench.data.dataset import Dataset
 from cabench.data.describe import describe
 from cabench.errors import CabenchError
 from cabench.paper import PAPER_ROLES, paper_role
-from cabench.plan import build_problem, check_budgets, plan_cells
+from cabench.plan import budgets_beyond_exhaustive, build_problem, check_budgets, plan_cells
 from cabench.problem import Problem
 from cabench.record import arms_table, config_hash
 from cabench.results import aggregate_trajectories, read_csv, read_record, summarize
@@ -275,6 +275,8 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = 
     record["infeasible"] = [{"method": m, "rho": float(r), "reason": why} for (m, r), why in infeasible.items()]
     for (m, r), why in infeasible.items():
         echo(f"{cfg.name}: skipped {m} at rho {r:g}: {why}")
+    for line in budgets_beyond_exhaustive(cfg, problem):
+        echo(f"{cfg.name}: warning: {line}")
     out = Path(cfg.output)
     cache = prepare_output(cfg, out, force)
     with folder_lock(out):

@@ -155,6 +155,25 @@ def test_infeasible_cells_are_skipped_and_recorded(tmp_path):
     assert report.count("- not run: ") == 2 and "None" not in report
 
 
+def test_budget_beyond_evaluating_everything_is_warned(tmp_path):
+    """B = rho K cbar above the tokens of every configuration on every evaluation instance: one warning line
+    per such rho, none below; the run goes on."""
+    from cabench.data.dataset import load_dataset
+
+    ds = load_dataset(DATA / "piqa")
+    subset = parse_config({**PSI, "rho": [20, 100000]}, "c.yaml").arms.select(ds.configs, source="arms")
+    exhaustive = float(ds.tokens_eval[subset].sum())
+    cbar = float(ds.profile_cost[subset].mean())
+    rho_at = exhaustive / (len(subset) * cbar)  # the rho whose B equals the exhaustive evaluation
+    lines = []
+    raw = {**PSI, "rho": [20, round(1.5 * rho_at)], "methods": ["uniform"], "repetitions": 2,
+           "cost_modes": ["deterministic"], "chunk_size": 2}
+    _run(raw, tmp_path / "warned", echo=lines.append)
+    warned = [line for line in lines if "warning:" in line]
+    assert len(warned) == 1 and f"rho {round(1.5 * rho_at)}:" in warned[0], lines
+    assert f"({exhaustive:,.0f} tokens)" in warned[0] and 20 < rho_at < 1.5 * rho_at
+
+
 def test_unwritable_output_folder(tmp_path):
     if os.geteuid() == 0:
         target = "/proc/cabench-results"  # not writable even for root
