@@ -33,7 +33,7 @@ def strict_dumps(value: Any, **options: Any) -> str:
 
 
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"'{name}' is not JSON")
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def strict_loads(text: str | bytes) -> Any:

@@ -37,6 +37,7 @@ from typing import Any
 
 from cabench.data.io import read_logs
 from cabench.errors import CabenchError
+from cabench.jsonio import strict_loads
 from cabench.live.tasks import replay_answer
 
 _INSTANCE = re.compile(r"cabench replay instance: (.+)$")
@@ -115,7 +116,7 @@ def parse_body(raw: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise Refused(400, f"the body is not UTF-8 text (byte {exc.start})") from None
     try:
-        body = json.loads(text, parse_constant=_no_constant)
+        body = strict_loads(text)
     except RecursionError:
         raise Refused(400, "the body is not JSON: nested too deeply") from None
     except ValueError as exc:  # a syntax error, NaN/Infinity, an integer of too many digits
@@ -123,10 +124,6 @@ def parse_body(raw: bytes) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise Refused(400, f"the body must be a JSON object, not {_json_kind(body)}")
     return body
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _json_kind(value: Any) -> str:
