@@ -193,6 +193,11 @@ def _live_child(config: str, out: str) -> None:  # a forked process: the run a k
     run_session(load_live(config), Path(out), quiet=True)
 
 
+def _lines(path: Path) -> int:
+    """Lines a journal holds so far (0 before it exists)."""
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
 def _worst(dataset: Path, config: str) -> float:
     """A replay call's worst case: the most tokens its configuration's log records."""
     frame = pd.read_csv(dataset / "logs.csv.gz", dtype={"instance_id": str})
@@ -203,18 +208,19 @@ def _worst(dataset: Path, config: str) -> float:
 def test_kill_9_then_resume_never_pays_twice(tmp_path, dataset, server):
     url, endpoint = server(latency_scale=0.01)
     config = live_config(tmp_path, dataset, url)
-    start = time.perf_counter()
     _, reference = run_live(config, tmp_path / "whole")
-    duration = time.perf_counter() - start
     made_whole = endpoint.requests
     out = tmp_path / "killed"
     fork = multiprocessing.get_context("fork")
     rng = random.Random(0)
     kills, before = 0, endpoint.requests
-    for _ in range(10):  # kill -9 at 10 random moments, resuming each time
+    for _ in range(10):  # kill -9 at 10 random states (journal lines written), resuming each time
+        lines = _lines(out / "calls.jsonl")
         child = fork.Process(target=_live_child, args=(str(config), str(out)))
         child.start()
-        time.sleep(rng.uniform(0.03, 0.15) * duration)
+        target = lines + rng.randint(3, 25)
+        while child.is_alive() and _lines(out / "calls.jsonl") < target:
+            time.sleep(0.005)
         if child.is_alive():
             os.kill(child.pid, signal.SIGKILL)
             kills += 1

@@ -113,8 +113,8 @@ def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, en
         assert all([a["status"] for a in r["attempts"]] == ["http 403"] for r in method)
     if how == "retry-after":
         assert all(r["charged"] == 0 for r in method) and ep.generated == spend["profiling_tokens"]
-    for record in method:
-        assert all(a["seconds"] < 3 for a in record["attempts"])  # deadline 0.3 s; a trickle would take 10 s
+    if how == "trickle":  # each attempt ends at its 0.3 s deadline, long before the 10 s reply is whole
+        assert all(a["status"] == "timeout" for r in method for a in r["attempts"])
 
 
 def test_failed_calls_charged_as_configured(tmp_path, dataset, endpoint):
