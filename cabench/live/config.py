@@ -25,6 +25,7 @@ TOP = {"name", "task", "endpoint", "configurations", "configurations_from", "arm
        "latency", "seed", "output"}
 ENDPOINT_KEYS = {"base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "concurrency",
                  "max_reply_bytes", "max_failures", "charge_failed"}
+MAX_CONCURRENCY = 256
 CONFIG_KEYS = {"name", "model", "temperature", "max_tokens", "prompting"}
 
 
@@ -143,7 +144,7 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
         backoff_s=r.number(spec.get("backoff_s", 0.5), "endpoint.backoff_s", minimum=0, maximum=600),
         max_backoff_s=r.number(spec.get("max_backoff_s", 30.0), "endpoint.max_backoff_s", minimum=0, maximum=3600),
         concurrency=r.number(spec.get("concurrency", 4), "endpoint.concurrency", integer=True, minimum=1,
-                             maximum=256),
+                             maximum=MAX_CONCURRENCY),
         max_reply_bytes=r.number(spec.get("max_reply_bytes", 8 * 2**20), "endpoint.max_reply_bytes", integer=True,
                                  minimum=1024, maximum=2**31),
         max_failures=r.number(spec.get("max_failures", 5), "endpoint.max_failures", integer=True, minimum=1,

@@ -33,7 +33,7 @@ from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 from cabench.live.caller import BudgetStop, Caller, FailureStop
 from cabench.live.client import ChatClient, public_url
-from cabench.live.config import LiveConfig
+from cabench.live.config import MAX_CONCURRENCY, LiveConfig
 from cabench.live.journal import Journal, LogFile
 from cabench.live.tasks import Instance, Task, build_task
 from cabench.methods.user import UserMethodError
@@ -204,7 +204,7 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
                       "profile_cost": {c.name: float(v) for c, v in zip(cfg.configurations, norm.profile_cost)}}}
 
 
-ASK_WINDOW = 256
+ASK_WINDOW = MAX_CONCURRENCY
 """Asks outstanding before the oldest is told: ask ``e:s`` only after ``e:(s - ASK_WINDOW)`` was told. A
 constant (the largest ``concurrency``), so the sequence of asks and tells depends neither on timing nor on
 the concurrency a run is resumed with."""
