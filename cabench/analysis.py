@@ -106,7 +106,7 @@ def verdicts(e: Experiment, rows: list[dict]) -> list[Verdict]:
         grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())
         if len(grid) >= 3:
             g = e.runs[e.runs["method"] == base]
-            table = g.pivot(index="rep", columns="budget_tokens", values="regret_hv").dropna()
+            table = g.pivot(index="rep", columns="budget", values="regret_hv").dropna()
             fit = log_growth(np.log2(table.columns.to_numpy(float)), table.to_numpy(float))
             c_lo, c_hi = fit["curvature_low"], fit["curvature_high"]
             state = "fails" if c_lo > 0 else ("holds" if c_hi <= 0 else "inconclusive")
@@ -164,7 +164,7 @@ def per_budget(e: Experiment) -> tuple[str, str, list[dict]]:
         a_f1 = at(e, base, rho, "f1", mode)
         if not len(a_f1):
             continue
-        spend = at(e, base, rho, "spend_tokens", mode) / at(e, base, rho, "budget_tokens", mode)
+        spend = at(e, base, rho, "spend", mode) / at(e, base, rho, "budget", mode)
         for other in others:
             b_f1 = at(e, other, rho, "f1", mode)
             common = a_f1.index.intersection(b_f1.index)

@@ -22,18 +22,19 @@ from cabench.online import run_online
 from cabench.problem import Problem
 from cabench.psi import run_psi
 from cabench.streams import stream_keys
+from cabench.units import to_files
 
 if TYPE_CHECKING:  # a type hint only: how configs are read does not compute cells
     from cabench.config import TrajectorySpec
 
-ONLINE_COLUMNS = ["dataset", "setting", "method", "rho", "budget_tokens", "rep", "pulls", "spend_tokens",
+ONLINE_COLUMNS = ["dataset", "setting", "method", "rho", "budget", "rep", "pulls", "spend",
                   "regret_hv", "regret_std", "frac_optimal", "exploited", "mode", "s_r", "s_c", "eta", "alpha",
                   "n_init", "seed", "cabench_version"]
-PSI_COLUMNS = ["dataset", "setting", "method", "cost_mode", "rho", "budget_tokens", "rep", "error", "f1", "size",
-               "spend_tokens", "seed", "cabench_version"]
+PSI_COLUMNS = ["dataset", "setting", "method", "cost_mode", "rho", "budget", "rep", "error", "f1", "size",
+               "spend", "seed", "cabench_version"]
 ONLINE_SELECTION_COLUMNS = ["method", "rho", "rep", "config_id", "pulls"]
 PSI_SELECTION_COLUMNS = ["method", "cost_mode", "rho", "rep", "config_id", "samples", "returned"]
-TRAJECTORY_COLUMNS = ["method", "rho", "rep", "point", "tokens", "cum_regret", "moving_avg"]
+TRAJECTORY_COLUMNS = ["method", "rho", "rep", "point", "spend", "cum_regret", "moving_avg"]
 
 
 @dataclass(frozen=True)
@@ -67,14 +68,23 @@ def _per_arm(problem: Problem, reps: np.ndarray, values: dict[str, np.ndarray]) 
 def run_cell(problem: Problem, setting: str, seed: int, cell: Cell
              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
     """Run one cell; return its rows of ``runs.csv``, of ``selections.csv`` and (online, trajectory
-    budget) its per-repetition trajectories."""
+    budget) its per-repetition trajectories, budgets and spends named after the cost unit."""
     reps = np.arange(cell.start, cell.stop)
     keys = stream_keys(seed, reps, problem.arm_ids)
     common = {"dataset": problem.name, "setting": setting, "method": cell.method.name, "rho": cell.rho}
+    unit = problem.norm.cost_unit
     if isinstance(cell.method, OnlineMethod):
-        return _online_tables(problem, cell.method, cell, reps, keys, {**common, "seed": seed})
-    runs, selections = _psi_tables(problem, cell.method, cell, reps, keys, {**common, "seed": seed})
-    return runs, selections, None
+        runs, selections, traj = _online_tables(problem, cell.method, cell, reps, keys, {**common, "seed": seed})
+        counts = selections["pulls"]
+    else:
+        runs, selections = _psi_tables(problem, cell.method, cell, reps, keys, {**common, "seed": seed})
+        traj, counts = None, selections["samples"]
+    runs = to_files(runs, unit)
+    spent_also = getattr(problem.sampler, "spent_also", None)
+    if spent_also is not None:  # the spend in tokens or dollars too, where the cost is in another unit
+        for other, spent in spent_also(keys, counts.to_numpy().reshape(len(reps), problem.n_arms)).items():
+            runs.insert(runs.columns.get_loc(f"spend_{unit}") + 1, f"spend_{other}", spent)
+    return runs, selections, None if traj is None else to_files(traj, unit, trajectory=True)
 
 
 def _online_tables(problem: Problem, method: OnlineMethod, cell: Cell, reps: np.ndarray, keys: np.ndarray,
@@ -85,8 +95,8 @@ def _online_tables(problem: Problem, method: OnlineMethod, cell: Cell, reps: np.
     counts = np.asarray(res.counts)
     exploited = np.asarray(problem.arm_names, dtype=object)[counts.argmax(axis=1)]  # ties: lowest arm
     runs = pd.DataFrame({
-        **common, "budget_tokens": res.budget_tokens, "rep": reps, "pulls": res.pulls,
-        "spend_tokens": res.spend_tokens, "regret_hv": res.regret_hv, "regret_std": res.regret_std,
+        **common, "budget": res.budget, "rep": reps, "pulls": res.pulls,
+        "spend": res.spend, "regret_hv": res.regret_hv, "regret_std": res.regret_std,
         "frac_optimal": res.frac_optimal, "exploited": exploited, **method.params(cell.rho),
         "cabench_version": cabench.__version__,
     })[ONLINE_COLUMNS]
@@ -95,10 +105,10 @@ def _online_tables(problem: Problem, method: OnlineMethod, cell: Cell, reps: np.
     if res.trajectory is None:
         return runs, selections, None
     t = res.trajectory
-    points = len(t["tokens"])
+    points = len(t["spend"])
     trajectories = pd.DataFrame({
         "method": method.name, "rho": cell.rho, "rep": np.repeat(reps, points),
-        "point": np.tile(np.arange(points), len(reps)), "tokens": np.tile(t["tokens"], len(reps)),
+        "point": np.tile(np.arange(points), len(reps)), "spend": np.tile(t["spend"], len(reps)),
         "cum_regret": t["cum_regret"].reshape(-1), "moving_avg": t["moving_avg"].reshape(-1),
     })[TRAJECTORY_COLUMNS]
     return runs, selections, trajectories
@@ -109,8 +119,8 @@ def _psi_tables(problem: Problem, method: PsiMethod, cell: Cell, reps: np.ndarra
     mode = str(cell.cost_mode)
     res = run_psi(problem, method, cell.rho, keys, mode)
     runs = pd.DataFrame({
-        **common, "cost_mode": mode, "budget_tokens": res.budget_tokens, "rep": reps,
-        "error": res.error.astype(int), "f1": res.f1, "size": res.size, "spend_tokens": res.spend_tokens,
+        **common, "cost_mode": mode, "budget": res.budget, "rep": reps,
+        "error": res.error.astype(int), "f1": res.f1, "size": res.size, "spend": res.spend,
         "cabench_version": cabench.__version__,
     })[PSI_COLUMNS]
     selections = pd.DataFrame({

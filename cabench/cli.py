@@ -189,6 +189,16 @@ def _number_list(text: str | None, flag: str) -> list[float] | None:
     return [int(v) if v.is_integer() else v for v in values]
 
 
+def _budget_option(text: str | None) -> dict[str, list[float]] | None:
+    """``--budget usd=0.5,1`` (a unit, then the budgets) as a config's ``budget`` mapping."""
+    if text is None:
+        return None
+    unit, sep, values = text.partition("=")
+    if not sep or not unit.strip():
+        raise CabenchError(f"--budget {text}: expected UNIT=VALUES, e.g. --budget usd=0.5,2 or --budget tokens=100000")
+    return {unit.strip(): _number_list(values, "--budget") or []}
+
+
 def _name_list(text: str | None, flag: str) -> list[str] | None:
     if text is None:
         return None
@@ -205,6 +215,9 @@ def run(
     seed: Annotated[int | None, typer.Option("--seed", help="Stream seed (overrides 'seed').")] = None,
     repetitions: Annotated[int | None, typer.Option("--repetitions", help="Paired repetitions.")] = None,
     rho: Annotated[str | None, typer.Option("--rho", help="Budget grid, e.g. 2,8,32 (overrides 'rho').")] = None,
+    budget: Annotated[str | None, typer.Option(
+        "--budget", help="Budgets in the cost unit, e.g. usd=0.5,2 or tokens=100000 (overrides 'rho' and 'budget').")
+    ] = None,
     methods: Annotated[str | None, typer.Option("--methods", help="Methods, e.g. cohv-ucb,uniform.")] = None,
     n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (overrides 'output').")] = None,
@@ -228,14 +241,16 @@ def run(
                 raise CabenchError(f"{flag}: give one config with {flag}, or let each config name its own")
         given = _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend, chunk_size=chunk_size,
                            name=name, seed=seed, repetitions=repetitions, rho=_number_list(rho, "--rho"),
-                           methods=_name_list(methods, "--methods"))
+                           budget=_budget_option(budget), methods=_name_list(methods, "--methods"))
+        if rho is not None and budget is not None:
+            raise CabenchError("--rho, --budget: give one budget grid")
         return load_config(config, given)
 
     loaded = _guard(lambda: [load(c) for c in configs])  # every config is checked before any runs
     for cfg in loaded:
         outcome = _guard(partial(run_experiment, cfg, force=force, quiet=quiet, echo=typer.echo, strict=strict))
         if not quiet:
-            typer.echo(format_summary(outcome.summary))
+            typer.echo(format_summary(outcome.summary, outcome.cost_unit))
             typer.echo(f"wrote {outcome.output / 'runs.csv'}")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +21,12 @@ from cabench import registry
 from cabench.backends import BACKENDS
 from cabench.data.arms import PRESETS, ArmFilter
 from cabench.data.dataset import Split
+from cabench.data.terms import PAPER_TERMS, Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.psi.engine import COST_MODES
 from cabench.synthetic import SyntheticSpec
+from cabench.units import COST_UNITS
 from cabench.yamlio import load_yaml
 
 SETTINGS = ("online", "psi")
@@ -32,7 +34,7 @@ SETTINGS = ("online", "psi")
 TOP_KEYS = {
     "name", "dataset", "split", "arms", "setting", "rho", "methods", "cost_modes", "repetitions", "seed",
     "n_jobs", "chunk_size", "backend", "scheduler_address", "output", "trajectories", "tune", "max_pulls",
-    "max_memory_gb",
+    "max_memory_gb", "objectives", "cost", "prices", "budget",
 }
 #: Largest values a config may give (beyond them counters overflow or nothing can finish).
 LIMITS = {"rho": 1e9, "repetitions": 10**7, "chunk_size": 10**6, "points": 10**6, "window": 10**7,
@@ -40,17 +42,22 @@ LIMITS = {"rho": 1e9, "repetitions": 10**7, "chunk_size": 10**6, "points": 10**6
 SPLIT_KEYS = {"profiling_size", "seed"}
 ARMS_KEYS = {"preset", "models", "temperatures", "max_new_tokens", "prompting", "config_ids"}
 SYNTHETIC_KEYS = {"name", "means", "costs", "noise", "sigma", "cost_spread"}
-TRAJECTORY_KEYS = {"rho", "points", "window"}
+TRAJECTORY_KEYS = {"rho", "budget", "points", "window"}
 TUNE_KEYS = {"s_r", "s_c", "eta", "rho", "repetitions"}
 
 
 @dataclass(frozen=True)
 class TrajectorySpec:
-    """Online trajectories (paper Fig. 4): which budget, grid size, moving-average window."""
+    """Online trajectories (paper Fig. 4): which budget, grid size, moving-average window.
+
+    ``budget`` is the budget as the config states it (``trajectories.budget``, in the cost unit) until the
+    dataset turns it into ``rho``.
+    """
 
     rho: float
     points: int = 200
     window: int = 50
+    budget: float | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,13 @@ class ExperimentConfig:
     tune: TuneSpec = field(default_factory=TuneSpec)
     max_pulls: float = 2e10
     max_memory_gb: float = 8.0
+    terms: Terms = PAPER_TERMS
+    budget: tuple[float, ...] = ()  # budgets as stated (``budget: {unit: [...]}``), in ``terms.cost``
+
+    @property
+    def stated(self) -> dict[float, float]:
+        """Each rho of the grid and the budget the config states for it (budget-stated configs only)."""
+        return dict(zip(self.rho, self.budget)) if self.budget else {}
 
     def resolved(self) -> dict[str, Any]:
         """The resolved config as plain data (written to ``config.yaml`` and hashed)."""
@@ -112,6 +126,8 @@ class ExperimentConfig:
             "split": None if self.split is None else {"profiling_size": self.split.profiling_size,
                                                       "seed": self.split.seed},
             "arms": arms, "setting": self.setting, "rho": list(self.rho), "methods": methods,
+            **({"budget": {self.terms.cost: list(self.budget)}} if self.budget else {}),
+            **({} if self.terms.is_paper else self.terms.describe()),
             "repetitions": self.repetitions, "seed": self.seed, "n_jobs": self.n_jobs,
             "chunk_size": self.chunk_size, "backend": self.backend, "output": self.output,
         }
@@ -120,7 +136,7 @@ class ExperimentConfig:
         if self.scheduler_address:
             out["scheduler_address"] = self.scheduler_address
         if self.trajectories:
-            out["trajectories"] = vars(self.trajectories).copy()
+            out["trajectories"] = {k: v for k, v in vars(self.trajectories).items() if v is not None}
         return out
 
     def identity(self) -> dict[str, Any]:
@@ -309,15 +325,32 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         given["methods"] = _keep_method_params(raw["methods"], given["methods"])
     if "name" in given and "output" not in given and isinstance(raw.get("output"), str):
         given["output"] = str(Path(raw["output"]).parent / str(given["name"]))  # a renamed experiment's own folder
+    if "rho" in given:
+        raw = {k: v for k, v in raw.items() if k != "budget"}  # the command line's grid replaces the stated one
+    if "budget" in given:
+        raw = {k: v for k, v in raw.items() if k != "rho"}
     raw = {**raw, **given}
-    for need in ("dataset", "setting", "rho", "methods"):
+    for need in ("dataset", "setting", "methods"):
         if need not in raw:
-            raise r.fail(need, "missing; a config needs dataset, setting, rho and methods")
+            raise r.fail(need, "missing; a config needs dataset, setting, rho (or budget) and methods")
+    if ("rho" in raw) == ("budget" in raw):
+        raise r.fail("rho", "give either rho (budgets as multiples of the exhaustive evaluation's cost per "
+                            "instance) or budget: {tokens|usd|completion_tokens: N}, not both" if "rho" in raw else
+                     "missing; a config needs dataset, setting, rho (or budget) and methods")
     setting = r.text(raw["setting"], "setting", SETTINGS)
     dataset, synthetic = _dataset(r, raw["dataset"], base)
-    rho = tuple(r.number(v, "rho", positive=True, maximum=LIMITS["rho"]) for v in r.sequence(raw["rho"], "rho"))
-    if len(set(rho)) != len(rho):
-        raise r.fail("rho", f"has repeated values {list(rho)}")
+    terms = parse_terms(raw, r.fail)
+    if synthetic is not None and not terms.is_paper:
+        raise r.fail("objectives" if raw.get("objectives") is not None else "cost",
+                     "a synthetic instance draws its own rewards and costs; objectives, cost and prices apply to logs")
+    budget: tuple[float, ...] = ()
+    if "budget" in raw:
+        budget = _budget(r, raw["budget"], terms.cost, synthetic is not None)
+        rho = tuple(math.nan for _ in budget)  # stated budgets become rho once the dataset gives K and the costs
+    else:
+        rho = tuple(r.number(v, "rho", positive=True, maximum=LIMITS["rho"]) for v in r.sequence(raw["rho"], "rho"))
+        if len(set(rho)) != len(rho):
+            raise r.fail("rho", f"has repeated values {list(rho)}")
     methods = _methods(r, raw["methods"], setting)
     split = None
     if raw.get("split") is not None:
@@ -338,17 +371,19 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         if setting != "online":
             raise r.fail("trajectories", "only applies to setting 'online'")
         tr = r.check_keys(raw["trajectories"], TRAJECTORY_KEYS, "trajectories")
-        if "rho" not in tr:
-            raise r.fail("trajectories.rho", "missing; name the budget of the trajectories")
-        t_rho = r.number(tr["rho"], "trajectories.rho", positive=True)
-        if t_rho not in rho and "rho" in given:
-            t_rho = max(rho)  # the command line replaced the grid: trajectories at its largest budget
-        if t_rho not in rho:
-            raise r.fail("trajectories.rho", f"{t_rho:g} is not in the rho grid {list(rho)}")
+        grid, key = (budget, "budget") if budget else (rho, "rho")
+        if key not in tr:
+            raise r.fail(f"trajectories.{key}", f"missing; name the {key} of the trajectories (one of the {key} grid)")
+        at = r.number(tr[key], f"trajectories.{key}", positive=True)
+        if at not in grid and key in given:
+            at = max(grid)  # the command line replaced the grid: trajectories at its largest budget
+        if at not in grid:
+            raise r.fail(f"trajectories.{key}", f"{at:g} is not in the {key} grid {list(grid)}")
         trajectories = TrajectorySpec(
-            t_rho,
+            math.nan if budget else at,
             r.number(tr.get("points", 200), "trajectories.points", integer=True, minimum=2, maximum=LIMITS["points"]),
             r.number(tr.get("window", 50), "trajectories.window", integer=True, minimum=1, maximum=LIMITS["window"]),
+            at if budget else None,
         )
     tune = TuneSpec()
     if raw.get("tune") is not None:
@@ -403,7 +438,42 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         output=r.text(str(raw.get("output", f"results/{name}")), "output"),
         trajectories=trajectories,
         tune=tune,
+        terms=terms,
+        budget=budget,
     )
+
+
+def _budget(r: _Reader, raw: Any, unit: str, synthetic: bool) -> tuple[float, ...]:
+    """Budgets as the config states them, ``budget: {<cost unit>: N or [N, ...]}``."""
+    if synthetic:
+        raise r.fail("budget", "a synthetic instance states budgets as rho")
+    spec = r.check_keys(raw, set(COST_UNITS), "budget")
+    if len(spec) != 1:
+        raise r.fail("budget", f"expected one unit, e.g. budget: {{{unit}: 100000}}")
+    stated = next(iter(spec))
+    if stated != unit:
+        raise r.fail(f"budget.{stated}", f"the cost is in {unit} (cost: {unit}); state the budget in it, or declare "
+                                         f"cost: {stated}")
+    values = tuple(r.number(v, f"budget.{stated}", positive=True, maximum=1e15)
+                   for v in r.sequence(spec[stated], f"budget.{stated}"))
+    if len(set(values)) != len(values):
+        raise r.fail(f"budget.{stated}", f"has repeated values {list(values)}")
+    return values
+
+
+def resolve_budgets(cfg: ExperimentConfig, rho_of: Any) -> ExperimentConfig:
+    """``cfg`` with its stated budgets turned into rho by ``rho_of(budget)`` (:meth:`Normalisation.rho`, which
+    never lets ``B`` exceed the stated budget); a rho-stated config unchanged."""
+    if not cfg.budget:
+        return cfg
+    rho = tuple(float(rho_of(b)) for b in cfg.budget)
+    if any(not (0 < x <= LIMITS["rho"]) for x in rho) or len(set(rho)) != len(rho):
+        raise CabenchError(f"{cfg.source}: budget: {list(cfg.budget)} gives rho {list(rho)}; budgets must give "
+                           f"distinct rho in (0, {LIMITS['rho']:g}]")
+    trajectories = cfg.trajectories
+    if trajectories is not None and trajectories.budget is not None:
+        trajectories = replace(trajectories, rho=rho[cfg.budget.index(trajectories.budget)])
+    return replace(cfg, rho=rho, trajectories=trajectories)
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> ExperimentConfig:

@@ -97,3 +97,28 @@ def theorem2_bound(budget: float, k: int, d: int, l_k: float, h: float) -> float
 def theorem2_min_budget(l_k: float, h: float) -> float:
     """Smallest normalised budget with Theorem 2's condition ``B >= 2 L H``."""
     return 2.0 * l_k * h
+
+
+def hypervolume(points: np.ndarray, reference: np.ndarray | None = None) -> float:
+    """Hypervolume dominated by the points ``[n, D]`` (maximisation) over ``reference`` (default 0).
+
+    Paper §3.1 defines the hypervolume with the reference point 0; a single point gives
+    ``prod_d mu^(d)``. Points not strictly above the reference in every objective add
+    nothing. One objective: the largest gain; two: an exact sweep; three or more: moocore.
+    """
+    pts = np.asarray(points, dtype=float)
+    ref = np.zeros(pts.shape[-1]) if reference is None else np.asarray(reference, dtype=float)
+    pts = pts[(pts > ref).all(axis=-1)]
+    if len(pts) == 0:
+        return 0.0
+    if pts.shape[-1] == 1:
+        return float(pts.max() - ref[0])
+    if pts.shape[-1] == 2:
+        order = np.argsort(-pts[:, 0], kind="stable")  # sweep from the largest first objective down
+        x = pts[order, 0]
+        height = np.maximum.accumulate(pts[order, 1]) - ref[1]
+        width = x - np.append(x[1:], ref[0])
+        return float(np.sum(width * height))
+    import moocore  # deferred: only three or more objectives need it
+
+    return float(moocore.hypervolume(-pts, ref=-ref))  # moocore minimises

@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 
 from cabench.cells import Cell
-from cabench.config import ExperimentConfig
+from cabench.config import ExperimentConfig, resolve_budgets
 from cabench.data.dataset import Dataset, load_dataset
 from cabench.errors import CabenchError
-from cabench.problem import Problem, replay_problem
+from cabench.problem import Problem, ReplaySampler, replay_problem
 from cabench.synthetic import synthetic_problem
+from cabench.units import amount
 
 
 def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
@@ -26,13 +27,20 @@ def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
                     "source": source}
         return synthetic_problem(cfg.synthetic), identity, None
     assert cfg.dataset is not None  # a config gives a dataset folder or a synthetic instance
-    ds = load_dataset(cfg.dataset, cfg.split)
+    ds = load_dataset(cfg.dataset, cfg.split, cfg.terms)
     arms = cfg.arms.select(ds.configs, source=f"{cfg.source}: arms")
     problem = replay_problem(ds, arms, source)
     identity = {"dataset": {"name": ds.name, "sha256": ds.content_hash,
                             "split": [ds.split.profiling_size, ds.split.seed]},
                 "arms": list(problem.arm_names), "source": source}
+    if not cfg.terms.is_paper:  # the paper's terms keep the cache keys they always had
+        identity["terms"] = cfg.terms.describe()
     return problem, identity, ds
+
+
+def with_budgets(cfg: ExperimentConfig, problem: Problem) -> ExperimentConfig:
+    """``cfg`` with budgets stated in the cost unit turned into its rho grid on ``problem`` (``B <= stated``)."""
+    return resolve_budgets(cfg, problem.norm.rho)
 
 
 def infeasible_cells(cfg: ExperimentConfig, problem: Problem) -> dict[tuple[str, float], str]:
@@ -52,15 +60,15 @@ def check_budgets(cfg: ExperimentConfig, problem: Problem, strict: bool = True) 
 
 
 def budgets_beyond_exhaustive(cfg: ExperimentConfig, problem: Problem) -> list[str]:
-    """One line per budget ``B = rho K cbar`` above the tokens of evaluating every configuration on every
+    """One line per budget ``B = rho K cbar`` above the cost of evaluating every configuration on every
     evaluation instance once (replayed logs only; a synthetic instance has no instances to count)."""
-    tokens = getattr(problem.sampler, "tokens", None)
-    if tokens is None:
+    if not isinstance(problem.sampler, ReplaySampler):
         return []
-    exhaustive = float(np.sum(tokens))
-    return [f"rho {rho:g}: B = {problem.budget_tokens(rho):,.0f} tokens exceeds evaluating every configuration "
-            f"on every evaluation instance once ({exhaustive:,.0f} tokens); a real evaluation would not need it"
-            for rho in cfg.rho if problem.budget_tokens(rho) > exhaustive]
+    unit = problem.norm.cost_unit
+    exhaustive = float(np.sum(problem.sampler.costs))
+    return [f"rho {rho:g}: B = {amount(problem.budget(rho), unit)} exceeds evaluating every configuration "
+            f"on every evaluation instance once ({amount(exhaustive, unit)}); a real evaluation would not need it"
+            for rho in cfg.rho if problem.budget(rho) > exhaustive]
 
 
 def plan_cells(cfg: ExperimentConfig, skip: frozenset[tuple[str, float]] = frozenset()) -> list[Cell]:

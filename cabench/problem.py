@@ -8,13 +8,15 @@ the stream keys of their repetitions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from cabench.data.dataset import Dataset
 from cabench.data.normalisation import Normalisation
+from cabench.data.terms import COST_COLUMN, USD_COLUMN
 from cabench.streams import stream_index
 
 
@@ -22,7 +24,7 @@ class Sampler(Protocol):
     """Draws pull outcomes from paired streams."""
 
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Rewards ``[..., D]`` and token costs ``[...]`` of element ``counts`` of the streams ``keys``.
+        """Rewards ``[..., D]`` and costs ``[...]`` (cost unit) of element ``counts`` of the streams ``keys``.
 
         ``keys``, ``arms`` (positions) and ``counts`` have one shape.
         """
@@ -54,14 +56,39 @@ def block_sums(sampler: Sampler, keys: np.ndarray, arms: np.ndarray, starts: np.
 
 @dataclass(frozen=True, eq=False)
 class ReplaySampler:
-    """Bootstrap replay of logged rows (SPEC §4): a pull returns a random logged instance."""
+    """Bootstrap replay of logged rows (SPEC §4): a pull returns a random logged instance.
+
+    ``also`` holds each logged row's spend in other units than the cost's (tokens, dollars), for reporting only.
+    """
 
     rewards: np.ndarray  # [K, Q, D], quantised
-    tokens: np.ndarray  # [K, Q]
+    costs: np.ndarray  # [K, Q], cost unit
+    also: Mapping[str, np.ndarray] = field(default_factory=dict)  # unit -> [K, Q]
+
+    def spent_also(self, keys: np.ndarray, counts: np.ndarray, rows: int = 1 << 22) -> dict[str, np.ndarray]:
+        """Exact spend ``[reps]`` in each unit of ``also`` of the first ``counts[r, i]`` pulls of every arm.
+
+        The ``n``-th pull of arm ``i`` reads element ``n`` of its stream (SPEC §4), so the rows a repetition
+        replayed are known from its counts alone; repetitions are summed in batches of about ``rows`` pulls.
+        """
+        reps, k = counts.shape
+        out = {unit: np.zeros(reps) for unit in self.also}
+        per_rep = counts.sum(axis=1)
+        start = 0
+        while start < reps:
+            stop = min(reps, start + 1 + int(np.searchsorted(np.cumsum(per_rep[start:]), rows)))
+            lengths = counts[start:stop].reshape(-1).astype(np.int64)
+            block, element, _ = expand_blocks(np.zeros_like(lengths), lengths)
+            arm = block % k
+            q = stream_index(keys[start:stop].reshape(-1)[block], element, self.costs.shape[1])
+            for unit, table in self.also.items():
+                out[unit][start:stop] = np.bincount(block // k, weights=table[arm, q], minlength=stop - start)
+            start = stop
+        return out
 
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = stream_index(keys, counts, self.rewards.shape[1])
-        return self.rewards[arms, q], self.tokens[arms, q]
+        return self.rewards[arms, q], self.costs[arms, q]
 
     def reward_sums(self, keys: np.ndarray, arms: np.ndarray, starts: np.ndarray,
                     lengths: np.ndarray) -> np.ndarray:
@@ -107,12 +134,12 @@ class Problem:
 
     @property
     def profile_cost(self) -> np.ndarray:
-        """Deterministic costs ``c_i`` (tokens)."""
+        """Deterministic costs ``c_i`` (cost unit)."""
         return self.norm.profile_cost
 
     @property
     def c_max(self) -> float:
-        """Tokens; online costs are ``min(tokens / c_max, 1)``."""
+        """Cost unit; online costs are ``min(cost / c_max, 1)``."""
         return self.norm.c_max
 
     @property
@@ -130,9 +157,9 @@ class Problem:
         """Hypervolume efficiency ``nu_i = H_i / mu^c_i``."""
         return self.hv / self.mu_cost
 
-    def budget_tokens(self, rho: float) -> float:
-        """``B = rho * K * cbar`` (:meth:`Normalisation.budget_tokens`)."""
-        return self.norm.budget_tokens(rho)
+    def budget(self, rho: float) -> float:
+        """``B = rho * K * cbar`` in the cost unit (:meth:`Normalisation.budget`)."""
+        return self.norm.budget(rho)
 
     def online_budget(self, rho: float) -> float:
         """``B~ = B / c_max`` (:meth:`Normalisation.online_budget`)."""
@@ -142,13 +169,13 @@ class Problem:
         """``B~ = rho sum_i c~_i`` (:meth:`Normalisation.psi_budget`)."""
         return self.norm.psi_budget(rho)
 
-    def online_cost(self, tokens: np.ndarray) -> np.ndarray:
-        """``min(tokens / c_max, 1)``, quantised (:meth:`Normalisation.online_cost`)."""
-        return self.norm.online_cost(tokens)
+    def online_cost(self, cost: np.ndarray) -> np.ndarray:
+        """``min(cost / c_max, 1)``, quantised (:meth:`Normalisation.online_cost`)."""
+        return self.norm.online_cost(cost)
 
-    def psi_cost(self, tokens: np.ndarray) -> np.ndarray:
-        """``tokens / max_i c_i``, quantised (:meth:`Normalisation.psi_cost`)."""
-        return self.norm.psi_cost(tokens)
+    def psi_cost(self, cost: np.ndarray) -> np.ndarray:
+        """``cost / max_i c_i``, quantised (:meth:`Normalisation.psi_cost`)."""
+        return self.norm.psi_cost(cost)
 
     def psi_profile_cost(self) -> np.ndarray:
         """``c_i / max_i c_i``, quantised (:meth:`Normalisation.psi_profile_cost`)."""
@@ -174,21 +201,25 @@ def replay_problem(ds: Dataset, arms: np.ndarray, source: str = "evaluation") ->
     """
     arms = np.asarray(arms, dtype=np.int64)
     if source == "evaluation":
-        by_objective, tokens = ds.rewards_eval, ds.tokens_eval
+        by_objective, costs = ds.rewards_eval, ds.evaluation[COST_COLUMN]
     elif source == "profiling":
-        by_objective, tokens = ds.rewards_prof, ds.tokens_prof
+        by_objective, costs = ds.rewards_prof, ds.prof[COST_COLUMN]
     else:  # pragma: no cover - programming error
         raise ValueError(source)
     rewards = np.stack([r[arms] for r in by_objective], axis=-1)
-    tok = np.ascontiguousarray(tokens[arms])
+    cost = np.ascontiguousarray(costs[arms])
+    logged = ds.evaluation if source == "evaluation" else ds.prof
+    also = {unit: np.ascontiguousarray(logged[column][arms]) for unit, column in (("tokens", "tokens"),
+                                                                                 ("usd", USD_COLUMN))
+            if column in logged and unit != ds.cost_unit and not ds.terms.is_paper}
     norm = ds.norm.select(arms)
     return Problem(
         name=ds.name,
         arm_names=tuple(ds.configs["config_id"].to_numpy()[arms]),
         arm_ids=arms,
         mu=rewards.mean(axis=1),
-        mu_cost=norm.online_cost(tok).mean(axis=1),
+        mu_cost=norm.online_cost(cost).mean(axis=1),
         norm=norm,
-        sampler=ReplaySampler(np.ascontiguousarray(rewards), tok),
+        sampler=ReplaySampler(np.ascontiguousarray(rewards), cost, also),
         surrogate=ds.surrogate,
     )

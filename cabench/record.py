@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cabench.data.terms import USD_COLUMN
 from cabench.pareto import classification_gaps, pareto_mask
 from cabench.problem import Problem
 
@@ -38,13 +39,33 @@ def config_hash(identity: dict[str, Any]) -> str:
     return stable_hash(identity)
 
 
-def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple[str, ...]) -> pd.DataFrame:
+#: Measurements ``arms.csv`` gives in real units where the logs have them: (name, log column).
+REAL_UNITS = (("accuracy", "correct"), ("latency_s", "latency_s"), ("tokens", "tokens"), ("usd", USD_COLUMN))
+
+
+def real_units(measured: dict[str, np.ndarray], arms: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-arm means of the measurements in real units and the half-widths of their 95% intervals
+    (``1.96 s / sqrt(n)`` over the evaluation instances), for the arms ``arms``."""
+    out: dict[str, np.ndarray] = {}
+    for name, column in REAL_UNITS:
+        if column not in measured:
+            continue
+        values = np.asarray(measured[column], dtype=float)[arms]
+        n = values.shape[1]
+        out[name] = values.mean(axis=1)
+        out[f"{name}_ci"] = 1.96 * values.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.full(len(arms), np.nan)
+    return out
+
+
+def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple[str, ...],
+               measured: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """``arms.csv``: one row per arm of the experiment, by configuration name.
 
-    Population means ``mu`` (one column per objective), single-point
-    hypervolume ``H`` and ``nu = H / mu^c`` (paper §3.1), ``Delta = nu* - nu``,
-    Pareto membership within the experiment's arms and the classification gap
-    ``gamma`` of eq. (1).
+    Population means ``mu`` (one column per objective), the deterministic cost ``c_i`` in the cost unit
+    (``profile_cost``), the mean normalised cost ``mu^c`` (``mu_c``), single-point hypervolume ``H`` and
+    ``nu = H / mu^c`` (paper §3.1), ``Delta = nu* - nu``, Pareto membership within the experiment's arms and the
+    classification gap ``gamma`` of eq. (1); then, from the evaluation rows ``measured`` (replayed logs), accuracy,
+    latency in seconds, tokens and dollars per call where known, each with its 95% interval.
     """
     mu = np.asarray(problem.mu, dtype=float)
     _, _, gamma, _ = classification_gaps(mu.copy())
@@ -59,17 +80,20 @@ def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple
             out[col] = ""
     for d, name in enumerate(objectives):
         out[f"mu_{name}"] = mu[:, d]
-    out["cost_tokens"] = problem.profile_cost
-    out["mu_cost"] = problem.mu_cost
+    out["profile_cost"] = problem.profile_cost
+    out["mu_c"] = problem.mu_cost
     out["hv"] = problem.hv
     out["nu"] = nu
     out["delta"] = nu.max() - nu
     out["optimal"] = (np.arange(problem.n_arms) == int(np.argmax(nu))).astype(int)
     out["pareto"] = pareto_mask(mu).astype(int)
     out["gamma"] = gamma
+    if measured is not None:
+        for name, values in real_units(measured, np.asarray(problem.arm_ids)).items():
+            out[name] = values
     return out
 
 
 def objective_columns(arms: pd.DataFrame) -> list[str]:
     """The ``mu_<objective>`` columns of an ``arms.csv``, in objective order."""
-    return [c for c in arms.columns if c.startswith("mu_") and c != "mu_cost"]
+    return [c for c in arms.columns if c.startswith("mu_") and c != "mu_c"]

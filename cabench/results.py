@@ -27,33 +27,34 @@ from cabench import registry
 from cabench.errors import CabenchError
 from cabench.record import objective_columns
 from cabench.stats import mean_se, wilson
+from cabench.units import COST_UNITS, LABELS, from_files, to_files
 from cabench.yamlio import load_yaml
 
 ONLINE_ORDER = registry.names("online")
 PSI_ORDER = registry.names("psi")
 IDENTITY = ["experiment", "config_hash"]
 REQUIRED: dict[str, Any] = {
-    "runs.csv": {"online": ["dataset", "setting", "method", "rho", "budget_tokens", "rep", "pulls", "spend_tokens",
+    "runs.csv": {"online": ["dataset", "setting", "method", "rho", "budget", "rep", "pulls", "spend",
                             "regret_hv", "regret_std", "frac_optimal", "exploited"],
-                 "psi": ["dataset", "setting", "method", "cost_mode", "rho", "budget_tokens", "rep", "error", "f1",
-                         "size", "spend_tokens"]},
+                 "psi": ["dataset", "setting", "method", "cost_mode", "rho", "budget", "rep", "error", "f1",
+                         "size", "spend"]},
     "selections.csv": {"online": ["method", "rho", "rep", "config_id", "pulls"],
                        "psi": ["method", "cost_mode", "rho", "rep", "config_id", "samples", "returned"]},
-    "arms.csv": ["arm", "config_id", "cost_tokens", "mu_cost", "hv", "nu", "delta", "optimal", "pareto", "gamma"],
+    "arms.csv": ["arm", "config_id", "profile_cost", "mu_c", "hv", "nu", "delta", "optimal", "pareto", "gamma"],
     "dataset.csv": ["dataset", "K"],
-    "trajectories.csv": ["method", "rho", "point", "tokens", "cum_regret_mean", "cum_regret_se", "moving_avg_mean",
+    "trajectories.csv": ["method", "rho", "point", "spend", "cum_regret_mean", "cum_regret_se", "moving_avg_mean",
                          "moving_avg_se", "n_reps", "window"],
 }
-NUMERIC = {"rho", "budget_tokens", "rep", "spend_tokens", "regret_hv", "regret_std", "frac_optimal", "error", "f1",
-           "size", "pulls", "samples", "returned", "arm", "cost_tokens", "mu_cost", "hv", "nu", "delta", "optimal",
-           "pareto", "gamma", "tokens", "point", "cum_regret_mean", "cum_regret_se", "moving_avg_mean",
+NUMERIC = {"rho", "budget", "rep", "spend", "regret_hv", "regret_std", "frac_optimal", "error", "f1",
+           "size", "pulls", "samples", "returned", "arm", "profile_cost", "mu_c", "hv", "nu", "delta", "optimal",
+           "pareto", "gamma", "point", "cum_regret_mean", "cum_regret_se", "moving_avg_mean",
            "moving_avg_se", "n_reps", "window", "K"}
 #: Columns of names and labels: read as written (a configuration named ``1e3``, ``NaN`` or ``True`` stays that text).
 TEXT = ("experiment", "config_hash", "dataset", "title", "setting", "method", "cost_mode", "config_id", "exploited",
         "model", "prompting", "sha256", "stem", "caption", "experiments")
 MAY_BE_EMPTY = {"moving_avg_mean", "moving_avg_se", "cum_regret_se"}
 MAY_BE_INFINITE = {"gamma"}  # the classification gap of an arm nothing competes with
-POSITIVE = {"rho", "budget_tokens"}
+POSITIVE = {"rho", "budget"}
 DEFAULT_OBJECTIVES = ["accuracy", "efficiency"]
 AGAIN = "run the experiment again"
 
@@ -99,14 +100,28 @@ def _check_column(path: Path, frame: pd.DataFrame, col: str) -> None:
             _fail_at(path, frame, number <= 0, col, "is not positive")
 
 
-def _checked(path: Path, columns: Collection[str]) -> pd.DataFrame:
-    """Read ``path`` and check it has ``columns`` (numeric where they must be) and the identity columns."""
+def _checked(path: Path, columns: Collection[str], unit: str = "tokens", trajectory: bool = False) -> pd.DataFrame:
+    """Read ``path`` and check it has ``columns`` (numeric where they must be) and the identity columns.
+
+    Budgets and spends, named after the cost ``unit`` in the file (``budget_usd``), come back as ``budget`` and
+    ``spend``; messages name the file's columns.
+    """
     frame = read_csv(path)
+    named = to_files(pd.DataFrame(columns=list(columns)), unit, trajectory).columns
+    for col, as_read in zip(columns, named):
+        if as_read not in frame.columns:
+            hint = "the file is damaged" if col not in IDENTITY else "written by an older cabench"
+            raise CabenchError(f"{path}: column '{as_read}' is missing ({hint}); {AGAIN}")
+    frame = from_files(frame, unit, trajectory)
     for col in dict.fromkeys([*IDENTITY, *columns, *(c for c in frame.columns if c.startswith("mu_"))]):
         if col not in frame.columns:
             hint = "written by an older cabench" if col in IDENTITY else "the file is damaged"
             raise CabenchError(f"{path}: column '{col}' is missing ({hint}); {AGAIN}")
-        _check_column(path, frame, col)
+        try:
+            _check_column(path, frame, col)
+        except CabenchError as exc:  # name the column as the file does
+            shown = to_files(pd.DataFrame(columns=[col]), unit, trajectory).columns[0]
+            raise CabenchError(str(exc).replace(f"column '{col}'", f"column '{shown}'")) from None
     return frame
 
 
@@ -184,6 +199,11 @@ class Experiment:
         return list(self.meta.get("objectives") or DEFAULT_OBJECTIVES)
 
     @property
+    def cost_unit(self) -> str:
+        """What budgets and spends are in: tokens (the paper's), completion_tokens or usd."""
+        return str(self.meta.get("cost_unit") or "tokens")
+
+    @property
     def window(self) -> int | None:
         return int(self.trajectories["window"].iloc[0]) if self.trajectories is not None else None
 
@@ -234,6 +254,7 @@ META_KEYS = {
     "methods": ("a list of mappings with a 'name'", _list_of(lambda m: isinstance(m, dict) and _text(m.get("name")))),
     "cost_modes": ("a list of cost modes", _list_of(_text)),
     "objectives": ("a list of objective names", _list_of(_text)),
+    "cost_unit": ("a cost unit", lambda v: v in COST_UNITS),
     "infeasible": ("a list of mappings with 'method', 'rho' and 'reason'",
                    _list_of(lambda i: isinstance(i, dict) and _text(i.get("method")) and _number(i.get("rho"))
                             and isinstance(i.get("reason"), str), empty=True)),
@@ -303,12 +324,13 @@ def load_experiment(folder: Path) -> Experiment:
         raise CabenchError(f"{folder}: runs.csv without config.yaml; not a cabench results folder ({AGAIN})")
     meta = _load_meta(meta_path)
     setting = meta["setting"]
+    unit = meta.get("cost_unit") or "tokens"
     files = {}
     for name in ("runs.csv", "selections.csv", "arms.csv", "dataset.csv"):
         if not (folder / name).is_file():
             raise CabenchError(f"{folder / name}: missing (written by an older cabench, or deleted); {AGAIN}")
         spec = REQUIRED.get(name, [])
-        files[name] = _checked(folder / name, spec[setting] if isinstance(spec, dict) else spec)
+        files[name] = _checked(folder / name, spec[setting] if isinstance(spec, dict) else spec, unit)
     for name, frame in files.items():
         hashes = set(frame["config_hash"].astype(str))
         if hashes - {meta["config_hash"]}:
@@ -334,7 +356,7 @@ def load_experiment(folder: Path) -> Experiment:
     _check_values(folder, meta, files)
     traj = None
     if (folder / "trajectories.csv").is_file():
-        traj = _checked(folder / "trajectories.csv", REQUIRED["trajectories.csv"])
+        traj = _checked(folder / "trajectories.csv", REQUIRED["trajectories.csv"], unit, trajectory=True)
         if traj.empty:
             raise CabenchError(f"{folder / 'trajectories.csv'}: no rows (a cut or damaged file); {AGAIN}")
     dataset = files["dataset.csv"].iloc[0].to_dict()
@@ -407,11 +429,16 @@ def online_summary(runs: pd.DataFrame) -> pd.DataFrame:
     for values, g in runs.groupby(keys, sort=False):
         hv, hv_se = mean_se(g["regret_hv"])
         std, std_se = mean_se(g["regret_std"])
-        rows.append({**dict(zip(keys, values)), "budget_tokens": g["budget_tokens"].iloc[0], "n": len(g),
+        rows.append({**dict(zip(keys, values)), "budget": g["budget"].iloc[0], "n": len(g),
                      "regret_hv": hv, "regret_hv_se": hv_se, "regret_std": std, "regret_std_se": std_se,
                      "pulls": g["pulls"].mean(), "frac_optimal": g["frac_optimal"].mean(),
-                     "spend_share": float((g["spend_tokens"] / g["budget_tokens"]).mean())})
+                     "spend_share": float((g["spend"] / g["budget"]).mean()), **_spent_also(g)})
     return pd.DataFrame(rows)
+
+
+def _spent_also(g: pd.DataFrame) -> dict[str, float]:
+    """Mean spend in the other units runs.csv records (``spend_tokens``, ``spend_usd`` beside a cost in another)."""
+    return {c: float(g[c].mean()) for c in g.columns if c.startswith("spend_")}
 
 
 def psi_summary(runs: pd.DataFrame) -> pd.DataFrame:
@@ -422,9 +449,10 @@ def psi_summary(runs: pd.DataFrame) -> pd.DataFrame:
         k, n = int(g["error"].sum()), len(g)
         lo, hi = wilson(k, n)
         f1, f1_se = mean_se(g["f1"])
-        rows.append({**dict(zip(keys, values)), "budget_tokens": g["budget_tokens"].iloc[0], "n": n,
+        rows.append({**dict(zip(keys, values)), "budget": g["budget"].iloc[0], "n": n,
                      "error": k / n, "error_low": lo, "error_high": hi, "f1": f1, "f1_se": f1_se,
-                     "size": g["size"].mean(), "spend_share": float((g["spend_tokens"] / g["budget_tokens"]).mean())})
+                     "size": g["size"].mean(), "spend_share": float((g["spend"] / g["budget"]).mean()),
+                     **_spent_also(g)})
     return pd.DataFrame(rows)
 
 
@@ -439,35 +467,42 @@ def aggregate_trajectories(per_rep: pd.DataFrame, dataset: str, window: int) -> 
         cm, cs = mean_se(g["cum_regret"].to_numpy())
         mm, ms = mean_se(g["moving_avg"].to_numpy())
         rows.append({"dataset": dataset, "method": method, "rho": rho, "point": point,
-                     "tokens": g["tokens"].iloc[0], "cum_regret_mean": cm, "cum_regret_se": cs,
+                     "spend": g["spend"].iloc[0], "cum_regret_mean": cm, "cum_regret_se": cs,
                      "moving_avg_mean": mm, "moving_avg_se": ms, "n_reps": int(g["moving_avg"].notna().sum()),
                      "window": int(window)})
     return pd.DataFrame(rows)
 
 
-def format_summary(summary: pd.DataFrame) -> str:
-    """A plain-text table for the terminal."""
+def format_summary(summary: pd.DataFrame, unit: str = "tokens") -> str:
+    """A plain-text table for the terminal, budgets in the cost ``unit``."""
+    head = f"B ({LABELS[unit]})"
     lines = []
     skipped = summary[summary["status"] != "ok"] if "status" in summary else summary.iloc[:0]
     summary = summary.drop(skipped.index)
     if "regret_hv" in summary:
-        lines.append(f"{'method':<19}{'rho':>7}{'B (tokens)':>13}{'R_HV mean ± se':>24}{'R_std mean ± se':>24}"
+        lines.append(f"{'method':<19}{'rho':>9}{head:>13}{'R_HV mean ± se':>24}{'R_std mean ± se':>24}"
                      f"{'spent':>8}")
         for _, r in summary.iterrows():
-            lines.append(f"{registry.display(r.method):<19}{r.rho:>7g}{r.budget_tokens:>13.0f}"
+            lines.append(f"{registry.display(r.method):<19}{r.rho:>9.4g}{budget_text(r.budget, unit):>13}"
                          f"{r.regret_hv:>14.2f} ± {r.regret_hv_se:<7.2f}"
                          f"{r.regret_std:>14.2f} ± {r.regret_std_se:<7.2f}{100 * r.spend_share:>7.1f}%")
     else:
-        lines.append(f"{'method':<10}{'cost':>14}{'rho':>7}{'B (tokens)':>13}{'P(error) [95% Wilson]':>26}"
+        lines.append(f"{'method':<10}{'cost':>14}{'rho':>9}{head:>13}{'P(error) [95% Wilson]':>26}"
                      f"{'F1':>8}{'|P_hat|':>9}{'spent':>8}")
         for _, r in summary.iterrows():
-            lines.append(f"{registry.display(r.method):<10}{r.cost_mode:>14}{r.rho:>7g}{r.budget_tokens:>13.0f}"
+            lines.append(f"{registry.display(r.method):<10}{r.cost_mode:>14}{r.rho:>9.4g}"
+                         f"{budget_text(r.budget, unit):>13}"
                          f"{r.error:>9.3f} [{r.error_low:.3f}, {r.error_high:.3f}]{r.f1:>8.3f}{r['size']:>9.2f}"
                          f"{100 * r.spend_share:>7.1f}%")
     for _, r in skipped.iterrows():
         mode = f" ({r.cost_mode})" if "cost_mode" in r and isinstance(r.cost_mode, str) else ""
         lines.append(f"{registry.display(r.method)}{mode} at rho {r.rho:g}: {r.status}")
     return "\n".join(lines)
+
+
+def budget_text(value: float, unit: str) -> str:
+    """A budget in a table cell: whole tokens, or dollars to four significant digits."""
+    return f"{value:.4g}" if unit == "usd" else f"{value:.0f}"
 
 
 def finite(value: Any) -> bool:

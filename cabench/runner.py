@@ -33,11 +33,12 @@ from cabench.data.dataset import Dataset
 from cabench.data.describe import describe
 from cabench.errors import CabenchError
 from cabench.paper import PAPER_ROLES, paper_role
-from cabench.plan import budgets_beyond_exhaustive, build_problem, check_budgets, plan_cells
+from cabench.plan import budgets_beyond_exhaustive, build_problem, check_budgets, plan_cells, with_budgets
 from cabench.problem import Problem
 from cabench.record import arms_table, config_hash
 from cabench.results import aggregate_trajectories, read_csv, read_record, summarize
 from cabench.storage import LOCK_NAME, folder_lock, to_csv, write_atomic
+from cabench.units import from_files, to_files
 from cabench.yamlio import dump_yaml
 
 
@@ -52,6 +53,7 @@ class Outcome:
     reused: int
     computed: int
     summary: pd.DataFrame
+    cost_unit: str = "tokens"
 
 
 def git_commit() -> str:
@@ -168,7 +170,7 @@ def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[st
     objectives = [o.name for o in problem.norm.objectives]
     return {"config_hash": chash, "paper_experiment": role,
             "paper_figures": PAPER_ROLES.get(role) if role else None, "dataset_info": dataset,
-            "objectives": objectives}
+            "objectives": objectives, "cost_unit": problem.norm.cost_unit}
 
 
 def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:
@@ -230,6 +232,15 @@ def _identified(frame: pd.DataFrame, name: str, chash: str) -> pd.DataFrame:
     return frame
 
 
+def with_stated(summary: pd.DataFrame, cfg: ExperimentConfig) -> pd.DataFrame:
+    """``summary`` with the budget each row's rho was stated as (``budget_stated``), for budget-stated configs."""
+    if not cfg.budget:
+        return summary
+    summary = summary.copy()
+    summary.insert(summary.columns.get_loc("budget") + 1, "budget_stated", summary["rho"].map(cfg.stated))
+    return summary
+
+
 def plan_estimate(cfg: ExperimentConfig, problem: Problem) -> dict[str, float]:
     """Pulls an experiment will make and the peak memory of its largest cell, estimated before running.
 
@@ -269,6 +280,7 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = 
     ``trajectories.csv``; every row carries the experiment name and config hash.
     """
     problem, identity, ds = build_problem(cfg)
+    cfg = with_budgets(cfg, problem)
     infeasible = check_budgets(cfg, problem, strict=strict)
     check_plan(cfg, problem)
     record = experiment_record(cfg, problem, identity, ds)
@@ -316,9 +328,11 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
         raise Interrupted(f"interrupted: {finished} of {len(cells)} cells are saved in {cache}; "
                           "run the same command again to resume") from None
 
+    unit = problem.norm.cost_unit
     runs = pd.concat([read_csv(cache / f"{k}.csv") for k in keys], ignore_index=True)
-    write_atomic(out / "arms.csv", to_csv(_identified(
-        arms_table(problem, ds.configs if ds is not None else None, tuple(record["objectives"])), cfg.name, chash)))
+    arms = arms_table(problem, ds.configs if ds is not None else None, tuple(record["objectives"]),
+                      ds.evaluation if ds is not None else None)
+    write_atomic(out / "arms.csv", to_csv(_identified(to_files(arms, unit), cfg.name, chash)))
     write_atomic(out / "dataset.csv", to_csv(_identified(dataset_row(ds, record), cfg.name, chash)))
     write_atomic(out / "selections.csv", _joined([cache / f"{k}.sel.csv" for k in keys], cfg.name, chash))
     runs = _identified(runs, cfg.name, chash)
@@ -326,25 +340,28 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
     traj_files = [cache / f"{k}.traj.csv" for c, k in zip(cells, keys) if c.trajectory]
     if cfg.trajectories is not None and traj_files:
         per_rep = pd.concat([read_csv(p) for p in traj_files], ignore_index=True)
-        aggregated = aggregate_trajectories(per_rep, problem.name, cfg.trajectories.window)
-        write_atomic(out / "trajectories.csv", to_csv(_identified(aggregated, cfg.name, chash)))
+        aggregated = aggregate_trajectories(from_files(per_rep, unit, trajectory=True), problem.name,
+                                            cfg.trajectories.window)
+        write_atomic(out / "trajectories.csv",
+                     to_csv(_identified(to_files(aggregated, unit, trajectory=True), cfg.name, chash)))
     elif (out / "trajectories.csv").is_file():
         os.unlink(out / "trajectories.csv")  # this experiment's own stale file: it no longer has trajectories
-    summary = summarize(runs)
-    summary.insert(summary.columns.get_loc("budget_tokens"), "status", "ok")
+    summary = summarize(from_files(runs, unit))
+    summary.insert(summary.columns.get_loc("budget"), "status", "ok")
     if record["infeasible"]:  # one row per skipped (method, rho [, cost mode]) saying why
         skipped = pd.DataFrame([{"experiment": cfg.name, "config_hash": chash, "dataset": problem.name,
                                  "method": i["method"], **({"cost_mode": mode} if cfg.setting == "psi" else {}),
                                  "rho": i["rho"], "status": f"infeasible: {i['reason']}",
-                                 "budget_tokens": problem.budget_tokens(i["rho"]), "n": 0}
+                                 "budget": problem.budget(i["rho"]), "n": 0}
                                 for i in record["infeasible"] for mode in (cfg.cost_modes if cfg.setting == "psi"
                                                                              else [None])])
         summary = pd.concat([summary, skipped], ignore_index=True)
-    write_atomic(out / "summary.csv", to_csv(summary))
+    summary = with_stated(summary, cfg)
+    write_atomic(out / "summary.csv", to_csv(to_files(summary, unit)))
     resolved = cfg.resolved()
     if ds is not None:  # the split in force: the config's, else dataset.yaml's, else the default
         resolved["split"] = {"profiling_size": ds.split.profiling_size, "seed": ds.split.seed}
     meta = {**resolved, **record, "cabench_version": cabench.__version__, "git_commit": git_commit(),
             "code_hash": code_hash(), "problem": identity, "surrogate": bool(problem.surrogate)}
     write_atomic(out / "config.yaml", dump_yaml(meta, width=100))
-    return Outcome(out, len(cells), reused, len(todo), summary)
+    return Outcome(out, len(cells), reused, len(todo), summary, unit)

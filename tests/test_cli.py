@@ -49,7 +49,7 @@ def _corrupt(tmp_path, how: str):
     if how == "nan":
         frame.loc[10, "latency_s"] = np.nan
     elif how == "missing":
-        frame = frame.drop(columns=["tokens"])
+        frame = frame.drop(columns=["correct"])
     elif how == "duplicate":
         frame = pd.concat([frame, frame.iloc[[5]]], ignore_index=True)
     frame.to_csv(folder / "logs.csv.gz", index=False)
@@ -57,7 +57,7 @@ def _corrupt(tmp_path, how: str):
 
 
 @pytest.mark.parametrize("how, words", [("nan", "column 'latency_s' is NaN at row 11"),
-                                         ("missing", "missing column 'tokens'"),
+                                         ("missing", "missing column 'correct'"),
                                          ("duplicate", "duplicate (config_id, instance_id) pair")])
 def test_describe_bad_logs_one_line_exit_2(tmp_path, how, words):
     done = cabench("data", "describe", str(_corrupt(tmp_path, how)))

@@ -98,7 +98,7 @@ def test_whole_elimination_runs_on_a_noiseless_instance(name, samples, spend):
     problem = synthetic_problem(spec)
     res = run_psi(problem, PsiMethod(name), 16, stream_keys(0, np.arange(2), problem.arm_ids))
     assert res.samples.tolist() == [samples, samples]
-    assert res.spend_tokens.tolist() == [spend * 40, spend * 40] and res.budget_tokens == 1120
+    assert res.spend.tolist() == [spend * 40, spend * 40] and res.budget == 1120
     assert res.removed.tolist() == [[0, 1], [0, 1]] and res.accepted.tolist() == [[False, True], [False, True]]
     assert res.returned.tolist() == [[False, True, True]] * 2
 
@@ -112,7 +112,7 @@ def test_ege_sh_rounds_on_a_noiseless_instance():
     problem = synthetic_problem(spec)
     res = run_psi(problem, PsiMethod("ege-sh"), 10, stream_keys(0, np.arange(2), problem.arm_ids))
     assert res.samples.tolist() == [[5, 5, 25, 25]] * 2
-    assert res.spend_tokens.tolist() == [800.0, 800.0] and res.budget_tokens == 800  # 5 * 2 + 20 * 0.5 = B~
+    assert res.spend.tolist() == [800.0, 800.0] and res.budget == 800  # 5 * 2 + 20 * 0.5 = B~
     assert res.removed.tolist() == [[0, 1, 2]] * 2 and res.accepted.tolist() == [[False, False, True]] * 2
     policy = PsiPolicy(PsiMethod("ege-sh"), 2, [1.0, 0.5, 0.25, 0.25], 20.0)
     assert policy.queue == [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5  # round 1 of the per-pull rule
@@ -134,4 +134,4 @@ def test_whole_runs_on_a_noiseless_instance(name, pulls, regret_hv, regret_std):
     assert res.pulls.tolist() == [pulls, pulls]
     assert res.regret_hv.tolist() == [regret_hv, regret_hv]
     assert res.regret_std.tolist() == pytest.approx([regret_std, regret_std])
-    assert res.spend_tokens.tolist() == [60.0, 60.0] and res.budget_tokens == 60.0
+    assert res.spend.tolist() == [60.0, 60.0] and res.budget == 60.0

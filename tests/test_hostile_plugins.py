@@ -187,7 +187,7 @@ def test_plus_inf_index_is_accepted_and_engine_and_policy_decide_alike():
 def test_schedule_cannot_change_the_loop_state_through_its_arguments():
     """A schedule that zeroes the ``spend`` it is given works on a copy: the budget still holds."""
     result = run_psi(PROBLEM, PsiMethod(f"{PSI}:spends_nothing"), 60, KEYS)
-    assert (result.spend_tokens <= result.budget_tokens * (1 + 1e-6)).all()  # costs quantised to 2^-24
+    assert (result.spend <= result.budget * (1 + 1e-6)).all()  # costs quantised to 2^-24
     reference = reference_psi(PROBLEM, PsiMethod(f"{PSI}:spends_nothing"), 60, KEYS[0])
     assert result.samples[0].tolist() == reference["samples"]
 

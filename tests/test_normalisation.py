@@ -52,7 +52,7 @@ def test_objective_reward_is_linear_or_inverse_between_worst_and_best():
 
 
 def test_charges_and_budgets_by_hand():
-    assert NORM.budget_tokens(2) == 1200.0  # rho K cbar = 2 * 3 * 200
+    assert NORM.budget(2) == 1200.0  # rho K cbar = 2 * 3 * 200
     assert NORM.rho(1200.0) == 2.0
     assert NORM.online_budget(2) == 3.0  # 1200 / c_max
     assert NORM.online_units(NORM.profile_cost).tolist() == [0.25, 0.5, 0.75]
@@ -68,7 +68,7 @@ def test_a_subset_keeps_c_max_and_lambda():
     sub = NORM.select(np.array([2, 0]))
     assert sub.profile_cost.tolist() == [300.0, 100.0]
     assert (sub.c_max, sub.lam, sub.tau5, sub.tau95) == (400.0, 0.25, 2.0, 20.0)
-    assert sub.budget_tokens(1) == 400.0  # 1 * 2 * 200
+    assert sub.budget(1) == 400.0  # 1 * 2 * 200
     assert sub.psi_profile_cost().tolist() == pytest.approx([1.0, 1 / 3], abs=QUANTUM)
     assert sub.online_cost(np.array([200.0])).tolist() == [0.5]
 

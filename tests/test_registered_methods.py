@@ -57,12 +57,12 @@ def test_schedule_decides_alike_in_the_engine_and_the_policy(mode):
     method = PsiMethod("half-left")
     batched = run_psi(PROBLEM, method, 40, KEYS, mode)
     copsi = run_psi(PROBLEM, PsiMethod("copsi"), 40, KEYS, mode)
-    assert (batched.spend_tokens > copsi.spend_tokens).all()  # it spends what CoPSI leaves
+    assert (batched.spend > copsi.spend).all()  # it spends what CoPSI leaves
     for r in range(len(KEYS)):
         ref = reference_psi(PROBLEM, method, 40, KEYS[r], mode)
         assert np.flatnonzero(batched.returned[r]).tolist() == ref["returned"]
         assert batched.removed[r].tolist() == ref["removed"] and batched.accepted[r].tolist() == ref["accepted"]
-        assert batched.samples[r].tolist() == ref["samples"] and batched.spend_tokens[r] == ref["spend_tokens"]
+        assert batched.samples[r].tolist() == ref["samples"] and batched.spend[r] == ref["spend"]
 
 
 def test_registered_methods_run_in_process_workers():
@@ -71,7 +71,7 @@ def test_registered_methods_run_in_process_workers():
         remote = parallel(joblib.delayed(run)(PROBLEM, m, rho, KEYS) for run, m, rho in methods)
     for (run, m, rho), far in zip(methods, remote):
         near = run(PROBLEM, m, rho, KEYS)
-        assert np.array_equal(far.spend_tokens, near.spend_tokens)
+        assert np.array_equal(far.spend, near.spend)
 
 
 def test_a_name_is_registered_once():

@@ -20,6 +20,7 @@ import pandas as pd
 from cabench.data.io import find_log_file, read_logs, read_metadata
 from cabench.data.normalisation import Normalisation, fit_normalisation
 from cabench.data.schema import CONFIG_COLUMNS
+from cabench.data.terms import COST_COLUMN, PAPER_TERMS, USD_COLUMN, Terms, cost_per_call, usd_per_call
 from cabench.errors import CabenchError
 from cabench.quantize import quantize
 
@@ -61,7 +62,11 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    """A validated, preprocessed dataset. Arrays are ``[arms, instances]`` and read-only."""
+    """A validated, preprocessed dataset. Arrays are ``[arms, instances]`` and read-only.
+
+    ``prof`` and ``evaluation`` hold every numeric log column the logs have (``correct`` quantised), each call's
+    cost in the declared unit (``cost``) and, where known, its dollars (``usd``: the price table or ``cost_usd``).
+    """
 
     name: str
     path: str
@@ -70,16 +75,13 @@ class Dataset:
     split: Split
     profiling_ids: tuple[str, ...]
     evaluation_ids: tuple[str, ...]
-    acc_prof: np.ndarray  # quantised correctness
-    tokens_prof: np.ndarray
-    latency_prof: np.ndarray
-    acc_eval: np.ndarray
-    tokens_eval: np.ndarray
-    latency_eval: np.ndarray
+    prof: dict[str, np.ndarray]
+    evaluation: dict[str, np.ndarray]
     rewards_prof: tuple[np.ndarray, ...]  # one [arms, instances] array per objective of ``norm``
     rewards_eval: tuple[np.ndarray, ...]
     norm: Normalisation  # of every configuration
     clipped_rows: int
+    terms: Terms = PAPER_TERMS
     content_hash: str = field(default="")
 
     @property
@@ -91,13 +93,41 @@ class Dataset:
         return bool(self.meta.get("surrogate", False))
 
     @property
+    def acc_prof(self) -> np.ndarray:
+        return self.prof["correct"]
+
+    @property
+    def acc_eval(self) -> np.ndarray:
+        return self.evaluation["correct"]
+
+    @property
+    def tokens_prof(self) -> np.ndarray | None:
+        return self.prof.get("tokens")
+
+    @property
+    def tokens_eval(self) -> np.ndarray | None:
+        return self.evaluation.get("tokens")
+
+    @property
+    def latency_prof(self) -> np.ndarray | None:
+        return self.prof.get("latency_s")
+
+    @property
+    def latency_eval(self) -> np.ndarray | None:
+        return self.evaluation.get("latency_s")
+
+    @property
+    def cost_unit(self) -> str:
+        return self.norm.cost_unit
+
+    @property
     def profile_cost(self) -> np.ndarray:
-        """Deterministic cost ``c_i``: profiling mean tokens (SPEC §2.2)."""
+        """Deterministic cost ``c_i``: profiling mean cost (SPEC §2.2)."""
         return self.norm.profile_cost
 
     @property
     def c_max(self) -> float:
-        """Largest profiling token count (SPEC §2.2)."""
+        """Largest profiling cost (SPEC §2.2)."""
         return self.norm.c_max
 
     @property
@@ -117,8 +147,8 @@ class Dataset:
 
     @property
     def cost_eval(self) -> np.ndarray:
-        """Normalised evaluation costs ``c~ = min(tokens / c_max, 1)`` (SPEC §2.3)."""
-        return self.norm.online_cost(self.tokens_eval)
+        """Normalised evaluation costs ``c~ = min(cost / c_max, 1)`` (SPEC §2.3)."""
+        return self.norm.online_cost(self.evaluation[COST_COLUMN])
 
     @property
     def mu(self) -> np.ndarray:
@@ -141,20 +171,14 @@ class Dataset:
         return self.hv / self.mu_cost
 
     def table1_means(self) -> pd.DataFrame:
-        """Configuration-level means over all instances (Table 1 statistics)."""
+        """Configuration-level means over all instances (Table 1 statistics) of the measurements the logs have."""
         n_p, n_e = self.acc_prof.shape[1], self.acc_eval.shape[1]
-
-        def pooled(p: np.ndarray, e: np.ndarray) -> np.ndarray:
-            return (p.sum(axis=1) + e.sum(axis=1)) / (n_p + n_e)
-
-        return pd.DataFrame(
-            {
-                "config_id": self.configs["config_id"].to_numpy(),
-                "accuracy": pooled(self.acc_prof, self.acc_eval),
-                "latency_s": pooled(self.latency_prof, self.latency_eval),
-                "tokens": pooled(self.tokens_prof, self.tokens_eval),
-            }
-        )
+        out = {"config_id": self.configs["config_id"].to_numpy()}
+        for name, column in (("accuracy", "correct"), ("latency_s", "latency_s"), ("tokens", "tokens"),
+                             ("usd", USD_COLUMN)):
+            if column in self.prof:
+                out[name] = (self.prof[column].sum(axis=1) + self.evaluation[column].sum(axis=1)) / (n_p + n_e)
+        return pd.DataFrame(out)
 
 
 def _wide(frame: pd.DataFrame, column: str, configs: list[str], ids: np.ndarray) -> np.ndarray:
@@ -163,8 +187,8 @@ def _wide(frame: pd.DataFrame, column: str, configs: list[str], ids: np.ndarray)
 
 
 def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name: str, path: str,
-               content_hash: str = "") -> Dataset:
-    """Turn validated canonical logs into a :class:`Dataset` (SPEC §2)."""
+               content_hash: str = "", terms: Terms = PAPER_TERMS) -> Dataset:
+    """Turn validated canonical logs into a :class:`Dataset` (SPEC §2) on the declared ``terms``."""
     config_ids = list(pd.unique(frame["config_id"]))
     configs = (
         frame.drop_duplicates("config_id")[["config_id", *CONFIG_COLUMNS]].reset_index(drop=True)
@@ -173,11 +197,21 @@ def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name:
     prof_pos, eval_pos = split_instances(instance_ids, split)
     prof_ids, eval_ids = instance_ids[prof_pos], instance_ids[eval_pos]
 
-    full = {col: _wide(frame, col, config_ids, instance_ids) for col in ("correct", "latency_s", "tokens")}
-    prof = {col: values[:, prof_pos] for col, values in full.items()}
-    evaluation = {col: values[:, eval_pos] for col, values in full.items()}
-    norm = fit_normalisation(prof, path, "the logs need latencies that vary")
-    clipped = int((evaluation["tokens"] > norm.c_max).sum())
+    frame = frame.assign(**{COST_COLUMN: cost_per_call(frame, terms, path)})
+    usd = usd_per_call(frame, terms, path)
+    if usd is not None:
+        frame = frame.assign(**{USD_COLUMN: usd})
+    numeric = [c for c in frame.columns if c not in ("config_id", "instance_id", *CONFIG_COLUMNS)]
+    for spec in terms.objectives:
+        if spec.column not in numeric and spec.normalise != "inverse":
+            raise CabenchError(f"{path}: objective '{spec.name}' reads the column '{spec.column}', which the logs "
+                               f"lack; the logs have {', '.join(numeric)}")
+    full = {col: _wide(frame, col, config_ids, instance_ids) for col in numeric}
+    full["correct"] = quantize(full["correct"])
+    prof = {col: _readonly(values[:, prof_pos]) for col, values in full.items()}
+    evaluation = {col: _readonly(values[:, eval_pos]) for col, values in full.items()}
+    norm = fit_normalisation(prof, path, "the logs need latencies that vary", terms)
+    clipped = int((evaluation[COST_COLUMN] > norm.c_max).sum())
     return Dataset(
         name=name,
         path=path,
@@ -186,16 +220,13 @@ def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name:
         split=split,
         profiling_ids=tuple(map(str, prof_ids)),
         evaluation_ids=tuple(map(str, eval_ids)),
-        acc_prof=_readonly(quantize(prof["correct"])),
-        tokens_prof=_readonly(prof["tokens"]),
-        latency_prof=_readonly(prof["latency_s"]),
-        acc_eval=_readonly(quantize(evaluation["correct"])),
-        tokens_eval=_readonly(evaluation["tokens"]),
-        latency_eval=_readonly(evaluation["latency_s"]),
+        prof=prof,
+        evaluation=evaluation,
         rewards_prof=tuple(map(_readonly, norm.rewards(prof))),
         rewards_eval=tuple(map(_readonly, norm.rewards(evaluation))),
         norm=norm,
         clipped_rows=clipped,
+        terms=terms,
         content_hash=content_hash,
     )
 
@@ -228,8 +259,8 @@ def declared_split(meta: dict[str, Any], folder: Path) -> Split:
     return Split(*values)
 
 
-def load_dataset(folder: str | Path, split: Split | None = None) -> Dataset:
-    """Load, validate and preprocess a dataset folder.
+def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms = PAPER_TERMS) -> Dataset:
+    """Load, validate and preprocess a dataset folder on the declared ``terms`` (the paper's by default).
 
     ``split`` defaults to the folder's ``dataset.yaml`` key ``split``
     (``profiling_size``, ``seed``) or, failing that, 200 profiling instances
@@ -243,5 +274,5 @@ def load_dataset(folder: str | Path, split: Split | None = None) -> Dataset:
         split = declared_split(meta, folder)
     digest = file_digest(log_path)
     return preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
-                      content_hash=digest)
+                      content_hash=digest, terms=terms)
 

@@ -29,6 +29,7 @@ from cabench.data.readers import READERS
 from cabench.data.schema import (
     COLUMNS,
     CONFIG_COLUMNS,
+    MEASURE_COLUMNS,
     OPTIONAL_COLUMNS,
     check_duplicates,
     check_extra_columns,
@@ -109,9 +110,9 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key:
             raise CabenchError(f"--set {item}: expected key=value, e.g. --set prompting=cot")
-        if key not in COLUMNS:
-            near = difflib.get_close_matches(key, list(COLUMNS), n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else f"; canonical columns: {', '.join(COLUMNS)}"
+        if key not in MAPPED:
+            near = difflib.get_close_matches(key, list(MAPPED), n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else f"; canonical columns: {', '.join(MAPPED)}"
             raise CabenchError(f"--set {item}: '{key}' is not a canonical column{hint}")
         try:
             parsed = load_yaml(value) if value.strip() else None
@@ -182,9 +183,10 @@ def _failed_calls(canonical: pd.DataFrame, failed: pd.Series, policy: str, echo)
 
 def _unmeasured(canonical: pd.DataFrame, echo) -> tuple[pd.DataFrame, dict]:
     """Rows without a latency, a token count or a score cannot be replayed: dropped, counted per configuration."""
-    latency = pd.to_numeric(canonical["latency_s"], errors="coerce")
-    tokens = pd.to_numeric(canonical["tokens"], errors="coerce")
-    bad = latency.isna() | tokens.isna() | ~(latency > 0) | ~(tokens > 0) | canonical["correct"].isna()
+    bad = canonical["correct"].isna()
+    for col in (c for c in MEASURE_COLUMNS if c in canonical):
+        values = pd.to_numeric(canonical[col], errors="coerce")
+        bad = bad | values.isna() | ~(values > 0)
     n = int(bad.sum())
     if not n:
         return canonical, {}
@@ -329,7 +331,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             canonical[name] = _mapped(frame, columns[name], name, source, mapping_path, place)
         elif name in constants:
             canonical[name] = constants[name]
-        elif name in COLUMNS and name != "config_id":
+        elif name in COLUMNS and name != "config_id" and name not in MEASURE_COLUMNS:
             where = mapping_path or source
             raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping) or give "
                                f"a constant (--set {name}=...)")

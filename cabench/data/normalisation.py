@@ -2,8 +2,9 @@
 
 :func:`fit_normalisation` turns the profiling split of the logs (every
 configuration on every profiling instance) into a :class:`Normalisation`: the
-declared objectives with their bounds (``tau5``, ``tau95``), the deterministic
-costs ``c_i``, ``c_max`` and ``lambda``. Dataset preprocessing, the replay
+declared objectives (:mod:`cabench.data.terms`) with their bounds (the paper's
+efficiency from ``tau5``, ``tau95``), the deterministic costs ``c_i``, ``c_max``
+and ``lambda`` in the declared cost unit. Dataset preprocessing, the replay
 problem, synthetic instances and live profiling all charge, budget and reward
 through this one object.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from cabench.data.terms import COST_COLUMN, COST_COLUMNS, PAPER_TERMS, ObjectiveSpec, Terms
 from cabench.errors import CabenchError
 from cabench.quantize import quantize
 
@@ -63,18 +65,20 @@ def efficiency(tau5: float, tau95: float) -> Objective:
 class Normalisation:
     """Objectives, deterministic costs and the charge and budget functions of a set of arms (SPEC §2-3).
 
-    ``profile_cost`` holds the deterministic costs ``c_i`` (tokens) of the
-    arms; ``c_max`` and ``lambda`` come from the whole profiling split, so
-    :meth:`select` keeps them. ``tau5``/``tau95`` are the profiling latency
-    percentiles (None for a synthetic instance).
+    ``profile_cost`` holds the deterministic costs ``c_i`` (in ``cost_unit``)
+    of the arms; ``c_max`` and ``lambda`` come from the whole profiling split,
+    so :meth:`select` keeps them. ``tau5``/``tau95`` are the profiling latency
+    percentiles (None for a synthetic instance or logs without latency).
+    Budgets ``B`` and costs are in ``cost_unit`` (the paper's: tokens).
     """
 
     objectives: tuple[Objective, ...]
-    profile_cost: np.ndarray  # [K] tokens
-    c_max: float  # tokens; online costs are min(tokens / c_max, 1)
+    profile_cost: np.ndarray  # [K], cost unit
+    c_max: float  # cost unit; online costs are min(cost / c_max, 1)
     lam: float  # online cost lower bound lambda
     tau5: float | None = None
     tau95: float | None = None
+    cost_unit: str = "tokens"
 
     @property
     def n_objectives(self) -> int:
@@ -92,29 +96,36 @@ class Normalisation:
         """One quantised reward array per objective from the log columns ``log`` (one row or ``[K, n]``)."""
         return tuple(quantize(o.reward(log[o.column])) for o in self.objectives)
 
-    def budget_tokens(self, rho: float) -> float:
-        """``B = rho * K * cbar`` (SPEC §3)."""
+    def budget(self, rho: float) -> float:
+        """``B = rho * K * cbar`` in the cost unit (SPEC §3)."""
         return float(rho) * self.n_arms * float(np.mean(self.profile_cost))
 
-    def rho(self, budget_tokens: float) -> float:
-        """``rho = B / (K * cbar)`` (SPEC §3)."""
-        return budget_tokens / (self.n_arms * float(np.mean(self.profile_cost)))
+    def rho(self, budget: float) -> float:
+        """The largest ``rho`` whose ``B = rho * K * cbar`` (SPEC §3) does not exceed ``budget``.
 
-    def online_units(self, tokens: Any) -> np.ndarray:
-        """Tokens in the online setting's units, ``tokens / c_max`` (SPEC §3)."""
-        return np.asarray(tokens, dtype=float) / self.c_max
+        ``budget / (K * cbar)`` rounded down by one ulp where floating point would make ``B`` exceed the budget,
+        so that a budget stated in the cost unit is never overrun.
+        """
+        rho = budget / (self.n_arms * float(np.mean(self.profile_cost)))
+        while self.budget(rho) > budget:
+            rho = float(np.nextafter(rho, 0.0))
+        return rho
+
+    def online_units(self, cost: Any) -> np.ndarray:
+        """Costs in the online setting's units, ``cost / c_max`` (SPEC §3)."""
+        return np.asarray(cost, dtype=float) / self.c_max
 
     def online_budget(self, rho: float) -> float:
         """Normalised online budget ``B~ = B / c_max`` (SPEC §3)."""
-        return self.budget_tokens(rho) / self.c_max
+        return self.budget(rho) / self.c_max
 
-    def online_cost(self, tokens: Any) -> np.ndarray:
-        """Realised online cost ``c~ = min(tokens / c_max, 1)`` (SPEC §2.3), quantised."""
-        return quantize(np.minimum(self.online_units(tokens), 1.0))
+    def online_cost(self, cost: Any) -> np.ndarray:
+        """Realised online cost ``c~ = min(cost / c_max, 1)`` (SPEC §2.3), quantised."""
+        return quantize(np.minimum(self.online_units(cost), 1.0))
 
-    def psi_units(self, tokens: Any) -> np.ndarray:
-        """Tokens in the identification setting's units, ``tokens / max_i c_i`` (SPEC §3)."""
-        return np.asarray(tokens, dtype=float) / float(self.profile_cost.max())
+    def psi_units(self, cost: Any) -> np.ndarray:
+        """Costs in the identification setting's units, ``cost / max_i c_i`` (SPEC §3)."""
+        return np.asarray(cost, dtype=float) / float(self.profile_cost.max())
 
     def psi_profile_cost(self) -> np.ndarray:
         """Deterministic identification costs ``c_i / max_i c_i``, quantised."""
@@ -129,34 +140,71 @@ class Normalisation:
         """
         return float(rho) * float(self.psi_profile_cost().sum())
 
-    def psi_cost(self, tokens: Any) -> np.ndarray:
-        """Realised identification cost ``tokens / max_i c_i`` (SPEC §3), quantised."""
-        return quantize(self.psi_units(tokens))
+    def psi_cost(self, cost: Any) -> np.ndarray:
+        """Realised identification cost ``cost / max_i c_i`` (SPEC §3), quantised."""
+        return quantize(self.psi_units(cost))
 
 
-def fit_normalisation(profiling: Mapping[str, np.ndarray], where: str, remedy: str) -> Normalisation:
+def _bounded(spec: ObjectiveSpec, values: np.ndarray | None, where: str) -> Objective:
+    """The objective ``spec`` with its bounds: fixed, or the 5th and 95th percentiles of its profiling values."""
+    if isinstance(spec.normalise, tuple):
+        lo, hi = spec.normalise
+    else:
+        if values is None:
+            raise CabenchError(f"{where}: objective '{spec.name}' reads the column '{spec.column}', which the logs "
+                               "lack; declare objectives the logs can score (objectives: [accuracy, cost] needs no "
+                               "latency)")
+        lo, hi = float(np.percentile(values, 5)), float(np.percentile(values, 95))
+        if not hi > lo:
+            raise CabenchError(
+                f"{where}: {spec.column}: the 5th and 95th percentiles of the profiling values are equal ({lo:g}), "
+                f"so objective '{spec.name}' cannot be normalised; give it normalise: [lo, hi]")
+    worst, best = (lo, hi) if spec.direction == "max" else (hi, lo)
+    return Objective(spec.name, spec.column, worst=worst, best=best)
+
+
+def fit_normalisation(profiling: Mapping[str, np.ndarray], where: str, remedy: str,
+                      terms: Terms = PAPER_TERMS) -> Normalisation:
     """The normalisation the profiling split fixes (SPEC §2.2, §2.5; App. A).
 
-    ``profiling`` holds the columns ``latency_s`` and ``tokens`` as ``[K, n]``
-    arrays (every configuration on every profiling instance). ``tau5``,
-    ``tau95``: percentiles of the pooled latencies; ``c_i``: mean tokens of
-    configuration ``i``; ``c_max``: the largest token count; ``lambda``: the
-    smallest normalised cost. ``where`` and ``remedy`` frame the one-line error
-    when the latencies do not vary or the costs are too dispersed.
+    ``profiling`` holds ``[K, n]`` arrays of the log columns (every
+    configuration on every profiling instance): those the objectives of
+    ``terms`` read, and each call's cost in the cost unit (column ``cost``;
+    without it, the unit's own column, e.g. ``tokens``). ``tau5``, ``tau95``:
+    percentiles of the pooled latencies; ``c_i``: mean cost of configuration
+    ``i``; ``c_max``: the largest cost; ``lambda``: the smallest normalised
+    cost. ``where`` and ``remedy`` frame the one-line error when the latencies
+    do not vary or the costs are too dispersed.
     """
-    latency = np.asarray(profiling["latency_s"], dtype=float)
-    tokens = np.asarray(profiling["tokens"], dtype=float)
-    tau5 = float(np.percentile(latency, 5))
-    tau95 = float(np.percentile(latency, 95))
-    if not tau95 > tau5:
-        raise CabenchError(
-            f"{where}: latency_s: the 5th and 95th percentiles of the profiling latencies are equal ({tau5:g} s), so "
-            f"the efficiency reward (App. A) is undefined; {remedy}")
-    c_max = float(tokens.max())
-    lam = float(quantize(tokens.min() / c_max))
+    latency = np.asarray(profiling["latency_s"], dtype=float) if "latency_s" in profiling else None
+    tau5 = tau95 = None
+    if latency is not None:
+        tau5, tau95 = float(np.percentile(latency, 5)), float(np.percentile(latency, 95))
+    objectives = []
+    for spec in terms.objectives:
+        if spec.normalise != "inverse":
+            column = profiling.get(spec.column)
+            objectives.append(_bounded(spec, None if column is None else np.asarray(column, dtype=float), where))
+            continue
+        if tau5 is None or tau95 is None:
+            raise CabenchError(f"{where}: objective '{spec.name}' needs latency_s, which the logs lack; declare "
+                               "objectives without latency, e.g. objectives: [accuracy, cost]")
+        if not tau95 > tau5:
+            raise CabenchError(
+                f"{where}: latency_s: the 5th and 95th percentiles of the profiling latencies are equal ({tau5:g} s), "
+                f"so the efficiency reward (App. A) is undefined; {remedy}")
+        objectives.append(efficiency(tau5, tau95))
+    cost = np.asarray(profiling[COST_COLUMN] if COST_COLUMN in profiling else profiling[COST_COLUMNS[terms.cost]],
+                      dtype=float)
+    c_max = float(cost.max())
+    if not c_max > 0:
+        raise CabenchError(f"{where}: every profiling call costs 0 {terms.cost}; a budget needs calls that cost "
+                           "something")
+    lam = float(quantize(cost.min() / c_max))
     if lam <= 0:
-        raise CabenchError(f"{where}: the smallest profiling cost rounds to zero; tokens are too dispersed")
-    profile_cost = tokens.mean(axis=1)
+        raise CabenchError(f"{where}: the smallest profiling cost rounds to zero; {terms.cost} are too dispersed "
+                           "(a free call leaves the online cost bound lambda at 0)")
+    profile_cost = cost.mean(axis=1)
     profile_cost.setflags(write=False)
-    return Normalisation(objectives=(accuracy(), efficiency(tau5, tau95)), profile_cost=profile_cost, c_max=c_max,
-                         lam=lam, tau5=tau5, tau95=tau95)
+    return Normalisation(objectives=tuple(objectives), profile_cost=profile_cost, c_max=c_max, lam=lam, tau5=tau5,
+                         tau95=tau95, cost_unit=terms.cost)

@@ -29,8 +29,13 @@ COLUMNS: dict[str, str] = {
     "tokens": "float",
 }
 
+#: Canonical measurements a log may lack: logs without latency (or token counts, when they carry dollars) are
+#: scored on the objectives and cost they have (``objectives: [accuracy, cost]``).
+MEASURE_COLUMNS = ("latency_s", "tokens")
 #: Optional canonical columns: kept in the logs when the source has them (numbers >= 0), unused by the engines.
 OPTIONAL_COLUMNS = ("prompt_tokens", "completion_tokens", "cost_usd")
+#: Columns a log needs to charge a call: one of them at least.
+COST_SOURCES = ("tokens", "completion_tokens", "cost_usd")
 
 #: Columns that describe a configuration (constant within a config_id).
 CONFIG_COLUMNS = ("model", "temperature", "max_new_tokens", "prompting")
@@ -114,7 +119,8 @@ def kept_columns(present: Iterable[Hashable], extra: Sequence[str] = ()) -> list
     """The columns a dataset's logs keep, in file order: the canonical ones, then the optional and the declared
     extra ones among ``present``."""
     have = set(present)
-    return [*COLUMNS, *(c for c in (*OPTIONAL_COLUMNS, *extra) if c in have)]
+    return [*(c for c in COLUMNS if c in have or c not in MEASURE_COLUMNS),
+            *(c for c in (*OPTIONAL_COLUMNS, *extra) if c in have)]
 
 
 def check_extra_columns(declared: Any, where: str) -> tuple[str, ...]:
@@ -155,7 +161,7 @@ def _kept_numbers(frame: pd.DataFrame, source: str, extra: Sequence[str]) -> dic
         raise CabenchError(f"{source}: missing column '{lacking[0]}', declared in extra_columns; add it to the logs "
                            "or remove it from the declaration")
     out = {}
-    for col in kept_columns(frame.columns, extra)[len(COLUMNS):]:
+    for col in (c for c in kept_columns(frame.columns, extra) if c not in COLUMNS):
         numbers = _finite(frame[col], col, source).astype(np.float64)
         negative = (numbers < 0).to_numpy()
         if col in OPTIONAL_COLUMNS and negative.any():
@@ -195,17 +201,22 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = ()) -
         or a value that is not a finite number, a negative optional column, or
         a declared column the frame lacks.
     """
-    missing = [c for c in COLUMNS if c not in frame.columns]
+    missing = [c for c in COLUMNS if c not in frame.columns and c not in MEASURE_COLUMNS]
     if missing:
         raise CabenchError(
             f"{source}: missing column{'s' if len(missing) > 1 else ''} "
             f"{', '.join(repr(c) for c in missing)}; expected columns {', '.join(COLUMNS)} "
             "(`cabench data import` maps other names)"
         )
+    if not any(c in frame.columns for c in COST_SOURCES):
+        raise CabenchError(f"{source}: no cost column; the logs need {', '.join(COST_SOURCES[:-1])} or "
+                           f"{COST_SOURCES[-1]} to charge a call (`cabench data import` maps other names)")
     if len(frame) == 0:
         raise CabenchError(f"{source}: no rows; a log needs one row per (config, instance)")
     out = pd.DataFrame(index=frame.index)
     for col, kind in COLUMNS.items():
+        if col not in frame.columns:
+            continue  # a measurement the logs lack
         values = frame[col]
         if kind == "str":
             na = values.isna().to_numpy().copy()
@@ -235,14 +246,14 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = ()) -
         raise CabenchError(f"{source}: column 'correct' is outside [0, 1] at {_rows(outside)}; correctness is 0/1 "
                            "or a score in [0, 1]")
     for col, top in (("latency_s", 1e7), ("tokens", 1e12)):
-        big = (out[col] > top).to_numpy()
-        if big.any():
+        big = (out[col] > top).to_numpy() if col in out else None
+        if big is not None and big.any():
             raise CabenchError(f"{source}: column '{col}' is above {top:g} at {_rows(big)}; check the units")
-    tiny = ((out["latency_s"] > 0) & (out["latency_s"] < 1e-6)).to_numpy()
-    if tiny.any():
+    tiny = ((out["latency_s"] > 0) & (out["latency_s"] < 1e-6)).to_numpy() if "latency_s" in out else None
+    if tiny is not None and tiny.any():
         raise CabenchError(f"{source}: column 'latency_s' is below a microsecond at {_rows(tiny)}; latencies are "
                            "in seconds (scale them in the import mapping)")
-    for col in ("latency_s", "tokens"):
+    for col in (c for c in MEASURE_COLUMNS if c in out):
         nonpos = (out[col] <= 0).to_numpy()
         if nonpos.any():
             raise CabenchError(f"{source}: column '{col}' is not positive at {_rows(nonpos)}; every evaluation "

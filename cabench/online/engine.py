@@ -22,13 +22,13 @@ from cabench.problem import Problem
 class OnlineResult:
     """Per-repetition metrics of one method at one budget (arrays of length ``reps``)."""
 
-    budget_tokens: float
+    budget: float  # B in the cost unit
     pulls: np.ndarray
-    spend_tokens: np.ndarray
+    spend: np.ndarray  # cost unit
     regret_hv: np.ndarray
     regret_std: np.ndarray
     frac_optimal: np.ndarray
-    trajectory: dict[str, np.ndarray] | None = None  # grid "tokens" [G]; "cum_regret", "moving_avg" [reps, G]
+    trajectory: dict[str, np.ndarray] | None = None  # grid "spend" [G]; "cum_regret", "moving_avg" [reps, G]
     arms_pulled: np.ndarray | None = None  # [steps, reps], -1 where a repetition did not pull
     counts: np.ndarray | None = None  # [reps, K] pulls per arm at the end of the budget
 
@@ -63,7 +63,7 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
     """
     k, d = problem.n_arms, problem.n_objectives
     reps = keys.shape[0]
-    budget_tokens = problem.budget_tokens(rho)
+    budget_stated = problem.budget(rho)
     budget = problem.online_budget(rho)
     profile = problem.profile_cost / problem.c_max
     s_r, s_c = method.radius_scales
@@ -136,11 +136,11 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
     trajectory = None
     if trajectory_points:
         trajectory = _trajectory(np.array(log_spend) * problem.c_max, np.array(log_regret),
-                                 np.array(log_gap), budget_tokens, trajectory_points, window)
+                                 np.array(log_gap), budget_stated, trajectory_points, window)
     return OnlineResult(
-        budget_tokens=budget_tokens,
+        budget=budget_stated,
         pulls=pulls,
-        spend_tokens=spend * problem.c_max,
+        spend=spend * problem.c_max,
         regret_hv=regret,
         regret_std=problem.nu.max() * budget - hv_sum,
         frac_optimal=optimal / np.maximum(pulls, 1),
@@ -150,15 +150,15 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
     )
 
 
-def _trajectory(spend: np.ndarray, regret: np.ndarray, gaps: np.ndarray, budget_tokens: float,
+def _trajectory(spend: np.ndarray, regret: np.ndarray, gaps: np.ndarray, budget: float,
                 points: int, window: int) -> dict[str, np.ndarray]:
-    """Cumulative regret and the ``w``-pull moving average of the gap on a token grid.
+    """Cumulative regret and the ``w``-pull moving average of the gap on a grid of spend (cost unit).
 
     ``spend``, ``regret``, ``gaps``: ``[steps, reps]`` logged after every step
     (``gaps`` NaN where a repetition did not pull). Paper Appendix A: the moving
     average at pull t is the mean of the last ``min(w, t)`` gaps.
     """
-    grid = budget_tokens * np.arange(1, points + 1) / points
+    grid = budget * np.arange(1, points + 1) / points
     reps = spend.shape[1]
     cum = np.zeros((reps, points))
     moving = np.full((reps, points), np.nan)
@@ -175,4 +175,4 @@ def _trajectory(spend: np.ndarray, regret: np.ndarray, gaps: np.ndarray, budget_
         seen = last >= 0
         cum[r, seen] = c[last[seen]]
         moving[r, seen] = ma[last[seen]]
-    return {"tokens": grid, "cum_regret": cum, "moving_avg": moving}
+    return {"spend": grid, "cum_regret": cum, "moving_avg": moving}

@@ -51,7 +51,7 @@ def reference_online(problem: Problem, method: OnlineMethod, rho: float, keys: n
     return {
         "arms": arms,
         "pulls": len(arms),
-        "spend_tokens": spend * c_max,
+        "spend": spend * c_max,
         "regret_hv": regret,
         "regret_std": nu_star * budget - hv_total,
     }

@@ -28,10 +28,10 @@ COST_MODES = ("deterministic", "stochastic")
 class PsiResult:
     """Per-repetition outcome of one method at one budget and cost mode."""
 
-    budget_tokens: float
+    budget: float  # B in the cost unit
     returned: np.ndarray  # [reps, K] bool: the estimate P_hat
     samples: np.ndarray  # [reps, K] samples per arm
-    spend_tokens: np.ndarray  # [reps]
+    spend: np.ndarray  # [reps], cost unit
     error: np.ndarray  # [reps] 1[P_hat != P*]
     f1: np.ndarray  # [reps]
     removed: np.ndarray | None = None  # [reps, m] the arms removed, in order (eliminating methods)
@@ -145,10 +145,10 @@ def run_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndarray,
     hits = (found.returned & truth).sum(axis=1)
     f1 = 2.0 * hits / (found.returned.sum(axis=1) + truth.sum())
     return PsiResult(
-        budget_tokens=problem.budget_tokens(rho),
+        budget=problem.budget(rho),
         returned=found.returned,
         samples=state.n,
-        spend_tokens=state.spend * float(problem.profile_cost.max()),
+        spend=state.spend * float(problem.profile_cost.max()),
         error=(found.returned != truth).any(axis=1),
         f1=f1,
         removed=found.removed,

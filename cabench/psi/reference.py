@@ -43,5 +43,5 @@ def reference_psi(problem: Problem, method: PsiMethod, rho: float, keys: np.ndar
         "removed": policy.removed,
         "accepted": policy.accepted_log,
         "samples": list(policy.n),
-        "spend_tokens": policy.spend * float(problem.profile_cost.max()),
+        "spend": policy.spend * float(problem.profile_cost.max()),
     }

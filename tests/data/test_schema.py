@@ -21,8 +21,13 @@ def _fails(tmp_path, frame, gz=False):
 
 
 def test_missing_column(tmp_path):
-    msg = _fails(tmp_path, tiny_logs().drop(columns=["latency_s"]))
-    assert "logs.csv" in msg and "missing column 'latency_s'" in msg
+    msg = _fails(tmp_path, tiny_logs().drop(columns=["correct"]))
+    assert "logs.csv" in msg and "missing column 'correct'" in msg
+
+
+def test_logs_need_a_cost_column(tmp_path):
+    msg = _fails(tmp_path, tiny_logs().drop(columns=["tokens"]))
+    assert "logs.csv" in msg and "no cost column" in msg and "cost_usd" in msg
 
 
 def test_nan_latency_names_rows(tmp_path):

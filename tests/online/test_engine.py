@@ -27,7 +27,7 @@ def _same_pulls(problem, method, rho, reps=3, seed=0):
         ref = reference_online(problem, method, rho, keys[r])
         assert arms[arms >= 0].tolist() == ref["arms"], (method.name, rho, r)
         assert res.regret_hv[r] == ref["regret_hv"] and res.regret_std[r] == ref["regret_std"]
-        assert res.spend_tokens[r] == ref["spend_tokens"]
+        assert res.spend[r] == ref["spend"]
 
 
 @pytest.mark.parametrize("name", registry.names("online"))
@@ -65,10 +65,10 @@ def test_spend_exceeds_budget_by_less_than_one_pull(means, costs, spread, rho, n
     spec = SyntheticSpec("h", tuple(means), tuple(costs[: len(means)]), cost_spread=spread)
     problem = synthetic_problem(spec)
     res = run_online(problem, OnlineMethod(name), rho, stream_keys(1, np.arange(4), problem.arm_ids))
-    budget = problem.budget_tokens(rho)
-    assert (res.spend_tokens <= budget + problem.c_max + 1e-9).all()
+    budget = problem.budget(rho)
+    assert (res.spend <= budget + problem.c_max + 1e-9).all()
     # it stops only when no arm fits: the remaining budget is below the cheapest profiling cost
-    assert (budget - res.spend_tokens < problem.profile_cost.min() + 1e-9).all()
+    assert (budget - res.spend < problem.profile_cost.min() + 1e-9).all()
 
 
 def test_equal_costs_make_cohv_and_hv_identical():
@@ -106,7 +106,7 @@ def test_regret_definitions(gsm8k):
     res = run_online(problem, OnlineMethod("uniform"), 2, stream_keys(0, np.arange(5), problem.arm_ids),
                      record_arms=True)
     gap = problem.nu.max() - problem.nu
-    budget = problem.budget_tokens(2) / problem.c_max
+    budget = problem.budget(2) / problem.c_max
     for r in range(5):
         arms = res.arms_pulled[:, r]
         arms = arms[arms >= 0]
@@ -120,7 +120,7 @@ def test_trajectory_on_token_grid():
     res = run_online(problem, OnlineMethod("cohv-ucb"), 20, stream_keys(0, np.arange(6), problem.arm_ids),
                      trajectory_points=40, window=5)
     t = res.trajectory
-    assert t["tokens"][-1] == pytest.approx(res.budget_tokens) and t["cum_regret"].shape == (6, 40)
+    assert t["spend"][-1] == pytest.approx(res.budget) and t["cum_regret"].shape == (6, 40)
     assert (np.diff(t["cum_regret"], axis=1) >= -1e-12).all()  # cumulative regret never decreases
     gap = problem.nu.max() - problem.nu
     # the last grid point (B) holds every pull but the one that may overshoot the budget

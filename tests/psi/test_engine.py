@@ -28,7 +28,7 @@ def _same_decisions(problem, method, rho, mode, reps=3, seed=0):
         ref = reference_psi(problem, method, rho, keys[r], mode)
         assert np.flatnonzero(res.returned[r]).tolist() == ref["returned"], (method.name, rho, mode, r)
         assert res.samples[r].tolist() == ref["samples"]
-        assert res.spend_tokens[r] == ref["spend_tokens"]
+        assert res.spend[r] == ref["spend"]
         if res.removed is not None:
             assert res.removed[r].tolist() == ref["removed"]
             assert res.accepted[r].tolist() == ref["accepted"]
@@ -84,11 +84,11 @@ def test_copsi_never_exceeds_the_budget(costs, rho):
     means = tuple((0.3 + 0.05 * i, 0.7 - 0.05 * i) for i in range(len(costs)))
     problem = synthetic_problem(SyntheticSpec("c", means, tuple(costs)))
     res = run_psi(problem, PsiMethod("copsi"), rho, stream_keys(0, np.arange(3), problem.arm_ids))
-    budget = problem.budget_tokens(rho)
-    assert (res.spend_tokens <= budget * (1 + 1e-12)).all()
+    budget = problem.budget(rho)
+    assert (res.spend <= budget * (1 + 1e-12)).all()
     # Step 2 of the proof: total spend is sum_r C_r (n_r - n_{r-1}) <= B, and no pull was refused
     c = problem.psi_profile_cost() * problem.profile_cost.max()
-    assert np.allclose(res.spend_tokens, (res.samples * c).sum(axis=1))
+    assert np.allclose(res.spend, (res.samples * c).sum(axis=1))
 
 
 def test_equal_costs_make_copsi_and_psi_sr_identical():
@@ -126,7 +126,7 @@ def test_observed_error_below_theorem2_bound():
         budget = factor * l_k * h
         bound = theorem2_bound(budget, 3, 2, l_k, h)
         assert 0 < bound < 1  # informative: a method erring often would break it
-        rho = budget * problem.profile_cost.max() / problem.budget_tokens(1.0)
+        rho = budget * problem.profile_cost.max() / problem.budget(1.0)
         res = run_psi(problem, PsiMethod("copsi"), rho, keys)
         assert res.error.mean() <= bound
     assert theorem2_bound(1000 * l_k * h, 3, 2, l_k, h) == pytest.approx(36 * np.exp(-1000 / 256))

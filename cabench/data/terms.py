@@ -1,0 +1,254 @@
+"""The user's terms: which objectives, which cost unit and which prices (beyond the paper's accuracy x efficiency in
+tokens).
+
+An experiment or live config declares
+
+* ``objectives:`` 2 to 4 of ``accuracy`` (larger is better), ``efficiency`` (the paper's normalised inverse
+  latency, App. A), ``latency`` (seconds, smaller is better), ``cost`` (per call, in the cost unit, smaller is
+  better), or ``{column: NAME, direction: max|min, normalise: profiling | [lo, hi], name: ...}``;
+* ``cost:`` ``tokens`` (the paper's), ``completion_tokens`` or ``usd``;
+* ``prices:`` ``{<model or pattern>: {input: $/1M tokens, output: $/1M tokens}}``, applied to the logs'
+  ``prompt_tokens`` and ``completion_tokens``, or ``{tokens: $/1M tokens}``, one blended rate on the total
+  (else ``usd`` comes from the logs' ``cost_usd``).
+
+The default, :data:`PAPER_TERMS`, is the paper's pair in tokens. This module parses and checks the declaration; the
+profiling split turns it into rewards and costs in :mod:`cabench.data.normalisation`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cabench.errors import CabenchError
+from cabench.units import COST_UNITS
+
+#: Log columns a cost unit reads when no price table is given.
+COST_COLUMNS = {"tokens": "tokens", "completion_tokens": "completion_tokens", "usd": "cost_usd"}
+#: The built-in objectives: log column, direction, how the profiling split normalises them.
+BUILTIN: dict[str, tuple[str, str, str | tuple[float, float]]] = {
+    "accuracy": ("correct", "max", (0.0, 1.0)),
+    "efficiency": ("latency_s", "max", "inverse"),
+    "latency": ("latency_s", "min", "profiling"),
+    "cost": ("cost", "min", "profiling"),
+}
+#: The column names under which a dataset holds each call's cost in the declared unit, and its dollars where known.
+COST_COLUMN = "cost"
+USD_COLUMN = "usd"
+OBJECTIVE_KEYS = {"name", "column", "direction", "normalise"}
+MIN_OBJECTIVES, MAX_OBJECTIVES = 2, 4
+
+
+@dataclass(frozen=True)
+class ObjectiveSpec:
+    """One declared objective: its name, the log column it reads, its direction and its normalisation.
+
+    ``normalise`` is ``(lo, hi)`` (fixed bounds), ``"profiling"`` (the 5th and 95th percentiles of the profiling
+    values, as the paper normalises latency) or ``"inverse"`` (the paper's efficiency: the same percentiles,
+    linear in the reciprocal, App. A).
+    """
+
+    name: str
+    column: str
+    direction: str = "max"
+    normalise: str | tuple[float, float] = "profiling"
+
+    def describe(self) -> Any:
+        """Plain data for configs and cache keys: a built-in by its name, else the mapping."""
+        if BUILTIN.get(self.name) == (self.column, self.direction, self.normalise):
+            return self.name
+        normalise = self.normalise if isinstance(self.normalise, str) else list(self.normalise)
+        return {"name": self.name, "column": self.column, "direction": self.direction, "normalise": normalise}
+
+
+@dataclass(frozen=True)
+class Price:
+    """Dollars per million tokens of the models ``pattern`` matches: input (prompt) and output (completion) rates,
+    or one blended rate on the total ``tokens`` (for logs that only count the total)."""
+
+    pattern: str
+    input: float | None = None
+    output: float | None = None
+    tokens: float | None = None
+
+    def describe(self) -> dict[str, float]:
+        return {k: v for k, v in (("input", self.input), ("output", self.output), ("tokens", self.tokens))
+                if v is not None}
+
+
+@dataclass(frozen=True)
+class Terms:
+    """Objectives, cost unit and price table of an experiment (the paper's by default)."""
+
+    objectives: tuple[ObjectiveSpec, ...]
+    cost: str = "tokens"
+    prices: tuple[Price, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.objectives)
+
+    @property
+    def is_paper(self) -> bool:
+        return self == PAPER_TERMS
+
+    def describe(self) -> dict[str, Any]:
+        """Plain data for ``config.yaml`` and cache keys."""
+        out: dict[str, Any] = {"objectives": [o.describe() for o in self.objectives], "cost": self.cost}
+        if self.prices:
+            out["prices"] = {p.pattern: p.describe() for p in self.prices}
+        return out
+
+    def price(self, model: str) -> Price | None:
+        """The price of ``model``: its own entry, else the first pattern that matches it, else None."""
+        exact = next((p for p in self.prices if p.pattern == model), None)
+        return exact or next((p for p in self.prices if fnmatch.fnmatchcase(model, p.pattern)), None)
+
+
+def builtin(name: str) -> ObjectiveSpec:
+    column, direction, normalise = BUILTIN[name]
+    return ObjectiveSpec(name, column, direction, normalise)
+
+
+PAPER_TERMS = Terms(objectives=(builtin("accuracy"), builtin("efficiency")))
+
+
+def _bounds(value: Any, fail: Callable[[str, str], CabenchError], key: str) -> str | tuple[float, float]:
+    if value == "profiling":
+        return "profiling"
+    if (isinstance(value, list) and len(value) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+            and value[0] < value[1]):
+        return float(value[0]), float(value[1])
+    raise fail(key, f"expected 'profiling' or [lo, hi] with lo < hi, got {value!r}")
+
+
+def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) -> ObjectiveSpec:
+    if isinstance(item, str):
+        if item not in BUILTIN:
+            near = difflib.get_close_matches(item, list(BUILTIN), n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise fail(key, f"'{item}' is not one of {', '.join(BUILTIN)}{hint}; a column of the logs is declared "
+                            "as {column: NAME, direction: max|min}")
+        return builtin(item)
+    if not isinstance(item, dict):
+        raise fail(key, f"expected an objective name or a mapping, got {item!r}")
+    unknown = sorted(str(k) for k in item if k not in OBJECTIVE_KEYS)
+    if unknown:
+        raise fail(f"{key}.{unknown[0]}", f"unknown key; allowed keys: {', '.join(sorted(OBJECTIVE_KEYS))}")
+    name = item.get("name", item.get("column"))
+    if isinstance(name, str) and name in BUILTIN and "column" not in item:  # a built-in with its own bounds
+        base = builtin(name)
+        if base.normalise == "inverse" and "normalise" in item:
+            raise fail(f"{key}.normalise", "efficiency is normalised by the profiling latencies (App. A); declare "
+                                           "latency to give bounds in seconds")
+        column, direction = base.column, str(item.get("direction", base.direction))
+        normalise = _bounds(item["normalise"], fail, f"{key}.normalise") if "normalise" in item else base.normalise
+    else:
+        given = item.get("column")
+        if not isinstance(given, str) or not given.strip():
+            raise fail(f"{key}.column", f"expected the name of a log column, got {given!r}")
+        column = given
+        direction = item.get("direction", "max")
+        normalise = _bounds(item.get("normalise", "profiling"), fail, f"{key}.normalise")
+    if direction not in ("max", "min"):
+        raise fail(f"{key}.direction", f"expected max (larger is better) or min, got {direction!r}")
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+        raise fail(f"{key}.name", f"expected a printable name, got {name!r}")
+    if normalise == "inverse" and direction != "max":
+        raise fail(f"{key}.direction", "efficiency is larger-is-better; declare latency for smaller-is-better")
+    return ObjectiveSpec(name, column, direction, normalise)
+
+
+def _prices(raw: Any, fail: Callable[[str, str], CabenchError]) -> tuple[Price, ...]:
+    if not isinstance(raw, dict) or not raw:
+        raise fail("prices", "expected a mapping {model or pattern: {input: $/1M tokens, output: $/1M tokens}}")
+    out = []
+    for pattern, entry in raw.items():
+        where = f"prices.{pattern}"
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise fail("prices", f"expected model names or patterns as keys, got {pattern!r}")
+        if not isinstance(entry, dict) or set(entry) not in ({"input", "output"}, {"tokens"}):
+            raise fail(where, "expected {input: $/1M tokens, output: $/1M tokens}, or {tokens: $/1M tokens} (one "
+                              "blended rate on the total)")
+        values = {}
+        for side, v in entry.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or v > 1e6:
+                raise fail(f"{where}.{side}", f"expected dollars per million tokens in [0, 1e6], got {v!r}")
+            values[side] = float(v)
+        out.append(Price(pattern, **values))
+    return tuple(out)
+
+
+def parse_terms(raw: Mapping[str, Any], fail: Callable[[str, str], CabenchError]) -> Terms:
+    """The terms a config mapping declares (keys ``objectives``, ``cost``, ``prices``); ``fail(key, message)``
+    makes the one-line error."""
+    objectives = PAPER_TERMS.objectives
+    if raw.get("objectives") is not None:
+        items = raw["objectives"]
+        if not isinstance(items, list) or not MIN_OBJECTIVES <= len(items) <= MAX_OBJECTIVES:
+            raise fail("objectives", f"expected a list of {MIN_OBJECTIVES} to {MAX_OBJECTIVES} objectives, got "
+                                     f"{items!r}")
+        objectives = tuple(_objective(item, f"objectives[{i}]", fail) for i, item in enumerate(items))
+        names = [o.name for o in objectives]
+        twice = next((n for n in names if names.count(n) > 1), None)
+        if twice is not None:
+            raise fail("objectives", f"'{twice}' is declared twice; give each objective once (a name: key tells "
+                                     "two objectives of one column apart)")
+    cost = raw.get("cost", "tokens")
+    if cost not in COST_UNITS:
+        near = difflib.get_close_matches(str(cost), COST_UNITS, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        raise fail("cost", f"'{cost}' is not one of {', '.join(COST_UNITS)}{hint}")
+    prices = _prices(raw["prices"], fail) if raw.get("prices") is not None else ()
+    return Terms(objectives, str(cost), prices)
+
+
+def usd_per_call(frame: Any, terms: Terms, source: str) -> np.ndarray | None:
+    """Each row's dollars: from the price table (prompt and completion tokens of the row's model), else the logs'
+    ``cost_usd``, else None."""
+    if terms.prices:
+        models = frame["model"].astype(str)
+        rates = {}
+        for model in models.unique():
+            price = terms.price(model)
+            if price is None:
+                raise CabenchError(f"{source}: prices: no price for model '{model}'; add it (or a pattern such as "
+                                   f"'{model.split('-')[0]}*' matching it) to prices")
+            needs = ("tokens",) if price.tokens is not None else ("prompt_tokens", "completion_tokens")
+            lacking = [c for c in needs if c not in frame]
+            if lacking:
+                raise CabenchError(f"{source}: prices.{price.pattern} needs the column '{lacking[0]}', which the logs "
+                                   "lack; map it at import, or give one blended rate {tokens: $/1M} on the total")
+            rates[model] = price
+        usd = np.zeros(len(frame))
+        for side, column in (("input", "prompt_tokens"), ("output", "completion_tokens"), ("tokens", "tokens")):
+            rate = models.map({m: getattr(p, side) or 0.0 for m, p in rates.items()}).to_numpy(dtype=float)
+            if rate.any():
+                usd += frame[column].to_numpy(dtype=float) * rate
+        return usd / 1e6
+    if "cost_usd" in frame:
+        return frame["cost_usd"].to_numpy(dtype=float)
+    return None
+
+
+def cost_per_call(frame: Any, terms: Terms, source: str) -> np.ndarray:
+    """Each row's cost in the declared unit (``terms.cost``)."""
+    if terms.cost == "usd":
+        usd = usd_per_call(frame, terms, source)
+        if usd is None:
+            raise CabenchError(f"{source}: cost: usd needs a cost_usd column in the logs or a prices table in the "
+                               "config")
+        return usd
+    column = COST_COLUMNS[terms.cost]
+    if column not in frame:
+        other = "cost: usd (with cost_usd or prices)" if "cost_usd" in frame or terms.prices else "another cost"
+        raise CabenchError(f"{source}: cost: {terms.cost} needs the column '{column}', which the logs lack; "
+                           f"declare {other}, or map the column at import")
+    return frame[column].to_numpy(dtype=float)

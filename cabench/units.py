@@ -1,0 +1,44 @@
+"""Cost units and the result columns named after them.
+
+Budgets and spends are in the declared cost unit (:mod:`cabench.data.terms`): tokens (the paper's),
+completion tokens or dollars. In memory, tables name them ``budget`` and ``spend`` (and an online trajectory's grid
+``spend``); result files name them after the unit (``budget_tokens``, ``spend_usd``, a trajectory grid ``tokens``
+or ``usd``), so a file says what its numbers are and the paper's files keep their columns.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+COST_UNITS = ("tokens", "completion_tokens", "usd")
+#: How a unit is named in table headers and sentences.
+LABELS = {"tokens": "tokens", "completion_tokens": "completion tokens", "usd": "USD"}
+
+
+def file_columns(unit: str) -> dict[str, str]:
+    """In-memory column names to the names result files give them in ``unit``."""
+    return {"budget": f"budget_{unit}", "spend": f"spend_{unit}", "profile_cost": f"cost_{unit}",
+            "budget_stated": f"budget_stated_{unit}", "spend_grid": unit}
+
+
+def to_files(frame: pd.DataFrame, unit: str, trajectory: bool = False) -> pd.DataFrame:
+    """``frame`` with its ``budget``/``spend`` columns named as files name them in ``unit``."""
+    names = file_columns(unit)
+    if trajectory:
+        return frame.rename(columns={"spend": names["spend_grid"]})
+    return frame.rename(columns={k: v for k, v in names.items() if k != "spend_grid"})
+
+
+def from_files(frame: pd.DataFrame, unit: str, trajectory: bool = False) -> pd.DataFrame:
+    """``frame`` read from a result file in ``unit``, its unit-named columns back to ``budget``/``spend``."""
+    names = file_columns(unit)
+    if trajectory:
+        return frame.rename(columns={names["spend_grid"]: "spend"})
+    return frame.rename(columns={v: k for k, v in names.items() if k != "spend_grid"})
+
+
+def amount(value: float, unit: str) -> str:
+    """A budget or a spend as a sentence says it: ``12,345 tokens`` or ``$1.23``."""
+    if unit == "usd":
+        return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.4g}"
+    return f"{value:,.0f} {LABELS[unit]}"
