@@ -74,6 +74,7 @@ def data_describe(
     """Table 1 statistics, profiling costs, Pareto sizes, gaps and Theorem 2 budgets of a dataset."""
     from cabench.data.dataset import load_dataset
     from cabench.data.describe import describe
+    from cabench.units import LABELS
 
     d = _guard(lambda: describe(load_dataset(path)))
     if as_json:
@@ -81,24 +82,28 @@ def data_describe(
         return
     note = "SURROGATE logs (calibrated to the paper's published statistics, not real model outputs)" \
         if d["surrogate"] else "real logs"
+    def span(name: str, form: str, label: str) -> str:  # a measurement's range, where the logs have it
+        low, high = d[f"{name}_min"], d[f"{name}_max"]
+        return "" if low is None else f"   {label.split('|')[0]}{low:{form}}-{high:{form}}{label.split('|')[1]}"
+
+    unit = LABELS[d["cost_unit"]]
+    tau = "" if d["tau5"] is None else f"   tau5 {d['tau5']:.3f} s   tau95 {d['tau95']:.3f} s"
     lines = [
         f"{d['name']}: {note}",
-        f"  K {d['K']}   accuracy {d['accuracy_min']:.3f}-{d['accuracy_max']:.3f}   latency "
-        f"{d['latency_min']:.3f}-{d['latency_max']:.3f} s   tokens {d['tokens_min']:.1f}-{d['tokens_max']:.1f}"
-        f"   |P*| {d['pareto_size']}",
-        f"  profiling cost c_i {d['cost_min']:.2f}-{d['cost_max']:.2f} tokens   c_max {d['c_max']:.0f}   "
-        f"lambda {d['lambda']:.4f}   tau5 {d['tau5']:.3f} s   tau95 {d['tau95']:.3f} s   "
-        f"clipped rows {d['clipped_rows']}",
+        f"  K {d['K']}{span('accuracy', '.3f', 'accuracy |')}{span('latency', '.3f', 'latency | s')}"
+        f"{span('tokens', '.1f', 'tokens |')}{span('usd', '.3g', 'USD per call |')}   |P*| {d['pareto_size']}",
+        f"  objectives {', '.join(d['objectives'])}   profiling cost c_i {d['cost_min']:.4g}-{d['cost_max']:.4g} "
+        f"{unit}   c_max {d['c_max']:.4g}   lambda {d['lambda']:.4f}{tau}   clipped rows {d['clipped_rows']}",
         f"  max-HV arm {d['max_hv_arm']}   max-HV-per-cost arm {d['max_nu_arm']}",
         f"  full set: gaps min {d['full_min_gap']:.4f} median {d['full_median_gap']:.4f}   H {d['full_H']:.4g}   "
         f"L {d['full_L']:.3f}   "
-        f"Theorem 2 from B = {d['full_theorem2_budget_tokens']:.4g} tokens (rho {d['full_theorem2_rho']:.4g})",
+        f"Theorem 2 from B = {d['full_theorem2_budget_tokens']:.4g} {unit} (rho {d['full_theorem2_rho']:.4g})",
     ]
     if d["subset_K"]:
         lines.append(
             f"  14-arm subset: |P*| {d['subset_pareto_size']}   min gap {d['subset_min_gap']:.4f}   H "
             f"{d['subset_H']:.4g}   L {d['subset_L']:.3f}   Theorem 2 from B = "
-            f"{d['subset_theorem2_budget_tokens']:.4g} tokens (rho {d['subset_theorem2_rho']:.4g})")
+            f"{d['subset_theorem2_budget_tokens']:.4g} {unit} (rho {d['subset_theorem2_rho']:.4g})")
         lines.append("    gaps: " + ", ".join(f"{a} {g:.4f}" for a, g in sorted(d["subset_gaps"].items(),
                                                                                    key=lambda item: item[1])))
     typer.echo("\n".join(lines))
@@ -366,13 +371,17 @@ def live(
     base_url: BaseUrl = None,
     quiet: NoBar = False,
 ) -> None:
-    """Run a method against a live endpoint under a hard token budget; resumable; writes logs, spend, decision."""
+    """Run a method against a live endpoint under a hard budget; resumable; writes logs, spend, decision."""
+    from cabench.units import amount
+
     cfg, spend = _session(config, out, base_url, quiet, collect=False)
     decision = json.loads((out / "decision.json").read_text())
     chosen = decision.get("configuration") or ", ".join(decision.get("pareto_set", []))
-    typer.echo(f"{cfg.name}: spent {spend['spent_tokens']:.0f} of {spend['budget_tokens']:.0f} tokens "
-               f"({spend['profiling_tokens']:.0f} profiling) in {spend['calls']} calls, {spend['failed_attempts']} "
-               f"failed attempts; stopped by {spend['stopped_by']}")
+    unit = spend["cost_unit"]
+    tokens = "" if unit == "tokens" else f" ({spend['spent_tokens']:,.0f} tokens)"
+    typer.echo(f"{cfg.name}: spent {amount(spend[f'spent_{unit}'], unit)}{tokens} of "
+               f"{amount(spend[f'budget_{unit}'], unit)} ({amount(spend[f'profiling_{unit}'], unit)} profiling) in "
+               f"{spend['calls']} calls, {spend['failed_attempts']} failed attempts; stopped by {spend['stopped_by']}")
     typer.echo(f"{'configuration' if cfg.setting == 'online' else 'Pareto set'}: {chosen}")
     typer.echo(f"wrote {out}")
 

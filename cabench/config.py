@@ -21,7 +21,7 @@ from cabench import registry
 from cabench.backends import BACKENDS
 from cabench.data.arms import PRESETS, ArmFilter
 from cabench.data.dataset import Split
-from cabench.data.terms import PAPER_TERMS, Terms, parse_terms
+from cabench.data.terms import TERM_KEYS, Terms, declares_terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.psi.engine import COST_MODES
@@ -97,8 +97,9 @@ class ExperimentConfig:
     tune: TuneSpec = field(default_factory=TuneSpec)
     max_pulls: float = 2e10
     max_memory_gb: float = 8.0
-    terms: Terms = PAPER_TERMS
-    budget: tuple[float, ...] = ()  # budgets as stated (``budget: {unit: [...]}``), in ``terms.cost``
+    terms: Terms | None = None  # None: the terms the dataset declares, else the paper's
+    budget: tuple[float, ...] = ()  # budgets as stated (``budget: {unit: [...]}``), in ``budget_unit``
+    budget_unit: str | None = None
 
     @property
     def stated(self) -> dict[float, float]:
@@ -126,8 +127,8 @@ class ExperimentConfig:
             "split": None if self.split is None else {"profiling_size": self.split.profiling_size,
                                                       "seed": self.split.seed},
             "arms": arms, "setting": self.setting, "rho": list(self.rho), "methods": methods,
-            **({"budget": {self.terms.cost: list(self.budget)}} if self.budget else {}),
-            **({} if self.terms.is_paper else self.terms.describe()),
+            **({"budget": {self.budget_unit: list(self.budget)}} if self.budget else {}),
+            **({} if self.terms is None else self.terms.describe()),
             "repetitions": self.repetitions, "seed": self.seed, "n_jobs": self.n_jobs,
             "chunk_size": self.chunk_size, "backend": self.backend, "output": self.output,
         }
@@ -339,13 +340,14 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
                      "missing; a config needs dataset, setting, rho (or budget) and methods")
     setting = r.text(raw["setting"], "setting", SETTINGS)
     dataset, synthetic = _dataset(r, raw["dataset"], base)
-    terms = parse_terms(raw, r.fail)
-    if synthetic is not None and not terms.is_paper:
-        raise r.fail("objectives" if raw.get("objectives") is not None else "cost",
+    terms = parse_terms(raw, r.fail) if declares_terms(raw) else None
+    if synthetic is not None and terms is not None:
+        raise r.fail(next(k for k in TERM_KEYS if raw.get(k) is not None),
                      "a synthetic instance draws its own rewards and costs; objectives, cost and prices apply to logs")
     budget: tuple[float, ...] = ()
+    budget_unit = None
     if "budget" in raw:
-        budget = _budget(r, raw["budget"], terms.cost, synthetic is not None)
+        budget_unit, budget = _budget(r, raw["budget"], synthetic is not None)
         rho = tuple(math.nan for _ in budget)  # stated budgets become rho once the dataset gives K and the costs
     else:
         rho = tuple(r.number(v, "rho", positive=True, maximum=LIMITS["rho"]) for v in r.sequence(raw["rho"], "rho"))
@@ -440,32 +442,33 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         tune=tune,
         terms=terms,
         budget=budget,
+        budget_unit=budget_unit,
     )
 
 
-def _budget(r: _Reader, raw: Any, unit: str, synthetic: bool) -> tuple[float, ...]:
-    """Budgets as the config states them, ``budget: {<cost unit>: N or [N, ...]}``."""
+def _budget(r: _Reader, raw: Any, synthetic: bool) -> tuple[str, tuple[float, ...]]:
+    """Budgets as the config states them, ``budget: {<cost unit>: N or [N, ...]}``: the unit and the values."""
     if synthetic:
         raise r.fail("budget", "a synthetic instance states budgets as rho")
     spec = r.check_keys(raw, set(COST_UNITS), "budget")
     if len(spec) != 1:
-        raise r.fail("budget", f"expected one unit, e.g. budget: {{{unit}: 100000}}")
+        raise r.fail("budget", "expected one unit, e.g. budget: {usd: 5} or budget: {tokens: 100000}")
     stated = next(iter(spec))
-    if stated != unit:
-        raise r.fail(f"budget.{stated}", f"the cost is in {unit} (cost: {unit}); state the budget in it, or declare "
-                                         f"cost: {stated}")
     values = tuple(r.number(v, f"budget.{stated}", positive=True, maximum=1e15)
                    for v in r.sequence(spec[stated], f"budget.{stated}"))
     if len(set(values)) != len(values):
         raise r.fail(f"budget.{stated}", f"has repeated values {list(values)}")
-    return values
+    return stated, values
 
 
-def resolve_budgets(cfg: ExperimentConfig, rho_of: Any) -> ExperimentConfig:
+def resolve_budgets(cfg: ExperimentConfig, rho_of: Any, unit: str) -> ExperimentConfig:
     """``cfg`` with its stated budgets turned into rho by ``rho_of(budget)`` (:meth:`Normalisation.rho`, which
-    never lets ``B`` exceed the stated budget); a rho-stated config unchanged."""
+    never lets ``B`` exceed the stated budget); a rho-stated config unchanged. ``unit`` is the cost's."""
     if not cfg.budget:
         return cfg
+    if cfg.budget_unit != unit:
+        raise CabenchError(f"{cfg.source}: budget.{cfg.budget_unit}: the cost is in {unit}; state the budget in "
+                           f"{unit}, or declare cost: {cfg.budget_unit}")
     rho = tuple(float(rho_of(b)) for b in cfg.budget)
     if any(not (0 < x <= LIMITS["rho"]) for x in rho) or len(set(rho)) != len(rho):
         raise CabenchError(f"{cfg.source}: budget: {list(cfg.budget)} gives rho {list(rho)}; budgets must give "

@@ -33,14 +33,14 @@ def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
     identity = {"dataset": {"name": ds.name, "sha256": ds.content_hash,
                             "split": [ds.split.profiling_size, ds.split.seed]},
                 "arms": list(problem.arm_names), "source": source}
-    if not cfg.terms.is_paper:  # the paper's terms keep the cache keys they always had
-        identity["terms"] = cfg.terms.describe()
+    if not ds.terms.is_paper:  # the terms results depend on; the paper's keep the hashes they always had
+        identity["dataset"]["terms"] = ds.terms.describe()
     return problem, identity, ds
 
 
 def with_budgets(cfg: ExperimentConfig, problem: Problem) -> ExperimentConfig:
     """``cfg`` with budgets stated in the cost unit turned into its rho grid on ``problem`` (``B <= stated``)."""
-    return resolve_budgets(cfg, problem.norm.rho)
+    return resolve_budgets(cfg, problem.norm.rho, problem.norm.cost_unit)
 
 
 def infeasible_cells(cfg: ExperimentConfig, problem: Problem) -> dict[tuple[str, float], str]:

@@ -20,7 +20,16 @@ import pandas as pd
 from cabench.data.io import find_log_file, read_logs, read_metadata
 from cabench.data.normalisation import Normalisation, fit_normalisation
 from cabench.data.schema import CONFIG_COLUMNS
-from cabench.data.terms import COST_COLUMN, PAPER_TERMS, USD_COLUMN, Terms, cost_per_call, usd_per_call
+from cabench.data.terms import (
+    COST_COLUMN,
+    PAPER_TERMS,
+    USD_COLUMN,
+    Terms,
+    cost_per_call,
+    declares_terms,
+    parse_terms,
+    usd_per_call,
+)
 from cabench.errors import CabenchError
 from cabench.quantize import quantize
 
@@ -259,8 +268,17 @@ def declared_split(meta: dict[str, Any], folder: Path) -> Split:
     return Split(*values)
 
 
-def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms = PAPER_TERMS) -> Dataset:
-    """Load, validate and preprocess a dataset folder on the declared ``terms`` (the paper's by default).
+def declared_terms(meta: dict[str, Any], folder: Path) -> Terms:
+    """The terms ``dataset.yaml`` declares (``objectives``, ``cost``, ``prices``), else the paper's."""
+    if not declares_terms(meta):
+        return PAPER_TERMS
+    where = folder / "dataset.yaml"
+    return parse_terms(meta, lambda key, message: CabenchError(f"{where}: {key}: {message}"))
+
+
+def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | None = None) -> Dataset:
+    """Load, validate and preprocess a dataset folder on the declared ``terms`` (None: those ``dataset.yaml``
+    declares, else the paper's).
 
     ``split`` defaults to the folder's ``dataset.yaml`` key ``split``
     (``profiling_size``, ``seed``) or, failing that, 200 profiling instances
@@ -272,6 +290,8 @@ def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms = 
     frame, log_path = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
     if split is None:
         split = declared_split(meta, folder)
+    if terms is None:
+        terms = declared_terms(meta, folder)
     digest = file_digest(log_path)
     return preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
                       content_hash=digest, terms=terms)

@@ -61,12 +61,12 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "name": ds.name,
         "surrogate": ds.surrogate,
         "K": ds.n_arms,
-        "accuracy_min": float(means["accuracy"].min()),
-        "accuracy_max": float(means["accuracy"].max()),
-        "latency_min": float(means["latency_s"].min()),
-        "latency_max": float(means["latency_s"].max()),
-        "tokens_min": float(means["tokens"].min()),
-        "tokens_max": float(means["tokens"].max()),
+        **{f"{name}_{end}": float(getattr(means[column], end)()) if column in means else None
+           for name, column in (("accuracy", "accuracy"), ("latency", "latency_s"), ("tokens", "tokens"),
+                                ("usd", "usd"))
+           for end in ("min", "max")},
+        "objectives": [o.name for o in ds.norm.objectives],
+        "cost_unit": ds.cost_unit,
         "pareto_size": full["pareto_size"],
         "cost_min": float(cost.min()),
         "cost_max": float(cost.max()),
@@ -104,8 +104,8 @@ def table1(datasets: list[Dataset]) -> pd.DataFrame:
         rows.append({
             "dataset": d["name"], "surrogate": d["surrogate"], "K": d["K"],
             "accuracy_min": round(d["accuracy_min"], 4), "accuracy_max": round(d["accuracy_max"], 4),
-            "latency_min": round(d["latency_min"], 4), "latency_max": round(d["latency_max"], 4),
-            "tokens_min": round(d["tokens_min"], 2), "tokens_max": round(d["tokens_max"], 2),
+            **{key: None if d[key] is None else round(d[key], digits)
+               for key, digits in (("latency_min", 4), ("latency_max", 4), ("tokens_min", 2), ("tokens_max", 2))},
             "pareto_size": d["pareto_size"], "cost_min": round(d["cost_min"], 2), "cost_max": round(d["cost_max"], 2),
             "subset_pareto_size": d["subset_pareto_size"],
             "subset_min_gap": None if d["subset_min_gap"] is None else round(d["subset_min_gap"], 5),

@@ -103,12 +103,18 @@ class Normalisation:
     def rho(self, budget: float) -> float:
         """The largest ``rho`` whose ``B = rho * K * cbar`` (SPEC §3) does not exceed ``budget``.
 
-        ``budget / (K * cbar)`` rounded down by one ulp where floating point would make ``B`` exceed the budget,
-        so that a budget stated in the cost unit is never overrun.
+        ``budget / (K * cbar)``, moved by an ulp or two where floating point would make ``B`` exceed the budget
+        (or fall short of it when a larger rho gives it exactly), so a budget stated in the cost unit is never
+        overrun.
         """
         rho = budget / (self.n_arms * float(np.mean(self.profile_cost)))
         while self.budget(rho) > budget:
             rho = float(np.nextafter(rho, 0.0))
+        for _ in range(4):  # a rounding may also leave B one ulp short of a budget a larger rho gives exactly
+            up = float(np.nextafter(rho, np.inf))
+            if self.budget(up) > budget:
+                break
+            rho = up
         return rho
 
     def online_units(self, cost: Any) -> np.ndarray:

@@ -186,6 +186,14 @@ def _prices(raw: Any, fail: Callable[[str, str], CabenchError]) -> tuple[Price, 
     return tuple(out)
 
 
+TERM_KEYS = ("objectives", "cost", "prices")
+
+
+def declares_terms(raw: Mapping[str, Any]) -> bool:
+    """Whether a config or ``dataset.yaml`` mapping declares objectives, a cost unit or prices."""
+    return any(raw.get(key) is not None for key in TERM_KEYS)
+
+
 def parse_terms(raw: Mapping[str, Any], fail: Callable[[str, str], CabenchError]) -> Terms:
     """The terms a config mapping declares (keys ``objectives``, ``cost``, ``prices``); ``fail(key, message)``
     makes the one-line error."""

@@ -1,0 +1,227 @@
+"""Declared objectives, cost units, price tables and budgets stated in the cost unit (cabench.data.terms)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cabench.config import parse_config
+from cabench.data.dataset import load_dataset
+from cabench.data.normalisation import fit_normalisation
+from cabench.data.terms import PAPER_TERMS, Price, Terms, builtin, cost_per_call, parse_terms, usd_per_call
+from cabench.errors import CabenchError
+from cabench.online import OnlineMethod, run_online
+from cabench.plan import build_problem, with_budgets
+from cabench.problem import replay_problem
+from cabench.psi import run_psi
+from cabench.psi.engine import PsiMethod
+from cabench.streams import stream_keys
+from tests.conftest import spread_logs, write_dataset
+
+
+def _fail(key: str, message: str) -> CabenchError:
+    return CabenchError(f"cfg.yaml: {key}: {message}")
+
+
+def _terms(**raw) -> Terms:
+    return parse_terms(raw, _fail)
+
+
+def _error(**raw) -> str:
+    with pytest.raises(CabenchError) as info:
+        parse_terms(raw, _fail)
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+# --- declaring -----------------------------------------------------------------------------------------------
+
+def test_the_default_is_the_papers_pair_in_tokens():
+    assert _terms() == PAPER_TERMS and PAPER_TERMS.names == ("accuracy", "efficiency") and PAPER_TERMS.cost == "tokens"
+    assert _terms(objectives=["accuracy", "efficiency"]).is_paper
+
+
+def test_builtins_and_a_column_of_ones_own():
+    terms = _terms(objectives=["accuracy", "latency", {"column": "judge", "direction": "max", "normalise": [0, 10]}],
+                   cost="usd")
+    assert terms.names == ("accuracy", "latency", "judge") and terms.cost == "usd"
+    assert terms.objectives[1].column == "latency_s" and terms.objectives[1].direction == "min"
+    assert terms.objectives[2].normalise == (0.0, 10.0)
+    assert terms.describe()["objectives"] == ["accuracy", "latency", {"name": "judge", "column": "judge",
+                                                                      "direction": "max", "normalise": [0.0, 10.0]}]
+
+
+@pytest.mark.parametrize("raw, words", [
+    ({"objectives": ["accuracy"]}, "objectives: expected a list of 2 to 4 objectives"),
+    ({"objectives": ["accuracy", "latency", "cost", "efficiency", "accuracy"]}, "2 to 4"),
+    ({"objectives": ["accuracy", "latncy"]}, "objectives[1]: 'latncy' is not one of accuracy, efficiency, latency, "
+                                             "cost; did you mean 'latency'?"),
+    ({"objectives": ["accuracy", "accuracy"]}, "objectives: 'accuracy' is declared twice"),
+    ({"objectives": ["accuracy", {"column": "x", "direction": "up"}]}, "objectives[1].direction: expected max"),
+    ({"objectives": ["accuracy", {"column": "x", "normalise": [1, 0]}]}, "objectives[1].normalise: expected"),
+    ({"objectives": ["accuracy", {"colum": "x"}]}, "objectives[1].colum: unknown key"),
+    ({"objectives": ["accuracy", {"name": "efficiency", "normalise": [0, 1]}]}, "objectives[1].normalise: efficiency"),
+    ({"cost": "dollars"}, "cost: 'dollars' is not one of tokens, completion_tokens, usd"),
+    ({"prices": {"m": {"input": 1}}}, "prices.m: expected {input"),
+    ({"prices": {"m": {"input": 1, "output": -2}}}, "prices.m.output: expected dollars per million tokens"),
+    ({"prices": []}, "prices: expected a mapping"),
+])
+def test_bad_declarations_are_one_line_naming_the_key(raw, words):
+    assert words in _error(**raw)
+
+
+def test_a_price_names_its_model_before_a_pattern_in_order():
+    terms = _terms(prices={"gpt-*": {"input": 1, "output": 2}, "gpt-4o": {"input": 5, "output": 15},
+                           "*": {"tokens": 0.1}})
+    assert terms.price("gpt-4o") == Price("gpt-4o", 5.0, 15.0)
+    assert terms.price("gpt-3.5") == Price("gpt-*", 1.0, 2.0)
+    assert terms.price("llama") == Price("*", tokens=0.1)
+
+
+def test_dollars_per_call_by_hand():
+    frame = pd.DataFrame({"model": ["a", "b", "a"], "prompt_tokens": [100.0, 200, 0],
+                          "completion_tokens": [10.0, 0, 50], "tokens": [110.0, 200, 50]})
+    terms = _terms(cost="usd", prices={"a": {"input": 2, "output": 8}, "b": {"tokens": 0.5}})
+    expected = [(100 * 2 + 10 * 8) / 1e6, 200 * 0.5 / 1e6, 50 * 8 / 1e6]
+    assert usd_per_call(frame, terms, "logs").tolist() == pytest.approx(expected, rel=1e-15)
+    assert cost_per_call(frame, terms, "logs").tolist() == pytest.approx(expected, rel=1e-15)
+    assert cost_per_call(frame, _terms(cost="completion_tokens"), "logs").tolist() == [10.0, 0.0, 50.0]
+    assert usd_per_call(frame, PAPER_TERMS, "logs") is None
+
+
+@pytest.mark.parametrize("frame, terms, words", [
+    (pd.DataFrame({"model": ["x"], "tokens": [1.0]}), {"cost": "usd", "prices": {"a": {"tokens": 1}}},
+     "prices: no price for model 'x'"),
+    (pd.DataFrame({"model": ["a"], "tokens": [1.0]}), {"cost": "usd", "prices": {"a": {"input": 1, "output": 1}}},
+     "prices.a needs the column 'prompt_tokens'"),
+    (pd.DataFrame({"model": ["a"], "tokens": [1.0]}), {"cost": "usd"}, "cost: usd needs a cost_usd column"),
+    (pd.DataFrame({"model": ["a"], "tokens": [1.0]}), {"cost": "completion_tokens"},
+     "cost: completion_tokens needs the column 'completion_tokens'"),
+])
+def test_costs_the_logs_cannot_give_are_refused(frame, terms, words):
+    with pytest.raises(CabenchError, match="logs: ") as info:
+        cost_per_call(frame, _terms(**terms), "logs")
+    assert words in str(info.value)
+
+
+# --- normalising -----------------------------------------------------------------------------------------------
+
+def test_directions_and_bounds_by_hand():
+    latency = np.array([[1.0, 2, 3, 4, 5], [6, 7, 8, 9, 10]])
+    judge = np.array([[0.0, 5, 10, 2, 2], [4, 4, 4, 4, 4]])
+    usd = np.array([[1e-4, 2e-4, 1e-4, 2e-4, 1e-4], [4e-4, 4e-4, 4e-4, 4e-4, 4e-4]])
+    terms = _terms(objectives=["latency", {"column": "judge", "normalise": [0, 10]}, "cost"], cost="usd")
+    norm = fit_normalisation({"latency_s": latency, "judge": judge, "cost": usd}, "here", "vary", terms)
+    lo, hi = np.percentile(latency, 5), np.percentile(latency, 95)
+    assert [o.name for o in norm.objectives] == ["latency", "judge", "cost"] and norm.cost_unit == "usd"
+    assert norm.objectives[0].reward([lo, hi, (lo + hi) / 2]).tolist() == [1.0, 0.0, 0.5]  # smaller is better
+    assert norm.objectives[1].reward([0, 5, 10, 12]).tolist() == [0.0, 0.5, 1.0, 1.0]
+    assert norm.objectives[2].reward([np.percentile(usd, 5)]).tolist() == [1.0]
+    assert norm.profile_cost.tolist() == pytest.approx([1.4e-4, 4e-4]) and norm.c_max == 4e-4
+    assert norm.lam == pytest.approx(0.25, abs=2**-24) and norm.tau5 == lo
+
+
+def test_an_objective_that_does_not_vary_needs_bounds():
+    flat = np.full((2, 4), 3.0)
+    with pytest.raises(CabenchError, match="judge: the 5th and 95th percentiles .* give it normalise: \\[lo, hi\\]"):
+        fit_normalisation({"judge": flat, "correct": flat / 3, "tokens": flat + np.arange(4)}, "here", "vary",
+                          _terms(objectives=["accuracy", {"column": "judge"}]))
+
+
+# --- logs without latency, end to end ---------------------------------------------------------------------------
+
+def _dollar_logs(tmp_path, latency: bool):
+    frame = spread_logs(5, 80, seed=3)
+    frame["cost_usd"] = frame["tokens"] * (1 + np.arange(len(frame)) // 80) * 1e-6
+    if not latency:
+        frame = frame.drop(columns=["latency_s"])
+    return write_dataset(tmp_path / "own", frame, split={"profiling_size": 30, "seed": 0})
+
+
+def test_logs_without_latency_run_on_accuracy_and_cost(tmp_path):
+    folder = _dollar_logs(tmp_path, latency=False)
+    with pytest.raises(CabenchError, match="objective 'efficiency' needs latency_s, which the logs lack"):
+        load_dataset(folder)
+    ds = load_dataset(folder, terms=_terms(objectives=["accuracy", "cost"], cost="usd"))
+    assert ds.latency_eval is None and ds.norm.tau5 is None and ds.cost_unit == "usd"
+    assert ds.profile_cost.tolist() == pytest.approx(ds.prof["cost_usd"].mean(axis=1).tolist())
+    cfg = parse_config({"dataset": str(folder), "setting": "psi", "budget": {"usd": 0.05}, "methods": ["copsi"],
+                        "objectives": ["accuracy", "cost"], "cost": "usd", "repetitions": 4}, "cfg.yaml")
+    problem, identity, _ = build_problem(cfg)
+    cfg = with_budgets(cfg, problem)
+    assert identity["dataset"]["terms"]["cost"] == "usd"
+    assert problem.budget(cfg.rho[0]) <= 0.05 and problem.budget(cfg.rho[0]) == pytest.approx(0.05, rel=1e-12)
+    res = run_psi(problem, PsiMethod("copsi"), cfg.rho[0], stream_keys(0, np.arange(4), problem.arm_ids))
+    assert (res.spend <= res.budget).all() and (res.spend > 0).all()
+
+
+def test_a_dataset_may_declare_its_terms(tmp_path):
+    folder = _dollar_logs(tmp_path, latency=False)
+    meta = (folder / "dataset.yaml").read_text() + "objectives: [accuracy, cost]\ncost: usd\n"
+    (folder / "dataset.yaml").write_text(meta)
+    assert load_dataset(folder).norm.cost_unit == "usd"
+    (folder / "dataset.yaml").write_text(meta.replace("cost: usd", "cost: euros"))
+    with pytest.raises(CabenchError, match="dataset.yaml: cost: 'euros' is not one of"):
+        load_dataset(folder)
+
+
+def test_a_budget_in_another_unit_than_the_cost_is_refused(tmp_path):
+    folder = _dollar_logs(tmp_path, latency=True)
+    cfg = parse_config({"dataset": str(folder), "setting": "psi", "budget": {"tokens": 5000}, "methods": ["copsi"],
+                        "cost": "usd"}, "cfg.yaml")
+    problem, _, _ = build_problem(cfg)
+    with pytest.raises(CabenchError, match="cfg.yaml: budget.tokens: the cost is in usd; state the budget in usd"):
+        with_budgets(cfg, problem)
+    with pytest.raises(CabenchError, match="cfg.yaml: rho: give either rho .* or budget"):
+        parse_config({"dataset": str(folder), "setting": "psi", "budget": {"usd": 1}, "rho": 2, "methods": ["copsi"]},
+                     "cfg.yaml")
+
+
+# --- budgets in dollars are never exceeded ----------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(1e-6, 1e3, allow_nan=False), st.integers(2, 40), st.floats(1e-9, 1e-2))
+def test_a_stated_budget_gives_the_B_of_its_rho_and_never_more(budget, k, scale):
+    costs = np.random.default_rng(k).uniform(1, 50, (k, 6)) * scale
+    norm = fit_normalisation({"correct": costs * 0, "latency_s": costs + 1, "cost": costs}, "here", "vary",
+                             _terms(cost="usd"))
+    rho = norm.rho(budget)
+    assert norm.budget(rho) <= budget
+    assert norm.budget(rho) == pytest.approx(budget, rel=1e-12)  # B = rho K cbar is the stated budget
+    assert norm.budget(float(np.nextafter(rho, np.inf))) > budget or norm.budget(rho) == budget  # the largest such rho
+
+
+@pytest.fixture(scope="module")
+def dollar_dataset(tmp_path_factory):
+    frame = spread_logs(6, 60, seed=11)
+    rng = np.random.default_rng(5)
+    frame["prompt_tokens"] = np.round(frame["tokens"] * rng.uniform(0.3, 0.9, len(frame)))
+    frame["completion_tokens"] = frame["tokens"] - frame["prompt_tokens"]
+    return write_dataset(tmp_path_factory.mktemp("dollars") / "own", frame, split={"profiling_size": 20, "seed": 0})
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.01, 20), st.floats(0.01, 60)), min_size=6, max_size=6),
+       st.floats(0.5, 40), st.sampled_from(["deterministic", "stochastic"]), st.integers(0, 3))
+def test_dollar_budgets_are_never_exceeded(dollar_dataset, prices, rho, mode, seed):
+    terms = Terms((builtin("accuracy"), builtin("latency"), builtin("cost")), "usd",
+                  tuple(Price(f"model{i:02d}", inp, out) for i, (inp, out) in enumerate(prices)))
+    ds = load_dataset(dollar_dataset, terms=terms)
+    problem = replay_problem(ds, np.arange(ds.n_arms))
+    keys = stream_keys(seed, np.arange(3), problem.arm_ids)
+    budget = problem.budget(rho)
+    for name in ("copsi", "copsi-r", "psi-sr", "uniform"):
+        try:
+            res = run_psi(problem, PsiMethod(name), rho, keys, mode)
+        except CabenchError:
+            continue  # a budget below one sample of every arm
+        # never above B~ in the engine's quantised units (costs are multiples of 2^-24 of max c_i, SPEC §3), so never
+        # above B in dollars beyond that rounding
+        assert (res.spend / problem.profile_cost.max() <= problem.psi_budget(rho)).all(), (name, res.spend, budget)
+        assert (res.spend <= budget * (1 + 2**-22)).all(), (name, res.spend, budget)
+    for name in ("cohv-ucb", "acc-cost-ucb"):
+        res = run_online(problem, OnlineMethod(name), rho, keys)
+        assert (res.spend <= budget + problem.c_max * (1 + 1e-12)).all()  # SPEC §5: by less than one pull

@@ -1,0 +1,74 @@
+"""The README's practitioner example end to end: own CSV (prompt and completion tokens, latency in ms), a price
+table, a dollar budget, three objectives, and `recommend` naming the configuration with its dollars per call."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from cabench.cli import app
+from cabench.data.dataset import load_dataset
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "examples" / "practitioner"
+RUNNER = CliRunner()
+
+
+def _ok(*args: str) -> str:
+    result = RUNNER.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def worked(tmp_path_factory) -> tuple[Path, str, str]:
+    home = tmp_path_factory.mktemp("practitioner")
+    for name in ("my_evals.csv", "mapping.yaml", "experiment.yaml"):
+        shutil.copy(EXAMPLE / name, home / name)
+    imported = _ok("data", "import", str(home / "my_evals.csv"), "--mapping", str(home / "mapping.yaml"), "--out",
+                   str(home / "data-own" / "my_evals"))
+    text = (home / "experiment.yaml").read_text().replace("dataset: data-own/my_evals",
+                                                          f"dataset: {home / 'data-own' / 'my_evals'}")
+    (home / "experiment.yaml").write_text(text)
+    _ok("run", str(home / "experiment.yaml"), "--repetitions", "4", "--budget", "usd=0.5", "--out",
+        str(home / "results" / "mine"), "--quiet")
+    return home / "results" / "mine", imported, _ok("recommend", str(home / "results"))
+
+
+def test_the_import_keeps_what_the_practitioner_has(worked):
+    _, imported, _ = worked
+    assert "kept 12 configurations x 400 instances" in imported
+    assert "ignored source columns: judge_notes" in imported
+
+
+def test_dollars_are_the_cost_and_the_budget_holds(worked):
+    out, _, _ = worked
+    runs = pd.read_csv(out / "runs.csv")
+    assert {"budget_usd", "spend_usd", "spend_tokens"} <= set(runs.columns) and "budget_tokens" not in runs
+    assert (runs["budget_usd"] <= 0.5).all() and (runs["budget_usd"] > 0.5 * (1 - 1e-12)).all()
+    assert (runs["spend_usd"] > 0.4).all()  # online spends its budget, in dollars
+    arms = pd.read_csv(out / "arms.csv")
+    assert [c for c in arms.columns if c.startswith("mu_")] == ["mu_accuracy", "mu_latency", "mu_cost", "mu_c"]
+    assert {"cost_usd", "accuracy", "latency_s", "tokens", "usd", "usd_ci"} <= set(arms.columns)
+    price = {"cirrus-8b": (0.05, 0.10), "atlas-large": (3.00, 15.00)}
+    logs = pd.read_csv(ROOT / "examples" / "practitioner" / "my_evals.csv")
+    evaluated = set(load_dataset(out.parent.parent / "data-own" / "my_evals").evaluation_ids)
+    logs = logs[logs["question"].isin(evaluated)]
+    assert len(evaluated) == 300  # 400 questions, 100 profiling
+    for model, (inp, outp) in price.items():  # the table's dollars per call are the price table's, by hand
+        for style, rows in logs[logs["model_name"] == model].groupby("style"):
+            row = arms[arms["config_id"] == f"{model}/{style}"].iloc[0]
+            usd = (rows["input_tokens"] * inp + rows["output_tokens"] * outp) / 1e6
+            assert row["usd"] == pytest.approx(usd.mean(), rel=1e-12)
+            assert row["latency_s"] == pytest.approx(rows["latency_ms"].mean() / 1000, rel=1e-12)
+
+
+def test_recommend_names_the_configuration_to_pay_for_in_dollars(worked):
+    _, _, said = worked
+    assert "objectives: accuracy, latency, cost; cost in USD" in said
+    line = next(x for x in said.splitlines() if "CoHV-UCB" in x)
+    assert " exploits " in line and "per call: accuracy " in line and " s, " in line and "$" in line
