@@ -229,6 +229,9 @@ def run(
     backend: Annotated[str | None, typer.Option("--backend", help="loky, threading, sequential or dask.")] = None,
     chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="Repetitions per cell.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Recompute every cell.")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the results of the same experiment name "
+                                                            "run with another config (shared cells are reused).")
+                       ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Refuse a budget too small for a method instead of "
                                                           "skipping that (method, rho).")] = False,
@@ -253,7 +256,8 @@ def run(
 
     loaded = _guard(lambda: [load(c) for c in configs])  # every config is checked before any runs
     for cfg in loaded:
-        outcome = _guard(partial(run_experiment, cfg, force=force, quiet=quiet, echo=typer.echo, strict=strict))
+        outcome = _guard(partial(run_experiment, cfg, force=force, replace=replace, quiet=quiet, echo=typer.echo,
+                                 strict=strict))
         if not quiet:
             typer.echo(format_summary(outcome.summary, outcome.cost_unit))
             typer.echo(f"wrote {outcome.output / 'runs.csv'}")

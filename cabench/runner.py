@@ -65,8 +65,11 @@ def git_commit() -> str:
         return "unknown"
 
 
-def _check_owner(cfg: ExperimentConfig, out: Path, force: bool) -> None:
-    """Refuse a folder that holds another experiment, or anything that is not cabench results."""
+def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | None = None,
+                 replace: bool = False) -> None:
+    """Refuse a folder that holds another experiment (another name or setting, or the same name with another
+    config hash: a copied config with a changed budget must not replace the original's results), or anything
+    that is not cabench results."""
     if force or not out.is_dir():
         return
     previous = out / "config.yaml"
@@ -81,6 +84,12 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool) -> None:
                 f"{out}: results folder holds experiment '{other}', not '{cfg.name}'; pass another --out, "
                 "or --force to replace its results"
             )
+        if chash is not None and not replace and old.get("config_hash") not in (None, chash):
+            raise CabenchError(
+                f"{out}: results folder holds experiment '{cfg.name}' with config hash {old.get('config_hash')}, "
+                f"and this config's hash is {chash} (another dataset, arm set, budget grid, methods, repetitions "
+                "or seed); pass --name (or --out) to keep both, or --replace to replace those results (reusing the "
+                "cells both share; --force recomputes every cell)")
         return
     ours = {"cells", LOCK_NAME, "tune.csv", "tune.yaml"}  # what a run or `cabench tune` leaves before config.yaml
     foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
@@ -89,11 +98,12 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool) -> None:
                            "results folder; pass another --out, or --force to write into it")
 
 
-def prepare_output(cfg: ExperimentConfig, out: Path, force: bool) -> Path:
+def prepare_output(cfg: ExperimentConfig, out: Path, force: bool, chash: str | None = None,
+                   replace: bool = False) -> Path:
     """Create (or check) the output folder; refuse one that holds another experiment or other files."""
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: output path exists and is not a folder; pass --out with a folder")
-    _check_owner(cfg, out, force)
+    _check_owner(cfg, out, force, chash, replace)
     try:
         (out / "cells").mkdir(parents=True, exist_ok=True)
         probe = out / "cells" / ".write-test"
@@ -271,7 +281,7 @@ def check_plan(cfg: ExperimentConfig, problem: Problem) -> None:
             f"{cfg.max_memory_gb:g}; lower chunk_size or the largest rho, or raise max_memory_gb in the config")
 
 
-def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = False,
+def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool = False, quiet: bool = False,
                    echo: Callable[[str], None] = print, strict: bool = False) -> Outcome:
     """Run (or resume) an experiment and write its self-contained results folder.
 
@@ -290,9 +300,9 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, quiet: bool = 
     for line in budgets_beyond_exhaustive(cfg, problem):
         echo(f"{cfg.name}: warning: {line}")
     out = Path(cfg.output)
-    cache = prepare_output(cfg, out, force)
+    cache = prepare_output(cfg, out, force, record["config_hash"], replace)
     with folder_lock(out):
-        _check_owner(cfg, out, force)  # again, under the lock: another run may have finished meanwhile
+        _check_owner(cfg, out, force, record["config_hash"], replace)  # again, under the lock: another run may have finished meanwhile
         for stale in cache.glob(".*.tmp"):  # interrupted writes; no other run holds this folder
             stale.unlink(missing_ok=True)
         return _run_locked(cfg, problem, identity, ds, record, out, cache, force, quiet, echo)

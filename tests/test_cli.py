@@ -119,3 +119,22 @@ def test_version():
 
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.strip() == f"cabench {__version__}"
+
+
+def test_a_copied_config_never_replaces_the_originals_results(tmp_path):
+    """`cp configs/piqa_psi_quick.yaml my.yaml`, edit rho, run: the same name with another config is refused in one
+    line naming both hashes, and the original results stay as they were."""
+    original = yaml.safe_load((ROOT / "configs" / "piqa_psi_quick.yaml").read_text())
+    original.update({"dataset": str(DATA / "piqa"), "output": str(tmp_path / "piqa_psi"), "repetitions": 3,
+                     "rho": [20]})
+    (tmp_path / "orig.yaml").write_text(yaml.safe_dump(original))
+    assert runner.invoke(app, ["run", str(tmp_path / "orig.yaml"), "--quiet"]).exit_code == 0
+    before = (tmp_path / "piqa_psi" / "runs.csv").read_bytes()
+    (tmp_path / "my.yaml").write_text(yaml.safe_dump({**original, "rho": [40]}))
+    result = runner.invoke(app, ["run", str(tmp_path / "my.yaml"), "--quiet"])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    old_hash = yaml.safe_load((tmp_path / "piqa_psi" / "config.yaml").read_text())["config_hash"]
+    assert f"config hash {old_hash}, and this config's hash is " in result.output and "--replace" in result.output
+    assert (tmp_path / "piqa_psi" / "runs.csv").read_bytes() == before
+    assert runner.invoke(app, ["run", str(tmp_path / "my.yaml"), "--quiet", "--replace"]).exit_code == 0
+    assert pd.read_csv(tmp_path / "piqa_psi" / "runs.csv")["rho"].unique().tolist() == [40]

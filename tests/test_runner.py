@@ -95,9 +95,12 @@ def test_second_run_reuses_every_cell(tmp_path):
 @pytest.mark.slow
 def test_changed_config_never_reuses_stale_cells(tmp_path):
     _run(PSI, tmp_path / "s")
-    changed = _run({**PSI, "seed": 1}, tmp_path / "s")
+    with pytest.raises(CabenchError, match="holds experiment 't_psi' with config hash [0-9a-f]{16}, and this "
+                                           "config's hash is [0-9a-f]{16} .* --replace"):
+        _run({**PSI, "seed": 1}, tmp_path / "s")  # a copied config with a changed seed never replaces silently
+    changed = _run({**PSI, "seed": 1}, tmp_path / "s", replace=True)
     assert changed.reused == 0
-    grown = _run({**PSI, "seed": 1, "rho": [20, 100, 400]}, tmp_path / "s")
+    grown = _run({**PSI, "seed": 1, "rho": [20, 100, 400]}, tmp_path / "s", replace=True)
     assert grown.reused == changed.cells and grown.computed == grown.cells - changed.cells
     _run({**PSI, "seed": 1, "rho": [20, 100, 400]}, tmp_path / "fresh")
     assert (tmp_path / "s" / "runs.csv").read_bytes() == (tmp_path / "fresh" / "runs.csv").read_bytes()
@@ -115,7 +118,7 @@ def test_changed_dataset_never_reuses_stale_cells(tmp_path):
     frame.loc[0, "tokens"] += 1
     frame.to_csv(data / "logs.csv.gz", index=False)
     (data / "dataset.yaml").write_text(meta)
-    assert _run(raw, tmp_path / "x").reused == 0
+    assert _run(raw, tmp_path / "x", replace=True).reused == 0
 
 
 def test_results_folder_of_another_experiment_is_refused(tmp_path):
