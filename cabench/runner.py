@@ -302,7 +302,8 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
     out = Path(cfg.output)
     cache = prepare_output(cfg, out, force, record["config_hash"], replace)
     with folder_lock(out):
-        _check_owner(cfg, out, force, record["config_hash"], replace)  # again, under the lock: another run may have finished meanwhile
+        # again, under the lock: another run may have finished meanwhile
+        _check_owner(cfg, out, force, record["config_hash"], replace)
         for stale in cache.glob(".*.tmp"):  # interrupted writes; no other run holds this folder
             stale.unlink(missing_ok=True)
         return _run_locked(cfg, problem, identity, ds, record, out, cache, force, quiet, echo)
