@@ -303,12 +303,17 @@ def recommend_cmd(
     results: Annotated[Path, typer.Argument(help="Folder searched for result files.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     top: Annotated[int, typer.Option("--top", min=1, help="Configurations listed per identification row.")] = 10,
+    every: Annotated[bool, typer.Option("--all", help="Every method, budget and cost mode, not only the decision.")
+                     ] = False,
 ) -> None:
-    """Which configuration (online) or Pareto set (identification) each method picks, by name."""
-    from cabench.recommend import format_recommendations, recommend, recommendations_json
+    """The configuration (online) or Pareto set (identification) to pay for, by name, with its real units."""
+    from cabench.recommend import format_decisions, format_recommendations, recommend, recommendations_json
 
     items = _guard(lambda: recommend(results))
-    typer.echo(recommendations_json(items) if as_json else format_recommendations(items, top))
+    if as_json:
+        typer.echo(recommendations_json(items))
+    else:
+        typer.echo(format_recommendations(items, top) if every else format_decisions(items))
 
 
 @app.command("report")

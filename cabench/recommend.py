@@ -9,7 +9,8 @@ Per experiment, method and budget:
   each configuration is returned, the most frequent returned set, and the share
   of repetitions returning exactly the true set;
 
-and, from ``arms.csv``, the true Pareto set and the max-``nu`` configuration.
+and, from ``arms.csv``, the true Pareto set and the max-``nu`` configuration. :func:`decision` condenses it to
+the answer at the largest budget by the best method (what ``cabench recommend`` prints unless ``--all``).
 """
 
 from __future__ import annotations
@@ -82,6 +83,34 @@ def _psi(e: Experiment) -> list[dict[str, Any]]:
     return out
 
 
+def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The answer at the largest budget by the best method there: online, the configuration the method with the
+    lowest mean R_HV exploits most often (round robins have no preference); identification, the set the method
+    with the lowest error (then the highest F1) returns most often, deterministic costs first."""
+    summary = e.summary()
+    if e.setting == "psi" and "deterministic" in set(summary["cost_mode"]):
+        summary = summary[summary["cost_mode"] == "deterministic"]
+    top = summary[summary["rho"] == summary["rho"].max()]
+    if e.setting == "online":
+        top = top[[registry.prefers(m, "online") for m in top["method"]]]
+        if top.empty:
+            return None
+        best = top.sort_values("regret_hv", kind="stable").iloc[0]
+        row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
+        return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
+                "criterion": f"lowest mean R_HV ({best['regret_hv']:.4g})", "configuration": row["exploited"][0]}
+    best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
+    row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
+               and r["cost_mode"] == best["cost_mode"])
+    return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
+            "cost_mode": best["cost_mode"],
+            "criterion": f"lowest P(error) {best['error']:.3f} [{best['error_low']:.3f}, {best['error_high']:.3f}], "
+                         f"F1 {best['f1']:.3f}",
+            "pareto_set": row["modal_set"], "share": row["modal_set_share"],
+            "exact_true_set": row["exact_true_set"],
+            "members": [_arm_facts(e.arms, name) for name in row["modal_set"]]}
+
+
 def recommend(root: Path) -> list[dict[str, Any]]:
     """One mapping per experiment (see the module docstring)."""
     res = ResultSet(root)
@@ -91,11 +120,13 @@ def recommend(root: Path) -> list[dict[str, Any]]:
     for e in res.experiments:
         truth = e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str).tolist()
         best = e.arms.loc[e.arms["optimal"] == 1, "config_id"].astype(str).iloc[0]
+        results = _online(e) if e.setting == "online" else _psi(e)
         out.append({
             "experiment": e.label, "config_hash": e.config_hash, "setting": e.setting, "dataset": e.title,
             "surrogate": e.surrogate, "K": e.k, "objectives": e.objectives, "cost_unit": e.cost_unit,
-            "true_pareto_set": truth, "max_nu": _arm_facts(e.arms, best),
-            "results": _online(e) if e.setting == "online" else _psi(e),
+            "true_pareto_set": truth, "max_nu": _arm_facts(e.arms, best), "decision": decision(e, results),
+            "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
+            "results": results,
         })
     return out
 
@@ -112,19 +143,59 @@ SHOWN = {"accuracy": ("accuracy ", "{:.3f}", ""), "latency_s": ("", "{:.3g}", " 
 
 def _facts(a: dict[str, Any], unit: str) -> str:
     """Real units per call where known (mean ± 95% half-width), then the normalised objectives, ``c_i`` and nu."""
+    objectives = ", ".join(f"{k[3:]} {v:.3f}" for k, v in a.items() if k.startswith("mu_") and k != "mu_c")
+    per_call = f"per call: {_per_call(a)}; " if _per_call(a) else ""
+    return f"{per_call}normalised {objectives}; cost c_i {amount(a['profile_cost'], unit)}, nu {a['nu']:.3f}"
+
+
+def _per_call(a: dict[str, Any]) -> str:
+    """Real units per call where known (mean ± 95% half-width)."""
     real = []
     for measure, (prefix, number, suffix) in SHOWN.items():
         if measure in a:
             half = a.get(f"{measure}_ci")
             spread = f" ± {number.format(half)}" if half is not None and math.isfinite(half) else ""
             real.append(f"{prefix}{number.format(a[measure])}{spread}{suffix}")
-    objectives = ", ".join(f"{k[3:]} {v:.3f}" for k, v in a.items() if k.startswith("mu_") and k != "mu_c")
-    per_call = f"per call: {', '.join(real)}; " if real else ""
-    return f"{per_call}normalised {objectives}; cost c_i {amount(a['profile_cost'], unit)}, nu {a['nu']:.3f}"
+    return ", ".join(real)
+
+
+def format_decisions(items: list[dict[str, Any]]) -> str:
+    """The condensed answer: per experiment, the decision at the largest budget by the best method, and the true
+    Pareto set (``--all`` prints :func:`format_recommendations`)."""
+    lines = []
+    for item in items:
+        unit = item["cost_unit"]
+        lines.append(f"{item['experiment']} ({item['setting']}, {item['dataset']}"
+                     f"{', surrogate logs' if item['surrogate'] else ''}, K={item['K']}; objectives "
+                     f"{', '.join(item['objectives'])}; cost in {LABELS[unit]})")
+        d = item["decision"]
+        if d is None:
+            lines.append("  no method with a preference was run")
+        elif item["setting"] == "online":
+            c = d["configuration"]
+            lines.append(f"  pay for {c['config_id']}: {registry.display(d['method'])} exploits it in "
+                         f"{100 * c['share']:.0f}% of repetitions at B = {amount(d['budget'], unit)} "
+                         f"(rho {d['rho']:.4g}; {d['criterion']})")
+            if _per_call(c):
+                lines.append(f"    per call: {_per_call(c)}")
+        else:
+            lines.append(f"  Pareto set ({len(d['pareto_set'])}): {', '.join(d['pareto_set']) or '(empty)'} — "
+                         f"{registry.display(d['method'])} returns it in {100 * d['share']:.0f}% of repetitions at "
+                         f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}; the exact true set "
+                         f"in {100 * d['exact_true_set']:.0f}%)")
+            for m in d["members"][:8]:
+                if _per_call(m):
+                    lines.append(f"    {m['config_id']}: {_per_call(m)}")
+        lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {', '.join(item['true_pareto_set'])}")
+        if item["no_preference"]:
+            shown = ", ".join(registry.display(m) for m in item["no_preference"])
+            lines.append(f"  {shown}: a round robin, no preference (its most-pulled configuration is a tie)")
+        lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
-    """Plain text for the terminal (``top`` configurations per identification row)."""
+    """Every method, budget and cost mode, in plain text (``top`` configurations per identification row)."""
     lines = []
     for item in items:
         lines.append(f"{item['experiment']} ({item['setting']}, {item['dataset']}"
@@ -135,7 +206,10 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
         lines.append(f"  max-nu configuration: {item['max_nu']['config_id']} ({_facts(item['max_nu'], unit)})")
         for r in item["results"]:
             method = registry.display(r["method"])
-            if item["setting"] == "online":
+            if item["setting"] == "online" and r["method"] in item["no_preference"]:
+                lines.append(f"  {method:<18} rho {r['rho']:<6g} a round robin: no preference; spent "
+                             f"{100 * r['spend_share']:.1f}% of B")
+            elif item["setting"] == "online":
                 first = r["exploited"][0]
                 others = "; ".join(f"{x['config_id']} {100 * x['share']:.0f}%" for x in r["exploited"][1:4])
                 lines.append(f"  {method:<18} rho {r['rho']:<6g} exploits {first['config_id']} in "

@@ -40,6 +40,11 @@ def style(name: str) -> tuple[str, str]:
     return found.color, found.marker
 
 
+def prefers(name: str, setting: str) -> bool:
+    """Whether the configuration a method pulls most is a preference (not a round robin's tie)."""
+    return spec(name, setting).prefers
+
+
 def origin(name: str) -> str:
     """``paper``, ``beyond`` (cabench's own methods) or ``user``."""
     return spec(name).origin

@@ -38,8 +38,8 @@ def section(report: str, label: str) -> str:
     return report[start:end if end > 0 else None]
 
 
-def run_raw(raw: dict, out: Path, source: str = "t.yaml"):
-    return run_experiment(parse_config({**raw, "output": str(out)}, source), quiet=True)
+def run_raw(raw: dict, out: Path, source: str = "t.yaml", **kw):
+    return run_experiment(parse_config({**raw, "output": str(out)}, source), quiet=True, **kw)
 
 
 # --- 1. two experiments under one root are never pooled --------------------------------------------------
@@ -256,7 +256,7 @@ def test_renaming_the_dataset_reuses_no_cell(tmp_path):
     assert run_raw(raw, tmp_path / "out").computed == 1
     meta = yaml.safe_load((data / "dataset.yaml").read_text())
     (data / "dataset.yaml").write_text(yaml.safe_dump({**meta, "name": "piqa_renamed"}))
-    again = run_raw(raw, tmp_path / "out")
+    again = run_raw(raw, tmp_path / "out", replace=True)  # another dataset identity: replaced only when asked
     assert again.reused == 0
     assert set(pd.read_csv(tmp_path / "out" / "runs.csv")["dataset"]) == {"piqa_renamed"}
 

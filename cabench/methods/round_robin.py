@@ -27,4 +27,5 @@ class RoundRobin(OnlineEntry):
         return next((i for i in candidates if i >= start), candidates[0])
 
 
-register(RoundRobin(Spec("uniform", "online", "paper", tuple(replace(p, tunable=False) for p in PARAMETERS)), None))
+register(RoundRobin(Spec("uniform", "online", "paper", tuple(replace(p, tunable=False) for p in PARAMETERS),
+                         prefers=False), None))

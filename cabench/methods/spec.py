@@ -85,7 +85,8 @@ class Spec:
     and ``cabench live`` runs unless told otherwise. ``comparison_rank``: the report compares the
     other methods of an experiment with the listed one of highest rank (0: never the reference).
     ``shown``: how a method of your own asks to be shown (None: by the built-in style of its name, or
-    a user style).
+    a user style). ``prefers``: whether what it ends up pulling most says which configuration it prefers
+    (False for a round robin, whose most-pulled arm is a tie broken by arm order).
     """
 
     name: str
@@ -95,6 +96,7 @@ class Spec:
     proposed: bool = False
     comparison_rank: int = 0
     shown: Style | None = None
+    prefers: bool = True
 
     def __post_init__(self) -> None:
         if self.setting not in SETTINGS or self.origin not in ORIGINS:
