@@ -1,12 +1,13 @@
-"""Calls made concurrently under a hard token budget, journaled, and handed back in key order.
+"""Calls made concurrently under a hard budget, journaled, and handed back in key order.
 
-Budget: a call is made only if the tokens already charged, plus the worst case
-of every attempt in flight, plus this call's worst case fit the budget
-(:meth:`Task.worst_case_tokens`); each retry after a billable attempt is
-admitted the same way. When the quick check fails, the call waits for the
-calls before it and is decided on the exact spend, so the decision does not
-depend on timing. Consecutive failed calls of one configuration stop the run
-after ``endpoint.max_failures``.
+Budget (in the cost unit: tokens, completion tokens or dollars): a call is made
+only if what was already charged, plus the worst case of every attempt in
+flight, plus this call's worst case fit the budget (the costliest split of
+:meth:`Task.worst_case` at its configuration's :class:`Tariff`); each retry
+after a billable attempt is admitted the same way. When the quick check fails,
+the call waits for the calls before it and is decided on the exact spend, so
+the decision does not depend on timing. Consecutive failed calls of one
+configuration stop the run after ``endpoint.max_failures``.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from cabench.live.charges import charge
 from cabench.live.client import ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
+from cabench.live.tariff import tariff
 from cabench.live.tasks import Instance, Task
 
 
 class BudgetStop(Exception):
-    """The next call does not fit the token budget."""
+    """The next call does not fit the budget."""
 
 
 class FailureStop(Exception):
@@ -39,7 +41,8 @@ class Caller:
     def __init__(self, cfg: LiveConfig, task: Task, client: ChatClient | None, journal: Journal, logs: LogFile,
                  budget: float | None, progress: Callable[[float], None]) -> None:
         self.cfg, self.task, self.client, self.journal, self.logs = cfg, task, client, journal, logs
-        self.budget = budget
+        self.budget = budget  # in the cost unit
+        self.tariffs = {c.name: tariff(cfg.terms, c.model) for c in cfg.configurations}
         self.spent = journal.total_charged()  # every charge in the journal, lost calls included, then each new one
         self.reserved = 0.0  # worst cases of the attempts in flight
         self._lock = threading.Lock()
@@ -55,9 +58,11 @@ class Caller:
         return {"model": config.model, "messages": self.task.messages(instance, config.prompting),
                 "temperature": config.temperature, "max_tokens": config.max_tokens}
 
-    def _call(self, key: str, config: Configuration, instance: Instance, occurrence: int, worst: float,
-              held: list[float]) -> dict[str, Any]:
+    def _call(self, key: str, config: Configuration, instance: Instance, occurrence: int,
+              worst_counts: tuple[float, float], held: list[float]) -> dict[str, Any]:
         assert self.client is not None
+        rate = self.tariffs[config.name]
+        worst = rate.cost(*worst_counts)
 
         def admit() -> bool:  # a retry after a billable attempt: reserve its worst case, or stop
             if self.cfg.endpoint.charge_failed == "none":
@@ -66,30 +71,30 @@ class Caller:
                 return False
             with self._lock:
                 held[0] += worst
-            self.journal.start(key, config.name, instance.id, worst)
+            self.journal.start(key, config.name, instance.id, worst, sum(worst_counts))
             return True
 
         outcome = self.client.chat(self._body(config, instance), admit)
-        cost, seconds = charge(outcome, config.max_tokens, worst, self.cfg.cost, self.cfg.endpoint.charge_failed,
+        paid, seconds = charge(outcome, config.max_tokens, worst_counts, rate, self.cfg.endpoint.charge_failed,
                                self.cfg.latency)
         record: dict[str, Any] = {
             "key": key, "config": config.name, "model": config.model, "temperature": config.temperature,
             "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,
-            "occurrence": occurrence, "ok": cost.tokens is not None,
+            "occurrence": occurrence, "ok": paid.usage is not None,
             "attempts": [{"status": a.status, "seconds": a.seconds, "billable": a.billable} for a in outcome.attempts],
             "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"),
-            "worst": worst, "charged": cost.charged,
+            "worst": worst, "charged": paid.charged_cost(rate), "charged_tokens": paid.charged_tokens(),
         }
-        if cost.suspect:
-            record["suspect"] = self.client.redact(cost.suspect)
-        if cost.tokens is not None:
-            usage = outcome.usage
+        if paid.suspect:
+            record["suspect"] = self.client.redact(paid.suspect)
+        if paid.usage is not None:
+            prompt, completion = paid.usage
             record.update({"correct": self.task.score(instance, outcome.reply), "latency_s": seconds,
-                           "measured_latency_s": outcome.latency_s, "prompt_tokens": float(usage["prompt_tokens"]),
-                           "completion_tokens": float(usage["completion_tokens"]), "tokens": cost.tokens,
-                           "reply": outcome.reply[:2000]})
+                           "measured_latency_s": outcome.latency_s, "prompt_tokens": prompt,
+                           "completion_tokens": completion, "tokens": prompt + completion,
+                           "cost": paid.cost(rate), "reply": outcome.reply[:2000]})
         else:
-            record.update({"error": self.client.redact(cost.error), "tokens": 0.0})
+            record.update({"error": self.client.redact(paid.error), "tokens": 0.0})
         return record
 
     def _reserve(self, worst: float) -> bool:
@@ -120,7 +125,9 @@ class Caller:
                 return
         if self.failure_stop:
             raise FailureStop(self.failure_stop)
-        worst = self.task.worst_case_tokens(instance, config.prompting, config.max_tokens, config.name)
+        worst_counts = self.tariffs[config.name].worst(
+            self.task.worst_case(instance, config.prompting, config.max_tokens, config.name))
+        worst = self.tariffs[config.name].cost(*worst_counts)
         if self.client is None:
             raise CabenchError("no endpoint to call")
         if not self._reserve(worst):
@@ -129,9 +136,9 @@ class Caller:
                 raise FailureStop(self.failure_stop)
             if not self._reserve(worst):
                 raise BudgetStop(key)
-        self.journal.start(key, config.name, instance.id, worst)
+        self.journal.start(key, config.name, instance.id, worst, sum(worst_counts))
         held = [worst]
-        future = self.pool.submit(self._call, key, config, instance, occurrence, worst, held)
+        future = self.pool.submit(self._call, key, config, instance, occurrence, worst_counts, held)
         self.in_flight[future] = (key, held)
 
     def wait_one(self) -> None:

@@ -2,13 +2,16 @@
 
 An endpoint's ``usage`` is a claim. It is counted only when it is a plausible
 count: ``prompt_tokens`` and ``completion_tokens`` whole numbers, finite and
-not negative, completion tokens within the request's ``max_tokens`` and the
-counted tokens within the call's worst case (:meth:`Task.worst_case_tokens`).
-Anything else makes the call *suspect*: it is charged its worst case (never
-less than nothing; the reported count when that is a plausible count above the
-worst case, the prompt having outgrown the estimate), is not an outcome for the
-method, and the run says so. Reasons name an endpoint's values only when they
-are numbers: its text may hold anything, the key included.
+not negative, completion tokens within the request's ``max_tokens`` and their
+cost in the cost unit (:mod:`cabench.live.tariff`: tokens, completion tokens or
+dollars) within the call's worst case (the costliest split of
+:meth:`Task.worst_case`). Anything else makes the call *suspect*: it is charged
+its worst case (never less than nothing; the reported count when that is a
+plausible count above the worst case, the prompt having outgrown the estimate),
+is not an outcome for the method, and the run says so. Reasons name an
+endpoint's values only when they are numbers: its text may hold anything, the
+key included. Every charge is a (prompt, completion) count, so the run knows
+what it paid in the cost unit and in tokens.
 
 A failed attempt is charged by ``endpoint.charge_failed``:
 
@@ -29,19 +32,35 @@ from dataclasses import dataclass
 from typing import Any
 
 from cabench.live.client import Attempt, Outcome
+from cabench.live.tariff import Tariff
+from cabench.units import amount
 
 CHARGE_FAILED = ("worst-case", "reported", "none")
+Counts = tuple[float, float]  # (prompt, completion) tokens
+NOTHING: Counts = (0.0, 0.0)
 
 
 @dataclass(frozen=True)
 class Charge:
-    """A call's cost: ``tokens`` (the outcome's cost, None when the call is no outcome), ``charged`` (every
-    attempt's charge, what the budget pays) and ``suspect`` (why the endpoint's claims were not believed)."""
+    """A call's cost: ``usage`` (the outcome's counts, None when the call is no outcome), ``charged`` (every
+    attempt's counts, what the budget pays) and ``suspect`` (why the endpoint's claims were not believed)."""
 
-    tokens: float | None
-    charged: float
+    usage: Counts | None
+    charged: tuple[Counts, ...]
     suspect: str = ""
     error: str = ""
+
+    def cost(self, tariff: Tariff) -> float | None:
+        """The outcome's cost in the tariff's unit (None when the call is no outcome)."""
+        return None if self.usage is None else tariff.cost(*self.usage)
+
+    def charged_cost(self, tariff: Tariff) -> float:
+        """What every attempt cost against the budget, in the tariff's unit."""
+        return float(sum(tariff.cost(*counts) for counts in self.charged))
+
+    def charged_tokens(self) -> float:
+        """What every attempt cost, counted in tokens."""
+        return float(sum(p + c for p, c in self.charged))
 
 
 MAX_COUNT = 1e15  # a token count or a latency beyond this is no measurement (and could not be summed exactly)
@@ -69,15 +88,17 @@ def _shown(value: Any) -> str:
     return kind
 
 
-def usage_tokens(usage: Any, max_tokens: int, worst: float, cost: str) -> tuple[float | None, str, float]:
-    """(the tokens ``usage`` counts, or None; why it is not believed; what a suspect call is charged).
+def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff) -> tuple[Counts | None, str, Counts]:
+    """(the prompt and completion tokens ``usage`` counts, or None; why it is not believed; what a suspect call
+    is charged).
 
-    ``cost`` is ``total`` or ``completion``. ``(None, "", 0)`` means no usage was reported at all (or zero
-    tokens). A suspect call is charged its worst case, or the reported count when that is a plausible count
-    above the worst case (completion tokens within ``max_tokens``: the prompt outgrew the estimate).
+    ``worst`` is the call's costliest split in ``tariff``. ``(None, "", NOTHING)`` means no usage was reported
+    at all (or zero tokens). A suspect call is charged its worst case, or the reported count when that is a
+    plausible count costing more than the worst case (completion tokens within ``max_tokens``: the prompt
+    outgrew the estimate).
     """
     if usage is None:
-        return None, "", 0.0
+        return None, "", NOTHING
     if not isinstance(usage, dict):
         return None, f"usage is a JSON {type(usage).__name__}, not an object", worst
     counts = {}
@@ -92,13 +113,14 @@ def usage_tokens(usage: Any, max_tokens: int, worst: float, cost: str) -> tuple[
     if counts["completion_tokens"] > max_tokens:
         done = counts["completion_tokens"]
         return None, f"usage.completion_tokens {done:.0f} is above max_tokens {max_tokens}", worst
-    tokens = counts["completion_tokens"] if cost == "completion" else sum(counts.values())
-    if tokens > worst:
-        return None, (f"{tokens:.0f} tokens reported, above the call's worst case {worst:.0f}; charged as "
-                      "reported"), tokens
-    if tokens <= 0:
-        return None, "", 0.0
-    return tokens, "", tokens
+    claimed = (counts["prompt_tokens"], counts["completion_tokens"])
+    cost, most = tariff.cost(*claimed), tariff.cost(*worst)
+    if cost > most:
+        return None, (f"{amount(cost, tariff.unit)} reported, above the call's worst case "
+                      f"{amount(most, tariff.unit)}; charged as reported"), claimed
+    if sum(claimed) <= 0:
+        return None, "", NOTHING
+    return claimed, "", claimed
 
 
 def reported_latency(value: Any) -> tuple[float | None, str]:
@@ -109,43 +131,46 @@ def reported_latency(value: Any) -> tuple[float | None, str]:
     return number, ""
 
 
-def _failed_attempt(attempt: Attempt, max_tokens: int, worst: float, cost: str, mode: str) -> tuple[float, str]:
+def _failed_attempt(attempt: Attempt, max_tokens: int, worst: Counts, tariff: Tariff,
+                    mode: str) -> tuple[Counts, str]:
     """(charge, suspect reason) of a failed attempt."""
     if not attempt.billable or mode == "none":
-        return 0.0, ""
-    tokens, why, claimed = usage_tokens(attempt.usage, max_tokens, worst, cost)
+        return NOTHING, ""
+    counts, why, claimed = usage_counts(attempt.usage, max_tokens, worst, tariff)
     suspect = f"{attempt.status}: {why}" if why else ("a malformed reply" if attempt.status == "malformed" else "")
-    if tokens is not None:
-        return tokens, suspect
+    if counts is not None:
+        return counts, suspect
     if why:
         return claimed, suspect
-    return (worst if mode == "worst-case" else 0.0), suspect
+    return (worst if mode == "worst-case" else NOTHING), suspect
 
 
-def charge(outcome: Outcome, max_tokens: int, worst: float, cost: str, mode: str,
+def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mode: str,
            latency: str = "measured") -> tuple[Charge, float]:
-    """The :class:`Charge` of a finished call and the latency (seconds) to log for it."""
-    charged, suspects = 0.0, []
+    """The :class:`Charge` of a finished call and the latency (seconds) to log for it; ``worst`` is the call's
+    costliest split in ``tariff`` (:meth:`Tariff.worst`)."""
+    charged: list[Counts] = []
+    suspects = []
     attempts = outcome.attempts[:-1] if outcome.ok else outcome.attempts
     for attempt in attempts:
-        amount, why = _failed_attempt(attempt, max_tokens, worst, cost, mode)
-        charged += amount
+        counts, why = _failed_attempt(attempt, max_tokens, worst, tariff, mode)
+        charged.append(counts)
         if why:
             suspects.append(why)
     if not outcome.ok:
-        return Charge(None, charged, "; ".join(suspects), outcome.error or outcome.stopped), 0.0
+        return Charge(None, tuple(charged), "; ".join(suspects), outcome.error or outcome.stopped), 0.0
     seconds = outcome.latency_s
-    tokens, why, claimed = usage_tokens(outcome.usage, max_tokens, worst, cost)
+    usage, why, claimed = usage_counts(outcome.usage, max_tokens, worst, tariff)
     if why:
         suspects.append(why)
-        return Charge(None, charged + claimed, "; ".join(suspects), f"suspect reply: {why}"), 0.0
-    if tokens is None:
-        empty = worst if mode == "worst-case" else 0.0
-        return Charge(None, charged + empty, "; ".join(suspects), "the endpoint reported no token usage"), 0.0
+        return Charge(None, (*charged, claimed), "; ".join(suspects), f"suspect reply: {why}"), 0.0
+    if usage is None:
+        empty = worst if mode == "worst-case" else NOTHING
+        return Charge(None, (*charged, empty), "; ".join(suspects), "the endpoint reported no token usage"), 0.0
     if latency == "reported" and outcome.reported_latency_s is not None:
         value, why = reported_latency(outcome.reported_latency_s)
         if value is None:  # the usage is believable and charged; the outcome is not
             suspects.append(why)
-            return Charge(None, charged + tokens, "; ".join(suspects), f"suspect reply: {why}"), 0.0
+            return Charge(None, (*charged, usage), "; ".join(suspects), f"suspect reply: {why}"), 0.0
         seconds = value
-    return Charge(tokens, charged + tokens, "; ".join(suspects)), seconds
+    return Charge(usage, (*charged, usage), "; ".join(suspects)), seconds

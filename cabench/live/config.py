@@ -11,18 +11,26 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from cabench import registry
-from cabench.config import _arms, _Reader
+from cabench.config import _arms, _budget, _Reader
+from cabench.data.terms import COST_COLUMN, PAPER_TERMS, Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.live.charges import CHARGE_FAILED
 from cabench.live.client import Endpoint, public_url
 from cabench.live.tasks import PROMPTINGS, TASKS
 from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.psi import COST_MODES
+from cabench.units import COST_UNITS
 from cabench.yamlio import load_config_file
 
 TOP = {"name", "task", "endpoint", "configurations", "configurations_from", "arms", "setting", "method",
-       "cost_mode", "budget_tokens", "rho", "profiling", "evaluation", "instance_order", "repetition", "cost",
-       "latency", "seed", "output"}
+       "cost_mode", "budget_tokens", "budget", "rho", "profiling", "evaluation", "instance_order", "repetition",
+       "cost", "objectives", "prices", "latency", "seed", "output"}
+#: ``cost:`` values of live configs written before costs had units: the token count charged, as a cost unit.
+TOKEN_COUNTS = {"total": "tokens", "completion": "completion_tokens"}
+#: What a live call measures: the columns a live config's objectives may read.
+LIVE_COLUMNS = ("correct", "latency_s", "tokens", "prompt_tokens", "completion_tokens", COST_COLUMN)
+#: Keys of a configuration's estimates in ``decision.json`` beside its objectives.
+ESTIMATE_KEYS = ("pulls", "online_cost")
 ENDPOINT_KEYS = {"base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "concurrency",
                  "max_reply_bytes", "max_failures", "charge_failed"}
 MAX_CONCURRENCY = 256
@@ -51,14 +59,14 @@ class LiveConfig:
     setting: str = "online"
     method: Any = None  # OnlineMethod or PsiMethod
     cost_mode: str = "deterministic"
-    budget_tokens: float | None = None
+    budget: float | None = None  # the whole spend, profiling included, in terms.cost
     rho: float | None = None
     profiling: Any = 5  # a number of instances, or "dataset-split"
     profiling_seed: int = 0
     evaluation: int | None = None  # instances to evaluate on (a sample), None: every other instance
     instance_order: str = "permutation"
     repetition: int = 0
-    cost: str = "total"
+    terms: Terms = PAPER_TERMS  # objectives, cost unit, prices
     latency: str = "measured"
     seed: int = 0
     output: str | None = None
@@ -110,6 +118,51 @@ def _configurations_from(r: _Reader, dataset: str, arms_raw: Any) -> tuple[Confi
     return tuple(Configuration(str(c.config_id), str(c.model), float(c.temperature), int(c.max_new_tokens),
                                str(c.prompting), int(pos)) for pos, c in zip(keep, configs.iloc[keep].itertuples(
                                    index=False)))
+
+
+def _terms(r: _Reader, raw: dict[str, Any], configurations: tuple[Configuration, ...]) -> Terms:
+    """The declared objectives, cost unit and prices; ``cost: total|completion`` name the token count charged
+    (``tokens``, ``completion_tokens``); dollars need a price for every configuration's model."""
+    cost = r.text(raw.get("cost", "total"), "cost", (*TOKEN_COUNTS, *COST_UNITS))
+    terms = parse_terms({**raw, "cost": TOKEN_COUNTS.get(cost, cost)}, r.fail)
+    for pos, spec in enumerate(terms.objectives):
+        if spec.column not in LIVE_COLUMNS:
+            raise r.fail(f"objectives[{pos}].column", f"'{spec.column}' is not measured by a live call; a live "
+                         f"objective reads one of {', '.join(LIVE_COLUMNS)}")
+        if spec.name in ESTIMATE_KEYS:
+            raise r.fail(f"objectives[{pos}].name", f"'{spec.name}' names another estimate in decision.json; give "
+                         "the objective another name")
+    if terms.cost == "usd":
+        if not terms.prices:
+            raise r.fail("cost", "usd needs prices: {<model or pattern>: {input: $/1M tokens, output: $/1M tokens}} "
+                         "(an endpoint reports tokens, not dollars)")
+        for pos, config in enumerate(configurations):
+            if terms.price(config.model) is None:
+                raise r.fail("prices", f"no price for model '{config.model}' (configurations[{pos}]); add it, or a "
+                             "pattern matching it")
+    return terms
+
+
+def _budget_of(r: _Reader, raw: dict[str, Any], unit: str) -> dict[str, float]:
+    """``budget`` (the whole spend, in the cost unit) or ``rho``; ``budget_tokens: N`` is ``budget: {unit: N}``
+    for a cost in tokens or completion tokens."""
+    if sum(k in raw for k in ("budget_tokens", "budget", "rho")) != 1:
+        raise r.fail("budget_tokens" if "budget_tokens" in raw else "budget",
+                     f"give either budget_tokens (or budget: {{{unit}: N}}: the whole spend, profiling included) or "
+                     "rho (the method's budget as rho * K * mean profiling cost, on top of profiling)")
+    if "rho" in raw:
+        return {"rho": r.number(raw["rho"], "rho", positive=True, maximum=1e9)}
+    if "budget_tokens" in raw:
+        if unit == "usd":
+            raise r.fail("budget_tokens", "the cost is in usd (cost: usd); state budget: {usd: X}")
+        return {"budget": r.number(raw["budget_tokens"], "budget_tokens", positive=True, maximum=1e15)}
+    stated, values = _budget(r, raw["budget"], False)
+    if stated != unit:
+        raise r.fail(f"budget.{stated}", f"the cost is in {unit} (cost: {unit}); state the budget in it, or declare "
+                                         f"cost: {stated}")
+    if len(values) != 1:
+        raise r.fail(f"budget.{stated}", f"a live run has one budget, got {list(values)}")
+    return {"budget": values[0]}
 
 
 def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | None = None,
@@ -180,6 +233,7 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
         raise r.fail("configurations", f"two configurations are named '{next(n for n in names if names.count(n) > 1)}'")
     if len(configurations) < 2 and not collect:
         raise r.fail("configurations", "a method compares at least 2 configurations")
+    terms = _terms(r, raw, configurations)
     out: dict[str, Any] = {}
     if not collect:
         setting = r.text(raw.get("setting", "online"), "setting", ("online", "psi"))
@@ -194,15 +248,9 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
                       else PsiMethod(method_name))
         except (TypeError, CabenchError) as exc:
             raise r.fail("method", str(exc)) from None
-        if ("budget_tokens" in raw) == ("rho" in raw):
-            raise r.fail("budget_tokens", "give either budget_tokens (the whole spend, profiling included) or rho "
-                         "(the method's budget as rho * K * mean profiling cost, on top of profiling)")
         out = {"setting": setting, "method": method,
-               "cost_mode": r.text(raw.get("cost_mode", "deterministic"), "cost_mode", COST_MODES)}
-        if "budget_tokens" in raw:
-            out["budget_tokens"] = r.number(raw["budget_tokens"], "budget_tokens", positive=True, maximum=1e15)
-        else:
-            out["rho"] = r.number(raw["rho"], "rho", positive=True, maximum=1e9)
+               "cost_mode": r.text(raw.get("cost_mode", "deterministic"), "cost_mode", COST_MODES),
+               **_budget_of(r, raw, terms.cost)}
         order = r.text(raw.get("instance_order", "permutation"), "instance_order", ("permutation", "replay"))
         if order == "replay" and kind != "replay":
             raise r.fail("instance_order", "'replay' follows the replay engine's streams; it needs task.kind: replay")
@@ -227,7 +275,7 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
     return LiveConfig(
         name=name, source=source, task=task, endpoint=endpoint, configurations=configurations,
         profiling=prof, profiling_seed=prof_seed, evaluation=evaluation,
-        cost=r.text(raw.get("cost", "total"), "cost", ("total", "completion")),
+        terms=terms,
         latency=r.text(raw.get("latency", "measured"), "latency", ("measured", "reported")),
         seed=r.number(raw.get("seed", 0), "seed", integer=True, minimum=0, maximum=2**63 - 1),
         output=r.text(raw["output"], "output") if raw.get("output") is not None else None, **out)

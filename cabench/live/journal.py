@@ -2,15 +2,19 @@
 
 The journal has two kinds of lines, each flushed and fsync'd before it counts:
 
-* ``{"key", "start", "config", "instance", "worst"}``, written before an
-  attempt is sent (the first, and each retry the budget admits);
-* the finished call: its outcome and ``charged``, the tokens every attempt of
-  it cost against the budget (:mod:`cabench.live.charges`).
+* ``{"key", "start", "config", "instance", "worst", "worst_tokens"}``, written
+  before an attempt is sent (the first, and each retry the budget admits);
+* the finished call: its outcome (with ``cost``, the outcome's cost) and
+  ``charged``, what every attempt of it cost against the budget
+  (:mod:`cabench.live.charges`).
 
-On resume, attempts started but never finished (a kill mid-call) are charged
-their worst case in a ``lost`` record, and the call is made again. A last line
-cut by a kill is dropped; any other line that is not a call record is an error
-naming the line.
+``worst``, ``cost`` and ``charged`` are in the run's cost unit (tokens,
+completion tokens or dollars); ``worst_tokens`` and ``charged_tokens`` count
+the same in tokens. Journals written before costs had units hold tokens only
+(read as both). On resume, attempts started but never finished (a kill
+mid-call) are charged their worst case in a ``lost`` record, and the call is
+made again. A last line cut by a kill is dropped; any other line that is not a
+call record is an error naming the line.
 """
 
 from __future__ import annotations
@@ -27,15 +31,19 @@ from cabench.jsonio import strict_dumps, strict_loads
 from cabench.storage import write_atomic
 
 LOG_COLUMNS = ("config_id", "model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct",
-               "latency_s", "tokens")
-NUMBER_FIELDS = ("charged", "tokens", "worst", "correct", "latency_s")
+               "latency_s", "tokens", "prompt_tokens", "completion_tokens")
+USD_LOG_COLUMN = "cost_usd"  # logged when the cost unit is dollars
+NUMBER_FIELDS = ("charged", "charged_tokens", "tokens", "prompt_tokens", "completion_tokens", "cost", "worst",
+                 "worst_tokens", "correct", "latency_s")
 LOG_FIELDS = (("model", "prompting"), ("temperature", "max_tokens", "correct", "latency_s", "tokens"))  # ok calls
 KEY = re.compile(r"[pc]:\d+:\d+|e:\d+")  # profiling / collect (configuration, instance), or the method's n-th ask
 
 
-def charged(record: dict[str, Any]) -> float:
-    """Tokens a finished record cost against the budget (``tokens`` in journals written before ``charged``)."""
-    return float(record.get("charged", record.get("tokens")) or 0.0)
+def charged(record: dict[str, Any], tokens: bool = False) -> float:
+    """What a finished record cost against the budget in the cost unit, or with ``tokens`` in tokens
+    (``tokens`` in journals written before ``charged``)."""
+    spent = record.get("charged", record.get("tokens"))
+    return float((record.get("charged_tokens", spent) if tokens else spent) or 0.0)
 
 
 class Journal:
@@ -44,7 +52,8 @@ class Journal:
     def __init__(self, folder: Path) -> None:
         self.path = folder / "calls.jsonl"
         self.done: dict[str, dict[str, Any]] = {}  # key -> its last finished record
-        self.charges: dict[str, float] = {}  # key -> tokens charged over all its finished records
+        self.charges: dict[str, float] = {}  # key -> charged over all its finished records, in the cost unit
+        self.token_charges: dict[str, float] = {}  # the same in tokens
         self.records: list[dict[str, Any]] = []  # every finished record, in order
         open_starts = self._load() if self.path.exists() else {}
         self._lock = threading.Lock()
@@ -53,6 +62,7 @@ class Journal:
             self.record({"key": key, "config": starts[0]["config"], "instance": starts[0]["instance"],
                          "ok": False, "lost": True, "attempts": [], "tokens": 0.0,
                          "charged": float(sum(s["worst"] for s in starts)),
+                         "charged_tokens": float(sum(s.get("worst_tokens", s["worst"]) for s in starts)),
                          "error": f"{len(starts)} attempt(s) in flight when the run was killed; charged the worst "
                                   "case and made again"})
 
@@ -82,6 +92,8 @@ class Journal:
                 open_starts.setdefault(record["key"], []).append(record)
             else:
                 open_starts.pop(record["key"], None)
+                if record["ok"]:
+                    record.setdefault("cost", record["tokens"])  # a journal from before costs had units
                 self._add(record)
         return open_starts
 
@@ -116,7 +128,9 @@ class Journal:
 
     def _add(self, record: dict[str, Any]) -> None:
         self.done[record["key"]] = record
-        self.charges[record["key"]] = self.charges.get(record["key"], 0.0) + charged(record)
+        key = record["key"]
+        self.charges[key] = self.charges.get(key, 0.0) + charged(record)
+        self.token_charges[key] = self.token_charges.get(key, 0.0) + charged(record, tokens=True)
         self.records.append(record)
 
     def _write(self, record: dict[str, Any]) -> None:
@@ -124,10 +138,12 @@ class Journal:
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
-    def start(self, key: str, config: str, instance: str, worst: float) -> None:
-        """Journal an attempt about to be sent (charged ``worst`` if it never finishes)."""
+    def start(self, key: str, config: str, instance: str, worst: float, worst_tokens: float) -> None:
+        """Journal an attempt about to be sent (charged ``worst``, ``worst_tokens`` in tokens, if it never
+        finishes)."""
         with self._lock:
-            self._write({"key": key, "start": True, "config": config, "instance": instance, "worst": worst})
+            self._write({"key": key, "start": True, "config": config, "instance": instance, "worst": worst,
+                         "worst_tokens": worst_tokens})
 
     def record(self, record: dict[str, Any]) -> None:
         """Journal a finished call."""
@@ -135,24 +151,31 @@ class Journal:
             self._write(record)
             self._add(record)
 
-    def total_charged(self) -> float:
-        return float(sum(self.charges.values()))
+    def total_charged(self, tokens: bool = False) -> float:
+        """Every charge, in the cost unit (or in tokens)."""
+        return self.charged_for("", tokens)
 
-    def charged_for(self, phase: str) -> float:
-        """Tokens charged to the calls whose key starts with ``phase`` (``p:`` profiling, ``e:`` the method)."""
-        return float(sum(v for k, v in self.charges.items() if k.startswith(phase)))
+    def charged_for(self, phase: str, tokens: bool = False) -> float:
+        """What the calls whose key starts with ``phase`` (``p:`` profiling, ``e:`` the method) were charged, in
+        the cost unit (or in tokens)."""
+        return float(sum(v for k, v in (self.token_charges if tokens else self.charges).items()
+                         if k.startswith(phase)))
 
     def close(self) -> None:
         self._fh.close()
 
 
 class LogFile:
-    """``logs.csv``: canonical rows of the successful calls, appended and fsync'd; rebuilt from the journal."""
+    """``logs.csv``: canonical rows of the successful calls, appended and fsync'd; rebuilt from the journal.
 
-    def __init__(self, folder: Path, records: list[dict[str, Any]]) -> None:
+    Each row keeps the call's prompt and completion tokens and, with ``usd``, its dollars (``cost_usd``), so
+    that ``cabench run`` replays the folder on the same terms."""
+
+    def __init__(self, folder: Path, records: list[dict[str, Any]], usd: bool = False) -> None:
         self.path = folder / "logs.csv"
         self.seen: dict[tuple[str, str], int] = {}
-        lines = [",".join(LOG_COLUMNS)]
+        self.usd = usd
+        lines = [",".join((*LOG_COLUMNS, USD_LOG_COLUMN) if usd else LOG_COLUMNS)]
         for record in records:
             if record.get("ok"):
                 lines.append(self._line(record))
@@ -166,7 +189,9 @@ class LogFile:
         self.seen[key] = n + 1
         instance = r["instance"] if n == 0 else f"{r['instance']}#{n + 1}"  # a repeated evaluation
         cells = [r["config"], r["model"], repr(float(r["temperature"])), str(int(r["max_tokens"])), r["prompting"],
-                 instance, repr(float(r["correct"])), repr(float(r["latency_s"])), repr(float(r["tokens"]))]
+                 instance, *(repr(float(r[c])) if c in r else "" for c in (
+                     "correct", "latency_s", "tokens", "prompt_tokens", "completion_tokens",
+                     *(("cost",) if self.usd else ())))]
         return ",".join(_csv_cell(c) for c in cells)
 
     def append(self, record: dict[str, Any]) -> None:

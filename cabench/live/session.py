@@ -1,14 +1,16 @@
-"""``cabench live`` and ``cabench collect``: calls to an endpoint under a hard token budget, journaled.
+"""``cabench live`` and ``cabench collect``: calls to an endpoint under a hard budget, journaled.
 
 Data flow: task and configurations -> calls (:mod:`cabench.live.client`) ->
 journal (``calls.jsonl``, one line per finished call, fsync'd) -> the policy
 (:mod:`cabench.policy`) -> ``logs.csv`` / ``spend.json`` / ``decision.json``.
 
 Budget: calls are made through :class:`cabench.live.caller.Caller`, which
-admits every attempt at its worst case against a hard token budget and charges
+admits every attempt at its worst case against a hard budget in the declared
+cost unit (tokens, completion tokens or dollars from a price table) and charges
 what :mod:`cabench.live.charges` says (validated usage, worst case for suspect
 and, by default, failed calls). Profiling (a few instances per configuration,
-as in the paper) comes first and counts against the budget.
+as in the paper) comes first, counts against the budget and fits the
+normalisation of the declared objectives and costs.
 
 Resuming: every call has a key (its phase and position in the sequence of
 asks). A re-run with the same config replays the journal: the policy asks the
@@ -18,8 +20,6 @@ same calls in the same order, and journaled calls are not made again.
 from __future__ import annotations
 
 import datetime
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -28,27 +28,20 @@ from typing import Any
 import numpy as np
 
 import cabench
-from cabench.data.normalisation import fit_normalisation
+from cabench.data.normalisation import Normalisation, fit_normalisation
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 from cabench.live.caller import BudgetStop, Caller, FailureStop
 from cabench.live.client import ChatClient, public_url
-from cabench.live.config import MAX_CONCURRENCY, LiveConfig
+from cabench.live.config import LIVE_COLUMNS, MAX_CONCURRENCY, LiveConfig
+from cabench.live.identity import check_identity
 from cabench.live.journal import Journal, LogFile
 from cabench.live.tasks import Instance, Task, build_task
 from cabench.methods.user import UserMethodError
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
 from cabench.storage import folder_lock, write_atomic
+from cabench.units import amount
 from cabench.yamlio import dump_yaml
-
-
-def config_digest(cfg: LiveConfig) -> str:
-    """What makes two live runs the same run (the endpoint's URL and concurrency may change on resume)."""
-    data = asdict(cfg)
-    data.pop("endpoint")
-    data.pop("source")
-    data.pop("output")
-    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool = False) -> dict[str, Any]:
@@ -58,44 +51,27 @@ def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool =
         return _run_locked(cfg, out, quiet, collect)
 
 
-def _identity_check(cfg: LiveConfig, out: Path) -> None:
-    digest = config_digest(cfg)
-    marker = out / "live.json"
-    if marker.exists():
-        try:
-            held = json.loads(marker.read_text(encoding="utf-8"))
-        except (ValueError, RecursionError):
-            held = None
-        if not isinstance(held, dict):
-            raise CabenchError(f"{marker}: damaged (not the JSON object cabench writes); it names the config this "
-                               "folder belongs to: restore it, or pass another --out to start a new run")
-        if held.get("config_digest") != digest:
-            raise CabenchError(f"{out}: holds the run of another config ({held.get('name')}, {held.get('source')}); "
-                               "pass another --out to start a new run")
-    else:
-        write_atomic(marker, strict_dumps({"name": cfg.name, "source": cfg.source, "config_digest": digest,
-                                           "cabench_version": cabench.__version__}, indent=2) + "\n")
-
-
 def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
-    _identity_check(cfg, out)
+    check_identity(cfg, out)
     task = build_task(cfg.task, f"{cfg.source}: task")
     ids = [inst.id for inst in task.instances]
     by_id = {inst.id: inst for inst in task.instances}
     prof_ids, eval_ids = _split(cfg, ids, collect)
     client = ChatClient(cfg.endpoint, cfg.seed)
     journal = Journal(out)
-    logs = LogFile(out, sorted(journal.done.values(), key=lambda r: _key_order(r["key"])))
-    budget = None if collect else cfg.budget_tokens
+    usd = cfg.terms.cost == "usd"
+    logs = LogFile(out, sorted(journal.done.values(), key=lambda r: _key_order(r["key"])), usd)
+    budget = None if collect else cfg.budget
     bar = None
     if not quiet:
         from tqdm import tqdm
 
-        bar = tqdm(total=budget, unit="tok", desc=f"{cfg.name} spend", leave=False, dynamic_ncols=True)
+        bar = tqdm(total=budget, unit="USD" if usd else "tok", desc=f"{cfg.name} spend", leave=False,
+                   dynamic_ncols=True)
 
     def progress(spent: float) -> None:
         if bar is not None:
-            bar.update(round(spent) - bar.n)  # tqdm redraws at most every mininterval
+            bar.update((spent if usd else round(spent)) - bar.n)  # tqdm redraws at most every mininterval
 
     caller = Caller(cfg, task, client, journal, logs, budget, progress)
     facts: dict[str, Any] = {"stopped_by": None}
@@ -180,13 +156,14 @@ def _key_order(key: str) -> tuple[int, tuple[int, ...]]:
 
 
 def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_ids: list[str]) -> dict[str, Any]:
-    """Every configuration on the profiling instances: c_i, c_max, lambda and the latency percentiles."""
+    """Every configuration on the profiling instances: the normalisation of the declared objectives and costs
+    (c_i, c_max, lambda in the cost unit, the objectives' bounds)."""
     k = len(cfg.configurations)
     try:
         keys = _grid(cfg, caller, by_id, prof_ids, "p")
     except BudgetStop:
         raise CabenchError(f"{cfg.source}: the budget does not cover profiling ({k} configurations x "
-                           f"{len(prof_ids)} instances); raise budget_tokens or lower profiling.instances") from None
+                           f"{len(prof_ids)} instances); raise the budget or lower profiling.instances") from None
     records = {key: caller.take(key) for key in keys}  # _grid returns once every call has finished
     failed = [key for key, r in records.items() if not r["ok"]]
     if failed:
@@ -195,12 +172,14 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
                            f"{first['instance']}: {first.get('error')}); re-run to retry them after fixing the "
                            "endpoint") from None
     columns = {col: np.array([[records[f"p:{c}:{j}"][col] for j in range(len(prof_ids))] for c in range(k)],
-                             dtype=np.float64) for col in ("latency_s", "tokens")}
-    norm = fit_normalisation(columns, cfg.source, "profile more instances")
-    spent = caller.journal.charged_for("p:")  # profiling's charges, failed and lost attempts included
-    return {"norm": norm,
-            "facts": {"profiling_tokens": spent, "profiling_instances": len(prof_ids), "c_max": norm.c_max,
-                      "lambda": norm.lam, "tau5": norm.tau5, "tau95": norm.tau95,
+                             dtype=np.float64) for col in LIVE_COLUMNS}
+    norm = fit_normalisation(columns, cfg.source, "profile more instances", cfg.terms)
+    unit = cfg.terms.cost
+    return {"norm": norm,  # profiling's charges, failed and lost attempts included
+            "facts": {f"profiling_{unit}": caller.journal.charged_for("p:"),
+                      "profiling_tokens": caller.journal.charged_for("p:", tokens=True),
+                      "profiling_instances": len(prof_ids), "c_max": norm.c_max, "lambda": norm.lam,
+                      "tau5": norm.tau5, "tau95": norm.tau95,
                       "profile_cost": {c.name: float(v) for c, v in zip(cfg.configurations, norm.profile_cost)}}}
 
 
@@ -214,28 +193,23 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
             facts: dict[str, Any]) -> dict[str, Any]:
     """The method on the evaluation instances with what the budget leaves after profiling."""
     k = len(cfg.configurations)
-    norm = profile["norm"]
-    profiling = facts["profiling_tokens"]
-    if cfg.rho is not None:
-        method_tokens = norm.budget_tokens(cfg.rho)  # B = rho K cbar (SPEC §3)
-        caller.budget = profiling + method_tokens
-        rho = float(cfg.rho)
-    else:
-        method_tokens = float(cfg.budget_tokens or 0.0) - profiling
-        if method_tokens <= 0:
-            raise CabenchError(f"{cfg.source}: profiling spent {profiling:.0f} of the {cfg.budget_tokens:.0f}-token "
-                               "budget; nothing is left for the method")
-        rho = norm.rho(method_tokens)
-    facts["budget_tokens"] = caller.budget
-    facts["method_tokens"] = method_tokens
+    norm: Normalisation = profile["norm"]
+    unit = cfg.terms.cost
+    profiling = facts[f"profiling_{unit}"]
+    rho = _rho(cfg, norm, profiling)
+    method_budget = norm.budget(rho)  # B = rho K cbar (SPEC §3), in the cost unit
+    if caller.budget is None:  # stated as rho: profiling plus B
+        caller.budget = profiling + method_budget
+    facts[f"budget_{unit}"] = caller.budget
+    facts[f"method_{unit}"] = method_budget
     facts["rho"] = rho
     if cfg.setting == "online":
-        policy: Any = OnlinePolicy(cfg.method, norm.n_objectives, float(norm.online_units(method_tokens)),
+        policy: Any = OnlinePolicy(cfg.method, norm.n_objectives, float(norm.online_units(method_budget)),
                                    [float(c) for c in norm.online_units(norm.profile_cost)], norm.lam, rho)
         charge = norm.online_cost
     else:
         costs = [float(x) for x in norm.psi_profile_cost()]
-        budget = norm.psi_budget(rho) if cfg.rho is not None else float(norm.psi_units(method_tokens))
+        budget = norm.psi_budget(rho)
         try:
             policy = PsiPolicy(cfg.method, norm.n_objectives, costs, budget, cfg.cost_mode == "stochastic", rho)
         except UserMethodError:
@@ -261,7 +235,8 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
                 caller.submit(key, cfg.configurations[arm], by_id[eval_ids[index]], occurrence)
             except (BudgetStop, FailureStop) as stop:
                 stopped = True
-                facts["stopped_by"] = "token budget" if isinstance(stop, BudgetStop) else "failures"
+                facts["stopped_by"] = (f"{'dollar' if unit == 'usd' else 'token'} budget"
+                                       if isinstance(stop, BudgetStop) else "failures")
                 continue
             asked[arm] += 1
             queue.append((key, arm))
@@ -273,21 +248,42 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
             caller.wait_one()
         record = caller.take(key)
         if record["ok"]:
-            policy.tell(arm, [float(r) for r in norm.rewards(record)], float(charge(float(record["tokens"]))))
+            policy.tell(arm, [float(r) for r in norm.rewards(record)], float(charge(float(record["cost"]))))
         else:  # a failed call is not an outcome: ask the same configuration again, on its next instance
             policy.retract(arm)
     caller.drain()
+    names = [o.name for o in norm.objectives]
     if cfg.setting == "online":
         chosen = policy.decision()
-        return {"setting": "online", "method": cfg.method.name,
+        return {"setting": "online", "method": cfg.method.name, "objectives": names, "cost_unit": unit,
                 "configuration": cfg.configurations[chosen].name,
-                "estimates": {c.name: policy.estimates(i) for i, c in enumerate(cfg.configurations)}}
-    if policy.returned is None:  # stopped by the token budget: finish the eliminations on what was seen
+                "estimates": {c.name: _estimates(policy.estimates(i), names) for i, c in
+                              enumerate(cfg.configurations)}}
+    if policy.returned is None:  # stopped by the budget: finish the eliminations on what was seen
         policy.stop()
-    return {"setting": "psi", "method": cfg.method.name,
+    return {"setting": "psi", "method": cfg.method.name, "objectives": names, "cost_unit": unit,
             "pareto_set": [cfg.configurations[i].name for i in policy.returned],
             "removed": [cfg.configurations[i].name for i in policy.removed],
             "samples": {c.name: int(policy.n[i]) for i, c in enumerate(cfg.configurations)}}
+
+
+def _rho(cfg: LiveConfig, norm: Normalisation, profiling: float) -> float:
+    """``rho`` as stated, or the largest whose ``B = rho K cbar`` fits what the stated budget leaves after
+    profiling (:meth:`Normalisation.rho`): a stated budget and its rho give the same ``B``."""
+    if cfg.rho is not None:
+        return float(cfg.rho)
+    budget = float(cfg.budget or 0.0)
+    if budget - profiling <= 0:
+        raise CabenchError(f"{cfg.source}: profiling spent {amount(profiling, cfg.terms.cost)} of the budget of "
+                           f"{amount(budget, cfg.terms.cost)}; nothing is left for the method")
+    return norm.rho(budget - profiling)
+
+
+def _estimates(raw: dict[str, float], names: list[str]) -> dict[str, float]:
+    """A configuration's estimates keyed by objective name: pulls, each objective's mean reward, and the mean
+    online cost ``c~`` charged (SPEC §2.3)."""
+    return {"pulls": raw["pulls"], **{name: raw[f"reward_{j}"] for j, name in enumerate(names)},
+            "online_cost": raw["cost"]}
 
 
 def _stream(cfg: LiveConfig, eval_ids: list[str]) -> Callable[[int, int], tuple[int, int]]:
@@ -327,9 +323,14 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
             decision: dict[str, Any] | None, task: Task, collect: bool = False) -> dict[str, Any]:
     records = list(journal.done.values())
     attempts = [a for r in journal.records for a in r.get("attempts", [])]
+    unit = cfg.terms.cost
+    spends = (f"budget_{unit}", f"spent_{unit}", f"profiling_{unit}", "spent_tokens", "profiling_tokens")
     spend = {
-        "budget_tokens": facts.get("budget_tokens"),
-        "spent_tokens": journal.total_charged(),
+        "cost_unit": unit,
+        f"budget_{unit}": facts.get(f"budget_{unit}", None if collect else cfg.budget),
+        f"spent_{unit}": journal.total_charged(),
+        f"profiling_{unit}": facts.get(f"profiling_{unit}", 0.0),
+        "spent_tokens": journal.total_charged(tokens=True),
         "profiling_tokens": facts.get("profiling_tokens", 0.0),
         "calls": sum(1 for r in records if r.get("ok")),
         "failed_calls": sum(1 for r in records if not r.get("ok")),
@@ -339,7 +340,7 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         "failed_attempts": sum(1 for a in attempts if a.get("status") != "ok"),
         "calls_made_this_run": caller.made,
         "stopped_by": facts.get("stopped_by"),
-        **{k: v for k, v in facts.items() if k not in ("stopped_by", "budget_tokens", "profiling_tokens")},
+        **{k: v for k, v in facts.items() if k != "stopped_by" and k not in spends},
     }
     write_atomic(out / "spend.json", strict_dumps(spend, indent=2) + "\n")
     if decision is not None:
@@ -349,10 +350,11 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         f" configurations on task {task.name}",
         "provenance": {"format": "cabench live", "endpoint": public_url(cfg.endpoint.base_url), "task": dict(cfg.task),
                        "configurations": [asdict(c) for c in cfg.configurations], "config": cfg.source,
-                       "cost": cfg.cost, "latency": cfg.latency, "cabench_version": cabench.__version__,
+                       "cost": cfg.terms.cost, "latency": cfg.latency, "cabench_version": cabench.__version__,
                        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
         "surrogate": False, "licence": "unspecified",
         "missing": "drop-instances",
+        **({} if cfg.terms.is_paper else cfg.terms.describe()),  # `run` replays the folder on the same terms
     }
     rect = _rectangle(records, len(cfg.configurations))
     if rect >= 2:

@@ -33,6 +33,15 @@ _PER_MESSAGE = 16  # chat-template tokens a message may add around its text
 
 
 @dataclass(frozen=True)
+class Bound:
+    """Upper bounds of a call's prompt, completion and total tokens (the total may be below the parts' sum)."""
+
+    prompt: float
+    completion: float
+    total: float
+
+
+@dataclass(frozen=True)
 class Instance:
     id: str
     fields: dict[str, Any]
@@ -125,14 +134,15 @@ class Task:
             return 1.0 if choice_number(text, self.choices) == str(instance.answer) else 0.0
         return 1.0 if text.strip().lower() == str(instance.answer).strip().lower() else 0.0
 
-    def worst_case_tokens(self, instance: Instance, prompting: str, max_tokens: int, config: str) -> float:
-        """An upper bound of a call's tokens: prompt bytes (a byte-level token is at least one byte) plus
-        the template's per-message tokens plus the generation limit; for a replay task, the most tokens
-        the configuration's log records."""
+    def worst_case(self, instance: Instance, prompting: str, max_tokens: int, config: str) -> Bound:
+        """Upper bounds of a call's tokens: the prompt's bytes (a byte-level token is at least one byte) plus
+        the template's per-message tokens, the generation limit, and their sum; for a replay task, the most
+        tokens the configuration's log records bound the total and each part."""
         if self.replay is not None:
-            return float(self.replay.max_tokens[config])
+            total = float(self.replay.max_tokens[config])
+            return Bound(total, min(float(max_tokens), total), total)
         prompt = sum(len(m["content"].encode("utf-8")) + _PER_MESSAGE for m in self.messages(instance, prompting))
-        return float(prompt + max_tokens)
+        return Bound(float(prompt), float(max_tokens), float(prompt + max_tokens))
 
 
 def replay_answer(instance_id: str, correct: bool) -> str:

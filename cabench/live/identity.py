@@ -1,0 +1,59 @@
+"""Which config a live run folder belongs to: ``live.json`` holds the config's digest, and a run of another
+config into the folder is refused in one line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import cabench
+from cabench.data.terms import PAPER_TERMS
+from cabench.errors import CabenchError
+from cabench.jsonio import strict_dumps
+from cabench.live.config import TOKEN_COUNTS, LiveConfig
+from cabench.storage import write_atomic
+
+
+def config_digest(cfg: LiveConfig) -> str:
+    """What makes two live runs the same run (the endpoint's URL and concurrency may change on resume).
+
+    The method counts by its name and parameters (its registry entry holds functions, whose text differs from
+    one process to the next). A run on the paper's objectives with a cost in tokens is hashed as configs
+    without declared terms were (``budget_tokens``, ``cost: total|completion``), so that its folder resumes
+    across versions.
+    """
+    data = asdict(cfg)
+    for key in ("endpoint", "source", "output", "terms"):
+        data.pop(key)
+    if data["method"] is not None:
+        data["method"].pop("entry", None)
+    data["budget_tokens"] = data.pop("budget")
+    counts = {unit: name for name, unit in TOKEN_COUNTS.items()}
+    terms = cfg.terms
+    if terms.objectives == PAPER_TERMS.objectives and not terms.prices and terms.cost in counts:
+        data["cost"] = counts[terms.cost]
+    else:
+        data["terms"] = terms.describe()
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def check_identity(cfg: LiveConfig, out: Path) -> None:
+    """Write ``live.json`` into a new folder; refuse a folder that holds the run of another config."""
+    digest = config_digest(cfg)
+    marker = out / "live.json"
+    if marker.exists():
+        try:
+            held = json.loads(marker.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError):
+            held = None
+        if not isinstance(held, dict):
+            raise CabenchError(f"{marker}: damaged (not the JSON object cabench writes); it names the config this "
+                               "folder belongs to: restore it, or pass another --out to start a new run")
+        if held.get("config_digest") != digest:
+            raise CabenchError(f"{out}: holds the run of another config ({held.get('name')}, {held.get('source')}); "
+                               "pass another --out to start a new run")
+    else:
+        write_atomic(marker, strict_dumps({"name": cfg.name, "source": cfg.source, "config_digest": digest,
+                                           "cabench_version": cabench.__version__}, indent=2) + "\n")

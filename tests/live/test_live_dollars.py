@@ -1,0 +1,325 @@
+"""``cabench live`` on the user's terms: costs in dollars from a price table, budgets in dollars, objectives by
+name, against ``cabench serve`` on 127.0.0.1 (no other network).
+
+The checks price every call here, from the test's own price table and the endpoint's own record of what it
+generated; none calls the live package's pricing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from cabench.cli import app
+from cabench.data.dataset import load_dataset
+from cabench.live.config import load_live
+from cabench.live.serve import ReplayEndpoint, serve_in_thread
+from tests.conftest import spread_logs, write_dataset
+
+pytest.importorskip("httpx")
+RUNNER = CliRunner()
+K = 4
+MAX_TOKENS = 128  # spread_logs' max_new_tokens: what each configuration asks for
+PROFILING = 3
+MODELS = [f"model{c:02d}" for c in range(K)]
+
+
+class BillingEndpoint(ReplayEndpoint):
+    """``cabench serve``'s endpoint, keeping the usage of every reply it generated: its own bill."""
+
+    def complete(self, body):
+        response, delay = super().complete(body)
+        self.billed.append((response["model"], dict(response["usage"])))
+        return response, delay
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    return write_dataset(tmp_path_factory.mktemp("data") / "four", spread_logs(K, 40, seed=11))
+
+
+@pytest.fixture(scope="module")
+def serve():
+    started = []
+
+    def start(dataset: Path, **options):
+        endpoint = BillingEndpoint.load(dataset, **options)
+        endpoint.billed = []
+        server, _ = serve_in_thread(endpoint)
+        started.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/v1", endpoint
+    yield start
+    for server in started:
+        server.shutdown()
+        server.server_close()
+
+
+def write_config(folder: Path, dataset: Path, url: str, **extra) -> Path:
+    raw = {"name": "dollars", "task": {"kind": "replay", "dataset": str(dataset)}, "configurations_from": str(dataset),
+           "endpoint": {"base_url": url, "timeout_s": 5, "max_retries": 4, "backoff_s": 0.0, "max_backoff_s": 0.0,
+                        "concurrency": 1, "max_failures": 50},
+           "setting": "online", "method": "cohv-ucb", "profiling": {"instances": PROFILING}, "latency": "reported",
+           "seed": 0, **extra}
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{raw['name']}.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def live(config: Path, out: Path, ok: bool = True) -> tuple[dict, dict | None]:
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"])
+    if ok:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code in (0, 2) and len(result.stderr.strip().splitlines()) <= 1, result.output
+    decision = out / "decision.json"
+    return json.loads((out / "spend.json").read_text()), json.loads(decision.read_text()) if decision.exists() else None
+
+
+def lines(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "calls.jsonl").read_text().splitlines() if line.strip()]
+
+
+def dollars(price: dict, prompt: float, completion: float) -> float:
+    """A call's dollars at ``price`` ($ per million tokens: input and output, or one blended rate)."""
+    if "tokens" in price:
+        return (prompt + completion) * price["tokens"] / 1e6
+    return (prompt * price["input"] + completion * price["output"]) / 1e6
+
+
+def worst_dollars(price: dict, most_tokens: float) -> float:
+    """The dearest usage a replay call can report, by brute force: at most ``most_tokens`` in all (the
+    configuration's largest logged call), completion tokens at most ``max_tokens``."""
+    completions = np.linspace(0.0, min(MAX_TOKENS, most_tokens), 2001)
+    return float(max(dollars(price, most_tokens - c, c) for c in completions))
+
+
+def config_prices(dataset: Path, prices: dict) -> tuple[dict, dict]:
+    """Each configuration's price and largest logged call."""
+    frame = pd.read_csv(dataset / "logs.csv.gz")
+    most = frame.groupby("config_id")["tokens"].max().to_dict()
+    model = frame.drop_duplicates("config_id").set_index("config_id")["model"].to_dict()
+    return {c: prices[model[c]] for c in most}, most
+
+
+def check_budget_held(out: Path, spend: dict, budget: float, price_of: dict, most: dict, charge_failed: str) -> None:
+    """The hard-budget rule in dollars, recomputed from the journal with the test's prices."""
+    records = lines(out)
+    assert spend["cost_unit"] == "usd" and spend["budget_usd"] == budget
+    assert spend["spent_usd"] <= budget
+    finished: dict[str, float] = {}
+    open_starts: dict[str, list[float]] = {}
+    for line in records:  # at every journal state: charged + the worst case of every attempt in flight <= budget
+        if line.get("start"):
+            assert line["worst"] == pytest.approx(worst_dollars(price_of[line["config"]], most[line["config"]]),
+                                                  rel=1e-9)
+            open_starts.setdefault(line["key"], []).append(line["worst"])
+        else:
+            if line.get("lost"):
+                assert line["charged"] == pytest.approx(sum(open_starts[line["key"]]), rel=1e-12)
+            open_starts.pop(line["key"], None)
+            finished[line["key"]] = finished.get(line["key"], 0.0) + line["charged"]
+        assert sum(finished.values()) + sum(sum(w) for w in open_starts.values()) <= budget * (1 + 1e-12)
+    assert spend["spent_usd"] == pytest.approx(sum(finished.values()), rel=1e-9)
+    for r in (r for r in records if not r.get("start") and not r.get("lost")):
+        paid = dollars(price_of[r["config"]], r["prompt_tokens"], r["completion_tokens"]) if r["ok"] else 0.0
+        failures = sum(1 for a in r["attempts"] if a["billable"] and a["status"] != "ok")  # 500s, without usage
+        per_failure = r["worst"] if charge_failed == "worst-case" else 0.0
+        assert r.get("cost", 0.0) == pytest.approx(paid, rel=1e-9)
+        assert r["charged"] == pytest.approx(paid + failures * per_failure, rel=1e-9, abs=1e-15), r
+
+
+CASES = st.fixed_dictionaries({
+    "run": st.sampled_from([("online", "cohv-ucb", "deterministic"), ("online", "uniform", "deterministic"),
+                            ("psi", "copsi", "deterministic"), ("psi", "copsi", "stochastic"),
+                            ("psi", "uniform", "deterministic"), ("psi", "uniform", "stochastic")]),
+    "prices": st.lists(st.one_of(
+        st.tuples(st.floats(0.01, 60.0), st.floats(0.01, 60.0)).map(lambda p: {"input": p[0], "output": p[1]}),
+        st.floats(0.01, 60.0).map(lambda p: {"tokens": p})), min_size=K, max_size=K),
+    "factor": st.floats(1.5, 6.0),
+    "faults": st.tuples(st.sampled_from([0.0, 0.1, 0.25]), st.sampled_from([0.0, 0.1, 0.25])),
+    "charge_failed": st.sampled_from(["worst-case", "reported", "none"]),
+    "concurrency": st.integers(1, 5),
+    "cut": st.none() | st.floats(0.2, 0.9),
+})
+BINDING = {"prices": [{"input": 0.5, "output": 2.0}, {"tokens": 1.0}, {"input": 10.0, "output": 0.5},
+                      {"input": 3.0, "output": 15.0}], "factor": 3.0, "faults": (0.1, 0.25),
+           "charge_failed": "worst-case", "concurrency": 3}
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@example({**BINDING, "run": ("psi", "uniform", "stochastic"), "cut": None})  # spends to the budget
+@example({**BINDING, "run": ("online", "cohv-ucb", "deterministic"), "cut": 0.6})  # failures bind, then resumed
+@given(case=CASES)
+def test_dollar_budget_is_never_exceeded(tmp_path_factory, dataset, serve, case):
+    """Random prices, budgets, failures, concurrency and cost modes, online and identification, killed and
+    resumed or not: every attempt is admitted at its worst case in dollars, every charge is the reply's usage at
+    the price table's rates (worst case for failures under worst-case), and the spend stays within the budget,
+    by the journal and by the endpoint's own bill."""
+    setting, method, mode = case["run"]
+    prices = dict(zip(MODELS, case["prices"]))
+    price_of, most = config_prices(dataset, prices)
+    budget = float(case["factor"] * PROFILING * sum(worst_dollars(price_of[c], most[c]) for c in price_of))
+    url, endpoint = serve(dataset, faults={"429": case["faults"][0], "500": case["faults"][1]}, seed=7)
+    folder = tmp_path_factory.mktemp("case")
+    config = write_config(folder, dataset, url, setting=setting, method=method, cost_mode=mode, cost="usd",
+                          prices=prices, budget={"usd": budget},
+                          endpoint={"base_url": url, "max_retries": 4, "backoff_s": 0.0, "max_backoff_s": 0.0,
+                                    "concurrency": case["concurrency"], "max_failures": 50,
+                                    "charge_failed": case["charge_failed"]})
+    out = folder / "run"
+    spend, _ = live(config, out, ok=False)
+    check_budget_held(out, spend, budget, price_of, most, case["charge_failed"])
+    bill = sum(dollars(prices[model], u["prompt_tokens"], u["completion_tokens"]) for model, u in endpoint.billed)
+    assert bill <= spend["spent_usd"] * (1 + 1e-9) + 1e-15  # every dollar the endpoint generated was charged
+    starts = [i for i, line in enumerate(lines(out)) if line.get("start") and line["key"].startswith("e:")]
+    if case["cut"] is not None and starts:  # killed with the call of that start line in flight, then resumed
+        kept = (out / "calls.jsonl").read_text().splitlines()[:starts[int(case["cut"] * len(starts))] + 1]
+        (out / "calls.jsonl").write_text("\n".join(kept) + "\n")
+        spend, _ = live(config, out, ok=False)
+        assert spend["lost_calls"] >= 1
+        check_budget_held(out, spend, budget, price_of, most, case["charge_failed"])
+
+
+def test_usd_budget_gives_the_b_of_its_rho(tmp_path, dataset, serve):
+    """``budget: {usd: X}`` is the largest rho whose B = rho K cbar fits X after profiling, and a config
+    stating that rho runs with the same B and makes the same decision."""
+    url, _ = serve(dataset)
+    prices = {m: {"input": 0.2 * (c + 1), "output": 1.5 * (K - c)} for c, m in enumerate(MODELS)}
+    budget = 0.03
+    stated = write_config(tmp_path / "usd", dataset, url, cost="usd", prices=prices, budget={"usd": budget})
+    by_budget, decision = live(stated, tmp_path / "usd" / "run")
+    records = [r for r in lines(tmp_path / "usd" / "run") if not r.get("start")]
+    cbar = np.mean([np.mean([dollars(prices[r["model"]], r["prompt_tokens"], r["completion_tokens"])
+                             for r in records if r["key"].startswith(f"p:{c}:")]) for c in range(K)])
+    profiling = by_budget["profiling_usd"]
+    rho = by_budget["rho"]
+    assert by_budget["method_usd"] == pytest.approx(rho * K * cbar, rel=1e-12)
+    assert by_budget["method_usd"] <= budget - profiling and rho * K * cbar == pytest.approx(budget - profiling,
+                                                                                             rel=1e-12)
+    by_rho_config = write_config(tmp_path / "rho", dataset, url, cost="usd", prices=prices, rho=rho)
+    by_rho, decision_rho = live(by_rho_config, tmp_path / "rho" / "run")
+    assert by_rho["method_usd"] == by_budget["method_usd"] and by_rho["rho"] == rho
+    assert by_rho["profiling_usd"] == profiling and decision_rho == decision
+    assert by_rho["budget_usd"] <= budget
+
+
+@pytest.mark.parametrize("setting", ["online", "psi"])
+def test_decision_names_the_objectives(tmp_path, dataset, serve, setting):
+    """Estimates are keyed by objective name; the accuracy and latency estimates are the means of the told
+    outcomes' rewards (latency normalised by the profiling latencies' 5th and 95th percentiles)."""
+    url, _ = serve(dataset)
+    config = write_config(tmp_path, dataset, url, setting=setting, method="cohv-ucb" if setting == "online" else
+                          "copsi", objectives=["accuracy", "latency"], budget_tokens=6000)
+    _, decision = live(config, tmp_path / "run")
+    text = (tmp_path / "run" / "decision.json").read_text()
+    assert decision["objectives"] == ["accuracy", "latency"] and "reward_" not in text
+    assert "NaN" not in text and "Infinity" not in text
+    if setting == "psi":
+        assert set(decision["samples"]) == {f"cfg{c:02d}" for c in range(K)}
+        return
+    records = [r for r in lines(tmp_path / "run") if not r.get("start") and r["ok"]]
+    lo, hi = np.percentile([r["latency_s"] for r in records if r["key"].startswith("p:")], [5, 95])
+    for name, estimate in decision["estimates"].items():
+        assert set(estimate) == {"pulls", "accuracy", "latency", "online_cost"}
+        told = [r for r in records if r["key"].startswith("e:") and r["config"] == name]
+        assert estimate["pulls"] == len(told) > 0
+        assert estimate["accuracy"] == pytest.approx(np.mean([r["correct"] for r in told]), abs=1e-6)
+        latency = np.mean([min(max((hi - r["latency_s"]) / (hi - lo), 0.0), 1.0) for r in told])
+        assert estimate["latency"] == pytest.approx(latency, abs=1e-6)
+
+
+@pytest.mark.parametrize("setting", ["online", "psi"])
+def test_three_objectives_in_dollars_run_and_replay(tmp_path, dataset, serve, setting):
+    """Accuracy, latency and dollars per call: the run decides, logs.csv keeps prompt and completion tokens and
+    dollars, and the folder loads on the terms it declares, each call's cost its logged dollars."""
+    url, _ = serve(dataset)
+    prices = {m: {"input": 0.1, "output": 0.1 * 4 ** c} for c, m in enumerate(MODELS)}
+    config = write_config(tmp_path, dataset, url, setting=setting, method="cohv-ucb" if setting == "online" else
+                          "copsi", objectives=["accuracy", "latency", "cost"], cost="usd", prices=prices,
+                          budget={"usd": 0.01})
+    out = tmp_path / "run"
+    spend, decision = live(config, out)
+    assert decision["objectives"] == ["accuracy", "latency", "cost"] and decision["cost_unit"] == "usd"
+    if setting == "online":
+        assert all(set(e) == {"pulls", "accuracy", "latency", "cost", "online_cost"}
+                   for e in decision["estimates"].values())
+    logs = pd.read_csv(out / "logs.csv")
+    assert {"prompt_tokens", "completion_tokens", "cost_usd"} <= set(logs.columns)
+    assert np.allclose(logs["tokens"], logs["prompt_tokens"] + logs["completion_tokens"])
+    want = [dollars(prices[m], p, c)
+            for m, p, c in zip(logs["model"], logs["prompt_tokens"], logs["completion_tokens"])]
+    assert np.allclose(logs["cost_usd"], want, rtol=1e-9, atol=0)
+    meta = yaml.safe_load((out / "dataset.yaml").read_text())
+    assert meta["objectives"] == ["accuracy", "latency", "cost"] and meta["cost"] == "usd"
+    ds = load_dataset(out)  # the terms the folder declares
+    assert [o.name for o in ds.norm.objectives] == ["accuracy", "latency", "cost"]
+    assert ds.norm.cost_unit == "usd" and spend["spent_usd"] <= 0.01
+
+
+def test_completion_and_total_token_counts_are_cost_units(tmp_path, dataset, serve):
+    """``cost: completion`` charges the completion tokens (the cost unit completion_tokens), and reports the
+    spend in tokens too; ``cost: total`` is the paper's tokens."""
+    url, _ = serve(dataset)
+    config = write_config(tmp_path, dataset, url, cost="completion", budget_tokens=5000)
+    spend, _ = live(config, tmp_path / "run")
+    records = [r for r in lines(tmp_path / "run") if not r.get("start")]
+    assert spend["cost_unit"] == "completion_tokens" and spend["budget_completion_tokens"] == 5000
+    assert spend["spent_completion_tokens"] == sum(r["completion_tokens"] for r in records) <= 5000
+    assert spend["spent_tokens"] == sum(r["prompt_tokens"] + r["completion_tokens"] for r in records)
+    assert spend["spent_tokens"] > spend["spent_completion_tokens"]
+    assert load_live(write_config(tmp_path / "total", dataset, url, cost="total", rho=2)).terms.cost == "tokens"
+
+
+BAD = {
+    "usd without prices": ({"cost": "usd", "budget": {"usd": 1}}, "usd needs prices"),
+    "a model without a price": ({"cost": "usd", "prices": {"model00": {"tokens": 1}}, "budget": {"usd": 1}},
+                                "no price for model 'model01'"),
+    "budget_tokens in dollars": ({"cost": "usd", "prices": {"*": {"tokens": 1}}, "budget_tokens": 100},
+                                 "state budget: {usd: X}"),
+    "budget in another unit": ({"cost": "usd", "prices": {"*": {"tokens": 1}}, "budget": {"tokens": 100}},
+                               "the cost is in usd"),
+    "two budgets": ({"budget": {"tokens": 100}, "budget_tokens": 100}, "give either budget_tokens"),
+    "a column live does not measure": ({"objectives": ["accuracy", {"column": "bleu"}], "budget_tokens": 100},
+                                       "not measured by a live call"),
+    "a reserved name": ({"objectives": ["accuracy", {"column": "tokens", "direction": "min", "name": "pulls"}],
+                         "budget_tokens": 100}, "names another estimate"),
+    "an unknown cost": ({"cost": "dollars", "budget_tokens": 100}, "is not one of total, completion"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(BAD))
+def test_bad_terms_are_one_line(tmp_path, dataset, label):
+    change, words = BAD[label]
+    config = write_config(tmp_path, dataset, "http://127.0.0.1:9/v1", **change)
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
+    assert words in result.stderr, result.stderr
+
+
+def test_shipped_dollar_config_and_its_digest_across_processes():
+    """The shipped dollar config loads; a run's identity is the same in another process (a resumed run is
+    another process)."""
+    root = Path(__file__).resolve().parents[2]
+    path = root / "configs" / "live" / "piqa_dollars.yaml"
+    cfg = load_live(path)
+    assert cfg.terms.cost == "usd" and cfg.terms.names == ("accuracy", "latency", "cost")
+    assert math.isclose(cfg.budget, 0.12)
+    code = ("from cabench.live.config import load_live; from cabench.live.identity import config_digest; "
+            f"print(config_digest(load_live({str(path)!r})))")
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+               .stdout.strip() for _ in range(2)}
+    from cabench.live.identity import config_digest
+
+    assert digests == {config_digest(cfg)}
