@@ -1,7 +1,8 @@
 """The statistics of a results folder, apart from how they are shown.
 
 Paired comparisons of a reference method with every other one, the verdicts
-each experiment's claims get, per-budget paired differences, and the paper's
+each experiment's claims get, per-budget paired differences, the returned sets'
+relative hypervolume, the configurations that matter, and the paper's
 published numbers beside ours. Every function returns tables (dicts, numbers,
 plain-text statements); :mod:`cabench.report` renders them as Markdown.
 """
@@ -15,8 +16,10 @@ import pandas as pd
 
 from cabench import registry
 from cabench.paper import GAINS, PUBLISHED, REDUCTIONS, Published
+from cabench.pareto import hypervolume
+from cabench.record import objective_columns
 from cabench.results import Experiment, ResultSet
-from cabench.stats import bootstrap_mean_ci, holm, log_growth, mcnemar_exact
+from cabench.stats import bootstrap_mean_ci, holm, log_growth, mcnemar_exact, mean_se
 
 ALPHA = 0.05
 ROLE_OF_METRIC = {"regret_hv": "online", "regret_std": "online", "traj_cum": "online", "traj_ma": "online",
@@ -145,7 +148,8 @@ def verdicts(e: Experiment, rows: list[dict]) -> list[Verdict]:
         common = det.index.intersection(sto.index)
         t = mcnemar_exact(sto.loc[common].to_numpy(), det.loc[common].to_numpy())
         state = "holds" if t["p"] >= ALPHA else "fails"
-        out.append(Verdict(state, f"realised token costs leave {_show(base)}'s error unchanged at ρ={rho:g}: "
+        costs = {"tokens": "token", "completion_tokens": "completion-token", "usd": "dollar"}[e.cost_unit]
+        out.append(Verdict(state, f"realised {costs} costs leave {_show(base)}'s error unchanged at ρ={rho:g}: "
                            f"{det.mean():.3f} deterministic, {sto.mean():.3f} stochastic, exact McNemar p={t['p']:.3g} "
                            "(holds = no significant difference at 5%; not a proof of equality)"))
     return out
@@ -181,6 +185,70 @@ def per_budget(e: Experiment) -> tuple[str, str, list[dict]]:
                          "error_base": err_a.mean(), "error_other": err_b.mean(), "p": t["p"],
                          "spend_share": float(spend.mean()), "n": len(common)})
     return base, mode, rows
+
+
+def relative_hypervolume(e: Experiment) -> pd.DataFrame:
+    """Hypervolume of each returned set relative to the true Pareto set's, ``H(P_hat) / H(P*)`` (the set
+    hypervolume of paper §3.1, reference point 0, on the arms' normalised means), by method, cost mode and budget
+    (identification): columns ``method``, ``cost_mode``, ``rho``, ``n``, ``mean`` and ``se`` over repetitions; a
+    repetition that returns nothing counts 0."""
+    keys = ["method", "cost_mode", "rho"]
+    columns = [*keys, "n", "mean", "se"]
+    if e.setting != "psi":
+        return pd.DataFrame(columns=columns)
+    mu = e.arms[objective_columns(e.arms)].to_numpy(float)
+    arm_of = {name: i for i, name in enumerate(e.arms["config_id"].astype(str))}
+    truth = hypervolume(mu[e.arms["pareto"].to_numpy() == 1])
+    chosen = e.selections[e.selections["returned"] == 1]
+    returned = chosen.groupby([*keys, "rep"], sort=False)["config_id"].agg(
+        lambda names: frozenset(arm_of[str(n)] for n in names))
+    volume: dict[frozenset, float] = {frozenset(): 0.0}
+    rows = []
+    for (method, mode, rho), g in e.runs.groupby(keys, sort=False):
+        sets = [returned.get((method, mode, rho, rep), frozenset()) for rep in g["rep"]]
+        for arms in sets:
+            if arms not in volume:
+                volume[arms] = hypervolume(mu[sorted(arms)])
+        ratio = np.array([volume[arms] for arms in sets]) / truth if truth > 0 else np.full(len(sets), np.nan)
+        mean, se = mean_se(ratio)
+        rows.append({"method": method, "cost_mode": mode, "rho": float(rho), "n": len(sets), "mean": mean,
+                     "se": se})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def exploited_at_largest(e: Experiment) -> dict[str, tuple[str, float]]:
+    """Online: each method's most exploited configuration at its largest budget — the configuration most often
+    the most-pulled one of a repetition (ties to the first name) — and the share of repetitions it was."""
+    out = {}
+    for method, g in e.runs.groupby("method", sort=False):
+        last = g[g["rho"] == g["rho"].max()]
+        counts = last["exploited"].astype(str).value_counts()
+        name, count = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
+        out[str(method)] = (str(name), count / len(last))
+    return out
+
+
+def key_configurations(e: Experiment) -> pd.DataFrame:
+    """The configurations that matter in ``e``: the rows of ``arms.csv`` of the true Pareto set, the max-``nu``
+    configuration and (online) each method's most exploited one at its largest budget, in ``arms.csv`` order,
+    with a column ``why`` listing each one's roles."""
+    why: dict[str, list[str]] = {}
+    arms = e.arms.assign(config_id=e.arms["config_id"].astype(str))
+    for name in arms.loc[arms["pareto"] == 1, "config_id"]:
+        why.setdefault(name, []).append("Pareto")
+    why.setdefault(arms.loc[arms["optimal"] == 1, "config_id"].iloc[0], []).append("max-ν")
+    if e.setting == "online":
+        for method, (name, share) in exploited_at_largest(e).items():
+            why.setdefault(name, []).append(f"exploited by {_show(method)} ({100 * share:.0f}% of repetitions)")
+    rows = arms[arms["config_id"].isin(why)]
+    return rows.assign(why=["; ".join(why[name]) for name in rows["config_id"]])
+
+
+def mean_spend(e: Experiment) -> dict[tuple, float]:
+    """Mean spend over repetitions, in the cost unit, by (method, rho) online and (method, cost mode, rho) in
+    identification (the keys of the summary's rows)."""
+    keys = ["method", "rho"] if e.setting == "online" else ["method", "cost_mode", "rho"]
+    return {k: float(v) for k, v in e.runs.groupby(keys, sort=False)["spend"].mean().items()}
 
 
 def _budget(frame: pd.DataFrame, rho: str) -> float | None:

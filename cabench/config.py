@@ -374,10 +374,11 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
             raise r.fail("trajectories", "only applies to setting 'online'")
         tr = r.check_keys(raw["trajectories"], TRAJECTORY_KEYS, "trajectories")
         grid, key = (budget, "budget") if budget else (rho, "rho")
-        if key not in tr:
+        replaced = key in given or ("budget" if key == "rho" else "rho") in tr  # the command line's grid
+        if key not in tr and not replaced:
             raise r.fail(f"trajectories.{key}", f"missing; name the {key} of the trajectories (one of the {key} grid)")
-        at = r.number(tr[key], f"trajectories.{key}", positive=True)
-        if at not in grid and key in given:
+        at = r.number(tr[key], f"trajectories.{key}", positive=True) if key in tr else max(grid)
+        if at not in grid and replaced:
             at = max(grid)  # the command line replaced the grid: trajectories at its largest budget
         if at not in grid:
             raise r.fail(f"trajectories.{key}", f"{at:g} is not in the {key} grid {list(grid)}")

@@ -1,9 +1,10 @@
 """Figures from result folders only (SPEC §7); every label, K, budget and window from the data.
 
 For every experiment :func:`plot_results` draws, into ``ROOT/figures/``, its
-landscape (from ``arms.csv``), each metric against budget (online: both
-regrets; identification: error and F1, every cost mode) and, where recorded,
-its trajectories. The paper's layouts (``ROOT/fig1_landscapes`` …
+landscape (from ``arms.csv``; a panel per pair of objectives for three or four),
+each metric against budget (online: both regrets; identification: error and F1,
+every cost mode) and, where recorded, its trajectories; captions name the
+objectives and the cost unit. The paper's layouts (``ROOT/fig1_landscapes`` …
 ``fig6_cost_modes``) are drawn only from experiments recorded as the paper's
 own (``paper_experiment`` in ``config.yaml``). ``ROOT/figures.csv`` lists every
 file drawn with its caption; the report reads it.
@@ -12,6 +13,7 @@ file drawn with its caption; the report reads it.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -31,6 +33,7 @@ from cabench.errors import CabenchError  # noqa: E402
 from cabench.record import objective_columns  # noqa: E402
 from cabench.results import Experiment, ResultSet  # noqa: E402
 from cabench.stats import Z95, mean_se, wilson  # noqa: E402
+from cabench.units import LABELS  # noqa: E402
 
 MODE_LINE = {"deterministic": "-", "stochastic": "--"}
 ERROR_FLOOR = 1e-3  # log10 error is drawn here (hollow marker) when no repetition erred
@@ -107,25 +110,93 @@ def band_note(e: Experiment, kind: str) -> str:
 
 # --- panels ------------------------------------------------------------------------------------------
 
+def _cost_sizes(arms: pd.DataFrame) -> np.ndarray:
+    """Marker areas growing with each arm's profiling cost ``c_i``."""
+    cost = arms["profile_cost"].to_numpy(float)
+    return 6 + 60 * (cost - cost.min()) / max(cost.max() - cost.min(), 1e-9)
+
+
+def _name_arms(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, which: np.ndarray) -> None:
+    ids = arms["config_id"].astype(str).to_numpy()
+    for i in which:
+        ax.annotate(ids[i], (x[i], y[i]), fontsize=4.5, xytext=(2, 2), textcoords="offset points")
+
+
 def landscape_panel(ax, arms: pd.DataFrame, title: str, objectives: Sequence[str]) -> None:
     """Figure 1 panel: first objective against the second per arm; size ~ cost; Pareto front labelled."""
     cols = objective_columns(arms)
     y = arms[cols[0]].to_numpy(float)
     x = arms[cols[1]].to_numpy(float) if len(cols) > 1 else arms["arm"].to_numpy(float)
-    cost = arms["cost_tokens"].to_numpy(float)
-    size = 6 + 60 * (cost - cost.min()) / max(cost.max() - cost.min(), 1e-9)
-    ax.scatter(x, y, s=size, c="#1f77b4", alpha=0.45, edgecolors="none")
+    ax.scatter(x, y, s=_cost_sizes(arms), c="#1f77b4", alpha=0.45, edgecolors="none")
     front = np.flatnonzero(arms["pareto"].to_numpy() == 1)
     order = front[np.argsort(x[front])]
     ax.plot(x[order], y[order], color="black", linewidth=1.0, marker="o", markersize=3)
-    ids = arms["config_id"].astype(str).to_numpy()
-    for i in order:
-        ax.annotate(ids[i], (x[i], y[i]), fontsize=4.5, xytext=(2, 2), textcoords="offset points")
+    _name_arms(ax, arms, x, y, order)
     ax.set_title(title)
     names = list(objectives)
     ax.set_xlabel(f"mean {names[1]}" if len(cols) > 1 else "arm")
     ax.set_ylabel(f"mean {names[0]}")
     ax.grid(alpha=0.3)
+
+
+def objective_pairs(d: int) -> list[tuple[int, int]]:
+    """The (vertical, horizontal) objectives of a landscape's panels: Figure 1's one panel for D <= 2, every pair
+    of objectives, D(D-1)/2 panels, for more."""
+    return [(0, 1)] if d <= 2 else list(itertools.combinations(range(d), 2))
+
+
+def normalised_label(name: str) -> str:
+    """An axis of normalised means: every objective is scaled so that larger is better (SPEC §2)."""
+    return f"{name} (normalised, ↑ better)"
+
+
+def pair_panel(ax, arms: pd.DataFrame, pair: tuple[int, int], objectives: Sequence[str]) -> None:
+    """One pairwise landscape panel (three or four objectives): objective ``pair[0]`` against ``pair[1]`` per arm;
+    size ~ cost; the Pareto set of all objectives drawn black and labelled, not joined (a projection of it is no
+    front)."""
+    cols = objective_columns(arms)
+    y, x = (arms[cols[d]].to_numpy(float) for d in pair)
+    ax.scatter(x, y, s=_cost_sizes(arms), c="#1f77b4", alpha=0.45, edgecolors="none")
+    front = np.flatnonzero(arms["pareto"].to_numpy() == 1)
+    ax.plot(x[front], y[front], color="black", linestyle="none", marker="o", markersize=3)
+    _name_arms(ax, arms, x, y, front)
+    ax.set_ylabel(normalised_label(objectives[pair[0]]))
+    ax.set_xlabel(normalised_label(objectives[pair[1]]))
+    ax.grid(alpha=0.3)
+
+
+def landscape_panels(axes: Sequence, arms: pd.DataFrame, title: str, objectives: Sequence[str]) -> None:
+    """The landscape of ``arms`` on the first :func:`objective_pairs` of ``axes``: Figure 1's panel for two
+    objectives, a panel per pair for three or four (the first titled); axes left over are hidden."""
+    names = list(objectives)
+    pairs = objective_pairs(len(names))
+    if len(names) <= 2:
+        landscape_panel(axes[0], arms, title, names)
+    else:
+        for ax, pair in zip(axes, pairs):
+            pair_panel(ax, arms, pair, names)
+        axes[0].set_title(title)
+    for ax in axes[len(pairs):]:
+        ax.set_visible(False)
+
+
+def landscape_note(d: int, unit: str) -> str:
+    """What a landscape of three or four objectives shows."""
+    return (f"one panel per pair of objectives; marker size ~ profiling cost ({LABELS[unit]} per call); black: "
+            f"Pareto set of all {d} objectives")
+
+
+def _landscape_grid(counts: Sequence[int], height: float):
+    """A figure holding landscapes of ``counts`` panels each, every landscape in rows of up to three panels;
+    the figure and each landscape's axes."""
+    if max(counts) == 1:  # Figure 1's layout: one panel per landscape, side by side
+        fig, axes = _panels(len(counts), height)
+        return fig, [[ax] for ax in axes[0]]
+    width = min(max(counts), 3)
+    rows = [math.ceil(c / width) for c in counts]
+    fig, grid = plt.subplots(sum(rows), width, figsize=(3.0 * width, height * sum(rows)), squeeze=False)
+    starts = np.cumsum([0, *rows])
+    return fig, [list(grid[a:b].flat) for a, b in zip(starts[:-1], starts[1:])]
 
 
 def _band(ax, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, mid: np.ndarray, colour: str) -> None:
@@ -137,31 +208,32 @@ def _band(ax, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, mid: np.ndarray, co
 
 
 def _mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Sequence[str],
-                linestyle: str = "-", suffix: str = "") -> None:
+                linestyle: str = "-", suffix: str = "", unit: str = "tokens") -> None:
     """Mean of ``column`` against log2 B per method, with a normal 95% band over repetitions."""
     for method in methods:
         g = runs[runs["method"] == method]
         if g.empty:
             continue
-        stats = [(b, *mean_se(gg[column])) for b, gg in g.groupby("budget_tokens")]
+        stats = [(b, *mean_se(gg[column])) for b, gg in g.groupby("budget")]
         b, m, se = map(np.array, zip(*stats))
         x = np.log2(b)
         style = _style(method)
         ax.plot(x, m, **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
         _band(ax, x, m - Z95 * se, m + Z95 * se, m, style["color"])
-    ax.set_xlabel(r"$\log_2 B$ (tokens)", parse_math=True)
+    ax.set_xlabel(rf"$\log_2 B$ ({LABELS[unit]})", parse_math=True)
     ax.set_ylabel(ylabel, parse_math=True)
     ax.grid(alpha=0.3)
 
 
-def _error_panel(ax, runs: pd.DataFrame, methods: Sequence[str], linestyle: str = "-", suffix: str = "") -> None:
+def _error_panel(ax, runs: pd.DataFrame, methods: Sequence[str], linestyle: str = "-", suffix: str = "",
+                 unit: str = "tokens") -> None:
     """log10 error probability against log2 B with 95% Wilson bands; zero errors drawn hollow at a floor."""
     for method in methods:
         g = runs[runs["method"] == method]
         if g.empty:
             continue
         points = []
-        for b, gg in g.groupby("budget_tokens"):
+        for b, gg in g.groupby("budget"):
             k, n = int(gg["error"].sum()), len(gg)
             low, high = wilson(k, n)
             points.append((math.log2(b), max(k / n, ERROR_FLOOR), max(low, ERROR_FLOOR), max(high, ERROR_FLOOR),
@@ -174,7 +246,7 @@ def _error_panel(ax, runs: pd.DataFrame, methods: Sequence[str], linestyle: str 
             ax.plot(x[zero], np.log10(y[zero]), linestyle="none", marker=style["marker"], markersize=6,
                     markerfacecolor="white", markeredgecolor=style["color"])
     ax.axhline(math.log10(ERROR_FLOOR), color="black", linewidth=0.5, linestyle=":")
-    ax.set_xlabel(r"$\log_2 B$ (tokens)", parse_math=True)
+    ax.set_xlabel(rf"$\log_2 B$ ({LABELS[unit]})", parse_math=True)
     ax.set_ylabel(r"$\log_{10}$ P(error)  (dotted floor: no error)", parse_math=True)
     ax.grid(alpha=0.3)
 
@@ -221,7 +293,7 @@ def _trajectory_panels(axes, e: Experiment) -> None:
         if t.empty:
             continue
         style = {**_style(method), "marker": None}
-        x = t["tokens"].to_numpy()
+        x = t["spend"].to_numpy()
         for ax, col in zip(axes, ("cum_regret", "moving_avg")):
             m, se = t[f"{col}_mean"].to_numpy(), t[f"{col}_se"].to_numpy()
             ax.plot(x, m, **style)
@@ -230,7 +302,7 @@ def _trajectory_panels(axes, e: Experiment) -> None:
     axes[0].set_title(f"{e.label}: cumulative R_HV (ρ={rho:g})")
     axes[1].set_title(f"{e.label}: {e.window}-pull moving average of the gap (ρ={rho:g})")
     for ax in axes:
-        ax.set_xlabel("consumed tokens")
+        ax.set_xlabel(f"consumed {LABELS[e.cost_unit]}")
         ax.grid(alpha=0.3)
 
 
@@ -265,20 +337,24 @@ def dataset_arms(ds) -> pd.DataFrame:
     mu = ds.mu
     return pd.DataFrame({"arm": np.arange(ds.n_arms), "config_id": ds.configs["config_id"].to_numpy(),
                          **{f"mu_{o.name}": mu[:, d] for d, o in enumerate(ds.norm.objectives)},
-                         "cost_tokens": ds.profile_cost,
+                         "profile_cost": ds.profile_cost,
                          "pareto": pareto_mask(mu).astype(int)})
 
 
 @literal_text
 def landscape_figure(datasets: Sequence) -> object:
-    """Figure 1 from dataset folders: one landscape panel per dataset."""
-    fig, axes = _panels(len(datasets), 2.9)
-    for ax, ds in zip(axes[0], datasets):
+    """Figure 1 from dataset folders: one landscape panel per dataset (a row of panels per pair of objectives for a
+    dataset loaded on three or four)."""
+    objectives = [tuple(o.name for o in ds.norm.objectives) for ds in datasets]
+    fig, axes = _landscape_grid([len(objective_pairs(len(names))) for names in objectives], 2.9)
+    notes = []
+    for row, ds, names in zip(axes, datasets, objectives):
         arms = dataset_arms(ds)
         title = str(ds.meta.get("title", ds.name))
-        landscape_panel(ax, arms, f"{title} (K={ds.n_arms}, |P*|={int(arms['pareto'].sum())})",
-                        tuple(o.name for o in ds.norm.objectives))
-    _finish(fig, [], any(ds.surrogate for ds in datasets))
+        landscape_panels(row, arms, f"{title} (K={ds.n_arms}, |P*|={int(arms['pareto'].sum())})", names)
+        if len(names) > 2:
+            notes.append(f"{title}: {landscape_note(len(names), ds.norm.cost_unit)}")
+    _finish(fig, [], any(ds.surrogate for ds in datasets), "; ".join(notes) or None)
     return fig
 
 
@@ -289,28 +365,37 @@ def experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
     """(name, figure, caption) of every figure of one experiment."""
     out: list[tuple[str, object, str]] = []
     ident = e.describe()
-    fig, ax = plt.subplots(figsize=(3.6, 3.0))
+    terms = f"objectives: {', '.join(e.objectives)}; costs and budgets in {LABELS[e.cost_unit]}"
     front = int(e.arms["pareto"].sum())
-    landscape_panel(ax, e.arms, f"{e.title}: K={e.k}, |P*|={front}", e.objectives)
-    _finish(fig, [], e.surrogate, f"{e.label}: marker size ~ profiling cost; black: Pareto front")
+    title = f"{e.title}: K={e.k}, |P*|={front}"
+    if len(e.objectives) <= 2:
+        fig, ax = plt.subplots(figsize=(3.6, 3.0))
+        landscape_panel(ax, e.arms, title, e.objectives)
+        _finish(fig, [], e.surrogate, f"{e.label}: marker size ~ profiling cost; black: Pareto front")
+        shows = "black line: Pareto front of the experiment's arms"
+    else:
+        shows = landscape_note(len(e.objectives), e.cost_unit)
+        fig, (axes,) = _landscape_grid([len(objective_pairs(len(e.objectives)))], 3.0)
+        landscape_panels(axes, e.arms, title, e.objectives)
+        _finish(fig, [], e.surrogate, f"{e.label}: {shows}")
     out.append(("landscape", fig, f"{e.label}: configuration landscape of {e.title} (K={e.k}, |P*|={front}; "
-                                  "black line: Pareto front of the experiment's arms)"))
+                                  f"{shows}); {terms}"))
     if e.setting == "online":
         fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
-        _mean_panel(axes[0][0], e.runs, "regret_hv", r"HV-efficiency regret $R^{HV}_B$", e.methods)
-        _mean_panel(axes[0][1], e.runs, "regret_std", r"standard HV regret $R^{std}_B$", e.methods)
+        _mean_panel(axes[0][0], e.runs, "regret_hv", r"HV-efficiency regret $R^{HV}_B$", e.methods, unit=e.cost_unit)
+        _mean_panel(axes[0][1], e.runs, "regret_std", r"standard HV regret $R^{std}_B$", e.methods, unit=e.cost_unit)
         axes[0][0].set_title(f"{e.label}: R_HV")
         axes[0][1].set_title(f"{e.label}: R_std")
         _finish(fig, axes[0], e.surrogate, f"{ident}; {band_note(e, 'mean')}")
         out.append(("regret", fig, f"{ident}: HV-efficiency and standard regret against log2 B; "
-                                   f"{band_note(e, 'mean')}"))
+                                   f"{band_note(e, 'mean')}; {terms}"))
         if e.trajectories is not None:
             rho = float(e.trajectories["rho"].iloc[0])
             fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
             _trajectory_panels(axes[0], e)
             _finish(fig, axes[0], e.surrogate, f"{ident}; {band_note(e, 'mean')}")
             out.append(("trajectories", fig, f"{e.label}: cumulative R_HV and the {e.window}-pull moving average "
-                                             f"of the per-pull gap at ρ={rho:g}; {band_note(e, 'mean')}"))
+                                             f"of the per-pull gap at ρ={rho:g}; {band_note(e, 'mean')}; {terms}"))
     else:
         fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
         if len(e.rho_grid) == 1:  # one budget: methods side by side, not a curve
@@ -320,8 +405,9 @@ def experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
             for mode in e.cost_modes:
                 runs = e.runs[e.runs["cost_mode"] == mode]
                 suffix = f" ({mode})" if len(e.cost_modes) > 1 else ""
-                _error_panel(axes[0][0], runs, e.methods, MODE_LINE.get(mode, "-."), suffix)
-                _mean_panel(axes[0][1], runs, "f1", "Pareto F1", e.methods, MODE_LINE.get(mode, "-."), suffix)
+                _error_panel(axes[0][0], runs, e.methods, MODE_LINE.get(mode, "-."), suffix, e.cost_unit)
+                _mean_panel(axes[0][1], runs, "f1", "Pareto F1", e.methods, MODE_LINE.get(mode, "-."), suffix,
+                            e.cost_unit)
         axes[0][0].set_title(f"{e.label}: P(error), K={e.k}")
         axes[0][1].set_title(f"{e.label}: Pareto F1, K={e.k}")
         modes = ", ".join(e.cost_modes)
@@ -330,7 +416,7 @@ def experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
         against = "against log2 B" if len(e.rho_grid) > 1 else f"per method at ρ={e.rho_grid[0]:g}"
         out.append(("identification", fig, f"{ident}: identification error and Pareto F1 {against}, "
                                            f"cost modes {modes}; error bands: 95% Wilson interval, F1 bands: "
-                                           f"mean ± 95% CI over {e.repetitions} repetitions"))
+                                           f"mean ± 95% CI over {e.repetitions} repetitions; {terms}"))
     return out
 
 
@@ -368,10 +454,10 @@ def _paper_figures(experiments: list[Experiment]) -> list[tuple[str, object, str
             continue
         fig, axes = _panels(len(parts))
         for ax, e in zip(axes[0], online):
-            _mean_panel(ax, e.runs, column, label, e.methods)
+            _mean_panel(ax, e.runs, column, label, e.methods, unit=e.cost_unit)
             ax.set_title(f"{e.title}: online, K={e.k} ({e.label})")
         for ax, e in zip(axes[0][len(online):], parts[len(online):]):
-            _error_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], e.methods)
+            _error_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], e.methods, unit=e.cost_unit)
             ax.set_title(f"{e.title}: Pareto identification, K={e.k} ({e.label})")
         letters = "abcdefghijklmnop"
         spans = [f"({letters[i]}) {e.label}" for i, e in enumerate(parts)]
@@ -395,7 +481,8 @@ def _paper_figures(experiments: list[Experiment]) -> list[tuple[str, object, str
     if full:
         fig, axes = _panels(len(full))
         for ax, e in zip(axes[0], full):
-            _mean_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], "f1", "Pareto F1", e.methods)
+            _mean_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], "f1", "Pareto F1", e.methods,
+                        unit=e.cost_unit)
             ax.set_title(f"{e.title}: full set, K={e.k} ({e.label})")
         _finish(fig, axes[0], any(e.surrogate for e in full),
                 "; ".join(f"{e.label}: {band_note(e, 'mean')}" for e in full))

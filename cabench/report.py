@@ -1,10 +1,13 @@
 """``cabench report``: REPORT.md from result folders only.
 
-One section per experiment (never pooled): what was run, the summary with the
-share of the budget spent, paired comparisons at the largest budget with tests
-suited to each metric, and verdicts that state the tested quantity. The
-paper's numbers (SPEC §8) appear only beside experiments recorded as the
-paper's own, and Table 1's paper rows only for the paper's datasets.
+One section per experiment (never pooled): what was run, on which objectives
+and in which cost unit; the summary with budgets and spends in that unit (and,
+for identification, the returned sets' relative hypervolume); the
+configurations that matter in real units beside their normalised means; paired
+comparisons at the largest budget with tests suited to each metric; and
+verdicts that state the tested quantity. The paper's numbers (SPEC §8) appear
+only beside experiments recorded as the paper's own, and Table 1's paper rows
+only for the paper's datasets.
 """
 
 from __future__ import annotations
@@ -13,11 +16,22 @@ import math
 from pathlib import Path
 
 from cabench import registry
-from cabench.analysis import comparisons, paper_rows, per_budget, reference_and_others, verdicts
+from cabench.analysis import (
+    comparisons,
+    key_configurations,
+    mean_spend,
+    paper_rows,
+    per_budget,
+    reference_and_others,
+    relative_hypervolume,
+    verdicts,
+)
 from cabench.errors import CabenchError
 from cabench.paper import PUBLISHED
+from cabench.record import objective_columns
 from cabench.results import Experiment, ResultSet, finite, read_csv
 from cabench.stats import Z95
+from cabench.units import LABELS, amount
 
 
 def _show(method: str) -> str:
@@ -79,21 +93,63 @@ def _comparison_lines(e: Experiment, rows: list[dict]) -> list[str]:
 def _summary_lines(e: Experiment) -> list[str]:
     s = e.summary()
     n = e.repetitions
+    unit = e.cost_unit
+    spend = mean_spend(e)
+    spent = "'spent' is the mean spend and its share of B"
     if e.setting == "online":
         note = (f"Mean ± 95% CI (normal) over {n} repetitions. Regret in normalised cost units (B~ = B / c_max); "
-                "'spent' is the mean share of B used.")
-        header = ["method", "ρ", "B (tokens)", "R_HV", "R_std", "pulls", "share of pulls on i*", "spent"]
-        rows = [[_show(r.method), f"{r.rho:g}", f"{r.budget_tokens:.0f}",
+                f"{spent}.")
+        header = ["method", "ρ", "B", "R_HV", "R_std", "pulls", "share of pulls on i*", "spent"]
+        rows = [[_show(r.method), f"{r.rho:g}", amount(r.budget, unit),
                  f"{r.regret_hv:.2f} ± {Z95 * r.regret_hv_se:.2f}", f"{r.regret_std:.2f} ± {Z95 * r.regret_std_se:.2f}",
-                 f"{r.pulls:.1f}", f"{r.frac_optimal:.3f}", f"{100 * r.spend_share:.1f}%"] for _, r in s.iterrows()]
+                 f"{r.pulls:.1f}", f"{r.frac_optimal:.3f}",
+                 f"{amount(spend[r.method, r.rho], unit)} ({100 * r.spend_share:.1f}%)"] for _, r in s.iterrows()]
     else:
+        hv = relative_hypervolume(e).set_index(["method", "cost_mode", "rho"])
         note = (f"Error probability with a 95% Wilson interval and mean F1 ± 95% CI over {n} repetitions; "
-                "'spent' is the mean share of B used.")
-        header = ["method", "cost mode", "ρ", "B (tokens)", "P(error) [95% CI]", "F1", "mean |P_hat|", "spent"]
-        rows = [[_show(r.method), r.cost_mode, f"{r.rho:g}", f"{r.budget_tokens:.0f}",
-                 f"{r.error:.3f} [{r.error_low:.3f}, {r.error_high:.3f}]", f"{r.f1:.3f} ± {Z95 * r.f1_se:.3f}",
-                 f"{r['size']:.2f}", f"{100 * r.spend_share:.1f}%"] for _, r in s.iterrows()]
+                "H(P_hat)/H(P*): hypervolume of the returned set relative to the true Pareto set's (normalised "
+                f"means, reference point 0), mean ± 95% CI; {spent}.")
+        header = ["method", "cost mode", "ρ", "B", "P(error) [95% CI]", "F1", "H(P_hat)/H(P*)", "mean |P_hat|",
+                  "spent"]
+        rows = []
+        for _, r in s.iterrows():
+            h = hv.loc[(r.method, r.cost_mode, r.rho)]
+            rows.append([_show(r.method), r.cost_mode, f"{r.rho:g}", amount(r.budget, unit),
+                         f"{r.error:.3f} [{r.error_low:.3f}, {r.error_high:.3f}]", f"{r.f1:.3f} ± {Z95 * r.f1_se:.3f}",
+                         f"{_num(h['mean'])} ± {_num(Z95 * h['se'])}" if finite(h["mean"]) else "n/a",
+                         f"{r['size']:.2f}",
+                         f"{amount(spend[r.method, r.cost_mode, r.rho], unit)} ({100 * r.spend_share:.1f}%)"])
     return [note, "", *_md_table(header, rows)]
+
+
+#: Real-unit columns of ``arms.csv``: header and number format (mean and 95% half-width alike).
+REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency (s)", "{:.3g}"),
+              "tokens": ("tokens", "{:,.1f}"), "usd": ("USD", "${:.3g}")}
+
+
+def _plus_minus(mean, half, number: str) -> str:
+    """``mean ± half`` in the ``number`` format; the mean alone where there is no interval."""
+    if not finite(mean):
+        return "n/a"
+    return number.format(mean) + (f" ± {number.format(half)}" if finite(half) else "")
+
+
+def _configuration_lines(e: Experiment) -> list[str]:
+    """The configurations that matter: normalised means and cost beside accuracy, latency, tokens and dollars
+    per call where the logs have them."""
+    rows = key_configurations(e)
+    objectives = objective_columns(e.arms)
+    real = [c for c in REAL_UNIT_FORMATS if c in rows.columns]
+    header = ["configuration", "why", *(f"{c[3:]} (normalised)" for c in objectives),
+              f"c_i ({LABELS[e.cost_unit]})", "ν", *(f"{REAL_UNIT_FORMATS[c][0]} per call" for c in real)]
+    table = [[f"`{r['config_id']}`", r["why"], *(_num(r[c]) for c in objectives),
+              amount(r["profile_cost"], e.cost_unit), f"{float(r['nu']):.4g}",
+              *(_plus_minus(r[c], r[f"{c}_ci"], REAL_UNIT_FORMATS[c][1]) for c in real)] for _, r in rows.iterrows()]
+    note = ("Normalised means scale each objective to [0, 1], larger is better; c_i is the profiling cost per call"
+            + ("; real units are means over the evaluation instances ± the 95% half-width (1.96 s / √n)"
+               if real else "; no real units are known (a synthetic instance, or a results folder written before "
+               "cabench recorded them)"))
+    return [note + ".", "", *_md_table(header, table)]
 
 
 def experiment_section(e: Experiment) -> list[str]:
@@ -105,11 +161,14 @@ def experiment_section(e: Experiment) -> list[str]:
     methods = ", ".join(_show(m) for m in e.methods)
     front = e.arms[e.arms["pareto"] == 1]["config_id"].astype(str).tolist()
     best = e.arms[e.arms["optimal"] == 1]["config_id"].astype(str).tolist()
+    budgets = ", ".join(amount(float(b), e.cost_unit) for b in e.runs.groupby("rho")["budget"].first())
     lines = [f"## Experiment `{e.label}`", "",
              f"- setting: {'online selection' if e.setting == 'online' else 'Pareto set identification'}; "
              f"data: {e.title}, {source}; K = {e.k} arms; config hash `{e.config_hash}`",
-             f"- budgets ρ ∈ {{{', '.join(f'{r:g}' for r in e.rho_grid)}}}; {e.repetitions} paired repetitions; "
-             f"seed {meta.get('seed')}; methods: {methods}"
+             f"- objectives: {', '.join(e.objectives)} (each normalised on the profiling split, larger is better); "
+             f"costs, budgets and spends in {LABELS[e.cost_unit]}",
+             f"- budgets ρ ∈ {{{', '.join(f'{r:g}' for r in e.rho_grid)}}} (B ∈ {{{budgets}}}); {e.repetitions} "
+             f"paired repetitions; seed {meta.get('seed')}; methods: {methods}"
              + (f"; cost modes: {', '.join(e.cost_modes)}" if e.setting == "psi" else ""),
              f"- true Pareto set of these arms ({len(front)}): {', '.join(front)}; max-ν arm: {', '.join(best)}"]
     if e.setting == "online":
@@ -124,6 +183,7 @@ def experiment_section(e: Experiment) -> list[str]:
     if e.duplicates:
         lines.append(f"- also found, identical, in: {', '.join(str(p) for p in e.duplicates)} (read once)")
     lines += ["", "### Summary", ""] + _summary_lines(e)
+    lines += ["### Configurations that matter", ""] + _configuration_lines(e)
     rows = comparisons(e)
     lines += ["### Paired comparisons", ""] + _comparison_lines(e, rows)
     lines += ["### Verdicts", ""]
@@ -138,6 +198,14 @@ def _range(d: dict, key: str, digits: int) -> str:
     if lo is None or hi is None or not (finite(lo) and finite(hi)):
         return "n/a"
     return f"{float(lo):.{digits}f}–{float(hi):.{digits}f}"
+
+
+def _cost_range(d: dict) -> str:
+    """The range of the profiling costs ``c_i``, in the cost unit the experiment declared."""
+    unit = str(d.get("cost_unit") or "tokens")
+    if unit == "tokens" or not (finite(d.get("cost_min")) and finite(d.get("cost_max"))):
+        return _range(d, "cost", 2)
+    return f"{amount(float(d['cost_min']), unit)}–{amount(float(d['cost_max']), unit)}"
 
 
 def _table1(res: ResultSet) -> list[str]:
@@ -158,7 +226,7 @@ def _table1(res: ResultSet) -> list[str]:
         source = "surrogate" if str(d.get("surrogate")) == "True" else "logs"
         line = (f"| {d.get('title', name)} | {source} | {_whole(d.get('K'))} | {_range(d, 'accuracy', 3)} | "
                 f"{_range(d, 'latency', 3)} | {_range(d, 'tokens', 1)} | {_whole(d.get('pareto_size'))} | "
-                f"{_range(d, 'cost', 2)} |")
+                f"{_cost_range(d)} |")
         paper = d.get("dataset") in paper_sets
         if with_subset:
             line += (f" {_whole(d.get('subset_pareto_size'))} | {float(d['subset_min_gap']):.4f} |"

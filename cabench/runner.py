@@ -168,7 +168,8 @@ def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[st
         except CabenchError:
             subset = None
         role = paper_role(ds.name, ds.n_arms, list(problem.arm_names), subset, cfg.setting,
-                          cfg.resolved()["methods"], list(cfg.cost_modes) if cfg.setting == "psi" else [])
+                          cfg.resolved()["methods"], list(cfg.cost_modes) if cfg.setting == "psi" else []
+                          ) if ds.terms.is_paper else None  # the paper's experiments are on the paper's terms
         meta = ds.meta
         dataset = {"name": ds.name, "title": str(meta.get("title", ds.name)), "sha256": ds.content_hash,
                    "surrogate": ds.surrogate, "synthetic": False, "K": ds.n_arms,
