@@ -42,7 +42,7 @@ MUTANTS = [
            "float(costs.min()) if self.cost_aware else 1.0", "float(costs.min())",
            ("tests/psi/test_engine.py", "tests/test_golden_values.py")),
     Mutant("realised identification cost over c_max", "cabench/data/normalisation.py",
-           "return quantize(self.psi_units(tokens))", "return quantize(self.online_units(tokens))",
+           "return quantize(self.psi_units(cost))", "return quantize(self.online_units(cost))",
            ("tests/psi/test_engine.py",)),
     # our own
     Mutant("CoHV-UCB ignores the cost", "cabench/methods/index.py",
@@ -121,6 +121,16 @@ MUTANTS = [
     Mutant("a call lost to a kill costs nothing", "cabench/live/journal.py",
            '"charged": float(sum(s["worst"] for s in starts)),', '"charged": 0.0,',
            ("tests/live/test_live_hostile.py",)),
+    Mutant("a live call's dollar worst case fills the cheaper side", "cabench/live/tariff.py",
+           "if self.completion >= self.prompt:", "if self.completion < self.prompt:",
+           ("tests/live/test_live_dollars.py::test_dollar_budget_is_never_exceeded",)),
+    Mutant("dollars per call with the input price on completion tokens", "cabench/data/terms.py",
+           '(("input", "prompt_tokens"), ("output", "completion_tokens")',
+           '(("input", "completion_tokens"), ("output", "prompt_tokens")',
+           ("tests/data/test_terms.py",)),
+    Mutant("a stated budget overruns by a rounding", "cabench/data/normalisation.py",
+           "        while self.budget(rho) > budget:", "        while False:",
+           ("tests/data/test_terms.py",)),
 ]
 
 
