@@ -39,8 +39,9 @@ class Backend:
 
 
 @contextlib.contextmanager
-def _dask(backend: Backend) -> Iterator[None]:
-    """joblib's Dask backend on a client that lives as long as the map."""
+def _dask(backend: Backend, shared: tuple[Any, ...] = ()) -> Iterator[None]:
+    """joblib's Dask backend on a client that lives as long as the map; the ``shared`` objects are sent to
+    the workers once (scattered), and a task argument that is one of them travels as a reference."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
@@ -57,7 +58,7 @@ def _dask(backend: Backend) -> Iterator[None]:
                                dashboard_address=":0")
         client = Client(cluster)
     try:
-        with joblib.parallel_config(backend="dask"):
+        with joblib.parallel_config(backend="dask", scatter=list(shared) or None):
             yield
     finally:
         client.close()
@@ -66,17 +67,18 @@ def _dask(backend: Backend) -> Iterator[None]:
 
 
 def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]], backend: Backend,
-                 ordered: bool = True) -> Iterator[Any]:
+                 ordered: bool = True, shared: tuple[Any, ...] = ()) -> Iterator[Any]:
     """``function(*args)`` for every ``args`` of ``tasks``, run on ``backend``.
 
     Results come in task order, or with ``ordered=False`` as each finishes (for callers that save
-    each result at once, so a crash loses only the tasks still running).
+    each result at once, so a crash loses only the tasks still running). ``shared`` names arguments
+    every task receives (the problem of an experiment): Dask sends them to the workers once.
     """
     if backend.in_process:
         for args in tasks:
             yield function(*args)
         return
-    pool = _dask(backend) if backend.name == "dask" else contextlib.nullcontext()
+    pool = _dask(backend, shared) if backend.name == "dask" else contextlib.nullcontext()
     options = {"n_jobs": -1} if backend.name == "dask" else {"backend": backend.name, "n_jobs": backend.n_jobs}
     with pool, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")  # stopped early
