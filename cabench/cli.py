@@ -326,6 +326,53 @@ def report(results: Annotated[Path, typer.Argument(help="Folder searched for res
     typer.echo(f"wrote {path}")
 
 
+@app.command("advise")
+def advise_cmd(
+    logs: Annotated[Path, typer.Argument(help="Your logs (a table, a tool's results with --format) or a dataset "
+                                              "folder.")],
+    budget: Annotated[str, typer.Option("--budget", help="The whole evaluation's budget in the cost unit: 2e6tokens, "
+                                                         "5usd, $5 or 300completion_tokens.")],
+    mapping: Annotated[Path | None, typer.Option("--mapping", help="YAML mapping your columns (as data import).")
+                       ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="canonical, bfcl, helm, inspect, promptfoo or "
+                                                      "every-eval-ever (as data import).")] = "canonical",
+    settings: Annotated[list[str] | None, typer.Option("--set", help="A constant column, e.g. --set prompting=cot "
+                                                                     "(repeatable; as data import).")] = None,
+    missing: Annotated[str, typer.Option("--missing", help="error, drop-instances or drop-configs (as data "
+                                                          "import).")] = "error",
+    objectives: Annotated[str | None, typer.Option(
+        "--objectives", help="2 to 4 of accuracy, latency, cost, efficiency (default: the dataset's, else "
+                             "accuracy,latency,cost).")] = None,
+    cost: Annotated[str | None, typer.Option("--cost", help="tokens, completion_tokens or usd (default: the "
+                                                            "dataset's, else usd with prices or cost_usd, else "
+                                                            "tokens).")] = None,
+    prices: Annotated[Path | None, typer.Option("--prices", help="YAML {model or pattern: {input: $/1M, output: "
+                                                                 "$/1M}}.")] = None,
+    methods: Annotated[str | None, typer.Option("--methods", help="Methods instead of CoHV-UCB and CoPSI-R, e.g. "
+                                                                  "cohv-ucb,copsi-r,uniform.")] = None,
+    repetitions: Annotated[int, typer.Option("--repetitions", min=1, help="Paired repetitions.")] = 50,
+    out: Annotated[Path, typer.Option("--out", help="Folder of the data, results and report.")] = Path("advice"),
+    name: Annotated[str | None, typer.Option("--name", help="The experiments' names begin with it (default: the "
+                                                            "dataset's name); they end with the setting and budget.")
+                    ] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the dataset or results an earlier advise "
+                                                            "left in --out with other logs or options.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
+) -> None:
+    """Import, describe, run the recommended methods at your budget, write the report; print the decision."""
+    from cabench.advise import Request, advise, format_advice, parse_budget
+    from cabench.data.importer import parse_settings
+
+    def act():
+        names = tuple(v.strip() for v in objectives.split(",")) if objectives is not None else ()
+        request = Request(logs, parse_budget(budget), out, mapping, fmt, parse_settings(settings or []), missing,
+                          names, cost, prices, tuple(_name_list(methods, "--methods") or ()), repetitions, replace,
+                          name)
+        return advise(request, lambda line: typer.echo(line, err=True), quiet)
+
+    typer.echo(format_advice(_guard(act)))
+
+
 @app.command("serve")
 def serve(
     dataset: Annotated[Path, typer.Argument(help="Dataset folder whose logged configurations answer.")],

@@ -144,11 +144,11 @@ SHOWN = {"accuracy": ("accuracy ", "{:.3f}", ""), "latency_s": ("", "{:.3g}", " 
 def _facts(a: dict[str, Any], unit: str) -> str:
     """Real units per call where known (mean ± 95% half-width), then the normalised objectives, ``c_i`` and nu."""
     objectives = ", ".join(f"{k[3:]} {v:.3f}" for k, v in a.items() if k.startswith("mu_") and k != "mu_c")
-    per_call = f"per call: {_per_call(a)}; " if _per_call(a) else ""
-    return f"{per_call}normalised {objectives}; cost c_i {amount(a['profile_cost'], unit)}, nu {a['nu']:.3f}"
+    real = f"per call: {per_call(a)}; " if per_call(a) else ""
+    return f"{real}normalised {objectives}; cost c_i {amount(a['profile_cost'], unit)}, nu {a['nu']:.3f}"
 
 
-def _per_call(a: dict[str, Any]) -> str:
+def per_call(a: dict[str, Any]) -> str:
     """Real units per call where known (mean ± 95% half-width)."""
     real = []
     for measure, (prefix, number, suffix) in SHOWN.items():
@@ -176,16 +176,16 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             lines.append(f"  pay for {c['config_id']}: {registry.display(d['method'])} exploits it in "
                          f"{100 * c['share']:.0f}% of repetitions at B = {amount(d['budget'], unit)} "
                          f"(rho {d['rho']:.4g}; {d['criterion']})")
-            if _per_call(c):
-                lines.append(f"    per call: {_per_call(c)}")
+            if per_call(c):
+                lines.append(f"    per call: {per_call(c)}")
         else:
             lines.append(f"  Pareto set ({len(d['pareto_set'])}): {', '.join(d['pareto_set']) or '(empty)'} — "
                          f"{registry.display(d['method'])} returns it in {100 * d['share']:.0f}% of repetitions at "
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}; the exact true set "
                          f"in {100 * d['exact_true_set']:.0f}%)")
             for m in d["members"][:8]:
-                if _per_call(m):
-                    lines.append(f"    {m['config_id']}: {_per_call(m)}")
+                if per_call(m):
+                    lines.append(f"    {m['config_id']}: {per_call(m)}")
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {', '.join(item['true_pareto_set'])}")
         if item["no_preference"]:
             shown = ", ".join(registry.display(m) for m in item["no_preference"])

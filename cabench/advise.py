@@ -1,0 +1,354 @@
+"""``cabench advise``: from one's own logs to the configuration worth paying for, in one command.
+
+The logs are imported (or a dataset folder is used as it is) and described; the method cabench ranks first in each
+setting — CoHV-UCB online (Algorithm 1), CoPSI-R for identification (Algorithm 2 with recycled samples) — runs at
+the stated budget as an experiment of its own; the report is written as ``cabench report`` writes it (REPORT.md and
+REPORT.html); and :func:`recommend.decision`'s answers are condensed into at most :data:`MAX_LINES` lines by
+:func:`format_advice`. Everything lands in one folder (``data/``, ``results/``); a second run with the same
+arguments imports nothing new and reuses every cell.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cabench import registry
+from cabench.config import SETTINGS, parse_config
+from cabench.data.dataset import Split, file_digest, load_dataset
+from cabench.data.describe import describe
+from cabench.data.importer import import_logs, profiling_split
+from cabench.data.io import META_NAME, find_log_file, read_logs, read_metadata
+from cabench.data.terms import Terms, parse_terms
+from cabench.errors import CabenchError
+from cabench.html_report import write_reports
+from cabench.recommend import per_call, recommend
+from cabench.runner import run_experiment
+from cabench.storage import publish_folder, staging_folder
+from cabench.units import COST_UNITS, LABELS, amount
+from cabench.yamlio import load_yaml, yaml_problem
+
+#: The most lines :func:`format_advice` prints.
+MAX_LINES = 15
+#: How a setting is named in experiment names and in the printed decision.
+SHOWN_SETTING = {"online": "online", "psi": "identification"}
+#: Objectives when neither the command line nor the dataset declares any (latency only where the logs have it).
+DEFAULT_OBJECTIVES = ("accuracy", "latency", "cost")
+_BUDGET = re.compile(r"\s*(?P<dollar>\$)?\s*(?P<value>\d*\.?\d+(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z_]*)\s*")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A budget as the command line states it: an amount in a cost unit (``2e6tokens``, ``5usd``, ``$5``)."""
+
+    value: float
+    unit: str
+
+    @property
+    def tag(self) -> str:
+        """The budget in experiment names: ``5usd``, ``2000000tokens``."""
+        return f"{self.value:.15g}{self.unit}"
+
+
+def parse_budget(text: str) -> Budget:
+    """``2e6tokens``, ``2e6 tokens``, ``5usd``, ``$5``, ``5 usd`` or ``300completion_tokens`` as a :class:`Budget`."""
+    found = _BUDGET.fullmatch(text)
+    unit = (found.group("unit").lower() or ("usd" if found.group("dollar") else "")) if found else ""
+    if found is None or unit not in COST_UNITS or (found.group("dollar") and unit != "usd"):
+        near = difflib.get_close_matches(unit, COST_UNITS, n=1) if unit not in COST_UNITS else []
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        raise CabenchError(f"--budget {text}: expected an amount and a unit, e.g. 2e6tokens, 5usd or $5 (units: "
+                           f"{', '.join(COST_UNITS)}){hint}")
+    value = float(found.group("value"))
+    if not (math.isfinite(value) and value > 0):
+        raise CabenchError(f"--budget {text}: expected a positive amount")
+    return Budget(value, unit)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What ``cabench advise`` was asked: the logs and how to read them, the terms, the budget, the methods."""
+
+    logs: Path
+    budget: Budget
+    out: Path = Path("advice")
+    mapping: Path | None = None
+    fmt: str = "canonical"
+    settings: dict[str, Any] = field(default_factory=dict)
+    missing: str = "error"
+    objectives: tuple[str, ...] = ()
+    cost: str | None = None
+    prices: Path | None = None
+    methods: tuple[str, ...] = ()
+    repetitions: int = 50
+    replace: bool = False
+    name: str | None = None  # the experiments' names begin with it (default: the dataset's name)
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What :func:`advise` found: the dataset described, the budget, one ``recommend`` item per setting run."""
+
+    dataset: dict[str, Any]
+    instances: tuple[int, int]  # profiling, evaluation
+    budget: Budget
+    repetitions: int
+    items: dict[str, dict[str, Any]]
+    report: Path
+
+
+def recommended(setting: str) -> str:
+    """The method cabench ranks first in ``setting`` (the report's comparison base): CoHV-UCB, CoPSI-R."""
+    return registry.comparison_base(setting, list(registry.names(setting)))
+
+
+def methods_by_setting(names: tuple[str, ...]) -> dict[str, list[str]]:
+    """``--methods`` split by setting (a name both settings have, such as Uniform, runs in both); by default the
+    recommended method of each setting."""
+    if not names:
+        return {setting: [recommended(setting)] for setting in SETTINGS}
+    known = {setting: registry.names(setting) for setting in SETTINGS}
+    for name in names:
+        if not any(name in known[s] for s in SETTINGS):
+            choices = sorted({n for s in SETTINGS for n in known[s]})
+            near = difflib.get_close_matches(name, choices, n=1)
+            raise CabenchError(f"--methods: '{name}' is not a method" + (f"; did you mean '{near[0]}'?" if near else
+                                                                         f"; methods: {', '.join(choices)}"))
+    return {s: [n for n in dict.fromkeys(names) if n in known[s]] for s in SETTINGS
+            if any(n in known[s] for n in names)}
+
+
+def _dataset_name(logs: Path) -> str:
+    """The dataset folder's name: the logs' file name less its endings (``my_evals.csv.gz``: ``my_evals``)."""
+    name = logs.resolve().name
+    while Path(name).suffix.lower() in (".gz", ".csv", ".jsonl", ".json", ".parquet", ".eval") and Path(name).stem:
+        name = Path(name).stem
+    return name
+
+
+def _same_dataset(a: Path, b: Path) -> bool:
+    """The same logs, byte for byte, and the same metadata (their provenance aside: the import's date)."""
+    def meta(folder: Path) -> dict[str, Any]:
+        return {k: v for k, v in read_metadata(folder).items() if k != "provenance"}
+    return file_digest(find_log_file(a)) == file_digest(find_log_file(b)) and meta(a) == meta(b)
+
+
+def is_dataset(path: Path) -> bool:
+    """Whether ``path`` is a cabench dataset folder (it has ``dataset.yaml``)."""
+    return path.is_dir() and (path / META_NAME).is_file()
+
+
+def dataset_folder(request: Request, echo: Callable[[str], None]) -> Path:
+    """The dataset to advise on: ``logs`` itself when it is a dataset folder, else its import into ``OUT/data``.
+
+    The import is written beside ``OUT/data/NAME`` first; an existing dataset there is kept when it is the same
+    (a re-run), replaced with ``replace``, and refused otherwise.
+    """
+    logs = request.logs
+    if is_dataset(logs):
+        if request.mapping is not None or request.fmt != "canonical" or request.settings:
+            raise CabenchError(f"{logs}: already a cabench dataset, used as it is; drop --mapping, --format and --set")
+        return logs
+    target = request.out / "data" / _dataset_name(logs)
+    if target.resolve().is_relative_to(logs.resolve()) or logs.resolve().is_relative_to(target.resolve()):
+        raise CabenchError(f"--out {request.out}: the dataset {target} would hold or replace the logs {logs}; pass "
+                           "another --out")
+    staged = staging_folder(target)
+    try:
+        fresh = import_logs(logs, request.mapping, staged / target.name, settings=request.settings, fmt=request.fmt,
+                            missing=request.missing, echo=echo)
+        if target.exists():
+            if _same_dataset(target, fresh):
+                return target
+            if not request.replace:
+                raise CabenchError(f"{target}: holds another dataset than the import of {logs} (other logs, mapping "
+                                   "or options); pass another --out, or --replace to replace it and its results")
+        publish_folder(fresh, target)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+    return target
+
+
+def _prices(path: Path) -> Any:
+    """A price table file, ``{model or pattern: {input: $/1M tokens, output: $/1M tokens}}``, or the ``prices`` of
+    a config or ``dataset.yaml`` that declares one."""
+    if not path.is_file():
+        raise CabenchError(f"--prices {path}: file not found")
+    try:
+        table = load_yaml(path.read_text())
+    except yaml.YAMLError as exc:
+        raise CabenchError(f"--prices {path}: malformed YAML ({yaml_problem(exc)})") from None
+    except UnicodeDecodeError:
+        raise CabenchError(f"--prices {path}: not a text file; a price table is YAML") from None
+    return table["prices"] if isinstance(table, dict) and isinstance(table.get("prices"), dict) else table
+
+
+def given_terms(request: Request) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ``objectives``, ``cost`` and ``prices`` the command line gives, checked, and the flag each came from."""
+    raw: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    if request.objectives:
+        raw["objectives"], origin["objectives"] = list(request.objectives), "--objectives"
+    if request.prices is not None:
+        raw["prices"], origin["prices"] = _prices(request.prices), f"--prices {request.prices}"
+    if request.cost is not None:
+        raw["cost"], origin["cost"] = request.cost, "--cost"
+    parse_terms(raw, _fail(origin))
+    return raw, origin
+
+
+def _fail(origin: dict[str, str]) -> Callable[[str, str], CabenchError]:
+    """One-line errors of :func:`parse_terms` naming where each key came from (a flag or ``dataset.yaml``)."""
+    return lambda key, message: CabenchError(f"{origin[re.split(r'[.[]', key)[0]]}: {key}: {message}")
+
+
+def declared_terms(given: dict[str, Any], origin: dict[str, str], folder: Path, columns: set[str]
+                   ) -> tuple[dict[str, Any], Terms, str]:
+    """The experiment's ``objectives``, ``cost`` and ``prices`` — the command line's (``given``), else the
+    dataset's, else the defaults (cost in dollars when prices or ``cost_usd`` give them, else tokens) — as config
+    keys and as :class:`Terms`, and why the cost is in its unit."""
+    meta = read_metadata(folder)
+    declared = {key: meta[key] for key in ("objectives", "cost", "prices") if meta.get(key) is not None}
+    raw = {**declared, **given}
+    origin = {**{key: str(folder / META_NAME) for key in declared}, **origin}
+    why = "--cost" if "cost" in given else "declared in dataset.yaml"
+    if "cost" not in raw:
+        dollars = "prices are given" if "prices" in raw else "the logs have cost_usd" if "cost_usd" in columns else ""
+        raw["cost"], why = ("usd", dollars) if dollars else ("tokens", "no prices and no cost_usd")
+    raw.setdefault("objectives", [o for o in DEFAULT_OBJECTIVES if o != "latency" or "latency_s" in columns])
+    origin.setdefault("objectives", "the default objectives")
+    return raw, parse_terms(raw, _fail(origin)), why
+
+
+def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = False) -> Advice:
+    """Import, describe, run the methods at the budget, write the report; the decisions as :class:`Advice`.
+
+    ``echo`` receives each step (unless ``quiet``), the import's notes and the runs' warnings.
+    """
+    by_setting = methods_by_setting(request.methods)
+    steps = 3 + len(by_setting)
+    step = iter(range(1, steps + 1))
+
+    def say(line: str) -> None:
+        if not quiet:
+            echo(f"[{next(step)}/{steps}] {line}")
+
+    if request.out.exists() and not request.out.is_dir():
+        raise CabenchError(f"--out {request.out}: exists and is not a folder; pass a folder")
+    given, origin = given_terms(request)
+    say(f"{'use' if is_dataset(request.logs) else 'import'} {request.logs}")
+    def notes(line: str) -> None:  # what the import drops or assumes; warnings even when quiet
+        if not quiet or line.startswith("warning"):
+            echo(line)
+
+    folder = dataset_folder(request, notes)
+    meta = read_metadata(folder)
+    frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
+    raw_terms, terms, why = declared_terms(given, origin, folder, set(frame.columns))
+    stated = amount(request.budget.value, request.budget.unit)
+    if raw_terms["cost"] != request.budget.unit:
+        cost = raw_terms["cost"]
+        raise CabenchError(f"--budget {stated}: the cost is in {LABELS[cost]} ({why}); state the budget in {cost} "
+                           f"(e.g. --budget 5{cost}), or pass --cost {request.budget.unit}")
+    split = profiling_split(frame["instance_id"].nunique(), meta.get("split"), str(folder / META_NAME), notes)
+    say(f"describe {folder}")
+    ds = load_dataset(folder, None if split is None else Split(**split), terms)
+    if not quiet:
+        echo(f"budget {stated}: rho {ds.norm.rho(request.budget.value):.4g} (B = rho K c̄: about rho calls per "
+             "configuration at their mean profiling cost)")
+    results = request.out / "results"
+    folders = {}
+    for setting, methods in by_setting.items():
+        name = f"{request.name or ds.name}_{SHOWN_SETTING[setting]}_{request.budget.tag}"
+        say(f"{SHOWN_SETTING[setting]}: {', '.join(registry.display(m) for m in methods)} at {stated}, "
+            f"{request.repetitions} repetitions -> {results / name}")
+        cfg = parse_config({"name": name, "dataset": str(folder.resolve()), "setting": setting, "methods": methods,
+                            "budget": {request.budget.unit: request.budget.value}, "repetitions": request.repetitions,
+                            "split": split, "output": str(results / name), **raw_terms}, "cabench advise")
+        folders[setting] = run_experiment(cfg, replace=request.replace, quiet=quiet, echo=echo).output
+    say(f"report {results}")
+    _, html = write_reports(results)  # what `cabench report` writes: REPORT.md and REPORT.html
+    items = {setting: recommend(path)[0] for setting, path in folders.items()}
+    return Advice(describe(ds), (len(ds.profiling_ids), len(ds.evaluation_ids)), request.budget,
+                  request.repetitions, items, html)
+
+
+def _ranges(d: dict[str, Any]) -> str:
+    """The logs' per-call ranges (configuration means) of the measurements they have."""
+    shown = [(d["accuracy_min"], d["accuracy_max"], "accuracy {:.2f}-{:.2f}"),
+             (d["latency_min"], d["latency_max"], "latency {:.3g}-{:.3g} s"),
+             (d["tokens_min"], d["tokens_max"], "{:,.0f}-{:,.0f} tokens"),
+             (d["usd_min"], d["usd_max"], "${:.3g}-${:.3g}")]
+    return ", ".join(form.format(low, high) for low, high, form in shown if low is not None)
+
+
+def _at_decision(item: dict[str, Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``recommend``'s rows at the decision's budget (and cost mode), the deciding method's first."""
+    d = item["decision"]
+    rows = [r for r in item["results"] if all(r[k] == d[k] for k in keys) and r["method"] not in
+            item["no_preference"]]
+    return sorted(rows, key=lambda r: r["method"] != d["method"])
+
+
+def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
+    """The configuration to pay for, how often each method exploits it, and its real units per call."""
+    idle = ", ".join(registry.display(m) for m in item["no_preference"])
+    idle_note = f"; {idle}: a round robin, no preference" if idle else ""
+    d = item["decision"]
+    if d is None:
+        return [f"online: no method with a preference ran{idle_note}"]
+    c = d["configuration"]
+    first, *others = _at_decision(item, ("rho",))
+
+    def share(r: dict[str, Any]) -> str:
+        return f"{100 * next((x['share'] for x in r['exploited'] if x['config_id'] == c['config_id']), 0.0):.0f}%"
+
+    shares = f"{registry.display(first['method'])} exploits it in {share(first)} of {first['repetitions']} " \
+             "repetitions" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
+    lines = [f"online: pay for {c['config_id']} — {shares}; spent {100 * first['spend_share']:.1f}% of "
+             f"{amount(d['budget'], unit)}{idle_note}"]
+    return lines + ([f"  per call: {per_call(c)}"] if per_call(c) else [])
+
+
+def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[str]:
+    """The Pareto set, how often it is returned, how often each method returns the logs' own Pareto set, and its
+    members' real units per call in at most ``room`` lines."""
+    d = item["decision"]
+    rows = _at_decision(item, ("rho", "cost_mode"))
+    exact = ", ".join(f"{registry.display(r['method'])} {100 * r['exact_true_set']:.0f}%" for r in rows)
+    head = (f"identification: Pareto set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it in "
+            f"{100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the logs' own Pareto set exactly: "
+            f"{exact}); spent {100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}")
+    members = [f"  {m['config_id']}" + (f": {per_call(m)}" if per_call(m) else "") for m in d["members"]]
+    if len(members) > room:
+        members = members[:room - 1] + [f"  … and {len(members) - room + 1} more (the report lists them)"]
+    return [head, *members]
+
+
+def format_advice(advice: Advice) -> str:
+    """The decision in at most :data:`MAX_LINES` lines: the logs, the budget, the configuration to pay for
+    (online) and the Pareto set (identification) with their real units per call, and where the report is."""
+    d, unit = advice.dataset, advice.budget.unit
+    profiling, evaluation = advice.instances
+    rho = next(r["rho"] for item in advice.items.values() for r in item["results"])
+    lines = [f"{d['name']}: {d['K']} configurations x {profiling + evaluation} instances ({profiling} profiling, "
+             f"{evaluation} evaluation){', surrogate logs' if d['surrogate'] else ''}; objectives "
+             f"{', '.join(d['objectives'])}; cost in {LABELS[d['cost_unit']]}",
+             f"  per call (configuration means): {_ranges(d)}; the logs' Pareto set: {d['pareto_size']} of {d['K']}",
+             f"budget {amount(advice.budget.value, unit)} (about {rho:.3g} calls per configuration), "
+             f"{advice.repetitions} repetitions"]
+    if "online" in advice.items:
+        lines += _online_lines(advice.items["online"], unit)
+    tail = [f"report: {advice.report}"]
+    psi = advice.items.get("psi")
+    if psi is not None and psi["decision"] is not None:
+        lines += _identification_lines(psi, unit, MAX_LINES - len(lines) - len(tail) - 1)
+    return "\n".join(lines + tail)

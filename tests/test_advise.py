@@ -1,0 +1,184 @@
+"""`cabench advise` on a practitioner's own CSV (12 configurations x 300 instances, latency in ms, prompt and
+completion tokens apart) with a mapping and a price table: the decision in at most 15 lines naming a configuration
+of the logs with its dollars per call, the report, one-line errors, and a re-run that reuses every cell."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench.advise import MAX_LINES, Advice, Budget, format_advice, parse_budget
+from cabench.cli import app
+from cabench.data.dataset import load_dataset
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "examples" / "practitioner"
+RUNNER = CliRunner()
+PRICES = yaml.safe_load((EXAMPLE / "experiment.yaml").read_text())["prices"]
+
+
+def _logs(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The example's generator, on 300 questions instead of 400."""
+    spec = importlib.util.spec_from_file_location("make_logs", EXAMPLE / "make_logs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "QUESTIONS", 300)
+    path = folder / "evals.csv"
+    module.make().to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("advise")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _logs(home, monkeypatch)
+    mapping = yaml.safe_load((EXAMPLE / "mapping.yaml").read_text())
+    del mapping["dataset"]  # no declared split or name: the import chooses the split, the file names the dataset
+    (home / "mapping.yaml").write_text(yaml.safe_dump(mapping))
+    (home / "prices.yaml").write_text(yaml.safe_dump(PRICES))
+    return home
+
+
+def _advise(home: Path, *extra: str, budget: str = "$0.2", mapping: str = "mapping.yaml"):
+    return RUNNER.invoke(app, ["advise", str(home / "evals.csv"), "--mapping", str(home / mapping), "--prices",
+                               str(home / "prices.yaml"), "--budget", budget, "--repetitions", "4", "--out",
+                               str(home / "advice"), *extra])
+
+
+@pytest.fixture(scope="module")
+def first(home):
+    result = _advise(home)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def _per_call(home: Path, name: str) -> tuple[float, float]:
+    """Dollars (from the price table, by hand) and seconds per call of ``name`` over the evaluation instances."""
+    logs = pd.read_csv(home / "evals.csv")
+    evaluated = set(load_dataset(home / "advice" / "data" / "evals").evaluation_ids)  # the split it declares
+    rows = logs[(logs["run"] == name) & logs["question"].isin(evaluated)]
+    model = rows["model_name"].iloc[0]
+    price = PRICES.get(model) or PRICES["atlas-*"]
+    usd = (rows["input_tokens"] * price["input"] + rows["output_tokens"] * price["output"]) / 1e6
+    return float(usd.mean()), float(rows["latency_ms"].mean() / 1000)
+
+
+def test_the_decision_fits_in_15_lines_and_names_a_configuration_with_its_dollars(home, first):
+    lines = first.stdout.strip().splitlines()
+    assert len(lines) <= MAX_LINES, first.stdout
+    names = set(pd.read_csv(home / "evals.csv")["run"])
+    assert lines[0].startswith("evals: 12 configurations x 300 instances (150 profiling, 150 evaluation)")
+    assert "cost in USD" in lines[0] and lines[2].startswith("budget $0.2 (about ")
+    online = next(i for i, x in enumerate(lines) if x.startswith("online: pay for "))
+    chosen = lines[online].split("online: pay for ")[1].split(" — ")[0]
+    assert chosen in names and "CoHV-UCB exploits it in " in lines[online]
+    usd, seconds = _per_call(home, chosen)
+    assert f"${usd:.3g} ± " in lines[online + 1] and f"{seconds:.3g} ± " in lines[online + 1]
+    psi = next(i for i, x in enumerate(lines) if x.startswith("identification: Pareto set of "))
+    members = [x for x in lines[psi + 1:-1] if not x.startswith("  … and ")]
+    assert members
+    for line in members:
+        name = line.strip().split(":")[0]
+        usd, seconds = _per_call(home, name)
+        assert name in names and f"${usd:.3g} ± " in line and f"{seconds:.3g} ± " in line
+    report = home / "advice" / "results" / "REPORT.md"
+    assert report.is_file() and "evals_online_0.2usd" in report.read_text()
+    html = report.with_name("REPORT.html")
+    assert lines[-1] == f"report: {html if html.is_file() else report}"
+    if html.is_file():
+        assert chosen in html.read_text()
+    assert "[5/5] report" in first.stderr
+
+
+def test_a_rerun_reuses_the_import_and_every_cell(home, first):
+    cells = sorted((home / "advice" / "results").glob("*/cells/*.ok"))
+    stamps = [p.stat().st_mtime_ns for p in cells]
+    logs = home / "advice" / "data" / "evals" / "logs.csv.gz"
+    imported = logs.stat().st_mtime_ns
+    again = _advise(home)
+    assert again.exit_code == 0, again.output
+    assert again.stdout == first.stdout
+    assert again.stderr.count("(1 reused, 0 to run)") == 2
+    assert [p.stat().st_mtime_ns for p in cells] == stamps and logs.stat().st_mtime_ns == imported
+
+
+def test_another_budget_is_a_new_experiment_beside_the_first(home, first):
+    other = _advise(home, "--quiet", "--methods", "cohv-ucb", budget="0.1usd")
+    assert other.exit_code == 0, other.output
+    assert other.stderr == "" and "budget $0.1 (about " in other.stdout
+    found = {p.name for p in (home / "advice" / "results").iterdir() if p.is_dir()}
+    assert found == {"evals_online_0.2usd", "evals_identification_0.2usd", "evals_online_0.1usd"}
+
+
+def test_a_dataset_folder_is_used_as_it_is_with_the_imports_split_rule(home, first, tmp_path):
+    dataset = tmp_path / "evals"
+    shutil.copytree(home / "advice" / "data" / "evals", dataset)
+    meta = yaml.safe_load((dataset / "dataset.yaml").read_text())
+    del meta["split"]  # a folder made by hand: 300 instances, no split, too few for the default 200
+    (dataset / "dataset.yaml").write_text(yaml.safe_dump(meta))
+    out = tmp_path / "out"
+    result = RUNNER.invoke(app, ["advise", str(dataset), "--prices", str(home / "prices.yaml"), "--budget", "0.1usd",
+                                 "--repetitions", "2", "--methods", "cohv-ucb", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert not (out / "data").exists() and (out / "results" / "REPORT.md").is_file()
+    assert [p.name for p in (out / "results").iterdir() if p.is_dir()] == ["evals_online_0.1usd"]
+    assert result.stdout.startswith("evals: 12 configurations x 300 instances (150 profiling, 150 evaluation)")
+    assert "identification" not in result.stdout
+
+
+@pytest.mark.parametrize("budget, words", [
+    ("2e6tokens", "--budget 2,000,000 tokens: the cost is in USD (prices are given); state the budget in usd"),
+    ("5 euros", "--budget 5 euros: expected an amount and a unit"),
+])
+def test_a_bad_budget_unit_is_one_line_and_exit_2(home, first, budget, words):
+    result = _advise(home, "--quiet", budget=budget)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {words}"), result.stderr
+
+
+def test_other_logs_never_replace_the_imported_dataset(home, first):
+    mapping = yaml.safe_load((home / "mapping.yaml").read_text())
+    mapping["scale"]["latency_s"] = 0.002
+    (home / "other.yaml").write_text(yaml.safe_dump(mapping))
+    folder = home / "advice" / "data" / "evals"
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    result = _advise(home, "--quiet", mapping="other.yaml")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "holds another dataset than the import" in result.stderr and "--replace" in result.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("text, value, unit", [
+    ("2e6tokens", 2e6, "tokens"), ("2e6 tokens", 2e6, "tokens"), ("5usd", 5.0, "usd"), ("$5", 5.0, "usd"),
+    ("5 usd", 5.0, "usd"), ("300completion_tokens", 300.0, "completion_tokens"), ("$0.25", 0.25, "usd"),
+])
+def test_budgets_are_read_as_written(text, value, unit):
+    assert parse_budget(text) == Budget(value, unit)
+
+
+def test_a_long_pareto_set_is_cut_to_15_lines():
+    member = {"config_id": "m", "accuracy": 0.5, "accuracy_ci": 0.01, "usd": 1e-4, "usd_ci": 1e-6}
+    psi = {"decision": {"method": "copsi-r", "rho": 8.0, "budget": 2.0, "cost_mode": "deterministic",
+                        "pareto_set": [f"c{i}" for i in range(20)], "share": 0.5,
+                        "members": [{**member, "config_id": f"c{i}"} for i in range(20)]},
+           "results": [{"method": "copsi-r", "rho": 8.0, "cost_mode": "deterministic", "repetitions": 10,
+                        "exact_true_set": 0.4, "spend_share": 0.99}], "no_preference": []}
+    online = {"decision": {"method": "cohv-ucb", "rho": 8.0, "budget": 2.0, "configuration": {**member, "share": 1.0}},
+              "results": [{"method": "cohv-ucb", "rho": 8.0, "repetitions": 10, "spend_share": 1.0,
+                           "exploited": [{"config_id": "m", "share": 0.9}]}], "no_preference": []}
+    described = {"name": "d", "K": 20, "surrogate": False, "objectives": ["accuracy", "cost"], "cost_unit": "usd",
+                 "pareto_size": 20, **{f"{m}_{e}": None for m in ("accuracy", "latency", "tokens", "usd")
+                                        for e in ("min", "max")}}
+    text = format_advice(Advice(described, (5, 45), Budget(2.0, "usd"), 10, {"online": online, "psi": psi},
+                                Path("r/REPORT.md")))
+    lines = text.splitlines()
+    assert len(lines) == MAX_LINES and "CoHV-UCB exploits it in 90% of 10 repetitions" in lines[3]
+    assert lines[-2] == "  … and 13 more (the report lists them)" and lines[-3].startswith("  c6: accuracy 0.500")
