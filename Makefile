@@ -1,7 +1,7 @@
 # cabench: two commands on a fresh machine with Python 3 —
 #   make test        set up .venv, lint (ruff, import layers, types), run the test suite
-#   make reproduce   set up .venv, run every paper-scale experiment (and the beyond-the-paper ones), draw the
-#                    figures, write the report
+#   make reproduce   set up .venv, run every paper-scale experiment (and the beyond-the-paper ones, and those on
+#                    the shipped real logs), draw the figures, write the report
 
 PYTHON ?= python3
 VENV   := .venv
@@ -14,6 +14,7 @@ PAPER_CONFIGS := gsm8k_online piqa_online gsm8k_psi piqa_psi gsm8k_psi_full piqa
 QUICK_CONFIGS := $(addsuffix _quick,$(PAPER_CONFIGS))
 BEYOND_CONFIGS := gsm8k_psi_beyond piqa_psi_beyond gsm8k_psi_full_beyond piqa_psi_full_beyond \
                   synthetic_psi_beyond_l01 synthetic_psi_beyond_l03
+REAL_CONFIGS := real/jhu_online real/jhu_psi
 
 .PHONY: venv test test-fast mutation lint reproduce reproduce-quick bench surrogate demo-live clean
 
@@ -40,7 +41,7 @@ mutation: $(STAMP)
 
 reproduce: $(STAMP)
 	$(CABENCH) data table1 data/gsm8k data/piqa -o results/table1.csv
-	$(CABENCH) run $(addprefix configs/,$(addsuffix .yaml,$(PAPER_CONFIGS) $(BEYOND_CONFIGS)))
+	$(CABENCH) run $(addprefix configs/,$(addsuffix .yaml,$(PAPER_CONFIGS) $(BEYOND_CONFIGS) $(REAL_CONFIGS)))
 	$(CABENCH) plot results --n-jobs 2
 	$(CABENCH) report results
 
