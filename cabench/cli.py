@@ -284,18 +284,60 @@ def tune(
     typer.echo(f"chosen: s_r={best['s_r']:g} s_c={best['s_c']:g} eta={best['eta']:g} (written to {folder})")
 
 
+@app.command("plan")
+def plan(
+    config: Annotated[Path, typer.Argument(help="Experiment config (YAML): its dataset, arms, setting and methods.")],
+    targets: Annotated[list[str], typer.Option(
+        "--target", help="error<=D or f1>=F (identification), share>=S (online); repeatable.")],
+    draws: Annotated[int, typer.Option("--draws", min=1, help="Problems drawn from what the profiling split "
+                                                              "leaves uncertain.")] = 20,
+    repetitions: Annotated[int, typer.Option("--repetitions", min=1, help="Repetitions per draw and budget.")] = 50,
+    epsilon: Annotated[float, typer.Option("--epsilon", min=0.0, max=1.0, help="share: a configuration counts when "
+                                                                              "its nu is within this relative "
+                                                                              "shortfall of the best.")] = 0.05,
+    max_share: Annotated[float, typer.Option("--max-share", min=1e-3, help="Largest budget, in multiples of "
+                                                                          "the exhaustive evaluation's cost.")] = 10.0,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the draws and streams (default: the "
+                                                                   "config's).")] = None,
+    n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder of plan.csv, plan_curves.csv and plan.png "
+                                                           "(default: beside the config's output, <name>_plan).")
+                   ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Plan the budget each method needs to reach a target, from the profiling split alone; print the table."""
+    from cabench.budget_plan import PlanSpec, format_plan, plan_config, write_plan
+    from cabench.config import load_config
+    from cabench.planning.targets import parse_target
+
+    def act():
+        cfg = load_config(config, _overrides(n_jobs=n_jobs))
+        spec = PlanSpec(tuple(dict.fromkeys(parse_target(t, cfg.setting) for t in targets)), draws, repetitions,
+                        cfg.seed if seed is None else seed, epsilon, max_share=max_share)
+        found = plan_config(cfg, spec, quiet)
+        folder = out or Path(cfg.output).parent / f"{cfg.name}_plan"
+        return found, write_plan(found, folder)
+
+    found, written = _guard(act)
+    typer.echo(format_plan(found))
+    for path in written:
+        typer.echo(f"wrote {path}")
+
+
 @app.command("plot")
 def plot(
     results: Annotated[Path, typer.Argument(help="Folder searched for result files.")],
     fmt: Annotated[str, typer.Option("--format", help="Comma-separated image formats.")] = "png,pdf",
     n_jobs: Annotated[int, typer.Option("--n-jobs", help="Processes drawing figures (-1: all cores).")] = 1,
 ) -> None:
-    """Draw every experiment's figures into RESULTS/figures/, and the paper's Figures 1-6 for its experiments."""
-    from cabench.plots import plot_results
+    """Draw every experiment's figures into RESULTS/figures/, and the paper's Figures 1-6 for its experiments;
+    only figures whose result files or drawing code changed are drawn again."""
+    from cabench.plots import plot as draw_figures
 
-    written = _guard(lambda: plot_results(results, [f.strip() for f in fmt.split(",") if f.strip()], n_jobs))
-    for path in written:
+    done = _guard(lambda: draw_figures(results, [f.strip() for f in fmt.split(",") if f.strip()], n_jobs))
+    for path in done.written:
         typer.echo(f"wrote {path}")
+    typer.echo(done.message())
 
 
 @app.command("recommend")

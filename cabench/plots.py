@@ -1,77 +1,56 @@
 """Figures from result folders only (SPEC §7); every label, K, budget and window from the data.
 
-For every experiment :func:`plot_results` draws, into ``ROOT/figures/``, its
-landscape (from ``arms.csv``; a panel per pair of objectives for three or four),
-each metric against budget (online: both regrets; identification: error and F1,
-every cost mode) and, where recorded, its trajectories; captions name the
-objectives and the cost unit. The paper's layouts (``ROOT/fig1_landscapes`` …
-``fig6_cost_modes``) are drawn only from experiments recorded as the paper's
-own (``paper_experiment`` in ``config.yaml``). ``ROOT/figures.csv`` lists every
-file drawn with its caption; the report reads it.
+For every experiment :func:`plot` draws, into ``ROOT/figures/``, its landscape (:mod:`cabench.landscape`), each
+metric against budget (online: both regrets; identification: error and F1, every cost mode) and, where recorded,
+its trajectories; captions name the objectives, the cost unit and every panel by its letter. The paper's layouts
+(``ROOT/fig1_landscapes`` … ``fig6_cost_modes``) are drawn only from experiments recorded as the paper's own
+(``paper_experiment`` in ``config.yaml``). ``ROOT/figures.csv`` (:mod:`cabench.figure_index`) lists every figure
+with its caption and the hashes of the result files it was drawn from; ROOT is the nearest folder above the one
+plotted that has an index, so plotting one experiment keeps the root's report whole. A figure whose result files
+and drawing code are unchanged is not drawn again.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
-import math
+import hashlib
+import importlib
+import importlib.metadata
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import matplotlib
+import matplotlib.pyplot as plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from cabench import registry  # noqa: E402
-from cabench.errors import CabenchError  # noqa: E402
-from cabench.record import objective_columns  # noqa: E402
-from cabench.results import Experiment, ResultSet  # noqa: E402
-from cabench.stats import Z95, mean_se, wilson  # noqa: E402
-from cabench.units import LABELS  # noqa: E402
+import cabench
+from cabench import figure_index, landscape, panels, registry
+from cabench.errors import CabenchError
+from cabench.landscape import landscape_figure as landscape_figure
+from cabench.panels import finish, literal_text, marks
+from cabench.results import Experiment, ResultSet
+from cabench.stats import wilson
+from cabench.units import LABELS
 
 MODE_LINE = {"deterministic": "-", "stochastic": "--"}
-ERROR_FLOOR = 1e-3  # log10 error is drawn here (hollow marker) when no repetition erred
-FORMATS = ("png", "pdf", "svg")
-
-plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
-                     "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.dpi": 100, "figure.titlesize": 8,
-                     "svg.hashsalt": "cabench", "pdf.compression": 6})
+FORMATS = figure_index.FORMATS
+#: The modules whose code draws figures: a figure is drawn again when one of them (or the library) changes.
+DRAWING = ("cabench.plots", "cabench.landscape", "cabench.panels", "cabench.methods.styles", "cabench.stats",
+           "cabench.units")
 _SAVE: dict[str, dict[str, Any]] = {"png": {"dpi": 200, "metadata": {"Software": None}},
          "pdf": {"metadata": {"Creator": None, "Producer": None, "CreationDate": None}},
          "svg": {"metadata": {"Date": None, "Creator": None}}}
 
 
-def literal_text(draw: Callable) -> Callable:
-    """Run ``draw`` with mathtext off: names and titles are drawn as written, ``$`` and all.
-
-    cabench's own axis labels ask for mathtext one by one (``parse_math=True``).
-    """
-    @functools.wraps(draw)
-    def drawn(*args, **kwargs):
-        with plt.rc_context({"text.parse_math": False}):
-            return draw(*args, **kwargs)
-    return drawn
-
-
 @dataclass(frozen=True)
 class Drawn:
-    """A figure written: its file stem (relative to the results root), caption and experiments."""
+    """A figure written: its file stem (relative to the results root), caption and the labels of its experiments."""
 
     stem: str
     caption: str
-    experiments: str
-
-
-def _style(method: str) -> dict:
-    colour, marker = registry.style(method)
-    return {"color": colour, "marker": marker, "label": registry.display(method), "markersize": 3.5,
-            "linewidth": 1.2}
+    parts: tuple[str, ...]
 
 
 def slug(text: str) -> str:
@@ -101,261 +80,11 @@ def save(fig, stem: Path, formats: Sequence[str]) -> list[Path]:
     return out
 
 
-def band_note(e: Experiment, kind: str) -> str:
-    n = e.repetitions
-    if kind == "mean":
-        return f"bands: mean ± 95% CI (normal) over {n} repetitions"
-    return f"bands: 95% Wilson interval over {n} repetitions"
-
-
-# --- panels ------------------------------------------------------------------------------------------
-
-def _cost_sizes(arms: pd.DataFrame) -> np.ndarray:
-    """Marker areas growing with each arm's profiling cost ``c_i``."""
-    cost = arms["profile_cost"].to_numpy(float)
-    return 6 + 60 * (cost - cost.min()) / max(cost.max() - cost.min(), 1e-9)
-
-
-def _name_arms(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, which: np.ndarray) -> None:
-    ids = arms["config_id"].astype(str).to_numpy()
-    for i in which:
-        ax.annotate(ids[i], (x[i], y[i]), fontsize=4.5, xytext=(2, 2), textcoords="offset points")
-
-
-def landscape_panel(ax, arms: pd.DataFrame, title: str, objectives: Sequence[str]) -> None:
-    """Figure 1 panel: first objective against the second per arm; size ~ cost; Pareto front labelled."""
-    cols = objective_columns(arms)
-    y = arms[cols[0]].to_numpy(float)
-    x = arms[cols[1]].to_numpy(float) if len(cols) > 1 else arms["arm"].to_numpy(float)
-    ax.scatter(x, y, s=_cost_sizes(arms), c="#1f77b4", alpha=0.45, edgecolors="none")
-    front = np.flatnonzero(arms["pareto"].to_numpy() == 1)
-    order = front[np.argsort(x[front])]
-    ax.plot(x[order], y[order], color="black", linewidth=1.0, marker="o", markersize=3)
-    _name_arms(ax, arms, x, y, order)
-    ax.set_title(title)
-    names = list(objectives)
-    ax.set_xlabel(f"mean {names[1]}" if len(cols) > 1 else "arm")
-    ax.set_ylabel(f"mean {names[0]}")
-    ax.grid(alpha=0.3)
-
-
-def objective_pairs(d: int) -> list[tuple[int, int]]:
-    """The (vertical, horizontal) objectives of a landscape's panels: Figure 1's one panel for D <= 2, every pair
-    of objectives, D(D-1)/2 panels, for more."""
-    return [(0, 1)] if d <= 2 else list(itertools.combinations(range(d), 2))
-
-
-def normalised_label(name: str) -> str:
-    """An axis of normalised means: every objective is scaled so that larger is better (SPEC §2)."""
-    return f"{name} (normalised, ↑ better)"
-
-
-def pair_panel(ax, arms: pd.DataFrame, pair: tuple[int, int], objectives: Sequence[str]) -> None:
-    """One pairwise landscape panel (three or four objectives): objective ``pair[0]`` against ``pair[1]`` per arm;
-    size ~ cost; the Pareto set of all objectives drawn black and labelled, not joined (a projection of it is no
-    front)."""
-    cols = objective_columns(arms)
-    y, x = (arms[cols[d]].to_numpy(float) for d in pair)
-    ax.scatter(x, y, s=_cost_sizes(arms), c="#1f77b4", alpha=0.45, edgecolors="none")
-    front = np.flatnonzero(arms["pareto"].to_numpy() == 1)
-    ax.plot(x[front], y[front], color="black", linestyle="none", marker="o", markersize=3)
-    _name_arms(ax, arms, x, y, front)
-    ax.set_ylabel(normalised_label(objectives[pair[0]]))
-    ax.set_xlabel(normalised_label(objectives[pair[1]]))
-    ax.grid(alpha=0.3)
-
-
-def landscape_panels(axes: Sequence, arms: pd.DataFrame, title: str, objectives: Sequence[str]) -> None:
-    """The landscape of ``arms`` on the first :func:`objective_pairs` of ``axes``: Figure 1's panel for two
-    objectives, a panel per pair for three or four (the first titled); axes left over are hidden."""
-    names = list(objectives)
-    pairs = objective_pairs(len(names))
-    if len(names) <= 2:
-        landscape_panel(axes[0], arms, title, names)
-    else:
-        for ax, pair in zip(axes, pairs):
-            pair_panel(ax, arms, pair, names)
-        axes[0].set_title(title)
-    for ax in axes[len(pairs):]:
-        ax.set_visible(False)
-
-
-def landscape_note(d: int, unit: str) -> str:
-    """What a landscape of three or four objectives shows."""
-    return (f"one panel per pair of objectives; marker size ~ profiling cost ({LABELS[unit]} per call); black: "
-            f"Pareto set of all {d} objectives")
-
-
-def _landscape_grid(counts: Sequence[int], height: float):
-    """A figure holding landscapes of ``counts`` panels each, every landscape in rows of up to three panels;
-    the figure and each landscape's axes."""
-    if max(counts) == 1:  # Figure 1's layout: one panel per landscape, side by side
-        fig, axes = _panels(len(counts), height)
-        return fig, [[ax] for ax in axes[0]]
-    width = min(max(counts), 3)
-    rows = [math.ceil(c / width) for c in counts]
-    fig, grid = plt.subplots(sum(rows), width, figsize=(3.0 * width, height * sum(rows)), squeeze=False)
-    starts = np.cumsum([0, *rows])
-    return fig, [list(grid[a:b].flat) for a, b in zip(starts[:-1], starts[1:])]
-
-
-def _band(ax, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, mid: np.ndarray, colour: str) -> None:
-    """A shaded band, or error bars where there is a single budget (a band would be invisible)."""
-    if len(x) > 1:
-        ax.fill_between(x, lo, hi, color=colour, alpha=0.15, linewidth=0)
-    else:
-        ax.errorbar(x, mid, yerr=[mid - lo, hi - mid], color=colour, capsize=2, linewidth=0.8, linestyle="none")
-
-
-def _mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Sequence[str],
-                linestyle: str = "-", suffix: str = "", unit: str = "tokens") -> None:
-    """Mean of ``column`` against log2 B per method, with a normal 95% band over repetitions."""
-    for method in methods:
-        g = runs[runs["method"] == method]
-        if g.empty:
-            continue
-        stats = [(b, *mean_se(gg[column])) for b, gg in g.groupby("budget")]
-        b, m, se = map(np.array, zip(*stats))
-        x = np.log2(b)
-        style = _style(method)
-        ax.plot(x, m, **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
-        _band(ax, x, m - Z95 * se, m + Z95 * se, m, style["color"])
-    ax.set_xlabel(rf"$\log_2 B$ ({LABELS[unit]})", parse_math=True)
-    ax.set_ylabel(ylabel, parse_math=True)
-    ax.grid(alpha=0.3)
-
-
-def _error_panel(ax, runs: pd.DataFrame, methods: Sequence[str], linestyle: str = "-", suffix: str = "",
-                 unit: str = "tokens") -> None:
-    """log10 error probability against log2 B with 95% Wilson bands; zero errors drawn hollow at a floor."""
-    for method in methods:
-        g = runs[runs["method"] == method]
-        if g.empty:
-            continue
-        points = []
-        for b, gg in g.groupby("budget"):
-            k, n = int(gg["error"].sum()), len(gg)
-            low, high = wilson(k, n)
-            points.append((math.log2(b), max(k / n, ERROR_FLOOR), max(low, ERROR_FLOOR), max(high, ERROR_FLOOR),
-                           k == 0))
-        x, y, lo, hi, zero = (np.array(column) for column in zip(*points))
-        style = _style(method)
-        ax.plot(x, np.log10(y), **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
-        _band(ax, x, np.log10(lo), np.log10(hi), np.log10(y), style["color"])
-        if zero.any():
-            ax.plot(x[zero], np.log10(y[zero]), linestyle="none", marker=style["marker"], markersize=6,
-                    markerfacecolor="white", markeredgecolor=style["color"])
-    ax.axhline(math.log10(ERROR_FLOOR), color="black", linewidth=0.5, linestyle=":")
-    ax.set_xlabel(rf"$\log_2 B$ ({LABELS[unit]})", parse_math=True)
-    ax.set_ylabel(r"$\log_{10}$ P(error)  (dotted floor: no error)", parse_math=True)
-    ax.grid(alpha=0.3)
-
-
-def _categorical_panel(ax, e: Experiment, metric: str) -> None:
-    """Error (Wilson) or F1 (mean, normal CI) per method and cost mode at an experiment's single budget."""
-    modes = e.cost_modes
-    width = 0.8 / len(modes)
-    for pos, method in enumerate(e.methods):
-        style = _style(method)
-        for j, mode in enumerate(modes):
-            g = e.runs[(e.runs["method"] == method) & (e.runs["cost_mode"] == mode)]
-            if g.empty:
-                continue
-            if metric == "error":
-                k, n = int(g["error"].sum()), len(g)
-                mid, (lo, hi) = k / n, wilson(k, n)
-            else:
-                mid, se = mean_se(g["f1"])
-                lo, hi = mid - Z95 * se, mid + Z95 * se
-            x = pos + (j - (len(modes) - 1) / 2) * width
-            face = style["color"] if j == 0 else "white"
-            label = style["label"] + (f" ({mode})" if len(modes) > 1 else "")
-            ax.errorbar([x], [mid], yerr=[[mid - lo], [hi - mid]], color=style["color"], marker=style["marker"],
-                        markerfacecolor=face, capsize=2, linewidth=0.8, linestyle="none", label=label)
-    ax.set_xticks(range(len(e.methods)), [registry.display(m) for m in e.methods])
-    ax.set_ylabel("P(error), 95% Wilson" if metric == "error" else "Pareto F1, mean ± 95% CI")
-    ax.set_xlabel(f"ρ={e.rho_grid[0]:g}" + ("; filled: " + modes[0] + ", hollow: " + ", ".join(modes[1:])
-                                             if len(modes) > 1 else ""))
-    ax.grid(alpha=0.3, axis="y")
-
-
-def _trajectory_rho(e: Experiment) -> float:
-    """The budget an experiment's trajectories were recorded at."""
-    assert e.trajectories is not None
-    return float(e.trajectories["rho"].iloc[0])
-
-
-def _trajectory_panels(axes, e: Experiment) -> None:
-    t_all = e.trajectories
-    assert t_all is not None  # drawn only for experiments with trajectories
-    for method in e.methods:
-        t = t_all[t_all["method"] == method]
-        if t.empty:
-            continue
-        style = {**_style(method), "marker": None}
-        x = t["spend"].to_numpy()
-        for ax, col in zip(axes, ("cum_regret", "moving_avg")):
-            m, se = t[f"{col}_mean"].to_numpy(), t[f"{col}_se"].to_numpy()
-            ax.plot(x, m, **style)
-            ax.fill_between(x, m - Z95 * se, m + Z95 * se, color=style["color"], alpha=0.15, linewidth=0)
-    rho = _trajectory_rho(e)
-    axes[0].set_title(f"{e.label}: cumulative R_HV (ρ={rho:g})")
-    axes[1].set_title(f"{e.label}: {e.window}-pull moving average of the gap (ρ={rho:g})")
-    for ax in axes:
-        ax.set_xlabel(f"consumed {LABELS[e.cost_unit]}")
-        ax.grid(alpha=0.3)
-
-
-def _legend(fig, axes) -> None:
-    handles, labels = {}, []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in handles:
-                handles[lab] = h
-                labels.append(lab)
-    if handles:
-        fig.legend([handles[lab] for lab in labels], labels, loc="lower center", ncol=min(len(labels), 6),
-                   bbox_to_anchor=(0.5, 1.0), frameon=False)
-
-
-def _finish(fig, axes, surrogate: bool, title: str | None = None) -> None:
-    _legend(fig, axes)
-    notes = []
-    if title:
-        notes.append(title)
-    if surrogate:
-        notes.append("surrogate logs calibrated to the paper's published statistics (not the paper's data)")
-    fig.tight_layout()
-    if notes:
-        fig.text(0.5, -0.01, "\n".join(notes), ha="center", va="top", fontsize=6, style="italic")
-
-
-def dataset_arms(ds) -> pd.DataFrame:
-    """An ``arms.csv``-like table of every configuration of a dataset (for ``cabench data landscape``)."""
-    from cabench.pareto import pareto_mask
-
-    mu = ds.mu
-    return pd.DataFrame({"arm": np.arange(ds.n_arms), "config_id": ds.configs["config_id"].to_numpy(),
-                         **{f"mu_{o.name}": mu[:, d] for d, o in enumerate(ds.norm.objectives)},
-                         "profile_cost": ds.profile_cost,
-                         "pareto": pareto_mask(mu).astype(int)})
-
-
-@literal_text
-def landscape_figure(datasets: Sequence) -> object:
-    """Figure 1 from dataset folders: one landscape panel per dataset (a row of panels per pair of objectives for a
-    dataset loaded on three or four)."""
-    objectives = [tuple(o.name for o in ds.norm.objectives) for ds in datasets]
-    fig, axes = _landscape_grid([len(objective_pairs(len(names))) for names in objectives], 2.9)
-    notes = []
-    for row, ds, names in zip(axes, datasets, objectives):
-        arms = dataset_arms(ds)
-        title = str(ds.meta.get("title", ds.name))
-        landscape_panels(row, arms, f"{title} (K={ds.n_arms}, |P*|={int(arms['pareto'].sum())})", names)
-        if len(names) > 2:
-            notes.append(f"{title}: {landscape_note(len(names), ds.norm.cost_unit)}")
-    _finish(fig, [], any(ds.surrogate for ds in datasets), "; ".join(notes) or None)
-    return fig
+def _pair(fig, axes, e: Experiment, titles: Sequence[str], note: str) -> None:
+    """Title the two panels of an experiment's figure (a) and (b) and finish it."""
+    for ax, mark, title in zip(axes, marks(2), titles):
+        ax.set_title(f"{mark}{e.label}: {title}")
+    finish(fig, axes, e.surrogate, note)
 
 
 # --- one experiment ------------------------------------------------------------------------------------
@@ -369,61 +98,62 @@ def experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
     front = int(e.arms["pareto"].sum())
     title = f"{e.title}: K={e.k}, |P*|={front}"
     if len(e.objectives) <= 2:
-        fig, ax = plt.subplots(figsize=(3.6, 3.0))
-        landscape_panel(ax, e.arms, title, e.objectives)
-        _finish(fig, [], e.surrogate, f"{e.label}: marker size ~ profiling cost; black: Pareto front")
-        shows = "black line: Pareto front of the experiment's arms"
+        fig, ax = plt.subplots(figsize=(3.6, 3.4))
+        landscape.landscape_panel(ax, e.arms, title, e.objectives, e.cost_unit)
+        finish(fig, [], e.surrogate, f"{e.label}: marker size ~ profiling cost; black: Pareto front")
+        shows = "black line: Pareto front of the experiment's arms; marker size: profiling cost c_i"
     else:
-        shows = landscape_note(len(e.objectives), e.cost_unit)
-        fig, (axes,) = _landscape_grid([len(objective_pairs(len(e.objectives)))], 3.0)
-        landscape_panels(axes, e.arms, title, e.objectives)
-        _finish(fig, [], e.surrogate, f"{e.label}: {shows}")
+        shows = landscape.landscape_note(len(e.objectives), e.cost_unit)
+        fig, (axes,) = landscape.landscape_grid([len(landscape.objective_pairs(len(e.objectives)))], 3.0)
+        landscape.landscape_panels(axes, e.arms, title, e.objectives, e.cost_unit)
+        finish(fig, [], e.surrogate, f"{e.label}: {shows}")
     out.append(("landscape", fig, f"{e.label}: configuration landscape of {e.title} (K={e.k}, |P*|={front}; "
                                   f"{shows}); {terms}"))
+    fig, grid = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
+    axes = grid[0]
     if e.setting == "online":
-        fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
-        _mean_panel(axes[0][0], e.runs, "regret_hv", r"HV-efficiency regret $R^{HV}_B$", e.methods, unit=e.cost_unit)
-        _mean_panel(axes[0][1], e.runs, "regret_std", r"standard HV regret $R^{std}_B$", e.methods, unit=e.cost_unit)
-        axes[0][0].set_title(f"{e.label}: R_HV")
-        axes[0][1].set_title(f"{e.label}: R_std")
-        _finish(fig, axes[0], e.surrogate, f"{ident}; {band_note(e, 'mean')}")
-        out.append(("regret", fig, f"{ident}: HV-efficiency and standard regret against log2 B; "
-                                   f"{band_note(e, 'mean')}; {terms}"))
+        panels.mean_panel(axes[0], e.runs, "regret_hv", r"HV-efficiency regret $R^{HV}_B$", e.methods, unit=e.cost_unit)
+        panels.mean_panel(axes[1], e.runs, "regret_std", r"standard HV regret $R^{std}_B$", e.methods, unit=e.cost_unit)
+        _pair(fig, axes, e, ("R_HV", "R_std"), f"{ident}; {panels.band_note(e, 'mean')}")
+        out.append(("regret", fig, f"{ident}: (a) HV-efficiency and (b) standard regret against log2 B; "
+                                   f"{panels.band_note(e, 'mean')}; {terms}"))
         if e.trajectories is not None:
-            rho = float(e.trajectories["rho"].iloc[0])
-            fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
-            _trajectory_panels(axes[0], e)
-            _finish(fig, axes[0], e.surrogate, f"{ident}; {band_note(e, 'mean')}")
-            out.append(("trajectories", fig, f"{e.label}: cumulative R_HV and the {e.window}-pull moving average "
-                                             f"of the per-pull gap at ρ={rho:g}; {band_note(e, 'mean')}; {terms}"))
+            fig, grid = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
+            panels.trajectory_panels(grid[0], e, marks(2))
+            finish(fig, grid[0], e.surrogate, "\n".join([f"{ident}; {panels.band_note(e, 'mean')}",
+                                                         *panels.cycle_note(e)]))
+            out.append(("trajectories", fig, "; ".join([
+                f"{e.label}: (a) cumulative R_HV and (b) the {e.window}-pull moving average of the per-pull gap at "
+                f"ρ={panels.trajectory_rho(e):g}", panels.band_note(e, "mean"), *panels.cycle_note(e), terms])))
+        return out
+    if len(e.rho_grid) == 1:  # one budget: methods side by side, not a curve
+        panels.categorical_panel(axes[0], e, "error")
+        panels.categorical_panel(axes[1], e, "f1")
     else:
-        fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
-        if len(e.rho_grid) == 1:  # one budget: methods side by side, not a curve
-            _categorical_panel(axes[0][0], e, "error")
-            _categorical_panel(axes[0][1], e, "f1")
-        else:
-            for mode in e.cost_modes:
-                runs = e.runs[e.runs["cost_mode"] == mode]
-                suffix = f" ({mode})" if len(e.cost_modes) > 1 else ""
-                _error_panel(axes[0][0], runs, e.methods, MODE_LINE.get(mode, "-."), suffix, e.cost_unit)
-                _mean_panel(axes[0][1], runs, "f1", "Pareto F1", e.methods, MODE_LINE.get(mode, "-."), suffix,
-                            e.cost_unit)
-        axes[0][0].set_title(f"{e.label}: P(error), K={e.k}")
-        axes[0][1].set_title(f"{e.label}: Pareto F1, K={e.k}")
-        modes = ", ".join(e.cost_modes)
-        _finish(fig, axes[0], e.surrogate, f"{ident}; cost modes: {modes}; error: 95% Wilson interval, "
-                                           f"F1: mean ± 95% CI (normal)")
-        against = "against log2 B" if len(e.rho_grid) > 1 else f"per method at ρ={e.rho_grid[0]:g}"
-        out.append(("identification", fig, f"{ident}: identification error and Pareto F1 {against}, "
-                                           f"cost modes {modes}; error bands: 95% Wilson interval, F1 bands: "
-                                           f"mean ± 95% CI over {e.repetitions} repetitions; {terms}"))
+        for mode in e.cost_modes:
+            runs = e.runs[e.runs["cost_mode"] == mode]
+            suffix = f" ({mode})" if len(e.cost_modes) > 1 else ""
+            panels.error_panel(axes[0], runs, e.methods, MODE_LINE.get(mode, "-."), suffix, e.cost_unit)
+            panels.mean_panel(axes[1], runs, "f1", "Pareto F1", e.methods, MODE_LINE.get(mode, "-."), suffix,
+                              e.cost_unit)
+    modes = ", ".join(e.cost_modes)
+    _pair(fig, axes, e, (f"P(error), K={e.k}", f"Pareto F1, K={e.k}"),
+          f"{ident}; cost modes: {modes}; error: 95% Wilson interval, F1: mean ± 95% CI (normal)")
+    against = "against log2 B" if len(e.rho_grid) > 1 else f"per method at ρ={e.rho_grid[0]:g}"
+    out.append(("identification", fig, f"{ident}: (a) identification error and (b) Pareto F1 {against}, cost modes "
+                                       f"{modes}; error bands: 95% Wilson interval, F1 bands: mean ± 95% CI over "
+                                       f"{e.repetitions} repetitions; {terms}"))
     return out
 
 
 # --- the paper's layouts (only for experiments recorded as the paper's) ---------------------------------
 
-def _panels(n: int, height: float = 2.5):
-    return plt.subplots(1, n, figsize=(3.0 * n, height), squeeze=False)
+def _titled(axes, titles: Sequence[str]) -> list[str]:
+    """Title a row of panels, lettered when there are several; the letters, as the caption cites them."""
+    letters = marks(len(titles))
+    for ax, mark, title in zip(axes, letters, titles):
+        ax.set_title(f"{mark}{title}")
+    return letters
 
 
 @literal_text
@@ -438,13 +168,16 @@ def _paper_figures(experiments: list[Experiment]) -> list[tuple[str, object, str
     for e in online + full:
         wide.setdefault(e.dataset_name, e)
     if wide:
-        fig, axes = _panels(len(wide), 2.9)
-        for ax, e in zip(axes[0], wide.values()):
-            landscape_panel(ax, e.arms, f"{e.title} (K={e.k}, |P*|={int(e.arms['pareto'].sum())})", e.objectives)
-        _finish(fig, [], any(e.surrogate for e in wide.values()))
-        out.append(("fig1_landscapes", fig, "Figure 1: configuration landscapes ("
-                    + "; ".join(f"{e.title}, K={e.k}" for e in wide.values()) + "); black: Pareto front",
-                    list(wide.values())))
+        shown = list(wide.values())
+        fig, axes = landscape.landscape_grid([1] * len(shown), 2.9)
+        letters = marks(len(shown))
+        for (ax,), mark, e in zip(axes, letters, shown):
+            title = f"{mark}{e.title} (K={e.k}, |P*|={int(e.arms['pareto'].sum())})"
+            landscape.landscape_panel(ax, e.arms, title, e.objectives, e.cost_unit)
+        finish(fig, [], any(e.surrogate for e in shown))
+        out.append(("fig1_landscapes", fig, "Figure 1: configuration landscapes — "
+                    + "; ".join(f"{m}{e.title}, K={e.k}" for m, e in zip(letters, shown))
+                    + "; black: Pareto front; marker size: profiling cost c_i per call", shown))
     for stem, column, label, with_subset in (("fig2_online_regret", "regret_hv", r"HV-efficiency regret $R^{HV}_B$",
                                               True),
                                              ("fig3_standard_regret", "regret_std", r"standard HV regret $R^{std}_B$",
@@ -452,17 +185,17 @@ def _paper_figures(experiments: list[Experiment]) -> list[tuple[str, object, str
         parts = online + (subset if with_subset else [])
         if not online:
             continue
-        fig, axes = _panels(len(parts))
+        fig, axes = panels.side_by_side(len(parts))
         for ax, e in zip(axes[0], online):
-            _mean_panel(ax, e.runs, column, label, e.methods, unit=e.cost_unit)
-            ax.set_title(f"{e.title}: online, K={e.k} ({e.label})")
+            panels.mean_panel(ax, e.runs, column, label, e.methods, unit=e.cost_unit)
         for ax, e in zip(axes[0][len(online):], parts[len(online):]):
-            _error_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], e.methods, unit=e.cost_unit)
-            ax.set_title(f"{e.title}: Pareto identification, K={e.k} ({e.label})")
-        letters = "abcdefghijklmnop"
-        spans = [f"({letters[i]}) {e.label}" for i, e in enumerate(parts)]
-        bands = "; ".join(f"{e.label}: {band_note(e, 'mean' if e.setting == 'online' else 'wilson')}" for e in parts)
-        _finish(fig, axes[0], any(e.surrogate for e in parts), bands)
+            panels.error_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], e.methods, unit=e.cost_unit)
+        letters = _titled(axes[0], [f"{e.title}: online, K={e.k} ({e.label})" for e in online] + [
+            f"{e.title}: Pareto identification, K={e.k} ({e.label})" for e in parts[len(online):]])
+        spans = [f"{m}{e.label}" for m, e in zip(letters, parts)]
+        bands = "; ".join(f"{e.label}: {panels.band_note(e, 'mean' if e.setting == 'online' else 'wilson')}"
+                          for e in parts)
+        finish(fig, axes[0], any(e.surrogate for e in parts), bands)
         what = "HV-efficiency regret" if column == "regret_hv" else "standard hypervolume regret"
         caption = (f"Figure {stem[3]}: {what} against log2 B" + (
             " and log10 identification error on the paper's 14-arm subset" if len(parts) > len(online) else "")
@@ -471,23 +204,27 @@ def _paper_figures(experiments: list[Experiment]) -> list[tuple[str, object, str
     traj = [e for e in online if e.trajectories is not None]
     if traj:
         fig, axes = plt.subplots(len(traj), 2, figsize=(6.4, 2.4 * len(traj)), squeeze=False)
-        for row, e in zip(axes, traj):
-            _trajectory_panels(row, e)
-        _finish(fig, axes[0], any(e.surrogate for e in traj),
-                "; ".join(f"{e.label}: {band_note(e, 'mean')}" for e in traj))
+        letters = [f"({panels.letter(i)}) " for i in range(2 * len(traj))]
+        for row, e, pair in zip(axes, traj, zip(letters[::2], letters[1::2])):
+            panels.trajectory_panels(row, e, pair)
+        finish(fig, axes[0], any(e.surrogate for e in traj),
+               "\n".join("; ".join([f"{e.label}: {panels.band_note(e, 'mean')}", *panels.cycle_note(e)])
+                         for e in traj))
         out.append(("fig4_trajectories", fig, "Figure 4: online trajectories — " + "; ".join(
-            f"{e.label} at ρ={_trajectory_rho(e):g}, {e.window}-pull moving average, "
-            f"{band_note(e, 'mean')}" for e in traj), traj))
+            f"{a}cumulative R_HV and {b}{e.window}-pull moving average of the gap, {e.label} at "
+            f"ρ={panels.trajectory_rho(e):g}, " + "; ".join([panels.band_note(e, "mean"), *panels.cycle_note(e)])
+            for e, a, b in zip(traj, letters[::2], letters[1::2])), traj))
     if full:
-        fig, axes = _panels(len(full))
+        fig, axes = panels.side_by_side(len(full))
         for ax, e in zip(axes[0], full):
-            _mean_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], "f1", "Pareto F1", e.methods,
-                        unit=e.cost_unit)
-            ax.set_title(f"{e.title}: full set, K={e.k} ({e.label})")
-        _finish(fig, axes[0], any(e.surrogate for e in full),
-                "; ".join(f"{e.label}: {band_note(e, 'mean')}" for e in full))
+            panels.mean_panel(ax, e.runs[e.runs["cost_mode"] == "deterministic"], "f1", "Pareto F1", e.methods,
+                              unit=e.cost_unit)
+        letters = _titled(axes[0], [f"{e.title}: full set, K={e.k} ({e.label})" for e in full])
+        finish(fig, axes[0], any(e.surrogate for e in full),
+               "; ".join(f"{e.label}: {panels.band_note(e, 'mean')}" for e in full))
         out.append(("fig5_full_f1", fig, "Figure 5: Pareto F1 on the full configuration sets against log2 B — "
-                    + "; ".join(f"{e.label} (K={e.k}), {band_note(e, 'mean')}" for e in full), full))
+                    + "; ".join(f"{m}{e.label} (K={e.k}), {panels.band_note(e, 'mean')}"
+                                for m, e in zip(letters, full)), full))
     if stochastic:
         out.append(_cost_mode_figure(stochastic))
     return out
@@ -497,11 +234,10 @@ def _cost_mode_figure(experiments: list[Experiment]):
     """Figure 6: error with deterministic against realised costs at each experiment's largest budget."""
     from matplotlib.patches import Patch
 
-    fig, axes = _panels(len(experiments))
+    fig, axes = panels.side_by_side(len(experiments))
     width = 0.38
     for ax, e in zip(axes[0], experiments):
-        rho = max(e.rho_grid)
-        runs = e.runs[e.runs["rho"] == rho]
+        runs = e.runs[e.runs["rho"] == max(e.rho_grid)]
         for pos, method in enumerate(e.methods):
             for shift, mode, hatch in ((-width / 2, "deterministic", None), (width / 2, "stochastic", "///")):
                 g = runs[(runs["method"] == method) & (runs["cost_mode"] == mode)]
@@ -516,64 +252,126 @@ def _cost_mode_figure(experiments: list[Experiment]):
                             capsize=2, linewidth=0.8)
         ax.set_xticks(range(len(e.methods)), [registry.display(m) for m in e.methods])
         ax.set_ylabel("P(error), 95% Wilson")
-        ax.set_title(f"{e.title}: K={e.k}, ρ={rho:g} ({e.label})")
         ax.grid(alpha=0.3, axis="y")
+    letters = _titled(axes[0], [f"{e.title}: K={e.k}, ρ={max(e.rho_grid):g} ({e.label})" for e in experiments])
     fig.legend([Patch(facecolor="white", edgecolor="black"), Patch(facecolor="white", edgecolor="black", hatch="///")],
                ["deterministic costs", "realised (stochastic) costs"], loc="lower center", ncol=2,
                bbox_to_anchor=(0.5, 1.0), frameon=False)
-    notes = "; ".join(f"{e.label}: {band_note(e, 'wilson')}" for e in experiments)
-    _finish(fig, [], any(e.surrogate for e in experiments), notes)
+    notes = "; ".join(f"{e.label}: {panels.band_note(e, 'wilson')}" for e in experiments)
+    finish(fig, [], any(e.surrogate for e in experiments), notes)
     caption = "Figure 6: deterministic against realised (stochastic) token costs — " + "; ".join(
-        f"{e.label} (K={e.k}, ρ={max(e.rho_grid):g})" for e in experiments) + f"; {notes}"
+        f"{m}{e.label} (K={e.k}, ρ={max(e.rho_grid):g})" for m, e in zip(letters, experiments)) + f"; {notes}"
     return "fig6_cost_modes", fig, caption, experiments
 
 
-def _draw_experiment(e: Experiment, root: Path, formats: Sequence[str]) -> list[tuple[Drawn, list[Path]]]:
+# --- drawing what changed -------------------------------------------------------------------------------
+
+def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[str], current: dict[str, str]
+          ) -> list[tuple[Drawn, list[Path]]]:
+    """One experiment's figures, or (given the paper's experiments) the paper's figures, each with the files written:
+    none for a figure ``current`` lists (stem: its experiments) with the same experiments."""
+    if isinstance(subject, list):
+        figures = [(stem, fig, caption, tuple(e.label for e in parts))
+                   for stem, fig, caption, parts in _paper_figures(subject)]
+    else:
+        figures = [(f"figures/{slug(subject.label)}_{name}", fig, caption, (subject.label,))
+                   for name, fig, caption in experiment_figures(subject)]
     out = []
-    for name, fig, caption in experiment_figures(e):
-        stem = f"figures/{slug(e.label)}_{name}"
-        out.append((Drawn(stem, caption, e.label), save(fig, root / stem, formats)))
+    for stem, fig, caption, parts in figures:
+        keep = current.get(stem) == "; ".join(parts)
+        if keep:
+            plt.close(fig)
+        out.append((Drawn(stem, caption, parts), [] if keep else save(fig, root / stem, formats)))
     return out
 
 
-def _draw_paper(experiments: list[Experiment], root: Path, formats: Sequence[str]) -> list[tuple[Drawn, list[Path]]]:
-    return [(Drawn(stem, caption, "; ".join(e.label for e in parts)), save(fig, root / stem, formats))
-            for stem, fig, caption, parts in _paper_figures(experiments)]
+@functools.cache
+def drawing_version() -> str:
+    """SHA-256 (16 hex digits) of the drawing code (:data:`DRAWING`), cabench's and the drawing libraries'
+    versions: part of every figure's key."""
+    h = hashlib.sha256(f"{cabench.__version__} {matplotlib.__version__} "
+                       f"{importlib.metadata.version('adjustText')}".encode())
+    for module in DRAWING:
+        h.update(Path(str(importlib.import_module(module).__file__)).read_bytes())
+    return h.hexdigest()[:16]
 
 
-def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[str]
-          ) -> list[tuple[Drawn, list[Path]]]:
-    """One experiment's figures, or (given every experiment) the paper's figures."""
-    if isinstance(subject, list):
-        return _draw_paper(subject, root, formats)
-    return _draw_experiment(subject, root, formats)
+@dataclass(frozen=True)
+class Plotted:
+    """What :func:`plot` did: where the figure index is, the files drawn now, those kept (inputs unchanged)."""
+
+    index: Path
+    written: list[Path]
+    kept: list[Path]
+
+    def message(self) -> str:
+        """One line saying what was drawn and what was up to date."""
+        where = self.index / "figures.csv"
+        if not self.written:
+            return (f"figures up to date, nothing redrawn ({len(self.kept)} files; their result files and the "
+                    f"drawing code are unchanged); index {where}")
+        return f"drew {len(self.written)} files, kept {len(self.kept)} up to date; index {where}"
 
 
-def plot_results(root: Path, formats: Sequence[str], n_jobs: int = 1) -> list[Path]:
-    """Draw every figure the results under ``root`` allow; return the files written.
-
-    Figures are drawn by ``n_jobs`` processes (the files do not depend on it).
-    Writes ``ROOT/figures.csv`` (file stem, caption, experiments) beside them.
-    """
-    import dataclasses
-
+def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
+    """Draw the figures of the results below ``folder`` whose result files or drawing code changed, in ``n_jobs``
+    processes (the files do not depend on it), into the folder of :func:`~cabench.figure_index.index_root`, and
+    record them in its index; the figures of the paper's layouts are redrawn when one of their inputs changed."""
     from cabench.backends import Backend, parallel_map
 
     formats = check_formats(formats)
-    res = ResultSet(root)
-    if res.empty:
-        raise CabenchError(f"{root}: no results below this folder; run `cabench run CONFIG` first")
-    light = [dataclasses.replace(e, selections=e.selections.iloc[:0]) for e in res.experiments]  # not drawn
-    subjects: list[Experiment | list[Experiment]] = [*light, light]
+    root = figure_index.index_root(folder)
+    res = ResultSet(root)  # labels and the paper's experiments as the root's report sees them
+    mine = [e for e in res.experiments
+            if any(f.resolve().is_relative_to(folder.resolve()) for f in (e.folder, *e.duplicates))]
+    if not mine:
+        raise CabenchError(f"{folder}: no results below this folder; run `cabench run CONFIG` first")
+    light = {e.label: replace(e, selections=e.selections.iloc[:0]) for e in res.experiments}  # never drawn
+    subjects: dict[str, Experiment | list[Experiment]] = {
+        figure_index.experiment_source(e.label): light[e.label] for e in mine}
+    paper = [light[e.label] for e in res.experiments if e.paper_role]
+    if any(e.paper_role for e in mine):
+        subjects[figure_index.PAPER] = paper
+    hashes = {e.label: figure_index.experiment_inputs(e.folder, root) for e in (*mine, *paper)}
+
+    def inputs(labels: Sequence[str]) -> dict[str, str]:
+        return {path: digest for label in labels for path, digest in hashes[label].items()}
+
+    index, version = figure_index.read_index(root, damaged_as_empty=True), drawing_version()
+    current: dict[str, str] = {}  # stem: experiments, of every figure that needs no drawing
+    for _, row in index.iterrows():
+        labels = row["experiments"].split("; ")
+        if set(labels) <= hashes.keys() and figure_index.is_current(root, row, inputs(labels), version, formats):
+            current[row["stem"]] = row["experiments"]
+    stale = []
+    for source, subject in subjects.items():
+        rows = index[index["source"] == source]
+        labels = {e.label for e in subject} if isinstance(subject, list) else {subject.label}
+        drawn_from = {label for names in rows["experiments"] for label in names.split("; ")}
+        if rows.empty or drawn_from != labels or not rows["stem"].isin(current).all():
+            stale.append(source)  # drawn again; its figures still current are not written
     try:
-        drawn = list(parallel_map(_draw, [(s, root, formats) for s in subjects], Backend("loky", n_jobs)))
+        drawn = list(parallel_map(_draw, [(subjects[s], root, formats, current) for s in stale],
+                                  Backend("loky", n_jobs)))
     except OSError as exc:
         raise CabenchError(f"{root}: cannot write figures ({exc.strerror}); pass a writable results folder") \
             from None
     written = [p for part in drawn for _, paths in part for p in paths]
-    index = [d for part in drawn for d, _ in part]
-    from cabench.storage import to_csv, write_atomic
+    ours = index[index["source"].isin(subjects) & index["stem"].isin(current)]
+    kept = [root / f"{stem}.{fmt}" for stem in ours["stem"] for fmt in formats]
+    old = index.set_index("stem")
+    rows = [figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, inputs(d.parts), version)
+            if paths else {"stem": d.stem, **old.loc[d.stem].to_dict()}
+            for source, part in zip(stale, drawn) for d, paths in part]
+    replaced = set(stale) | (set(index["source"]) - set(subjects) if root == folder else set())
+    figure_index.remove_figures(root, index[index["source"].isin(replaced) & ~index["stem"].isin(current)],
+                                keep=written)
+    figure_index.record_figures(root, rows, replaced)
+    return Plotted(root, written, kept)
 
-    table = pd.DataFrame([vars(d) for d in index], columns=["stem", "caption", "experiments"])
-    write_atomic(root / "figures.csv", to_csv(table))
-    return written
+
+def plot_results(root: Path, formats: Sequence[str], n_jobs: int = 1) -> list[Path]:
+    """Bring every figure of the results below ``root`` up to date (:func:`plot`); return their files, drawn now
+    or kept."""
+    done = plot(root, formats, n_jobs)
+    return [*done.written, *done.kept]

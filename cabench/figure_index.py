@@ -1,0 +1,188 @@
+"""The figure index ``ROOT/figures.csv``: every figure drawn, its caption, and the result files it was drawn from.
+
+Each row names a figure's file ``stem`` (relative to ``ROOT``), its ``caption``, the ``experiments`` it shows,
+the ``source`` that drew it (``experiment:<label>`` or ``paper``), the ``formats`` written, its ``inputs`` (a
+JSON object: each result file it read, relative to ``ROOT``, with its SHA-256) and the drawing ``code``
+version. :func:`current_figures` keeps only the figures whose files exist and whose inputs still hash as
+recorded, so a figure older than the results it shows is never embedded; :func:`record_figures` merges the
+rows ``cabench plot`` draws.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from cabench.errors import CabenchError
+from cabench.storage import to_csv, write_atomic
+
+INDEX = "figures.csv"
+COLUMNS = ["stem", "caption", "experiments", "source", "formats", "inputs", "code"]
+#: The files of an experiment's results folder that figures read (``selections.csv`` is never drawn).
+READ = ("config.yaml", "runs.*", "arms.*", "trajectories.*")
+PAPER = "paper"
+FORMATS = ("png", "pdf", "svg")  # the files a figure may have
+
+
+def experiment_source(label: str) -> str:
+    """The ``source`` of an experiment's own figures."""
+    return f"experiment:{label}"
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in chunks."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def experiment_inputs(folder: Path, root: Path) -> dict[str, str]:
+    """The files of the results folder ``folder`` that its figures read, by path relative to ``root``, hashed."""
+    files = sorted({p for pattern in READ for p in folder.glob(pattern) if p.is_file()})
+    return {p.relative_to(root).as_posix(): file_sha256(p) for p in files}
+
+
+def read_index(root: Path, damaged_as_empty: bool = False) -> pd.DataFrame:
+    """``ROOT/figures.csv`` as text, every column of :data:`COLUMNS` present (empty where an older cabench wrote
+    none); an empty table when there is no index. A damaged one is a one-line error, or with
+    ``damaged_as_empty`` an empty table (``cabench plot`` rebuilds it)."""
+    path = root / INDEX
+    try:
+        if not path.is_file():
+            return pd.DataFrame(columns=COLUMNS)
+        try:
+            table = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+            raise CabenchError(f"{path}: unreadable figure index ({str(exc).splitlines()[0]}); run `cabench plot` "
+                               "again") from None
+        for col in ("stem", "caption"):
+            if col not in table.columns:
+                raise CabenchError(f"{path}: column '{col}' is missing (a damaged file); run `cabench plot` again")
+    except CabenchError:
+        if damaged_as_empty:
+            return pd.DataFrame(columns=COLUMNS)
+        raise
+    for col in COLUMNS:
+        if col not in table.columns:
+            table[col] = ""
+    return table
+
+
+def recorded_inputs(row: pd.Series) -> dict[str, str] | None:
+    """A row's recorded inputs; None where it records none (an older cabench) or they cannot be read."""
+    try:
+        inputs = json.loads(row["inputs"])
+    except (TypeError, ValueError):
+        return None
+    return inputs if isinstance(inputs, dict) and inputs else None
+
+
+def _drawn(root: Path, stem: str, formats: Iterable[str]) -> bool:
+    """Whether figure ``stem`` has a file in each of ``formats`` (and at least one format)."""
+    formats = [f for f in formats if f]
+    return bool(formats) and all((root / f"{stem}.{fmt}").is_file() for fmt in formats)
+
+
+def _hash_of(root: Path, rel: str, seen: dict[str, str | None]) -> str | None:
+    if rel not in seen:
+        path = root / rel
+        seen[rel] = file_sha256(path) if path.is_file() else None
+    return seen[rel]
+
+
+def current_figures(root: Path) -> pd.DataFrame:
+    """The rows of ``ROOT/figures.csv`` whose figure files (every recorded format) exist and whose recorded inputs
+    are unchanged (each result file it was drawn from hashes as recorded), in index order; an empty table with
+    the columns when there is no index."""
+    table = read_index(root)
+    seen: dict[str, str | None] = {}
+
+    def current(row: pd.Series) -> bool:
+        inputs = recorded_inputs(row)
+        return (inputs is not None and _drawn(root, row["stem"], row["formats"].split(";"))
+                and all(_hash_of(root, rel, seen) == digest for rel, digest in inputs.items()))
+
+    keep = [current(row) for _, row in table.iterrows()]
+    return table[pd.Series(keep, index=table.index, dtype=bool)].reset_index(drop=True)
+
+
+def _is_index(folder: Path) -> bool:
+    try:
+        read_index(folder)
+    except CabenchError:
+        return False
+    return True
+
+
+def index_root(folder: Path) -> Path:
+    """Where ``cabench plot FOLDER`` records its figures: the nearest folder above ``folder`` holding a cabench
+    figure index (so the root's report keeps its figures), else ``folder`` itself; relative if ``folder`` is."""
+    for parent in folder.resolve().parents:
+        if (parent / INDEX).is_file() and _is_index(parent):
+            return parent if folder.is_absolute() else Path(os.path.relpath(parent))
+    return folder
+
+
+def figure_row(stem: str, caption: str, experiments: Sequence[str], source: str, formats: Sequence[str],
+               inputs: dict[str, str], code: str) -> dict[str, str]:
+    """A row of the index."""
+    return {"stem": stem, "caption": caption, "experiments": "; ".join(experiments), "source": source,
+            "formats": ";".join(formats), "inputs": json.dumps(inputs, sort_keys=True), "code": code}
+
+
+def is_current(root: Path, row: pd.Series, inputs: dict[str, str], code: str, formats: Sequence[str]) -> bool:
+    """Whether the figure ``row`` needs no drawing: drawn by ``code`` from exactly the files ``inputs`` (path:
+    SHA-256), with a file in every format of ``formats``."""
+    return (recorded_inputs(row) == inputs and row["code"] == code
+            and set(formats) <= set(row["formats"].split(";")) and _drawn(root, row["stem"], formats))
+
+
+def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> None:
+    """Delete the files of the figures ``rows`` (every format), but those in ``keep``: figures drawn from results
+    that changed or went away."""
+    kept = {Path(p).resolve() for p in keep}
+    for stem in rows["stem"]:
+        path = root / stem
+        for old in path.parent.glob(f"{glob.escape(path.name)}.*"):
+            if old.resolve() not in kept and old.suffix.lstrip(".") in FORMATS:
+                old.unlink(missing_ok=True)
+
+
+def merged(old: pd.DataFrame, rows: Iterable[dict], replaced: Collection[str]) -> pd.DataFrame:
+    """``old`` with the rows of every source in ``replaced`` (and of the sources of ``rows``) swapped for ``rows``,
+    each source's new rows where its old rows stood, new sources at the end."""
+    new = pd.DataFrame(list(rows), columns=COLUMNS).fillna("")
+    by_source = dict(list(new.groupby("source", sort=False)))
+    dropped = set(replaced) | set(by_source)
+    parts, placed = [], set()
+    for _, block in old.groupby((old["source"] != old["source"].shift()).cumsum(), sort=False):
+        name = block["source"].iloc[0]
+        if name not in dropped:
+            parts.append(block)
+        elif name in by_source and name not in placed:
+            parts.append(by_source[name])
+            placed.add(name)
+    parts += [g for s, g in by_source.items() if s not in placed]
+    table = pd.concat([p[COLUMNS] for p in parts], ignore_index=True) if parts else new.iloc[:0]
+    return table.drop_duplicates("stem", keep="last").reset_index(drop=True)
+
+
+def record_figures(root: Path, rows: list[dict], replaced: Collection[str] = ()) -> None:
+    """Merge ``rows`` (dicts with the keys of :data:`COLUMNS`) into ``ROOT/figures.csv`` atomically: they replace
+    the rows of their sources and of every source in ``replaced``; the file is rewritten only if it changes."""
+    path = root / INDEX
+    text = to_csv(merged(read_index(root, damaged_as_empty=True), rows, replaced))
+    try:
+        unchanged = path.read_text() == text
+    except (OSError, UnicodeDecodeError):
+        unchanged = False
+    if not unchanged:
+        write_atomic(path, text)

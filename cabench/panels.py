@@ -1,0 +1,231 @@
+"""The panels every figure is built from, and the drawing basics all figures share.
+
+Panels draw one metric of one experiment on one axes: a mean (normal 95% band) or an error probability
+(95% Wilson band) against log2 B, a single budget's methods side by side, the online trajectories. The basics:
+mathtext off for names (:func:`literal_text`), panel letters (:func:`marks`) that titles and captions share, the
+methods' legend and notes (:func:`finish`), and the configurations' names on a landscape placed by adjustText
+once the layout is final (:func:`place_names`), so that they neither overprint each other nor leave the axes.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from adjustText import adjust_text  # noqa: E402
+
+from cabench import registry  # noqa: E402
+from cabench.results import Experiment  # noqa: E402
+from cabench.stats import Z95, mean_se, wilson  # noqa: E402
+from cabench.units import LABELS  # noqa: E402
+
+plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
+                     "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.dpi": 100, "figure.titlesize": 8,
+                     "svg.hashsalt": "cabench", "pdf.compression": 6})
+ERROR_FLOOR = 1e-3  # log10 error is drawn here (hollow marker) when no repetition erred
+ARM_NAME = "arm-name"  # the gid of a configuration's name on a landscape, placed by :func:`place_names`
+ARMS = "arms"  # the gid of a landscape's scatter of arms
+PLACING = 400  # adjustText iterations: a fixed count, so that a figure does not depend on the machine's speed
+
+
+def literal_text(draw: Callable) -> Callable:
+    """Run ``draw`` with mathtext off: names and titles are drawn as written, ``$`` and all.
+
+    cabench's own axis labels ask for mathtext one by one (``parse_math=True``).
+    """
+    @functools.wraps(draw)
+    def drawn(*args, **kwargs):
+        with plt.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+    return drawn
+
+
+def side_by_side(n: int, height: float = 2.5):
+    """A figure of ``n`` panels side by side."""
+    return plt.subplots(1, n, figsize=(3.0 * n, height), squeeze=False)
+
+
+def letter(i: int) -> str:
+    """The letter of the ``i``-th panel (0-based): a, b, c, …"""
+    return chr(ord("a") + i)
+
+
+def _legend(fig, axes) -> None:
+    handles, labels = {}, []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in handles:
+                handles[lab] = h
+                labels.append(lab)
+    if handles:
+        fig.legend([handles[lab] for lab in labels], labels, loc="lower center", ncol=min(len(labels), 6),
+                   bbox_to_anchor=(0.5, 1.0), frameon=False)
+
+
+def finish(fig, axes, surrogate: bool, title: str | None = None) -> None:
+    """Lay a figure out: the methods' legend above, the note below, then the configurations' names placed."""
+    _legend(fig, axes)
+    notes = []
+    if title:
+        notes.append(title)
+    if surrogate:
+        notes.append("surrogate logs calibrated to the paper's published statistics (not the paper's data)")
+    fig.tight_layout()
+    if notes:
+        fig.text(0.5, -0.01, "\n".join(notes), ha="center", va="top", fontsize=6, style="italic")
+    for ax in fig.axes:
+        place_names(ax)
+
+
+def place_names(ax) -> None:
+    """Move the configuration names of a landscape panel apart and inside its axes (adjustText, a fixed number
+    of iterations); a name moved off its arm gets a grey leader line."""
+    names = [t for t in ax.texts if t.get_gid() == ARM_NAME]
+    if not names:
+        return
+    (arms,) = [c for c in ax.collections if c.get_gid() == ARMS]
+    x, y = np.asarray(arms.get_offsets(), dtype=float).T
+    adjust_text(names, x=x, y=y, ax=ax, iter_lim=PLACING, ensure_inside_axes=True, force_static=(0.05, 0.1),
+                arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.4})
+
+
+def marks(n: int) -> list[str]:
+    """The panel letters of a figure of ``n`` panels as titles and captions cite them (none for one panel)."""
+    return [f"({letter(i)}) " for i in range(n)] if n > 1 else [""]
+
+
+# --- panels ------------------------------------------------------------------------------------------
+
+def _style(method: str) -> dict:
+    colour, marker = registry.style(method)
+    return {"color": colour, "marker": marker, "label": registry.display(method), "markersize": 3.5,
+            "linewidth": 1.2}
+
+
+def band_note(e: Experiment, kind: str) -> str:
+    n = e.repetitions
+    if kind == "mean":
+        return f"bands: mean ± 95% CI (normal) over {n} repetitions"
+    return f"bands: 95% Wilson interval over {n} repetitions"
+
+
+def _band(ax, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, mid: np.ndarray, colour: str) -> None:
+    """A shaded band, or error bars where there is a single budget (a band would be invisible)."""
+    if len(x) > 1:
+        ax.fill_between(x, lo, hi, color=colour, alpha=0.15, linewidth=0)
+    else:
+        ax.errorbar(x, mid, yerr=[mid - lo, hi - mid], color=colour, capsize=2, linewidth=0.8, linestyle="none")
+
+
+def mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Sequence[str],
+                linestyle: str = "-", suffix: str = "", unit: str = "tokens") -> None:
+    """Mean of ``column`` against log2 B per method, with a normal 95% band over repetitions."""
+    for method in methods:
+        g = runs[runs["method"] == method]
+        if g.empty:
+            continue
+        stats = [(b, *mean_se(gg[column])) for b, gg in g.groupby("budget")]
+        b, m, se = map(np.array, zip(*stats))
+        x = np.log2(b)
+        style = _style(method)
+        ax.plot(x, m, **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
+        _band(ax, x, m - Z95 * se, m + Z95 * se, m, style["color"])
+    ax.set_xlabel(rf"$\log_2 B$ ({LABELS[unit]})", parse_math=True)
+    ax.set_ylabel(ylabel, parse_math=True)
+    ax.grid(alpha=0.3)
+
+
+def error_panel(ax, runs: pd.DataFrame, methods: Sequence[str], linestyle: str = "-", suffix: str = "",
+                 unit: str = "tokens") -> None:
+    """log10 error probability against log2 B with 95% Wilson bands; zero errors drawn hollow at a floor."""
+    for method in methods:
+        g = runs[runs["method"] == method]
+        if g.empty:
+            continue
+        points = []
+        for b, gg in g.groupby("budget"):
+            k, n = int(gg["error"].sum()), len(gg)
+            low, high = wilson(k, n)
+            points.append((math.log2(b), max(k / n, ERROR_FLOOR), max(low, ERROR_FLOOR), max(high, ERROR_FLOOR),
+                           k == 0))
+        x, y, lo, hi, zero = (np.array(column) for column in zip(*points))
+        style = _style(method)
+        ax.plot(x, np.log10(y), **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
+        _band(ax, x, np.log10(lo), np.log10(hi), np.log10(y), style["color"])
+        if zero.any():
+            ax.plot(x[zero], np.log10(y[zero]), linestyle="none", marker=style["marker"], markersize=6,
+                    markerfacecolor="white", markeredgecolor=style["color"])
+    ax.axhline(math.log10(ERROR_FLOOR), color="black", linewidth=0.5, linestyle=":")
+    ax.set_xlabel(rf"$\log_2 B$ ({LABELS[unit]})", parse_math=True)
+    ax.set_ylabel(r"$\log_{10}$ P(error)  (dotted floor: no error)", parse_math=True)
+    ax.grid(alpha=0.3)
+
+
+def categorical_panel(ax, e: Experiment, metric: str) -> None:
+    """Error (Wilson) or F1 (mean, normal CI) per method and cost mode at an experiment's single budget."""
+    modes = e.cost_modes
+    width = 0.8 / len(modes)
+    for pos, method in enumerate(e.methods):
+        style = _style(method)
+        for j, mode in enumerate(modes):
+            g = e.runs[(e.runs["method"] == method) & (e.runs["cost_mode"] == mode)]
+            if g.empty:
+                continue
+            if metric == "error":
+                k, n = int(g["error"].sum()), len(g)
+                mid, (lo, hi) = k / n, wilson(k, n)
+            else:
+                mid, se = mean_se(g["f1"])
+                lo, hi = mid - Z95 * se, mid + Z95 * se
+            x = pos + (j - (len(modes) - 1) / 2) * width
+            face = style["color"] if j == 0 else "white"
+            label = style["label"] + (f" ({mode})" if len(modes) > 1 else "")
+            ax.errorbar([x], [mid], yerr=[[mid - lo], [hi - mid]], color=style["color"], marker=style["marker"],
+                        markerfacecolor=face, capsize=2, linewidth=0.8, linestyle="none", label=label)
+    ax.set_xticks(range(len(e.methods)), [registry.display(m) for m in e.methods])
+    ax.set_ylabel("P(error), 95% Wilson" if metric == "error" else "Pareto F1, mean ± 95% CI")
+    ax.set_xlabel(f"ρ={e.rho_grid[0]:g}" + ("; filled: " + modes[0] + ", hollow: " + ", ".join(modes[1:])
+                                             if len(modes) > 1 else ""))
+    ax.grid(alpha=0.3, axis="y")
+
+
+def trajectory_rho(e: Experiment) -> float:
+    """The budget an experiment's trajectories were recorded at."""
+    assert e.trajectories is not None
+    return float(e.trajectories["rho"].iloc[0])
+
+
+def trajectory_panels(axes, e: Experiment, letters: Sequence[str]) -> None:
+    t_all = e.trajectories
+    assert t_all is not None  # drawn only for experiments with trajectories
+    for method in e.methods:
+        t = t_all[t_all["method"] == method]
+        if t.empty:
+            continue
+        style = {**_style(method), "marker": None}
+        x = t["spend"].to_numpy()
+        for ax, col in zip(axes, ("cum_regret", "moving_avg")):
+            m, se = t[f"{col}_mean"].to_numpy(), t[f"{col}_se"].to_numpy()
+            ax.plot(x, m, **style)
+            ax.fill_between(x, m - Z95 * se, m + Z95 * se, color=style["color"], alpha=0.15, linewidth=0)
+    rho = trajectory_rho(e)
+    axes[0].set_title(f"{letters[0]}{e.label}: cumulative R_HV (ρ={rho:g})")
+    axes[1].set_title(f"{letters[1]}{e.label}: {e.window}-pull moving average of the gap (ρ={rho:g})")
+    for ax in axes:
+        ax.set_xlabel(f"consumed {LABELS[e.cost_unit]}")
+        ax.grid(alpha=0.3)
+
+
+def cycle_note(e: Experiment) -> list[str]:
+    """Why a round robin's moving average of the gap is a sawtooth (said beside every trajectory figure); none
+    without a round robin."""
+    cycling = [registry.display(m) for m in e.methods if not registry.prefers(m, "online")]
+    return [f"{' and '.join(cycling)} cycle{'s' if len(cycling) == 1 else ''} through the arms, so the moving "
+            f"average of the gap oscillates with period K={e.k} pulls (one round)"] if cycling else []

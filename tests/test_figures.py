@@ -1,0 +1,188 @@
+"""Figures that read well and are never stale: configuration names placed apart and inside the axes, panel letters
+in caption order, the marker-size key, figures redrawn only when the result files they read change, `plot` of a
+subfolder kept in the root's index, and a figure whose results changed never reported as current."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from cabench.config import load_config
+from cabench.figure_index import current_figures
+from cabench.landscape import landscape_figure
+from cabench.plots import _paper_figures, experiment_figures, plot
+from cabench.results import ResultSet
+from cabench.runner import run_experiment
+from tests.conftest import ROOT, shipped
+
+QUICK = {"online": ROOT / "configs" / "piqa_online_quick.yaml", "psi": ROOT / "configs" / "piqa_psi_quick.yaml"}
+
+
+@pytest.fixture(scope="module")
+def plotted(tmp_path_factory) -> Path:
+    """PIQA online and identification, three repetitions each, plotted once (copy before changing it)."""
+    root = tmp_path_factory.mktemp("figures") / "results"
+    for name, config in QUICK.items():
+        run_experiment(load_config(config, overrides={"repetitions": 3, "output": str(root / name)}), quiet=True)
+    plot(root, ["png"])
+    return root
+
+
+@pytest.fixture
+def results(plotted, tmp_path) -> Path:
+    copy = tmp_path / "results"
+    shutil.copytree(plotted, copy)
+    return copy
+
+
+def _state(root: Path) -> dict[str, tuple[int, str]]:
+    """Every figure file and the index: modification time and SHA-256."""
+    files = [root / "figures.csv", *root.glob("fig*.png"), *(root / "figures").glob("*.png")]
+    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+            for p in files}
+
+
+def _change(path: Path) -> None:
+    """Change a result file's bytes, not its content: a blank line at the end."""
+    path.write_bytes(path.read_bytes() + b"\n")
+
+
+def _overlap(a, b) -> float:
+    return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))
+
+
+# --- what a figure shows -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("datasets", [["piqa"], ["gsm8k", "piqa"]])
+def test_configuration_names_neither_overlap_nor_leave_the_axes(datasets):
+    """Figure 1 on PIQA overprinted gpt-2's two names and put mistral's and tinyllama's outside the axes."""
+    fig = landscape_figure([shipped(name) for name in datasets])
+    renderer = fig.canvas.get_renderer()
+    for ax, name in zip(fig.axes, datasets):
+        arms = shipped(name)
+        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+        assert len(boxes) == 7 and {t.get_text() for t in ax.texts} <= set(arms.configs["config_id"])
+        frame = ax.get_window_extent(renderer)
+        for box in boxes:
+            assert frame.x0 - 0.5 <= box.x0 and box.x1 <= frame.x1 + 0.5, (box, frame)
+            assert frame.y0 - 0.5 <= box.y0 and box.y1 <= frame.y1 + 0.5, (box, frame)
+        overlaps = [_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]]
+        assert max(overlaps) == 0.0, overlaps
+    plt.close(fig)
+
+
+def test_a_landscape_says_what_marker_size_means():
+    """A key below the panel: two or three costs c_i in the cost unit, each drawn at the size the scatter gives it."""
+    fig = landscape_figure([shipped("piqa")])
+    (ax,) = fig.axes
+    key = ax.get_legend()
+    assert key.get_title().get_text() == "marker size: profiling cost c_i, tokens per call"
+    costs = np.array([float(t.get_text()) for t in key.get_texts()])
+    areas = np.array([h.get_markersize() ** 2 for h in key.legend_handles])
+    assert 2 <= len(costs) <= 3 and np.all(np.diff(costs) > 0)
+    profile = shipped("piqa").profile_cost
+    assert profile.min() <= costs.min() and costs.max() <= profile.max()
+    slope, intercept = np.polyfit(profile, ax.collections[0].get_sizes(), 1)  # area is linear in c_i
+    assert np.allclose(areas, slope * costs + intercept, rtol=1e-6)
+    plt.close(fig)
+
+
+def test_panel_letters_follow_the_captions(plotted):
+    """Every figure of several panels letters them (a), (b), … in order, and its caption cites the same letters;
+    the paper's figures name each panel's experiment after its letter."""
+    res = ResultSet(plotted)
+    figures = [(stem, fig, caption, [e.label for e in parts]) for stem, fig, caption, parts in
+               _paper_figures(res.experiments)]
+    figures += [(name, fig, caption, []) for e in res.experiments for name, fig, caption in experiment_figures(e)]
+    lettered = 0
+    for stem, fig, caption, parts in figures:
+        titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+        plt.close(fig)
+        letters = [m.group(1) if (m := re.match(r"\(([a-z])\) ", t)) else "" for t in titles]
+        cited = re.findall(r"\(([a-z])\) ", caption)
+        if len(titles) == 1:
+            assert letters == [""] and cited == [], stem
+            continue
+        lettered += 1
+        assert letters == cited == list("abcdefgh"[:len(titles)]), (stem, titles, caption)
+        if stem == "fig2_online_regret":
+            assert parts == ["piqa_online", "piqa_psi"] and "(a) piqa_online, (b) piqa_psi" in caption
+            assert all(f"({letter}) " in title and f"({label})" in title
+                       for letter, label, title in zip(letters, parts, titles))
+    assert lettered == 5  # Figure 2 (online, subset), Figure 4 (two panels), regret, trajectories, identification
+
+
+def test_the_trajectory_caption_explains_the_round_robin_sawtooth(plotted):
+    caption = pd.read_csv(plotted / "figures.csv").set_index("stem").loc["fig4_trajectories", "caption"]
+    assert "Uniform cycles through the arms, so the moving average of the gap oscillates with period K=132" in caption
+
+
+# --- drawn again only when the inputs change -----------------------------------------------------------------
+
+def test_a_second_plot_redraws_nothing_and_a_changed_result_redraws_its_figures(results):
+    before = _state(results)
+    again = plot(results, ["png"])
+    assert again.written == [] and "nothing redrawn" in again.message() and len(again.kept) == len(before) - 1
+    assert _state(results) == before
+    _change(results / "psi" / "runs.csv")
+    third = plot(results, ["png"])
+    after = _state(results)
+    changed = {name for name in before if after[name] != before[name]}
+    assert changed == {"figures.csv", "figures/piqa_psi_landscape.png", "figures/piqa_psi_identification.png",
+                       "fig2_online_regret.png"}  # the one paper figure that reads it, not Figures 1, 3 and 4
+    assert {str(p.relative_to(results)) for p in third.written} == changed - {"figures.csv"}
+
+
+def test_plot_of_a_subfolder_keeps_the_root_index(results):
+    root_rows = pd.read_csv(results / "figures.csv")
+    assert plot(results / "online", ["png"]).written == []  # nothing changed: nothing drawn, below or above
+    _change(results / "online" / "arms.csv")
+    done = plot(results / "online", ["png"])
+    assert done.index == results and not (results / "online" / "figures.csv").exists()
+    assert {str(p.relative_to(results)) for p in done.written} >= {"figures/piqa_online_landscape.png",
+                                                                   "fig1_landscapes.png"}
+    index = pd.read_csv(results / "figures.csv")
+    assert list(index["stem"]) == list(root_rows["stem"])  # every figure of the root kept, in its place
+    assert len(current_figures(results)) == len(index)  # and every one current
+    psi = index["source"] == "experiment:piqa_psi"
+    assert index[psi].equals(root_rows[psi])
+
+
+def test_current_figures_drop_a_figure_whose_results_changed(results):
+    index = pd.read_csv(results / "figures.csv")
+    assert list(current_figures(results)["stem"]) == list(index["stem"])
+    _change(results / "online" / "runs.csv")
+    shows_online = index["experiments"].str.split("; ").apply(lambda labels: "piqa_online" in labels)
+    assert shows_online.sum() >= 4 and (~shows_online).sum() >= 2
+    assert list(current_figures(results)["stem"]) == list(index.loc[~shows_online, "stem"])
+    (results / "figures" / "piqa_psi_landscape.png").unlink()
+    assert "figures/piqa_psi_landscape" not in set(current_figures(results)["stem"])
+
+
+def test_no_index_means_no_current_figures(tmp_path):
+    table = current_figures(tmp_path)
+    assert table.empty and {"stem", "caption", "inputs"} <= set(table.columns)
+
+
+def test_a_second_plot_says_nothing_was_redrawn(tmp_path):
+    from typer.testing import CliRunner
+
+    from cabench.cli import app
+    from cabench.config import parse_config
+    from cabench.runner import run_experiment
+    from tests.conftest import DATA
+
+    raw = {"name": "again", "dataset": str(DATA / "piqa"), "setting": "online", "rho": [2], "methods": ["uniform"],
+           "repetitions": 2, "output": str(tmp_path / "r" / "again")}
+    run_experiment(parse_config(raw, "t.yaml"), quiet=True)
+    first = CliRunner().invoke(app, ["plot", str(tmp_path / "r"), "--format", "png"])
+    second = CliRunner().invoke(app, ["plot", str(tmp_path / "r"), "--format", "png"])
+    assert first.exit_code == 0 and "wrote " in first.output, first.output
+    assert second.exit_code == 0 and second.output.strip().count("\n") == 0 and "nothing redrawn" in second.output
