@@ -1,14 +1,19 @@
 """The statistics of a results folder, apart from how they are shown.
 
 Paired comparisons of a reference method with every other one, the verdicts
-each experiment's claims get, per-budget paired differences, the returned sets'
-relative hypervolume, the configurations that matter, and the paper's
-published numbers beside ours. Every function returns tables (dicts, numbers,
-plain-text statements); :mod:`cabench.report` renders them as Markdown.
+each experiment's claims get (each naming its tested quantity with a 95%
+interval, and for a claim that does not hold a measured reason), per-budget
+paired differences, the returned sets' relative hypervolume, the
+configurations that matter, how often each method finds a decision, and the
+paper's published numbers beside ours with whether they match. Every function
+returns tables (dicts, numbers, plain-text statements); :mod:`cabench.report`
+renders them as Markdown and :mod:`cabench.html_report` as one HTML page.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,20 +24,53 @@ from cabench.paper import GAINS, PUBLISHED, REDUCTIONS, Published
 from cabench.pareto import hypervolume
 from cabench.record import objective_columns
 from cabench.results import Experiment, ResultSet
-from cabench.stats import bootstrap_mean_ci, holm, log_growth, mcnemar_exact, mean_se
+from cabench.stats import Z95, bootstrap_mean_ci, holm, log_growth, mcnemar_exact, mean_se, wilson
+from cabench.units import LABELS, amount
 
 ALPHA = 0.05
 ROLE_OF_METRIC = {"regret_hv": "online", "regret_std": "online", "traj_cum": "online", "traj_ma": "online",
                   "psi_error": "psi-subset", "psi_error_stochastic": "psi-stochastic", "f1": "psi-full"}
+#: How a verdict's state reads in the scorecard.
+STATE_TEXT = {"holds": "holds", "fails": "does not hold", "inconclusive": "inconclusive", "n/a": "not tested"}
+#: Below this ratio of the largest to the smallest profiling cost, weighting by cost can change little.
+NARROW_COSTS = 2.0
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A claim tested on one experiment: ``holds``, ``fails``, ``inconclusive`` or ``n/a``, and the statement
-    (which states the tested quantity and its numbers)."""
+    """A claim tested on one experiment.
+
+    ``state`` is ``holds``, ``fails``, ``inconclusive`` or ``n/a``; ``kind`` names the test (``lowest-regret``,
+    ``log-growth``, ``error-falls``, ``error-below``, ``f1-above``, ``realised-costs``); ``quantity`` names the
+    tested quantity with its ``estimate`` and 95% interval [``low``, ``high``] (a paired difference, or the
+    curvature of the regret curve); ``versus`` is the other method of a paired test; ``reason`` is, for a claim
+    that does not hold, one sentence giving a measured reason with numbers from the results files.
+    """
 
     state: str
-    statement: str
+    kind: str
+    claim: str
+    quantity: str
+    estimate: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    versus: str | None = None
+    reason: str = ""
+
+    @property
+    def statement(self) -> str:
+        """The claim and its tested quantity, in one sentence."""
+        return f"{self.claim}: {self.quantity}"
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the reports say of one experiment's statistics, computed once for REPORT.md and REPORT.html: its
+    summary (:meth:`~cabench.results.Experiment.summary`), paired comparisons and verdicts."""
+
+    summary: pd.DataFrame
+    comparisons: list[dict]
+    verdicts: list[Verdict]
 
 
 def _show(method: str) -> str:
@@ -56,9 +94,9 @@ def at(e: Experiment, method: str, rho: float, metric: str, mode: str | None = N
 def comparisons(e: Experiment) -> list[dict]:
     """Paired comparisons of the reference method with every other one at the largest budget.
 
-    Regrets and F1: mean paired difference with a percentile bootstrap 95%
-    interval over repetitions. Errors: exact McNemar test; its p-values are
-    Holm-adjusted over the experiment's McNemar tests.
+    Every metric: mean paired difference (reference minus other) with a percentile bootstrap 95% interval over
+    repetitions, and the shares of repetitions where each method is better. Errors also get the exact McNemar
+    test; its p-values are Holm-adjusted over the experiment's McNemar tests.
     """
     base, others = reference_and_others(e)
     rho = max(e.rho_grid)
@@ -74,15 +112,15 @@ def comparisons(e: Experiment) -> list[dict]:
         if not len(common):
             continue
         a, b = a.loc[common].to_numpy(float), b.loc[common].to_numpy(float)
+        lo, hi = bootstrap_mean_ci(a - b)
+        better, worse = (a > b, a < b) if metric == "f1" else (a < b, a > b)
         row = {"other": other, "mode": mode, "metric": metric, "rho": rho, "n": len(common),
-               "base_mean": a.mean(), "other_mean": b.mean()}
+               "base_mean": a.mean(), "other_mean": b.mean(), "diff": float((a - b).mean()), "low": lo, "high": hi,
+               "base_better": float(np.mean(better)), "other_better": float(np.mean(worse))}
         if metric == "error":
             row.update(test="McNemar", **mcnemar_exact(a, b))
         else:
-            lo, hi = bootstrap_mean_ci(a - b)
-            row.update(test="bootstrap", diff=float((a - b).mean()), low=lo, high=hi,
-                       base_better=float(np.mean(a < b) if metric != "f1" else np.mean(a > b)),
-                       other_better=float(np.mean(a > b) if metric != "f1" else np.mean(a < b)))
+            row.update(test="bootstrap")
         rows.append(row)
     tests = [r for r in rows if r["test"] == "McNemar"]
     for r, adj in zip(tests, holm([r["p"] for r in tests])):
@@ -90,69 +128,196 @@ def comparisons(e: Experiment) -> list[dict]:
     return rows
 
 
-def verdicts(e: Experiment, rows: list[dict]) -> list[Verdict]:
-    """The claims tested on ``e``; each states the tested quantity and can fail."""
+def _interval(estimate: float, low: float, high: float, digits: str = "+.3f") -> str:
+    return f"{estimate:{digits}} [95% CI {low:{digits}}, {high:{digits}}]"
+
+
+def _times(n: int) -> str:
+    return f"{n} repetition{'' if n == 1 else 's'}"
+
+
+def _summary_row(s: pd.DataFrame, method: str, rho: float, mode: str | None = None) -> pd.Series:
+    rows = s[(s["method"] == method) & (s["rho"] == rho)]
+    return (rows[rows["cost_mode"] == mode] if mode is not None else rows).iloc[0]
+
+
+def _cost_spread(e: Experiment) -> str:
+    """How far apart the arms' profiling costs are (arms.csv), and what that leaves a cost-aware method."""
+    cost = e.arms["profile_cost"].to_numpy(float)
+    lo, hi = float(cost.min()), float(cost.max())
+    ratio = hi / lo if lo > 0 else math.inf
+    span = (f"{amount(lo, e.cost_unit)}–{amount(hi, e.cost_unit)}" if e.cost_unit == "usd"
+            else f"{lo:,.2f}–{hi:,.2f} {LABELS[e.cost_unit]}")
+    text = f"the {e.k} arms' profiling costs lie within a factor {ratio:.2f} of each other ({span}, arms.csv)"
+    return text + (", too narrow a spread for weighting by cost to change much" if ratio < NARROW_COSTS else "")
+
+
+def _theorem2(e: Experiment) -> str:
+    """Theorem 2's sufficient budget for the experiment's arms, where dataset.csv has it (all the dataset's
+    configurations, or the paper's subset)."""
+    preset = (e.meta.get("arms") or {}).get("preset") if isinstance(e.meta.get("arms"), dict) else None
+    key = {"all": "full_theorem2_rho", "paper-subset": "subset_theorem2_rho"}.get(str(preset))
+    value = e.dataset.get(key) if key else None
+    try:
+        rho = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ""
+    largest = max(e.rho_grid)
+    return (f"; Theorem 2 guarantees a small error for these arms from ρ ≈ {rho:,.0f} (dataset.csv), "
+            f"{rho / largest:,.0f}× the largest ρ run" if math.isfinite(rho) and rho > largest else "")
+
+
+def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verdict]:
     out: list[Verdict] = []
-    base, others = reference_and_others(e)
+    base, _ = reference_and_others(e)
     rho = max(e.rho_grid)
-    if e.setting == "online":
-        boot = {r["other"]: r for r in rows if r["metric"] == "regret_hv"}
-        if boot:
-            means = {base: next(iter(boot.values()))["base_mean"], **{m: r["other_mean"] for m, r in boot.items()}}
-            lowest = min(means, key=lambda m: means[m])
-            below = [m for m, r in boot.items() if r["high"] < 0]
-            state = "fails" if lowest != base else ("holds" if len(below) == len(boot) else "inconclusive")
-            out.append(Verdict(state, f"{_show(base)} has the lowest mean R_HV at ρ={rho:g} and its paired 95% "
-                               f"interval against every other method lies below 0 (means: "
-                               + ", ".join(f"{_show(m)} {v:.2f}" for m, v in sorted(means.items(), key=lambda i: i[1]))
-                               + f"; significantly below: {', '.join(map(_show, below)) or 'none'})"))
-        grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())
-        if len(grid) >= 3:
-            g = e.runs[e.runs["method"] == base]
-            table = g.pivot(index="rep", columns="budget", values="regret_hv").dropna()
-            fit = log_growth(np.log2(table.columns.to_numpy(float)), table.to_numpy(float))
-            c_lo, c_hi = fit["curvature_low"], fit["curvature_high"]
-            state = "fails" if c_lo > 0 else ("holds" if c_hi <= 0 else "inconclusive")
-            out.append(Verdict(state, f"{_show(base)}'s R_HV grows at most linearly in log2 B: quadratic fit in "
-                               f"log2 B over {len(grid)} budgets, slope {fit['slope']:.3g} [{fit['slope_low']:.3g}, "
-                               f"{fit['slope_high']:.3g}] per doubling, curvature {fit['curvature']:.3g} "
-                               f"[{c_lo:.3g}, {c_hi:.3g}] (95% bootstrap over repetitions; a curvature interval "
-                               "above 0 means faster than logarithmic growth, one containing 0 cannot tell)"))
-        else:
-            out.append(Verdict("n/a", "growth of R_HV in log2 B: needs at least 3 budgets, this experiment has "
-                                      f"{len(grid)}"))
-        return out
+    boot = {r["other"]: r for r in rows if r["metric"] == "regret_hv"}
+    if boot:
+        means = {base: next(iter(boot.values()))["base_mean"], **{m: r["other_mean"] for m, r in boot.items()}}
+        lowest = min(means, key=lambda m: means[m])
+        below = [m for m, r in boot.items() if r["high"] < 0]
+        state = "fails" if lowest != base else ("holds" if len(below) == len(boot) else "inconclusive")
+        closest = max(boot.values(), key=lambda r: r["diff"])  # the least favourable mean paired difference
+        other = closest["other"]
+        reason = ""
+        if state == "fails":
+            won, ours = _summary_row(s, lowest, rho), _summary_row(s, base, rho)
+            reason = (f"{_show(lowest)} has the lower mean R_HV ({won['regret_hv']:.2f} against "
+                      f"{ours['regret_hv']:.2f}) and puts {won['frac_optimal']:.3f} of its pulls on the max-ν "
+                      f"configuration against {_show(base)}'s {ours['frac_optimal']:.3f} (summary.csv); "
+                      f"{_cost_spread(e)}.")
+        out.append(Verdict(
+            state, "lowest-regret",
+            f"{_show(base)} has the lowest mean R_HV at ρ={rho:g}, significantly below every other method",
+            f"mean paired difference of R_HV, {_show(base)} minus {_show(other)}: "
+            f"{_interval(closest['diff'], closest['low'], closest['high'], '+.4g')}; {_show(base)} lower in "
+            f"{100 * closest['base_better']:.0f}% of repetitions, {_show(other)} in "
+            f"{100 * closest['other_better']:.0f}% (the closest of {len(boot)} comparisons; means: "
+            + ", ".join(f"{_show(m)} {v:.2f}" for m, v in sorted(means.items(), key=lambda i: i[1]))
+            + f"; significantly below: {', '.join(map(_show, below)) or 'none'})",
+            closest["diff"], closest["low"], closest["high"], other, reason))
+    grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())
+    claim = f"{_show(base)}'s R_HV grows at most linearly in log2 B"
+    if len(grid) < 3:
+        return out + [Verdict("n/a", "log-growth", claim, f"needs at least 3 budgets, this experiment has {len(grid)}")]
+    g = e.runs[e.runs["method"] == base]
+    table = g.pivot(index="rep", columns="budget", values="regret_hv").dropna()
+    fit = log_growth(np.log2(table.columns.to_numpy(float)), table.to_numpy(float))
+    c, c_lo, c_hi = fit["curvature"], fit["curvature_low"], fit["curvature_high"]
+    state = "fails" if c_lo > 0 else ("holds" if c_hi <= 0 else "inconclusive")
+    reason = ""
+    if state == "fails":
+        mean = [float(_summary_row(s, base, r)["regret_hv"]) for r in grid]
+        step = np.diff(mean) / np.diff(np.log2(grid))
+        share = float(_summary_row(s, base, grid[-1])["frac_optimal"])
+        reason = (f"the mean R_HV per doubling of B rises from {step[0]:.3g} (ρ {grid[0]:g}→{grid[1]:g}) to "
+                  f"{step[-1]:.3g} (ρ {grid[-2]:g}→{grid[-1]:g}) while {_show(base)} puts {share:.3f} of its pulls "
+                  f"on the max-ν configuration at ρ={grid[-1]:g} (summary.csv)"
+                  + (": it is still exploring, short of the logarithmic regime of the regret bound." if share < 0.5
+                     else "."))
+    out.append(Verdict(
+        state, "log-growth", claim,
+        f"quadratic fit in log2 B over {len(grid)} budgets, curvature {c:.3g} [{c_lo:.3g}, {c_hi:.3g}], slope "
+        f"{fit['slope']:.3g} [{fit['slope_low']:.3g}, {fit['slope_high']:.3g}] per doubling (95% bootstrap over "
+        "repetitions; a curvature interval above 0 means faster than logarithmic growth, one containing 0 cannot "
+        "tell)", c, c_lo, c_hi, None, reason))
+    return out
+
+
+def _paired(e: Experiment, a: tuple[str, float, str], b: tuple[str, float, str],
+            metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """``metric`` of two (method, rho, mode) cells on their common repetitions."""
+    x, y = at(e, a[0], a[1], metric, a[2]), at(e, b[0], b[1], metric, b[2])
+    common = x.index.intersection(y.index)
+    return x.loc[common].to_numpy(float), y.loc[common].to_numpy(float)
+
+
+def _spends(s: pd.DataFrame, base: str, other: str, rho: float, mode: str) -> str:
+    return (f"{_show(base)} spent {_summary_row(s, base, rho, mode)['spend_share']:.3f} of B against "
+            f"{_show(other)}'s {_summary_row(s, other, rho, mode)['spend_share']:.3f} (summary.csv)")
+
+
+def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verdict]:
+    out: list[Verdict] = []
+    base, _ = reference_and_others(e)
+    rho = max(e.rho_grid)
     mode = "deterministic" if "deterministic" in e.cost_modes else e.cost_modes[0]
     grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())  # its feasible budgets
     if len(grid) >= 2:
-        lo_e, hi_e = at(e, base, grid[0], "error", mode), at(e, base, grid[-1], "error", mode)
-        common = lo_e.index.intersection(hi_e.index)
-        t = mcnemar_exact(hi_e.loc[common].to_numpy(), lo_e.loc[common].to_numpy())
+        hi_e, lo_e = _paired(e, (base, grid[-1], mode), (base, grid[0], mode), "error")
+        t = mcnemar_exact(hi_e, lo_e)
         p_lo, p_hi = float(lo_e.mean()), float(hi_e.mean())
+        d_lo, d_hi = bootstrap_mean_ci(hi_e - lo_e)
         state = "holds" if p_hi < p_lo and t["p"] < ALPHA else ("fails" if p_hi >= p_lo else "inconclusive")
-        out.append(Verdict(state, f"{_show(base)}'s error ({mode} costs) falls from ρ={grid[0]:g} to ρ={grid[-1]:g}: "
-                           f"{p_lo:.3f} → {p_hi:.3f}, exact McNemar p={t['p']:.3g} over {t['n']} paired repetitions"))
+        gap = float(np.nanmin(e.arms["gamma"].to_numpy(float)))
+        tie = " (an arm on the boundary of the Pareto set: no budget classifies it reliably)" if gap <= 0 else ""
+        reason = "" if state != "fails" else (
+            f"the smallest classification gap γ of eq. (1) among these {e.k} arms is {gap:.5f} (arms.csv){tie}"
+            f"{_theorem2(e)}"
+            f"; at ρ={grid[-1]:g} {_show(base)} spent {_summary_row(s, base, grid[-1], mode)['spend_share']:.3f} of "
+            "B (summary.csv).")
+        out.append(Verdict(
+            state, "error-falls", f"{_show(base)}'s error ({mode} costs) falls from ρ={grid[0]:g} to ρ={grid[-1]:g}",
+            f"P(error) {p_lo:.3f} → {p_hi:.3f}, paired difference {_interval(p_hi - p_lo, d_lo, d_hi)}, exact "
+            f"McNemar p={t['p']:.3g} over {t['n']} paired repetitions", p_hi - p_lo, d_lo, d_hi, None, reason))
     for r in rows:
-        if r["test"] == "McNemar" and r["mode"] == mode:
-            a, b = r["base_mean"], r["other_mean"]
+        if r["mode"] != mode:
+            continue
+        other, a, b = r["other"], r["base_mean"], r["other_mean"]
+        if r["test"] == "McNemar":
             state = "holds" if a < b and r["p_holm"] < ALPHA else ("inconclusive" if a < b else "fails")
-            out.append(Verdict(state, f"{_show(base)}'s error is below {_show(r['other'])}'s at ρ={rho:g} "
-                               f"({mode} costs): {a:.3f} vs {b:.3f}, Holm-adjusted McNemar p={r['p_holm']:.3g}"))
-    for r in rows:
-        if r["metric"] == "f1" and r["mode"] == mode:
+            reason = "" if state != "fails" else (
+                f"{_show(other)} errs no more often ({b:.3f} against {a:.3f}; only {_show(base)} errs in "
+                f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']}); "
+                f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}.")
+            out.append(Verdict(
+                state, "error-below", f"{_show(base)}'s error is below {_show(other)}'s at ρ={rho:g} ({mode} costs)",
+                f"P(error) {a:.3f} vs {b:.3f}, paired difference {_interval(r['diff'], r['low'], r['high'])}, "
+                f"Holm-adjusted exact McNemar p={r['p_holm']:.3g} (only {_show(base)} errs in "
+                f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']})", r["diff"], r["low"], r["high"],
+                other, reason))
+        else:
             state = "holds" if r["low"] > 0 else ("inconclusive" if r["diff"] > 0 else "fails")
-            out.append(Verdict(state, f"{_show(base)}'s Pareto F1 is above {_show(r['other'])}'s at ρ={rho:g} ({mode} "
-                               f"costs): {r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"))
+            reason = "" if state != "fails" else (
+                f"{_show(other)}'s mean F1 is at least {_show(base)}'s ({b:.3f} against {a:.3f}, summary.csv); "
+                f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}.")
+            out.append(Verdict(
+                state, "f1-above", f"{_show(base)}'s Pareto F1 is above {_show(other)}'s at ρ={rho:g} ({mode} costs)",
+                f"mean paired difference of F1, {_show(base)} minus {_show(other)}: "
+                f"{_interval(r['diff'], r['low'], r['high'])}; {_show(base)} higher in {100 * r['base_better']:.0f}% "
+                f"of repetitions, {_show(other)} in {100 * r['other_better']:.0f}%", r["diff"], r["low"], r["high"],
+                other, reason))
     if {"deterministic", "stochastic"} <= set(e.cost_modes):
-        det, sto = at(e, base, rho, "error", "deterministic"), at(e, base, rho, "error", "stochastic")
-        common = det.index.intersection(sto.index)
-        t = mcnemar_exact(sto.loc[common].to_numpy(), det.loc[common].to_numpy())
+        sto, det = _paired(e, (base, rho, "stochastic"), (base, rho, "deterministic"), "error")
+        t = mcnemar_exact(sto, det)
+        d_lo, d_hi = bootstrap_mean_ci(sto - det)
         state = "holds" if t["p"] >= ALPHA else "fails"
+        shares = {m: _summary_row(s, base, rho, m)["spend_share"] for m in ("deterministic", "stochastic")}
+        reason = "" if state != "fails" else (
+            f"with realised costs {_show(base)} spent {shares['stochastic']:.3f} of B against "
+            f"{shares['deterministic']:.3f} with profiling costs (summary.csv), and its error moved from "
+            f"{det.mean():.3f} to {sto.mean():.3f}.")
         costs = {"tokens": "token", "completion_tokens": "completion-token", "usd": "dollar"}[e.cost_unit]
-        out.append(Verdict(state, f"realised {costs} costs leave {_show(base)}'s error unchanged at ρ={rho:g}: "
-                           f"{det.mean():.3f} deterministic, {sto.mean():.3f} stochastic, exact McNemar p={t['p']:.3g} "
-                           "(holds = no significant difference at 5%; not a proof of equality)"))
+        out.append(Verdict(
+            state, "realised-costs", f"realised {costs} costs leave {_show(base)}'s error unchanged at ρ={rho:g}",
+            f"P(error) {det.mean():.3f} deterministic, {sto.mean():.3f} stochastic, paired difference "
+            f"{_interval(sto.mean() - det.mean(), d_lo, d_hi)}, exact McNemar p={t['p']:.3g} (holds = no "
+            "significant difference at 5%; not a proof of equality)", float(sto.mean() - det.mean()), d_lo, d_hi,
+            None, reason))
     return out
+
+
+def verdicts(e: Experiment, rows: list[dict], summary: pd.DataFrame | None = None) -> list[Verdict]:
+    """The claims tested on ``e`` (``rows`` are its :func:`comparisons`, ``summary`` its summary when at hand);
+    each states its tested quantity and can fail, and one that fails says why with numbers of the results files."""
+    s = e.summary() if summary is None else summary
+    return _online_verdicts(e, rows, s) if e.setting == "online" else _psi_verdicts(e, rows, s)
+
+
+def findings(e: Experiment) -> Findings:
+    """The summary, paired comparisons and verdicts of ``e``, computed once for every renderer."""
+    summary, rows = e.summary(), comparisons(e)
+    return Findings(summary, rows, verdicts(e, rows, summary))
 
 
 def per_budget(e: Experiment) -> tuple[str, str, list[dict]]:
@@ -251,6 +416,22 @@ def mean_spend(e: Experiment) -> dict[tuple, float]:
     return {k: float(v) for k, v in e.runs.groupby(keys, sort=False)["spend"].mean().items()}
 
 
+def found_by(e: Experiment, names: list[str], rho: float, mode: str | None = None) -> dict[str, float]:
+    """How often each method finds a decision at budget ``rho``: online, the share of repetitions whose most
+    exploited configuration is ``names[0]``; identification (cost ``mode``), the share returning exactly the set
+    ``names``. Methods not run at ``rho`` are left out."""
+    runs = e.runs[e.runs["rho"] == rho]
+    if e.setting == "online":
+        return {str(m): float((g["exploited"].astype(str) == names[0]).mean())
+                for m, g in runs.groupby("method", sort=False)}
+    chosen = e.selections[(e.selections["rho"] == rho) & (e.selections["cost_mode"] == mode)
+                          & (e.selections["returned"] == 1)]
+    sets = chosen.groupby(["method", "rep"])["config_id"].agg(lambda c: frozenset(c.astype(str)))
+    target = frozenset(names)
+    return {str(m): float(np.mean([sets.get((m, rep), frozenset()) == target for rep in g["rep"]]))
+            for m, g in runs[runs["cost_mode"] == mode].groupby("method", sort=False)}
+
+
 def _budget(frame: pd.DataFrame, rho: str) -> float | None:
     grid = sorted(frame["rho"].unique())
     if not grid:
@@ -262,16 +443,8 @@ def _budget(frame: pd.DataFrame, rho: str) -> float | None:
     return float(rho) if float(rho) in grid else None
 
 
-def paper_value(e: Experiment, p: Published) -> tuple[float | None, str]:
-    """Our value, in experiment ``e``, of the published number ``p`` and the budget it was taken at."""
-    if p.metric in ("traj_cum", "traj_ma"):
-        t = e.trajectories
-        t = None if t is None else t[t["method"] == p.method]
-        if t is None or t.empty:
-            return None, "no trajectories recorded"
-        last = t.loc[t["point"].idxmax()]
-        return float(last["cum_regret_mean" if p.metric == "traj_cum" else "moving_avg_mean"]), \
-            f"ρ={float(last['rho']):g}"
+def _per_repetition(e: Experiment, p: Published) -> tuple[pd.Series | None, str]:
+    """Our values, by repetition, of the metric the published number ``p`` reports, and the budget taken."""
     runs = e.runs[e.runs["method"] == p.method]
     if "cost_mode" in runs:
         runs = runs[runs["cost_mode"] == ("stochastic" if p.metric == "psi_error_stochastic" else "deterministic")]
@@ -281,37 +454,99 @@ def paper_value(e: Experiment, p: Published) -> tuple[float | None, str]:
     if rho is None:
         return None, f"ρ={p.rho} not in this experiment's grid"
     column = {"psi_error": "error", "psi_error_stochastic": "error"}.get(p.metric, p.metric)
-    return float(runs.loc[runs["rho"] == rho, column].mean()), f"ρ={rho:g}"
+    return runs[runs["rho"] == rho].set_index("rep")[column].sort_index(), f"ρ={rho:g}"
+
+
+def paper_value(e: Experiment, p: Published) -> tuple[float | None, float, float, str]:
+    """Our value, in experiment ``e``, of the published number ``p``, its 95% interval (Wilson for an error
+    probability, mean ± 1.96 se otherwise) and the budget it was taken at."""
+    if p.metric in ("traj_cum", "traj_ma"):
+        t = e.trajectories
+        t = None if t is None else t[t["method"] == p.method]
+        if t is None or t.empty:
+            return None, math.nan, math.nan, "no trajectories recorded"
+        last = t.loc[t["point"].idxmax()]
+        name = "cum_regret" if p.metric == "traj_cum" else "moving_avg"
+        mean, se = float(last[f"{name}_mean"]), float(last[f"{name}_se"])
+        return mean, mean - Z95 * se, mean + Z95 * se, f"ρ={float(last['rho']):g}"
+    values, where = _per_repetition(e, p)
+    if values is None:
+        return None, math.nan, math.nan, where
+    if p.metric.startswith("psi_error"):
+        return float(values.mean()), *wilson(int(values.sum()), len(values)), where
+    mean, se = mean_se(values.to_numpy(float))
+    return mean, mean - Z95 * se, mean + Z95 * se, where
+
+
+def _paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                      resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """Percentile 95% interval of ``statistic(mean a, mean b)``, resampling paired repetitions (seeded)."""
+    if len(a) < 2:
+        return math.nan, math.nan
+    index = np.random.default_rng(seed).integers(0, len(a), size=(resamples, len(a)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = statistic(a[index].mean(axis=1), b[index].mean(axis=1))
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return math.nan, math.nan
+    lo, hi = np.quantile(values, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def _relative(e: Experiment, dataset: str, metric: str, rho: str, method: str, baseline: str,
+              statistic: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[float | None, float, float, str]:
+    """``statistic(mean of method, mean of baseline)`` on their common repetitions, with a paired bootstrap 95%
+    interval, and the budget taken."""
+    a, where = _per_repetition(e, Published(dataset, metric, method, rho, "0"))
+    b, _ = _per_repetition(e, Published(dataset, metric, baseline, rho, "0"))
+    if a is None or b is None:
+        return None, math.nan, math.nan, where
+    common = a.index.intersection(b.index)
+    x, y = a.loc[common].to_numpy(float), b.loc[common].to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ours = float(statistic(np.array([x.mean()]), np.array([y.mean()]))[0])
+    return (ours if math.isfinite(ours) else None), *_paired_bootstrap(x, y, statistic), where
+
+
+def match(paper: float, ours: float | None, low: float, high: float, signed: bool) -> str:
+    """Whether our number matches the paper's: ``yes`` when the paper's lies in our 95% interval, ``direction``
+    when it does not but a ``signed`` quantity (a reduction or gain) has the paper's sign over our whole interval,
+    else ``no``; ``n/a`` when we did not measure it."""
+    if ours is None or not (math.isfinite(low) and math.isfinite(high)):
+        return "n/a"
+    if low <= paper <= high:
+        return "yes"
+    return "direction" if signed and (low > 0 if paper > 0 else high < 0) else "no"
 
 
 def paper_rows(res: ResultSet) -> list[dict]:
     """The paper's published numbers beside ours, for experiments recorded as the paper's own (SPEC §7):
     rows of ``experiment``, ``kind`` (value, reduction, absolute or relative gain), ``metric``, ``method``,
-    ``baseline``, ``rho`` (the paper's), ``paper`` (its text), ``ours`` (None when not measured) and ``where``."""
+    ``baseline``, ``rho`` (the paper's), ``paper`` (its text), ``ours`` (None when not measured), our 95% interval
+    ``low``–``high``, ``where``, and ``match`` (:func:`match`)."""
     rows: list[dict] = []
+
+    def add(e: Experiment, kind: str, metric: str, method: str | None, baseline: str | None, rho: str | None,
+            text: str, measured: tuple[float | None, float, float, str]) -> None:
+        ours, low, high, where = measured
+        rows.append({"experiment": e.label, "kind": kind, "metric": metric, "method": method, "baseline": baseline,
+                     "rho": rho, "paper": text, "ours": ours, "low": low, "high": high, "where": where,
+                     "match": match(float(text), ours, low, high, kind != "value")})
+
     for p in PUBLISHED:
         role = ROLE_OF_METRIC.get(p.metric)
-        if role is None:
-            continue
-        for e in res.paper(role):
+        for e in res.paper(role) if role else []:
             if e.dataset_name == p.dataset:
-                ours, where = paper_value(e, p)
-                rows.append({"experiment": e.label, "kind": "value", "metric": p.metric, "method": p.method,
-                             "baseline": None, "rho": p.rho, "paper": p.text, "ours": ours, "where": where})
+                add(e, "value", p.metric, p.method, None, p.rho, p.text, paper_value(e, p))
     for r in REDUCTIONS:
         for e in res.paper(ROLE_OF_METRIC[r.metric]):
             if e.dataset_name == r.dataset:
-                a, where = paper_value(e, Published(r.dataset, r.metric, r.method, r.rho, "0"))
-                b, _ = paper_value(e, Published(r.dataset, r.metric, r.baseline, r.rho, "0"))
-                rows.append({"experiment": e.label, "kind": "reduction", "metric": r.metric, "method": r.method,
-                             "baseline": r.baseline, "rho": r.rho, "paper": r.text,
-                             "ours": 100 * (1 - a / b) if a is not None and b else None, "where": where})
+                add(e, "reduction", r.metric, r.method, r.baseline, r.rho, r.text,
+                    _relative(e, r.dataset, r.metric, r.rho, r.method, r.baseline, lambda a, b: 100 * (1 - a / b)))
     for g in GAINS:
         for e in res.paper("psi-full"):
             if e.dataset_name == g.dataset:
-                a, where = paper_value(e, Published(g.dataset, "f1", g.method, g.rho, "0"))
-                b, _ = paper_value(e, Published(g.dataset, "f1", g.baseline, g.rho, "0"))
-                ours = None if a is None or b is None else (a - b if g.kind == "absolute" else 100 * (a / b - 1))
-                rows.append({"experiment": e.label, "kind": f"{g.kind} gain", "metric": "f1", "method": g.method,
-                             "baseline": g.baseline, "rho": g.rho, "paper": g.text, "ours": ours, "where": where})
+                gain = (lambda a, b: a - b) if g.kind == "absolute" else (lambda a, b: 100 * (a / b - 1))
+                add(e, f"{g.kind} gain", "f1", g.method, g.baseline, g.rho, g.text,
+                    _relative(e, g.dataset, "f1", g.rho, g.method, g.baseline, gain))
     return rows

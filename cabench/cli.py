@@ -360,20 +360,24 @@ def recommend_cmd(
 
 @app.command("report")
 def report(results: Annotated[Path, typer.Argument(help="Folder searched for result files.")]) -> None:
-    """Write REPORT.md: each experiment's summary, paired comparisons and verdicts; the paper's numbers
-    beside its own experiments."""
-    from cabench.report import write_report
+    """Write REPORT.md and REPORT.html: a scorecard of the claims tested, then each experiment's decision,
+    summary, paired comparisons and verdicts; the paper's numbers beside its own experiments."""
+    from cabench.html_report import write_reports
 
-    path = _guard(lambda: write_report(results))
-    typer.echo(f"wrote {path}")
+    md, html = _guard(lambda: write_reports(results))
+    typer.echo(f"wrote {md} and {html}")
 
 
 @app.command("advise")
 def advise_cmd(
     logs: Annotated[Path, typer.Argument(help="Your logs (a table, a tool's results with --format) or a dataset "
                                               "folder.")],
-    budget: Annotated[str, typer.Option("--budget", help="The whole evaluation's budget in the cost unit: 2e6tokens, "
-                                                         "5usd, $5 or 300completion_tokens.")],
+    budget: Annotated[str | None, typer.Option("--budget", help="The whole evaluation's budget in the cost unit: "
+                                                                "2e6tokens, 5usd, $5 or 300completion_tokens.")
+                      ] = None,
+    targets: Annotated[list[str] | None, typer.Option(
+        "--target", help="Instead of --budget: plan it from the profiling split to reach error<=D or f1>=F "
+                         "(identification) or share>=S (online), and spend it; repeatable.")] = None,
     mapping: Annotated[Path | None, typer.Option("--mapping", help="YAML mapping your columns (as data import).")
                        ] = None,
     fmt: Annotated[str, typer.Option("--format", help="canonical, bfcl, helm, inspect, promptfoo or "

@@ -10,7 +10,10 @@ Per experiment, method and budget:
   of repetitions returning exactly the true set;
 
 and, from ``arms.csv``, the true Pareto set and the max-``nu`` configuration. :func:`decision` condenses it to
-the answer at the largest budget by the best method (what ``cabench recommend`` prints unless ``--all``).
+the answer at the largest budget by the best method (what ``cabench recommend`` prints unless ``--all``). Given
+requirements (``--require accuracy>=0.6``, :mod:`cabench.constraints`), each experiment also answers under them: the
+qualifying configuration or Pareto set and how often each method's answer, restricted to the qualifying
+configurations, equals it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from cabench import registry
+from cabench.constraints import Constraint, constrained_answer
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 from cabench.record import REAL_UNITS, objective_columns
@@ -83,6 +87,11 @@ def _psi(e: Experiment) -> list[dict[str, Any]]:
     return out
 
 
+def answers(e: Experiment) -> list[dict[str, Any]]:
+    """Every method's answer at every budget (and cost mode) of an experiment."""
+    return _online(e) if e.setting == "online" else _psi(e)
+
+
 def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The answer at the largest budget by the best method there: online, the configuration the method with the
     lowest mean R_HV exploits most often (round robins have no preference); identification, the set the method
@@ -111,8 +120,17 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "members": [_arm_facts(e.arms, name) for name in row["modal_set"]]}
 
 
-def recommend(root: Path) -> list[dict[str, Any]]:
-    """One mapping per experiment (see the module docstring)."""
+def _constrained(e: Experiment, constraints: tuple[Constraint, ...]) -> dict[str, Any] | None:
+    """The answer under ``constraints`` (:func:`cabench.constraints.constrained_answer`) with its members' facts."""
+    if not constraints:
+        return None
+    found = constrained_answer(e, constraints).as_dict()
+    return {**found, "members": [_arm_facts(e.arms, name) for name in found["answer"]]}
+
+
+def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict[str, Any]]:
+    """One mapping per experiment (see the module docstring); ``constrained`` holds the answer under
+    ``constraints`` (None without)."""
     res = ResultSet(root)
     if res.empty:
         raise CabenchError(f"{root}: no results below this folder; run `cabench run CONFIG` first")
@@ -126,7 +144,7 @@ def recommend(root: Path) -> list[dict[str, Any]]:
             "surrogate": e.surrogate, "K": e.k, "objectives": e.objectives, "cost_unit": e.cost_unit,
             "true_pareto_set": truth, "max_nu": _arm_facts(e.arms, best), "decision": decision(e, results),
             "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
-            "results": results,
+            "results": results, "constrained": _constrained(e, constraints),
         })
     return out
 
@@ -159,6 +177,51 @@ def per_call(a: dict[str, Any]) -> str:
     return ", ".join(real)
 
 
+def _found_at(item: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """How often each method found the constrained answer at the budget (and cost mode) of ``rows``."""
+    first = rows[0]
+    mode = f", {first['cost_mode']} costs" if first["cost_mode"] else ""
+    shares = ", ".join(f"{registry.display(r['method'])} {100 * r['share']:.0f}%" for r in rows)
+    return (f"{shares} of {first['repetitions']} repetitions at B = {amount(first['budget'], item['cost_unit'])}"
+            f" (rho {first['rho']:.4g}{mode})")
+
+
+def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
+    """The answer under the requirements: which configurations qualify, the configuration (online) or Pareto set
+    (identification) among them, and how often each method's answer restricted to them is it — at the largest
+    budget (deterministic costs first), or at every budget with ``every``."""
+    c = item["constrained"]
+    if c is None:
+        return []
+    k = item["K"]
+    border = f"; borderline (95% interval across a bound): {', '.join(c['borderline'])}" if c["borderline"] else ""
+    lines = [f"  with {', '.join(c['constraints'])}: {len(c['qualifying'])} of {k} configurations qualify{border}"]
+    if not c["qualifying"]:
+        return lines
+    rows = [r for r in c["found"] if r["method"] not in item["no_preference"]]
+    if not every and rows:
+        modes = [r["cost_mode"] for r in rows]
+        mode = "deterministic" if "deterministic" in modes else modes[0]
+        top = max(r["rho"] for r in rows if r["cost_mode"] == mode)
+        rows = [r for r in rows if r["rho"] == top and r["cost_mode"] == mode]
+    groups: dict[tuple[Any, float], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["cost_mode"], r["rho"]), []).append(r)
+    if item["setting"] == "online":
+        best = c["members"][0]
+        lines.append(f"    pay for {best['config_id']} (largest nu among them)" +
+                     (f"; per call: {per_call(best)}" if per_call(best) else ""))
+        what = "the most-pulled qualifying configuration is it in"
+    else:
+        lines.append(f"    Pareto set among them ({len(c['answer'])}): {', '.join(c['answer']) or '(empty)'}")
+        what = "the returned set restricted to them is it in"
+    lines += [f"    {what}: {_found_at(item, g)}" for g in groups.values()]
+    if item["setting"] == "psi" and c["only_within"]:
+        lines.append(f"    also Pareto among the qualifying only (what dominates them fails a requirement; a filtered "
+                     f"answer never holds them): {', '.join(c['only_within'])}")
+    return lines
+
+
 def format_decisions(items: list[dict[str, Any]]) -> str:
     """The condensed answer: per experiment, the decision at the largest budget by the best method, and the true
     Pareto set (``--all`` prints :func:`format_recommendations`)."""
@@ -187,6 +250,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                 if per_call(m):
                     lines.append(f"    {m['config_id']}: {per_call(m)}")
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {', '.join(item['true_pareto_set'])}")
+        lines += constrained_lines(item)
         if item["no_preference"]:
             shown = ", ".join(registry.display(m) for m in item["no_preference"])
             lines.append(f"  {shown}: a round robin, no preference (its most-pulled configuration is a tie)")
@@ -225,5 +289,6 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
                 lines.append("      returned: " + ", ".join(
                     f"{c['config_id']}{'*' if c['pareto'] else ''} {100 * c['share']:.0f}%" for c in shown)
                     + (f", … {rest} more (--json lists all)" if rest > 0 else "") + "   (* = in the true set)")
+        lines += constrained_lines(item, every=True)
         lines.append("")
     return "\n".join(lines).rstrip()

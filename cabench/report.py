@@ -1,36 +1,47 @@
 """``cabench report``: REPORT.md from result folders only.
 
-One section per experiment (never pooled): what was run, on which objectives
-and in which cost unit; the summary with budgets and spends in that unit (and,
-for identification, the returned sets' relative hypervolume); the
+A scorecard first: every claim the report tests, its verdict, the tested
+quantity with its 95% interval and, for a claim that does not hold, a measured
+reason. Then one section per experiment (never pooled): what was run, on which
+objectives and in which cost unit; the summary with budgets and spends in that
+unit (and, for identification, the returned sets' relative hypervolume); the
 configurations that matter in real units beside their normalised means; paired
-comparisons at the largest budget with tests suited to each metric; and
-verdicts that state the tested quantity. The paper's numbers (SPEC §8) appear
-only beside experiments recorded as the paper's own, and Table 1's paper rows
-only for the paper's datasets.
+comparisons at the largest budget with tests suited to each metric; and the
+verdicts. The paper's numbers (SPEC §8) appear only beside experiments
+recorded as the paper's own, each with whether it lies in our 95% interval,
+and Table 1's paper rows only for the paper's datasets. Figures are embedded
+only while current (:func:`cabench.figure_index.current_figures`).
+:class:`Contents` is computed once for this page and REPORT.html.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pandas as pd
 
 from cabench import registry
 from cabench.analysis import (
-    comparisons,
+    STATE_TEXT,
+    Findings,
+    findings,
     key_configurations,
     mean_spend,
     paper_rows,
     per_budget,
     reference_and_others,
     relative_hypervolume,
-    verdicts,
 )
 from cabench.errors import CabenchError
+from cabench.figure_index import current_figures, read_index
 from cabench.paper import PUBLISHED
 from cabench.record import objective_columns
-from cabench.results import Experiment, ResultSet, finite, read_csv
+from cabench.results import Experiment, ResultSet, finite
 from cabench.stats import Z95
+from cabench.storage import write_atomic
 from cabench.units import LABELS, amount
 
 
@@ -47,8 +58,7 @@ def _whole(value) -> str:
 
 
 def _mark(state: str) -> str:
-    return {"holds": "**holds**", "fails": "**does not hold**", "inconclusive": "**inconclusive**",
-            "n/a": "n/a"}[state]
+    return "n/a" if state == "n/a" else f"**{STATE_TEXT[state]}**"
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -58,6 +68,38 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 # --- paired comparisons -------------------------------------------------------------------------------
+
+#: A table cell: its text and the value it sorts by (REPORT.md shows the text; REPORT.html both).
+Cell = tuple[str, Any]
+Table = tuple[list[str], list[list[Cell]]]
+
+
+def _shown(number: str, value: Any) -> Cell:
+    return number.format(value), value
+
+
+def _texts(table: Table) -> list[str]:
+    header, rows = table
+    return _md_table(header, [[text for text, _ in row] for row in rows])
+
+
+def comparison_tables(e: Experiment, rows: list[dict]) -> tuple[Table, Table]:
+    """The paired comparisons of ``e`` (:func:`cabench.analysis.comparisons`): the bootstrap table (regrets, F1)
+    and the McNemar table (errors)."""
+    name = _show(reference_and_others(e)[0])
+    boot = [[(r["metric"], r["metric"]), (r["mode"] or "—", r["mode"] or ""), (_show(r["other"]), r["other"]),
+             _shown("{:.4g}", r["base_mean"]), _shown("{:.4g}", r["other_mean"]),
+             (f"{r['diff']:+.4g} [{r['low']:+.4g}, {r['high']:+.4g}]", r["diff"]), _shown("{:.0%}", r["base_better"]),
+             _shown("{:.0%}", r["other_better"]), _shown("{}", r["n"])] for r in rows if r["test"] == "bootstrap"]
+    mc = [[(r["mode"], r["mode"]), (_show(r["other"]), r["other"]), _shown("{:.3f}", r["base_mean"]),
+           _shown("{:.3f}", r["other_mean"]), _shown("{}", r["only_a"]), _shown("{}", r["only_b"]),
+           _shown("{:.3g}", r["p"]), _shown("{:.3g}", r["p_holm"]), _shown("{}", r["n"])]
+          for r in rows if r["test"] == "McNemar"]
+    return ((["metric", "cost mode", f"{name} vs", f"{name} mean", "other mean", "mean diff [95% CI]", "base better",
+              "other better", "n"], boot),
+            (["cost mode", f"{name} vs", f"P(error) {name}", "P(error) other", f"only {name} errs", "only other errs",
+              "exact p", "Holm p", "n"], mc))
+
 
 def _comparison_lines(e: Experiment, rows: list[dict]) -> list[str]:
     base, _ = reference_and_others(e)
@@ -70,56 +112,54 @@ def _comparison_lines(e: Experiment, rows: list[dict]) -> list[str]:
              "repetitions; intervals are not adjusted for multiplicity)."
              + (f" Errors: exact McNemar test on the discordant repetitions; p-values Holm-adjusted over the "
                 f"{n_mc} McNemar tests of this experiment." if n_mc else ""), ""]
-    boot = [r for r in rows if r["test"] == "bootstrap"]
-    if boot:
-        lines += _md_table(
-            ["metric", "cost mode", f"{_show(base)} vs", f"{_show(base)} mean", "other mean", "mean diff [95% CI]",
-             "base better", "other better", "n"],
-            [[r["metric"], r["mode"] or "—", _show(r["other"]), f"{r['base_mean']:.4g}", f"{r['other_mean']:.4g}",
-              f"{r['diff']:+.4g} [{r['low']:+.4g}, {r['high']:+.4g}]", f"{100 * r['base_better']:.0f}%",
-              f"{100 * r['other_better']:.0f}%", str(r["n"])] for r in boot])
-    mc = [r for r in rows if r["test"] == "McNemar"]
-    if mc:
-        lines += _md_table(
-            ["cost mode", f"{_show(base)} vs", f"P(error) {_show(base)}", "P(error) other", f"only {_show(base)} errs",
-             "only other errs", "exact p", "Holm p", "n"],
-            [[r["mode"], _show(r["other"]), f"{r['base_mean']:.3f}", f"{r['other_mean']:.3f}", str(r["only_a"]),
-              str(r["only_b"]), f"{r['p']:.3g}", f"{r['p_holm']:.3g}", str(r["n"])] for r in mc])
+    for table in comparison_tables(e, rows):
+        lines += _texts(table) if table[1] else []
     return lines
 
 
 # --- one experiment -----------------------------------------------------------------------------------
 
-def _summary_lines(e: Experiment) -> list[str]:
-    s = e.summary()
-    n = e.repetitions
+def summary_table(e: Experiment, s: pd.DataFrame) -> Table:
+    """The summary of ``e`` (``s``: its summary) by method, budget (and cost mode): online R_HV and R_std ± 95%
+    CI, pulls, the share of pulls on i*; identification P(error) with its Wilson interval, F1 ± 95% CI, the
+    returned sets' relative hypervolume, mean |P_hat|; the mean spend and its share of B."""
     unit = e.cost_unit
     spend = mean_spend(e)
+    if e.setting == "online":
+        return (["method", "ρ", "B", "R_HV", "R_std", "pulls", "share of pulls on i*", "spent"],
+                [[(_show(r.method), r.method), (f"{r.rho:g}", r.rho), (amount(r.budget, unit), r.budget),
+                  (f"{r.regret_hv:.2f} ± {Z95 * r.regret_hv_se:.2f}", r.regret_hv),
+                  (f"{r.regret_std:.2f} ± {Z95 * r.regret_std_se:.2f}", r.regret_std), (f"{r.pulls:.1f}", r.pulls),
+                  (f"{r.frac_optimal:.3f}", r.frac_optimal),
+                  (f"{amount(spend[r.method, r.rho], unit)} ({100 * r.spend_share:.1f}%)", r.spend_share)]
+                 for _, r in s.iterrows()])
+    hv = relative_hypervolume(e).set_index(["method", "cost_mode", "rho"])
+    rows = []
+    for _, r in s.iterrows():
+        h = hv.loc[(r.method, r.cost_mode, r.rho)]
+        rows.append([(_show(r.method), r.method), (r.cost_mode, r.cost_mode), (f"{r.rho:g}", r.rho),
+                     (amount(r.budget, unit), r.budget),
+                     (f"{r.error:.3f} [{r.error_low:.3f}, {r.error_high:.3f}]", r.error),
+                     (f"{r.f1:.3f} ± {Z95 * r.f1_se:.3f}", r.f1),
+                     (f"{_num(h['mean'])} ± {_num(Z95 * h['se'])}" if finite(h["mean"]) else "n/a", h["mean"]),
+                     (f"{r['size']:.2f}", r["size"]),
+                     (f"{amount(spend[r.method, r.cost_mode, r.rho], unit)} ({100 * r.spend_share:.1f}%)",
+                      r.spend_share)])
+    return (["method", "cost mode", "ρ", "B", "P(error) [95% CI]", "F1", "H(P_hat)/H(P*)", "mean |P_hat|", "spent"],
+            rows)
+
+
+def _summary_lines(e: Experiment, s: pd.DataFrame) -> list[str]:
+    n = e.repetitions
     spent = "'spent' is the mean spend and its share of B"
     if e.setting == "online":
         note = (f"Mean ± 95% CI (normal) over {n} repetitions. Regret in normalised cost units (B~ = B / c_max); "
                 f"{spent}.")
-        header = ["method", "ρ", "B", "R_HV", "R_std", "pulls", "share of pulls on i*", "spent"]
-        rows = [[_show(r.method), f"{r.rho:g}", amount(r.budget, unit),
-                 f"{r.regret_hv:.2f} ± {Z95 * r.regret_hv_se:.2f}", f"{r.regret_std:.2f} ± {Z95 * r.regret_std_se:.2f}",
-                 f"{r.pulls:.1f}", f"{r.frac_optimal:.3f}",
-                 f"{amount(spend[r.method, r.rho], unit)} ({100 * r.spend_share:.1f}%)"] for _, r in s.iterrows()]
     else:
-        hv = relative_hypervolume(e).set_index(["method", "cost_mode", "rho"])
         note = (f"Error probability with a 95% Wilson interval and mean F1 ± 95% CI over {n} repetitions; "
                 "H(P_hat)/H(P*): hypervolume of the returned set relative to the true Pareto set's (normalised "
                 f"means, reference point 0), mean ± 95% CI; {spent}.")
-        header = ["method", "cost mode", "ρ", "B", "P(error) [95% CI]", "F1", "H(P_hat)/H(P*)", "mean |P_hat|",
-                  "spent"]
-        rows = []
-        for _, r in s.iterrows():
-            h = hv.loc[(r.method, r.cost_mode, r.rho)]
-            rows.append([_show(r.method), r.cost_mode, f"{r.rho:g}", amount(r.budget, unit),
-                         f"{r.error:.3f} [{r.error_low:.3f}, {r.error_high:.3f}]", f"{r.f1:.3f} ± {Z95 * r.f1_se:.3f}",
-                         f"{_num(h['mean'])} ± {_num(Z95 * h['se'])}" if finite(h["mean"]) else "n/a",
-                         f"{r['size']:.2f}",
-                         f"{amount(spend[r.method, r.cost_mode, r.rho], unit)} ({100 * r.spend_share:.1f}%)"])
-    return [note, "", *_md_table(header, rows)]
+    return [note, "", *_texts(summary_table(e, s))]
 
 
 #: Real-unit columns of ``arms.csv``: header and number format (mean and 95% half-width alike).
@@ -127,7 +167,7 @@ REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency 
               "tokens": ("tokens", "{:,.1f}"), "usd": ("USD", "${:.3g}")}
 
 
-def _plus_minus(mean, half, number: str) -> str:
+def plus_minus(mean, half, number: str) -> str:
     """``mean ± half`` in the ``number`` format; the mean alone where there is no interval."""
     if not finite(mean):
         return "n/a"
@@ -144,7 +184,7 @@ def _configuration_lines(e: Experiment) -> list[str]:
               f"c_i ({LABELS[e.cost_unit]})", "ν", *(f"{REAL_UNIT_FORMATS[c][0]} per call" for c in real)]
     table = [[f"`{r['config_id']}`", r["why"], *(_num(r[c]) for c in objectives),
               amount(r["profile_cost"], e.cost_unit), f"{float(r['nu']):.4g}",
-              *(_plus_minus(r[c], r[f"{c}_ci"], REAL_UNIT_FORMATS[c][1]) for c in real)] for _, r in rows.iterrows()]
+              *(plus_minus(r[c], r[f"{c}_ci"], REAL_UNIT_FORMATS[c][1]) for c in real)] for _, r in rows.iterrows()]
     note = ("Normalised means scale each objective to [0, 1], larger is better; c_i is the profiling cost per call"
             + ("; real units are means over the evaluation instances ± the 95% half-width (1.96 s / √n)"
                if real else "; no real units are known (a synthetic instance, or a results folder written before "
@@ -152,7 +192,7 @@ def _configuration_lines(e: Experiment) -> list[str]:
     return [note + ".", "", *_md_table(header, table)]
 
 
-def experiment_section(e: Experiment) -> list[str]:
+def experiment_section(e: Experiment, found: Findings) -> list[str]:
     """Everything the report says of one experiment; it depends on that experiment's files only."""
     meta = e.meta
     source = "a synthetic instance" if e.info.get("synthetic") else (
@@ -182,12 +222,12 @@ def experiment_section(e: Experiment) -> list[str]:
         lines.append(f"- not run: {_show(item['method'])} at ρ={float(item['rho']):g} ({item['reason']})")
     if e.duplicates:
         lines.append(f"- also found, identical, in: {', '.join(str(p) for p in e.duplicates)} (read once)")
-    lines += ["", "### Summary", ""] + _summary_lines(e)
+    lines += ["", "### Summary", ""] + _summary_lines(e, found.summary)
     lines += ["### Configurations that matter", ""] + _configuration_lines(e)
-    rows = comparisons(e)
-    lines += ["### Paired comparisons", ""] + _comparison_lines(e, rows)
+    lines += ["### Paired comparisons", ""] + _comparison_lines(e, found.comparisons)
     lines += ["### Verdicts", ""]
-    lines += [f"- {v.statement}: {_mark(v.state)}" for v in verdicts(e, rows)]
+    lines += [f"- {v.statement}: {_mark(v.state)}" + (f" — why: {v.reason}" if v.reason else "")
+              for v in found.verdicts]
     return lines + [""]
 
 
@@ -252,49 +292,66 @@ def _fmt_like(value: float | None, like: str, why: str) -> str:
     return f"{value:.{max(len(like.split('.')[1]), 1)}f}"
 
 
-def _paper_section(res: ResultSet) -> list[str]:
-    names = {"regret_hv": "R_HV", "regret_std": "R_std", "traj_cum": "trajectory end, cumulative R_HV",
-             "traj_ma": "trajectory end, moving average of the gap", "psi_error": "P(error), 14 arms",
-             "psi_error_stochastic": "P(error), 14 arms, realised costs", "f1": "Pareto F1, full set"}
-    rows = []
-    for r in paper_rows(res):
-        budget = "largest" if r["rho"] == "max" else "smallest" if r["rho"] == "min" else f"ρ={r['rho']}"
-        measured, where = r["ours"] is not None, r["where"] if r["ours"] is not None else ""
-        if r["kind"] == "value":
-            quantity, who, paper = names[r["metric"]], _show(r["method"]), r["paper"]
-            ours = _fmt_like(r["ours"], r["paper"], r["where"])
-        else:
-            reduction = r["kind"] == "reduction"
-            quantity = f"reduction of {names[r['metric']]}" if reduction else f"{r['kind'].split()[0]} F1 gain"
-            who = f"{_show(r['method'])} vs {_show(r['baseline'])}"
-            relative = r["kind"] != "absolute gain"
-            paper = f"{r['paper']}{'%' if relative else ''}"
-            ours = (f"not measured ({r['where']})" if not measured else
-                    f"{r['ours']:.1f}%" if relative else f"{r['ours']:+.3f}")
-            budget = "largest" if reduction and r["rho"] == "max" else f"ρ={r['rho']}"
-        rows.append(f"| {r['experiment']} | {quantity} | {who} | {budget} | {paper} | {ours} | {where} |")
+def _shown_number(r: dict, value: float) -> str:
+    """A number of a paper row as the row shows ``ours``: like the paper's digits, a percentage or a signed gain."""
+    if r["kind"] == "value":
+        return _fmt_like(value, r["paper"], "")
+    return f"{value:.1f}%" if r["kind"] != "absolute gain" else f"{value:+.3f}"
+
+
+def match_text(r: dict) -> str:
+    """The match cell of a paper row: whether the paper's number lies in our 95% interval, which it states."""
+    if r["match"] == "n/a":
+        return "n/a"
+    word = {"yes": "yes", "direction": "direction only", "no": "no"}[r["match"]]
+    return f"{word} (our 95% CI {_shown_number(r, r['low'])} to {_shown_number(r, r['high'])})"
+
+
+QUANTITIES = {"regret_hv": "R_HV", "regret_std": "R_std", "traj_cum": "trajectory end, cumulative R_HV",
+              "traj_ma": "trajectory end, moving average of the gap", "psi_error": "P(error), 14 arms",
+              "psi_error_stochastic": "P(error), 14 arms, realised costs", "f1": "Pareto F1, full set"}
+
+
+def paper_cells(r: dict) -> list[str]:
+    """A row of the paper's numbers beside ours: experiment, quantity, method, budget, paper, ours, ours at, match."""
+    budget = "largest" if r["rho"] == "max" else "smallest" if r["rho"] == "min" else f"ρ={r['rho']}"
+    measured = r["ours"] is not None
+    if r["kind"] == "value":
+        quantity, who, paper = QUANTITIES[r["metric"]], _show(r["method"]), r["paper"]
+        ours = _fmt_like(r["ours"], r["paper"], r["where"])
+    else:
+        reduction = r["kind"] == "reduction"
+        quantity = f"reduction of {QUANTITIES[r['metric']]}" if reduction else f"{r['kind'].split()[0]} F1 gain"
+        who = f"{_show(r['method'])} vs {_show(r['baseline'])}"
+        paper = f"{r['paper']}{'%' if r['kind'] != 'absolute gain' else ''}"
+        ours = _shown_number(r, r["ours"]) if measured else f"not measured ({r['where']})"
+        budget = "largest" if reduction and r["rho"] == "max" else f"ρ={r['rho']}"
+    return [r["experiment"], quantity, who, budget, paper, ours, r["where"] if measured else "", match_text(r)]
+
+
+def _paper_section(rows: list[dict]) -> list[str]:
     if not rows:
         return []
+    agree = sum(r["match"] == "yes" for r in rows)
     return ["## The paper's numbers beside ours", "",
             "Only for experiments recorded as the paper's own (SPEC §7). Ours are means over the repetitions of "
             "that experiment at the same metric, method and budget; 'largest'/'smallest' are the ends of its ρ "
-            "grid. The paper's numbers come from its private logs.", "",
-            "| experiment | quantity | method | budget (paper) | paper | ours | ours at |",
-            "|---|---|---|---|---|---|---|", *rows, ""]
+            "grid. The paper's numbers come from its private logs. Match: 'yes' when the paper's number lies in "
+            "our 95% interval (Wilson for an error probability, mean ± 1.96 se for a mean, a paired bootstrap over "
+            "repetitions for a reduction or gain), 'direction only' when a reduction or gain has the paper's sign "
+            f"over our whole interval but not its size, else 'no'; {agree} of {len(rows)} match.", "",
+            *_md_table(["experiment", "quantity", "method", "budget (paper)", "paper", "ours", "ours at", "match"],
+                       [paper_cells(r) for r in rows])]
 
 
-def _figures(root: Path) -> list[str]:
-    index = root / "figures.csv"
-    if not index.is_file():
-        return []
-    table = read_csv(index)
-    for col in ("stem", "caption"):
-        if col not in table.columns:
-            raise CabenchError(f"{index}: column '{col}' is missing (a damaged file); run `cabench plot` again")
+def _figures(c: Contents) -> list[str]:
     lines = ["## Figures", ""]
-    for _, r in table.iterrows():
-        if (root / f"{r['stem']}.png").is_file():
+    for _, r in c.figures.iterrows():
+        if "png" in r["formats"].split(";"):
             lines += [f"**{r['caption']}.**", "", f"![{r['caption']}]({r['stem']}.png)", ""]
+    if c.stale:
+        lines += [f"{c.stale} figure(s) of figures.csv are left out: drawn from results that have changed since, or "
+                  "missing; run `cabench plot` on this folder to redraw them.", ""]
     return lines if len(lines) > 2 else []
 
 
@@ -319,13 +376,56 @@ def _per_budget(e: Experiment) -> list[str]:
                         "error (base vs other)", f"{_show(base)} spend", "n"], rows)]
 
 
-def build_report(root: Path) -> str:
+@dataclass(frozen=True)
+class Contents:
+    """What both renderings of the report (REPORT.md, REPORT.html) read, computed once: the results below
+    ``root``, each experiment's findings by label, the paper's numbers beside ours, the figures of figures.csv
+    that are current (drawn from the results as they are now) and how many of its figures are not."""
+
+    root: Path
+    results: ResultSet
+    found: dict[str, Findings]
+    paper: list[dict]
+    figures: pd.DataFrame
+    stale: int
+
+    @property
+    def beyond(self) -> list[Experiment]:
+        return [e for e in self.results.experiments if is_beyond(e)]
+
+
+def gather(root: Path) -> Contents:
+    """Read the results below ``root`` and compute what the report says of them."""
     res = ResultSet(root)
     if res.empty:
         raise CabenchError(f"{root}: no runs.csv below this folder; run `cabench run CONFIG` first")
+    figures = current_figures(root)
+    return Contents(root, res, {e.label: findings(e) for e in res.experiments}, paper_rows(res), figures,
+                    len(read_index(root)) - len(figures))
+
+
+def scorecard_counts(c: Contents) -> str:
+    """How many claims hold, do not hold, are inconclusive or were not tested."""
+    states = [v.state for f in c.found.values() for v in f.verdicts]
+    return ", ".join(f"{text}: {states.count(k)}" for k, text in STATE_TEXT.items() if states.count(k))
+
+
+def _scorecard(c: Contents) -> list[str]:
+    rows = [[f"`{e.label}`", v.claim, STATE_TEXT[v.state], v.quantity, v.reason or "—"]
+            for e in c.results.experiments for v in c.found[e.label].verdicts]
+    return ["## Scorecard", "",
+            f"Each claim the report tests, experiment by experiment ({scorecard_counts(c)}): the verdict, the "
+            "tested quantity with its 95% interval, and for a claim that does not hold a reason measured in the "
+            "results files" + (" (surrogate logs: see the note below)" if c.results.surrogate else "") + ".", "",
+            *_md_table(["experiment", "claim", "verdict", "tested quantity [95% CI]", "why it does not hold"], rows)]
+
+
+def markdown(c: Contents) -> str:
+    """REPORT.md: the scorecard first, then the experiments, the paper's numbers and the figures."""
+    res = c.results
     versions = sorted({str(e.meta.get("cabench_version")) for e in res.experiments})
     commits = sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})
-    lines = ["# cabench report", ""]
+    lines = ["# cabench report", "", *_scorecard(c)]
     surrogate = sorted({e.title for e in res.experiments if e.surrogate})
     if surrogate:
         lines += [f"> **Surrogate data.** The logs of {', '.join(surrogate)} behind these results are *surrogate* "
@@ -342,10 +442,10 @@ def build_report(root: Path) -> str:
                      f"{', '.join(f'{r:g}' for r in e.rho_grid)} | {e.repetitions} | `{e.config_hash}` |")
     lines.append("")
     lines += _table1(res)
-    beyond = [e for e in res.experiments if is_beyond(e)]
+    beyond = c.beyond
     for e in res.experiments:
         if e not in beyond:
-            lines += experiment_section(e)
+            lines += experiment_section(e, c.found[e.label])
     if beyond:
         extra = list(dict.fromkeys(m for e in beyond for m in e.methods if registry.origin(m) != "paper"))
         lines += ["## Beyond the paper", "",
@@ -354,21 +454,28 @@ def build_report(root: Path) -> str:
                   "`module:object`). These results are kept apart from the paper's experiments above and from its "
                   "figures.", ""]
         for e in beyond:
-            lines += experiment_section(e)
+            lines += experiment_section(e, c.found[e.label])
             lines += _per_budget(e)
-    lines += _paper_section(res)
-    lines += _figures(root)
+    lines += _paper_section(c.paper)
+    lines += _figures(c)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_report(root: Path) -> Path:
-    from cabench.storage import write_atomic
+def build_report(root: Path) -> str:
+    """REPORT.md's text for the results below ``root``."""
+    return markdown(gather(root))
 
-    text = build_report(root)
-    path = root / "REPORT.md"
+
+def write_text(path: Path, text: str) -> Path:
+    """Write a report file atomically; one line when the folder is not writable."""
     try:
         write_atomic(path, text)
     except OSError as exc:
         raise CabenchError(f"{path}: cannot write the report ({exc.strerror}); pass a writable results folder") \
             from None
     return path
+
+
+def write_report(root: Path) -> Path:
+    """Write ``ROOT/REPORT.md`` (``cabench report`` also writes REPORT.html: :mod:`cabench.html_report`)."""
+    return write_text(root / "REPORT.md", build_report(root))

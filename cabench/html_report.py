@@ -1,0 +1,250 @@
+"""REPORT.html: the report as one self-contained page, beside REPORT.md.
+
+The page opens with the scorecard (every claim the report tests, its verdict, the tested quantity with its 95%
+interval, and why a claim does not hold), then gives per experiment the decision (the configuration, or the
+Pareto set, by name with accuracy, latency, tokens and dollars per call where known, and how often each method
+finds it), the summary, a sortable table of every configuration, the Pareto front (names on hover), the current
+figures and the paired comparisons; then the paper's numbers beside ours with whether they match.
+
+Nothing is fetched when it opens: figures are inline PNG, the data inline JSON, and plotly.js is inlined once
+from the installed ``plotly`` package. The page is rendered by the jinja2 templates of ``cabench/templates``;
+this module only turns :class:`cabench.report.Contents` and :func:`cabench.recommend.decision` into plain rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+import pandas as pd
+import plotly.offline
+
+from cabench import registry
+from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
+from cabench.figure_index import experiment_source
+from cabench.recommend import answers, decision
+from cabench.record import objective_columns
+from cabench.report import (
+    REAL_UNIT_FORMATS,
+    Contents,
+    Table,
+    comparison_tables,
+    gather,
+    markdown,
+    paper_cells,
+    plus_minus,
+    scorecard_counts,
+    summary_table,
+    write_text,
+)
+from cabench.results import Experiment, finite
+from cabench.units import LABELS, amount
+
+Cell = dict[str, str]
+
+
+def _cell(text: str, value: Any = None) -> Cell:
+    """A table cell: its text and the value it sorts by (the number itself where there is one)."""
+    number = value if value is not None else text
+    return {"text": text, "value": repr(float(number)) if finite(number) else str(number)}
+
+
+def _share(value: float) -> Cell:
+    return _cell(f"{100 * value:.0f}%", value)
+
+
+def _real(row: pd.Series, measure: str) -> Cell:
+    """A real-unit measurement per call, mean ± 95% half-width, sorting by the mean."""
+    number = REAL_UNIT_FORMATS[measure][1]
+    return _cell(plus_minus(row[measure], row[f"{measure}_ci"], number), row[measure])
+
+
+def _anchors(labels: list[str]) -> dict[str, str]:
+    """A stable, unique HTML id for each experiment label."""
+    out: dict[str, str] = {}
+    for label in labels:
+        slug = "exp-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", label).strip("-") or "x")
+        out[label] = slug if slug not in out.values() else f"{slug}-{len(out)}"
+    return out
+
+
+def _scorecard(c: Contents, anchors: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"experiment": e.label, "anchor": anchors[e.label], "kind": v.kind, "state": v.state,
+             "verdict": STATE_TEXT[v.state], "claim": v.claim, "quantity": v.quantity, "reason": v.reason,
+             "versus": v.versus or "", "estimate": _cell("", v.estimate)["value"], "low": _cell("", v.low)["value"],
+             "high": _cell("", v.high)["value"]}
+            for e in c.results.experiments for v in c.found[e.label].verdicts]
+
+
+def _decision(e: Experiment) -> dict[str, Any] | None:
+    """The decision at the largest budget (:func:`cabench.recommend.decision`), its configurations in real units
+    and how often each method finds it."""
+    top = max(e.rho_grid)  # the decision is the largest budget's: read its rows only
+    last = replace(e, runs=e.runs[e.runs["rho"] == top], selections=e.selections[e.selections["rho"] == top])
+    rows = answers(last)
+    d = decision(last, rows)
+    if d is None:
+        return None
+    names = [d["configuration"]["config_id"]] if e.setting == "online" else list(d["pareto_set"])
+    mode = d.get("cost_mode")
+    shares = found_by(e, names, d["rho"], mode)
+    methods = [m for m in e.methods if m in shares]
+    arms = e.arms.assign(config_id=e.arms["config_id"].astype(str)).set_index("config_id")
+    real = [m for m in REAL_UNIT_FORMATS if m in arms.columns]
+    returned = {a["method"]: {c["config_id"]: c["share"] for c in a.get("configurations", [])}
+                for a in rows if a["rho"] == d["rho"] and a.get("cost_mode") == mode}
+    rows = [{"config": name, "cells": [_real(arms.loc[name], m) for m in real]
+             + [_cell(f"{arms.loc[name, c]:.3f}", arms.loc[name, c]) for c in objective_columns(e.arms)]
+             + [_share(returned[m].get(name, 0.0)) for m in methods if e.setting == "psi"],
+             "measures": [{"name": m, "value": _cell("", arms.loc[name, m])["value"]} for m in real]}
+            for name in names]
+    header = ([f"{REAL_UNIT_FORMATS[m][0]} per call" for m in real]
+              + [f"{c[3:]} (normalised)" for c in objective_columns(e.arms)]
+              + [f"returned by {registry.display(m)}" for m in methods if e.setting == "psi"])
+    finders = [{"method": m, "name": registry.display(m), "share": _share(shares[m]), "chosen": m == d["method"],
+                "note": "" if e.setting == "psi" or registry.prefers(m, "online")
+                else "a round robin: no preference (its most-pulled configuration is a tie)"} for m in methods]
+    what = (f"pay for {names[0]}" if e.setting == "online"
+            else f"the Pareto set of {len(names)} configuration{'s' if len(names) != 1 else ''}")
+    return {"what": what, "method": d["method"], "method_name": registry.display(d["method"]), "rho": f"{d['rho']:g}",
+            "budget": amount(d["budget"], e.cost_unit), "criterion": d["criterion"], "mode": mode or "",
+            "share": _share(d["configuration"]["share"] if e.setting == "online" else d["share"]),
+            "exact_true_set": _share(d["exact_true_set"]) if e.setting == "psi" else None,
+            "header": header, "rows": rows, "finders": finders,
+            "finder_header": "exploits it most in" if e.setting == "online" else "returns exactly this set in"}
+
+
+def _table(table: Table) -> dict[str, Any]:
+    header, rows = table
+    return {"header": header, "rows": [[_cell(text, value) for text, value in row] for row in rows]}
+
+
+def _summary(e: Experiment, s: pd.DataFrame) -> dict[str, Any]:
+    """The summary table, each row keyed by method, budget and cost mode."""
+    table = _table(summary_table(e, s))
+    keys = [[r.method, f"{r.rho:g}", r.get("cost_mode", "")] for _, r in s.iterrows()]
+    return {"header": table["header"], "rows": [{"key": k, "cells": row} for k, row in zip(keys, table["rows"])]}
+
+
+def _configurations(e: Experiment, decided: list[str]) -> dict[str, Any]:
+    """Every configuration of the experiment: roles, normalised objectives, cost, ν, γ, real units."""
+    objectives = objective_columns(e.arms)
+    real = [m for m in REAL_UNIT_FORMATS if m in e.arms.columns]
+    header = ["configuration", "role", *(f"{c[3:]} (normalised)" for c in objectives),
+              f"c_i ({LABELS[e.cost_unit]})", "ν", "γ", *(f"{REAL_UNIT_FORMATS[m][0]} per call" for m in real)]
+    rows = []
+    for _, r in e.arms.iterrows():
+        name = str(r["config_id"])
+        roles = [word for word, on in (("decision", name in decided), ("Pareto", r["pareto"] == 1),
+                                       ("max-ν", r["optimal"] == 1)) if on]
+        rows.append({"config": name, "cells": [
+            _cell(name), _cell(", ".join(roles)), *(_cell(f"{r[c]:.3f}", r[c]) for c in objectives),
+            _cell(amount(r["profile_cost"], e.cost_unit), r["profile_cost"]), _cell(f"{r['nu']:.4g}", r["nu"]),
+            _cell(f"{r['gamma']:.4g}", r["gamma"]), *(_real(r, m) for m in real)]})
+    return {"header": header, "rows": rows}
+
+
+#: The front's marker groups: legend name, colour, symbol, size.
+GROUPS = (("other configurations", "#9e9e9e", "circle", 7), ("true Pareto set", "#1f77b4", "circle", 10),
+          ("decision", "#d62728", "circle-open", 16), ("max-ν", "#2ca02c", "star", 13))
+GAP = 0.08  # between panels, as a share of the width
+
+
+def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
+    """The plotly.js figure of the arms on their normalised objectives, the first against each other one (names
+    and values on hover), the true Pareto set marked and, with two objectives, its front drawn."""
+    objectives = objective_columns(e.arms)
+    real = [m for m in REAL_UNIT_FORMATS if m in e.arms.columns]
+    names = e.arms["config_id"].astype(str)
+    hover = np.array([html.escape(name) + "".join(f"<br>{c[3:]}: {r[c]:.3f}" for c in objectives)
+                      + "".join(f"<br>{REAL_UNIT_FORMATS[m][0]}: "
+                                f"{plus_minus(r[m], r[f'{m}_ci'], REAL_UNIT_FORMATS[m][1])}" for m in real)
+                      for name, (_, r) in zip(names, e.arms.iterrows())])
+    masks = dict(zip([g[0] for g in GROUPS], ((e.arms["pareto"] == 0).to_numpy(), (e.arms["pareto"] == 1).to_numpy(),
+                                              names.isin(decided).to_numpy(), (e.arms["optimal"] == 1).to_numpy())))
+    pairs = [(objectives[0], other) for other in objectives[1:]]
+    width = (1 - GAP * (len(pairs) - 1)) / len(pairs)
+    data: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {"height": 440, "margin": {"l": 60, "r": 20, "t": 20, "b": 50}, "hovermode": "closest",
+                              "legend": {"orientation": "h", "y": -0.2}}
+    for i, (y, x) in enumerate(pairs):
+        axes = {"xaxis": f"x{i + 1 if i else ''}", "yaxis": f"y{i + 1 if i else ''}"}
+        layout[f"xaxis{i + 1 if i else ''}"] = {"title": {"text": f"{x[3:]} (normalised)"}, "anchor": axes["yaxis"],
+                                                "domain": [i * (width + GAP), i * (width + GAP) + width]}
+        layout[f"yaxis{i + 1 if i else ''}"] = {"title": {"text": f"{y[3:]} (normalised)"}, "anchor": axes["xaxis"]}
+        for label, colour, symbol, size in GROUPS:
+            mask = masks[label]
+            if mask.any():
+                data.append({"type": "scatter", **axes, "x": e.arms.loc[mask, x].tolist(),
+                             "y": e.arms.loc[mask, y].tolist(), "mode": "markers", "name": label,
+                             "legendgroup": label, "showlegend": i == 0, "hovertext": hover[mask].tolist(),
+                             "hoverinfo": "text", "marker": {"color": colour, "symbol": symbol, "size": size}})
+        if len(objectives) == 2:
+            front = e.arms[e.arms["pareto"] == 1].sort_values(x)
+            data.append({"type": "scatter", **axes, "x": front[x].tolist(), "y": front[y].tolist(), "mode": "lines",
+                         "name": "Pareto front", "hoverinfo": "skip", "line": {"color": "#1f77b4", "width": 1}})
+    return {"data": data, "layout": layout}
+
+
+def _image(root: Path, row: pd.Series) -> dict[str, str] | None:
+    """A figure of figures.csv as an inline image: PNG where drawn, else SVG; None for a PDF-only figure."""
+    formats = row["formats"].split(";")
+    for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
+        if fmt in formats:
+            data = base64.b64encode((root / f"{row['stem']}.{fmt}").read_bytes()).decode("ascii")
+            return {"caption": row["caption"], "stem": row["stem"], "uri": f"data:{mime};base64,{data}"}
+    return None
+
+
+def _images(c: Contents, source: str) -> list[dict[str, str]]:
+    rows = c.figures[c.figures["source"] == source]
+    return [image for _, r in rows.iterrows() if (image := _image(c.root, r)) is not None]
+
+
+def _comparisons(e: Experiment, found: Findings) -> dict[str, Any]:
+    boot, mcnemar = comparison_tables(e, found.comparisons)
+    return {"base": registry.display(reference_and_others(e)[0]), "rho": f"{max(e.rho_grid):g}",
+            "boot": _table(boot), "mcnemar": _table(mcnemar)}
+
+
+def _experiment(c: Contents, e: Experiment, anchor: str) -> dict[str, Any]:
+    d = _decision(e)
+    decided = [r["config"] for r in d["rows"]] if d else []
+    return {"label": e.label, "anchor": anchor, "setting": e.setting, "title": e.title, "surrogate": e.surrogate,
+            "k": e.k, "objectives": ", ".join(e.objectives), "unit": LABELS[e.cost_unit],
+            "grid": ", ".join(f"{r:g}" for r in e.rho_grid), "repetitions": e.repetitions,
+            "config_hash": e.config_hash, "methods": ", ".join(registry.display(m) for m in e.methods),
+            "beyond": e in c.beyond, "decision": d, "summary": _summary(e, c.found[e.label].summary),
+            "configurations": _configurations(e, decided), "front": _front(e, decided),
+            "figures": _images(c, experiment_source(e.label)), "comparisons": _comparisons(e, c.found[e.label])}
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("cabench", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def render_html(c: Contents) -> str:
+    """REPORT.html's text for the contents ``c``."""
+    res = c.results
+    anchors = _anchors([e.label for e in res.experiments])
+    return _environment().get_template("report.html.j2").render(
+        experiments=[_experiment(c, e, anchors[e.label]) for e in res.experiments],
+        scorecard=_scorecard(c, anchors), counts=scorecard_counts(c),
+        surrogate=sorted({e.title for e in res.experiments if e.surrogate}),
+        versions=", ".join(sorted({str(e.meta.get("cabench_version")) for e in res.experiments})),
+        commits=", ".join(sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})),
+        paper=[paper_cells(r) + [r["match"]] for r in c.paper], paper_figures=_images(c, "paper"), stale=c.stale,
+        plotly_js=plotly.offline.get_plotlyjs())
+
+
+def write_reports(root: Path) -> tuple[Path, Path]:
+    """Write ``ROOT/REPORT.md`` and ``ROOT/REPORT.html`` from one reading of the results below ``root``."""
+    c = gather(root)
+    return (write_text(root / "REPORT.md", markdown(c)), write_text(root / "REPORT.html", render_html(c)))

@@ -1,0 +1,294 @@
+"""REPORT.html in a real browser: headless Chromium opens the page of the quick results with no console message,
+and the scorecard and the decision tables read from the rendered page agree with summary.csv, runs.csv,
+selections.csv and arms.csv; a figure drawn from results that changed since is never embedded."""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+import yaml
+
+from cabench import registry
+from cabench.config import load_config
+from cabench.html_report import write_reports
+from cabench.plots import plot_results
+from cabench.runner import run_experiment
+from tests.conftest import tiny_logs, write_dataset
+from tests.test_scorecard import quick_results
+
+pytestmark = pytest.mark.slow  # a browser, and figures drawn: about half a minute
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class Node:
+    def __init__(self, tag: str, attrs: dict[str, str]) -> None:
+        self.tag, self.attrs, self.children, self.parts = tag, attrs, [], []
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts + [c.text for c in self.children]).strip()
+
+    def all(self, tag: str | None = None, **attrs: str) -> list[Node]:
+        found = [c for c in self.children if (tag is None or c.tag == tag)
+                 and all(c.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items())]
+        return found + [n for c in self.children for n in c.all(tag, **attrs)]
+
+    def by_id(self, ident: str) -> Node:
+        (node,) = self.all(id=ident)
+        return node
+
+
+class Tree(HTMLParser):
+    """The rendered DOM as nested :class:`Node` objects (the standard library has no DOM parser)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.root = Node("#document", {})
+        self.stack = [self.root]
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, {k: v or "" for k, v in attrs})
+        self.stack[-1].children.append(node)
+        if tag not in VOID:
+            self.stack.append(node)
+
+    def handle_endtag(self, tag):
+        while len(self.stack) > 1 and self.stack.pop().tag != tag:
+            pass
+
+    def handle_data(self, data):
+        self.stack[-1].parts.append(data)
+
+
+def rows(table: Node) -> list[Node]:
+    return table.all("tbody")[0].all("tr")
+
+
+def render(page: Path) -> tuple[Node, str]:
+    """The DOM Chromium holds once the page has loaded and its scripts ran, and Chromium's log."""
+    done = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr",
+                           "--v=0", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return Tree(done.stdout).root, done.stderr
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    root = quick_results(tmp_path_factory)
+    write_reports(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def page(root) -> tuple[Node, str]:
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium); the browser test needs it")
+    return render(root / "REPORT.html")
+
+
+def _summary(root: Path, label: str) -> pd.DataFrame:
+    return pd.read_csv(root / f"{label}_quick" / "summary.csv")
+
+
+def _at(s: pd.DataFrame, method: str, rho: float, mode: str | None = None) -> pd.Series:
+    rows = s[(s["method"] == method) & (s["rho"] == rho)]
+    return (rows if mode is None else rows[rows["cost_mode"] == mode]).iloc[0]
+
+
+def test_page_opens_with_no_console_message_and_nothing_fetched(page):
+    dom, log = page
+    assert [line for line in log.splitlines() if "CONSOLE" in line] == []
+    assert dom.all("section")[0].attrs["id"] == "scorecard"  # the scorecard comes first
+    for node in dom.all():
+        for attribute in ("src", "href"):
+            assert not node.attrs.get(attribute, "").startswith(("http:", "https:", "//")), node.attrs
+    assert len(dom.all("script")) == 2 + len(dom.all("section", **{"class": "experiment"}))
+
+
+def test_scorecard_read_from_the_page_agrees_with_summary_csv(root, page):
+    dom, _ = page
+    card = rows(dom.by_id("scorecard-table"))
+    assert len(card) == 12
+    words = {"holds": "holds", "fails": "does not hold", "inconclusive": "inconclusive"}
+    for row in card:
+        label, kind, state = row.attrs["data-experiment"], row.attrs["data-kind"], row.attrs["data-state"]
+        cells = row.all("td")
+        assert cells[2].text == words[state]
+        assert (cells[4].text != "—") == (state == "fails")
+        estimate, low, high = (float(row.attrs[f"data-{k}"]) for k in ("estimate", "low", "high"))
+        assert low <= estimate + 1e-12 and estimate <= high + 1e-12
+        s = _summary(root, label)
+        top = s["rho"].max()
+        if kind == "error-falls":
+            grid = sorted(s.loc[s["method"] == "copsi", "rho"])
+            expected = _at(s, "copsi", grid[-1])["error"] - _at(s, "copsi", grid[0])["error"]
+        elif kind == "error-below":
+            expected = (_at(s, "copsi", top, "deterministic")["error"]
+                        - _at(s, row.attrs["data-versus"], top, "deterministic")["error"])
+        elif kind == "f1-above":
+            expected = (_at(s, "copsi", top, "deterministic")["f1"]
+                        - _at(s, row.attrs["data-versus"], top, "deterministic")["f1"])
+        elif kind == "realised-costs":
+            expected = _at(s, "copsi", top, "stochastic")["error"] - _at(s, "copsi", top, "deterministic")["error"]
+        elif kind == "lowest-regret":
+            for method in s["method"].unique():  # the means the claim is decided on
+                assert f"{registry.display(method)} {_at(s, method, top)['regret_hv']:.2f}" in cells[3].text
+            expected = _at(s, "cohv-ucb", top)["regret_hv"] - _at(s, row.attrs["data-versus"], top)["regret_hv"]
+        else:
+            assert kind == "log-growth"
+            g = s[s["method"] == "cohv-ucb"].sort_values("rho")
+            x = np.log2(g["budget_tokens"].to_numpy())
+            expected = np.polyfit(x - x.mean(), g["regret_hv"].to_numpy(), 2)[0]  # curvature of the mean curve
+        assert estimate == pytest.approx(expected, abs=1e-9), (label, kind)
+
+
+def _online_decision(root: Path) -> tuple[str, str, float]:
+    """The method with the lowest mean R_HV at the largest budget (round robins have no preference), its most
+    exploited configuration (ties to the first name) and the share of repetitions it was."""
+    s = _summary(root, "gsm8k_online")
+    top = s[(s["rho"] == s["rho"].max()) & s["method"].map(lambda m: registry.prefers(m, "online"))]
+    method = top.sort_values("regret_hv").iloc[0]["method"]
+    runs = pd.read_csv(root / "gsm8k_online_quick" / "runs.csv")
+    last = runs[(runs["method"] == method) & (runs["rho"] == s["rho"].max())]
+    counts = last["exploited"].value_counts()
+    name = sorted(counts[counts == counts.max()].index)[0]
+    return method, name, counts.max() / len(last)
+
+
+def _psi_decision(root: Path, label: str) -> tuple[str, list[str], dict[str, float]]:
+    """The method with the lowest error (then the highest F1) at the largest budget, deterministic costs, the set
+    it returns most often, and the share of repetitions each method returns exactly that set."""
+    s = _summary(root, label)
+    top = s[(s["rho"] == s["rho"].max()) & (s["cost_mode"] == "deterministic")]
+    method = top.sort_values(["error", "f1"], ascending=[True, False]).iloc[0]["method"]
+    sel = pd.read_csv(next((root / f"{label}_quick").glob("selections.csv*")))  # plain or compressed
+    sel = sel[(sel["rho"] == s["rho"].max()) & (sel["cost_mode"] == "deterministic")]
+    sets = {(m, rep): tuple(sorted(g.loc[g["returned"] == 1, "config_id"])) for (m, rep), g in
+            sel.groupby(["method", "rep"])}
+    mine = pd.Series([v for (m, _), v in sets.items() if m == method]).value_counts()
+    chosen = sorted(mine[mine == mine.max()].index)[0]
+    shares = {m: float(np.mean([v == chosen for (mm, _), v in sets.items() if mm == m])) for m in top["method"]}
+    return method, list(chosen), shares
+
+
+def _check_real_units(row: Node, arms: pd.DataFrame) -> None:
+    name = row.attrs["data-config"]
+    assert row.all("td")[0].text == name
+    for measure in ("accuracy", "latency_s", "tokens"):
+        assert float(row.attrs[f"data-{measure.replace('_', '-')}"]) == pytest.approx(arms.loc[name, measure])
+    assert row.all("td")[1].text == f"{arms.loc[name, 'accuracy']:.3f} ± {arms.loc[name, 'accuracy_ci']:.3f}"
+
+
+def test_decisions_read_from_the_page_agree_with_the_result_files(root, page):
+    dom, _ = page
+    sections = {s.attrs["data-experiment"]: s for s in dom.all("section", **{"class": "experiment"})}
+    assert set(sections) == {"gsm8k_online", "gsm8k_psi", "gsm8k_psi_stochastic"}
+
+    method, name, share = _online_decision(root)
+    section = sections["gsm8k_online"]
+    table = section.by_id(f"decision-{section.attrs['id']}")
+    assert table.attrs["data-method"] == method and table.attrs["data-rho"] == "32"
+    arms = pd.read_csv(root / "gsm8k_online_quick" / "arms.csv").set_index("config_id")
+    [row] = rows(table)
+    assert row.attrs["data-config"] == name
+    _check_real_units(row, arms)
+    found = {r.attrs["data-method"]: float(r.attrs["data-share"])
+             for r in rows(section.by_id(f"found-{section.attrs['id']}"))}
+    assert found[method] == pytest.approx(share)
+
+    for label in ("gsm8k_psi", "gsm8k_psi_stochastic"):
+        method, chosen, shares = _psi_decision(root, label)
+        section = sections[label]
+        table = section.by_id(f"decision-{section.attrs['id']}")
+        assert table.attrs["data-method"] == method
+        arms = pd.read_csv(root / f"{label}_quick" / "arms.csv").set_index("config_id")
+        assert sorted(r.attrs["data-config"] for r in rows(table)) == chosen
+        for row in rows(table):
+            _check_real_units(row, arms)
+        found = {r.attrs["data-method"]: float(r.attrs["data-share"])
+                 for r in rows(section.by_id(f"found-{section.attrs['id']}"))}
+        assert found == pytest.approx(shares)
+
+
+def test_every_configuration_is_in_its_table_and_on_hover_in_the_front(root, page):
+    dom, _ = page
+    for section in dom.all("section", **{"class": "experiment"}):
+        anchor, label = section.attrs["id"], section.attrs["data-experiment"]
+        arms = pd.read_csv(root / f"{label}_quick" / "arms.csv")
+        listed = [r.attrs["data-config"] for r in rows(section.by_id(f"configurations-{anchor}"))]
+        assert listed == list(arms["config_id"])
+        plot = section.by_id(f"front-{anchor}")
+        assert "js-plotly-plot" in plot.attrs["class"] and plot.all("svg")  # plotly drew it
+        figure = json.loads(section.by_id(f"front-data-{anchor}").text)
+        go.Figure(figure)  # every property one plotly knows (its validators raise on any other)
+        hover = [h.split("<br>")[0] for trace in figure["data"] for h in trace.get("hovertext") or []]
+        assert set(arms["config_id"]) <= set(hover)
+        pareto = next(t for t in figure["data"] if t["name"] == "true Pareto set")
+        assert sorted(h.split("<br>")[0] for h in pareto["hovertext"]) == sorted(arms.loc[arms["pareto"] == 1,
+                                                                                          "config_id"])
+
+
+def _embedded(root: Path) -> tuple[set[str], set[str]]:
+    """The figure stems REPORT.md and REPORT.html embed."""
+    md, page = (root / "REPORT.md").read_text(), (root / "REPORT.html").read_text()
+    stems = {line.split("](")[1].rstrip(")")[:-4] for line in md.splitlines() if line.startswith("![")}
+    tree = Tree(page).root
+    return stems, {f.attrs["data-stem"] for f in tree.all("figure") if f.all("img")[0].attrs["src"].startswith(
+        "data:image/png;base64,")}
+
+
+def test_a_figure_older_than_its_results_is_never_embedded(tmp_path, root):
+    shutil.copytree(root / "gsm8k_psi_quick", tmp_path / "gsm8k_psi_quick")
+    plot_results(tmp_path, ["png"])
+    write_reports(tmp_path)
+    md, html = _embedded(tmp_path)
+    mine = {"figures/gsm8k_psi_landscape", "figures/gsm8k_psi_identification"}
+    assert mine <= md and md == html
+    config = tmp_path / "gsm8k_psi_quick" / "config.yaml"
+    config.write_text(config.read_text() + "# edited after the figures were drawn\n")  # the results changed
+    write_reports(tmp_path)
+    md, html = _embedded(tmp_path)
+    assert not md & mine and not html & mine
+    assert "left out: drawn from results that have changed since" in (tmp_path / "REPORT.md").read_text()
+
+
+#: Configuration names a page must show as text, never run or parse: markup, a script end, a quote, a comma.
+HOSTILE = ["</script><script>console.log(1)</script>", "<b>bold</b>", 'say "hi"', "a,b", "NaN"]
+
+
+def test_configuration_names_are_shown_as_written(tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium); the browser test needs it")
+    frame = tiny_logs(len(HOSTILE), 30)
+    frame["config_id"] = frame["config_id"].map({f"cfg{i}": name for i, name in enumerate(HOSTILE)})
+    data = write_dataset(tmp_path / "named", frame, split={"profiling_size": 10})
+    for setting, rho in (("online", [2, 4, 8]), ("psi", [5, 20])):
+        methods = ["cohv-ucb", "uniform"] if setting == "online" else ["copsi", "uniform"]
+        config = tmp_path / f"{setting}.yaml"
+        config.write_text(yaml.safe_dump({"name": f"names_{setting}", "dataset": str(data), "setting": setting,
+                                          "rho": rho, "methods": methods, "repetitions": 3, "backend": "sequential",
+                                          "output": str(tmp_path / "root" / setting)}))
+        run_experiment(load_config(config), quiet=True)
+    write_reports(tmp_path / "root")
+    dom, log = render(tmp_path / "root" / "REPORT.html")
+    assert [line for line in log.splitlines() if "CONSOLE" in line] == []
+    for section in dom.all("section", **{"class": "experiment"}):
+        table = section.by_id(f"configurations-{section.attrs['id']}")
+        assert [r.all("td")[0].text for r in rows(table)] == HOSTILE
+        assert not table.all("b")
+        hover = json.loads(section.by_id(f"front-data-{section.attrs['id']}").text)
+        assert {h.split("<br>")[0] for t in hover["data"] for h in t.get("hovertext") or []} == {
+            html.escape(name) for name in HOSTILE}

@@ -1,0 +1,171 @@
+"""The scorecard: REPORT.md opens with every claim the report tests, its verdict, the tested quantity with its 95%
+interval, and for each claim that does not hold a reason citing a number found in the results files; the paper
+table says whether each published number lies in our interval."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cabench.analysis import comparisons, verdicts
+from cabench.config import load_config
+from cabench.report import build_report
+from cabench.results import ResultSet
+from cabench.runner import run_experiment
+from tests.conftest import ROOT
+
+#: Three of the quick configs (online, subset identification, realised costs) with fewer repetitions: seconds.
+QUICK = {"gsm8k_online_quick": 10, "gsm8k_psi_quick": 20, "gsm8k_psi_stochastic_quick": 20}
+STATES = {"holds": "holds", "fails": "does not hold", "inconclusive": "inconclusive", "n/a": "not tested"}
+NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def quick_results(factory: pytest.TempPathFactory) -> Path:
+    """The quick results, run once per test session (both browser and scorecard tests read them)."""
+    root = factory.getbasetemp() / "quick_results"
+    if not (root / "done").is_file():
+        for name, reps in QUICK.items():
+            cfg = load_config(ROOT / "configs" / f"{name}.yaml",
+                              overrides={"output": str(root / name), "repetitions": reps})
+            run_experiment(cfg, quiet=True)
+        (root / "done").write_text("")
+    return root
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return quick_results(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def report(root) -> str:
+    return build_report(root)
+
+
+def md_table(text: str, heading: str) -> pd.DataFrame:
+    """The first Markdown table after ``heading``, as text cells."""
+    lines = text[text.index(heading):].splitlines()
+    rows = list(itertools.takewhile(lambda ln: ln.startswith("|"),
+                                    itertools.dropwhile(lambda ln: not ln.startswith("|"), lines)))
+    cells = [[c.strip() for c in ln.strip("|").split(" | ")] for ln in rows]
+    return pd.DataFrame(cells[2:], columns=cells[0])
+
+
+def file_numbers(folder: Path, name: str) -> np.ndarray:
+    """Every finite number in a result file (cells of any column)."""
+    frame = pd.read_csv(folder / name)
+    values = pd.to_numeric(frame.stack(), errors="coerce").to_numpy(float)
+    return values[np.isfinite(values)]
+
+
+def cited_numbers_found(reason: str, folder: Path) -> bool:
+    """Whether each results file the reason cites (summary.csv, arms.csv, dataset.csv) holds, at its printed
+    precision, a number the reason gives before citing it (one with decimals, or of three digits or more)."""
+    start, found = 0, []
+    for cite in re.finditer(r"(summary|arms|dataset)\.csv", reason):
+        values = file_numbers(folder, cite.group(0))
+        hits = False
+        for token in NUMBER.findall(reason[start:cite.start()]):
+            text = token.replace(",", "")
+            digits = len(text.split(".")[1].split("e")[0]) if "." in text else 0
+            if digits or len(text.lstrip("+-")) >= 3:
+                hits = hits or bool(np.any(np.abs(values - float(text)) <= 0.5 * 10 ** -digits + 1e-12))
+        found.append(hits)
+        start = cite.end()
+    return bool(found) and all(found)
+
+
+def test_report_opens_with_the_scorecard(report):
+    assert report.splitlines()[:3] == ["# cabench report", "", "## Scorecard"]
+    first_experiment = report.index("## Experiment `")
+    assert report.index("## Scorecard") < report.index("| experiment | claim | verdict |") < first_experiment
+
+
+def test_every_tested_claim_is_in_the_scorecard_with_a_measured_reason(root, report):
+    card = md_table(report, "## Scorecard")
+    assert list(card.columns) == ["experiment", "claim", "verdict", "tested quantity [95% CI]", "why it does not hold"]
+    tested = 0
+    failing = 0
+    for e in ResultSet(root).experiments:
+        for v in verdicts(e, comparisons(e)):
+            tested += 1
+            row = card[(card["experiment"] == f"`{e.label}`") & (card["claim"] == v.claim)]
+            assert len(row) == 1, (e.label, v.claim)
+            row = row.iloc[0]
+            assert row["verdict"] == STATES[v.state]
+            assert row["tested quantity [95% CI]"] == v.quantity
+            if v.state != "n/a":
+                assert re.search(r"\[(95% CI )?[-+]?[\d.]+(e[-+]?\d+)?, [-+]?[\d.]+", v.quantity), v.quantity
+            reason = row["why it does not hold"]
+            if v.state == "fails":
+                failing += 1
+                assert reason.endswith(".") and cited_numbers_found(reason, e.folder), reason
+            else:
+                assert reason == "—"
+    assert len(card) == tested and failing >= 3  # the quick results have claims that do not hold
+
+
+def test_lowest_regret_names_its_closest_comparison_and_the_share_of_repetitions(root, report):
+    runs = pd.read_csv(root / "gsm8k_online_quick" / "runs.csv")
+    last = runs[runs["rho"] == runs["rho"].max()].pivot(index="rep", columns="method", values="regret_hv")
+    card = md_table(report, "## Scorecard")
+    quantity = card.loc[card["claim"].str.startswith("CoHV-UCB has the lowest mean R_HV"),
+                        "tested quantity [95% CI]"].iloc[0]
+    # the closest comparison is the one whose mean paired difference is the least favourable to CoHV-UCB
+    diffs = {m: (last["cohv-ucb"] - last[m]).mean() for m in last.columns if m != "cohv-ucb"}
+    closest = max(diffs, key=lambda m: diffs[m])
+    shown = {"hv-ucb": "HV-UCB", "acc-cost-ucb": "Accuracy-Cost-UCB", "uniform": "Uniform"}[closest]
+    diff = (last["cohv-ucb"] - last[closest]).mean()
+    lower = 100 * (last["cohv-ucb"] < last[closest]).mean()
+    assert quantity.startswith(f"mean paired difference of R_HV, CoHV-UCB minus {shown}: {diff:+.4g} [95% CI ")
+    assert f"; CoHV-UCB lower in {lower:.0f}% of repetitions, {shown} in {100 - lower:.0f}%" in quantity
+    # the reason cites the winner's and CoHV-UCB's rows of summary.csv at the largest budget
+    summary = pd.read_csv(root / "gsm8k_online_quick" / "summary.csv")
+    top = summary[summary["rho"] == summary["rho"].max()].set_index("method")
+    winner = top["regret_hv"].idxmin()
+    assert winner != "cohv-ucb"  # the claim does not hold on these results
+    name = {"hv-ucb": "HV-UCB", "acc-cost-ucb": "Accuracy-Cost-UCB", "uniform": "Uniform"}[winner]
+    reason = card.loc[card["claim"].str.startswith("CoHV-UCB has the lowest mean R_HV"), "why it does not hold"].iloc[0]
+    assert reason.startswith(f"{name} has the lower mean R_HV ({top.loc[winner, 'regret_hv']:.2f} against "
+                             f"{top.loc['cohv-ucb', 'regret_hv']:.2f}) and puts {top.loc[winner, 'frac_optimal']:.3f} "
+                             f"of its pulls on the max-ν configuration against CoHV-UCB's "
+                             f"{top.loc['cohv-ucb', 'frac_optimal']:.3f} (summary.csv)")
+
+
+def _interval(cell: str) -> tuple[float, float]:
+    low, high = re.search(r"our 95% CI ([-+\d.]+)%? to ([-+\d.]+)%?", cell).groups()
+    return float(low), float(high)
+
+
+def test_paper_table_has_a_match_column_that_follows_our_intervals(root, report):
+    table = md_table(report, "## The paper's numbers beside ours")
+    assert list(table.columns)[-3:] == ["ours", "ours at", "match"]
+    assert len(table) > 20
+    for _, row in table.iterrows():
+        word = row["match"].split(" (")[0]
+        assert word in ("yes", "no", "direction only", "n/a"), row["match"]
+        if word == "n/a":
+            continue
+        low, high = _interval(row["match"])
+        paper = float(row["paper"].rstrip("%"))
+        slack = 0.006 * max(1.0, abs(paper))  # the interval is printed rounded
+        if word == "yes":
+            assert low - slack <= paper <= high + slack, row.to_dict()
+        else:
+            assert paper < low + slack or paper > high - slack, row.to_dict()
+            signed = row["quantity"].startswith("reduction") or row["quantity"].endswith("gain")
+            side = low > 0 if paper > 0 else high < 0  # our whole interval on the paper's side of 0
+            assert (word == "direction only") == (signed and side), row.to_dict()
+    # one row by hand: Uniform's R_HV at rho=32, mean ± 1.96 standard errors over the repetitions
+    runs = pd.read_csv(root / "gsm8k_online_quick" / "runs.csv")
+    values = runs[(runs["method"] == "uniform") & (runs["rho"] == 32)]["regret_hv"].to_numpy()
+    half = 1.959963984540054 * values.std(ddof=1) / math.sqrt(len(values))
+    row = table[(table["quantity"] == "R_HV") & (table["method"] == "Uniform")].iloc[0]
+    assert _interval(row["match"]) == pytest.approx((values.mean() - half, values.mean() + half), abs=0.006)
+    assert row["match"].startswith("yes" if abs(values.mean() - 169.45) <= half else "no")
