@@ -66,7 +66,9 @@ class Elimination(IdentificationEntry):
     ``target`` and ``target_of_one`` are its batched and per-pull schedules. ``first_phase_cost``
     ``(L, cbar~, costs) -> spend`` is what its first phase needs to give every arm one sample (None:
     ask the schedule). ``floor`` is a schedule this one never falls below (CoPSI for CoPSI-R): its
-    first phase decides whether a budget is workable.
+    first phase decides whether a budget is workable. ``cubic`` recomputes every phase's gaps in numpy
+    (:func:`cubic_rule`, O(k^2) per phase) instead of keeping them (:func:`incremental_rule`): the
+    same decisions, kept as the tests' oracle and the benchmark's baseline.
     """
 
     cost_aware: bool
@@ -74,6 +76,7 @@ class Elimination(IdentificationEntry):
     target_of_one: TargetOfOne
     first_phase_cost: Callable[[float, float, np.ndarray], float] | None = None
     floor: Elimination | None = None
+    cubic: bool = False
 
     def l_k(self, costs: np.ndarray) -> float:
         """``L_{K,lambda}`` with ``lambda = min_i c~_i``, or ``L_{K,1}`` for a cost-blind schedule."""
@@ -101,6 +104,7 @@ class Elimination(IdentificationEntry):
         accepted = np.zeros((reps, k), dtype=bool)
         removed = np.zeros((reps, k - 1), dtype=np.int64)
         accepted_log = np.zeros((reps, k - 1), dtype=bool)
+        leave = (cubic_rule if self.cubic else incremental_rule)(samples)
         for phase in range(k - 1):
             k_r = k - phase
             arms = np.nonzero(active)[1].reshape(reps, k_r)
@@ -108,11 +112,7 @@ class Elimination(IdentificationEntry):
             active_cost = np.where(active, costs, 0.0).sum(axis=1)  # C_r, exact
             target = self.target(Phase(budget, l_k, mean_cost, samples.spend, level, costs[arms], active_cost, k_r))
             samples.bring_up(target, active)  # lines 7-10
-            mu_hat = samples.means(rows, arms)  # line 11
-            _, _, gamma, dominated = classification_gaps(mu_hat)  # lines 13-14, eq. (1)
-            pos = removal_choice(gamma, dominated)  # line 15
-            out = arms[np.arange(reps), pos]
-            keep = ~dominated[np.arange(reps), pos]  # lines 16-20
+            out, keep = leave(active)  # lines 11-20
             accepted[np.arange(reps), out] = keep
             active[np.arange(reps), out] = False  # line 21
             removed[:, phase], accepted_log[:, phase] = out, keep
@@ -120,6 +120,33 @@ class Elimination(IdentificationEntry):
 
     def per_pull(self, policy: Pulls, rho: float | None) -> PhasePlan:
         return _Eliminating(self, policy, rho)
+
+
+#: Lines 11-20 of a phase: the active arms ``[reps, K]`` in, the arm that leaves and whether it is accepted out.
+LeaveRule = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def cubic_rule(samples: Samples) -> LeaveRule:
+    """Every phase's empirical means and gaps computed anew (numpy, O(k^2) per phase and repetition)."""
+    rows = np.arange(len(samples.n))
+
+    def leave(active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        arms = np.nonzero(active)[1].reshape(len(rows), -1)
+        _, _, gamma, dominated = classification_gaps(samples.means(rows[:, None], arms))  # lines 11-14, eq. (1)
+        pos = removal_choice(gamma, dominated)  # line 15
+        return arms[rows, pos], ~dominated[rows, pos]  # lines 16-20
+
+    return leave
+
+
+def incremental_rule(samples: Samples) -> LeaveRule:
+    """The gaps kept from phase to phase (:class:`cabench.kernels.gaps.IncrementalGaps`): recomputed for a
+    repetition whose active arms got samples, updated for the arm that left otherwise (O(k))."""
+    from cabench.kernels.gaps import IncrementalGaps  # deferred: numba loads when a method first runs
+
+    reps, k, d = samples.sums.shape
+    gaps = IncrementalGaps(reps, k, d, atol=TIE_ATOL, rtol=TIE_RTOL)
+    return lambda active: gaps.leave(samples.n, samples.sums, active)
 
 
 class _Eliminating(PhasePlan):

@@ -25,7 +25,6 @@ from cabench.methods.identification import (
     too_small,
 )
 from cabench.methods.spec import Spec, register
-from cabench.pareto import classification_gaps
 from cabench.problem import Problem
 
 
@@ -51,6 +50,8 @@ class Halving(IdentificationEntry):
         return too_small(rho, self.spec.display, problem.psi_budget(rho), costs, need)
 
     def identify(self, samples: Samples) -> Identification:
+        from cabench.kernels.gaps import classification_gaps  # deferred: numba loads when a method first runs
+
         reps, k = samples.n.shape
         rounds = sh_rounds(k)
         active = np.ones((reps, k), dtype=bool)

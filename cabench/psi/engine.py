@@ -3,7 +3,8 @@
 The engine owns the sampler (:class:`_Samples`): counts, reward sums and spend
 of every repetition, read from the paired streams in the order of Algorithm 2
 (arm by arm, each brought up to its target) and charged either the
-deterministic profiling cost or the realised cost, under SPEC §6's budget rule.
+deterministic profiling cost (in blocks, compiled: :mod:`cabench.kernels.blocks`) or the realised
+cost, under SPEC §6's budget rule.
 The method's batched rule (its entry's ``identify``, :mod:`cabench.methods`)
 decides how many samples each active arm gets and which arms leave; all
 repetitions of a batch advance together, so their active arms form dense
@@ -70,43 +71,27 @@ class _Samples:
         A pull that would take the spend past the budget is not made, and the
         repetition stops sampling for good (SPEC §6).
         """
+        if not self.stochastic:
+            self._bring_up_blocks(np.ascontiguousarray(target, dtype=np.int64), np.ascontiguousarray(active))
+            return
         need = np.where(active & ~self.stopped[:, None], np.maximum(target[:, None] - self.n, 0), 0)
         rows, arms = np.nonzero(need)  # row-major: per repetition, arms in index order
-        if not len(rows):
-            return
-        lengths = need[rows, arms]
-        if self.stochastic:
-            self._bring_up_pulls(rows, arms, lengths)
-        else:
-            self._bring_up_blocks(rows, arms, lengths)
+        if len(rows):
+            self._bring_up_pulls(rows, arms, need[rows, arms])
 
-    def _bring_up_blocks(self, rows: np.ndarray, arms: np.ndarray, lengths: np.ndarray) -> None:
-        """Deterministic costs: whole blocks at a time, with the per-pull budget rule applied exactly.
+    def _bring_up_blocks(self, target: np.ndarray, active: np.ndarray) -> None:
+        """Deterministic costs: whole blocks at a time, with the per-pull budget rule applied exactly
+        (:mod:`cabench.kernels.blocks`, compiled)."""
+        from cabench.kernels import blocks  # deferred: numba loads when a method first runs
 
-        ``rows``/``arms`` list the blocks in pull order (per repetition, arms in index order).
-        """
-        cost = self.costs[arms]
-        block_cost = lengths * cost  # exact: quantised costs times whole numbers
-        before = self.spend[rows] + running_total(block_cost, rows) - block_cost  # spend when the block starts
-        broken = before + block_cost > self.budget
-        broken_before = running_total(broken.astype(np.int64), rows) - broken  # earlier broken blocks
-        fitted = np.where(broken | (broken_before > 0), 0, lengths)
-        cut = np.flatnonzero(broken & (broken_before == 0))  # the block where sampling stops
-        if len(cut):
-            room, c, n = self.budget - before[cut], cost[cut], lengths[cut]
-            k = np.clip(np.floor(room / c).astype(np.int64), 0, n)
-            k += (k < n) & (before[cut] + (k + 1) * c <= self.budget)  # exact corrections of the floor
-            k -= (k > 0) & (before[cut] + k * c > self.budget)
-            fitted[cut] = k
-            self.stopped[rows[cut]] = True
-        keep = fitted > 0
-        rows, arms, fitted = rows[keep], arms[keep], fitted[keep]
-        if not len(rows):
-            return
-        starts = self.n[rows, arms]
-        self.sums[rows, arms] += self.problem.reward_sums(self.keys[rows, arms], arms, starts, fitted)
-        self.n[rows, arms] += fitted
-        self.spend += np.bincount(rows, fitted * self.costs[arms], minlength=len(self.spend))
+        rows, arms, starts, lengths = np.empty((4, int(active.sum())), dtype=np.int64)  # a block per active arm
+        count = blocks.plan(target, active, self.n, self.stopped, self.spend, self.costs, self.budget, rows, arms,
+                            starts, lengths)
+        if count:
+            rows, arms, starts, lengths = rows[:count], arms[:count], starts[:count], lengths[:count]
+            sums = self.problem.reward_sums(self.keys[rows, arms], arms, starts, lengths)
+            blocks.add(rows, arms, lengths, np.ascontiguousarray(sums, dtype=np.float64), self.costs, self.n,
+                       self.sums, self.spend)
 
     def _bring_up_pulls(self, rows: np.ndarray, arms: np.ndarray, lengths: np.ndarray) -> None:
         """Realised costs: every pull's cost is read from its stream element; the pulls that fit the
