@@ -158,7 +158,11 @@ def data_import(
                           "scales (canonical names need none).")
     ] = None,
     settings: Annotated[list[str] | None, typer.Option(
-        "--set", help="A constant column, e.g. --set prompting=cot (repeatable).")] = None,
+        "--set", help="Metadata the source lacks, e.g. --set prompting=cot: a constant column, or the empty cells "
+                      "of one it has (repeatable).")] = None,
+    overrides: Annotated[list[str] | None, typer.Option(
+        "--override", help="Replace a column whatever the source recorded, e.g. --override temperature=0 "
+                           "(repeatable).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing dataset folder (atomically).")] = False,
     fmt: Annotated[str, typer.Option("--format", help="canonical (a CSV, CSV.gz, JSONL or parquet table), bfcl, "
                                                       "helm, inspect, promptfoo or every-eval-ever.")] = "canonical",
@@ -167,14 +171,24 @@ def data_import(
     failed: Annotated[str, typer.Option("--failed", help="Failed calls (API errors, timeouts) in a tool's logs: "
                                                         "incorrect (score 0) or drop (leave a hole).")] = "incorrect",
     metric: Annotated[str | None, typer.Option(
-        "--metric", help="The correctness score to read when a source has several (HELM stat, Inspect scorer, "
-                         "Every Eval Ever evaluation_result_id).")] = None,
+        "--metric", help="The score to read, NAME or NAME.KEY (one key of a score holding several): a HELM stat, an "
+                         "Inspect scorer, an Every Eval Ever evaluation_result_id (NAME.score: its score).")] = None,
+    split: Annotated[str | None, typer.Option(
+        "--split", help="HELM instances of the test split (default), valid or all.")] = None,
+    repeats: Annotated[str, typer.Option(
+        "--repeats", help="A configuration run more than once on an instance: refuse, latest, first or epochs "
+                          "(each run an instance <id>#k).")] = "refuse",
+    unmeasured: Annotated[str, typer.Option(
+        "--unmeasured", help="Rows without a score, or with a latency or token count empty or 0: drop (leave a "
+                             "hole) or refuse.")] = "drop",
 ) -> None:
     """Turn your own logs, or a tool's results, into a canonical dataset folder, validated like the loader."""
     from cabench.data.importer import import_logs, parse_settings
 
-    folder = _guard(lambda: import_logs(source, mapping, out, force, parse_settings(settings or []), fmt,
-                                        missing, failed, metric, echo=typer.echo))
+    folder = _guard(lambda: import_logs(
+        source, mapping, out, force, parse_settings(settings or []), fmt, missing, failed, metric, echo=typer.echo,
+        overrides=parse_settings(overrides or [], "--override"), split=split, repeats=repeats,
+        unmeasured=unmeasured))
     typer.echo(f"wrote {folder}")
 
 

@@ -1,20 +1,131 @@
-"""Configurations evaluated on different instances: refuse, or keep the complete part (SPEC §1).
+"""Which (configuration, instance) cells an import keeps: repeats, failed calls, unmeasured rows, holes (SPEC §1).
 
-The engines replay a rectangle of (configuration, instance) outcomes. Real
-logs have holes; ``cabench data import --missing`` and a dataset's
-``missing`` key (``dataset.yaml``, e.g. a live run's log) say what to keep.
+The engines replay a rectangle of (configuration, instance) outcomes, one per
+cell. Real logs repeat cells (a configuration run twice), hold failed calls and
+rows without a measurement, and have holes; ``cabench data import``'s
+``--repeats``, ``--failed``, ``--unmeasured`` and ``--missing`` (and a
+dataset's ``missing`` key in ``dataset.yaml``, e.g. a live run's log) say what
+to keep. Each policy returns the rows it keeps and what it did, for the
+provenance.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from cabench.data.schema import check_duplicates, data_row
+from cabench.data.schema import MEASURE_COLUMNS, check_duplicates, data_row
 from cabench.errors import CabenchError
 
 MISSING = ("error", "drop-instances", "drop-configs")
+REPEATS = ("refuse", "latest", "first", "epochs")
+FAILED = ("incorrect", "drop")
+UNMEASURED = ("drop", "refuse")
+#: Each policy's option and its choices.
+POLICIES = {"--repeats": REPEATS, "--failed": FAILED, "--unmeasured": UNMEASURED, "--missing": MISSING}
+#: How the import's refusal of a repeated (configuration, instance) pair says what would fix it.
+REPEATS_FIX = ("pass --repeats latest, first or epochs (keep the latest or the first run, or count the runs as "
+               "epochs), or tell configurations apart by their metadata")
+
+
+def check_policy(flag: str, value: str) -> None:
+    """Refuse a policy that is not one of its option's choices (:data:`POLICIES`), in one line naming ``flag``."""
+    if value not in POLICIES[flag]:
+        raise CabenchError(f"{flag}: '{value}' is not one of {', '.join(POLICIES[flag])}")
+
+
+def count_by(frame: pd.DataFrame, mask: pd.Series) -> dict[str, int]:
+    """How many rows of ``mask`` each configuration has."""
+    counts = frame.loc[mask, "config_id"].astype(str).value_counts(sort=False)
+    return {str(k): int(v) for k, v in sorted(counts.items())}
+
+
+def _at(frame: pd.DataFrame, place: Callable[[int], str]) -> Callable[[int], str]:
+    """``place`` of a row at a position of ``frame``, whose index holds the rows' positions in what was read."""
+    return lambda position: place(int(frame.index[position]))
+
+
+def resolve_repeats(frame: pd.DataFrame, policy: str, order: np.ndarray, label: str,
+                    place: Callable[[int], str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Apply ``--repeats`` to (configuration, instance) pairs read more than once.
+
+    ``order`` ranks the rows by run (when each run started, then file and
+    position). ``refuse`` names where the first repeated pair was read twice;
+    ``latest`` / ``first`` keep the pair's last / first run; ``epochs`` keeps
+    every run, the k-th run of a pair (in ``order``) as instance ``<id>#k``
+    (every pair is numbered, so a configuration run fewer times has holes).
+    """
+    check_policy("--repeats", policy)
+    pairs = frame[["config_id", "instance_id"]].astype(str)
+    repeated = pairs.duplicated(keep=False).to_numpy()
+    if not repeated.any():
+        return frame, {}
+    if policy == "refuse":
+        check_duplicates(pairs, label, _at(frame, place), REPEATS_FIX)
+    ranked = frame.assign(_order=order).sort_values("_order", kind="stable")
+    keys = [ranked["config_id"].astype(str), ranked["instance_id"].astype(str)]
+    record = {"policy": policy, "pairs": int(pairs[repeated].drop_duplicates().shape[0]),
+              "by_configuration": count_by(frame, pd.Series(repeated, index=frame.index))}
+    if policy == "epochs":
+        run = ranked.groupby(keys, sort=False).cumcount() + 1
+        ranked = ranked.assign(instance_id=ranked["instance_id"].astype(str) + "#" + run.astype(str))
+        kept = ranked.sort_index()
+    else:
+        kept = ranked[~pd.concat(keys, axis=1).duplicated(keep="last" if policy == "latest" else "first")]
+        kept = kept.sort_index()
+        record["rows_dropped"] = int(len(frame) - len(kept))
+    return kept.drop(columns="_order"), record
+
+
+def failed_calls(frame: pd.DataFrame, failed: pd.Series, policy: str,
+                 echo: Callable[[str], None]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Apply ``--failed``: a failed call scores 0 (``incorrect``) or leaves a hole (``drop``)."""
+    check_policy("--failed", policy)
+    n = int(failed.sum())
+    if not n:
+        return frame, {}
+    record = {"policy": policy, "calls": n, "by_configuration": count_by(frame, failed)}
+    if policy == "incorrect":
+        frame = frame.copy()
+        frame.loc[failed, "correct"] = 0.0
+        echo(f"failed calls: {n}, scored as incorrect (--failed incorrect)")
+        return frame, record
+    echo(f"failed calls: {n}, dropped (--failed drop)")
+    return frame[~failed], record
+
+
+def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callable[[int], str],
+               echo: Callable[[str], None]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Apply ``--unmeasured`` to rows without a score, or whose latency or token count is empty or zero.
+
+    Such a row cannot be replayed: ``drop`` leaves it out (counted per
+    configuration; the hole follows ``--missing``), ``refuse`` names where the
+    first was read. A negative latency or token count is a damaged log, refused
+    either way.
+    """
+    check_policy("--unmeasured", policy)
+    bad = frame["correct"].isna().to_numpy()
+    for col in (c for c in MEASURE_COLUMNS if c in frame):
+        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
+        negative = values < 0
+        if negative.any():
+            row = int(np.flatnonzero(negative)[0])
+            raise CabenchError(f"{label}: column '{col}' is not positive at {_at(frame, place)(row)} "
+                               f"({values[row]:g}); a negative time or count is a damaged log")
+        bad = bad | np.isnan(values) | (values == 0)
+    n = int(bad.sum())
+    if not n:
+        return frame, {}
+    if policy == "refuse":
+        row = int(np.flatnonzero(bad)[0])
+        raise CabenchError(f"{label}: {n} rows are not measured (no score, or a latency or token count that is empty "
+                           f"or 0), the first at {_at(frame, place)(row)}; pass --unmeasured drop to leave them out")
+    echo(f"not measured (no score, or a latency or token count that is empty or 0): {n} rows dropped")
+    return frame[~bad], {"policy": policy, "rows": n, "by_configuration": count_by(frame, pd.Series(bad,
+                                                                                                  index=frame.index))}
 
 
 def fill_holes(frame: pd.DataFrame, missing: str, label: str) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -25,8 +136,7 @@ def fill_holes(frame: pd.DataFrame, missing: str, label: str) -> tuple[pd.DataFr
     keep the configurations evaluated on every instance any of them has; ``drop-instances``: keep the
     instances every configuration was evaluated on. Returns the frame and what was dropped.
     """
-    if missing not in MISSING:
-        raise CabenchError(f"--missing: '{missing}' is not one of {', '.join(MISSING)}")
+    check_policy("--missing", missing)
     if frame[["config_id", "instance_id"]].isna().any().any():
         return frame, {}  # reported by validation, row by row
     ids = frame["instance_id"].astype(str)

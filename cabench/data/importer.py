@@ -22,21 +22,20 @@ import pandas as pd
 import yaml
 
 import cabench
-from cabench.data.dataset import file_digest
-from cabench.data.holes import fill_holes
-from cabench.data.io import is_dataset_name, read_table, write_logs, write_metadata
-from cabench.data.readers import READERS
+from cabench.data.dataset import Split, file_digest
+from cabench.data.holes import check_policy, failed_calls, fill_holes, resolve_repeats, unmeasured_rows
+from cabench.data.io import is_dataset_name, write_logs, write_metadata
+from cabench.data.readers import READERS, SPLIT_FORMATS, ReadOptions, read_source
 from cabench.data.schema import (
     COLUMNS,
     CONFIG_COLUMNS,
     MEASURE_COLUMNS,
     OPTIONAL_COLUMNS,
-    check_duplicates,
     check_extra_columns,
     check_identity_text,
-    data_row,
     kept_columns,
     shown,
+    unit_warnings,
     validate_logs,
 )
 from cabench.errors import CabenchError
@@ -48,12 +47,6 @@ MAPPING_KEYS = ("columns", "constants", "scale", "extra_columns", "dataset")
 MAPPED = (*COLUMNS, *OPTIONAL_COLUMNS)
 #: Columns a mapping may fill with the sum of several source columns.
 SUMMABLE = ("latency_s", "tokens", *OPTIONAL_COLUMNS)
-#: Medians that suggest a column holds another unit: (column, above or below, bound, the warning).
-UNIT_HINTS = (
-    ("latency_s", ">", 60.0, "latency_s looks like milliseconds? (scale: {latency_s: 0.001} converts)"),
-    ("tokens", "<", 1.0, "tokens looks like dollars or thousands of tokens? (map token counts to tokens)"),
-    ("cost_usd", ">", 1.0, "cost_usd looks like cents or micro-dollars? (scale.cost_usd converts to dollars)"),
-)
 
 
 def _mapping(path: Path) -> dict[str, Any]:
@@ -102,30 +95,29 @@ def _check_source(item: Any, name: str, path: Path) -> None:
                            f"{shown(item)}")
 
 
-def parse_settings(items: list[str]) -> dict[str, Any]:
-    """``--set key=value`` items as constants (values read as YAML scalars: 256 is a number)."""
+def parse_settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
+    """``--set key=value`` (or ``--override``) items as constants (values read as YAML scalars: 256 is a number)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise CabenchError(f"--set {item}: expected key=value, e.g. --set prompting=cot")
+            raise CabenchError(f"{flag} {item}: expected key=value, e.g. {flag} prompting=cot")
         if key not in MAPPED:
             near = difflib.get_close_matches(key, list(MAPPED), n=1)
             hint = f"; did you mean '{near[0]}'?" if near else f"; canonical columns: {', '.join(MAPPED)}"
-            raise CabenchError(f"--set {item}: '{key}' is not a canonical column{hint}")
+            raise CabenchError(f"{flag} {item}: '{key}' is not a canonical column{hint}")
         try:
             parsed = load_yaml(value) if value.strip() else None
         except yaml.YAMLError:
             parsed = value
         if parsed is None or isinstance(parsed, (list, dict)):
-            raise CabenchError(f"--set {item}: expected one value (text or number)")
+            raise CabenchError(f"{flag} {item}: expected one value (text or number)")
         out[key] = parsed
     return out
 
 
 FORMATS = ("canonical", *READERS)
-FAILED = ("incorrect", "drop")
 
 
 def _text(value: Any, integer: bool) -> str:
@@ -150,11 +142,6 @@ def config_ids(canonical: pd.DataFrame) -> pd.Series:
             + "_" + canonical["prompting"].astype(str))
 
 
-def _count_by(frame: pd.DataFrame, mask: pd.Series) -> dict[str, int]:
-    counts = frame.loc[mask, "config_id"].astype(str).value_counts(sort=False)
-    return {str(k): int(v) for k, v in sorted(counts.items())}
-
-
 def _check_metadata(canonical: pd.DataFrame, fmt: str, source: Path) -> None:
     """A configuration column the source does not record is asked for with ``--set``, in one line."""
     for name in CONFIG_COLUMNS:
@@ -166,32 +153,23 @@ def _check_metadata(canonical: pd.DataFrame, fmt: str, source: Path) -> None:
                                f"--set {name}=VALUE (or a mapping constant)")
 
 
-def _failed_calls(canonical: pd.DataFrame, failed: pd.Series, policy: str, echo) -> tuple[pd.DataFrame, dict]:
-    """Apply ``--failed``: a failed call scores 0 (``incorrect``) or leaves a hole (``drop``)."""
-    n = int(failed.sum())
-    if not n:
-        return canonical, {}
-    record = {"policy": policy, "calls": n, "by_configuration": _count_by(canonical, failed)}
-    if policy == "incorrect":
-        canonical = canonical.copy()
-        canonical.loc[failed, "correct"] = 0.0
-        echo(f"failed calls: {n}, scored as incorrect (--failed incorrect)")
-        return canonical, record
-    echo(f"failed calls: {n}, dropped (--failed drop)")
-    return canonical[~failed], record
-
-
-def _unmeasured(canonical: pd.DataFrame, echo) -> tuple[pd.DataFrame, dict]:
-    """Rows without a latency, a token count or a score cannot be replayed: dropped, counted per configuration."""
-    bad = canonical["correct"].isna()
-    for col in (c for c in MEASURE_COLUMNS if c in canonical):
-        values = pd.to_numeric(canonical[col], errors="coerce")
-        bad = bad | values.isna() | ~(values > 0)
-    n = int(bad.sum())
-    if not n:
-        return canonical, {}
-    echo(f"not measured (no latency, token count or score): {n} rows dropped")
-    return canonical[~bad], {"rows": n, "by_configuration": _count_by(canonical, bad)}
+def profiling_split(instances: int, declared: Any, where: str, echo: Callable[[str], None]) -> dict[str, int] | None:
+    """The split ``dataset.yaml`` gets at import: none when one is ``declared`` (refused, naming ``where``, when it
+    leaves no instance to evaluate) or when the default fits (:class:`Split`'s profiling size, with as many
+    instances left to evaluate), else half the instances for profiling, said in one line (SPEC §2.1)."""
+    default = Split().profiling_size
+    if declared is not None:
+        size = declared.get("profiling_size", default) if isinstance(declared, dict) else None
+        if isinstance(size, int) and size >= instances:
+            raise CabenchError(f"{where}: profiling_size is {size} but the logs have {instances} instances; leave "
+                               "at least one for evaluation")
+        return None
+    if instances >= 2 * default:
+        return None
+    size = max(1, instances // 2)
+    echo(f"profiling split: {size} of {instances} instances (half; the default {default} needs at least "
+         f"{2 * default}), recorded in dataset.yaml's split")
+    return {"profiling_size": size, "seed": 0}
 
 
 def _source_column(frame: pd.DataFrame, src: Any, role: str, source: Path) -> Any:
@@ -231,17 +209,6 @@ def _ignored(frame: pd.DataFrame, columns: dict[str, Any], extra: tuple[str, ...
     return [str(c) for c in frame.columns if c not in used]
 
 
-def unit_warnings(logs: pd.DataFrame) -> list[str]:
-    """One line for each column whose median suggests another unit (``UNIT_HINTS``), e.g. latencies in ms."""
-    out = []
-    for col, side, bound, hint in UNIT_HINTS:
-        if col in logs:
-            median = float(logs[col].median())
-            if median > bound if side == ">" else median < bound:
-                out.append(f"median {col} is {median:g}; {hint}")
-    return out
-
-
 def _refuse_overlap(out: Path, sources: list[Path]) -> None:
     """Refuse an ``--out`` that is, holds or lies inside a source: writing the dataset there would replace it."""
     target = out.resolve()
@@ -254,28 +221,56 @@ def _refuse_overlap(out: Path, sources: list[Path]) -> None:
                                "the files it is read from")
 
 
+def _given(canonical: pd.DataFrame, frame: pd.DataFrame, columns: dict[str, Any], mapped: dict[str, Any],
+           settings: dict[str, Any], overrides: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Apply ``--set`` to the source's ``columns`` (filling only their empty cells) and count what ``--set``
+    filled and ``--override`` replaced (rows where the source, or the column the mapping names, recorded a
+    value), for the provenance."""
+    record: dict[str, dict[str, int]] = {}
+    for name, value in settings.items():
+        if name in columns:
+            empty = canonical[name].isna()
+            canonical.loc[empty, name] = value
+            record.setdefault("filled", {})[name] = int(empty.sum())
+    for name in overrides:
+        src = mapped.get(name, name)
+        if isinstance(src, str) and src in frame.columns:
+            record.setdefault("replaced", {})[name] = int(frame[src].notna().sum())
+    return record
+
+
 def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool = False,
                 settings: dict[str, Any] | None = None, fmt: str = "canonical", missing: str = "error",
-                failed: str = "incorrect", metric: str | None = None, echo=None) -> Path:
+                failed: str = "incorrect", metric: str | None = None, echo=None, *,
+                overrides: dict[str, Any] | None = None, split: str | None = None, repeats: str = "refuse",
+                unmeasured: str = "drop") -> Path:
     """Read, map, validate and write ``source`` as a dataset folder ``out``.
 
     ``fmt`` is ``canonical`` (a table) or a tool's format (:data:`READERS`).
     Columns that already have their canonical names need no mapping; a mapping
-    (or ``settings``, from ``--set key=value``) only renames, adds constants and
-    scales, and ``--set`` replaces what a reader found. For tool formats, failed
-    calls follow ``failed`` and rows without a latency, token count or score are
-    dropped; the holes that leaves follow ``missing``. An existing ``out`` is
-    refused unless ``force``, and an ``out`` that is, holds or lies inside the
-    source or the mapping always; the folder is written in full beside ``out``
-    and then moved into place atomically, so an interrupted import never
-    leaves a partial dataset or loses the old one. A name or id that is not
-    printable one-line text, and a (configuration, instance) pair read twice,
-    are refused naming the file and row (line, entry) they were read from.
-    ``dataset.yaml`` records the provenance: format, sources and their
-    SHA-256, options, what was dropped, row counts, cabench version and date.
-    ``echo`` receives one line per thing the import dropped or assumed.
+    only renames, sums, adds constants and scales. ``settings`` (``--set
+    key=value``) give metadata the source lacks: a constant column, or the
+    empty cells of a column it has; ``overrides`` (``--override``) replace a
+    column whatever the source recorded. ``metric`` (``NAME[.KEY]``) picks the
+    score a tool's logs are read from, ``split`` a HELM run's instances. The
+    rows then follow the cell policies (:mod:`cabench.data.holes`): a
+    configuration's repeated runs ``repeats``, a tool's failed calls
+    ``failed``, rows without a score, latency or token count ``unmeasured``,
+    and the holes that leaves ``missing``. Logs with too few instances for the
+    default profiling split get a proportional one in ``dataset.yaml``. An
+    existing ``out`` is refused unless ``force``, and an ``out`` that is,
+    holds or lies inside the source or the mapping always; the folder is
+    written in full beside ``out`` and then moved into place atomically, so an
+    interrupted import never leaves a partial dataset or loses the old one. A
+    name or id that is not printable one-line text, and a (configuration,
+    instance) pair read twice, are refused naming the file and row (line,
+    entry) they were read from. ``dataset.yaml`` records the provenance:
+    format, sources and their SHA-256, options, what was filled, replaced or
+    dropped, row counts, cabench version and date. ``echo`` receives one line
+    per thing the import dropped or assumed.
     """
     echo = echo or (lambda line: None)
+    settings, overrides = settings or {}, overrides or {}
     _refuse_overlap(out, [source] + ([mapping_path] if mapping_path is not None else []))
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: exists and is not a folder; pass --out with a new dataset folder")
@@ -286,42 +281,28 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         near = difflib.get_close_matches(fmt, FORMATS, n=1)
         raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}"
                            + (f"; did you mean '{near[0]}'?" if near else ""))
-    if failed not in FAILED:
-        raise CabenchError(f"--failed: '{failed}' is not one of {', '.join(FAILED)}")
+    for flag, value in (("--failed", failed), ("--missing", missing), ("--repeats", repeats),
+                        ("--unmeasured", unmeasured)):
+        check_policy(flag, value)
+    if split is not None and fmt not in SPLIT_FORMATS:
+        raise CabenchError(f"--split: only {', '.join(SPLIT_FORMATS)} sources record each instance's split; drop "
+                           "--split")
+    both = sorted(set(settings) & set(overrides))
+    if both:
+        raise CabenchError(f"--set and --override both give {both[0]}; keep one (--set fills what the source lacks, "
+                           "--override replaces what it recorded)")
     mapping = _mapping(mapping_path) if mapping_path is not None else {k: {} for k in MAPPING_KEYS}
     extra: tuple[str, ...] = tuple(mapping["extra_columns"] or ())
-    info: dict[str, Any] = {}
-    if fmt == "canonical":
-        if not source.is_file():
-            raise CabenchError(f"{source}: source log file not found" + (
-                "; a folder is read with --format (bfcl, helm, inspect, promptfoo, every-eval-ever)"
-                if source.is_dir() else ""))
-        if metric is not None:
-            raise CabenchError("--metric: a canonical table has its 'correct' column; --metric is for tool formats")
-        frame, files = read_table(source), [source]
-        place: Callable[[int], str] = data_row
-    else:
-        if not source.exists():
-            raise CabenchError(f"{source}: not found; give the {fmt} results to import")
-        read = READERS[fmt](source, metric)
-        frame, files, info = read.frame(), read.files, read.info
-        origin_files, positions = frame["file"].to_numpy(), frame["position"].to_numpy()
-
-        def read_at(row: int) -> str:  # the file and line (entry, sample) a row was read from
-            return read.place(origin_files[row], positions[row])
-        place = read_at
-
-        for name in settings or {}:  # --set replaces what the reader filled in
-            frame = frame.drop(columns=[name], errors="ignore")
+    options = ReadOptions(metric, split or "test")
+    read = read_source(source, fmt, options)
+    frame, files, place, info = read.frame, read.files, read.place, read.info
     echo(f"read {len(frame)} rows from {len(files)} file{'s' if len(files) != 1 else ''} ({fmt})")
-    columns, constants, scale = dict(mapping["columns"]), {**mapping["constants"], **(settings or {})}, \
-        mapping["scale"]
-    if settings:
-        for name in settings:
-            columns.pop(name, None)  # --set wins over the mapping
+    columns = {k: v for k, v in mapping["columns"].items() if k not in overrides}  # --override replaces a column
     for name in MAPPED:  # canonical names need no mapping
-        if name not in columns and name not in constants and name in frame.columns:
+        if name not in columns and name not in mapping["constants"] and name not in overrides and name in frame:
             columns[name] = name
+    constants = {**mapping["constants"], **{k: v for k, v in settings.items() if k not in columns}, **overrides}
+    scale = mapping["scale"]
     both = sorted(set(columns) & set(constants))
     if both:
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")
@@ -335,6 +316,10 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             where = mapping_path or source
             raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping) or give "
                                f"a constant (--set {name}=...)")
+    given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
+    defaults = {k: v for k, v in (info.get("metadata_defaults") or {}).items() if k not in {**settings, **overrides}}
+    for name, value in defaults.items():  # what the reader assumes the source's tool uses, where nothing was given
+        canonical.loc[canonical[name].isna(), name] = value
     for name in extra:
         canonical[name] = frame[_source_column(frame, name, f"kept by extra_columns in {mapping_path}", source)]
     for name, factor in scale.items():
@@ -350,14 +335,17 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         canonical["config_id"] = config_ids(canonical)
     label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
     check_identity_text(canonical, label, place)
-    check_duplicates(canonical[["config_id", "instance_id"]].astype(str), label, place)
     dropped: dict[str, Any] = {}
+    canonical, dropped["repeats"] = resolve_repeats(canonical, repeats, read.order, label, place)
+    if dropped["repeats"]:
+        echo(f"repeated runs: {dropped['repeats']['pairs']} (configuration, instance) pairs read more than once, "
+             + ("numbered as epochs (--repeats epochs)" if repeats == "epochs" else f"the {repeats} run kept"))
     if fmt != "canonical":
-        canonical, dropped["failed_calls"] = _failed_calls(canonical, frame["failed"].astype(bool), failed, echo)
-        canonical, dropped["unmeasured"] = _unmeasured(canonical, echo)
-    if info.get("dropped_configurations"):
-        for name, why in info["dropped_configurations"].items():
-            echo(f"dropped configuration {name}: {why}")
+        failed_rows = frame.loc[canonical.index, "failed"].astype(bool)
+        canonical, dropped["failed_calls"] = failed_calls(canonical, failed_rows, failed, echo)
+    canonical, dropped["unmeasured"] = unmeasured_rows(canonical, unmeasured, label, place, echo)
+    for name, why in (info.get("dropped_configurations") or {}).items():
+        echo(f"dropped configuration {name}: {why}")
     canonical, holes = fill_holes(canonical, missing, label)
     if holes.get("configurations"):
         echo(f"dropped {len(holes['configurations'])} configurations with missing instances (--missing "
@@ -365,19 +353,25 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     elif holes:
         echo(f"dropped {holes['instances_dropped']} instances some configuration lacks (--missing drop-instances)")
     valid = validate_logs(canonical[kept_columns(canonical.columns, extra)], label, extra)
-    echo(f"kept {valid['config_id'].nunique()} configurations x {valid['instance_id'].nunique()} instances")
+    instances = valid["instance_id"].nunique()
+    echo(f"kept {valid['config_id'].nunique()} configurations x {instances} instances")
     ignored = _ignored(frame, columns, extra) if fmt == "canonical" else []
     if ignored:
         echo(f"ignored source columns: {', '.join(ignored)} (keep numeric ones with extra_columns in the mapping)")
     for warning in unit_warnings(valid):
         echo(f"warning: {warning}")
-    reader_facts = {key: info.get(key) for key in ("dropped_configurations", "skipped_runs", "metadata_defaults",
-                                                    "unscored_files")}
+    split_at_import = profiling_split(instances, mapping["dataset"].get("split"), f"{mapping_path}: dataset.split",
+                                      echo)
+    tool_options = {"failed": failed, "metric": metric, **({"split": options.split} if fmt in SPLIT_FORMATS else {})}
+    reader_facts = {**{key: info.get(key) for key in ("dropped_configurations", "skipped_runs", "unscored_files",
+                                                      "other_splits", "latency_fields", "prompt_sha256")},
+                    "metadata_defaults": defaults}
     provenance = {
         "format": fmt, "sources": [{"path": str(p.resolve()), "sha256": file_digest(p)} for p in files],
-        "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings or {},
-                    "missing": missing, **({"failed": failed, "metric": metric} if fmt != "canonical" else {})},
-        **({"ignored_columns": ignored} if ignored else {}),
+        "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings,
+                    "override": overrides, "missing": missing, "repeats": repeats, "unmeasured": unmeasured,
+                    **(tool_options if fmt != "canonical" else {})},
+        **({"ignored_columns": ignored} if ignored else {}), **given,
         **{key: value for key, value in {"metric": info.get("metric"), **dropped, "holes": holes}.items() if value},
         "rows": {"read": int(len(frame)), "kept": int(len(valid)), "dropped": int(len(frame) - len(valid))},
         **{key: value for key, value in reader_facts.items() if value},  # what the reader left out or assumed
@@ -386,6 +380,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     }
     meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": provenance,
             "surrogate": False, "licence": "unspecified", **mapping["dataset"],
+            **({"split": split_at_import} if split_at_import else {}),
             **({"extra_columns": list(extra)} if extra else {})}
     if not isinstance(meta["surrogate"], bool):
         raise CabenchError(f"{mapping_path}: dataset.surrogate: expected true or false")

@@ -28,6 +28,9 @@ META_KEYS = ("name", "description", "provenance", "surrogate", "licence")
 MAX_UNPACKED_BYTES = 512 * 2**20
 GZIP_RATIO = 100
 _TEXT_KEYS = ("name", "description", "licence")
+#: pandas parses a CSV number to the double it was written from (``repr`` of a float reads back as itself) by default
+#: from 3.0 on, which deprecates asking; before 3.0 (the pandas of Python 3.10) only when asked.
+_EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
 
 
 class _Capped(io.RawIOBase):
@@ -75,7 +78,7 @@ def _parse_table(source: Path | io.BufferedReader, name: str) -> pd.DataFrame:
         return pd.read_json(source, lines=True, dtype=False, precise_float=True)
     # text stays text ("NA", "null", "None" are ids and names); only an empty cell is missing
     return pd.read_csv(source, dtype={"config_id": str, "instance_id": str, "model": str, "prompting": str},
-                       keep_default_na=False, na_values=[""])
+                       keep_default_na=False, na_values=[""], **_EXACT_FLOATS)
 
 
 def read_table(path: Path) -> pd.DataFrame:

@@ -37,6 +37,13 @@ OPTIONAL_COLUMNS = ("prompt_tokens", "completion_tokens", "cost_usd")
 #: Columns a log needs to charge a call: one of them at least.
 COST_SOURCES = ("tokens", "completion_tokens", "cost_usd")
 
+#: Medians that suggest a column holds another unit: (column, above or below, bound, the warning).
+UNIT_HINTS = (
+    ("latency_s", ">", 60.0, "latency_s looks like milliseconds? (scale: {latency_s: 0.001} converts)"),
+    ("tokens", "<", 1.0, "tokens looks like dollars or thousands of tokens? (map token counts to tokens)"),
+    ("cost_usd", ">", 1.0, "cost_usd looks like cents or micro-dollars? (scale.cost_usd converts to dollars)"),
+)
+
 #: Columns that describe a configuration (constant within a config_id).
 CONFIG_COLUMNS = ("model", "temperature", "max_new_tokens", "prompting")
 
@@ -100,8 +107,13 @@ def check_identity_text(frame: pd.DataFrame, source: str, place: Callable[[int],
             check_text(frame[col], col, source, place)
 
 
-def check_duplicates(frame: pd.DataFrame, source: str, place: Callable[[int], str]) -> None:
-    """Refuse a (config_id, instance_id) pair given twice, naming where both rows are (``place`` of a position)."""
+#: What would fix a (config_id, instance_id) pair given twice in a dataset's logs.
+DUPLICATE_FIX = "remove the repeated rows, or tell configurations apart by their metadata"
+
+
+def check_duplicates(frame: pd.DataFrame, source: str, place: Callable[[int], str], fix: str = DUPLICATE_FIX) -> None:
+    """Refuse a (config_id, instance_id) pair given twice, naming where both rows are (``place`` of a position) and
+    what would ``fix`` it."""
     repeated = frame.duplicated(["config_id", "instance_id"], keep="first").to_numpy()
     if not repeated.any():
         return
@@ -112,7 +124,7 @@ def check_duplicates(frame: pd.DataFrame, source: str, place: Callable[[int], st
     raise CabenchError(
         f"{source}: duplicate (config_id, instance_id) pair ('{cid}', '{iid}') at {place(first)} and again at "
         f"{place(again)}" + (f" ({more} more repeated rows)" if more else "") + "; each configuration is evaluated "
-        "once per instance: remove the repeated rows, or tell configurations apart by their metadata")
+        f"once per instance: {fix}")
 
 
 def kept_columns(present: Iterable[Hashable], extra: Sequence[str] = ()) -> list[str]:
@@ -168,6 +180,17 @@ def _kept_numbers(frame: pd.DataFrame, source: str, extra: Sequence[str]) -> dic
             raise CabenchError(f"{source}: column '{col}' is negative at {_rows(negative)}; token counts and costs "
                                "are numbers >= 0")
         out[col] = numbers
+    return out
+
+
+def unit_warnings(logs: pd.DataFrame) -> list[str]:
+    """One line for each column whose median suggests another unit (``UNIT_HINTS``), e.g. latencies in ms."""
+    out = []
+    for col, side, bound, hint in UNIT_HINTS:
+        if col in logs:
+            median = float(logs[col].median())
+            if median > bound if side == ">" else median < bound:
+                out.append(f"median {col} is {median:g}; {hint}")
     return out
 
 

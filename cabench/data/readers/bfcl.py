@@ -16,8 +16,8 @@ canonical column   source
 config_id, model   the model folder name
 prompting          ``fc`` when the name marks native function calling
                    (``-FC``), else ``prompt``
-temperature,       not in the files: the leaderboard handlers' defaults
-max_new_tokens     (0.001, 1000) unless given with ``--set``
+temperature,       not in the files: ``--set``, else the leaderboard handlers'
+max_new_tokens     defaults (0.001, 1000; recorded as ``metadata_defaults``)
 instance_id        ``id`` of the result line, else ``<category>_<idx>``
 correct            0 when listed in the score file's failed entries, else 1
 latency_s          ``latency``
@@ -35,7 +35,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cabench.data.readers.common import Read, json_lines, need, number, token_count
+from cabench.data.readers.common import Read, ReadOptions, json_lines, need, number, token_count
 from cabench.data.schema import shown
 from cabench.errors import CabenchError
 
@@ -59,7 +59,7 @@ def _failed_positions(score_path: Path, score: list[tuple[int, dict[str, Any]]],
     return failed
 
 
-def read_bfcl(folder: Path, metric: str | None = None) -> Read:
+def read_bfcl(folder: Path, options: ReadOptions) -> Read:
     """Canonical rows of a BFCL results folder (see the module docstring), and what was left out."""
     results = next((folder / n for n in ("result", "result-BFCL") if (folder / n).is_dir()), folder / "result")
     scores = next((folder / n for n in ("score", "score-BFCL") if (folder / n).is_dir()), folder / "score")
@@ -110,7 +110,7 @@ def read_bfcl(folder: Path, metric: str | None = None) -> Read:
                 model_rows.append({"config_id": model, "model": model,
                                    "prompting": "fc" if re.search(r"-FC(\b|-|$)", model) else "prompt",
                                    "instance_id": instance, "correct": 0 if pos in failed else 1,
-                                   "latency_s": latency, "tokens": tokens, **BFCL_DEFAULTS,
+                                   "latency_s": latency, "tokens": tokens,
                                    "file": path, "position": line})
         if missing:
             unmeasured[model] = missing
@@ -118,7 +118,7 @@ def read_bfcl(folder: Path, metric: str | None = None) -> Read:
             rows += model_rows
     if not rows:
         raise CabenchError(f"{folder}: no model has latency and token counts on every instance")
-    if metric is not None:
+    if options.metric is not None:
         raise CabenchError("--metric: a BFCL folder has one score per entry (its score files); drop --metric")
     info = {"read_models": len(models),
             "dropped_configurations": {m: f"no latency or token count on {n} instances"

@@ -11,15 +11,20 @@ Sources are untrusted: JSON nested too deeply to parse, numbers of thousands of
 digits, archive members that unpack to more than :data:`MAX_MEMBER_BYTES`, a
 field of the wrong JSON type and a negative token count are each one
 :class:`CabenchError` line naming the file and the field.
+
+Zip archives are read with the ``zipfile`` of Python 3.14, which reads
+Zstandard members (what inspect_ai writes); before 3.14 that module comes from
+the ``backports.zstd`` package.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import zipfile
+import sys
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -30,14 +35,45 @@ import pandas as pd
 from cabench.data.schema import shown, unprintable, unprintable_error
 from cabench.errors import CabenchError
 
+if sys.version_info >= (3, 14):
+    import zipfile
+
+    from compression.zstd import ZstdError
+else:
+    from backports.zstd import ZstdError, zipfile
+
 #: Columns a reader may fill; ``config_id`` is built by the importer from the metadata when absent.
 READ_COLUMNS = ("config_id", "model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct",
                 "latency_s", "tokens", "failed")
 #: Where each row was read: its file and its position there (a line, an entry, a sample).
 ORIGIN_COLUMNS = ("file", "position")
+#: When a row's run started (seconds since the epoch), for readers whose source records it; repeated runs of a
+#: configuration are ordered by it, then by file and position.
+STARTED = "started"
+#: Text columns a reader fills, whose values are written to CSV files and YAML.
+_TEXT_COLUMNS = ("config_id", "model", "prompting", "instance_id")
+#: pandas before 3.0 keeps text as Python objects; from 3.0 on, as strings that must encode (a lone surrogate fails).
+_OBJECT_TEXT = int(pd.__version__.split(".")[0]) < 3
 #: The most bytes unpacked from one member of a zip archive (an Inspect ``.eval`` log): a few megabytes of archive
 #: can hold a member of gigabytes, which is refused without being unpacked.
 MAX_MEMBER_BYTES = 512 * 2**20
+
+
+#: The instance splits a HELM run records, and ``all`` of them.
+SPLITS = ("test", "valid", "all")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What the import asks of a reader: the score to read (``--metric NAME[.KEY]``, ``None``: the source's own)
+    and, for sources that record splits (HELM), the instances' split (``--split``)."""
+
+    metric: str | None = None
+    split: str = "test"
+
+    def __post_init__(self) -> None:
+        if self.split not in SPLITS:
+            raise CabenchError(f"--split: '{self.split}' is not one of {', '.join(SPLITS)}")
 
 
 @dataclass
@@ -63,11 +99,14 @@ class Read:
                 frame = pd.DataFrame(self.columns)
             else:
                 first = self.rows[:1]
-                frame = pd.DataFrame(self.rows, columns=[c for c in (*READ_COLUMNS, *ORIGIN_COLUMNS)
+                frame = pd.DataFrame(self.rows, columns=[c for c in (*READ_COLUMNS, *ORIGIN_COLUMNS, STARTED)
                                                          if any(c in r for r in first)])
+            if _OBJECT_TEXT:  # text kept as Python objects, which hold a lone surrogate without complaint
+                for col in (c for c in _TEXT_COLUMNS if c in frame):
+                    frame[col].str.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate (a JSON escape such as \ud800): no encoding holds it
             raise self._unencodable(exc) from None
-        for col in READ_COLUMNS:
+        for col in (*READ_COLUMNS, STARTED):
             if col not in frame:
                 frame[col] = False if col == "failed" else None
         return frame
@@ -149,8 +188,21 @@ def _member(archive: zipfile.ZipFile, member: str, where: str) -> bytes:
                        "a damaged or hostile archive")
 
 
+@contextmanager
+def zip_archive(path: Path, what: str) -> Iterator[zipfile.ZipFile]:
+    """A zip archive open for reading its members (stored, Deflate or Zstandard); one line when it is not one."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, EOFError, ValueError):
+        raise CabenchError(f"{path}: not a zip archive; a cut or damaged {what}") from None
+    except OSError as exc:
+        raise CabenchError(f"{path}: unreadable ({exc.strerror or exc})") from None
+    with archive:
+        yield archive
+
+
 def zip_json(archive: zipfile.ZipFile, member: str, path: Path) -> Any:
-    """One JSON member of a zip archive (an Inspect ``.eval`` log)."""
+    """One JSON member of a zip archive (an Inspect ``.eval`` log), in one line when it cannot be read."""
     where = f"{path}: {member}"
     try:
         return json.loads(_member(archive, member, where))
@@ -162,8 +214,9 @@ def zip_json(archive: zipfile.ZipFile, member: str, path: Path) -> Any:
         raise CabenchError(f"{where}: not UTF-8 text; a damaged archive") from None
     except (RecursionError, ValueError) as exc:
         raise _unparsable(exc, where) from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
-        raise CabenchError(f"{where}: unreadable ({exc})") from None
+    except (zipfile.BadZipFile, zlib.error, ZstdError, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+        raise CabenchError(f"{where}: unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") \
+            from None
 
 
 Where = str | tuple[str, int]  # a place in a file: text, or (file, line) formatted only for an error
@@ -264,6 +317,41 @@ def token_count(item: Any, path: str, where: Where) -> float | None:
     if value is not None and value < 0:
         raise CabenchError(f"{_place(where)}: '{path}' is {value:g}, a negative token count; a damaged log")
     return value
+
+
+#: Score texts and their value in [0, 1]: Inspect's grades (``C`` correct, ``P`` partial, ``I`` incorrect, ``N`` no
+#: answer, as its ``value_to_float`` counts them) and plain words, read without regard to case.
+SCORE_TEXTS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "correct": 1.0, "incorrect": 0.0, "true": 1.0, "false": 0.0,
+               "yes": 1.0, "no": 0.0, "1": 1.0, "0": 0.0}
+
+
+def correctness(value: Any, where: str) -> float:
+    """A score as the canonical ``correct``, a number in [0, 1] (SPEC §1), the same for every reader.
+
+    True/false are 1/0, a number in [0, 1] is kept (a fraction is partial
+    credit), and a grade text is counted as :data:`SCORE_TEXTS` says;
+    anything else is one line naming ``where``.
+    """
+    if type(value) is bool:
+        return float(value)
+    if type(value) in (int, float):
+        if 0 <= value <= 1:
+            return float(value)
+        raise CabenchError(f"{where}: score {shown(value)} is outside [0, 1]; cabench's correct is a score in [0, 1] "
+                           "(1 correct, 0 incorrect, a fraction for partial credit)")
+    if type(value) is str and value.strip().lower() in SCORE_TEXTS:
+        return SCORE_TEXTS[value.strip().lower()]
+    raise CabenchError(f"{where}: score {shown(value)} is neither true/false, a number in [0, 1] nor a grade "
+                       "(C, P, I, N)")
+
+
+def metric_parts(metric: str | None, names: Any) -> tuple[str | None, str | None]:
+    """``--metric NAME[.KEY]`` as (NAME, KEY): the whole text when the source has a score of that name, else the
+    text split at its last dot (KEY picks one key of a score that holds several)."""
+    if metric is None or metric in names or "." not in metric:
+        return metric, None
+    name, _, key = metric.rpartition(".")
+    return name, key
 
 
 def instance_keys(groups: list[str], ids: list[str]) -> list[str]:

@@ -2,8 +2,9 @@
 
 Each line is one scored sample (``instance_level_eval`` schema): ``model_id``,
 ``evaluation_name``, optional ``evaluation_result_id``, ``sample_id``,
-``evaluation.is_correct``, optional ``token_usage`` (``input_tokens``,
-``output_tokens``, ``total_tokens``), ``performance.latency_ms`` and ``error``.
+``evaluation.is_correct`` and ``evaluation.score``, optional ``token_usage``
+(``input_tokens``, ``output_tokens``, ``total_tokens``), ``performance``
+(``generation_time_ms``, ``latency_ms``) and ``error``.
 SOURCE is one ``*_samples.jsonl`` file or a folder of them. When the aggregate
 log ``<uuid>.json`` sits beside ``<uuid>_samples.jsonl``, its
 ``evaluation_results[].generation_config.generation_args`` give the generation
@@ -19,27 +20,36 @@ prompting          ``cot`` / ``direct`` from ``generation_args.reasoning``,
                    else ``--set``
 instance_id        ``sample_id``, prefixed by ``evaluation_name`` when the
                    source holds several evaluations
-correct            ``evaluation.is_correct``
-latency_s          ``performance.latency_ms`` / 1000
+correct            ``evaluation.is_correct``; with ``--metric NAME.score``,
+                   ``evaluation.score`` (in [0, 1]: partial credit)
+latency_s          ``performance.generation_time_ms`` / 1000 when the line
+                   has it, else ``performance.latency_ms`` / 1000 (the
+                   project's converters write the model's time in
+                   ``generation_time_ms``: HELM's request time, Inspect's
+                   working time; their ``latency_ms`` is not it); the
+                   provenance counts the rows read from each
 tokens             ``token_usage.total_tokens`` (never negative)
 failed             a non-empty ``error``
 =================  ==========================================================
 
 A sample scored by several metrics appears once per ``evaluation_result_id``;
-``--metric`` keeps one of them (by ``evaluation_result_id`` or
-``evaluation_name``).
+``--metric NAME`` keeps one of them (by ``evaluation_result_id`` or
+``evaluation_name``), ``--metric NAME.score`` reads its ``evaluation.score``.
 """
 
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from cabench.data.readers.common import (
     ORIGIN_COLUMNS,
     Read,
+    ReadOptions,
     check,
+    correctness,
     field_at,
     files_under,
     instance_keys,
@@ -50,6 +60,11 @@ from cabench.data.readers.common import (
     token_count,
 )
 from cabench.errors import CabenchError
+
+#: Where a line's latency is read, first found first.
+LATENCY_FIELDS = ("performance.generation_time_ms", "performance.latency_ms")
+#: What ``--metric NAME.KEY`` may read of a line's ``evaluation``.
+SCORE_KEYS = ("is_correct", "score")
 
 
 def _generation_args(samples: Path) -> dict[str, Any]:
@@ -71,8 +86,37 @@ def _generation_args(samples: Path) -> dict[str, Any]:
     return {}
 
 
-def read_eee(source: Path, metric: str | None = None) -> Read:
+def _selected(metric: str | None, names: tuple[str, str]) -> tuple[bool, str]:
+    """Whether ``--metric`` keeps a line of the evaluation ``names`` (result id, name), and the key it reads."""
+    if metric is None or metric in names:
+        return True, "is_correct"
+    name, _, key = metric.rpartition(".")
+    if name not in names:
+        return False, ""
+    if key not in SCORE_KEYS:
+        raise CabenchError(f"--metric {metric}: an Every Eval Ever line is scored by evaluation.is_correct or "
+                           f"evaluation.score; pass --metric {name} or --metric {name}.score")
+    return True, key
+
+
+def _correct(evaluation: dict[str, Any], key: str, failed: bool, where: tuple[str, int]) -> float | None:
+    """The line's ``correct``: ``evaluation.is_correct`` (true/false) or ``evaluation.score`` (in [0, 1])."""
+    value = evaluation.get(key)
+    if type(value) is bool:
+        return float(value)
+    at = f"{where[0]}: line {where[1]}"
+    if value is None and not failed:
+        raise CabenchError(f"{at}: missing field 'evaluation.{key}'")
+    if value is None:
+        return None
+    if key == "is_correct":
+        check(value, bool, f"{at}: 'evaluation.is_correct'")
+    return correctness(value, f"{at}: 'evaluation.{key}'")
+
+
+def read_eee(source: Path, options: ReadOptions) -> Read:
     """Canonical rows of Every Eval Ever instance-level files (see the module docstring)."""
+    metric = options.metric
     paths = files_under(source, ("*.jsonl",), "an Every Eval Ever *_samples.jsonl file or a folder of them")
     names = ("model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct", "latency_s", "tokens",
              "failed", *ORIGIN_COLUMNS)
@@ -82,6 +126,7 @@ def read_eee(source: Path, metric: str | None = None) -> Read:
     results: list[str] = []
     files: list[Path] = []
     seen_text: dict[str, str] = {}
+    latency_from: Counter[str] = Counter()
 
     def intern(text: str) -> str:  # one string object per distinct model, evaluation and sample id
         return seen_text.setdefault(text, text)
@@ -99,22 +144,24 @@ def read_eee(source: Path, metric: str | None = None) -> Read:
             where = (text, line)  # formatted only for an error
             name = intern(need(item, "evaluation_name", str, where))
             result_id = intern(field_at(item, "evaluation_result_id", str, where) or name)
-            if metric is not None and metric not in (result_id, name):
+            kept, score_key = _selected(metric, (result_id, name))
+            if not kept:
                 continue
             evaluation = need(item, "evaluation", dict, where)
             failed = bool(item.get("error"))
-            correct = evaluation.get("is_correct")
-            if correct is None and not failed:
-                raise CabenchError(f"{path}: line {line}: missing field 'evaluation.is_correct'")
-            if correct is not None and type(correct) is not bool:
-                check(correct, bool, f"{path}: line {line}: 'evaluation.is_correct'")
-            latency = number(item, "performance.latency_ms", where)
+            correct = _correct(evaluation, score_key, failed, where)
+            latency = None
+            for latency_field in LATENCY_FIELDS:
+                latency = number(item, latency_field, where)
+                if latency is not None:
+                    latency_from[latency_field] += 1
+                    break
             cols["model"].append(intern(need(item, "model_id", str, where)))
             cols["temperature"].append(temperature)
             cols["max_new_tokens"].append(limit)
             cols["prompting"].append(prompting)
             cols["instance_id"].append(intern(str(need(item, "sample_id", (str, int), where))))
-            cols["correct"].append(None if correct is None else float(correct))
+            cols["correct"].append(correct)
             cols["latency_s"].append(None if latency is None else latency / 1000.0)
             cols["tokens"].append(token_count(item, "token_usage.total_tokens", where))
             cols["failed"].append(failed)
@@ -135,4 +182,5 @@ def read_eee(source: Path, metric: str | None = None) -> Read:
             raise CabenchError(f"{source}: sample '{several[-1]}' of {several[0]} is scored by several metrics "
                                f"({', '.join(sorted(seen[several]))}); keep one with --metric")
     cols["instance_id"] = instance_keys(groups, cols["instance_id"])
-    return Read([], files, {"metric": metric} if metric else {}, columns=cols)
+    info = {"latency_fields": dict(latency_from), **({"metric": metric} if metric else {})}
+    return Read([], files, info, columns=cols)

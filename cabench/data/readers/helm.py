@@ -8,7 +8,10 @@ perturbation?, stats: [{name: {name, split, perturbation?}, count, sum, mean,
 ...}]}``. SOURCE may be a suite folder, ``runs/``, ``benchmark_output/`` or a
 single run folder: every run folder below it is read. Perturbed copies of an
 instance (robustness variants) and train trials other than the first are
-left out. Fields:
+left out, and so are the instances of other splits than ``--split`` (``test``,
+the default, as HELM's own test accuracy; ``valid``; ``all``): an instance's
+split is its correctness stat's ``name.split`` (MMLU runs draw some of their
+instances from the valid split). Fields:
 
 =================  ==========================================================
 canonical column   source
@@ -21,7 +24,9 @@ prompting          ``cot`` when the run name sets ``chain_of_thought=true``
 instance_id        ``instance_id``, prefixed by the scenario (``scenario_spec``
                    class and arguments, else the run name without its model
                    arguments) when the source holds several scenarios
-correct            the correctness stat's ``mean``: ``--metric NAME``, else
+correct            the correctness stat's ``mean`` (in [0, 1]; a fraction,
+                   e.g. ``--metric f1_score``, is partial credit):
+                   ``--metric NAME``, else
                    the first of ``exact_match``, ``quasi_exact_match``,
                    ``prefix_exact_match``, ``quasi_prefix_exact_match``,
                    ``math_equiv``, ``math_equiv_chain_of_thought``,
@@ -34,10 +39,22 @@ tokens             ``num_prompt_tokens`` + ``num_completion_tokens`` (else
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cabench.data.readers.common import Read, check, field_at, instance_keys, json_file, need, number, token_count
+from cabench.data.readers.common import (
+    Read,
+    ReadOptions,
+    check,
+    correctness,
+    field_at,
+    instance_keys,
+    json_file,
+    need,
+    number,
+    token_count,
+)
 from cabench.errors import CabenchError
 
 CORRECTNESS = ("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "math_equiv",
@@ -94,8 +111,9 @@ def _tokens(stats: dict[str, dict[str, Any]], where: str) -> float | None:
     return None if prompt is None or done is None else prompt + done
 
 
-def read_helm(source: Path, metric: str | None = None) -> Read:
+def read_helm(source: Path, options: ReadOptions) -> Read:
     """Canonical rows of HELM run folders (see the module docstring)."""
+    metric = options.metric
     if not source.is_dir():
         raise CabenchError(f"{source}: not a folder; give a HELM suite folder (benchmark_output/runs/<suite>)")
     specs = sorted(source.rglob("run_spec.json"))
@@ -107,6 +125,7 @@ def read_helm(source: Path, metric: str | None = None) -> Read:
     files: list[Path] = []
     skipped: dict[str, str] = {}
     chosen: set[str] = set()
+    left_out: Counter[str] = Counter()  # instances of other splits, by split
     for spec_path in specs:
         stats_path = spec_path.parent / "per_instance_stats.json"
         if not stats_path.is_file():
@@ -144,12 +163,22 @@ def read_helm(source: Path, metric: str | None = None) -> Read:
                 known = ", ".join(sorted(s for s in stats if not s.startswith(("num_", "inference_"))))
                 raise CabenchError(f"{where}: no correctness stat {found or 'among ' + ', '.join(CORRECTNESS[:3])}"
                                    f"...; pass --metric with one of: {known}")
+            split = field_at(stats[found], "name.split", str, f"{where}: {found}", "unrecorded")
+            if options.split not in ("all", split):
+                left_out[split] += 1
+                continue
             chosen.add(found)
-            rows.append({**meta, "instance_id": str(instance), "correct": _value(stats[found], "mean", where),
+            value = _value(stats[found], "mean", where)
+            rows.append({**meta, "instance_id": str(instance),
+                         "correct": None if value is None else correctness(value, f"{where}: {found}"),
                          "latency_s": _value(stats.get("inference_runtime"), "sum", where),
                          "tokens": _tokens(stats, where), "file": stats_path, "position": n + 1,
                          "failed": False})
             groups.append(scenario)
+    if not rows and left_out:
+        raise CabenchError(f"{source}: no instance of the {options.split} split (it has "
+                           f"{', '.join(f'{n} {k}' for k, n in sorted(left_out.items()))}); pass --split all or "
+                           f"--split {sorted(left_out)[0]}")
     if not rows:
         raise CabenchError(f"{source}: no HELM run with per-instance stats")
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
@@ -157,4 +186,6 @@ def read_helm(source: Path, metric: str | None = None) -> Read:
     info: dict[str, Any] = {"metric": sorted(chosen)[0] if len(chosen) == 1 else sorted(chosen)}
     if skipped:
         info["skipped_runs"] = skipped
+    if left_out:
+        info["other_splits"] = dict(sorted(left_out.items()))
     return Read(rows, files, info, at="entry {}")

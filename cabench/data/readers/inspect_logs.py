@@ -1,9 +1,10 @@
 """``inspect``: Inspect AI eval logs (``.json`` or ``.eval``), one file or a log folder.
 
 A ``.json`` log is one document with ``eval`` (``task``, ``model``,
-``model_generate_config``), ``plan`` (``steps`` with their ``solver`` names,
-``config`` with the generation settings) and ``samples``; an ``.eval`` log is a
-zip archive with ``header.json`` (the same without samples) and one
+``model_generate_config``, ``created``), ``plan`` (``steps`` with their
+``solver`` names, ``config`` with the generation settings) and ``samples``; an
+``.eval`` log is a zip archive (Deflate or, from inspect_ai 0.3.2xx on,
+Zstandard members) with ``header.json`` (the same without samples) and one
 ``samples/<id>_epoch_<n>.json`` per sample. Fields:
 
 =================  ==========================================================
@@ -18,9 +19,12 @@ prompting          ``cot`` when a plan step's solver is ``chain_of_thought``,
 instance_id        the sample ``id``; prefixed by the task when the source
                    holds several tasks, suffixed ``#<epoch>`` when it holds
                    several epochs
-correct            the scorer's ``value``: ``C`` / true / 1 is 1; ``I``, ``N``,
-                   ``P`` (partial), false, 0 are 0. ``--metric`` names the
-                   scorer when a log has several
+correct            the scorer's ``value``: ``C`` / true / 1 is 1, ``P``
+                   (partial) 0.5, ``I`` / ``N`` / false / 0 are 0, a number
+                   in [0, 1] is kept. ``--metric NAME`` names the scorer
+                   when a log has several, ``--metric NAME.KEY`` one key of
+                   a scorer whose value holds several (``{accuracy: 1,
+                   f1: 0.5}``)
 latency_s          ``working_time`` (seconds; excludes waits for rate
                    limits), else ``total_time``
 tokens             ``model_usage[<eval.model>].total_tokens``, else
@@ -28,30 +32,35 @@ tokens             ``model_usage[<eval.model>].total_tokens``, else
                    not the configuration's cost)
 failed             the sample has an ``error``
 =================  ==========================================================
+
+``eval.created`` orders repeated runs of a configuration (``--repeats``).
 """
 
 from __future__ import annotations
 
-import zipfile
+import datetime
 from pathlib import Path
 from typing import Any
 
 from cabench.data.readers.common import (
+    STARTED,
     Read,
+    ReadOptions,
+    correctness,
     field_at,
     files_under,
     instance_keys,
     json_file,
+    metric_parts,
     need,
     number,
     token_count,
+    zip_archive,
     zip_json,
 )
 from cabench.errors import CabenchError
 
 _INDEXES = {"logs.json", "listing.json"}  # a log folder's own index files, not logs
-_TRUE = {"C", "1", "true", "yes", "correct"}
-_FALSE = {"I", "N", "P", "0", "false", "no", "incorrect"}
 
 
 def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -61,29 +70,45 @@ def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         if not isinstance(log, dict):
             raise CabenchError(f"{path}: expected an Inspect eval log object")
         return log, field_at(log, "samples", list, str(path), [])
+    with zip_archive(path, ".eval log") as archive:
+        header = zip_json(archive, "header.json", path)
+        names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
+        return header, [zip_json(archive, n, path) for n in names]
+
+
+def _score(scores: dict[str, Any], metric: str | None, where: str) -> tuple[float, str]:
+    """The sample's ``correct`` and the score it was read from (``NAME`` or ``NAME.KEY``), as ``--metric`` says."""
+    name, key = metric_parts(metric, scores)
+    if name is None:
+        if len(scores) > 1:
+            raise CabenchError(f"{where}: several scorers ({', '.join(scores)}); choose one with --metric")
+        name = next(iter(scores))
+    if name not in scores:
+        raise CabenchError(f"{where}: no scorer '{name}'; it has {', '.join(scores)}")
+    value = need(scores[name], "value", (str, int, float, bool, dict), f"{where}: scores.{name}")
+    if isinstance(value, dict):
+        if key is None:
+            raise CabenchError(f"{where}: scores.{name} holds several values ({', '.join(map(str, value))}); choose "
+                               f"one with --metric {name}.KEY")
+        if key not in value:
+            raise CabenchError(f"{where}: scores.{name} has no '{key}'; it has {', '.join(map(str, value))}")
+        return correctness(value[key], f"{where}: scores.{name}.{key}"), f"{name}.{key}"
+    if key is not None:
+        raise CabenchError(f"{where}: --metric {name}.{key}: scores.{name} holds one value, not several; pass "
+                           f"--metric {name}")
+    return correctness(value, f"{where}: scores.{name}"), name
+
+
+def _started(spec: dict[str, Any], where: str) -> float | None:
+    """When the run started (``eval.created``, seconds since the epoch; UTC when it names no zone), if recorded."""
+    text = field_at(spec, "created", str, where)
     try:
-        with zipfile.ZipFile(path) as archive:
-            header = zip_json(archive, "header.json", path)
-            names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
-            return header, [zip_json(archive, n, path) for n in names]
-    except zipfile.BadZipFile:
-        raise CabenchError(f"{path}: not a zip archive; a cut or damaged .eval log") from None
-    except OSError as exc:
-        raise CabenchError(f"{path}: unreadable ({exc.strerror})") from None
-
-
-def _correct(value: Any, where: str) -> float:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        if value in (0, 1):
-            return float(value)
-        raise CabenchError(f"{where}: score value {value!r} is not 0/1; cabench replays correct/incorrect outcomes")
-    if isinstance(value, str) and (value in _TRUE or value.lower() in _TRUE):
-        return 1.0
-    if isinstance(value, str) and (value in _FALSE or value.lower() in _FALSE):
-        return 0.0
-    raise CabenchError(f"{where}: score value {value!r} is neither correct (C) nor incorrect (I)")
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+    except ValueError:
+        raise CabenchError(f"{where}: 'created' is {text!r}, not an ISO date and time") from None
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)).timestamp()
 
 
 def _settings(header: dict[str, Any], where: str) -> dict[str, Any]:
@@ -97,7 +122,7 @@ def _settings(header: dict[str, Any], where: str) -> dict[str, Any]:
             "prompting": "cot" if cot else "direct"}
 
 
-def read_inspect(source: Path, metric: str | None = None) -> Read:
+def read_inspect(source: Path, options: ReadOptions) -> Read:
     """Canonical rows of Inspect eval logs (see the module docstring)."""
     paths = [p for p in files_under(source, ("*.eval", "*.json"), "an Inspect log (.eval or .json) or a log folder")
              if p == source or p.name not in _INDEXES]
@@ -109,7 +134,7 @@ def read_inspect(source: Path, metric: str | None = None) -> Read:
         spec = need(header, "eval", dict, str(path))
         model = need(spec, "model", str, f"{path}: eval")
         task = need(spec, "task", str, f"{path}: eval")
-        meta = {"model": model, **_settings(header, str(path))}
+        meta = {"model": model, **_settings(header, str(path)), STARTED: _started(spec, f"{path}: eval")}
         if not samples:
             raise CabenchError(f"{path}: no samples (a log written with --no-log-samples cannot be replayed)")
         for n, sample in enumerate(samples):
@@ -122,14 +147,8 @@ def read_inspect(source: Path, metric: str | None = None) -> Read:
             scores = field_at(sample, "scores", dict, where, {})
             correct = None
             if scores:
-                name = metric or (next(iter(scores)) if len(scores) == 1 else None)
-                if name is None:
-                    raise CabenchError(f"{where}: several scorers ({', '.join(scores)}); choose one with --metric")
-                if name not in scores:
-                    raise CabenchError(f"{where}: no scorer '{name}'; it has {', '.join(scores)}")
+                correct, name = _score(scores, options.metric, where)
                 scorers.add(name)
-                correct = _correct(need(scores[name], "value", (str, int, float, bool), f"{where}: scores.{name}"),
-                                   f"{where}: scores.{name}")
             elif not failed:
                 raise CabenchError(f"{where}: no scores; score the log first (inspect score)")
             usage = field_at(sample, "model_usage", dict, where, {})

@@ -15,7 +15,11 @@ model              the provider's ``label``, else its ``id``
 temperature,       ``config.providers[].config`` ``temperature`` /
 max_new_tokens     ``max_tokens`` of that provider (matched by label, else id),
                    else ``--set``
-prompting          the prompt's ``label``, else ``prompt<promptIdx>``
+prompting          the prompt's ``label``; a prompt without one (promptfoo then
+                   labels it with its raw template) is ``prompt<n>``, ``n``
+                   its position among the file's prompts (``results.prompts``
+                   first), with the template's SHA-256 in the provenance; a
+                   result without a label, ``prompt<promptIdx>``
 instance_id        ``testIdx``
 correct            ``success`` (the test's assertions passed)
 latency_s          ``latencyMs`` / 1000; a cached response (``response.cached``)
@@ -28,10 +32,12 @@ failed             ``failureReason`` 2 (the provider call errored)
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
-from cabench.data.readers.common import Read, check, field_at, json_file, need, number, token_count
+from cabench.data.readers.common import Read, ReadOptions, check, field_at, json_file, need, number, token_count
+from cabench.data.schema import unprintable
 from cabench.errors import CabenchError
 
 _ERROR = 2  # promptfoo's ResultFailureReason.ERROR
@@ -62,11 +68,37 @@ def _tokens(item: dict[str, Any], where: str) -> float | None:
     return tokens
 
 
-def read_promptfoo(source: Path, metric: str | None = None) -> Read:
+class _Prompts:
+    """Names of the prompts: a label given in the config, else ``prompt<n>`` by position, with the template's hash."""
+
+    def __init__(self, listed: Any) -> None:
+        templates = [p for p in listed if isinstance(p, dict)] if isinstance(listed, list) else []
+        self.raw = {p["raw"] for p in templates if isinstance(p.get("raw"), str)}
+        self.order: dict[str, int] = {}
+        for p in templates:
+            text = p.get("label") if isinstance(p.get("label"), str) else p.get("raw")
+            if isinstance(text, str):
+                self.order.setdefault(text, len(self.order))
+        self.hashes: dict[str, str] = {}
+
+    def name(self, item: dict[str, Any], where: str) -> str | None:
+        """The ``prompting`` of a result whose ``prompt`` is ``{raw, label}`` (``raw``: the rendered prompt;
+        promptfoo labels a prompt without a label with its template), ``None`` without a label."""
+        label = field_at(item, "prompt.label", str, where)
+        if label is None:
+            return None
+        if label.strip() and label not in self.raw and label != item["prompt"].get("raw") and not unprintable(label):
+            return label
+        name = f"prompt{self.order.setdefault(label, len(self.order))}"
+        self.hashes[name] = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()
+        return name
+
+
+def read_promptfoo(source: Path, options: ReadOptions) -> Read:
     """Canonical rows of a promptfoo results file (see the module docstring)."""
     if source.is_dir():
         raise CabenchError(f"{source}: a folder; give the file written by promptfoo eval -o results.json")
-    if metric is not None:
+    if options.metric is not None:
         raise CabenchError("--metric: promptfoo results are scored by their assertions (success); drop --metric")
     doc = json_file(source, "promptfoo results file")
     body = doc.get("results") if isinstance(doc, dict) else None
@@ -74,6 +106,7 @@ def read_promptfoo(source: Path, metric: str | None = None) -> Read:
         raise CabenchError(f"{source}: not a promptfoo results file; expected results.results (a list), as "
                            "written by promptfoo eval -o results.json")
     settings = _provider_settings(doc.get("config"))
+    prompts = _Prompts(body.get("prompts"))
     rows: list[dict[str, Any]] = []
     for n, item in enumerate(body["results"]):
         where = f"{source}: results.results[{n}]"
@@ -86,9 +119,9 @@ def read_promptfoo(source: Path, metric: str | None = None) -> Read:
         name = label or ident
         if not name:
             raise CabenchError(f"{where}: provider has neither 'label' nor 'id'")
-        options = settings.get(label, settings.get(ident, {}))
+        generation = settings.get(label, settings.get(ident, {}))
         prompt_idx = field_at(item, "promptIdx", int, where)
-        prompting = field_at(item, "prompt.label", str, where) if isinstance(item.get("prompt"), dict) else None
+        prompting = prompts.name(item, where) if isinstance(item.get("prompt"), dict) else None
         prompting = prompting or (f"prompt{prompt_idx}" if prompt_idx is not None else None)
         test = need(item, "testIdx", int, where)
         success = need(item, "success", bool, where)
@@ -97,8 +130,8 @@ def read_promptfoo(source: Path, metric: str | None = None) -> Read:
         latency = number(item, "latencyMs", where)
         if field_at(item, "response", dict, where, {}).get("cached"):
             latency = None
-        rows.append({"model": name, "temperature": options.get("temperature"),
-                     "max_new_tokens": options.get("max_tokens"), "prompting": prompting,
+        rows.append({"model": name, "temperature": generation.get("temperature"),
+                     "max_new_tokens": generation.get("max_tokens"), "prompting": prompting,
                      "instance_id": str(test), "correct": float(success) if not failed else 0.0,
                      "latency_s": None if latency is None else latency / 1000.0, "tokens": tokens, "failed": failed,
                      "file": source, "position": n})
@@ -107,4 +140,5 @@ def read_promptfoo(source: Path, metric: str | None = None) -> Read:
                 check(rows[-1][key], (int, float), f"{source}: config.providers {name}: '{key}'")
     if not rows:
         raise CabenchError(f"{source}: results.results is empty")
-    return Read(rows, [source], {}, at="results.results[{}]")
+    return Read(rows, [source], {"prompt_sha256": dict(sorted(prompts.hashes.items()))} if prompts.hashes else {},
+                at="results.results[{}]")

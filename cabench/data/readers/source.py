@@ -1,0 +1,81 @@
+"""The rows an import reads: a canonical table or a tool's results, with where each row was read and its run.
+
+:func:`read_source` is the one entry point for ``cabench data import``'s
+``--format``: a table (``canonical``) is read as it is, a tool's results by its
+reader (:data:`READERS`). Either way each row keeps where it was read (for
+one-line errors) and its rank by run (for ``--repeats``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cabench.data.io import read_table
+from cabench.data.readers.bfcl import read_bfcl
+from cabench.data.readers.common import Read, ReadOptions
+from cabench.data.readers.eee import read_eee
+from cabench.data.readers.helm import read_helm
+from cabench.data.readers.inspect_logs import read_inspect
+from cabench.data.readers.promptfoo import read_promptfoo
+from cabench.data.schema import data_row
+from cabench.errors import CabenchError
+
+#: ``--format`` name -> reader(source, options) (``canonical`` is read as a table).
+READERS: dict[str, Callable[[Path, ReadOptions], Read]] = {
+    "bfcl": read_bfcl,
+    "helm": read_helm,
+    "inspect": read_inspect,
+    "promptfoo": read_promptfoo,
+    "every-eval-ever": read_eee,
+}
+#: The formats whose sources record each instance's split (``--split``).
+SPLIT_FORMATS = ("helm",)
+
+
+@dataclass(frozen=True)
+class Source:
+    """What was read: the rows, the files, where each row was read (``place``), their run order and reader facts."""
+
+    frame: pd.DataFrame
+    files: list[Path]
+    place: Callable[[int], str]
+    order: np.ndarray
+    info: dict[str, Any]
+
+
+def read_source(source: Path, fmt: str, options: ReadOptions) -> Source:
+    """The rows of ``source``: a table (``canonical``) or a tool's results read by its reader."""
+    if fmt == "canonical":
+        if not source.is_file():
+            raise CabenchError(f"{source}: source log file not found" + (
+                "; a folder is read with --format (bfcl, helm, inspect, promptfoo, every-eval-ever)"
+                if source.is_dir() else ""))
+        if options.metric is not None:
+            raise CabenchError("--metric: a canonical table has its 'correct' column; --metric is for tool formats")
+        frame = read_table(source)
+        return Source(frame, [source], data_row, np.arange(len(frame)), {})
+    if not source.exists():
+        raise CabenchError(f"{source}: not found; give the {fmt} results to import")
+    read = READERS[fmt](source, options)
+    frame = read.frame()
+    origin_files, positions = frame["file"].to_numpy(), frame["position"].to_numpy()
+
+    def read_at(row: int) -> str:  # the file and line (entry, sample) a row was read from
+        return read.place(origin_files[row], positions[row])
+
+    return Source(frame, read.files, read_at, run_order(frame), read.info)
+
+
+def run_order(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's rank by run: when its run started (unrecorded first), then its file, then its position there."""
+    started = pd.to_numeric(frame["started"], errors="coerce").fillna(-np.inf).to_numpy()
+    files = pd.factorize(frame["file"].astype(str), sort=True)[0]
+    ranks = np.empty(len(frame), dtype=np.int64)
+    ranks[np.lexsort((np.asarray(frame["position"], dtype=np.int64), files, started))] = np.arange(len(frame))
+    return ranks

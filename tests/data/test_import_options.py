@@ -1,0 +1,395 @@
+"""``cabench data import`` on logs as real tools and people write them: Zstandard archives, other latency fields,
+HELM splits, unlabelled promptfoo prompts, fractional and several-valued scores, repeated runs, metadata given on
+the command line, unmeasured rows in a table, and logs too small for the default profiling split.
+
+Sources are the small logs of ``test_tool_readers`` (and ``tiny_logs``), changed here; expected values are
+computed here from what was written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from cabench.cli import app
+from tests.conftest import tiny_logs
+from tests.data.test_hostile_readers import RUNNER, edit_json, edit_line, first, imported, refused, stat_of
+from tests.data.test_tool_readers import (
+    CONFIGS,
+    IDS,
+    _inspect_log,
+    write_eee,
+    write_helm,
+    write_inspect,
+    write_promptfoo,
+)
+
+if sys.version_info >= (3, 14):
+    import zipfile
+else:
+    from backports.zstd import zipfile
+
+
+def logs_of(folder: Path) -> pd.DataFrame:
+    return pd.read_csv(folder / "logs.csv.gz", dtype={"instance_id": str, "config_id": str})
+
+
+def provenance(folder: Path) -> dict[str, Any]:
+    return yaml.safe_load((folder / "dataset.yaml").read_text())["provenance"]
+
+
+def ok(result: Any) -> str:
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+# --- 1. Zstandard .eval members --------------------------------------------------------------------------------------
+
+def _zstd_eval(path: Path, c: int = 0) -> tuple[dict, list[dict]]:
+    """An Inspect .eval log of configuration ``c`` whose members are Zstandard-compressed, as inspect_ai writes."""
+    model, temperature, limit, rows = CONFIGS[c]
+    header, samples = _inspect_log(model, temperature, limit, rows, c)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_ZSTANDARD) as archive:
+        archive.writestr("header.json", json.dumps(header))
+        for s in samples:
+            archive.writestr(f"samples/{s['id']}_epoch_1.json", json.dumps(s))
+    return header, samples
+
+
+def test_zstandard_eval_is_read(tmp_path):
+    (tmp_path / "logs").mkdir()
+    _, samples = _zstd_eval(tmp_path / "logs" / "run.eval")
+    ok(imported("inspect", tmp_path / "logs", tmp_path / "ds"))
+    logs = logs_of(tmp_path / "ds")
+    assert list(logs["latency_s"]) == [s["working_time"] for s in samples]
+    assert list(logs["tokens"]) == [s["model_usage"]["openai/m-small"]["total_tokens"] for s in samples]
+    assert list(logs["correct"]) == [float(s["scores"]["match"]["value"] == "C") for s in samples]
+
+
+def _corrupt_zstd(path: Path) -> None:
+    """Overwrite bytes in the middle of the first sample's compressed data (its CRC no longer matches either)."""
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("samples/q0_epoch_1.json")
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + 4:start + 14] = b"\xff" * 10
+    path.write_bytes(bytes(data))
+
+
+def _unknown_method(path: Path) -> None:
+    """Mark every member as compressed by a method no zipfile reads (99, AE-x encryption)."""
+    data = bytearray(path.read_bytes())
+    for signature, offset in ((b"PK\x01\x02", 10), (b"PK\x03\x04", 8)):
+        start = 0
+        while (start := data.find(signature, start)) >= 0:
+            data[start + offset:start + offset + 2] = (99).to_bytes(2, "little")
+            start += 4
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage, words", [
+    (_corrupt_zstd, ["run.eval: samples/q0_epoch_1.json: unreadable"]),
+    (_unknown_method, ["run.eval: header.json: unreadable", "compression method"]),
+    (lambda p: p.write_bytes(p.read_bytes()[:300]), ["run.eval: not a zip archive"]),
+], ids=["damaged-zstd-frame", "unknown-method", "cut"])
+def test_archive_errors_are_one_line(tmp_path, damage, words):
+    (tmp_path / "logs").mkdir()
+    _zstd_eval(tmp_path / "logs" / "run.eval")
+    damage(tmp_path / "logs" / "run.eval")
+    refused(imported("inspect", tmp_path / "logs", tmp_path / "ds"), *words)
+
+
+# --- 2. Every Eval Ever latency: generation_time_ms before latency_ms -------------------------------------------------
+
+def test_eee_latency_from_generation_time(tmp_path):
+    src = write_eee(tmp_path / "src")
+    path = first(src, "*_samples.jsonl")  # m-small: its converters' fields, and one line with latency_ms alone
+    for n in range(1, 5):
+        edit_line(path, n, lambda i: i["performance"].update(generation_time_ms=i["performance"]["latency_ms"],
+                                                             latency_ms=7.0))
+    ok(imported("every-eval-ever", src, tmp_path / "ds"))
+    logs = logs_of(tmp_path / "ds")
+    small = logs[logs["model"] == "org/m-small"]
+    assert list(small["latency_s"]) == [r[1] for r in CONFIGS[0][3]]  # the table's seconds, never 7 ms
+    assert provenance(tmp_path / "ds")["latency_fields"] == {"performance.generation_time_ms": 4,
+                                                             "performance.latency_ms": 11}
+
+
+# --- 3. HELM splits ---------------------------------------------------------------------------------------------------
+
+def _valid_split(root: Path, instances: tuple[str, ...] = ("id1", "id3")) -> None:
+    """Move two instances of every run to HELM's valid split, as MMLU runs draw a few of theirs from it."""
+    for stats in root.rglob("per_instance_stats.json"):
+        entries = json.loads(stats.read_text())
+        for entry in entries:
+            if entry["instance_id"] in instances:
+                for stat in entry["stats"]:
+                    stat["name"]["split"] = "valid"
+        stats.write_text(json.dumps(entries))
+
+
+@pytest.mark.parametrize("split, kept", [(None, ["id0", "id2", "id4"]), ("test", ["id0", "id2", "id4"]),
+                                         ("valid", ["id1", "id3"]), ("all", ["id0", "id1", "id2", "id3", "id4"])])
+def test_helm_split(tmp_path, split, kept):
+    src = write_helm(tmp_path / "src")
+    _valid_split(src)
+    ok(imported("helm", src, tmp_path / "ds", *(["--split", split] if split else [])))
+    logs = logs_of(tmp_path / "ds")
+    assert sorted(logs["instance_id"].unique()) == kept
+    for cid, (_, _, _, rows) in zip(IDS["helm"], CONFIGS):
+        mine = logs[logs["config_id"] == cid].sort_values("instance_id")
+        assert list(mine["correct"]) == [rows[int(i[2:])][0] for i in kept]
+    prov = provenance(tmp_path / "ds")
+    assert prov["options"]["split"] == (split or "test")
+    assert prov.get("other_splits") == ({"test": 9} if split == "valid" else None if split == "all" else {"valid": 6})
+
+
+def test_split_is_for_helm_only(tmp_path):
+    refused(imported("inspect", write_inspect(tmp_path / "src"), tmp_path / "ds", "--split", "valid"),
+            "--split: only helm sources record")
+    refused(imported("helm", write_helm(tmp_path / "h"), tmp_path / "ds", "--split", "dev"),
+            "--split: 'dev' is not one of test, valid, all")
+
+
+# --- 4. promptfoo prompts without a label --------------------------------------------------------------------------
+
+def test_promptfoo_prompt_without_label(tmp_path):
+    src = write_promptfoo(tmp_path / "src")
+    templates = ["You are careful.\nAnswer: {{question}}", "Answer: {{question}}"]
+
+    def unlabelled(doc: dict) -> None:  # two prompts, labelled by promptfoo with their raw template
+        doc["results"]["prompts"] = [{"raw": t, "label": t} for t in templates]
+        second = []
+        for item in doc["results"]["results"]:
+            item["prompt"] = {"raw": templates[0].replace("{{question}}", "q"), "label": templates[0]}
+            item["promptIdx"] = 0
+            copy = json.loads(json.dumps(item))
+            copy["prompt"] = {"raw": templates[1].replace("{{question}}", "q"), "label": templates[1]}
+            copy["promptIdx"] = 1
+            second.append(copy)
+        doc["results"]["results"] += second
+
+    edit_json(src, unlabelled)
+    ok(imported("promptfoo", src, tmp_path / "ds"))
+    logs = logs_of(tmp_path / "ds")
+    assert sorted(logs["prompting"].unique()) == ["prompt0", "prompt1"]
+    assert all("\n" not in c for c in logs["config_id"]) and logs["config_id"].nunique() == 6
+    assert provenance(tmp_path / "ds")["prompt_sha256"] == {
+        f"prompt{n}": hashlib.sha256(t.encode()).hexdigest() for n, t in enumerate(templates)}
+
+
+# --- 5. scores: fractions, grades and several values, the same in every reader ----------------------------------------
+
+def _inspect_scores(root: Path, values: list[Any]) -> Path:
+    """The first JSON log (m-large, temperature 0) with these score values of its samples, in order."""
+    def change(doc: dict) -> None:
+        for sample, value in zip(doc["samples"], values):
+            sample["scores"] = {"multi": {"value": value}}
+    log = first(write_inspect(root), "*.json")
+    edit_json(log, change)
+    return log
+
+
+SCORES = [({"accuracy": 1, "f1": 0.5}, 1.0, 0.5), ({"accuracy": 0, "f1": 0.25}, 0.0, 0.25),
+          ({"accuracy": "C", "f1": 1}, 1.0, 1.0), ({"accuracy": "P", "f1": 0.0}, 0.5, 0.0),
+          ({"accuracy": True, "f1": 0.75}, 1.0, 0.75)]
+
+
+@pytest.mark.parametrize("key", ["accuracy", "f1"])
+def test_inspect_dict_scores_pick_one_key(tmp_path, key):
+    log = _inspect_scores(tmp_path / "src", [s[0] for s in SCORES])
+    ok(imported("inspect", log, tmp_path / "ds", "--metric", f"multi.{key}"))
+    assert list(logs_of(tmp_path / "ds")["correct"]) == [s[1] if key == "accuracy" else s[2] for s in SCORES]
+    assert provenance(tmp_path / "ds")["metric"] == f"multi.{key}"
+
+
+@pytest.mark.parametrize("metric, values, words", [
+    (None, [{"accuracy": 1}], "scores.multi holds several values (accuracy); choose one with --metric multi.KEY"),
+    ("multi.f2", [{"accuracy": 1}], "scores.multi has no 'f2'; it has accuracy"),
+    ("multi.f1", [0.5], "--metric multi.f1: scores.multi holds one value"),
+    ("multi", [1.5], "sample 'q0': scores.multi: score 1.5 is outside [0, 1]"),
+    ("multi", ["maybe"], "score 'maybe' is neither true/false, a number in [0, 1] nor a grade"),
+], ids=["dict-without-key", "unknown-key", "key-of-a-number", "outside", "unknown-text"])
+def test_inspect_score_refusals_are_one_line(tmp_path, metric, values, words):
+    log = _inspect_scores(tmp_path / "src", values)
+    refused(imported("inspect", log, tmp_path / "ds", *(["--metric", metric] if metric else [])), "demo_1.json",
+            words)
+
+
+def test_fractional_scores_in_helm_eee_and_tables(tmp_path):
+    src = write_helm(tmp_path / "h")
+    for stats in src.rglob("per_instance_stats.json"):
+        entries = json.loads(stats.read_text())
+        for entry in entries:
+            entry["stats"].append({**stat_of(entry, "exact_match"), "name": {"name": "f1_score", "split": "test"},
+                                   "mean": 0.25, "sum": 0.25})
+        stats.write_text(json.dumps(entries))
+    ok(imported("helm", src, tmp_path / "h-ds", "--metric", "f1_score"))
+    assert set(logs_of(tmp_path / "h-ds")["correct"]) == {0.25}
+    src = write_eee(tmp_path / "e")
+    for path in src.rglob("*_samples.jsonl"):
+        for n in range(1, 6):
+            edit_line(path, n, lambda i, n=n: i["evaluation"].update(score=0.125 * n))
+    ok(imported("every-eval-ever", src, tmp_path / "e-ds", "--metric", "demo.score"))
+    logs = logs_of(tmp_path / "e-ds")
+    assert sorted(set(logs["correct"])) == [0.0, 0.125, 0.25, 0.375, 0.5, 0.625]  # the failed call scores 0
+    refused(imported("every-eval-ever", src, tmp_path / "e-ds2", "--metric", "demo.grade"),
+            "--metric demo.grade: an Every Eval Ever line is scored by evaluation.is_correct or evaluation.score")
+    frame = tiny_logs(2, 4)
+    frame["correct"] = [0.5, 0.25, 1, 0] * 2
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    ok(imported("canonical", tmp_path / "logs.csv", tmp_path / "c-ds"))
+    assert list(logs_of(tmp_path / "c-ds")["correct"]) == [0.5, 0.25, 1, 0] * 2
+
+
+# --- 6. repeated runs ------------------------------------------------------------------------------------------------
+
+def _two_runs(root: Path) -> tuple[Path, list[list[tuple]]]:
+    """Two Inspect logs of configuration m-small, started an hour apart; the later run is written first."""
+    root.mkdir(parents=True)
+    model, temperature, limit, rows = CONFIGS[0]
+    later = [(1 - r[0], r[1] + 1.0, r[2], r[3] + 5) for r in rows]
+    for name, created, table in (("a.json", "2026-01-01T01:00:00+00:00", later),
+                                 ("b.json", "2026-01-01T00:00:00Z", rows)):
+        header, samples = _inspect_log(model, temperature, limit, table, 0)
+        header["eval"]["created"] = created
+        (root / name).write_text(json.dumps({**header, "samples": samples}))
+    return root, [rows, later]
+
+
+def test_repeated_runs_refused_with_file_positions(tmp_path):
+    src, _ = _two_runs(tmp_path / "logs")
+    refused(imported("inspect", src, tmp_path / "ds"), "duplicate (config_id, instance_id) pair",
+            "a.json: sample 1 and again at", "b.json: sample 1", "(4 more repeated rows)", "--repeats latest")
+
+
+@pytest.mark.parametrize("policy", ["latest", "first", "epochs"])
+def test_repeated_runs_kept_as_asked(tmp_path, policy):
+    src, (earlier, later) = _two_runs(tmp_path / "logs")
+    ok(imported("inspect", src, tmp_path / "ds", "--repeats", policy))
+    logs = logs_of(tmp_path / "ds")
+    if policy == "epochs":
+        runs = {f"q{i}#{k + 1}": run[i] for k, run in enumerate((earlier, later)) for i in range(5)}
+    else:
+        run = later if policy == "latest" else earlier
+        runs = {f"q{i}": run[i] for i in range(5)}
+    assert dict(zip(logs["instance_id"], logs["correct"])) == {k: float(v[0]) for k, v in runs.items()}
+    assert dict(zip(logs["instance_id"], logs["latency_s"])) == {k: v[1] for k, v in runs.items()}
+    assert dict(zip(logs["instance_id"], logs["tokens"])) == {k: v[2] + v[3] for k, v in runs.items()}
+    record = provenance(tmp_path / "ds")["repeats"]
+    assert record["policy"] == policy and record["pairs"] == 5
+
+
+def test_repeated_rows_of_a_table(tmp_path):
+    frame = tiny_logs(2, 3)
+    again = frame.iloc[[1]].assign(correct=1 - frame.loc[1, "correct"], latency_s=9.5)
+    pd.concat([frame, again]).to_csv(tmp_path / "logs.csv", index=False)
+    refused(imported("canonical", tmp_path / "logs.csv", tmp_path / "ds"),
+            "('cfg0', 'q001') at row 2 and again at row 7")
+    ok(imported("canonical", tmp_path / "logs.csv", tmp_path / "ds", "--repeats", "latest"))
+    logs = logs_of(tmp_path / "ds").set_index(["config_id", "instance_id"])
+    assert len(logs) == 6 and logs.loc[("cfg0", "q001"), "latency_s"] == 9.5
+    assert logs.loc[("cfg0", "q001"), "correct"] == 1 - frame.loc[1, "correct"]
+
+
+# --- 7. --set fills what the source lacks, --override replaces --------------------------------------------------------
+
+def _one_temperature_missing(root: Path) -> Path:
+    src = write_inspect(root)
+    edit_json(first(src, "*_2.json"), lambda doc: doc["plan"]["config"].update(temperature=None))
+    return src
+
+
+def test_set_fills_only_what_the_source_lacks(tmp_path):
+    src = _one_temperature_missing(tmp_path / "src")
+    ok(imported("inspect", src, tmp_path / "ds", "--set", "temperature=0.3"))
+    logs = logs_of(tmp_path / "ds")
+    assert dict(zip(logs["model"] + "/" + logs["max_new_tokens"].astype(str), logs["temperature"])) == {
+        "openai/m-small/256": 0.0, "openai/m-large/256": 0.0, "openai/m-large/512": 0.3}
+    prov = provenance(tmp_path / "ds")
+    assert prov["options"]["set"] == {"temperature": 0.3} and prov["filled"] == {"temperature": 5}
+
+
+def test_override_replaces_what_the_source_recorded(tmp_path):
+    src = _one_temperature_missing(tmp_path / "src")
+    ok(imported("inspect", src, tmp_path / "ds", "--override", "temperature=0.3"))
+    assert set(logs_of(tmp_path / "ds")["temperature"]) == {0.3}
+    prov = provenance(tmp_path / "ds")
+    assert prov["options"]["override"] == {"temperature": 0.3} and prov["replaced"] == {"temperature": 10}
+    refused(imported("inspect", src, tmp_path / "ds2", "--set", "temperature=1", "--override", "temperature=0"),
+            "--set and --override both give temperature")
+
+
+def test_override_of_a_mapped_column(tmp_path):
+    frame = tiny_logs(2, 3).rename(columns={"temperature": "temp"})
+    frame.loc[0, "temp"] = None
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump({"columns": {"temperature": "temp"}}))
+    ok(imported("canonical", tmp_path / "logs.csv", tmp_path / "ds", "--mapping", str(tmp_path / "map.yaml"),
+                "--override", "temperature=0.2"))
+    assert set(logs_of(tmp_path / "ds")["temperature"]) == {0.2}
+    assert provenance(tmp_path / "ds")["replaced"] == {"temperature": 5}
+
+
+def test_set_fills_empty_cells_of_a_table(tmp_path):
+    frame = tiny_logs(2, 3)
+    frame.loc[frame["config_id"] == "cfg1", "temperature"] = None
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    ok(imported("canonical", tmp_path / "logs.csv", tmp_path / "ds", "--set", "temperature=0.9"))
+    assert list(logs_of(tmp_path / "ds")["temperature"]) == [0.5] * 3 + [0.9] * 3
+
+
+# --- 8. unmeasured rows in a table: drop or refuse, as for a tool's logs ----------------------------------------------
+
+def _zero_latency(tmp_path: Path) -> Path:
+    frame = tiny_logs(2, 6)
+    frame.loc[[3, 9], "latency_s"] = 0.0  # 1-second timestamps: the same second
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    return tmp_path / "logs.csv"
+
+
+def test_zero_latency_rows_of_a_table_are_dropped(tmp_path):
+    out = ok(imported("canonical", _zero_latency(tmp_path), tmp_path / "ds", "--missing", "drop-instances"))
+    assert "not measured (no score, or a latency or token count that is empty or 0): 2 rows dropped" in out
+    logs = logs_of(tmp_path / "ds")
+    assert sorted(logs["instance_id"].unique()) == ["q000", "q001", "q002", "q004", "q005"]
+    assert provenance(tmp_path / "ds")["unmeasured"] == {"policy": "drop", "rows": 2,
+                                                         "by_configuration": {"cfg0": 1, "cfg1": 1}}
+
+
+def test_unmeasured_rows_refused_where_they_were_read(tmp_path):
+    refused(imported("canonical", _zero_latency(tmp_path), tmp_path / "ds", "--unmeasured", "refuse"),
+            "logs.csv: 2 rows are not measured", "the first at row 4; pass --unmeasured drop")
+    src = write_eee(tmp_path / "src")
+    edit_line(first(src, "*_samples.jsonl"), 3, lambda i: i["performance"].update(latency_ms=0))
+    refused(imported("every-eval-ever", src, tmp_path / "ds", "--unmeasured", "refuse"),
+            "1 rows are not measured", "00000000-0000-4000-8000-000000000000_samples.jsonl: line 3")
+
+
+# --- 9. small logs get a profiling split that fits --------------------------------------------------------------------
+
+def test_small_logs_get_a_proportional_split(tmp_path):
+    tiny_logs(3, 150).to_csv(tmp_path / "logs.csv", index=False)
+    out = ok(imported("canonical", tmp_path / "logs.csv", tmp_path / "ds"))
+    assert "profiling split: 75 of 150 instances" in out
+    meta = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())
+    assert meta["split"] == {"profiling_size": 75, "seed": 0}
+    described = json.loads(ok(RUNNER.invoke(app, ["data", "describe", str(tmp_path / "ds"), "--json"])))
+    assert described["K"] == 3
+    tiny_logs(2, 400).to_csv(tmp_path / "big.csv", index=False)
+    assert "profiling split" not in ok(imported("canonical", tmp_path / "big.csv", tmp_path / "big"))
+    assert "split" not in yaml.safe_load((tmp_path / "big" / "dataset.yaml").read_text())
+
+
+def test_declared_split_too_large_is_refused_at_import(tmp_path):
+    tiny_logs(2, 10).to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump({"dataset": {"split": {"profiling_size": 10, "seed": 0}}}))
+    refused(imported("canonical", tmp_path / "logs.csv", tmp_path / "ds", "--mapping", str(tmp_path / "map.yaml")),
+            "map.yaml: dataset.split: profiling_size is 10 but the logs have 10 instances")

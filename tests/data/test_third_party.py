@@ -1,0 +1,173 @@
+"""Logs written by other people's tools, imported and compared with values computed here from the raw files.
+
+The fixtures under ``tests/fixtures/third_party/`` are small slices of public
+logs (each folder's ``SOURCE.md`` says where from, ``LICENSE`` under which
+terms): Inspect ``.eval`` archives with Zstandard members, a HELM MMLU suite,
+and Every Eval Ever files written by its own HELM and Inspect converters. For
+each configuration the imported accuracy, tokens and latency must equal, with
+no difference at all, what this module computes by reading those files itself.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.data.test_hostile_readers import imported
+
+if sys.version_info >= (3, 14):
+    import zipfile
+else:
+    from backports.zstd import zipfile
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "third_party"
+A2UI, HELM, EEE = FIXTURES / "a2ui", FIXTURES / "test_helm" / "benchmark_output", FIXTURES / "every_eval_ever"
+CONVERTED = FIXTURES / "inspect_convert" / "data_arc_qwen.eval"
+GRADES = {"C": 1.0, "I": 0.0}
+Cells = dict[tuple[str, str], tuple[float, float, float]]  # (model, instance) -> (correct, latency s, tokens)
+
+
+def imported_cells(folder: Path) -> Cells:
+    """The dataset's rows, parsed with the csv module (every float as written, independent of pandas)."""
+    with gzip.open(folder / "logs.csv.gz", "rt", newline="") as fh:
+        return {(r["model"], r["instance_id"]): (float(r["correct"]), float(r["latency_s"]), float(r["tokens"]))
+                for r in csv.DictReader(fh)}
+
+
+def same(imported: Cells, expected: Cells) -> None:
+    """Every cell equal, and so each configuration's accuracy, mean latency and mean tokens: no difference."""
+    assert imported == expected
+    by_model: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    for (model, _), cell in expected.items():
+        by_model[model].append(cell)
+    mine: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    for (model, _), cell in imported.items():
+        mine[model].append(cell)
+    for model, cells in by_model.items():
+        for k in range(3):
+            assert math.fsum(c[k] for c in mine[model]) / len(mine[model]) == math.fsum(c[k] for c in cells) / len(
+                cells)
+
+
+def ok(result: Any) -> None:
+    assert result.exit_code == 0, result.output
+
+
+# --- Inspect .eval archives with Zstandard members (gspencergoog/A2UI, inspect_ai 0.3.242) --------------------------
+
+def eval_runs(paths: list[Path], scorer: str) -> list[tuple[str, Cells]]:
+    """(created, cells) of each archive, read here with the zipfile that reads Zstandard."""
+    runs = []
+    for path in paths:
+        with zipfile.ZipFile(path) as archive:
+            assert {i.compress_type for i in archive.infolist()} == {zipfile.ZIP_ZSTANDARD}
+            header = json.loads(archive.read("header.json"))
+            model = header["eval"]["model"]
+            cells = {}
+            for name in archive.namelist():
+                if name.startswith("samples/"):
+                    s = json.loads(archive.read(name))
+                    value = s["scores"][scorer]["value"]
+                    cells[(model, str(s["id"]))] = (GRADES.get(value, value), s["working_time"],
+                                                    float(s["model_usage"][model]["total_tokens"]))
+        runs.append((header["eval"]["created"], cells))
+    return sorted(runs, key=lambda run: run[0])
+
+
+@pytest.mark.parametrize("scorer", ["measured_model_graded_qa", "a2ui_scorer"])
+@pytest.mark.parametrize("repeats", ["latest", "first", "epochs"])
+def test_a2ui_zstandard_logs(tmp_path, scorer, repeats):
+    ok(imported("inspect", A2UI, tmp_path / "ds", "--metric", scorer, "--repeats", repeats, "--set",
+                "temperature=1", "--set", "max_new_tokens=65536"))
+    (first_created, first), (latest_created, latest) = eval_runs(sorted(A2UI.glob("*.eval")), scorer)
+    if repeats == "epochs":
+        expected = {(m, f"{i}#{k + 1}"): c for k, run in enumerate((first, latest)) for (m, i), c in run.items()}
+    else:
+        expected = latest if repeats == "latest" else first
+    same(imported_cells(tmp_path / "ds"), expected)
+    assert first_created < latest_created
+
+
+def test_log_converted_by_inspect_ai_0_3_285(tmp_path):
+    ok(imported("inspect", CONVERTED, tmp_path / "ds", "--set", "temperature=0", "--set", "max_new_tokens=512"))
+    [(_, expected)] = eval_runs([CONVERTED], "choice")
+    assert len(expected) == 3
+    same(imported_cells(tmp_path / "ds"), expected)
+
+
+def test_a2ui_repeated_runs_are_refused_by_default(tmp_path):
+    result = imported("inspect", A2UI, tmp_path / "ds", "--metric", "a2ui_scorer", "--set", "temperature=1", "--set",
+                      "max_new_tokens=65536")
+    assert result.exit_code == 2 and "baseline-c023059.eval: sample 1 and again at" in result.stderr
+    assert "--repeats latest" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+# --- a HELM MMLU suite (villageFlower/test_helm) ----------------------------------------------------------------------
+
+def helm_cells(split: str) -> Cells:
+    cells = {}
+    for stats_path in HELM.rglob("per_instance_stats.json"):
+        model = json.loads((stats_path.parent / "run_spec.json").read_text())["adapter_spec"]["model"]
+        for entry in json.loads(stats_path.read_text()):
+            stats = {s["name"]["name"]: s for s in entry["stats"] if not s["name"].get("perturbation")}
+            kept = split in ("all", stats["exact_match"]["name"]["split"])
+            if entry.get("perturbation") or entry["train_trial_index"] or not kept:
+                continue
+            cells[(model, entry["instance_id"])] = (
+                stats["exact_match"]["mean"], stats["inference_runtime"]["sum"],
+                float(stats["num_prompt_tokens"]["sum"] + stats["num_completion_tokens"]["sum"]))
+    return cells
+
+
+@pytest.mark.parametrize("split", ["test", "valid", "all"])
+def test_helm_mmlu_suite(tmp_path, split):
+    ok(imported("helm", HELM, tmp_path / "ds", "--split", split))
+    expected = helm_cells(split)
+    assert len(expected) == 3 * {"test": 4, "valid": 2, "all": 6}[split]
+    same(imported_cells(tmp_path / "ds"), expected)
+    meta = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())
+    assert meta["provenance"]["options"]["split"] == split and meta["provenance"]["metric"] == "exact_match"
+
+
+# --- Every Eval Ever files written by its HELM and Inspect converters -------------------------------------------------
+
+def eee_cells(folder: Path, result_id: str) -> Cells:
+    cells = {}
+    for path in folder.rglob("*_samples.jsonl"):
+        for line in path.read_text().splitlines():
+            item = json.loads(line)
+            if item["evaluation_result_id"] == result_id:
+                cells[(item["model_id"], item["sample_id"])] = (
+                    float(item["evaluation"]["is_correct"]), item["performance"]["generation_time_ms"] / 1000,
+                    float(item["token_usage"]["total_tokens"]))
+    return cells
+
+
+def test_eee_from_its_helm_converter(tmp_path):
+    ok(imported("every-eval-ever", EEE / "helm", tmp_path / "ds", "--metric", "exact_match:test"))
+    expected = eee_cells(EEE / "helm", "exact_match:test")
+    assert len(expected) == 2 * 4
+    same(imported_cells(tmp_path / "ds"), expected)
+    helm = helm_cells("test")  # the converter carried HELM's own numbers
+    for key, (correct, latency, tokens) in expected.items():
+        assert (correct, tokens) == (helm[key][0], helm[key][2]) and latency == pytest.approx(helm[key][1], rel=1e-12)
+    prov = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())["provenance"]
+    assert prov["latency_fields"] == {"performance.generation_time_ms": 8}
+
+
+def test_eee_from_its_inspect_converter(tmp_path):
+    ok(imported("every-eval-ever", EEE / "inspect", tmp_path / "ds", "--set", "temperature=0", "--set",
+                "max_new_tokens=512", "--missing", "drop-instances"))
+    expected = {key: cell for key, cell in eee_cells(EEE / "inspect", "choice:accuracy").items()
+                if key[1] in {"1", "2", "3"}}  # the samples both models ran
+    assert len(expected) == 2 * 3
+    same(imported_cells(tmp_path / "ds"), expected)
