@@ -17,11 +17,14 @@ import numpy as np
 from cabench.data.dataset import Dataset
 from cabench.data.normalisation import Normalisation
 from cabench.data.terms import COST_COLUMN, USD_COLUMN
-from cabench.streams import stream_index
 
 
 class Sampler(Protocol):
-    """Draws pull outcomes from paired streams."""
+    """Draws pull outcomes from paired streams.
+
+    A sampler may offer more: ``reward_sums`` (block sums without per-pull rows), ``spent_also`` (spend in other
+    units) and ``compiled_draw`` (the compiled online loop's draw, :mod:`cabench.kernels.streams`).
+    """
 
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Rewards ``[..., D]`` and costs ``[...]`` (cost unit) of element ``counts`` of the streams ``keys``.
@@ -65,40 +68,52 @@ class ReplaySampler:
     costs: np.ndarray  # [K, Q], cost unit
     also: Mapping[str, np.ndarray] = field(default_factory=dict)  # unit -> [K, Q]
 
-    def spent_also(self, keys: np.ndarray, counts: np.ndarray, rows: int = 1 << 22) -> dict[str, np.ndarray]:
+    def spent_also(self, keys: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
         """Exact spend ``[reps]`` in each unit of ``also`` of the first ``counts[r, i]`` pulls of every arm.
 
         The ``n``-th pull of arm ``i`` reads element ``n`` of its stream (SPEC §4), so the rows a repetition
-        replayed are known from its counts alone; repetitions are summed in batches of about ``rows`` pulls.
+        replayed are known from its counts alone; they are added repetition by repetition, arm by arm, pull by pull.
         """
-        reps, k = counts.shape
-        out = {unit: np.zeros(reps) for unit in self.also}
-        per_rep = counts.sum(axis=1)
-        start = 0
-        while start < reps:
-            stop = min(reps, start + 1 + int(np.searchsorted(np.cumsum(per_rep[start:]), rows)))
-            lengths = counts[start:stop].reshape(-1).astype(np.int64)
-            block, element, _ = expand_blocks(np.zeros_like(lengths), lengths)
-            arm = block % k
-            q = stream_index(keys[start:stop].reshape(-1)[block], element, self.costs.shape[1])
-            for unit, table in self.also.items():
-                out[unit][start:stop] = np.bincount(block // k, weights=table[arm, q], minlength=stop - start)
-            start = stop
-        return out
+        from cabench.kernels import streams as kernel  # numba loads only when sampling
+
+        keys, counts = np.ascontiguousarray(keys, dtype=np.uint64), np.ascontiguousarray(counts, dtype=np.int64)
+        return {unit: kernel.replay_spent(keys, counts, np.ascontiguousarray(table, dtype=np.float64))
+                for unit, table in self.also.items()}
 
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        q = stream_index(keys, counts, self.rewards.shape[1])
-        return self.rewards[arms, q], self.costs[arms, q]
+        from cabench.kernels import streams as kernel
+
+        keys, arms, counts = np.broadcast_arrays(keys, arms, counts)
+        rewards, costs = kernel.replay_sample(flat(keys, np.uint64), flat(arms, np.int64), flat(counts, np.int64),
+                                              self._rewards, self._costs, np.zeros(0))
+        return rewards.reshape(*keys.shape, -1), costs.reshape(keys.shape)
 
     def reward_sums(self, keys: np.ndarray, arms: np.ndarray, starts: np.ndarray,
                     lengths: np.ndarray) -> np.ndarray:
-        """:func:`block_sums` without building per-pull reward rows: one flat gather per objective."""
-        block, counts, offsets = expand_blocks(starts, lengths)
-        n_rows = self.rewards.shape[1]
-        flat = stream_index(keys[block], counts, n_rows)
-        flat += np.repeat(arms * n_rows, lengths)
-        table = self.rewards.reshape(-1, self.rewards.shape[2])
-        return np.stack([np.add.reduceat(table[:, d][flat], offsets) for d in range(table.shape[1])], axis=1)
+        """:func:`block_sums` without building per-pull reward rows: each block summed where it is drawn."""
+        from cabench.kernels import streams as kernel
+
+        return kernel.replay_block_sums(flat(keys, np.uint64), flat(arms, np.int64), flat(starts, np.int64),
+                                        flat(lengths, np.int64), self._rewards)
+
+    def compiled_draw(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """The compiled online loop's sampler and its tables (:func:`cabench.kernels.streams.replay_draw`)."""
+        from cabench.kernels import streams as kernel
+
+        return kernel.REPLAY, self._rewards, self._costs, np.zeros(0)
+
+    @property
+    def _rewards(self) -> np.ndarray:
+        return np.ascontiguousarray(self.rewards, dtype=np.float64)
+
+    @property
+    def _costs(self) -> np.ndarray:
+        return np.ascontiguousarray(self.costs, dtype=np.float64)
+
+
+def flat(values: np.ndarray, dtype: type) -> np.ndarray:
+    """``values`` as one contiguous 1-D array of ``dtype``, as the kernels take them."""
+    return np.ascontiguousarray(np.asarray(values).reshape(-1), dtype=dtype)
 
 
 @dataclass(frozen=True, eq=False)

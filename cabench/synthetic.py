@@ -14,9 +14,9 @@ import numpy as np
 
 from cabench.data.normalisation import Normalisation, Objective
 from cabench.errors import CabenchError
-from cabench.problem import Problem
+from cabench.problem import Problem, flat
 from cabench.quantize import quantize
-from cabench.streams import DRAWS, stream_uniform
+from cabench.streams import DRAWS
 
 NOISES = ("bernoulli", "gaussian")
 #: Reference point of the single-point hypervolume ``H_i = prod_d (mu_i^(d) - r)`` (paper §3.1: r = 0).
@@ -82,20 +82,43 @@ class SyntheticSampler:
         return max(DRAWS, (d if self.noise == "bernoulli" else 2 * d) + 1)
 
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        d, w = self.means.shape[1], self.draws
-        mean = self.means[arms]
+        """Rewards and costs from the sub-draws of each element (:meth:`draws`): Bernoulli ``u_j < mean`` and the
+        cost ``c (1 + spread (2 u - 1))`` from the last sub-draw, compiled (:func:`cabench.kernels.streams.
+        bernoulli_draw`); Gaussian by Box-Muller, ``mean + sigma sqrt(-2 log(1 - u_2j)) cos(2 pi u_2j+1)``,
+        quantised, its uniforms drawn compiled and turned into rewards in numpy (see :meth:`compiled_draw`)."""
+        from cabench.kernels import streams as kernel  # numba loads only when sampling
+
+        keys, arms, counts = np.broadcast_arrays(keys, arms, counts)
+        flat_keys, flat_counts = flat(keys, np.uint64), flat(counts, np.int64)
         if self.noise == "bernoulli":
-            u = np.stack([stream_uniform(keys, counts, j, w) for j in range(d)], axis=-1)
-            rewards = (u < mean).astype(np.float64)
-        else:
-            u1 = np.stack([stream_uniform(keys, counts, 2 * j, w) for j in range(d)], axis=-1)
-            u2 = np.stack([stream_uniform(keys, counts, 2 * j + 1, w) for j in range(d)], axis=-1)
-            normal = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
-            rewards = quantize(mean + self.sigma * normal)
+            rewards, tokens = kernel.bernoulli_sample(flat_keys, flat(arms, np.int64), flat_counts, *self._tables())
+            return rewards.reshape(*keys.shape, -1), tokens.reshape(keys.shape)
+        d, w = self.means.shape[1], self.draws
+        slots = np.arange(2 * d) if self.cost_spread == 0 else np.append(np.arange(2 * d), w - 1)
+        u = kernel.uniforms(flat_keys, flat_counts, slots, w).reshape(*keys.shape, len(slots))
+        normal = np.sqrt(-2.0 * np.log1p(-u[..., 0 : 2 * d : 2])) * np.cos(2.0 * np.pi * u[..., 1 : 2 * d : 2])
+        rewards = quantize(self.means[arms] + self.sigma * normal)
         tokens = self.costs[arms]
         if self.cost_spread > 0:
-            tokens = tokens * (1.0 + self.cost_spread * (2.0 * stream_uniform(keys, counts, w - 1, w) - 1.0))
+            tokens = tokens * (1.0 + self.cost_spread * (2.0 * u[..., -1] - 1.0))
         return rewards, tokens
+
+    def compiled_draw(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The compiled online loop's sampler and its tables (:func:`cabench.kernels.streams.bernoulli_draw`) for
+        Bernoulli rewards; ``None`` for Gaussian ones, whose ``log1p`` numpy computes with its own vector routines,
+        which differ from the C library's in the last bit (the numpy loop runs)."""
+        if self.noise != "bernoulli":
+            return None
+        from cabench.kernels import streams as kernel
+
+        return (kernel.BERNOULLI, *self._tables())
+
+    def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`cabench.kernels.streams.bernoulli_draw`'s tables: means ``[K, 1, D]``, costs ``[K, 1]`` and
+        ``(spread, draws)``."""
+        return (np.ascontiguousarray(self.means[:, None, :], dtype=np.float64),
+                np.ascontiguousarray(self.costs[:, None], dtype=np.float64),
+                np.array([self.cost_spread, self.draws], dtype=np.float64))
 
 
 def synthetic_problem(spec: SyntheticSpec) -> Problem:

@@ -2,10 +2,11 @@
 
 CoHV-UCB, HV-UCB and Accuracy-Cost-UCB read the optimistic rewards ``U`` and the cost lower bound
 ``c_lcb`` of Algorithm 1 (lines 5-6). Each entry holds its index twice, written separately: over
-``[..., K]`` arrays for the batched engine, and over one arm's numbers for the ask/tell policy. An
-index function of your own registers through the same constructor — :func:`index_method` as a
-decorator, or ``module:object`` in a config (:func:`index_entry`) — and the policy calls it on arrays
-of one repetition.
+``[..., K]`` arrays for the numpy loop, and over one arm's numbers for the ask/tell policy and the compiled
+loop (in the part of Python numba compiles, so the same function reads a list or an array). An index
+function of your own registers through the same constructor — :func:`index_method` as a decorator, or
+``module:object`` in a config (:func:`index_entry`) — and the policy calls it on arrays of one repetition;
+the compiled loop runs it when numba can compile it, else the numpy loop does.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import cast
 
 import numpy as np
 
-from cabench.methods.online import PARAMETERS, OnlineEntry, Pulls
+from cabench.methods.online import PARAMETERS, CompiledIndex, OnlineEntry, Pulls
 from cabench.methods.spec import Spec, Style, register, user_style
-from cabench.methods.user import checked
+from cabench.methods.user import UserMethod, checked
 
 IndexFunction = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 IndexOfOne = Callable[[int, list[float], float], float]
@@ -36,6 +37,14 @@ class IndexMethod(OnlineEntry):
 
     def index(self, n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:
         return self.of_arrays(n, upper, lower_cost)
+
+    def compiled_index(self) -> CompiledIndex:
+        """A built-in's index of one arm; else the batched rule (a function of your own: its own ``of_one``, if
+        any, is the policy's)."""
+        if self.of_one is not None and not isinstance(self.of_one, UserMethod):
+            return CompiledIndex(self.of_one, per_arm=True)
+        function = self.of_arrays.function if isinstance(self.of_arrays, UserMethod) else self.of_arrays
+        return CompiledIndex(function, per_arm=False)
 
     def choose(self, policy: Pulls, candidates: list[int]) -> int:
         choice, best = -1, -math.inf
@@ -91,19 +100,18 @@ def hypervolume(upper: np.ndarray) -> np.ndarray:
     return out
 
 
-def _volume_of_one(upper: list[float]) -> float:
-    volume = upper[0]
-    for x in upper[1:]:
-        volume = volume * x
-    return volume
-
-
 def _cohv_of_one(n: int, upper: list[float], lower_cost: float) -> float:
-    return _volume_of_one(upper) / lower_cost  # line 7
+    volume = upper[0]
+    for d in range(1, len(upper)):  # HV(U), left to right
+        volume = volume * upper[d]
+    return volume / lower_cost  # line 7
 
 
 def _hv_of_one(n: int, upper: list[float], lower_cost: float) -> float:
-    return _volume_of_one(upper)
+    volume = upper[0]
+    for d in range(1, len(upper)):
+        volume = volume * upper[d]
+    return volume
 
 
 def _acc_cost_of_one(n: int, upper: list[float], lower_cost: float) -> float:

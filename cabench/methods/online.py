@@ -9,8 +9,9 @@ ask/tell policy, by :meth:`OnlineEntry.choose`.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -41,6 +42,16 @@ class Pulls(Protocol):
 
 
 @dataclass(frozen=True)
+class CompiledIndex:
+    """An index as the compiled loop calls it (:mod:`cabench.online.compiled`). ``per_arm``: ``function(n, upper
+    [D], lower_cost) -> float`` for one arm, written in the part of Python that numba compiles; else the batched
+    rule ``function(n [m], upper [m, D], lower_cost [m]) -> [m]``, compiled when numba can and called on one arm."""
+
+    function: Callable[..., Any]
+    per_arm: bool
+
+
+@dataclass(frozen=True)
 class OnlineEntry(Method):
     """An online method: how it chooses the next arm, batched and pull by pull."""
 
@@ -54,6 +65,11 @@ class OnlineEntry(Method):
     def index(self, n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:
         """Batched rule: the index of arms with ``n`` pulls, optimistic rewards ``upper`` ``[..., D]`` and
         cost lower bounds ``lower_cost``; the loop pulls its argmax over the feasible arms."""
+
+    def compiled_index(self) -> CompiledIndex | None:
+        """The index the compiled loop calls, or ``None``: the numpy loop calls :meth:`index`. It must give the
+        numbers :meth:`index` gives, bit for bit."""
+        return None
 
     @abstractmethod
     def choose(self, policy: Pulls, candidates: list[int]) -> int:

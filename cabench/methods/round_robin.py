@@ -11,8 +11,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from cabench.methods.online import PARAMETERS, OnlineEntry, Pulls
+from cabench.methods.online import PARAMETERS, CompiledIndex, OnlineEntry, Pulls
 from cabench.methods.spec import Spec, register
+
+
+def _minus_pulls(n: int, upper: list[float], lower_cost: float) -> float:
+    """The batched index ``-n`` for one arm, as the compiled loop calls it."""
+    return -float(n)
 
 
 @dataclass(frozen=True)
@@ -21,6 +26,9 @@ class RoundRobin(OnlineEntry):
 
     def index(self, n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:
         return -n.astype(np.float64)
+
+    def compiled_index(self) -> CompiledIndex:
+        return CompiledIndex(_minus_pulls, per_arm=True)
 
     def choose(self, policy: Pulls, candidates: list[int]) -> int:
         start = 0 if policy.last is None else (policy.last + 1) % policy.k

@@ -1,10 +1,12 @@
 """The batched budgeted loop shared by every online method (Algorithm 1, paper §4.1; SPEC §5).
 
-A whole batch of repetitions advances together: state arrays are
-``[reps, arms]`` and only the pulled arm's statistics (and index) change per
-step. The loop owns initialisation, the optimistic estimates, feasibility,
-charging, stopping and bookkeeping; a method only gives the index whose argmax
-is pulled (its entry's batched rule, :mod:`cabench.methods`).
+The loop owns initialisation, the optimistic estimates, feasibility, charging,
+stopping and bookkeeping; a method only gives the index whose argmax is pulled
+(its entry's batched rule, :mod:`cabench.methods`). It runs compiled, one
+repetition after another (:mod:`cabench.online.compiled`), when the method's
+index and the sampler compile; else in numpy, where a whole batch of
+repetitions advances together: state arrays are ``[reps, arms]`` and only the
+pulled arm's statistics (and index) change per step.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from cabench.methods.configured import OnlineMethod
+from cabench.online.compiled import run_compiled
+from cabench.online.loop import Loop, Outcome
 from cabench.problem import Problem
 
 
@@ -54,24 +58,61 @@ def optimistic(n: np.ndarray, reward_sum: np.ndarray, cost_sum: np.ndarray, s_r:
 
 
 def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndarray, *,
-               trajectory_points: int = 0, window: int = 50, record_arms: bool = False) -> OnlineResult:
+               trajectory_points: int = 0, window: int = 50, record_arms: bool = False,
+               compiled: bool = True) -> OnlineResult:
     """Run ``method`` at budget ``rho`` on every repetition of ``keys`` ``[reps, arms]``.
 
     Costs are normalised by ``c_max`` (``B~ = B / c_max``). An arm is feasible
     while its profiling cost ``c_i / c_max`` fits in the remaining budget; a
     repetition stops when no arm is feasible. Ties go to the lowest arm index.
+    The compiled loop runs when the method's index and the problem's sampler
+    compile (:mod:`cabench.online.compiled`), else (or with ``compiled=False``)
+    the numpy loop; both make the same pulls with the same numbers.
+    """
+    loop = loop_constants(problem, method, rho)
+    log = bool(trajectory_points or record_arms)
+    outcome = run_compiled(problem, method, loop, keys, log) if compiled else None
+    if outcome is None:
+        outcome = numpy_loop(problem, method, loop, keys, log)
+    pulls = outcome.counts.sum(axis=1)
+    budget_stated = problem.budget(rho)
+    trajectory = None
+    if trajectory_points and outcome.log is not None:
+        trajectory = _trajectory(outcome.log["spend"] * problem.c_max, outcome.log["regret"], outcome.log["gap"],
+                                 budget_stated, trajectory_points, window)
+    return OnlineResult(
+        budget=budget_stated,
+        pulls=pulls,
+        spend=outcome.spend * problem.c_max,
+        regret_hv=outcome.regret,
+        regret_std=problem.nu.max() * loop.budget - outcome.hv_sum,
+        frac_optimal=outcome.optimal / np.maximum(pulls, 1),
+        trajectory=trajectory,
+        arms_pulled=outcome.log["arm"] if record_arms and outcome.log is not None else None,
+        counts=outcome.counts,
+    )
+
+
+def loop_constants(problem: Problem, method: OnlineMethod, rho: float) -> Loop:
+    """Algorithm 1's constants for ``problem``, ``method`` and budget ``rho`` (costs normalised by ``c_max``)."""
+    budget = problem.online_budget(rho)
+    return Loop(budget=budget, profile=problem.profile_cost / problem.c_max, scales=method.radius_scales,
+                log_term=horizon_log_term(budget, problem.lam, method.alpha), lam=problem.lam,
+                gap=problem.nu.max() - problem.nu, hv=problem.hv, best=int(np.argmax(problem.nu)),
+                n_init=method.n_init(rho), c_max=problem.c_max)
+
+
+def numpy_loop(problem: Problem, method: OnlineMethod, loop: Loop, keys: np.ndarray, log: bool) -> Outcome:
+    """The batched loop in numpy: every repetition of the batch advances one pull per step (state ``[reps, K]``).
+
+    It calls the method's batched index (:meth:`cabench.methods.online.OnlineEntry.index`) on the pulled arms
+    of all repetitions at once, so any index runs here; it is also the compiled loop's oracle.
     """
     k, d = problem.n_arms, problem.n_objectives
     reps = keys.shape[0]
-    budget_stated = problem.budget(rho)
-    budget = problem.online_budget(rho)
-    profile = problem.profile_cost / problem.c_max
-    s_r, s_c = method.radius_scales
-    log_term = horizon_log_term(budget, problem.lam, method.alpha)
+    budget, profile, gap, hv, best = loop.budget, loop.profile, loop.gap, loop.hv, loop.best
+    s_r, s_c = loop.scales
     index_of = method.entry.index
-    gap = problem.nu.max() - problem.nu
-    hv = problem.hv
-    best = int(np.argmax(problem.nu))
 
     n = np.zeros((reps, k), dtype=np.int64)
     reward_sum = np.zeros((reps, k, d))
@@ -100,9 +141,9 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
         regret[rows] += gap[arms]
         hv_sum[rows] += hv[arms]
         optimal[rows] += arms == best
-        upper, lower_cost = optimistic(count, reward_total, cost_total, s_r, s_c, log_term, problem.lam)
+        upper, lower_cost = optimistic(count, reward_total, cost_total, s_r, s_c, loop.log_term, loop.lam)
         index_flat[flat] = index_of(count, upper, lower_cost)
-        if trajectory_points or record_arms:
+        if log:
             step_gap = np.full(reps, np.nan)
             step_gap[rows] = gap[arms]
             step_arm = np.full(reps, -1)
@@ -113,7 +154,7 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
             log_arm.append(step_arm)
 
     all_rows = np.arange(reps)
-    for _ in range(method.n_init(rho)):  # initial round-robin, subject to feasibility
+    for _ in range(loop.n_init):  # initial round-robin, subject to feasibility
         for arm in range(k):
             rows = all_rows[profile[arm] <= budget - spend]
             if len(rows):
@@ -132,22 +173,11 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
             arms = np.where(feasible[rows], index[rows], -np.inf).argmax(axis=1)
         pull(rows, arms)
 
-    pulls = n.sum(axis=1)
-    trajectory = None
-    if trajectory_points:
-        trajectory = _trajectory(np.array(log_spend) * problem.c_max, np.array(log_regret),
-                                 np.array(log_gap), budget_stated, trajectory_points, window)
-    return OnlineResult(
-        budget=budget_stated,
-        pulls=pulls,
-        spend=spend * problem.c_max,
-        regret_hv=regret,
-        regret_std=problem.nu.max() * budget - hv_sum,
-        frac_optimal=optimal / np.maximum(pulls, 1),
-        trajectory=trajectory,
-        arms_pulled=np.array(log_arm) if record_arms else None,
-        counts=n,
-    )
+    logged = None
+    if log:
+        logged = {"spend": np.array(log_spend).reshape(-1, reps), "regret": np.array(log_regret).reshape(-1, reps),
+                  "gap": np.array(log_gap).reshape(-1, reps), "arm": np.array(log_arm).reshape(-1, reps)}
+    return Outcome(n, spend, regret, hv_sum, optimal, logged)
 
 
 def _trajectory(spend: np.ndarray, regret: np.ndarray, gaps: np.ndarray, budget: float,
