@@ -78,7 +78,8 @@ MUTANTS = [
            "elif seen.runs.equals(exp.runs) and seen.selections.equals(exp.selections):", "else:",
            ("tests/test_results.py::test_same_experiment_twice_is_read_once_and_conflicting_copies_are_refused",)),
     Mutant("reports pool experiments of one dataset", "cabench/report.py",
-           "    for e in res.experiments:\n        if e not in beyond:\n            lines += experiment_section(e, c.found[e.label])",
+           "    for e in res.experiments:\n        if e not in beyond:\n"
+           "            lines += experiment_section(e, c.found[e.label])",
            "    for e in res.experiments[:1]:\n        e.runs = pd.concat([x.runs for x in res.experiments "
            "if x.setting == e.setting])\n        lines += experiment_section(e, findings(e))",
            ("tests/test_results.py::test_two_experiments_under_one_root_are_reported_separately",)),
