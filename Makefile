@@ -30,11 +30,12 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+# the suite in one worker process per core (pytest-xdist): every test writes only below its own tmp_path
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 test-fast: lint
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n auto -m "not slow"
 
 mutation: $(STAMP)
 	$(BIN)/python scripts/mutation.py

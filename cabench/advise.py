@@ -2,7 +2,9 @@
 
 The logs are imported (or a dataset folder is used as it is) and described; the method cabench ranks first in each
 setting — CoHV-UCB online (Algorithm 1), CoPSI-R for identification (Algorithm 2 with recycled samples) — runs at
-the stated budget as an experiment of its own; the report is written as ``cabench report`` writes it (REPORT.md and
+the stated budget as an experiment of its own (given targets instead, ``error<=0.1``, ``f1>=0.7`` or ``share>=0.9``,
+the budget of each setting that has one is planned first from the profiling split, :mod:`cabench.budget_plan`, and
+the method runs at it); the report is written as ``cabench report`` writes it (REPORT.md and
 REPORT.html); and :func:`recommend.decision`'s answers are condensed into at most :data:`MAX_LINES` lines by
 :func:`format_advice`. Everything lands in one folder (``data/``, ``results/``); a second run with the same
 arguments imports nothing new and reuses every cell.
@@ -19,17 +21,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from cabench import registry
+from cabench.budget_plan import PlanSpec, describe_row, plan_profiling, write_plan
 from cabench.config import SETTINGS, parse_config
-from cabench.data.dataset import Split, file_digest, load_dataset
+from cabench.data.dataset import Dataset, Split, file_digest, load_dataset
 from cabench.data.describe import describe
 from cabench.data.importer import import_logs, profiling_split
 from cabench.data.io import META_NAME, find_log_file, read_logs, read_metadata
 from cabench.data.terms import Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.html_report import write_reports
+from cabench.methods.configured import OnlineMethod, PsiMethod
+from cabench.planning.draws import profiling_of
+from cabench.planning.targets import Target, parse_target
 from cabench.recommend import per_call, recommend
 from cabench.runner import run_experiment
 from cabench.storage import publish_folder, staging_folder
@@ -75,10 +82,11 @@ def parse_budget(text: str) -> Budget:
 
 @dataclass(frozen=True)
 class Request:
-    """What ``cabench advise`` was asked: the logs and how to read them, the terms, the budget, the methods."""
+    """What ``cabench advise`` was asked: the logs and how to read them, the terms, the budget (or the targets to
+    plan it from), the methods."""
 
     logs: Path
-    budget: Budget
+    budget: Budget | None
     out: Path = Path("advice")
     mapping: Path | None = None
     fmt: str = "canonical"
@@ -91,18 +99,21 @@ class Request:
     repetitions: int = 50
     replace: bool = False
     name: str | None = None  # the experiments' names begin with it (default: the dataset's name)
+    targets: tuple[str, ...] = ()  # instead of a budget: error<=D, f1>=F (identification), share>=S (online)
 
 
 @dataclass(frozen=True)
 class Advice:
-    """What :func:`advise` found: the dataset described, the budget, one ``recommend`` item per setting run."""
+    """What :func:`advise` found: the dataset described, the budget, one ``recommend`` item per setting run; when
+    the budgets were planned (``budget`` None), each setting's own and the plan's sentences."""
 
     dataset: dict[str, Any]
     instances: tuple[int, int]  # profiling, evaluation
-    budget: Budget
+    budget: Budget | None
     repetitions: int
     items: dict[str, dict[str, Any]]
-    report: Path
+    report: Path | None  # None when nothing ran
+    planned: tuple[str, ...] = ()
 
 
 def recommended(setting: str) -> str:
@@ -228,13 +239,61 @@ def declared_terms(given: dict[str, Any], origin: dict[str, str], folder: Path, 
     return raw, parse_terms(raw, _fail(origin)), why
 
 
+def targets_by_setting(request: Request, by_setting: dict[str, list[str]]) -> dict[str, tuple[Target, ...]]:
+    """``--target``s by the setting each bounds (none when a budget is given); exactly one of ``--budget`` and
+    ``--target``, and a method to plan for every target."""
+    if (request.budget is None) == (not request.targets):
+        raise CabenchError("--budget, --target: give the budget to spend (e.g. --budget 5usd) or the targets to plan "
+                           "it from (e.g. --target error<=0.1), one of the two")
+    out: dict[str, tuple[Target, ...]] = {}
+    for target in dict.fromkeys(parse_target(t) for t in request.targets):
+        if target.setting not in by_setting:
+            raise CabenchError(f"--target {target.text}: no method of the {SHOWN_SETTING[target.setting]} setting "
+                               f"runs (--methods {','.join(n for names in by_setting.values() for n in names)})")
+        out[target.setting] = (*out.get(target.setting, ()), target)
+    return out
+
+
+def _rounded_up(value: float) -> float:
+    """``value`` rounded up to three significant digits (a planned budget as a person would state it)."""
+    scale = 10.0 ** (math.floor(math.log10(value)) - 2)
+    return math.ceil(value / scale - 1e-9) * scale
+
+
+def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[str, tuple[Target, ...]],
+                 out: Path, quiet: bool) -> tuple[dict[str, Budget], tuple[str, ...]]:
+    """Each setting's budget (``by_setting`` holds the targeted ones), planned from the profiling split for its first
+    method (the recommended one unless ``--methods``) and its most demanding target, and one sentence per setting
+    saying what it would spend; the plans (``plan.csv``, ``plan.png``) go to ``out``."""
+    profiling = profiling_of(ds, np.arange(ds.n_arms))
+    budgets, sentences = {}, []
+    for setting, names in by_setting.items():
+        wanted = targets[setting]
+        methods = [OnlineMethod(n) if setting == "online" else PsiMethod(n) for n in names]
+        modes: tuple[str | None, ...] = (None,) if setting == "online" else ("deterministic",)
+        label = f"{ds.name}_{SHOWN_SETTING[setting]}"
+        found = plan_profiling(profiling, setting, methods, modes, PlanSpec(wanted), name=label, quiet=quiet)
+        write_plan(found, out / label)
+        row = max((r for r in found.rows if r.method == names[0]), key=lambda r: r.estimate.rho)
+        line = f"plan, {SHOWN_SETTING[setting]}: {registry.display(names[0])} {describe_row(row, found)}"
+        if math.isfinite(row.estimate.rho):
+            budgets[setting] = Budget(_rounded_up(found.budget(row.estimate.rho)), found.cost_unit)
+            line += f"; spending {amount(budgets[setting].value, found.cost_unit)}"
+        sentences.append(line + ("" if setting in budgets else "; not run"))
+    return budgets, tuple(sentences)
+
+
 def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = False) -> Advice:
-    """Import, describe, run the methods at the budget, write the report; the decisions as :class:`Advice`.
+    """Import, describe, plan the budgets when targets are given, run the methods at them, write the report; the
+    decisions as :class:`Advice`.
 
     ``echo`` receives each step (unless ``quiet``), the import's notes and the runs' warnings.
     """
     by_setting = methods_by_setting(request.methods)
-    steps = 3 + len(by_setting)
+    targets = targets_by_setting(request, by_setting)
+    if targets:
+        by_setting = {setting: names for setting, names in by_setting.items() if setting in targets}
+    steps = 3 + len(by_setting) + bool(targets)
     step = iter(range(1, steps + 1))
 
     def say(line: str) -> None:
@@ -253,32 +312,45 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
     meta = read_metadata(folder)
     frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
     raw_terms, terms, why = declared_terms(given, origin, folder, set(frame.columns))
-    stated = amount(request.budget.value, request.budget.unit)
-    if raw_terms["cost"] != request.budget.unit:
+    if request.budget is not None and raw_terms["cost"] != request.budget.unit:
         cost = raw_terms["cost"]
-        raise CabenchError(f"--budget {stated}: the cost is in {LABELS[cost]} ({why}); state the budget in {cost} "
-                           f"(e.g. --budget 5{cost}), or pass --cost {request.budget.unit}")
+        raise CabenchError(f"--budget {amount(request.budget.value, request.budget.unit)}: the cost is in "
+                           f"{LABELS[cost]} ({why}); state the budget in {cost} (e.g. --budget 5{cost}), or pass "
+                           f"--cost {request.budget.unit}")
     split = profiling_split(frame["instance_id"].nunique(), meta.get("split"), str(folder / META_NAME), notes)
     say(f"describe {folder}")
     ds = load_dataset(folder, None if split is None else Split(**split), terms)
-    if not quiet:
-        echo(f"budget {stated}: rho {ds.norm.rho(request.budget.value):.4g} (B = rho K c̄: about rho calls per "
-             "configuration at their mean profiling cost)")
+    planned: tuple[str, ...] = ()
+    if request.budget is None:
+        say(f"plan {', '.join(t.text for wanted in targets.values() for t in wanted)} from the "
+            f"{len(ds.profiling_ids)} profiling instances -> {request.out / 'plan'}")
+        budgets, planned = plan_budgets(ds, by_setting, targets, request.out / "plan", quiet)
+    else:
+        budgets = {setting: request.budget for setting in by_setting}
+        if not quiet:
+            echo(f"budget {amount(request.budget.value, request.budget.unit)}: rho "
+                 f"{ds.norm.rho(request.budget.value):.4g} (B = rho K c̄: about rho calls per configuration at their "
+                 "mean profiling cost)")
     results = request.out / "results"
     folders = {}
     for setting, methods in by_setting.items():
-        name = f"{request.name or ds.name}_{SHOWN_SETTING[setting]}_{request.budget.tag}"
+        budget = budgets.get(setting)
+        if budget is None:
+            say(f"{SHOWN_SETTING[setting]}: not run (no planned budget reaches its target)")
+            continue
+        stated = amount(budget.value, budget.unit)
+        name = f"{request.name or ds.name}_{SHOWN_SETTING[setting]}_{budget.tag}"
         say(f"{SHOWN_SETTING[setting]}: {', '.join(registry.display(m) for m in methods)} at {stated}, "
             f"{request.repetitions} repetitions -> {results / name}")
         cfg = parse_config({"name": name, "dataset": str(folder.resolve()), "setting": setting, "methods": methods,
-                            "budget": {request.budget.unit: request.budget.value}, "repetitions": request.repetitions,
+                            "budget": {budget.unit: budget.value}, "repetitions": request.repetitions,
                             "split": split, "output": str(results / name), **raw_terms}, "cabench advise")
         folders[setting] = run_experiment(cfg, replace=request.replace, quiet=quiet, echo=echo).output
-    say(f"report {results}")
-    _, html = write_reports(results)  # what `cabench report` writes: REPORT.md and REPORT.html
+    say(f"report {results}" if folders else "report: nothing ran")
+    html = write_reports(results)[1] if folders else None  # what `cabench report` writes: REPORT.md and REPORT.html
     items = {setting: recommend(path)[0] for setting, path in folders.items()}
     return Advice(describe(ds), (len(ds.profiling_ids), len(ds.evaluation_ids)), request.budget,
-                  request.repetitions, items, html)
+                  request.repetitions, items, html, planned)
 
 
 def _ranges(d: dict[str, Any]) -> str:
@@ -334,20 +406,24 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[st
 
 
 def format_advice(advice: Advice) -> str:
-    """The decision in at most :data:`MAX_LINES` lines: the logs, the budget, the configuration to pay for
-    (online) and the Pareto set (identification) with their real units per call, and where the report is."""
-    d, unit = advice.dataset, advice.budget.unit
+    """The decision in at most :data:`MAX_LINES` lines: the logs, the budget (or what the plan would spend), the
+    configuration to pay for (online) and the Pareto set (identification) with their real units per call, and where
+    the report is."""
+    d = advice.dataset
+    unit = d["cost_unit"]
     profiling, evaluation = advice.instances
-    rho = next(r["rho"] for item in advice.items.values() for r in item["results"])
     lines = [f"{d['name']}: {d['K']} configurations x {profiling + evaluation} instances ({profiling} profiling, "
              f"{evaluation} evaluation){', surrogate logs' if d['surrogate'] else ''}; objectives "
-             f"{', '.join(d['objectives'])}; cost in {LABELS[d['cost_unit']]}",
-             f"  per call (configuration means): {_ranges(d)}; the logs' Pareto set: {d['pareto_size']} of {d['K']}",
-             f"budget {amount(advice.budget.value, unit)} (about {rho:.3g} calls per configuration), "
-             f"{advice.repetitions} repetitions"]
+             f"{', '.join(d['objectives'])}; cost in {LABELS[unit]}",
+             f"  per call (configuration means): {_ranges(d)}; the logs' Pareto set: {d['pareto_size']} of {d['K']}"]
+    if advice.budget is not None:
+        rho = next(r["rho"] for item in advice.items.values() for r in item["results"])
+        lines.append(f"budget {amount(advice.budget.value, unit)} (about {rho:.3g} calls per configuration), "
+                     f"{advice.repetitions} repetitions")
+    lines += advice.planned
     if "online" in advice.items:
         lines += _online_lines(advice.items["online"], unit)
-    tail = [f"report: {advice.report}"]
+    tail = [f"report: {advice.report}"] if advice.report is not None else []
     psi = advice.items.get("psi")
     if psi is not None and psi["decision"] is not None:
         lines += _identification_lines(psi, unit, MAX_LINES - len(lines) - len(tail) - 1)

@@ -309,6 +309,9 @@ def plan(
     epsilon: Annotated[float, typer.Option("--epsilon", min=0.0, max=1.0, help="share: a configuration counts when "
                                                                               "its nu is within this relative "
                                                                               "shortfall of the best.")] = 0.05,
+    confidence: Annotated[float, typer.Option("--confidence", min=0.01, max=0.99, help="Share of the drawn problems "
+                                                                                    "that must meet the target at "
+                                                                                    "the planned budget.")] = 0.8,
     max_share: Annotated[float, typer.Option("--max-share", min=1e-3, help="Largest budget, in multiples of "
                                                                           "the exhaustive evaluation's cost.")] = 10.0,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the draws and streams (default: the "
@@ -327,7 +330,7 @@ def plan(
     def act():
         cfg = load_config(config, _overrides(n_jobs=n_jobs))
         spec = PlanSpec(tuple(dict.fromkeys(parse_target(t, cfg.setting) for t in targets)), draws, repetitions,
-                        cfg.seed if seed is None else seed, epsilon, max_share=max_share)
+                        cfg.seed if seed is None else seed, epsilon, confidence, max_share=max_share)
         found = plan_config(cfg, spec, quiet)
         folder = out or Path(cfg.output).parent / f"{cfg.name}_plan"
         return found, write_plan(found, folder)
@@ -361,11 +364,16 @@ def recommend_cmd(
     top: Annotated[int, typer.Option("--top", min=1, help="Configurations listed per identification row.")] = 10,
     every: Annotated[bool, typer.Option("--all", help="Every method, budget and cost mode, not only the decision.")
                      ] = False,
+    require: Annotated[list[str] | None, typer.Option(
+        "--require", help="A requirement per call, e.g. accuracy>=0.6, latency<=2s (or ms), usd<=0.002, "
+                          "tokens<=300, or an objective's normalised mean (efficiency>=0.5); repeatable.")] = None,
 ) -> None:
-    """The configuration (online) or Pareto set (identification) to pay for, by name, with its real units."""
+    """The configuration (online) or Pareto set (identification) to pay for, by name, with its real units; with
+    --require, the one among the configurations that satisfy the requirements and how often each method found it."""
+    from cabench.constraints import parse_constraints
     from cabench.recommend import format_decisions, format_recommendations, recommend, recommendations_json
 
-    items = _guard(lambda: recommend(results))
+    items = _guard(lambda: recommend(results, parse_constraints(require or [])))
     if as_json:
         typer.echo(recommendations_json(items))
     else:
@@ -419,15 +427,17 @@ def advise_cmd(
                                                             "left in --out with other logs or options.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
 ) -> None:
-    """Import, describe, run the recommended methods at your budget, write the report; print the decision."""
+    """Import, describe, run the recommended methods at your budget (or at the budget planned to reach your targets),
+    write the report; print the decision."""
     from cabench.advise import Request, advise, format_advice, parse_budget
     from cabench.data.importer import parse_settings
 
     def act():
         names = tuple(v.strip() for v in objectives.split(",")) if objectives is not None else ()
-        request = Request(logs, parse_budget(budget), out, mapping, fmt, parse_settings(settings or []), missing,
-                          names, cost, prices, tuple(_name_list(methods, "--methods") or ()), repetitions, replace,
-                          name)
+        request = Request(logs, None if budget is None else parse_budget(budget), out, mapping, fmt,
+                          parse_settings(settings or []), missing, names, cost, prices,
+                          tuple(_name_list(methods, "--methods") or ()), repetitions, replace, name,
+                          tuple(targets or ()))
         return advise(request, lambda line: typer.echo(line, err=True), quiet)
 
     typer.echo(format_advice(_guard(act)))

@@ -194,7 +194,9 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
     if c is None:
         return []
     k = item["K"]
-    border = f"; borderline (95% interval across a bound): {', '.join(c['borderline'])}" if c["borderline"] else ""
+    shown, rest = c["borderline"][:6], len(c["borderline"]) - 6
+    border = (f"; borderline (95% interval across a bound): {', '.join(shown)}" + (f", … {rest} more (--json lists "
+              "all)" if rest > 0 else "")) if shown else ""
     lines = [f"  with {', '.join(c['constraints'])}: {len(c['qualifying'])} of {k} configurations qualify{border}"]
     if not c["qualifying"]:
         return lines
@@ -213,7 +215,8 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
                      (f"; per call: {per_call(best)}" if per_call(best) else ""))
         what = "the most-pulled qualifying configuration is it in"
     else:
-        lines.append(f"    Pareto set among them ({len(c['answer'])}): {', '.join(c['answer']) or '(empty)'}")
+        lines.append(f"    true Pareto set restricted to them ({len(c['answer'])}): "
+                     f"{', '.join(c['answer']) or '(empty)'}")
         what = "the returned set restricted to them is it in"
     lines += [f"    {what}: {_found_at(item, g)}" for g in groups.values()]
     if item["setting"] == "psi" and c["only_within"]:

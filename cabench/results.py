@@ -3,8 +3,9 @@
 Plots, reports and ``recommend`` read results through :class:`ResultSet`
 only; they never run experiments and never read a dataset folder. Every
 results folder is self-contained (``config.yaml``, ``runs.csv``,
-``selections.csv``, ``arms.csv``, ``dataset.csv``, ``summary.csv`` and
-optionally ``trajectories.csv``), and every row carries its experiment's
+``selections.csv.gz``, ``arms.csv``, ``dataset.csv``, ``summary.csv`` and
+optionally ``trajectories.csv``; an older cabench wrote the selections as a
+plain ``selections.csv``, still read), and every row carries its experiment's
 ``experiment`` name and ``config_hash``. Different experiments are never
 pooled: each is an :class:`Experiment` of its own. The same experiment found
 twice (same hash, same rows) is read once; the same hash with different rows
@@ -59,12 +60,28 @@ DEFAULT_OBJECTIVES = ["accuracy", "efficiency"]
 AGAIN = "run the experiment again"
 
 
+#: Tables stored as gzip CSV (``selections.csv.gz``: one row per run and arm); pandas reads them directly.
+COMPRESSED = ("selections.csv",)
+
+
+def stored_name(table: str) -> str:
+    """The file name a results folder stores ``table`` under (``selections.csv`` -> ``selections.csv.gz``)."""
+    return f"{table}.gz" if table in COMPRESSED else table
+
+
+def table_file(folder: Path, table: str) -> Path:
+    """The file holding ``table`` in ``folder``: its stored name, or the plain CSV an older cabench wrote."""
+    path = folder / stored_name(table)
+    return path if path.is_file() or not (folder / table).is_file() else folder / table
+
+
 def read_csv(path: Path) -> pd.DataFrame:
-    """Read a result CSV with exact float round-trip; name columns (:data:`TEXT`) stay text, empty as ``''``."""
+    """Read a result CSV (plain or gzip) with exact float round-trip; name columns (:data:`TEXT`) stay text, as
+    Python strings (parsed faster than arrow-backed ones, and iterated far faster), empty as ``''``."""
     exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
     try:
         header = pd.read_csv(path, nrows=0).columns
-        return pd.read_csv(path, keep_default_na=False, dtype={c: str for c in TEXT},
+        return pd.read_csv(path, keep_default_na=False, dtype={c: object for c in TEXT},
                            na_values={c: ["", "nan", "NaN"] for c in header if c not in TEXT}, **exact)
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise CabenchError(f"{path}: unreadable result file ({str(exc).splitlines()[0]})") from exc
@@ -227,7 +244,7 @@ def read_record(path: Path) -> Any:
     """
     text = path.read_text()
     current = load_yaml(text)
-    written = yaml.safe_load(text)
+    written = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # safe_load, in C where built
     return current if written == current else written
 
 
@@ -286,7 +303,7 @@ def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFr
     """Values that must agree across files: one optimal arm, every configuration named one of arms.csv,
     every method and cost mode one config.yaml lists, flags 0 or 1."""
     arms, runs, selections = files["arms.csv"], files["runs.csv"], files["selections.csv"]
-    where = {name: folder / name for name in files}
+    where = {name: table_file(folder, name) for name in files}
     if arms.empty:
         raise CabenchError(f"{where['arms.csv']}: no arms (a cut or damaged file); {AGAIN}")
     objectives = [f"mu_{o}" for o in meta.get("objectives") or DEFAULT_OBJECTIVES]
@@ -326,15 +343,16 @@ def load_experiment(folder: Path) -> Experiment:
     setting = meta["setting"]
     unit = meta.get("cost_unit") or "tokens"
     files = {}
-    for name in ("runs.csv", "selections.csv", "arms.csv", "dataset.csv"):
-        if not (folder / name).is_file():
-            raise CabenchError(f"{folder / name}: missing (written by an older cabench, or deleted); {AGAIN}")
+    where = {name: table_file(folder, name) for name in ("runs.csv", "selections.csv", "arms.csv", "dataset.csv")}
+    for name, path in where.items():
+        if not path.is_file():
+            raise CabenchError(f"{path}: missing (written by an older cabench, or deleted); {AGAIN}")
         spec = REQUIRED.get(name, [])
-        files[name] = _checked(folder / name, spec[setting] if isinstance(spec, dict) else spec, unit)
+        files[name] = _checked(path, spec[setting] if isinstance(spec, dict) else spec, unit)
     for name, frame in files.items():
-        hashes = set(frame["config_hash"].astype(str))
+        hashes = set(frame["config_hash"].astype(str).unique())
         if hashes - {meta["config_hash"]}:
-            raise CabenchError(f"{folder / name}: rows of experiment {sorted(hashes)[0]} in a folder of "
+            raise CabenchError(f"{where[name]}: rows of experiment {sorted(hashes)[0]} in a folder of "
                                f"{meta['config_hash']} (config.yaml); {AGAIN}")
     runs = files["runs.csv"]
     holes = runs.isna().to_numpy()
@@ -348,7 +366,7 @@ def load_experiment(folder: Path) -> Experiment:
     if expected and len(runs) != expected:
         raise CabenchError(f"{folder / 'runs.csv'}: {len(runs)} rows, but config.yaml plans {expected}; {AGAIN}")
     if len(files["selections.csv"]) != len(runs) * len(files["arms.csv"]):
-        raise CabenchError(f"{folder / 'selections.csv'}: {len(files['selections.csv'])} rows, expected "
+        raise CabenchError(f"{where['selections.csv']}: {len(files['selections.csv'])} rows, expected "
                            f"{len(runs) * len(files['arms.csv'])} (runs x arms); {AGAIN}")
     if len(files["dataset.csv"]) != 1:
         raise CabenchError(f"{folder / 'dataset.csv'}: {len(files['dataset.csv'])} rows, expected one (a damaged "

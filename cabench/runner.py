@@ -2,10 +2,13 @@
 
 ``run_experiment`` validates everything first (config, dataset, budgets,
 output folder), so bad input stops before anything is written. Each finished
-cell is written atomically to ``OUTPUT/cells/<key>.csv``; a re-run reuses every
-cell whose key (a hash of all that determines its result) matches, and
-``runs.csv`` is always rebuilt from the cell files, so it is byte-identical
-whatever the worker count, chunking, backend or interruptions.
+cell is written atomically to ``OUTPUT/cells/<key>.*`` (its runs rows as CSV,
+its per-arm selections and trajectory rows as gzip CSV, then its seal); a re-run
+reuses every cell whose key (a hash of all that determines its result) matches,
+and the tables are always built from the cell files, so they are byte-identical
+whatever the worker count, chunking, backend or interruptions. A re-run that
+reuses every cell and finds the tables as it last wrote them from the same
+inputs (``cells/joined.json``) writes nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +40,18 @@ from cabench.paper import PAPER_ROLES, paper_role
 from cabench.plan import budgets_beyond_exhaustive, build_problem, check_budgets, plan_cells, with_budgets
 from cabench.problem import Problem
 from cabench.record import arms_table, config_hash
-from cabench.results import aggregate_trajectories, read_csv, read_record, summarize
-from cabench.storage import LOCK_NAME, folder_lock, to_csv, write_atomic
+from cabench.results import aggregate_trajectories, read_csv, read_record, stored_name, summarize
+from cabench.storage import (
+    LOCK_NAME,
+    compressed,
+    csv_records,
+    folder_lock,
+    read_text,
+    record_built,
+    to_csv,
+    unchanged,
+    write_atomic,
+)
 from cabench.units import from_files, to_files
 from cabench.yamlio import dump_yaml
 
@@ -115,13 +129,15 @@ def prepare_output(cfg: ExperimentConfig, out: Path, force: bool, chash: str | N
     return out / "cells"
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+#: In ``cells/``: the digest of the inputs the tables were last built from, and each table's digest.
+JOINED = "joined.json"
+#: What a run writes into its results folder (``selections.csv``: the plain file of an older cabench, removed).
+TABLES = ("runs.csv", stored_name("selections.csv"), "selections.csv", "arms.csv", "dataset.csv", "summary.csv",
+          "trajectories.csv", "config.yaml")
 
 
-def _read_exact(path: Path) -> str:
-    """A file's text exactly as written (no newline translation)."""
-    return path.read_bytes().decode()
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _cell_state(cache: Path, key: str) -> str:
@@ -133,15 +149,31 @@ def _cell_state(cache: Path, key: str) -> str:
     try:
         expected = json.loads(seal.read_text())
         for name, digest in expected.items():
-            if _digest(_read_exact(cache / name)) != digest:
+            if _digest((cache / name).read_bytes()) != digest:
                 return "damaged"
     except (OSError, ValueError, UnicodeDecodeError, AttributeError):
         return "damaged"
     return "done"
 
 
-def _work(problem: Problem, setting: str, seed: int, cell: Cell, key: str):
-    return (key, *run_cell(problem, setting, seed, cell))
+def _cell_files(key: str, runs: pd.DataFrame, selections: pd.DataFrame, traj: pd.DataFrame | None) -> dict[str, bytes]:
+    """A cell's files: its rows of ``runs.csv`` as CSV, its per-arm selections and per-repetition
+    trajectories as gzip CSV."""
+    files = {f"{key}.csv": to_csv(runs).encode(), f"{key}.sel.csv.gz": compressed(to_csv(selections))}
+    if traj is not None:
+        files[f"{key}.traj.csv.gz"] = compressed(to_csv(traj))
+    return files
+
+
+def _cell_table(cache: Path, key: str, table: str) -> Path:
+    """A cell's ``sel`` or ``traj`` table: gzip CSV, or the plain CSV of a cell an older cabench wrote."""
+    packed = cache / f"{key}.{table}.csv.gz"
+    return packed if packed.is_file() else cache / f"{key}.{table}.csv"
+
+
+def _work(problem: Problem, setting: str, seed: int, cell: Cell, key: str) -> tuple[str, dict[str, bytes]]:
+    """Run a cell and format its files where it ran (so formatting and compressing run in parallel too)."""
+    return key, _cell_files(key, *run_cell(problem, setting, seed, cell))
 
 
 def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str]],
@@ -150,7 +182,7 @@ def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str
     backend = Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address)
     tasks = [(problem, cfg.setting, cfg.seed, cell, key) for cell, key in todo]
     with tqdm(total=len(todo), desc=cfg.name, unit="cell", disable=quiet or not todo, leave=False) as bar:
-        for result in parallel_map(_work, tasks, backend, ordered=False):
+        for result in parallel_map(_work, tasks, backend, ordered=False, shared=(problem,)):
             save(*result)
             bar.update()
 
@@ -197,38 +229,13 @@ def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame([row])
 
 
-def csv_records(body: str) -> list[str]:
-    """The records of CSV text written by pandas, each without its ending newline.
-
-    A record ends at a newline outside quotes; a quoted field (a configuration name with a comma,
-    a quote or a newline) never splits one.
-    """
-    lines = body.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if '"' not in body:
-        return lines
-    records: list[str] = []
-    pending: list[str] = []
-    quotes = 0
-    for line in lines:
-        pending.append(line)
-        quotes += line.count('"')
-        if quotes % 2 == 0:  # every quoted field is closed: the record ends here
-            records.append("\n".join(pending))
-            pending, quotes = [], 0
-    if pending:  # not CSV as pandas writes it: kept as it is, for the reader to report
-        records.append("\n".join(pending))
-    return records
-
-
 def _joined(paths: list[Path], name: str, chash: str) -> str:
     """Cell CSV files joined into one table, the identity columns prepended (text only: the large
     per-arm tables are copied record by record, not parsed and re-formatted)."""
     prefix = csv_records(to_csv(pd.DataFrame([[name, chash]])))[1] + ","  # quoted as pandas would
     parts = []
     for i, path in enumerate(paths):
-        header, _, body = _read_exact(path).partition("\n")
+        header, _, body = read_text(path).partition("\n")
         if i == 0:
             parts.append(f"experiment,config_hash,{header}\n")
         parts += [prefix + record + "\n" for record in csv_records(body)]
@@ -286,7 +293,7 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
                    echo: Callable[[str], None] = print, strict: bool = False) -> Outcome:
     """Run (or resume) an experiment and write its self-contained results folder.
 
-    Files: ``runs.csv``, ``selections.csv``, ``summary.csv``, ``arms.csv``,
+    Files: ``runs.csv``, ``selections.csv.gz`` (gzip CSV), ``summary.csv``, ``arms.csv``,
     ``dataset.csv``, ``config.yaml`` and (online, with trajectories)
     ``trajectories.csv``; every row carries the experiment name and config hash.
     """
@@ -313,7 +320,6 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
 def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any], ds: Dataset | None,
                 record: dict[str, Any], out: Path, cache: Path, force: bool, quiet: bool,
                 echo: Callable[[str], None]) -> Outcome:
-    chash = record["config_hash"]
     cells = plan_cells(cfg, frozenset((i["method"], i["rho"]) for i in record["infeasible"]))
     keys = [cell_key(identity, cfg.setting, cfg.seed, c) for c in cells]
     states = {k: ("missing" if force else _cell_state(cache, k)) for k in keys}
@@ -325,13 +331,10 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
     if damaged:
         echo(f"{cfg.name}: {damaged} saved cells were damaged (altered or truncated files); computing them again")
 
-    def save(key: str, runs: pd.DataFrame, selections: pd.DataFrame, traj: pd.DataFrame | None) -> None:
-        files = {f"{key}.csv": to_csv(runs), f"{key}.sel.csv": to_csv(selections)}
-        if traj is not None:
-            files[f"{key}.traj.csv"] = to_csv(traj)
-        for name, text in files.items():
-            write_atomic(cache / name, text)
-        write_atomic(cache / f"{key}.ok", json.dumps({n: _digest(t) for n, t in files.items()}))  # the seal, last
+    def save(key: str, files: dict[str, bytes]) -> None:
+        for name, data in files.items():
+            write_atomic(cache / name, data)
+        write_atomic(cache / f"{key}.ok", json.dumps({n: _digest(d) for n, d in files.items()}))  # the seal, last
 
     try:
         _execute(cfg, problem, todo, save, quiet)
@@ -341,15 +344,52 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
                           "run the same command again to resume") from None
 
     unit = problem.norm.cost_unit
+    resolved = cfg.resolved()
+    if ds is not None:  # the split in force: the config's, else dataset.yaml's, else the default
+        resolved["split"] = {"profiling_size": ds.split.profiling_size, "seed": ds.split.seed}
+    meta = {**resolved, **record, "cabench_version": cabench.__version__, "git_commit": git_commit(),
+            "code_hash": code_hash(), "problem": identity, "surrogate": bool(problem.surrogate)}
+    meta_text = dump_yaml(meta, width=100)
+    inputs = _join_inputs(meta_text, cache, keys)
+    if not todo and unchanged(cache / JOINED, inputs, out, TABLES):  # nothing they are built from changed
+        return Outcome(out, len(cells), reused, 0, from_files(read_csv(out / "summary.csv"), unit), unit)
+    summary = _write_tables(cfg, problem, ds, record, out, cache, list(zip(cells, keys)))
+    write_atomic(out / "config.yaml", meta_text)
+    record_built(cache / JOINED, inputs, out, TABLES)
+    return Outcome(out, len(cells), reused, len(todo), summary, unit)
+
+
+@cache
+def _package_hash() -> str:
+    """SHA-256 of every source file of this cabench (what joins, summarises and formats the tables)."""
+    package = Path(cabench.__file__).resolve().parent
+    return _digest(b"".join(_digest(p.read_bytes()).encode() for p in sorted(package.rglob("*.py"))))
+
+
+def _join_inputs(meta_text: str, cache: Path, keys: list[str]) -> str:
+    """Digest of what the tables are built from: ``config.yaml``'s text, each cell's seal (its files' digests)
+    in order, and the code."""
+    seals = b"".join(k.encode() + (cache / f"{k}.ok").read_bytes() for k in keys)
+    return _digest(meta_text.encode() + seals + _package_hash().encode())
+
+
+def _write_tables(cfg: ExperimentConfig, problem: Problem, ds: Dataset | None, record: dict[str, Any], out: Path,
+                  cache: Path, cells: list[tuple[Cell, str]]) -> pd.DataFrame:
+    """Write ``arms.csv``, ``dataset.csv``, ``selections.csv.gz``, ``runs.csv``, ``trajectories.csv`` and
+    ``summary.csv`` from the cell files; return the summary."""
+    chash, unit, keys = record["config_hash"], problem.norm.cost_unit, [k for _, k in cells]
     runs = pd.concat([read_csv(cache / f"{k}.csv") for k in keys], ignore_index=True)
     arms = arms_table(problem, ds.configs if ds is not None else None, tuple(record["objectives"]),
                       ds.evaluation if ds is not None else None)
     write_atomic(out / "arms.csv", to_csv(_identified(to_files(arms, unit), cfg.name, chash)))
     write_atomic(out / "dataset.csv", to_csv(_identified(dataset_row(ds, record), cfg.name, chash)))
-    write_atomic(out / "selections.csv", _joined([cache / f"{k}.sel.csv" for k in keys], cfg.name, chash))
+    selections = _joined([_cell_table(cache, k, "sel") for k in keys], cfg.name, chash)
+    write_atomic(out / stored_name("selections.csv"), compressed(selections))
+    if (out / "selections.csv").is_file():
+        os.unlink(out / "selections.csv")  # the plain copy an older cabench wrote
     runs = _identified(runs, cfg.name, chash)
     write_atomic(out / "runs.csv", to_csv(runs))
-    traj_files = [cache / f"{k}.traj.csv" for c, k in zip(cells, keys) if c.trajectory]
+    traj_files = [_cell_table(cache, k, "traj") for c, k in cells if c.trajectory]
     if cfg.trajectories is not None and traj_files:
         per_rep = pd.concat([read_csv(p) for p in traj_files], ignore_index=True)
         aggregated = aggregate_trajectories(from_files(per_rep, unit, trajectory=True), problem.name,
@@ -370,10 +410,4 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
         summary = pd.concat([summary, skipped], ignore_index=True)
     summary = with_stated(summary, cfg)
     write_atomic(out / "summary.csv", to_csv(to_files(summary, unit)))
-    resolved = cfg.resolved()
-    if ds is not None:  # the split in force: the config's, else dataset.yaml's, else the default
-        resolved["split"] = {"profiling_size": ds.split.profiling_size, "seed": ds.split.seed}
-    meta = {**resolved, **record, "cabench_version": cabench.__version__, "git_commit": git_commit(),
-            "code_hash": code_hash(), "problem": identity, "surrogate": bool(problem.surrogate)}
-    write_atomic(out / "config.yaml", dump_yaml(meta, width=100))
-    return Outcome(out, len(cells), reused, len(todo), summary, unit)
+    return summary

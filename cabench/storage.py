@@ -9,6 +9,10 @@
   moment leaves either the old folder or the new one whole.
 * :func:`folder_lock` holds an exclusive ``flock`` on a lock file for as long
   as a run writes into a results folder.
+* :func:`compressed` and :func:`read_text` store large tables as gzip CSV that
+  pandas reads directly and that decompresses to exactly the CSV text written.
+* :func:`record_built` and :func:`unchanged` let a writer skip files whose
+  inputs did not change since it last wrote them (and nobody altered them).
 """
 
 from __future__ import annotations
@@ -18,10 +22,13 @@ import ctypes
 import ctypes.util
 import errno
 import fcntl
+import gzip
+import hashlib
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -66,6 +73,64 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 def to_csv(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False, lineterminator="\n")
+
+
+def compressed(text: str) -> bytes:
+    """``text`` as gzip (level 6; no time or file name in the header, so equal text gives equal bytes)."""
+    return gzip.compress(text.encode(), compresslevel=6, mtime=0)
+
+
+def read_text(path: Path) -> str:
+    """A file's text exactly as written (no newline translation), decompressed when its name ends in ``.gz``."""
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
+
+
+def csv_records(body: str) -> list[str]:
+    """The records of CSV text written by pandas, each without its ending newline.
+
+    A record ends at a newline outside quotes; a quoted field (a configuration name with a comma,
+    a quote or a newline) never splits one.
+    """
+    lines = body.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if '"' not in body:
+        return lines
+    records: list[str] = []
+    pending: list[str] = []
+    quotes = 0
+    for line in lines:
+        pending.append(line)
+        quotes += line.count('"')
+        if quotes % 2 == 0:  # every quoted field is closed: the record ends here
+            records.append("\n".join(pending))
+            pending, quotes = [], 0
+    if pending:  # not CSV as pandas writes it: kept as it is, for the reader to report
+        records.append("\n".join(pending))
+    return records
+
+
+def file_digests(folder: Path, names: Collection[str]) -> dict[str, str | None]:
+    """SHA-256 of each file ``names`` of ``folder`` (``None``: absent)."""
+    return {n: hashlib.sha256((folder / n).read_bytes()).hexdigest() if (folder / n).is_file() else None
+            for n in names}
+
+
+def record_built(record: Path, inputs: str, folder: Path, names: Collection[str]) -> None:
+    """Record in ``record`` that the files ``names`` of ``folder``, as they are now, were built from ``inputs``
+    (a digest of everything they are computed from)."""
+    write_atomic(record, json.dumps({"inputs": inputs, "files": file_digests(folder, names)}))
+
+
+def unchanged(record: Path, inputs: str, folder: Path, names: Collection[str]) -> bool:
+    """Whether ``record`` says the files ``names`` of ``folder`` were built from ``inputs`` and they still hash
+    as they did then (none altered, removed or added since)."""
+    try:
+        built = json.loads(record.read_text())
+        return bool(built["inputs"] == inputs and built["files"] == file_digests(folder, names))
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
 
 
 def _exchange(a: Path, b: Path) -> bool:

@@ -1,19 +1,84 @@
-"""Shared fixtures: the shipped datasets (loaded once) and small hand-made logs."""
+"""Shared fixtures: the shipped datasets (loaded once), small hand-made logs, and runs held at a state for a test
+to signal. No test waits for a time: each waits for a state, with :data:`SAFETY_S` bounding only a hang."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
+from hypothesis import HealthCheck, settings
 
 from cabench.data.dataset import Dataset, load_dataset
 from cabench.data.io import write_logs, write_metadata
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
+SAFETY_S = 600.0  # ends a hang only: every wait of a test is for a state, never for a time
+
+# property tests neither time their examples nor judge how fast examples are generated
+settings.register_profile("untimed", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("untimed")
+
+
+def wait_for(condition: Callable[[], bool], what: str, process: Any = None) -> None:
+    """Poll until ``condition()`` holds (a state: a file, a journal line) or ``process`` (a ``subprocess.Popen``
+    or a ``multiprocessing.Process``) has ended, which the caller then checks; fail only after
+    :data:`SAFETY_S`, a limit that bounds a hang and decides no outcome."""
+    end = time.monotonic() + SAFETY_S
+    while not condition():
+        if process is not None and (process.poll() is not None if hasattr(process, "poll")
+                                    else not process.is_alive()):
+            return
+        if time.monotonic() > end:
+            pytest.fail(f"waited {SAFETY_S:.0f} s for {what}")
+        time.sleep(0.01)
+
+
+PAUSED = "tests.plugins_hostile.pause:paused"  # an identification method that holds a run at a state
+
+
+@pytest.fixture
+def held_run() -> Iterator[Callable[[Path], subprocess.Popen]]:
+    """``start(config)``: ``cabench run CONFIG --quiet`` in a new process session, returned once the method
+    :data:`PAUSED` of the config holds it (after five cells are saved, while a cell of its own computes: see
+    :mod:`tests.plugins_hostile.pause`), for the test to signal. SIGINT is not ignored there (a shell's
+    background job would pass that on). At the test's end whatever the run left is killed."""
+    started: list[subprocess.Popen] = []
+
+    def start(config: Path) -> subprocess.Popen:
+        marker = config.with_name(config.stem + ".held")
+        cells = Path(yaml.safe_load(config.read_text())["output"]) / "cells"
+        env = {**os.environ, "CABENCH_TEST_PAUSE": f"{cells}{os.pathsep}{marker}", "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(config), "--quiet"], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        started.append(proc)
+        wait_for(marker.exists, f"{config.name}'s run to be held", proc)
+        assert proc.poll() is None, proc.communicate()  # held at the state, not finished
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None or session(proc.pid):  # (a process of the session keeps its id the session's)
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
+def session(pid: int) -> list[str]:
+    """The processes of the session that process ``pid`` started: it, its workers and their helpers."""
+    return subprocess.run(["pgrep", "-s", str(pid)], capture_output=True, text=True).stdout.split()
 
 
 @cache

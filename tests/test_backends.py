@@ -12,7 +12,7 @@ from cabench.backends import Backend, parallel_map
 from cabench.config import parse_config
 from cabench.runner import run_experiment
 from cabench.tune import run_tuning
-from tests.conftest import DATA, ROOT
+from tests.conftest import DATA, ROOT, SAFETY_S
 
 PSI = {"name": "b_psi", "dataset": str(DATA / "piqa"), "setting": "psi", "arms": {"preset": "paper-subset"},
        "rho": [20, 100], "methods": ["copsi", "uniform"], "cost_modes": ["deterministic", "stochastic"],
@@ -66,8 +66,8 @@ def dask_cluster(tmp_path):
         processes += [subprocess.Popen([dask, "worker", "--scheduler-file", file, "--host", "127.0.0.1",
                                         "--nthreads", "1", "--no-dashboard", "--no-nanny"], **quiet)
                       for _ in range(2)]
-        with distributed.Client(scheduler_file=file, timeout="60s") as client:  # waits for the file
-            client.wait_for_workers(2, timeout=60)  # the scheduler's worker count
+        with distributed.Client(scheduler_file=file, timeout=f"{SAFETY_S}s") as client:  # waits for the file
+            client.wait_for_workers(2, timeout=SAFETY_S)  # the scheduler's worker count
             yield client.scheduler.address
     finally:
         for process in processes:

@@ -22,7 +22,7 @@ from cabench.config import load_config
 from cabench.html_report import write_reports
 from cabench.plots import plot_results
 from cabench.runner import run_experiment
-from tests.conftest import tiny_logs, write_dataset
+from tests.conftest import SAFETY_S, tiny_logs, write_dataset
 from tests.test_scorecard import quick_results
 
 pytestmark = pytest.mark.slow  # a browser, and figures drawn: about half a minute
@@ -80,7 +80,7 @@ def render(page: Path) -> tuple[Node, str]:
     """The DOM Chromium holds once the page has loaded and its scripts ran, and Chromium's log."""
     done = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr",
                            "--v=0", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()],
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=SAFETY_S)
     assert done.returncode == 0, done.stderr[-2000:]
     return Tree(done.stdout).root, done.stderr
 

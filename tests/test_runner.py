@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,7 +16,7 @@ import yaml
 from cabench.config import load_config, parse_config
 from cabench.errors import CabenchError
 from cabench.runner import run_experiment
-from tests.conftest import DATA, ROOT
+from tests.conftest import DATA, PAUSED, ROOT, SAFETY_S
 
 ONLINE = {"name": "t_online", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2, 6],
           "methods": ["cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform"], "repetitions": 6, "chunk_size": 3,
@@ -190,20 +191,18 @@ def test_unwritable_output_folder(tmp_path):
 
 
 @pytest.mark.slow
-def test_kill_then_resume_gives_identical_runs(tmp_path):
-    raw = {**PSI, "rho": [20, 100, 500, 2000], "repetitions": 40, "chunk_size": 2, "n_jobs": 1}
+def test_kill_then_resume_gives_identical_runs(tmp_path, held_run):
+    """kill -9 while a cell is computing, after five cells are saved (a state the run is held at, not a time):
+    the resume reuses every saved cell and ends byte-identical to a run never killed."""
+    raw = {**PSI, "rho": [20, 100], "methods": [*PSI["methods"], PAUSED], "repetitions": 8, "chunk_size": 2,
+           "n_jobs": 1}
     config = tmp_path / "exp.yaml"
     config.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "killed")}))
-    proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(config), "--quiet"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    cells = tmp_path / "killed" / "cells"
-    deadline = time.time() + 60
-    while time.time() < deadline and len(_done(cells)) < 5:
-        time.sleep(0.05)
+    proc = held_run(config)
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    done = len(_done(cells))
-    assert 5 <= done < 2 * 3 * 4 * 20, done  # killed mid-run
+    proc.communicate(timeout=SAFETY_S)
+    done = len(_done(tmp_path / "killed" / "cells"))
+    assert 5 <= done < 4 * 2 * 2 * 4, done  # killed mid-run
     resumed = run_experiment(load_config(config), quiet=True)
     assert resumed.reused >= done and resumed.computed == resumed.cells - resumed.reused
     _run(raw, tmp_path / "clean")
@@ -211,25 +210,16 @@ def test_kill_then_resume_gives_identical_runs(tmp_path):
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
-    """SIGINT while a cell is computing, after five cells are saved (a state the run reaches and holds, not
-    a time): exit 130, one line, and a resume that reuses the saved cells and ends byte-identical."""
-    raw = {**PSI, "rho": [20, 100], "methods": ["copsi", "tests.plugins_hostile.pause:paused"], "repetitions": 40,
-           "chunk_size": 4, "n_jobs": 1}
+def test_ctrl_c_stops_cleanly_and_resumes(tmp_path, held_run):
+    """SIGINT while a cell is computing, after five cells are saved (a state the run is held at, not a time):
+    exit 130, one line, and a resume that reuses the saved cells and ends byte-identical."""
+    raw = {**PSI, "rho": [20, 100], "methods": ["copsi", PAUSED], "repetitions": 16, "chunk_size": 4, "n_jobs": 1}
     config = tmp_path / "exp.yaml"
     config.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "stopped")}))
-    cells = tmp_path / "stopped" / "cells"
-    env = {**os.environ, "CABENCH_TEST_PAUSE": f"{cells}{os.pathsep}{tmp_path / 'paused'}", "PYTHONPATH": str(ROOT)}
-    # a shell's background job ignores SIGINT, and so would the run it starts: restore the default first
-    proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(config), "--quiet"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    while proc.poll() is None and not (tmp_path / "paused").exists():
-        time.sleep(0.01)
-    assert proc.poll() is None, proc.communicate()  # held at the state, not finished
-    done = len(_done(cells))
+    proc = held_run(config)
+    done = len(_done(tmp_path / "stopped" / "cells"))
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=SAFETY_S)
     assert proc.returncode == 130
     assert "interrupted:" in err and "run the same command again to resume" in err and "Traceback" not in err
     resumed = run_experiment(load_config(config), quiet=True)
@@ -250,26 +240,32 @@ BAD_INPUTS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def kept_psi(tmp_path_factory) -> Path:
+    """Finished results that a bad command must leave as they are, run once (each test changes a copy)."""
+    out = tmp_path_factory.mktemp("kept") / "kept"
+    _run(PSI, out)
+    return out
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("label, change, words", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
-def test_bad_input_is_one_line_exit_2_and_keeps_results(tmp_path, label, change, words):
-    import shutil
-
+def test_bad_input_is_one_line_exit_2_and_keeps_results(tmp_path, kept_psi, label, change, words):
     out = tmp_path / "kept"
-    _run(PSI, out)
+    shutil.copytree(kept_psi, out)
     runs = out / "runs.csv"
     before, stamp = runs.read_bytes(), runs.stat().st_mtime_ns
-    corrupt = tmp_path / "corrupt"
-    shutil.copytree(DATA / "piqa", corrupt)
-    frame = pd.read_csv(corrupt / "logs.csv.gz", dtype={"instance_id": str})
-    frame.loc[3, "latency_s"] = float("nan")
-    frame.to_csv(corrupt / "logs.csv.gz", index=False)
     config = tmp_path / "bad.yaml"
     if change is None:
         config.write_text(f"name: t_psi\noutput: {out}\nrho: [20, 100\n")
     else:
         raw = {**PSI, "output": str(out), **change}
         if raw["dataset"] == "{corrupt}":
+            corrupt = tmp_path / "corrupt"
+            shutil.copytree(DATA / "piqa", corrupt)
+            frame = pd.read_csv(corrupt / "logs.csv.gz", dtype={"instance_id": str})
+            frame.loc[3, "latency_s"] = float("nan")
+            frame.to_csv(corrupt / "logs.csv.gz", index=False)
             raw["dataset"] = str(corrupt)
         config.write_text(yaml.safe_dump(raw))
     done = subprocess.run([sys.executable, "-m", "cabench.cli", "run", str(config)], cwd=ROOT,

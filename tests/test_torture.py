@@ -4,9 +4,10 @@ or be accepted correctly. One case per badly handled input or fault found by an 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
+import multiprocessing
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -21,7 +22,7 @@ from typer.testing import CliRunner
 
 from cabench.cli import app
 from cabench.data.dataset import load_dataset
-from tests.conftest import DATA, ROOT, spread_logs, tiny_logs, write_dataset
+from tests.conftest import DATA, PAUSED, ROOT, SAFETY_S, session, spread_logs, tiny_logs, wait_for, write_dataset
 
 RUNNER = CliRunner()
 PSI = {"name": "kept", "dataset": str(DATA / "gsm8k"), "setting": "psi", "arms": {"preset": "paper-subset"},
@@ -412,57 +413,113 @@ def test_debug_after_the_subcommand_and_parquet_hint(tmp_path):
 
 # --- faults under load (slow) -------------------------------------------------------------------------------
 
+def _held_import(point: str | None, marker: Path, args: list[str]) -> None:
+    """A forked process: ``cabench data import ARGS`` held at ``point`` (``before:`` or ``after:`` a function,
+    ``module.function``) until a kill -9; there it writes what the function returned to ``marker`` and sleeps
+    (two minutes at most, so that a failing test ends). With ``point`` None it is not held."""
+    if point:
+        when, _, name = point.partition(":")
+        module_name, _, function = name.rpartition(".")
+        module = importlib.import_module(module_name)
+        original = getattr(module, function)
+
+        def held(*a, **kw):
+            said = marker.with_name("said")
+            said.write_text(repr(None if when == "before" else original(*a, **kw)))
+            said.replace(marker)  # the marker appears whole
+            time.sleep(120)
+        setattr(module, function, held)
+    cli(*args)
+
+
+HOLDS = {  # where the import is held -> what the folder must hold after a kill -9 there
+    "before:cabench.data.importer.staging_folder": "old",  # the logs read and checked, nothing written
+    "before:cabench.data.importer.write_metadata": "old",  # the new logs staged beside, no dataset.yaml yet
+    "before:cabench.data.importer.publish_folder": "old",  # the new dataset staged whole
+    "after:cabench.storage._exchange": "new",  # swapped in (where renameat2 swaps), the old one not yet removed
+    "after:cabench.data.importer.publish_folder": "new",  # published, the process not yet ended
+}
+
+
 @pytest.mark.slow
 def test_kill_9_during_import_never_loses_the_old_dataset(tmp_path):
-    big = spread_logs(200, 250, seed=4)  # 5 x 10^4 rows
+    """kill -9 at each step of an import (each step held until the kill: a state, not a time), and twice
+    unheld while the new dataset is being staged: the folder holds the old dataset or the whole new one."""
+    big = spread_logs(200, 50, seed=4)  # 10^4 rows
     source = tmp_path / "big.csv"
     big.to_csv(source, index=False)
     mapping = tmp_path / "map.yaml"
     mapping.write_text(yaml.safe_dump({"columns": {c: c for c in big.columns},
-                                       "dataset": {"name": "big", "split": {"profiling_size": 100, "seed": 0}}}))
-    command = [sys.executable, "-m", "cabench.cli", "data", "import", str(source), "--mapping", str(mapping)]
-    start = time.perf_counter()
-    subprocess.run([*command, "--out", str(tmp_path / "timed")], cwd=ROOT, check=True, capture_output=True)
-    duration = time.perf_counter() - start  # kills land at random moments of an import of this length
+                                       "dataset": {"name": "big", "split": {"profiling_size": 20, "seed": 0}}}))
+    args = ["data", "import", str(source), "--mapping", str(mapping)]
+    assert cli(*args, "--out", tmp_path / "whole").exit_code == 0
+    whole = checksums(tmp_path / "whole")["logs.csv.gz"]
     dest = write_dataset(tmp_path / "ds", tiny_logs(), split={"profiling_size": 5})
     old = checksums(dest)
-    rng = random.Random(0)
-    kinds = {"old": 0, "new": 0}
-    new = None
-    for _ in range(12):
-        proc = subprocess.Popen([*command, "--out", str(dest), "--force"], cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.1, 1.5) * duration)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+
+    def staging(name: str):
+        """The state 'this import's staging folder holds ``name``' ('': the folder), not a killed import's."""
+        stale = set(tmp_path.glob(".ds.staging-*"))
+        return lambda: any((p / name).exists() for p in tmp_path.glob(".ds.staging-*") if p not in stale)
+
+    marker, kinds, fork = tmp_path / "held", {"old": 0, "new": 0}, multiprocessing.get_context("fork")
+    for point, want in [*HOLDS.items(), ("staging:", None), ("staging:logs.csv.gz", None)]:
+        marker.unlink(missing_ok=True)
+        unheld = point.startswith("staging:")
+        state = staging(point.partition(":")[2]) if unheld else marker.exists
+        proc = fork.Process(target=_held_import, args=(None if unheld else point, marker,
+                                                       [*args, "--out", str(dest), "--force"]))
+        proc.start()
+        wait_for(state, f"{point} in the import", proc)
+        assert unheld or proc.is_alive(), proc.exitcode  # a held import ends only by the kill
+        if proc.is_alive():  # (an unheld one may have ended first: the folder is checked alike)
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.join()
+        if point.endswith("_exchange") and marker.read_text() == "False":
+            want = "old"  # no atomic swap here: nothing moved yet
         now = checksums(dest)
-        if now == old:
-            kinds["old"] += 1
-        else:
-            new = new or now
-            assert now["logs.csv.gz"] == new["logs.csv.gz"]  # the complete new dataset, never a part
+        got = "old" if now == old else "new"
+        assert want in (None, got), (point, got)
+        kinds[got] += 1
+        if got == "new":
+            assert now.get("logs.csv.gz") == whole  # the complete new dataset, never a part
             meta = yaml.safe_load((dest / "dataset.yaml").read_text())  # (its import date differs by trial)
-            assert meta["provenance"]["rows"]["kept"] == 50_000
-            kinds["new"] += 1
+            assert meta["provenance"]["rows"]["kept"] == 10_000
             assert load_dataset(dest).n_arms == 200
             shutil.rmtree(dest)
             write_dataset(tmp_path / "ds", tiny_logs(), split={"profiling_size": 5})
-    print(f"kill -9 during import, 12 trials: {kinds}")
+    print(f"kill -9 during import, {sum(kinds.values())} trials: {kinds}")
     assert kinds["old"] >= 3 and kinds["new"] >= 1, kinds  # kills before the swap left the old dataset whole
+
+
+def _run_and_say(config: Path, said: Path) -> None:
+    """A forked process: ``cabench run CONFIG --quiet``; its exit code and standard error go to ``said``."""
+    result = cli("run", config, "--quiet")
+    said.write_text(json.dumps([result.exit_code, result.stderr if result.exit_code in (0, 2)
+                                else repr(result.exception)]))
 
 
 @pytest.mark.slow
 def test_concurrent_runs_with_different_names_on_one_folder(tmp_path):
+    """Two processes run two experiments into one folder at once, ten times: one finishes, the other is
+    refused in one line (by the folder's lock or by the name check), and the folder holds the winner's runs."""
+    small = {**PSI, "dataset": str(write_dataset(tmp_path / "small", spread_logs(8, 40), split={"profiling_size": 10})),
+             "arms": "all"}
+    fork = multiprocessing.get_context("fork")  # two processes started together, without an interpreter's start
+    assert run_config(tmp_path, small, tmp_path / "warm").exit_code == 0  # and with the compiled code loaded
     outcomes = []
     for trial in range(10):
         out = tmp_path / f"shared{trial}"
         procs = []
         for name in ("first", "second"):
             cfg = tmp_path / f"{name}{trial}.yaml"
-            cfg.write_text(yaml.safe_dump({**PSI, "name": name, "repetitions": 6, "output": str(out)}))
-            procs.append(subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(cfg), "--quiet"],
-                                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        results = [(p.wait(), p.communicate()[1]) for p in procs]
+            cfg.write_text(yaml.safe_dump({**small, "name": name, "repetitions": 6, "output": str(out)}))
+            procs.append(fork.Process(target=_run_and_say, args=(cfg, tmp_path / f"{name}{trial}.said")))
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join()
+        results = [tuple(json.loads((tmp_path / f"{name}{trial}.said").read_text())) for name in ("first", "second")]
         codes = sorted(code for code, _ in results)
         assert codes == [0, 2], results
         err = next(e for c, e in results if c == 2)
@@ -476,26 +533,18 @@ def test_concurrent_runs_with_different_names_on_one_folder(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_with_workers_leaves_no_process_and_resumes_identically(tmp_path):
-    raw = {**PSI, "rho": [20, 100, 500, 2000], "repetitions": 80, "chunk_size": 2, "n_jobs": 2,
-           "methods": ["copsi", "psi-sr", "uniform"], "cost_modes": ["deterministic", "stochastic"]}
+def test_sigterm_with_workers_leaves_no_process_and_resumes_identically(tmp_path, held_run):
+    """SIGTERM to a run of two worker processes, one of them held in a cell after five cells are saved (a
+    state, not a time): exit 130 in one line, no process of the run left, and a resume byte-identical."""
+    raw = {**PSI, "rho": [20, 100], "repetitions": 8, "chunk_size": 2, "n_jobs": 2,
+           "methods": ["copsi", "psi-sr", "uniform", PAUSED], "cost_modes": ["deterministic", "stochastic"]}
     cfg = tmp_path / "t.yaml"
     cfg.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "term")}))
-    proc = subprocess.Popen([sys.executable, "-m", "cabench.cli", "run", str(cfg), "--quiet"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and len(list((tmp_path / "term" / "cells").glob("*.ok"))) < 20:
-        time.sleep(0.05)
+    proc = held_run(cfg)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=SAFETY_S)
     assert proc.returncode == 130 and "interrupted:" in err and "Traceback" not in err
-    gone = time.time() + 10
-    while time.time() < gone:
-        alive = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
-        if not alive:
-            break
-        time.sleep(0.2)
-    assert not alive, alive  # no worker or resource tracker left behind
+    wait_for(lambda: not session(proc.pid), "no process of the run")  # a worker left would outlast the wait
     assert cli("run", cfg, "--quiet").exit_code == 0
     (tmp_path / "c.yaml").write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "clean")}))
     assert cli("run", tmp_path / "c.yaml", "--quiet").exit_code == 0

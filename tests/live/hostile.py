@@ -3,21 +3,26 @@
 It answers replay requests of a dataset (as ``cabench serve`` does) but
 misbehaves as told: lies in ``usage`` (negative, huge, non-finite, text,
 missing), malformed replies, failing every call after a number of requests,
-trickling bytes, ``Retry-After: 100000``, echoing the ``Authorization`` header,
-oversized and gzip-bomb bodies. Whatever it says, it keeps its own count of
-the tokens it generated: the logged tokens of every request it answered with
-a generation (everything but a refusal: 403 and 429 generate nothing).
+trickling bytes of a reply that never ends, ``Retry-After: 100000``, echoing the
+``Authorization`` header, oversized and gzip-bomb bodies. Whatever it says, it keeps
+its own count of the tokens it generated: the logged tokens of every request it
+answered with a generation (everything but a refusal: 403 and 429 generate nothing).
+It can also stop the client's process (SIGSTOP) when a given request arrives
+(:class:`ClientStop`), so that a test kills it with that call in flight: a state, not a time.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -29,6 +34,14 @@ _PROMPTING = re.compile(r"prompting: (\S+)")
 
 # behaviour -> what the reply is; each takes (handler, honest reply payload, true tokens, max_tokens)
 REFUSALS = {"forbidden", "retry-after"}
+
+
+@cache
+def gzip_bomb() -> bytes:
+    """50 MB of a reply's JSON in 49 kB of gzip, made once (before a request: never within a deadline)."""
+    reply = {"choices": [{"message": {"role": "assistant", "content": "answer"}}],
+             "usage": {"prompt_tokens": 10, "completion_tokens": 10}}
+    return gzip.compress(json.dumps(reply).encode()[:-1] + b" " * 50_000_000 + b"}", 9)
 
 
 class HostileEndpoint:
@@ -45,6 +58,8 @@ class HostileEndpoint:
         self.requests = 0
         self.seen_authorization: list[str] = []
         self.lock = threading.Lock()
+        self.stop = ClientStop()
+        gzip_bomb()
 
     def honest(self, body: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
         """The reply ``cabench serve`` would give, its true tokens, and the request's max_tokens."""
@@ -59,6 +74,37 @@ class HostileEndpoint:
         return ({"choices": [{"message": {"role": "assistant", "content": text}}],
                  "usage": {"prompt_tokens": tokens - completion, "completion_tokens": completion},
                  "cabench": {"latency_s": 0.1 + 0.01 * (hash(config) % 50)}}, tokens, limit)
+
+
+class ClientStop:
+    """Stops the client's process (SIGSTOP) when a given request arrives, before it is answered: the call
+    stays in flight until the test kills the process. The server calls :meth:`request` for each request."""
+
+    def __init__(self) -> None:
+        self.at: int | None = None
+        self.pid = 0
+        self.known = threading.Event()
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+
+    def arm(self, at: int | None) -> None:
+        """Stop at request number ``at`` (None: never) the process :meth:`started` names next."""
+        self.at = at
+        self.known.clear()
+        self.stopped.clear()
+
+    def started(self, pid: int) -> None:
+        self.pid = pid
+        self.known.set()
+
+    def request(self, number: int) -> None:
+        if self.at is None or number < self.at:
+            return
+        self.known.wait()
+        with self.lock:
+            if not self.stopped.is_set():
+                os.kill(self.pid, signal.SIGSTOP)
+                self.stopped.set()
 
 
 def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
@@ -83,6 +129,7 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 endpoint.requests += 1
                 number = endpoint.requests
                 endpoint.seen_authorization.append(self.headers.get("Authorization", ""))
+            endpoint.stop.request(number)
             how = endpoint.behave(number)
             reply, tokens, limit = endpoint.honest(body)
             if how not in REFUSALS:
@@ -149,18 +196,18 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
             elif how == "oversized":
                 reply["padding"] = "x" * 200_000
             elif how == "gzip-bomb":
-                bomb = gzip.compress(json.dumps(reply).encode()[:-1] + b" " * 50_000_000 + b"}", 9)
-                return self.send(200, bomb, {"Content-Encoding": "gzip"})
-            elif how == "trickle":
+                return self.send(200, gzip_bomb(), {"Content-Encoding": "gzip"})
+            elif how == "trickle":  # every byte but the last, slowly; the last never (until the client hangs up)
                 payload = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                for i in range(len(payload)):
+                for i in range(len(payload) - 1):
                     self.wfile.write(payload[i:i + 1])
                     self.wfile.flush()
                     time.sleep(endpoint.trickle_s)
+                self.connection.recv(1)  # returns when the client closes the connection
                 return None
             else:
                 raise ValueError(how)
@@ -175,10 +222,11 @@ class _Quiet(ThreadingHTTPServer):
 
 
 def start(endpoint: HostileEndpoint) -> tuple[ThreadingHTTPServer, str]:
-    """Serve ``endpoint`` on an ephemeral loopback port in a daemon thread; returns (server, base URL)."""
+    """Serve ``endpoint`` on an ephemeral loopback port in a daemon thread; returns (server, base URL).
+    ``server.shutdown()`` returns within 0.05 s (the loop's poll interval)."""
     server = _Quiet(("127.0.0.1", 0), _handler(endpoint))
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
 
 

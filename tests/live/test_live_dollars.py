@@ -318,8 +318,7 @@ def test_shipped_dollar_config_and_its_digest_across_processes():
     assert math.isclose(cfg.budget, 0.12)
     code = ("from cabench.live.config import load_live; from cabench.live.identity import config_digest; "
             f"print(config_digest(load_live({str(path)!r})))")
-    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
-               .stdout.strip() for _ in range(2)}
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
     from cabench.live.identity import config_digest
 
-    assert digests == {config_digest(cfg)}
+    assert other.stdout.strip() == config_digest(cfg)  # (each process hashes text with its own random seed)

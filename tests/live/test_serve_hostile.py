@@ -13,10 +13,9 @@ import pytest
 
 from cabench.live.serve import ReplayEndpoint, serve_in_thread
 from cabench.live.tasks import replay_answer
-from tests.conftest import spread_logs, write_dataset
+from tests.conftest import SAFETY_S, spread_logs, write_dataset
 from tests.test_torture import cli, one_line_error
 
-SAFETY_S = 10.0  # every socket read is bounded: a regression fails instead of hanging
 GOOD = {"model": "model00", "temperature": 0.5, "max_tokens": 128,
         "messages": [{"role": "system", "content": "cabench replay; prompting: direct"},
                      {"role": "user", "content": "cabench replay instance: q000"}]}

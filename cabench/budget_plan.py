@@ -1,0 +1,250 @@
+"""``cabench plan``: the budget each method of a config needs to reach a target, planned from the profiling split.
+
+Only :class:`~cabench.planning.draws.Profiling` is read: the profiling rows of the config's configurations and the
+number of instances a run replays. The profiling rows themselves (the plug-in problem) and each of ``draws``
+posterior problems (a two-stage bootstrap of the profiling instances, costs included; :mod:`cabench.planning.draws`)
+are run through the batched engines at a rising grid of budgets ``rho = step^k`` (``B = rho K cbar``, SPEC §3) up to
+``max_share`` times the exhaustive evaluation's cost (every configuration on every instance once,
+``population * sum_i c_i``), ``repetitions`` paired repetitions per draw. Each needs the budget from which its curve
+(the metric over the repetitions) meets the target. The draws say how uncertain that need is; its level is
+extrapolated from the profiling rows' need away from the draws' (SIMEX, :func:`~cabench.planning.draws.extrapolation`,
+:func:`~cabench.planning.search.estimate`): the planned budget is that level times the draws' ``confidence``
+quantile over their median, and its interval the same for their central ``level``. A synthetic
+instance is planned from a profiling sample of ``split.profiling_size`` pulls per arm
+(:func:`~cabench.planning.draws.sampled_profiling`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from cabench import registry
+from cabench.backends import Backend, parallel_map
+from cabench.config import ExperimentConfig
+from cabench.data.dataset import Split
+from cabench.methods.configured import OnlineMethod, PsiMethod
+from cabench.plan import build_problem
+from cabench.planning.curves import metric_curve
+from cabench.planning.draws import (
+    Profiling,
+    extrapolation,
+    posterior_problem,
+    profiling_of,
+    profiling_problem,
+    sampled_profiling,
+)
+from cabench.planning.figure import plan_figure
+from cabench.planning.search import Estimate, estimate
+from cabench.planning.targets import Target
+from cabench.storage import to_csv, write_atomic
+from cabench.streams import stream_keys
+from cabench.units import LABELS, amount
+
+#: The profiling rows' own curve runs on this many times the repetitions of a draw: its need anchors the plan's level.
+PLUGIN_SCALE = 5
+
+
+@dataclass(frozen=True)
+class PlanSpec:
+    """How a plan is computed: targets, posterior draws, repetitions per draw and budget, stream seed, the online
+    target's relative ``epsilon``, the share of draws the planned budget must satisfy (``confidence``), the
+    interval's ``level``, the largest budget (a multiple of the exhaustive evaluation's cost) and the ratio of the
+    budget grid."""
+
+    targets: tuple[Target, ...]
+    draws: int = 20
+    repetitions: int = 50
+    seed: int = 0
+    epsilon: float = 0.05
+    confidence: float = 0.8
+    level: float = 0.8
+    max_share: float = 10.0
+    step: float = math.sqrt(2.0)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One row of ``plan.csv``: a method (and cost mode) and a target, the planned rho and its interval."""
+
+    method: str
+    cost_mode: str | None
+    target: str
+    estimate: Estimate
+
+
+@dataclass(frozen=True, eq=False)
+class BudgetPlan:
+    """A plan: what it was computed from, the budget grid, every predicted curve and the planned budgets."""
+
+    name: str
+    setting: str
+    profiling: Profiling
+    spec: PlanSpec
+    grid: np.ndarray  # rho
+    curves: pd.DataFrame  # method, cost_mode, target, rho, budget; profiling: the profiling rows' curve; mean, low,
+    # high: the draws' mean and their 1 - confidence and confidence quantiles
+    rows: tuple[Planned, ...]
+
+    @property
+    def cost_unit(self) -> str:
+        return self.profiling.norm.cost_unit
+
+    @property
+    def instances(self) -> int:
+        """Instances of the exhaustive evaluation: the population a run replays, else the profiling sample's."""
+        return self.profiling.population or self.profiling.instances
+
+    def budget(self, rho: float) -> float:
+        """``B = rho K cbar`` in the cost unit (``inf`` stays ``inf``)."""
+        return self.profiling.norm.budget(rho) if math.isfinite(rho) else math.inf
+
+    @property
+    def exhaustive(self) -> float:
+        """Every configuration on every instance once, at the profiling costs: ``instances * sum_i c_i``."""
+        return self.budget(float(self.instances))
+
+
+def budget_grid(profiling: Profiling, spec: PlanSpec) -> np.ndarray:
+    """``rho = step^k`` from 1 up to ``max_share`` times the exhaustive evaluation (``rho = instances``); at least
+    ``rho = 1``."""
+    top = spec.max_share * (profiling.population or profiling.instances)
+    return spec.step ** np.arange(max(int(math.floor(math.log(top) / math.log(spec.step) + 1e-9)), 0) + 1)
+
+
+def _draw_curves(profiling: Profiling, spec: PlanSpec, draw: int | None,
+                 methods: tuple[OnlineMethod | PsiMethod, ...], cost_modes: tuple[str | None, ...],
+                 grid: np.ndarray) -> np.ndarray:
+    """``[methods x cost modes, len(grid), targets]``: every curve of one posterior draw (``None``: of the profiling
+    rows themselves, on :data:`PLUGIN_SCALE` times as many repetitions, streams after the draws')."""
+    if draw is None:
+        problem, first, reps = profiling_problem(profiling), spec.draws * spec.repetitions, PLUGIN_SCALE
+    else:
+        problem, first, reps = posterior_problem(profiling, spec.seed, draw), draw * spec.repetitions, 1
+    keys = stream_keys(spec.seed, np.arange(first, first + reps * spec.repetitions), profiling.arm_ids)
+    return np.stack([metric_curve(problem, method, grid, keys, mode, spec.epsilon, spec.targets)
+                     for method in methods for mode in cost_modes])
+
+
+def plan_profiling(profiling: Profiling, setting: str, methods: Sequence[OnlineMethod | PsiMethod],
+                   cost_modes: Sequence[str | None], spec: PlanSpec, backend: Backend = Backend("sequential"),
+                   name: str = "", quiet: bool = True) -> BudgetPlan:
+    """Plan every method (and cost mode) of a setting for every target of ``spec`` from ``profiling`` alone."""
+    grid = budget_grid(profiling, spec)
+    pairs = [(m, mode) for m in methods for mode in cost_modes]
+    tasks = [(profiling, spec, d, tuple(methods), tuple(cost_modes), grid) for d in [None, *range(spec.draws)]]
+    plugin, *draws = tqdm(parallel_map(_draw_curves, tasks, backend, shared=(profiling,)), total=len(tasks),
+                          desc="plan", disable=quiet, leave=False)
+    drawn = np.stack(draws)  # [draws, pairs, grid, targets]
+    beyond = extrapolation(profiling)
+    rows, frames = [], []
+    for p, (method, mode) in enumerate(pairs):
+        for t, target in enumerate(spec.targets):
+            curves = drawn[:, p, :, t]
+            rows.append(Planned(method.name, mode, target.text, estimate(grid, plugin[p, :, t], curves, target,
+                                                                         spec.confidence, spec.level, beyond)))
+            runs = ~np.isnan(curves).any(axis=0)  # budgets the method can run (its skip reads only the costs)
+            low, high = np.quantile(curves[:, runs], [1 - spec.confidence, spec.confidence], axis=0)
+            frames.append(pd.DataFrame({"method": method.name, "cost_mode": mode, "target": target.text,
+                                        "rho": grid[runs], "budget": [profiling.norm.budget(r) for r in grid[runs]],
+                                        "profiling": plugin[p, runs, t], "mean": curves[:, runs].mean(axis=0),
+                                        "low": low, "high": high}))
+    return BudgetPlan(name or profiling.name, setting, profiling, spec, grid, pd.concat(frames, ignore_index=True),
+                      tuple(rows))
+
+
+def config_profiling(cfg: ExperimentConfig) -> Profiling:
+    """The profiling split of a config's dataset on its arms (the evaluation split's rows unread), or a synthetic
+    instance's profiling sample (``split``: its size and stream seed)."""
+    if cfg.synthetic is not None:
+        problem, _, _ = build_problem(cfg)
+        split = cfg.split or Split()
+        return sampled_profiling(problem, split.profiling_size, split.seed)
+    problem, _, ds = build_problem(cfg, source="profiling")
+    assert ds is not None  # a config gives a dataset folder or a synthetic instance
+    return profiling_of(ds, problem.arm_ids)
+
+
+def plan_config(cfg: ExperimentConfig, spec: PlanSpec, quiet: bool = False) -> BudgetPlan:
+    """Plan the methods and cost modes of ``cfg`` (:func:`plan_profiling` on :func:`config_profiling`)."""
+    modes: tuple[str | None, ...] = cfg.cost_modes if cfg.setting == "psi" else (None,)
+    return plan_profiling(config_profiling(cfg), cfg.setting, cfg.methods, modes, spec,
+                          Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address), cfg.name, quiet)
+
+
+def plan_frame(plan: BudgetPlan) -> pd.DataFrame:
+    """``plan.csv``: per method, cost mode and target, the planned rho and budget with their interval, the share of
+    the exhaustive evaluation's cost and the share of draws that reach the target within the grid."""
+    unit = plan.cost_unit
+    out = []
+    for row in plan.rows:
+        e = row.estimate
+        out.append({"experiment": plan.name, "setting": plan.setting, "method": row.method,
+                    "cost_mode": row.cost_mode or "", "target": row.target, "rho": e.rho, "rho_low": e.low,
+                    "rho_high": e.high, f"budget_{unit}": plan.budget(e.rho), f"budget_{unit}_low": plan.budget(e.low),
+                    f"budget_{unit}_high": plan.budget(e.high), "exhaustive_share": e.rho / plan.instances,
+                    "draws_reaching": e.reach, "draws": plan.spec.draws, "repetitions": plan.spec.repetitions,
+                    "profiling_instances": plan.profiling.instances,
+                    "instances": plan.instances, "max_rho": float(plan.grid[-1])})
+    return pd.DataFrame(out)
+
+
+def write_plan(plan: BudgetPlan, out: Path) -> list[Path]:
+    """Write ``plan.csv``, ``plan_curves.csv`` (every predicted curve) and ``plan.png`` into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "plan.csv", out / "plan_curves.csv", out / "plan.png"]
+    write_atomic(written[0], to_csv(plan_frame(plan)))
+    write_atomic(written[1], to_csv(plan.curves.rename(columns={"budget": f"budget_{plan.cost_unit}"})))
+    title = (f"{plan.name}: predicted from {plan.profiling.instances} profiling instances ({plan.spec.draws} draws x "
+             f"{plan.spec.repetitions} repetitions)")
+    marks = {(r.method, r.cost_mode or "", r.target): plan.budget(r.estimate.rho) for r in plan.rows}
+    plan_figure(plan.curves.fillna({"cost_mode": ""}), marks, plan.cost_unit,
+                plan.exhaustive if plan.profiling.population else None, title, written[2])
+    return written
+
+
+def _bound(rho: float, plan: BudgetPlan) -> str:
+    """A planned budget in the cost unit; one beyond the grid as ``> <the grid's largest budget>``."""
+    if math.isfinite(rho):
+        return amount(plan.budget(rho), plan.cost_unit)
+    return f"> {amount(plan.budget(float(plan.grid[-1])), plan.cost_unit)}"
+
+
+def describe_row(row: Planned, plan: BudgetPlan) -> str:
+    """One planned budget as a sentence: ``error<=0.1 at 3,600,000 tokens (80%: ... - ...; 2.5x the exhaustive
+    evaluation), 90% of draws reach it``."""
+    e = row.estimate
+    if not math.isfinite(e.rho):
+        head = f"{row.target} not reached by {_bound(e.rho, plan)} ({plan.spec.max_share:g}x the exhaustive evaluation)"
+    else:
+        head = f"{row.target} at {_bound(e.rho, plan)} ({e.rho / plan.instances:.2g}x the exhaustive evaluation)"
+    return (f"{head}; {100 * plan.spec.level:.0f}% interval {_bound(e.low, plan)} - {_bound(e.high, plan)}; "
+            f"{100 * e.reach:.0f}% of draws reach it")
+
+
+def format_plan(plan: BudgetPlan) -> str:
+    """The plan as a table: method x target -> budget in the cost unit, its interval, the share of the exhaustive
+    evaluation's cost and of the draws that reach it."""
+    unit = plan.cost_unit
+    p = plan.profiling
+    runs = (f"runs replay {p.population}; the exhaustive evaluation costs about {amount(plan.exhaustive, unit)}"
+            if p.population else f"a synthetic instance: 'exhaustive' counts {p.instances} calls per configuration, "
+                                 "the profiling sample's")
+    lines = [f"{plan.name} ({plan.setting}): planned from {p.instances} profiling instances of {len(p.arm_names)} "
+             f"configurations ({runs}); {plan.spec.draws} draws x {plan.spec.repetitions} repetitions; cost in "
+             f"{LABELS[unit]}",
+             f"  {'method':<10}{'cost mode':<15}{'target':<12}{'budget':>18}"
+             f"{f'{100 * plan.spec.level:.0f}% interval':>40}{'x exhaustive':>14}{'draws':>7}"]
+    for row in plan.rows:
+        e = row.estimate
+        share = f"{e.rho / plan.instances:.3g}" if math.isfinite(e.rho) else "-"
+        lines.append(f"  {registry.display(row.method):<10}{row.cost_mode or '-':<15}{row.target:<12}"
+                     f"{_bound(e.rho, plan):>18}{_bound(e.low, plan) + ' - ' + _bound(e.high, plan):>40}{share:>14}"
+                     f"{100 * e.reach:>6.0f}%")
+    return "\n".join(lines)

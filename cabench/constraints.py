@@ -1,0 +1,219 @@
+"""Answers under constraints: the configuration or Pareto set that satisfies requirements on objectives and cost.
+
+A requirement such as ``accuracy>=0.6``, ``latency<=2s`` (or ``1500ms``), ``usd<=0.002`` (``$0.002``) or
+``tokens<=300`` bounds a per-call mean of ``arms.csv`` in real units (accuracy, seconds, dollars, tokens, on the
+evaluation instances); any other name bounds that objective's normalised mean (``efficiency>=0.5``,
+``objective1>=0.4``). :func:`constrained_answer` reads one experiment's results and returns
+
+* the configurations that qualify, and those whose 95% interval straddles a bound (``borderline``);
+* online: the qualifying configuration with the largest ``nu`` (paper §3.1), and per method and budget the share
+  of repetitions whose most-pulled qualifying configuration is that one;
+* identification: the true Pareto set restricted to the qualifying configurations, ``P* ∩ F`` (paper §3.2), and
+  per method, cost mode and budget the share of repetitions whose returned set restricted to them equals it; and
+  the Pareto set *of* the qualifying configurations, which adds any configuration dominated only by ones that fail
+  a requirement (a filtered answer never contains those).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cabench.errors import CabenchError
+from cabench.pareto import pareto_mask
+from cabench.record import objective_columns
+from cabench.results import Experiment
+
+#: Names a requirement may bound in real units: the ``arms.csv`` column each reads and the units its value takes
+#: (the factor to the column's unit; the empty unit is the column's own).
+MEASURES: dict[str, tuple[str, dict[str, float]]] = {
+    "accuracy": ("accuracy", {"": 1.0}),
+    "latency": ("latency_s", {"": 1.0, "s": 1.0, "ms": 1e-3}),
+    "usd": ("usd", {"": 1.0, "usd": 1.0, "$": 1.0}),
+    "tokens": ("tokens", {"": 1.0, "tokens": 1.0}),
+}
+ALIASES = {"latency_s": "latency", "$": "usd", "dollars": "usd", "cost_usd": "usd"}
+#: ``cost`` takes its measure from the unit of its value: ``cost<=$0.002``, ``cost<=300tokens``.
+COST_UNIT_MEASURE = {"usd": "usd", "$": "usd", "tokens": "tokens"}
+_REQUIREMENT = re.compile(r"\s*(?P<name>[A-Za-z_$][\w.]*|\$)\s*(?P<op><=|>=)\s*(?P<dollar>\$)?\s*"
+                          r"(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z$]*)\s*")
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """One requirement: ``column`` of ``arms.csv`` (a real-unit mean, or ``mu_<objective>``) ``op`` ``value``."""
+
+    column: str
+    op: str  # "<=" or ">="
+    value: float  # in the column's unit: seconds, dollars, tokens, or a normalised objective
+    text: str
+
+    def holds(self, values: np.ndarray) -> np.ndarray:
+        """Whether each value satisfies the requirement."""
+        return values <= self.value if self.op == "<=" else values >= self.value
+
+    def describe(self) -> str:
+        """The requirement as ``recommend`` prints it: ``latency <= 2 s``, ``usd <= $0.002``."""
+        shown = {"latency_s": ("latency", "{:g} s"), "usd": ("usd", "${:g}"), "tokens": ("tokens", "{:g}")}
+        name, form = shown.get(self.column, (self.column.removeprefix("mu_"), "{:g}"))
+        return f"{name} {self.op} {form.format(self.value)}"
+
+
+def parse_constraint(text: str) -> Constraint:
+    """``accuracy>=0.6``, ``latency<=2s``, ``latency<=500ms``, ``usd<=0.002``, ``cost<=$0.002``, ``tokens<=300`` or
+    ``<objective>>=0.5`` as a :class:`Constraint` (one-line error naming the flag otherwise)."""
+    where = f"--require {text}"
+    found = _REQUIREMENT.fullmatch(text)
+    if found is None:
+        raise CabenchError(f"{where}: expected NAME<=VALUE or NAME>=VALUE, e.g. accuracy>=0.6, latency<=2s, "
+                           "usd<=0.002 or tokens<=300")
+    name = ALIASES.get(found["name"].lower(), found["name"].lower())
+    unit = ("$" if found["dollar"] else "") + found["unit"].lower()
+    if found["dollar"] and found["unit"]:
+        raise CabenchError(f"{where}: give the dollar sign or a unit, not both")
+    if name == "cost":
+        if unit not in COST_UNIT_MEASURE:
+            raise CabenchError(f"{where}: cost needs its unit, e.g. cost<=$0.002 or cost<=300tokens (or bound usd "
+                               "or tokens directly)")
+        name = COST_UNIT_MEASURE[unit]
+    value = float(found["value"])
+    if not math.isfinite(value):
+        raise CabenchError(f"{where}: expected a finite number")
+    if name not in MEASURES:
+        if unit:
+            raise CabenchError(f"{where}: '{name}' is bounded as its normalised objective, which has no unit; drop "
+                               f"'{unit}' (units belong to {', '.join(MEASURES)})")
+        return Constraint(f"mu_{found['name']}", found["op"], value, text)
+    column, units = MEASURES[name]
+    if unit not in units:
+        allowed = ", ".join(u for u in units if u) or "none"
+        raise CabenchError(f"{where}: '{unit}' is not a unit of {name} (units: {allowed})")
+    return Constraint(column, found["op"], value * units[unit], text)
+
+
+def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, ...]:
+    """Every ``--require`` of the command line, parsed."""
+    return tuple(parse_constraint(t) for t in texts)
+
+
+def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
+    """The per-arm means a requirement bounds (accuracy falls back on its objective, which is the same number)."""
+    column = c.column if c.column in arms or c.column != "accuracy" else "mu_accuracy"
+    if column not in arms:
+        have = [name for name, (col, _) in MEASURES.items() if col in arms] + [
+            col.removeprefix("mu_") for col in objective_columns(arms)]
+        near = difflib.get_close_matches(c.column.removeprefix("mu_"), have, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        raise CabenchError(f"--require {c.text}: the experiment's configurations have no "
+                           f"{c.column.removeprefix('mu_')} (they have {', '.join(dict.fromkeys(have))}){hint}")
+    return arms[column].to_numpy(dtype=float)
+
+
+def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean masks over the rows of ``arms.csv``: the configurations that satisfy every requirement, and those
+    whose 95% interval (``<column>_ci``, where recorded) straddles a bound."""
+    ok = np.ones(len(arms), dtype=bool)
+    borderline = np.zeros(len(arms), dtype=bool)
+    for c in constraints:
+        values = _values(arms, c)
+        ok &= c.holds(values)
+        half = arms[f"{c.column}_ci"].to_numpy(dtype=float) if f"{c.column}_ci" in arms else np.zeros(len(arms))
+        borderline |= np.nan_to_num(np.abs(values - c.value), nan=np.inf) <= np.nan_to_num(half)
+    return ok, borderline
+
+
+@dataclass(frozen=True)
+class Found:
+    """How often one method, at one budget (and cost mode), found the constrained answer."""
+
+    method: str
+    rho: float
+    budget: float
+    repetitions: int
+    share: float  # of repetitions whose answer restricted to the qualifying configurations is the true one
+    modal: tuple[str, ...]  # the most frequent restricted answer
+    modal_share: float
+    cost_mode: str | None = None
+
+
+@dataclass(frozen=True)
+class ConstrainedAnswer:
+    """The answer of one experiment under requirements (see the module docstring)."""
+
+    constraints: tuple[str, ...]  # as described
+    qualifying: tuple[str, ...]
+    borderline: tuple[str, ...]
+    answer: tuple[str, ...]  # online: the qualifying configuration of largest nu; identification: P* ∩ F
+    pareto_within: tuple[str, ...]  # the Pareto set of the qualifying configurations
+    found: tuple[Found, ...]
+
+    @property
+    def only_within(self) -> tuple[str, ...]:
+        """Configurations Pareto among the qualifying ones only because what dominates them fails a requirement."""
+        return tuple(n for n in self.pareto_within if n not in self.answer)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"constraints": list(self.constraints), "qualifying": list(self.qualifying),
+                "borderline": list(self.borderline), "answer": list(self.answer),
+                "pareto_within": list(self.pareto_within), "only_within": list(self.only_within),
+                "found": [{**vars(f), "modal": list(f.modal)} for f in self.found]}
+
+    def table(self) -> pd.DataFrame:
+        """One row per method, budget (and cost mode): the share of repetitions that found the answer."""
+        return pd.DataFrame([{**vars(f), "modal": ", ".join(f.modal)} for f in self.found])
+
+
+def _restricted_answers(e: Experiment, allowed: set[str]) -> pd.DataFrame:
+    """Per run (method, [cost mode,] rho, rep): its answer restricted to the ``allowed`` configurations — online the
+    most-pulled of them (ties to the first arm), identification the returned ones — as a sorted tuple."""
+    sel = e.selections[e.selections["config_id"].astype(str).isin(allowed)]
+    keys = ["method", "cost_mode", "rho", "rep"] if e.setting == "psi" else ["method", "rho", "rep"]
+    order = {name: i for i, name in enumerate(e.arms["config_id"].astype(str))}
+    if e.setting == "online":
+        ranked = sel.assign(order=sel["config_id"].astype(str).map(order)).sort_values(
+            ["pulls", "order"], ascending=[False, True], kind="stable")
+        picked = ranked.groupby(keys, sort=False).head(1)
+        answers = picked.set_index(keys)["config_id"].astype(str).map(lambda n: (n,))
+    else:
+        chosen = sel[sel["returned"] == 1]
+        answers = chosen.groupby(keys)["config_id"].apply(lambda c: tuple(sorted(c.astype(str), key=order.__getitem__)))
+    runs = e.runs.set_index(keys)
+    return pd.DataFrame({"answer": answers.reindex(runs.index).map(lambda a: a if isinstance(a, tuple) else ()),
+                         "budget": runs["budget"]}).reset_index()
+
+
+def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> ConstrainedAnswer:
+    """The configuration (online) or Pareto set (identification) of ``e`` that satisfies ``constraints``, from its
+    ``arms.csv`` (the evaluation split's means), and how often each method's answer restricted to the qualifying
+    configurations equals it, from ``selections.csv``."""
+    arms = e.arms
+    names = arms["config_id"].astype(str).to_numpy()
+    ok, borderline = qualifying(arms, constraints)
+    mu = arms[objective_columns(arms)].to_numpy(dtype=float)
+    within = np.zeros(len(arms), dtype=bool)
+    if ok.any():
+        within[ok] = pareto_mask(mu[ok])
+    if e.setting == "online":
+        nu = np.where(ok, arms["nu"].to_numpy(dtype=float), -np.inf)
+        answer: tuple[str, ...] = (str(names[int(np.argmax(nu))]),) if ok.any() else ()
+    else:
+        answer = tuple(names[ok & (arms["pareto"].to_numpy() == 1)])
+    runs = _restricted_answers(e, set(names[ok]))
+    keys = ["method", "cost_mode", "rho"] if e.setting == "psi" else ["method", "rho"]
+    found = []
+    for values, g in runs.groupby(keys, sort=False):
+        labels = dict(zip(keys, values))
+        counts = g["answer"].value_counts()
+        modal = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
+        share = float(g["answer"].map(lambda a: a == answer).mean())
+        found.append(Found(method=str(labels["method"]), rho=float(labels["rho"]), budget=float(g["budget"].iloc[0]),
+                           repetitions=len(g), share=share, modal=modal[0], modal_share=modal[1] / len(g),
+                           cost_mode=labels.get("cost_mode")))
+    return ConstrainedAnswer(tuple(c.describe() for c in constraints), tuple(names[ok]), tuple(names[borderline]),
+                             answer, tuple(names[within]), tuple(found))

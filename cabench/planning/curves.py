@@ -1,0 +1,51 @@
+"""A method's metrics against budget on one drawn problem, by the batched engines (Algorithms 1 and 2).
+
+:func:`metric_curve` runs the method on a rising grid of budgets with the engines the experiments use, and stops
+once every target has been met at two budgets in a row (the later budgets keep those values: more budget does not
+undo an identification or a choice the method has settled on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from cabench.methods.configured import OnlineMethod, PsiMethod
+from cabench.online import run_online
+from cabench.planning.targets import Target
+from cabench.problem import Problem
+from cabench.psi import run_psi
+
+
+def metrics_at(problem: Problem, method: OnlineMethod | PsiMethod, rho: float, keys: np.ndarray,
+               cost_mode: str | None, epsilon: float) -> dict[str, float]:
+    """The setting's metrics at budget ``rho`` over the repetitions of ``keys``: identification, P(error) and mean
+    F1 (SPEC §6); online, the share of repetitions whose most-pulled configuration (ties to the first arm) has
+    ``nu >= (1 - epsilon) max nu`` (paper §3.1)."""
+    if isinstance(method, PsiMethod):
+        found = run_psi(problem, method, rho, keys, cost_mode or "deterministic")
+        return {"error": float(found.error.mean()), "f1": float(found.f1.mean())}
+    ran = run_online(problem, method, rho, keys)
+    assert ran.counts is not None  # the engine always returns the pulls per arm
+    nu = problem.nu
+    chosen = nu[np.argmax(ran.counts, axis=1)]
+    return {"share": float(np.mean(chosen >= (1.0 - epsilon) * nu.max()))}
+
+
+def metric_curve(problem: Problem, method: OnlineMethod | PsiMethod, grid: np.ndarray, keys: np.ndarray,
+                 cost_mode: str | None, epsilon: float, targets: Sequence[Target]) -> np.ndarray:
+    """``[len(grid), len(targets)]``: each target's metric at each budget of ``grid`` (ascending); NaN where the
+    budget is too small for the method (its ``skip``)."""
+    out = np.full((len(grid), len(targets)), np.nan)
+    streak = 0
+    for g, rho in enumerate(grid):
+        if method.entry.skip(problem, float(rho)) is not None:
+            continue
+        values = metrics_at(problem, method, float(rho), keys, cost_mode, epsilon)
+        out[g] = [values[t.metric] for t in targets]
+        streak = streak + 1 if all(t.met(out[g, i]) for i, t in enumerate(targets)) else 0
+        if streak == 2:
+            out[g + 1:] = out[g]
+            break
+    return out

@@ -1,0 +1,50 @@
+"""The plan's figure: each method's predicted metric against budget, one panel per target."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend)
+import pandas as pd  # noqa: E402
+
+from cabench import registry  # noqa: E402
+from cabench.units import LABELS  # noqa: E402
+
+MODE_LINE = {"": "-", "deterministic": "-", "stochastic": "--"}
+
+
+def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], unit: str,
+                exhaustive: float | None, title: str, path: Path) -> None:
+    """Draw ``curves`` (method, cost_mode, target, budget, profiling, low, high) into ``path``: the metric on the
+    profiling rows themselves as a line, the band between the draws' ``low`` and ``high`` quantiles shaded, the
+    target as a dotted line, each planned budget (``marks``) as a dot and the exhaustive evaluation's cost (replayed
+    logs) as a grey vertical line."""
+    targets = list(dict.fromkeys(curves["target"]))
+    fig, axes = plt.subplots(1, len(targets), figsize=(5.2 * len(targets), 3.8), squeeze=False)
+    for ax, target in zip(axes[0], targets):
+        bound = float(target.split("=")[-1])
+        for (method, mode), g in curves[curves["target"] == target].groupby(["method", "cost_mode"], sort=False):
+            color, _ = registry.style(method)
+            label = registry.display(method) + (f" ({mode})" if mode else "")
+            ax.plot(g["budget"], g["profiling"], MODE_LINE.get(mode, "-"), color=color, label=label)
+            ax.fill_between(g["budget"], g["low"], g["high"], color=color, alpha=0.15, linewidth=0)
+            at = marks.get((method, mode, target), math.inf)
+            if math.isfinite(at):
+                ax.plot([at], [bound], "o", color=color)
+        ax.axhline(bound, color="black", linestyle=":", linewidth=1)
+        ax.set_xscale("log")
+        ax.set_xlabel(f"budget B ({LABELS[unit]})")
+        if exhaustive is not None:
+            ax.axvline(exhaustive, color="grey", linewidth=1)
+            ax.set_xlabel(f"budget B ({LABELS[unit]}); grey: every configuration on every instance once")
+        ax.set_ylabel(target.split("<")[0].split(">")[0])
+        ax.set_title(f"target {target}", fontsize=10)
+        ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150, metadata={"Software": None})
+    plt.close(fig)

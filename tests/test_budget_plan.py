@@ -1,0 +1,199 @@
+"""`cabench plan`: targets, where a curve meets its target, posterior draws from the profiling split only (swapping
+every evaluation row's values leaves the plan unchanged), a plan that the true instance bears out, and the command."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cabench.budget_plan import PlanSpec, config_profiling, plan_config, plan_frame, write_plan
+from cabench.cli import app
+from cabench.config import parse_config
+from cabench.data.dataset import Split, load_dataset, split_instances
+from cabench.errors import CabenchError
+from cabench.plan import build_problem
+from cabench.planning.curves import metrics_at
+from cabench.planning.draws import posterior_problem, profiling_of
+from cabench.planning.search import crossing
+from cabench.planning.targets import Target, parse_target
+from cabench.streams import stream_keys
+from tests.conftest import spread_logs, write_dataset
+
+RUNNER = CliRunner()
+#: Five Gaussian arms (Pareto set: arms 0, 1, 2), unit costs, every gap at least 0.1: 100 profiling pulls per arm
+#: (a difference's standard error 0.04) leave little doubt about how hard the instance is.
+FIVE = {"synthetic": {"name": "five", "means": [[0.9, 0.2], [0.6, 0.6], [0.2, 0.9], [0.45, 0.4], [0.1, 0.7]],
+                      "costs": [1, 1, 1, 1, 1], "noise": "gaussian", "sigma": 0.3}}
+
+
+def test_targets_parse_and_refuse_in_one_line():
+    assert parse_target("error<=0.1", "psi") == Target("error", 0.1)
+    assert parse_target(" F1 >= 0.7 ", "psi") == Target("f1", 0.7)
+    assert parse_target("share>=0.9", "online").text == "share>=0.9"
+    for text, setting, words in [("error>=0.1", "psi", "bounded with <="), ("share>=0.9", "psi", "online setting"),
+                                 ("f1>=0.7", "online", "psi setting"), ("error<=1", "psi", "(0, 1)"),
+                                 ("regret<=3", "psi", "expected error<=D")]:
+        with pytest.raises(CabenchError, match="--target") as exc:
+            parse_target(text, setting)
+        assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_crossing_interpolates_in_log_budget_from_the_last_miss():
+    grid = np.array([1.0, 2.0, 4.0, 8.0])
+    error = Target("error", 0.1)
+    # 0.5 at 2, 0.05 at 4: the target is met 8/9 of the way from log 2 to log 4
+    assert crossing(grid, np.array([0.9, 0.5, 0.05, 0.0]), error) == pytest.approx(2 ** (1 + 8 / 9))
+    # met early then missed again: only the last run of met budgets counts
+    assert crossing(grid, np.array([0.05, 0.5, 0.05, 0.0]), error) == pytest.approx(2 ** (1 + 8 / 9))
+    assert crossing(grid, np.array([np.nan, 0.0, 0.0, 0.0]), error) == 2.0  # below 2 the method cannot run
+    assert crossing(grid, np.array([0.0, 0.0, 0.0, 0.0]), error) == 1.0
+    assert crossing(grid, np.array([0.9, 0.5, 0.05, 0.2]), error) == math.inf
+    assert crossing(grid, np.array([0.2, 0.6, 0.7, 0.9]), Target("f1", 0.7)) == 4.0
+
+
+def _swapped(frame: pd.DataFrame, evaluation: set[str]) -> pd.DataFrame:
+    """Every evaluation row's values moved to the next configuration (the last one's to the first)."""
+    out = frame.copy()
+    rows = out["instance_id"].isin(evaluation)
+    configs = sorted(out["config_id"].unique())
+    ahead = dict(zip(configs, configs[1:] + configs[:1]))
+    values = ["correct", "latency_s", "tokens"]
+    moved = out.loc[rows].assign(config_id=out.loc[rows, "config_id"].map(ahead))
+    merged = out.loc[rows, ["config_id", "instance_id"]].merge(moved[["config_id", "instance_id", *values]],
+                                                               on=["config_id", "instance_id"])
+    out.loc[rows, values] = merged[values].to_numpy()
+    return out
+
+
+def test_the_plan_reads_no_row_of_the_evaluation_split(tmp_path):
+    logs = spread_logs(5, n_instances=60)
+    split = {"profiling_size": 25, "seed": 3}
+    ids = np.array(sorted(logs["instance_id"].unique()), dtype=object)
+    evaluation = set(ids[split_instances(ids, Split(**split))[1]])
+    truths = []
+    for name, frame in (("original", logs), ("swapped", _swapped(logs, evaluation))):
+        folder = write_dataset(tmp_path / name / "logs", frame, split=split)
+        cfg = parse_config({"name": "same", "dataset": str(folder), "setting": "psi", "rho": [10],
+                            "methods": ["copsi-r", "psi-sr"]}, f"{name}.yaml")
+        spec = PlanSpec((Target("error", 0.3), Target("f1", 0.9)), draws=3, repetitions=6, max_share=2.0)
+        write_plan(plan_config(cfg, spec, quiet=True), tmp_path / f"{name}_plan")
+        truths.append(build_problem(cfg)[0].mu)  # the evaluation split's means: what the swap changed
+    assert not np.allclose(truths[0], truths[1])
+    for table in ("plan.csv", "plan_curves.csv"):
+        original = (tmp_path / "original_plan" / table).read_text()
+        assert original == (tmp_path / "swapped_plan" / table).read_text()
+    assert (tmp_path / "original_plan" / "plan.png").stat().st_size > 10_000
+
+
+def test_posterior_draws_resample_whole_profiling_instances(tmp_path):
+    folder = write_dataset(tmp_path / "d", spread_logs(4, n_instances=50), split={"profiling_size": 20, "seed": 0})
+    ds = load_dataset(folder)
+    profiling = profiling_of(ds, np.arange(4))
+    assert profiling.population == 30 and profiling.rewards.shape == (4, 20, 2)
+    drawn = posterior_problem(profiling, seed=5, draw=1)
+    rewards = drawn.sampler.rewards  # [K, population, D]
+    assert rewards.shape == (4, 30, 2)
+    again = posterior_problem(profiling, seed=5, draw=1).sampler.rewards
+    assert np.array_equal(rewards, again)
+    assert not np.array_equal(rewards, posterior_problem(profiling, seed=5, draw=2).sampler.rewards)
+    # each drawn instance is one profiling instance with its row of every configuration (and its costs)
+    for q in range(30):
+        hits = [p for p in range(20) if np.array_equal(rewards[:, q], profiling.rewards[:, p])
+                and np.array_equal(drawn.sampler.costs[:, q], profiling.costs[:, p])]
+        assert hits
+    # over many draws the means centre on the profiling means (a bootstrap is unbiased for the mean) and spread as
+    # the evaluation split's would, sigma^2 (1/n + 1/m): 20 profiling instances, then 30 of them
+    drawn_means = np.array([posterior_problem(profiling, 0, d).mu for d in range(400)])
+    assert np.allclose(drawn_means.mean(axis=0), profiling.rewards.mean(axis=1), atol=0.02)
+    expected = profiling.rewards.var(axis=1) * (1 / 20 + 1 / 30)
+    assert np.allclose(drawn_means.var(axis=0), expected, rtol=0.3)
+
+
+def test_a_planned_budget_is_borne_out_by_the_instance_itself():
+    cfg = parse_config({"dataset": FIVE, "setting": "psi", "rho": [10], "methods": ["psi-sr"],
+                        "split": {"profiling_size": 100, "seed": 0}}, "five.yaml")
+    target = Target("error", 0.2)
+    found = plan_config(cfg, PlanSpec((target,), draws=8, repetitions=40, max_share=4.0), quiet=True)
+    (row,) = found.rows
+    assert math.isfinite(row.estimate.rho) and row.estimate.low <= row.estimate.high
+    truth, _, _ = build_problem(cfg)
+    keys = stream_keys(99, np.arange(300), truth.arm_ids)
+    method = cfg.methods[0]
+    at_plan = metrics_at(truth, method, row.estimate.rho, keys, "deterministic", 0.0)["error"]
+    at_quarter = metrics_at(truth, method, row.estimate.rho / 4, keys, "deterministic", 0.0)["error"]
+    assert at_plan <= 0.2 + 0.03 and at_quarter > 0.2  # within sampling error of the target, and not 4x too large
+    # each draw's need, moved to the level extrapolated from the profiling rows' own need away from the draws' (lower)
+    # median, as far again for a synthetic instance (draws at 2 sigma^2/n, the rows at sigma^2/n, the instance at 0):
+    # the plan holds for 80% of them, and for fewer below it
+    needs = np.sort(row.estimate.needs)
+    median = needs[len(needs) // 2 - 1]
+    moved = needs / median * row.estimate.plugin * (row.estimate.plugin / median)
+    assert len(needs) == 8 and np.mean(moved <= row.estimate.rho * (1 + 1e-12)) >= 0.8 > np.mean(
+        moved < row.estimate.rho * (1 - 1e-12))
+    frame = plan_frame(found)
+    assert frame.loc[0, "exhaustive_share"] == pytest.approx(row.estimate.rho / 100)  # 100 profiling pulls per arm
+    assert frame.loc[0, "budget_tokens"] == pytest.approx(row.estimate.rho * 5)  # B = rho K cbar, unit costs
+
+
+def test_an_online_share_target_is_planned_and_borne_out():
+    cfg = parse_config({"dataset": FIVE, "setting": "online", "rho": [10], "methods": ["cohv-ucb"],
+                        "split": {"profiling_size": 100, "seed": 2}}, "five_online.yaml")
+    found = plan_config(cfg, PlanSpec((Target("share", 0.8),), draws=4, repetitions=20, epsilon=0.0,
+                                      max_share=8.0), quiet=True)
+    (row,) = found.rows
+    assert math.isfinite(row.estimate.rho)
+    truth, _, _ = build_problem(cfg)
+    keys = stream_keys(7, np.arange(100), truth.arm_ids)
+    assert metrics_at(truth, cfg.methods[0], row.estimate.rho, keys, None, 0.0)["share"] >= 0.8 - 0.1
+    profiling = config_profiling(cfg)
+    assert profiling.population is None and profiling.rewards.shape == (5, 100, 2)
+
+
+def test_plan_command_prints_the_table_and_writes_its_files(tmp_path):
+    config = tmp_path / "g5.yaml"
+    config.write_text(yaml.safe_dump({"name": "g5", "dataset": FIVE, "setting": "psi", "rho": [10],
+                                      "methods": ["copsi-r", "psi-sr"], "output": str(tmp_path / "results" / "g5")}))
+    result = RUNNER.invoke(app, ["plan", str(config), "--target", "error<=0.2", "--target", "f1>=0.9",
+                                 "--draws", "3", "--repetitions", "10", "--max-share", "3", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "CoPSI-R" in result.output and "PSI-SR" in result.output and "error<=0.2" in result.output
+    table = pd.read_csv(tmp_path / "results" / "g5_plan" / "plan.csv")
+    assert len(table) == 4 and set(table["target"]) == {"error<=0.2", "f1>=0.9"}
+    assert (table["rho_low"] <= table["rho_high"]).all()
+    curves = pd.read_csv(tmp_path / "results" / "g5_plan" / "plan_curves.csv")
+    assert np.allclose(curves["budget_tokens"], 5 * curves["rho"])  # B = rho K cbar with five unit costs
+    bad = RUNNER.invoke(app, ["plan", str(config), "--target", "share>=0.9"])
+    assert bad.exit_code == 2 and "online setting" in bad.output and len(bad.output.strip().splitlines()) == 1
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a config without `output` writes beside results/ in the working directory
+
+
+def test_advise_takes_a_budget_or_targets_and_spends_the_plan(tmp_path):
+    from cabench.advise import Budget, Request, targets_by_setting
+
+    by_setting = {"online": ["cohv-ucb"], "psi": ["copsi-r"]}
+    asked = Request(Path("logs"), None, targets=("error<=0.1", "share>=0.9"))
+    assert targets_by_setting(asked, by_setting) == {"psi": (Target("error", 0.1),), "online": (Target("share", 0.9),)}
+    for request in (Request(Path("logs"), Budget(1.0, "usd"), targets=("error<=0.1",)), Request(Path("logs"), None)):
+        with pytest.raises(CabenchError, match="one of the two"):
+            targets_by_setting(request, by_setting)
+    with pytest.raises(CabenchError, match="no method of the identification setting"):
+        targets_by_setting(Request(Path("logs"), None, targets=("f1>=0.7",)), {"online": ["cohv-ucb"]})
+    folder = write_dataset(tmp_path / "five", spread_logs(5, n_instances=60), split={"profiling_size": 30, "seed": 0})
+    result = RUNNER.invoke(app, ["advise", str(folder), "--target", "share>=0.6", "--methods", "cohv-ucb",
+                                 "--repetitions", "4", "--out", str(tmp_path / "advice"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("plan, online: CoHV-UCB share>=0.6 at "))
+    planned = pd.read_csv(tmp_path / "advice" / "plan" / "five_online" / "plan.csv")
+    spent = line.split("; spending ")[1].split(" ")[0]
+    assert float(spent.replace(",", "")) >= planned.loc[0, "budget_tokens"]  # rounded up, never below the plan
+    assert (tmp_path / "advice" / "results" / f"five_online_{spent.replace(',', '')}tokens").is_dir()

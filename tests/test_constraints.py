@@ -1,0 +1,163 @@
+"""Answers under requirements (`recommend --require`): parsing with units, the qualifying configuration or Pareto set
+on a synthetic instance whose constrained answers are known by hand and on the quick GSM8K results (checked by brute
+force on arms.csv), and how often each method's restricted answer is it (counted again from selections.csv)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from cabench.cli import app
+from cabench.config import load_config, parse_config
+from cabench.constraints import Constraint, constrained_answer, parse_constraint, parse_constraints
+from cabench.errors import CabenchError
+from cabench.recommend import recommend
+from cabench.results import load_experiment
+from cabench.runner import run_experiment
+from tests.conftest import ROOT
+
+RUNNER = CliRunner()
+#: arm0 (0.9, 0.2), arm1 (0.6, 0.6), arm2 (0.2, 0.9) form the Pareto set; arm3 (0.5, 0.45) is dominated only by
+#: arm1, arm4 (0.15, 0.8) only by arm2; unit costs, so nu is the product of the means: 0.18, 0.36, 0.18, 0.225, 0.12.
+FIVE = {"synthetic": {"name": "five", "means": [[0.9, 0.2], [0.6, 0.6], [0.2, 0.9], [0.5, 0.45], [0.15, 0.8]],
+                      "costs": [1, 1, 1, 1, 1], "noise": "gaussian", "sigma": 0.3}}
+
+
+def test_requirements_parse_with_their_units():
+    assert parse_constraint("accuracy>=0.6") == Constraint("accuracy", ">=", 0.6, "accuracy>=0.6")
+    assert parse_constraint("latency<=2s").value == 2.0 and parse_constraint("latency<=2s").column == "latency_s"
+    assert parse_constraint("latency <= 1500ms").value == pytest.approx(1.5)
+    assert parse_constraint("latency<=2").value == 2.0
+    for text in ("usd<=0.002", "usd<=$0.002", "$<=0.002", "cost<=$0.002", "cost<=0.002usd", "usd<=0.002usd"):
+        found = parse_constraint(text)
+        assert (found.column, found.op, found.value) == ("usd", "<=", pytest.approx(0.002)), text
+    assert parse_constraint("cost<=300tokens").column == "tokens" and parse_constraint("tokens<=300").value == 300
+    assert parse_constraint("efficiency>=0.5").column == "mu_efficiency"
+    assert parse_constraint("latency<=2s").describe() == "latency <= 2 s"
+    assert parse_constraint("usd<=0.002").describe() == "usd <= $0.002"
+    for text, words in [("latency<=2usd", "not a unit of latency"), ("accuracy=0.6", "expected NAME<=VALUE"),
+                        ("cost<=0.5", "cost needs its unit"), ("efficiency>=0.5s", "has no unit"),
+                        ("usd<=$0.002usd", "not both")]:
+        with pytest.raises(CabenchError, match="--require") as exc:
+            parse_constraint(text)
+        assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("constrained")
+    for setting, methods, rho in (("online", ["cohv-ucb", "hv-ucb"], [30]), ("psi", ["copsi-r", "psi-sr"], [30, 100])):
+        cfg = parse_config({"name": f"five_{setting}", "dataset": FIVE, "setting": setting, "rho": rho,
+                            "methods": methods, "repetitions": 8, "output": str(root / setting)}, "five.yaml")
+        run_experiment(cfg, quiet=True)
+    return root
+
+
+def _online_share(folder: Path, qualifying: set[str], answer: str) -> dict[tuple[str, float], float]:
+    """Per (method, rho): the share of repetitions whose most-pulled qualifying arm (ties to the first) is ``answer``,
+    counted run by run."""
+    sel = pd.read_csv(next(folder.glob("selections.csv*")))
+    order = list(pd.read_csv(folder / "arms.csv")["config_id"])
+    out: dict[tuple[str, float], list[bool]] = {}
+    for (method, rho, _), g in sel.groupby(["method", "rho", "rep"]):
+        best, most = None, -1
+        for name in order:
+            if name in qualifying:
+                pulls = int(g.loc[g["config_id"] == name, "pulls"].iloc[0])
+                if pulls > most:
+                    best, most = name, pulls
+        out.setdefault((method, rho), []).append(best == answer)
+    return {k: float(np.mean(v)) for k, v in out.items()}
+
+
+def _psi_share(folder: Path, qualifying: set[str], answer: set[str]) -> dict[tuple[str, str, float], float]:
+    """Per (method, cost mode, rho): the share of repetitions whose returned set, restricted to the qualifying
+    configurations, is ``answer``."""
+    sel = pd.read_csv(next(folder.glob("selections.csv*")))
+    out: dict[tuple[str, str, float], list[bool]] = {}
+    for (method, mode, rho, _), g in sel.groupby(["method", "cost_mode", "rho", "rep"]):
+        returned = {n for n, r in zip(g["config_id"], g["returned"]) if r == 1 and n in qualifying}
+        out.setdefault((method, mode, rho), []).append(returned == answer)
+    return {k: float(np.mean(v)) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("requires, online_answer, psi_answer, within", [
+    (["objective1>=0.4"], "arm1", ["arm0", "arm1"], ["arm0", "arm1"]),
+    (["objective1<=0.55"], "arm3", ["arm2"], ["arm2", "arm3"]),
+    (["objective1<=0.55", "objective2>=0.5"], "arm2", ["arm2"], ["arm2"]),
+])
+def test_the_known_constrained_answers_of_a_synthetic_instance(synthetic, requires, online_answer, psi_answer,
+                                                               within):
+    items = {i["setting"]: i for i in recommend(synthetic, parse_constraints(requires))}
+    online, psi = items["online"]["constrained"], items["psi"]["constrained"]
+    assert online["answer"] == [online_answer] and psi["answer"] == psi_answer and psi["pareto_within"] == within
+    assert psi["only_within"] == [n for n in within if n not in psi_answer]
+    qualifying = set(online["qualifying"])
+    shares = _online_share(synthetic / "online", qualifying, online_answer)
+    assert {(f["method"], f["rho"]): f["share"] for f in online["found"]} == pytest.approx(shares)
+    shares = _psi_share(synthetic / "psi", qualifying, set(psi_answer))
+    assert {(f["method"], f["cost_mode"], f["rho"]): f["share"] for f in psi["found"]} == pytest.approx(shares)
+    assert max(f["share"] for f in psi["found"]) > 0  # the methods find it, at least at the larger budget
+
+
+def test_recommend_require_prints_the_answer_and_the_share_that_found_it(synthetic):
+    result = RUNNER.invoke(app, ["recommend", str(synthetic), "--require", "objective1<=0.55"])
+    assert result.exit_code == 0, result.output
+    assert "with objective1 <= 0.55: 3 of 5 configurations qualify" in result.output
+    assert "pay for arm3 (largest nu among them)" in result.output
+    assert "true Pareto set restricted to them (1): arm2" in result.output
+    assert "a filtered answer never holds them): arm3" in result.output
+    line = next(x for x in result.output.splitlines() if "restricted to them is it in" in x)
+    share = _psi_share(synthetic / "psi", {"arm2", "arm3", "arm4"}, {"arm2"})[("copsi-r", "deterministic", 100.0)]
+    assert f"CoPSI-R {100 * share:.0f}%" in line and "rho 100" in line
+    bad = RUNNER.invoke(app, ["recommend", str(synthetic), "--require", "latency<=2s"])
+    assert bad.exit_code == 2 and "have no latency" in bad.output and len(bad.output.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory) -> Path:
+    """The quick GSM8K configs with fewer repetitions and budgets."""
+    root = tmp_path_factory.mktemp("quick_constrained")
+    for name, over in (("gsm8k_psi_quick", {"repetitions": 6, "rho": [200, 2000]}),
+                       ("gsm8k_online_quick", {"repetitions": 4, "rho": [8]})):
+        cfg = load_config(ROOT / "configs" / f"{name}.yaml", {"output": str(root / name), "chunk_size": 10, **over})
+        run_experiment(cfg, quiet=True)
+    return root
+
+
+def _pareto_among(arms: pd.DataFrame, names: list[str]) -> list[str]:
+    """Brute force: the configurations of ``names`` no other of ``names`` strictly dominates in every objective."""
+    mu = {n: arms.loc[arms["config_id"] == n, ["mu_accuracy", "mu_efficiency"]].to_numpy()[0] for n in names}
+    return [a for a in names if not any(all(mu[b][d] > mu[a][d] for d in range(2)) for b in names if b != a)]
+
+
+def test_the_quick_results_under_accuracy_and_latency_requirements(quick):
+    requires = ("accuracy>=0.05", "latency<=2500ms")
+    items = {i["setting"]: i for i in recommend(quick, parse_constraints(requires))}
+    for setting, folder in (("psi", "gsm8k_psi_quick"), ("online", "gsm8k_online_quick")):
+        arms = pd.read_csv(quick / folder / "arms.csv")
+        qualifying = [n for n, a, t in zip(arms["config_id"], arms["accuracy"], arms["latency_s"])
+                      if a >= 0.05 and t <= 2.5]
+        found = items[setting]["constrained"]
+        assert found["qualifying"] == qualifying and 0 < len(qualifying) < len(arms)
+        if setting == "psi":
+            truth = [n for n, p in zip(arms["config_id"], arms["pareto"]) if p == 1 and n in qualifying]
+            assert found["answer"] == truth and found["pareto_within"] == _pareto_among(arms, qualifying)
+            shares = _psi_share(quick / folder, set(qualifying), set(truth))
+            assert {(f["method"], f["cost_mode"], f["rho"]): f["share"] for f in found["found"]} == pytest.approx(
+                shares)
+        else:
+            nu = dict(zip(arms["config_id"], arms["nu"]))
+            best = max(qualifying, key=lambda n: nu[n])
+            assert found["answer"] == [best]
+            shares = _online_share(quick / folder, set(qualifying), best)
+            assert {(f["method"], f["rho"]): f["share"] for f in found["found"]} == pytest.approx(shares)
+    e = load_experiment(quick / "gsm8k_psi_quick")
+    table = constrained_answer(e, parse_constraints(requires)).table()
+    assert list(itertools.islice(table.columns, 4)) == ["method", "rho", "budget", "repetitions"]
+    assert len(table) == len(e.methods) * 2  # every method at both budgets

@@ -1,0 +1,159 @@
+"""How results are stored: per-arm tables as gzip CSV that decompresses to exactly the plain CSV, folders of the
+previous (plain) format still read, a fully cached re-run that rewrites nothing, and the space it saves."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from cabench.cells import run_cell
+from cabench.config import parse_config
+from cabench.plan import build_problem, plan_cells, with_budgets
+from cabench.results import ResultSet
+from cabench.runner import run_experiment
+from tests.conftest import DATA
+
+ONLINE = {"name": "s_online", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2, 4],
+          "methods": ["cohv-ucb", "uniform"], "repetitions": 6, "chunk_size": 3, "backend": "sequential",
+          "trajectories": {"rho": 4, "points": 20}}
+PSI = {"name": "s_psi", "dataset": str(DATA / "piqa"), "setting": "psi", "arms": {"preset": "paper-subset"},
+       "rho": [20, 100], "methods": ["copsi", "uniform"], "cost_modes": ["deterministic", "stochastic"],
+       "repetitions": 8, "chunk_size": 4, "backend": "sequential"}
+
+
+def _config(raw: dict, out: Path):
+    return parse_config({**raw, "output": str(out)}, "s.yaml")
+
+
+def _run(raw: dict, out: Path):
+    return run_experiment(_config(raw, out), quiet=True)
+
+
+@pytest.fixture(scope="module", params=[ONLINE, PSI], ids=["online", "psi"])
+def finished(request, tmp_path_factory) -> tuple[dict, Path]:
+    """A finished experiment (online with trajectories, identification with two cost modes) and its folder."""
+    out = tmp_path_factory.mktemp("stored") / request.param["name"]
+    _run(request.param, out)
+    return request.param, out
+
+
+def _plain_selections(raw: dict, out: Path) -> bytes:
+    """``selections.csv`` as the plain writer made it: every cell's selection rows, computed afresh, in plan
+    order, the experiment's name and config hash first, written by pandas as CSV."""
+    cfg = _config(raw, out)
+    problem, _, _ = build_problem(cfg)
+    cfg = with_budgets(cfg, problem)
+    frames = [run_cell(problem, cfg.setting, cfg.seed, cell)[1] for cell in plan_cells(cfg)]
+    table = pd.concat(frames, ignore_index=True)
+    chash = pd.read_csv(out / "runs.csv", dtype=str)["config_hash"].iloc[0]
+    table.insert(0, "config_hash", chash)
+    table.insert(0, "experiment", raw["name"])
+    return table.to_csv(index=False, lineterminator="\n").encode()
+
+
+def test_selections_are_gzip_and_decompress_to_the_plain_csv(finished):
+    raw, out = finished
+    assert not (out / "selections.csv").exists()
+    packed = (out / "selections.csv.gz").read_bytes()
+    assert packed[:2] == b"\x1f\x8b"  # gzip
+    plain = _plain_selections(raw, out)
+    assert gzip.decompress(packed) == plain
+    assert len(packed) * 8 < len(plain)
+    direct = pd.read_csv(out / "selections.csv.gz")  # pandas reads it directly
+    assert len(direct) == plain.count(b"\n") - 1 and list(direct.columns[:2]) == ["experiment", "config_hash"]
+    cells = sorted((out / "cells").glob("*.sel.csv.gz"))
+    assert cells and not list((out / "cells").glob("*.sel.csv"))
+    assert all(gzip.decompress(p.read_bytes()).startswith(b"method,") for p in cells)
+    assert not list((out / "cells").glob("*.traj.csv"))
+    assert bool(list((out / "cells").glob("*.traj.csv.gz"))) == (raw["setting"] == "online")
+
+
+def _as_previous_format(folder: Path) -> None:
+    """Rewrite ``folder`` as the previous cabench left it: plain ``selections.csv`` and plain cell tables
+    sealed by their text's digest, no record of the joined tables."""
+    (folder / "selections.csv").write_bytes(gzip.decompress((folder / "selections.csv.gz").read_bytes()))
+    (folder / "selections.csv.gz").unlink()
+    cells = folder / "cells"
+    (cells / "joined.json").unlink()
+    for seal in cells.glob("*.ok"):
+        files = {}
+        for name in json.loads(seal.read_text()):
+            data = (cells / name).read_bytes()
+            if name.endswith(".gz"):
+                (cells / name).unlink()
+                name, data = name[:-3], gzip.decompress(data)
+                (cells / name).write_bytes(data)
+            files[name] = hashlib.sha256(data).hexdigest()
+        seal.write_text(json.dumps(files))
+
+
+def test_a_folder_of_the_previous_format_is_read_and_its_cells_reused(finished, tmp_path):
+    raw, out = finished
+    now = ResultSet(out.parent).experiments[0]
+    old = tmp_path / out.name
+    shutil.copytree(out, old)
+    _as_previous_format(old)
+    assert not list(old.rglob("*.gz"))
+    before = ResultSet(tmp_path).experiments[0]
+    pd.testing.assert_frame_equal(before.selections, now.selections)
+    pd.testing.assert_frame_equal(before.runs, now.runs)
+    again = _run(raw, old)  # the new cabench in the old folder: every cell reused, tables in the new format
+    assert (again.reused, again.computed) == (again.cells, 0)
+    assert not (old / "selections.csv").exists()
+    assert gzip.decompress((old / "selections.csv.gz").read_bytes()) == \
+        gzip.decompress((out / "selections.csv.gz").read_bytes())
+    assert (old / "runs.csv").read_bytes() == (out / "runs.csv").read_bytes()
+
+
+def _state(folder: Path) -> dict[str, tuple[int, int, str]]:
+    """Every file below ``folder`` by its inode, modification time and SHA-256: a rewrite changes the first two."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            st = path.stat()
+            out[path.relative_to(folder).as_posix()] = (st.st_ino, st.st_mtime_ns,
+                                                        hashlib.sha256(path.read_bytes()).hexdigest())
+    return out
+
+
+def test_a_fully_cached_rerun_rewrites_nothing_and_repairs_an_altered_table(finished, tmp_path):
+    raw, out = finished
+    folder = tmp_path / out.name
+    shutil.copytree(out, folder)
+    _run(raw, folder)  # config.yaml records the output folder: the copy's is written once
+    assert yaml.safe_load((folder / "config.yaml").read_text())["output"] == str(folder)
+    before = _state(folder)
+    again = _run(raw, folder)
+    assert (again.reused, again.computed) == (again.cells, 0)
+    assert _state(folder) == before
+    assert list(again.summary["method"]) == list(pd.read_csv(folder / "summary.csv")["method"])
+    summary = (folder / "summary.csv").read_bytes()
+    (folder / "summary.csv").write_bytes(summary.replace(b",ok,", b",0k,", 1))  # altered by hand
+    (folder / "runs.csv").unlink()
+    _run(raw, folder)
+    after = _state(folder)
+    assert {k: v[2] for k, v in after.items() if k != "cells/joined.json"} == \
+        {k: v[2] for k, v in before.items() if k != "cells/joined.json"}
+    assert after["summary.csv"][:2] != before["summary.csv"][:2]  # written again, as it was
+
+
+def _size(folder: Path, plain: bool) -> int:
+    """Bytes below ``folder``; with ``plain``, every gzip file counted at its decompressed size."""
+    return sum(len(gzip.decompress(p.read_bytes())) if plain and p.suffix == ".gz" else p.stat().st_size
+               for p in folder.rglob("*") if p.is_file())
+
+
+def test_results_take_a_fraction_of_the_plain_size(finished):
+    """Each per-arm row repeats the experiment, hash, method, budget and repetition of its neighbours, which
+    gzip stores as back-references: those tables shrink about 10-25 times. runs.csv, arms.csv, config.yaml
+    and the cells' runs rows stay plain, so a small folder as a whole shrinks less: it measures about a quarter
+    here (a ninth at paper scale, where the per-arm tables dominate); a third bounds it with room."""
+    _, out = finished
+    assert _size(out, plain=False) < _size(out, plain=True) / 3
