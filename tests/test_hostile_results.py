@@ -138,7 +138,7 @@ def named_psi(tmp_path_factory, named) -> Path:
 
 def test_configuration_names_survive_selections_plot_and_recommend(named_psi):
     exp = named_psi / "names"
-    selections = pd.read_csv(exp / "selections.csv", dtype=str, keep_default_na=False)
+    selections = pd.read_csv(exp / "selections.csv.gz", dtype=str, keep_default_na=False)
     assert set(selections["config_id"]) == set(NAMES) and len(selections) == 2 * 2 * 4 * len(NAMES)
     [item] = _reads_everywhere(named_psi)
     recommended = {c["config_id"] for r in item["results"] for c in r["configurations"]}
@@ -190,8 +190,8 @@ DAMAGE = [  # (label, damage, file, words in the error)
     ("budget zero", lambda f: _edit_csv(f, "runs.csv", "budget_tokens", "0"), "runs.csv", "column 'budget_tokens'"),
     ("share text", lambda f: _edit_csv(f, "runs.csv", "frac_optimal", "x"), "runs.csv", "column 'frac_optimal'"),
     ("dataset K text", lambda f: _edit_csv(f, "dataset.csv", "K", "many"), "dataset.csv", "column 'K'"),
-    ("selection of an unknown configuration", lambda f: _edit_csv(f, "selections.csv", "config_id", "ghost"),
-     "selections.csv", "column 'config_id'"),
+    ("selection of an unknown configuration", lambda f: _edit_csv(f, "selections.csv.gz", "config_id", "ghost"),
+     "selections.csv.gz", "column 'config_id'"),
 ]
 
 
@@ -223,7 +223,7 @@ def test_damaged_results_are_one_line_for_plot_report_recommend(tmp_path, finish
 @pytest.mark.parametrize("column, value", [("returned", "2"), ("cost_mode", "sideways")])
 def test_damaged_identification_results_are_one_line(tmp_path, named_psi, column, value):
     shutil.copytree(named_psi / "names", tmp_path / "root" / "names")
-    name = "selections.csv" if column == "returned" else "runs.csv"
+    name = "selections.csv.gz" if column == "returned" else "runs.csv"
     _edit_csv(tmp_path / "root" / "names", name, column, value)
     _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'names' / name}: ", f"row 2, column '{column}'")
 

@@ -166,7 +166,7 @@ def test_report_relative_hypervolume_is_the_returned_sets(root, report):
     arms = pd.read_csv(root / "gsm8k_dollars_psi" / "arms.csv").set_index("config_id")
     mu = arms[["mu_accuracy", "mu_latency", "mu_cost"]]
     truth = _volume(_nondominated(mu[arms["pareto"] == 1].to_numpy()))
-    selections = pd.read_csv(root / "gsm8k_dollars_psi" / "selections.csv")
+    selections = pd.read_csv(root / "gsm8k_dollars_psi" / "selections.csv.gz")
     summary = table(section(report, "gsm8k_dollars_psi"), "### Summary")
     assert len(summary) == 4 * 2 * 3
     for _, row in summary.iterrows():

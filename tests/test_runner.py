@@ -61,7 +61,7 @@ def test_runs_csv_columns(tmp_path, request):
     assert len(runs) == 4 * 2 * 6 and set(runs["s_r"]) == {0.01} and set(runs["experiment"]) == {"t_online"}
     arms = pd.read_csv(tmp_path / "o" / "arms.csv")
     assert len(arms) == 108 and set(runs["exploited"]) <= set(arms["config_id"])
-    sel = pd.read_csv(tmp_path / "o" / "selections.csv")
+    sel = pd.read_csv(tmp_path / "o" / "selections.csv.gz")
     assert len(sel) == 4 * 2 * 6 * 108
     per_run = sel.groupby(["method", "rho", "rep"])["pulls"].sum().to_numpy()
     assert (per_run == runs.sort_values(["method", "rho", "rep"])["pulls"].to_numpy()).all()
@@ -72,14 +72,14 @@ def test_runs_csv_columns(tmp_path, request):
     assert list(psi.columns[:13]) == ["experiment", "config_hash", "dataset", "setting", "method", "cost_mode", "rho",
                                       "budget_tokens", "rep", "error", "f1", "size", "spend_tokens"]
     assert len(psi) == 3 * 2 * 2 * 8 and psi["config_hash"].nunique() == 1
-    sel = pd.read_csv(tmp_path / "p" / "selections.csv")
+    sel = pd.read_csv(tmp_path / "p" / "selections.csv.gz")
     assert len(sel) == 3 * 2 * 2 * 8 * 14
     size = sel.groupby(["method", "cost_mode", "rho", "rep"], sort=False)["returned"].sum()
     assert (size.to_numpy() == psi["size"].to_numpy()).all()
     meta = yaml.safe_load((tmp_path / "p" / "config.yaml").read_text())
     assert meta["surrogate"] is True and meta["cabench_version"] and meta["git_commit"]
     assert meta["config_hash"] == psi["config_hash"].iloc[0] and meta["paper_experiment"] == "psi-stochastic"
-    for name in ("runs.csv", "summary.csv", "selections.csv", "arms.csv", "dataset.csv", "config.yaml"):
+    for name in ("runs.csv", "summary.csv", "selections.csv.gz", "arms.csv", "dataset.csv", "config.yaml"):
         assert (tmp_path / "p" / name).stat().st_mode & 0o044 == 0o044, name  # readable by others (umask 022)
 
 

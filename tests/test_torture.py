@@ -3,6 +3,7 @@ or be accepted correctly. One case per badly handled input or fault found by an 
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import importlib
 import json
@@ -141,8 +142,8 @@ def test_run_refuses_a_folder_whose_config_yaml_was_deleted(tmp_path, kept):
 
 def test_damaged_cells_are_recomputed_and_said(tmp_path, kept):
     clean = (kept / "runs.csv").read_bytes()
-    cells = sorted((kept / "cells").glob("*.sel.csv"))
-    cells[0].write_text(cells[0].read_text().splitlines()[0] + "\n")  # cut to its header
+    cells = sorted((kept / "cells").glob("*.sel.csv.gz"))
+    cells[0].write_bytes(gzip.compress(gzip.decompress(cells[0].read_bytes()).splitlines()[0] + b"\n"))  # header
     runs = sorted(p for p in (kept / "cells").glob("*.csv") if p.name.count(".") == 1)
     runs[1].write_text(runs[1].read_text()[:-20])  # cut mid-row
     (kept / "cells" / ".stale.csv.abc.tmp").write_text("half")
@@ -373,7 +374,7 @@ def test_output_not_writable_and_cell_path_a_folder(tmp_path, kept):
     cfg = parse_config({**PSI, "output": str(kept)}, "k.yaml")
     problem, identity, _ = build_problem(cfg)
     key = cell_key(identity, cfg.setting, cfg.seed, plan_cells(cfg)[0])
-    (kept / "cells" / f"{key}.sel.csv").mkdir()
+    (kept / "cells" / f"{key}.sel.csv.gz").mkdir()
     result = run_config(tmp_path, PSI, kept)
     one_line_error(result, "")
     assert {k: v for k, v in checksums(kept).items() if not k.startswith("cells/")} == \
@@ -518,7 +519,8 @@ def test_concurrent_runs_with_different_names_on_one_folder(tmp_path):
         for proc in procs:
             proc.start()
         for proc in procs:
-            proc.join()
+            proc.join(SAFETY_S)  # (a limit that ends a hang only)
+            assert proc.exitcode == 0, proc.exitcode
         results = [tuple(json.loads((tmp_path / f"{name}{trial}.said").read_text())) for name in ("first", "second")]
         codes = sorted(code for code, _ in results)
         assert codes == [0, 2], results
