@@ -76,12 +76,12 @@ def table_file(folder: Path, table: str) -> Path:
 
 
 def read_csv(path: Path) -> pd.DataFrame:
-    """Read a result CSV (plain or gzip) with exact float round-trip; name columns (:data:`TEXT`) stay text, as
-    Python strings (parsed faster than arrow-backed ones, and iterated far faster), empty as ``''``."""
+    """Read a result CSV (plain or gzip) with exact float round-trip; name columns (:data:`TEXT`) stay text,
+    empty as ``''``."""
     exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
     try:
         header = pd.read_csv(path, nrows=0).columns
-        return pd.read_csv(path, keep_default_na=False, dtype={c: object for c in TEXT},
+        return pd.read_csv(path, keep_default_na=False, dtype={c: str for c in TEXT},
                            na_values={c: ["", "nan", "NaN"] for c in header if c not in TEXT}, **exact)
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise CabenchError(f"{path}: unreadable result file ({str(exc).splitlines()[0]})") from exc

@@ -2,8 +2,8 @@
 
 ``run_experiment`` validates everything first (config, dataset, budgets,
 output folder), so bad input stops before anything is written. Each finished
-cell is written atomically to ``OUTPUT/cells/<key>.*`` (its runs rows as CSV,
-its per-arm selections and trajectory rows as gzip CSV, then its seal); a re-run
+cell is written atomically to ``OUTPUT/cells/<key>.*`` (its runs rows, per-arm
+selections and trajectory rows as gzip CSV, then its seal); a re-run
 reuses every cell whose key (a hash of all that determines its result) matches,
 and the tables are always built from the cell files, so they are byte-identical
 whatever the worker count, chunking, backend or interruptions. A re-run that
@@ -157,18 +157,17 @@ def _cell_state(cache: Path, key: str) -> str:
 
 
 def _cell_files(key: str, runs: pd.DataFrame, selections: pd.DataFrame, traj: pd.DataFrame | None) -> dict[str, bytes]:
-    """A cell's files: its rows of ``runs.csv`` as CSV, its per-arm selections and per-repetition
-    trajectories as gzip CSV."""
-    files = {f"{key}.csv": to_csv(runs).encode(), f"{key}.sel.csv.gz": compressed(to_csv(selections))}
-    if traj is not None:
-        files[f"{key}.traj.csv.gz"] = compressed(to_csv(traj))
-    return files
+    """A cell's files, gzip CSV: its rows of ``runs.csv`` (``<key>.csv.gz``), its per-arm selections
+    (``<key>.sel.csv.gz``) and per-repetition trajectories (``<key>.traj.csv.gz``)."""
+    tables = {"": runs, ".sel": selections, **({".traj": traj} if traj is not None else {})}
+    return {f"{key}{table}.csv.gz": compressed(to_csv(frame)) for table, frame in tables.items()}
 
 
-def _cell_table(cache: Path, key: str, table: str) -> Path:
-    """A cell's ``sel`` or ``traj`` table: gzip CSV, or the plain CSV of a cell an older cabench wrote."""
-    packed = cache / f"{key}.{table}.csv.gz"
-    return packed if packed.is_file() else cache / f"{key}.{table}.csv"
+def _cell_table(cache: Path, key: str, table: str = "") -> Path:
+    """A cell's runs rows, or its ``.sel`` or ``.traj`` table: gzip CSV, or the plain CSV of a cell an older
+    cabench wrote."""
+    packed = cache / f"{key}{table}.csv.gz"
+    return packed if packed.is_file() else cache / f"{key}{table}.csv"
 
 
 def _work(problem: Problem, setting: str, seed: int, cell: Cell, key: str) -> tuple[str, dict[str, bytes]]:
@@ -378,18 +377,18 @@ def _write_tables(cfg: ExperimentConfig, problem: Problem, ds: Dataset | None, r
     """Write ``arms.csv``, ``dataset.csv``, ``selections.csv.gz``, ``runs.csv``, ``trajectories.csv`` and
     ``summary.csv`` from the cell files; return the summary."""
     chash, unit, keys = record["config_hash"], problem.norm.cost_unit, [k for _, k in cells]
-    runs = pd.concat([read_csv(cache / f"{k}.csv") for k in keys], ignore_index=True)
+    runs = pd.concat([read_csv(_cell_table(cache, k)) for k in keys], ignore_index=True)
     arms = arms_table(problem, ds.configs if ds is not None else None, tuple(record["objectives"]),
                       ds.evaluation if ds is not None else None)
     write_atomic(out / "arms.csv", to_csv(_identified(to_files(arms, unit), cfg.name, chash)))
     write_atomic(out / "dataset.csv", to_csv(_identified(dataset_row(ds, record), cfg.name, chash)))
-    selections = _joined([_cell_table(cache, k, "sel") for k in keys], cfg.name, chash)
+    selections = _joined([_cell_table(cache, k, ".sel") for k in keys], cfg.name, chash)
     write_atomic(out / stored_name("selections.csv"), compressed(selections))
     if (out / "selections.csv").is_file():
         os.unlink(out / "selections.csv")  # the plain copy an older cabench wrote
     runs = _identified(runs, cfg.name, chash)
     write_atomic(out / "runs.csv", to_csv(runs))
-    traj_files = [_cell_table(cache, k, "traj") for c, k in cells if c.trajectory]
+    traj_files = [_cell_table(cache, k, ".traj") for c, k in cells if c.trajectory]
     if cfg.trajectories is not None and traj_files:
         per_rep = pd.concat([read_csv(p) for p in traj_files], ignore_index=True)
         aggregated = aggregate_trajectories(from_files(per_rep, unit, trajectory=True), problem.name,

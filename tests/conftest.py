@@ -3,6 +3,7 @@ to signal. No test waits for a time: each waits for a state, with :data:`SAFETY_
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -72,7 +73,8 @@ def held_run() -> Iterator[Callable[[Path], subprocess.Popen]]:
     yield start
     for proc in started:
         if proc.poll() is None or session(proc.pid):  # (a process of the session keeps its id the session's)
-            os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # (unless the last one ended meanwhile)
+                os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
 
 

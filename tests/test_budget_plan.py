@@ -20,7 +20,7 @@ from cabench.errors import CabenchError
 from cabench.plan import build_problem
 from cabench.planning.curves import metrics_at
 from cabench.planning.draws import posterior_problem, profiling_of
-from cabench.planning.search import crossing
+from cabench.planning.search import crossing, estimate
 from cabench.planning.targets import Target, parse_target
 from cabench.streams import stream_keys
 from tests.conftest import spread_logs, write_dataset
@@ -55,6 +55,25 @@ def test_crossing_interpolates_in_log_budget_from_the_last_miss():
     assert crossing(grid, np.array([0.0, 0.0, 0.0, 0.0]), error) == 1.0
     assert crossing(grid, np.array([0.9, 0.5, 0.05, 0.2]), error) == math.inf
     assert crossing(grid, np.array([0.2, 0.6, 0.7, 0.9]), Target("f1", 0.7)) == 4.0
+
+
+def test_an_estimate_moves_the_draws_needs_to_the_extrapolated_level_and_never_beyond_the_grid():
+    grid = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    error = Target("error", 0.1)
+
+    def met_from(g: int) -> np.ndarray:  # a curve that meets the target from grid point g on
+        return np.where(np.arange(5) >= g, 0.0, 1.0 if g == 0 else 0.5)
+
+    draws = np.stack([met_from(1), met_from(1), met_from(1), met_from(2), met_from(3)])  # needs ~2, 2, 2, ~4, ~8
+    needs = [crossing(grid, c, error) for c in draws]
+    rows_need = crossing(grid, met_from(2), error)
+    found = estimate(grid, met_from(2), draws, error, confidence=0.8, level=0.8, beyond=0.0)
+    # level: the rows' own need (beyond 0); the draws' needs scaled by it over their median (the third of five)
+    assert found.plugin == rows_need and found.rho == pytest.approx(needs[3] * rows_need / needs[2])
+    assert found.reach == 1.0 and found.low == pytest.approx(needs[0] * rows_need / needs[2])
+    farther = estimate(grid, met_from(2), draws, error, confidence=0.8, level=0.8, beyond=1.0)
+    assert farther.rho == pytest.approx(needs[3] * (rows_need / needs[2]) ** 2)
+    assert math.isinf(estimate(grid, met_from(3), draws, error, 0.8, 0.8, 1.0).rho)  # about 56: beyond the grid
 
 
 def _swapped(frame: pd.DataFrame, evaluation: set[str]) -> pd.DataFrame:
@@ -144,8 +163,8 @@ def test_a_planned_budget_is_borne_out_by_the_instance_itself():
 def test_an_online_share_target_is_planned_and_borne_out():
     cfg = parse_config({"dataset": FIVE, "setting": "online", "rho": [10], "methods": ["cohv-ucb"],
                         "split": {"profiling_size": 100, "seed": 2}}, "five_online.yaml")
-    found = plan_config(cfg, PlanSpec((Target("share", 0.8),), draws=4, repetitions=20, epsilon=0.0,
-                                      max_share=8.0), quiet=True)
+    found = plan_config(cfg, PlanSpec((Target("share", 0.8),), draws=8, repetitions=20, epsilon=0.0,
+                                      max_share=20.0), quiet=True)
     (row,) = found.rows
     assert math.isfinite(row.estimate.rho)
     truth, _, _ = build_problem(cfg)
@@ -197,3 +216,16 @@ def test_advise_takes_a_budget_or_targets_and_spends_the_plan(tmp_path):
     spent = line.split("; spending ")[1].split(" ")[0]
     assert float(spent.replace(",", "")) >= planned.loc[0, "budget_tokens"]  # rounded up, never below the plan
     assert (tmp_path / "advice" / "results" / f"five_online_{spent.replace(',', '')}tokens").is_dir()
+
+
+def test_a_plan_does_not_depend_on_the_backend_or_the_workers():
+    from cabench.backends import Backend
+    from cabench.budget_plan import plan_profiling
+
+    cfg = parse_config({"dataset": FIVE, "setting": "psi", "rho": [10], "methods": ["copsi-r"]}, "five.yaml")
+    profiling = config_profiling(cfg)
+    spec = PlanSpec((Target("f1", 0.9),), draws=3, repetitions=8, max_share=2.0)
+    alone, pooled = (plan_profiling(profiling, "psi", cfg.methods, ("deterministic",), spec, backend)
+                     for backend in (Backend("sequential"), Backend("threading", 2)))
+    pd.testing.assert_frame_equal(plan_frame(alone), plan_frame(pooled))
+    pd.testing.assert_frame_equal(alone.curves, pooled.curves)

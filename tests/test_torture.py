@@ -144,8 +144,8 @@ def test_damaged_cells_are_recomputed_and_said(tmp_path, kept):
     clean = (kept / "runs.csv").read_bytes()
     cells = sorted((kept / "cells").glob("*.sel.csv.gz"))
     cells[0].write_bytes(gzip.compress(gzip.decompress(cells[0].read_bytes()).splitlines()[0] + b"\n"))  # header
-    runs = sorted(p for p in (kept / "cells").glob("*.csv") if p.name.count(".") == 1)
-    runs[1].write_text(runs[1].read_text()[:-20])  # cut mid-row
+    runs = sorted(p for p in (kept / "cells").glob("*.csv.gz") if p.name.count(".") == 2)
+    runs[1].write_bytes(gzip.compress(gzip.decompress(runs[1].read_bytes())[:-20]))  # cut mid-row
     (kept / "cells" / ".stale.csv.abc.tmp").write_text("half")
     result = run_config(tmp_path, PSI, kept)
     assert result.exit_code == 0 and "2 saved cells were damaged" in result.stdout

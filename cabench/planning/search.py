@@ -49,14 +49,15 @@ def estimate(grid: np.ndarray, plugin: np.ndarray, curves: np.ndarray, target: T
     ``log`` need from the profiling rows' need (the :func:`crossing` of ``plugin``) away from the draws' median,
     ``beyond`` times their distance (:func:`~cabench.planning.draws.extrapolation`); the planned budget is that
     level times the draws' ``confidence`` quantile over their median, the interval the same for their central
-    ``level`` (quantiles are actual draws: nothing is interpolated past a draw that never meets the target)."""
+    ``level`` (quantiles are actual draws: nothing is interpolated past a draw that never meets the target, and a
+    budget beyond the grid is ``inf``, never extrapolated)."""
     needs = np.sort([crossing(grid, c, target) for c in curves])
     need = crossing(grid, plugin, target)
     median = float(np.quantile(needs, 0.5, method="inverted_cdf"))
+    scaled = np.full(len(needs), math.inf)
     if math.isfinite(need) and math.isfinite(median):
-        scaled = needs * (need / median) ** (1.0 + beyond)  # need * (need / median)^beyond * needs / median
-    else:
-        scaled = np.full(len(needs), math.inf)
+        moved = needs * (need / median) ** (1.0 + beyond)  # need * (need / median)^beyond * needs / median
+        scaled = np.where(moved <= grid[-1] * (1 + 1e-12), moved, math.inf)  # no budget beyond those simulated
     planned, low, high = np.quantile(scaled, [confidence, (1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
     return Estimate(float(planned), float(low), float(high), float(np.isfinite(needs).mean()), need,
                     tuple(float(x) for x in needs))
