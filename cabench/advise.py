@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from cabench import registry
 from cabench.budget_plan import PlanSpec, describe_row, plan_profiling, write_plan
@@ -41,7 +40,7 @@ from cabench.recommend import per_call, recommend
 from cabench.runner import run_experiment
 from cabench.storage import publish_folder, staging_folder
 from cabench.units import COST_UNITS, LABELS, amount
-from cabench.yamlio import load_yaml, yaml_problem
+from cabench.yamlio import load_config_file
 
 #: The most lines :func:`format_advice` prints.
 MAX_LINES = 15
@@ -191,14 +190,7 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> Path:
 def _prices(path: Path) -> Any:
     """A price table file, ``{model or pattern: {input: $/1M tokens, output: $/1M tokens}}``, or the ``prices`` of
     a config or ``dataset.yaml`` that declares one."""
-    if not path.is_file():
-        raise CabenchError(f"--prices {path}: file not found")
-    try:
-        table = load_yaml(path.read_text())
-    except yaml.YAMLError as exc:
-        raise CabenchError(f"--prices {path}: malformed YAML ({yaml_problem(exc)})") from None
-    except UnicodeDecodeError:
-        raise CabenchError(f"--prices {path}: not a text file; a price table is YAML") from None
+    table = load_config_file(path, "price table", "--prices ")
     return table["prices"] if isinstance(table, dict) and isinstance(table.get("prices"), dict) else table
 
 

@@ -76,15 +76,17 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return f"{problem}{where}"
 
 
-def load_config_file(path: Path) -> Any:
-    """A YAML config file's content; one line naming the file when it is missing, unreadable or malformed."""
+def load_config_file(path: Path, what: str = "config", where: str = "") -> Any:
+    """A YAML file's content (a ``what``: config, mapping, price table); one line naming the file (after
+    ``where``, e.g. the option that gave it) when it is missing, unreadable or malformed."""
     from cabench.errors import CabenchError
 
+    named = f"{where}{path}"
     if not path.is_file():
-        raise CabenchError(f"{path}: config file not found")
+        raise CabenchError(f"{named}: {what} file not found")
     try:
         return load_yaml(path.read_text())
     except yaml.YAMLError as exc:
-        raise CabenchError(f"{path}: malformed YAML ({yaml_problem(exc)}); fix the syntax there") from None
+        raise CabenchError(f"{named}: malformed YAML ({yaml_problem(exc)}); fix the syntax there") from None
     except UnicodeDecodeError:
-        raise CabenchError(f"{path}: not a text file; a config is YAML") from None
+        raise CabenchError(f"{named}: not a text file; a {what} is YAML") from None

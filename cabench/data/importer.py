@@ -40,7 +40,7 @@ from cabench.data.schema import (
 )
 from cabench.errors import CabenchError
 from cabench.storage import publish_folder, staging_folder
-from cabench.yamlio import load_yaml, yaml_problem
+from cabench.yamlio import load_config_file, load_yaml
 
 MAPPING_KEYS = ("columns", "constants", "scale", "extra_columns", "dataset")
 #: The columns a mapping may name: the canonical ones and the optional ones.
@@ -50,14 +50,7 @@ SUMMABLE = ("latency_s", "tokens", *OPTIONAL_COLUMNS)
 
 
 def _mapping(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise CabenchError(f"{path}: mapping file not found")
-    try:
-        raw = load_yaml(path.read_text())
-    except yaml.YAMLError as exc:
-        raise CabenchError(f"{path}: malformed YAML ({yaml_problem(exc)})") from None
-    except UnicodeDecodeError:
-        raise CabenchError(f"{path}: not a text file; a mapping is YAML") from None
+    raw = load_config_file(path, "mapping")
     if not isinstance(raw, dict):
         raise CabenchError(f"{path}: expected a mapping with keys {', '.join(MAPPING_KEYS)}")
     for key in raw:
