@@ -85,10 +85,8 @@ def reference_and_others(e: Experiment) -> tuple[str, list[str]]:
 
 def at(e: Experiment, method: str, rho: float, metric: str, mode: str | None = None) -> pd.Series:
     """``metric`` of ``method`` at ``rho`` (and cost ``mode``), by repetition."""
-    r = e.runs[(e.runs["method"] == method) & (e.runs["rho"] == rho)]
-    if mode is not None:
-        r = r[r["cost_mode"] == mode]
-    return r.set_index("rep")[metric].sort_index()
+    r = e.by_cell.get((method, float(rho)), e.runs.iloc[:0].set_index("rep"))
+    return (r if mode is None else r[r["cost_mode"] == mode])[metric]
 
 
 def comparisons(e: Experiment) -> list[dict]:
@@ -362,22 +360,14 @@ def relative_hypervolume(e: Experiment) -> pd.DataFrame:
     if e.setting != "psi":
         return pd.DataFrame(columns=columns)
     mu = e.arms[objective_columns(e.arms)].to_numpy(float)
-    arm_of = {name: i for i, name in enumerate(e.arms["config_id"].astype(str))}
     truth = hypervolume(mu[e.arms["pareto"].to_numpy() == 1])
-    chosen = e.selections[e.selections["returned"] == 1]
-    returned = chosen.groupby([*keys, "rep"], sort=False)["config_id"].agg(
-        lambda names: frozenset(arm_of[str(n)] for n in names))
-    volume: dict[frozenset, float] = {frozenset(): 0.0}
+    returned = e.returned
+    volume = np.array([hypervolume(mu[row]) if row.any() else 0.0 for row in returned.sets])
+    ratio = volume[returned.set_of] / truth if truth > 0 else np.full(len(e.runs), np.nan)
     rows = []
-    for (method, mode, rho), g in e.runs.groupby(keys, sort=False):
-        sets = [returned.get((method, mode, rho, rep), frozenset()) for rep in g["rep"]]
-        for arms in sets:
-            if arms not in volume:
-                volume[arms] = hypervolume(mu[sorted(arms)])
-        ratio = np.array([volume[arms] for arms in sets]) / truth if truth > 0 else np.full(len(sets), np.nan)
-        mean, se = mean_se(ratio)
-        rows.append({"method": method, "cost_mode": mode, "rho": float(rho), "n": len(sets), "mean": mean,
-                     "se": se})
+    for (method, mode, rho), at in e.runs.groupby(keys, sort=False).indices.items():
+        mean, se = mean_se(ratio[at])
+        rows.append({"method": method, "cost_mode": mode, "rho": float(rho), "n": len(at), "mean": mean, "se": se})
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -424,12 +414,11 @@ def found_by(e: Experiment, names: list[str], rho: float, mode: str | None = Non
     if e.setting == "online":
         return {str(m): float((g["exploited"].astype(str) == names[0]).mean())
                 for m, g in runs.groupby("method", sort=False)}
-    chosen = e.selections[(e.selections["rho"] == rho) & (e.selections["cost_mode"] == mode)
-                          & (e.selections["returned"] == 1)]
-    sets = chosen.groupby(["method", "rep"])["config_id"].agg(lambda c: frozenset(c.astype(str)))
-    target = frozenset(names)
-    return {str(m): float(np.mean([sets.get((m, rep), frozenset()) == target for rep in g["rep"]]))
-            for m, g in runs[runs["cost_mode"] == mode].groupby("method", sort=False)}
+    target = e.returned.index_of(names)
+    same = e.returned.set_of == target if target is not None else np.zeros(len(e.runs), dtype=bool)
+    here = ((e.runs["rho"] == rho) & (e.runs["cost_mode"] == mode)).to_numpy()
+    methods, hit = e.runs["method"].to_numpy()[here], same[here]
+    return {str(m): float(hit[methods == m].mean()) for m in dict.fromkeys(methods)}
 
 
 def _budget(frame: pd.DataFrame, rho: str) -> float | None:

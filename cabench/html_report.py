@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import html
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +84,8 @@ def _scorecard(c: Contents, anchors: dict[str, str]) -> list[dict[str, Any]]:
 def _decision(e: Experiment) -> dict[str, Any] | None:
     """The decision at the largest budget (:func:`cabench.recommend.decision`), its configurations in real units
     and how often each method finds it."""
-    top = max(e.rho_grid)  # the decision is the largest budget's: read its rows only
-    last = replace(e, runs=e.runs[e.runs["rho"] == top], selections=e.selections[e.selections["rho"] == top])
-    rows = answers(last)
-    d = decision(last, rows)
+    rows = answers(e, max(e.rho_grid))  # the decision is the largest budget's
+    d = decision(e, rows)
     if d is None:
         return None
     names = [d["configuration"]["config_id"]] if e.setting == "online" else list(d["pareto_set"])

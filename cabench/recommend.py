@@ -19,9 +19,11 @@ configurations, equals it.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from cabench import registry
@@ -62,34 +64,35 @@ def _online(e: Experiment) -> list[dict[str, Any]]:
     return out
 
 
-def _psi(e: Experiment) -> list[dict[str, Any]]:
-    truth = frozenset(e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str))
-    keys = ["method", "cost_mode", "rho"]
-    returned = {k: g for k, g in e.selections[e.selections["returned"] == 1].groupby(keys, sort=False)}
+def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
+    returned = e.returned
+    truth = returned.index_of(frozenset(e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str)))
+    budget, share = e.runs["budget"].to_numpy(float), (e.runs["spend"] / e.runs["budget"]).to_numpy(float)
     out = []
-    for (method, mode, rho), g in e.runs.groupby(keys, sort=False):
-        chosen = returned.get((method, mode, rho), e.selections.iloc[:0])
-        sets = chosen.groupby("rep")["config_id"].apply(lambda c: frozenset(c.astype(str)))
-        sets = sets.reindex(sorted(g["rep"].unique()), fill_value=frozenset())
-        n = len(sets)
-        freq = chosen["config_id"].astype(str).value_counts()
-        by_set = sets.value_counts()
-        modal_set, modal_count = sorted(by_set.items(), key=lambda item: (-item[1], sorted(item[0])))[0]
+    for (method, mode, r), at in e.runs.groupby(["method", "cost_mode", "rho"], sort=False).indices.items():
+        if rho is not None and r != rho:
+            continue
+        set_of, n = returned.set_of[at], len(at)
+        counts = np.bincount(set_of, minlength=len(returned.sets))
+        modal = int(min(np.flatnonzero(counts), key=lambda s: (-counts[s], sorted(returned.names_of(int(s))))))
+        freq = returned.member[at].sum(axis=0)
+        listed = sorted(np.flatnonzero(freq), key=lambda i: (-freq[i], returned.names[i]))
         out.append({
-            "method": method, "cost_mode": mode, "rho": float(rho),
-            "budget": float(g["budget"].iloc[0]), "repetitions": n,
-            "spend_share": float((g["spend"] / g["budget"]).mean()),
-            "exact_true_set": float(sum(st == truth for st in sets)) / n,
-            "modal_set": sorted(modal_set), "modal_set_share": modal_count / n,
-            "configurations": [{"config_id": name, "share": c / n, "pareto": name in truth}
-                               for name, c in sorted(freq.items(), key=lambda item: (-item[1], item[0]))],
+            "method": method, "cost_mode": mode, "rho": float(r),
+            "budget": float(budget[at[0]]), "repetitions": n, "spend_share": float(share[at].mean()),
+            "exact_true_set": float(np.sum(set_of == truth)) / n if truth is not None else 0.0,
+            "modal_set": sorted(returned.names_of(modal)), "modal_set_share": counts[modal] / n,
+            "configurations": [{"config_id": returned.names[i], "share": freq[i] / n,
+                                "pareto": bool(e.arms["pareto"].iloc[i] == 1)} for i in listed],
         })
     return out
 
 
-def answers(e: Experiment) -> list[dict[str, Any]]:
-    """Every method's answer at every budget (and cost mode) of an experiment."""
-    return _online(e) if e.setting == "online" else _psi(e)
+def answers(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
+    """Every method's answer at every budget (and cost mode) of an experiment; at budget ``rho`` only if given."""
+    if e.setting == "online":
+        return _online(e if rho is None else replace(e, runs=e.runs[e.runs["rho"] == rho]))
+    return _psi(e, rho)
 
 
 def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ import yaml
 from cabench import registry
 from cabench.errors import CabenchError
 from cabench.record import objective_columns
+from cabench.returned import ReturnedSets, returned_sets
 from cabench.stats import mean_se, wilson
 from cabench.units import COST_UNITS, LABELS, from_files, to_files
 from cabench.yamlio import load_yaml
@@ -197,19 +199,34 @@ class Experiment:
     def repetitions(self) -> int:
         return int(self.meta["repetitions"])
 
-    @property
+    # What follows is derived from the tables once and kept: an Experiment's tables are never changed in place
+    # (a subset is a new Experiment, dataclasses.replace).
+
+    @cached_property
     def rho_grid(self) -> list[float]:
         return sorted(float(r) for r in self.runs["rho"].unique())
 
-    @property
+    @cached_property
     def methods(self) -> list[str]:
         order = ONLINE_ORDER if self.setting == "online" else PSI_ORDER
-        present = list(dict.fromkeys(self.runs["method"]))
+        present = [str(m) for m in self.runs["method"].unique()]
         return [m for m in order if m in present] + [m for m in present if m not in order]
 
-    @property
+    @cached_property
     def cost_modes(self) -> list[str]:
-        return list(dict.fromkeys(self.runs["cost_mode"])) if "cost_mode" in self.runs else []
+        return [str(m) for m in self.runs["cost_mode"].unique()] if "cost_mode" in self.runs else []
+
+    @cached_property
+    def by_cell(self) -> dict[tuple[str, float], pd.DataFrame]:
+        """The runs of each method at each budget (every cost mode), by ``(method, rho)``, indexed by repetition in
+        order."""
+        return {(str(m), float(r)): g.set_index("rep").sort_index(kind="stable")
+                for (m, r), g in self.runs.groupby(["method", "rho"], sort=False)}
+
+    @cached_property
+    def returned(self) -> ReturnedSets:
+        """Identification: the set each run returned, as a membership matrix (:mod:`cabench.returned`)."""
+        return returned_sets(self.runs, self.selections, self.arms, str(table_file(self.folder, "selections.csv")))
 
     @property
     def objectives(self) -> list[str]:
@@ -230,6 +247,11 @@ class Experiment:
         return f"{self.label} — {self.title}, K={self.k}, ρ ∈ {{{rho}}}, {self.repetitions} repetitions"
 
     def summary(self) -> pd.DataFrame:
+        """The summary by method, budget (and cost mode) (:func:`summarize`), a copy of the one kept."""
+        return self._summary.copy()
+
+    @cached_property
+    def _summary(self) -> pd.DataFrame:
         return summarize(self.runs)
 
 

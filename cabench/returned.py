@@ -1,0 +1,64 @@
+"""The sets identification runs return, as arrays: one membership row per run of ``runs.csv``.
+
+``selections.csv`` holds one row per run and arm (``returned`` 0 or 1); the report, ``recommend`` and the
+figures ask the same questions of it many times — which set each run returned (``P_hat`` of Algorithm 2, line 14),
+how often a set or a configuration comes back, the returned set's hypervolume. :func:`returned_sets` reads the
+table once into a ``[runs, arms]`` boolean matrix and numbers the distinct sets, so each of those questions is an
+array operation instead of a pass over frozensets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from cabench.errors import CabenchError
+
+#: The columns naming one identification run (a row of ``runs.csv``).
+RUN_KEYS = ["method", "cost_mode", "rho", "rep"]
+
+
+@dataclass(frozen=True)
+class ReturnedSets:
+    """``member[r, i]``: run ``r`` (``runs.csv`` order) returned arm ``i`` (``arms.csv`` order); ``sets`` the
+    distinct rows of ``member`` and ``set_of[r]`` the index of run ``r``'s row among them."""
+
+    names: tuple[str, ...]
+    member: np.ndarray
+    sets: np.ndarray
+    set_of: np.ndarray
+
+    def names_of(self, s: int) -> list[str]:
+        """The configurations of distinct set ``s``, in ``arms.csv`` order."""
+        return [self.names[i] for i in np.flatnonzero(self.sets[s])]
+
+    def index_of(self, names: list[str] | tuple[str, ...] | frozenset[str]) -> int | None:
+        """The index among ``sets`` of the set holding exactly ``names``; None when no run returned it."""
+        wanted = np.isin(np.asarray(self.names, dtype=object), list(names))
+        if wanted.sum() != len(set(names)):
+            return None
+        hits = np.flatnonzero((self.sets == wanted).all(axis=1))
+        return int(hits[0]) if len(hits) else None
+
+
+def returned_sets(runs: pd.DataFrame, selections: pd.DataFrame, arms: pd.DataFrame, where: str = "selections.csv"
+                  ) -> ReturnedSets:
+    """The membership matrix of the runs' returned sets (rows of ``selections`` with ``returned == 1``); a run with
+    no such row returned the empty set. A returned row of a run ``runs`` lacks is refused (``where`` names the
+    file)."""
+    names = tuple(arms["config_id"].astype(str))
+    chosen = selections[selections["returned"] == 1]
+    at_run = pd.MultiIndex.from_frame(runs[RUN_KEYS]).get_indexer(pd.MultiIndex.from_frame(chosen[RUN_KEYS]))
+    at_arm = pd.Index(names).get_indexer(chosen["config_id"].astype(str))
+    if (at_run < 0).any():
+        row = int(np.flatnonzero(at_run < 0)[0])
+        raise CabenchError(f"{where}: row {int(chosen.index[row]) + 2}: a returned configuration of a run that "
+                           "runs.csv does not hold (a damaged file); run the experiment again")
+    member = np.zeros((len(runs), len(names)), dtype=bool)
+    member[at_run, at_arm] = True
+    if not len(runs):
+        return ReturnedSets(names, member, member, np.zeros(0, dtype=np.int64))
+    sets, set_of = np.unique(member, axis=0, return_inverse=True)
+    return ReturnedSets(names, member, sets, set_of.reshape(-1))
