@@ -350,9 +350,11 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
         drawn_from = {label for names in rows["experiments"] for label in names.split("; ")}
         if rows.empty or drawn_from != labels or not rows["stem"].isin(current).all():
             stale.append(source)  # drawn again; its figures still current are not written
+    first = sorted(stale, key=lambda s: s != figure_index.PAPER)  # the longest task first: no tail on one worker
     try:
-        drawn = list(parallel_map(_draw, [(subjects[s], root, formats, current) for s in stale],
-                                  Backend("loky", n_jobs)))
+        done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current) for s in first],
+                                            Backend("loky", n_jobs))))
+        drawn = [done[s] for s in stale]
     except OSError as exc:
         raise CabenchError(f"{root}: cannot write figures ({exc.strerror}); pass a writable results folder") \
             from None
