@@ -3,11 +3,11 @@
 The logs are imported (or a dataset folder is used as it is) and described; the method cabench ranks first in each
 setting — CoHV-UCB online (Algorithm 1), CoPSI-R for identification (Algorithm 2 with recycled samples) — runs at
 the stated budget as an experiment of its own (given targets instead, ``error<=0.1``, ``f1>=0.7`` or ``share>=0.9``,
-the budget of each setting that has one is planned first from the profiling split, :mod:`cabench.budget_plan`, and
-the method runs at it); the report is written as ``cabench report`` writes it (REPORT.md and
-REPORT.html); and :func:`recommend.decision`'s answers are condensed into at most :data:`MAX_LINES` lines by
-:func:`format_advice`. Everything lands in one folder (``data/``, ``results/``); a second run with the same
-arguments imports nothing new and reuses every cell.
+the budget of each setting that has one is planned first from the profiling split, :mod:`cabench.budget_plan`, the
+method runs at it, and the decision says what the plan predicted there beside what the run reached); the report is
+written as ``cabench report`` writes it (REPORT.md and REPORT.html); and :func:`recommend.decision`'s answers are
+condensed into at most :data:`MAX_LINES` lines by :func:`format_advice`. Everything lands in one folder (``data/``,
+``results/``); a second run with the same arguments imports nothing new and reuses every cell.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ import math
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cabench import registry
-from cabench.budget_plan import PlanSpec, describe_row, plan_profiling, write_plan
+from cabench.budget_plan import BudgetPlan, Planned, PlanSpec, describe_row, plan_profiling, write_plan
 from cabench.config import SETTINGS, parse_config
 from cabench.data.dataset import Dataset, Split, file_digest, load_dataset
 from cabench.data.describe import describe
@@ -37,7 +37,9 @@ from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.planning.draws import profiling_of
 from cabench.planning.targets import Target, parse_target
 from cabench.recommend import per_call, recommend
+from cabench.results import load_experiment
 from cabench.runner import run_experiment
+from cabench.stats import Z95, wilson
 from cabench.storage import publish_folder, staging_folder
 from cabench.units import COST_UNITS, LABELS, amount
 from cabench.yamlio import load_config_file
@@ -102,9 +104,34 @@ class Request:
 
 
 @dataclass(frozen=True)
+class Forecast:
+    """One target's metric at the budget spent: what the plan predicted (the mean of its draws and their
+    ``1 - confidence`` and ``confidence`` quantiles) and what the run reached (the mean over the repetitions with its
+    95% interval: Wilson for a probability, normal for F1)."""
+
+    target: Target
+    predicted: tuple[float, float, float]
+    reached: tuple[float, float, float] | None = None
+    repetitions: int = 0
+
+
+@dataclass(frozen=True)
+class SettingPlan:
+    """The plan of one targeted setting: its first method, the sentence saying what it would spend, the budget (None:
+    no budget of the plan reaches the targets), how it was planned and a :class:`Forecast` per target."""
+
+    setting: str
+    method: str
+    sentence: str
+    budget: Budget | None
+    spec: PlanSpec | None = None
+    forecasts: tuple[Forecast, ...] = ()
+
+
+@dataclass(frozen=True)
 class Advice:
     """What :func:`advise` found: the dataset described, the budget, one ``recommend`` item per setting run; when
-    the budgets were planned (``budget`` None), each setting's own and the plan's sentences."""
+    the budgets were planned (``budget`` None), each setting's plan with what it predicted and what the run reached."""
 
     dataset: dict[str, Any]
     instances: tuple[int, int]  # profiling, evaluation
@@ -112,7 +139,7 @@ class Advice:
     repetitions: int
     items: dict[str, dict[str, Any]]
     report: Path | None  # None when nothing ran
-    planned: tuple[str, ...] = ()
+    planned: tuple[SettingPlan, ...] = ()
 
 
 def recommended(setting: str) -> str:
@@ -252,13 +279,29 @@ def _rounded_up(value: float) -> float:
     return math.ceil(value / scale - 1e-9) * scale
 
 
+def predicted(plan: BudgetPlan, row: Planned, budget: float) -> tuple[float, float, float]:
+    """What ``plan`` predicts of ``row``'s metric at ``budget``: its draws' curves (mean and the ``1 - confidence``
+    and ``confidence`` quantiles) at the budget a draw needs for what the evaluation split needs at ``budget`` (the
+    estimate's ``scale``, :func:`cabench.planning.search.estimate`), interpolated in log budget (clamped to the
+    grid's ends)."""
+    scale = row.estimate.scale
+    curves = plan.curves
+    curve = curves[(curves["method"] == row.method) & (curves["cost_mode"].fillna("") == (row.cost_mode or ""))
+                   & (curves["target"] == row.target)]
+    at = math.log(plan.profiling.norm.rho(budget) / scale)
+    x = np.log(curve["rho"].to_numpy(dtype=float))
+    mean, low, high = (float(np.interp(at, x, curve[c].to_numpy(dtype=float))) for c in ("mean", "low", "high"))
+    return mean, low, high
+
+
 def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[str, tuple[Target, ...]],
-                 out: Path, quiet: bool) -> tuple[dict[str, Budget], tuple[str, ...]]:
-    """Each setting's budget (``by_setting`` holds the targeted ones), planned from the profiling split for its first
-    method (the recommended one unless ``--methods``) and its most demanding target, and one sentence per setting
-    saying what it would spend; the plans (``plan.csv``, ``plan.png``) go to ``out``."""
+                 out: Path, quiet: bool) -> dict[str, SettingPlan]:
+    """Each setting's plan (``by_setting`` holds the targeted ones), from the profiling split for its first method
+    (the recommended one unless ``--methods``): the budget of its most demanding target, rounded up, a sentence
+    saying what it would spend and what it predicts there of each target; the plans (``plan.csv``, ``plan.png``) go
+    to ``out``."""
     profiling = profiling_of(ds, np.arange(ds.n_arms))
-    budgets, sentences = {}, []
+    plans = {}
     for setting, names in by_setting.items():
         wanted = targets[setting]
         methods = [OnlineMethod(n) if setting == "online" else PsiMethod(n) for n in names]
@@ -266,13 +309,42 @@ def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[st
         label = f"{ds.name}_{SHOWN_SETTING[setting]}"
         found = plan_profiling(profiling, setting, methods, modes, PlanSpec(wanted), name=label, quiet=quiet)
         write_plan(found, out / label)
-        row = max((r for r in found.rows if r.method == names[0]), key=lambda r: r.estimate.rho)
+        rows = [r for r in found.rows if r.method == names[0]]
+        row = max(rows, key=lambda r: r.estimate.rho)
         line = f"plan, {SHOWN_SETTING[setting]}: {registry.display(names[0])} {describe_row(row, found)}"
-        if math.isfinite(row.estimate.rho):
-            budgets[setting] = Budget(_rounded_up(found.budget(row.estimate.rho)), found.cost_unit)
-            line += f"; spending {amount(budgets[setting].value, found.cost_unit)}"
-        sentences.append(line + ("" if setting in budgets else "; not run"))
-    return budgets, tuple(sentences)
+        if not math.isfinite(row.estimate.rho):
+            plans[setting] = SettingPlan(setting, names[0], line + "; not run", None)
+            continue
+        budget = Budget(_rounded_up(found.budget(row.estimate.rho)), found.cost_unit)
+        forecasts = tuple(Forecast(t, predicted(found, next(r for r in rows if r.target == t.text), budget.value))
+                          for t in wanted)
+        plans[setting] = SettingPlan(setting, names[0], f"{line}; spending {amount(budget.value, budget.unit)}",
+                                     budget, found.spec, forecasts)
+    return plans
+
+
+def reached(plan: SettingPlan, folder: Path) -> SettingPlan:
+    """``plan`` with what its method reached at the budget in the results ``folder``: identification, P(error) with
+    its Wilson interval and mean F1 ± 1.96 se (deterministic costs); online, the share of repetitions whose
+    most-exploited configuration has ``nu >= (1 - epsilon) max nu`` (paper §3.1), with its Wilson interval."""
+    assert plan.spec is not None  # a plan that was run
+    e = load_experiment(folder)
+    values: dict[str, tuple[float, float, float]]
+    if e.setting == "psi":
+        s = e.summary()
+        r = s[(s["method"] == plan.method) & (s["cost_mode"] == "deterministic")].iloc[0]
+        half = Z95 * float(r["f1_se"])
+        values = {"error": (float(r["error"]), float(r["error_low"]), float(r["error_high"])),
+                  "f1": (float(r["f1"]), float(r["f1"]) - half, float(r["f1"]) + half)}
+        n = int(r["n"])
+    else:
+        runs = e.runs[e.runs["method"] == plan.method]
+        nu = e.arms.assign(config_id=e.arms["config_id"].astype(str)).set_index("config_id")["nu"]
+        hits = int((nu.reindex(runs["exploited"].astype(str)) >= (1 - plan.spec.epsilon) * nu.max()).sum())
+        n = len(runs)
+        values = {"share": (hits / n, *wilson(hits, n))}
+    return replace(plan, forecasts=tuple(replace(f, reached=values[f.target.metric], repetitions=n)
+                                         for f in plan.forecasts))
 
 
 def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = False) -> Advice:
@@ -312,11 +384,12 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
     split = profiling_split(frame["instance_id"].nunique(), meta.get("split"), str(folder / META_NAME), notes)
     say(f"describe {folder}")
     ds = load_dataset(folder, None if split is None else Split(**split), terms)
-    planned: tuple[str, ...] = ()
+    plans: dict[str, SettingPlan] = {}
     if request.budget is None:
         say(f"plan {', '.join(t.text for wanted in targets.values() for t in wanted)} from the "
             f"{len(ds.profiling_ids)} profiling instances -> {request.out / 'plan'}")
-        budgets, planned = plan_budgets(ds, by_setting, targets, request.out / "plan", quiet)
+        plans = plan_budgets(ds, by_setting, targets, request.out / "plan", quiet)
+        budgets = {setting: p.budget for setting, p in plans.items() if p.budget is not None}
     else:
         budgets = {setting: request.budget for setting in by_setting}
         if not quiet:
@@ -341,6 +414,7 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
     say(f"report {results}" if folders else "report: nothing ran")
     html = write_reports(results)[1] if folders else None  # what `cabench report` writes: REPORT.md and REPORT.html
     items = {setting: recommend(path)[0] for setting, path in folders.items()}
+    planned = tuple(reached(p, folders[s]) if s in folders else p for s, p in plans.items())
     return Advice(describe(ds), (len(ds.profiling_ids), len(ds.evaluation_ids)), request.budget,
                   request.repetitions, items, html, planned)
 
@@ -397,6 +471,27 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[st
     return [head, *members]
 
 
+def plan_lines(plan: SettingPlan) -> list[str]:
+    """A setting's plan and, once run, what it predicted and what the run reached at the budget spent, per
+    target: ``at 1,240 tokens (CoPSI-R, 50 repetitions): error predicted 0.040 [0.000, 0.100], reached 0.060
+    [0.021, 0.162]: met``."""
+    done = [f for f in plan.forecasts if f.reached is not None]
+    if plan.budget is None or plan.spec is None or not done:
+        return [plan.sentence]
+    band = f"{100 * (1 - plan.spec.confidence):.0f}-{100 * plan.spec.confidence:.0f}%"
+
+    def said(f: Forecast) -> str:
+        assert f.reached is not None
+        mean, low, high = f.predicted
+        got, got_low, got_high = f.reached
+        return (f"{f.target.metric} predicted {mean:.3f} [{low:.3f}, {high:.3f}], reached {got:.3f} "
+                f"[{got_low:.3f}, {got_high:.3f}]: {'met' if f.target.met(np.array(got)) else 'not met'}")
+
+    return [plan.sentence, f"  at {amount(plan.budget.value, plan.budget.unit)} ({registry.display(plan.method)}, "
+                           f"{done[0].repetitions} repetitions): {'; '.join(said(f) for f in done)} (predicted: "
+                           f"the draws' mean [{band}]; reached: mean [95% CI])"]
+
+
 def format_advice(advice: Advice) -> str:
     """The decision in at most :data:`MAX_LINES` lines: the logs, the budget (or what the plan would spend), the
     configuration to pay for (online) and the Pareto set (identification) with their real units per call, and where
@@ -412,7 +507,7 @@ def format_advice(advice: Advice) -> str:
         rho = next(r["rho"] for item in advice.items.values() for r in item["results"])
         lines.append(f"budget {amount(advice.budget.value, unit)} (about {rho:.3g} calls per configuration), "
                      f"{advice.repetitions} repetitions")
-    lines += advice.planned
+    lines += [line for plan in advice.planned for line in plan_lines(plan)]
     if "online" in advice.items:
         lines += _online_lines(advice.items["online"], unit)
     tail = [f"report: {advice.report}"] if advice.report is not None else []

@@ -357,6 +357,11 @@ def plot(
     typer.echo(done.message())
 
 
+#: The help of --require (recommend, report).
+REQUIRE_HELP = ("A requirement per call, e.g. accuracy>=0.6, latency<=2s (or ms), usd<=0.002, tokens<=300, or an "
+                "objective's normalised mean (efficiency>=0.5); repeatable.")
+
+
 @app.command("recommend")
 def recommend_cmd(
     results: Annotated[Path, typer.Argument(help="Folder searched for result files.")],
@@ -365,8 +370,7 @@ def recommend_cmd(
     every: Annotated[bool, typer.Option("--all", help="Every method, budget and cost mode, not only the decision.")
                      ] = False,
     require: Annotated[list[str] | None, typer.Option(
-        "--require", help="A requirement per call, e.g. accuracy>=0.6, latency<=2s (or ms), usd<=0.002, "
-                          "tokens<=300, or an objective's normalised mean (efficiency>=0.5); repeatable.")] = None,
+        "--require", help=REQUIRE_HELP)] = None,
 ) -> None:
     """The configuration (online) or Pareto set (identification) to pay for, by name, with its real units; with
     --require, the one among the configurations that satisfy the requirements and how often each method found it."""
@@ -381,12 +385,19 @@ def recommend_cmd(
 
 
 @app.command("report")
-def report(results: Annotated[Path, typer.Argument(help="Folder searched for result files.")]) -> None:
+def report(
+    results: Annotated[Path, typer.Argument(help="Folder searched for result files.")],
+    require: Annotated[list[str] | None, typer.Option(
+        "--require", help=REQUIRE_HELP)] = None,
+) -> None:
     """Write REPORT.md and REPORT.html: a scorecard of the claims tested, then each experiment's decision,
-    summary, paired comparisons and verdicts; the paper's numbers beside its own experiments."""
+    summary, paired comparisons and verdicts; the paper's numbers beside its own experiments. With --require, each
+    experiment also answers among the configurations that satisfy the requirements, and says how often each method
+    found that answer."""
+    from cabench.constraints import parse_constraints
     from cabench.html_report import write_reports
 
-    md, html = _guard(lambda: write_reports(results))
+    md, html = _guard(lambda: write_reports(results, parse_constraints(require or [])))
     typer.echo(f"wrote {md} and {html}")
 
 

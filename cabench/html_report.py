@@ -4,7 +4,8 @@ The page opens with the scorecard (every claim the report tests, its verdict, th
 interval, and why a claim does not hold), then gives per experiment the decision (the configuration, or the
 Pareto set, by name with accuracy, latency, tokens and dollars per call where known, and how often each method
 finds it), the summary, a sortable table of every configuration, the Pareto front (names on hover), the current
-figures and the paired comparisons; then the paper's numbers beside ours with whether they match.
+figures and the paired comparisons; then the paper's numbers beside ours with whether they match. Given
+requirements, the page states them at the top and each experiment answers under them after its decision.
 
 Nothing is fetched when it opens: figures are inline PNG, the data inline JSON, and plotly.js is inlined once
 from the installed ``plotly`` package. The page is rendered by the jinja2 templates of ``cabench/templates``;
@@ -26,22 +27,22 @@ import plotly.offline
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
+from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
 from cabench.recommend import answers, decision
 from cabench.record import objective_columns
 from cabench.report import (
-    REAL_UNIT_FORMATS,
     Contents,
-    Table,
     comparison_tables,
     gather,
     markdown,
     paper_cells,
-    plus_minus,
     scorecard_counts,
     summary_table,
     write_text,
 )
+from cabench.report_cells import REAL_UNIT_FORMATS, Table, plus_minus
+from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite
 from cabench.units import LABELS, amount
 
@@ -210,6 +211,22 @@ def _comparisons(e: Experiment, found: Findings) -> dict[str, Any]:
             "boot": _table(boot), "mcnemar": _table(mcnemar)}
 
 
+def _under(e: Experiment, a: ConstrainedAnswer | str | None) -> dict[str, Any] | None:
+    """The answer under the requirements (:mod:`cabench.report_requirements`): its sentences, its configurations
+    and how often each method found it, rows keyed by configuration and by method, budget and cost mode."""
+    if a is None:
+        return None
+    out: dict[str, Any] = {"sentences": requirement_sentences(e, a), "qualifying": 0, "answer": "", "members": None,
+                           "found": None}
+    if isinstance(a, str) or not a.qualifying:
+        return out
+    members, found = (_table(t) for t in requirement_tables(e, a))
+    members["rows"] = [{"config": name, "cells": row} for name, row in zip(a.answer, members["rows"])]
+    found["rows"] = [{"key": [f.method, f"{f.rho:g}", f.cost_mode or ""], "cells": row}
+                     for f, row in zip(found_rows(e, a), found["rows"])]
+    return {**out, "qualifying": len(a.qualifying), "answer": "|".join(a.answer), "members": members, "found": found}
+
+
 def _experiment(c: Contents, e: Experiment, anchor: str) -> dict[str, Any]:
     d = _decision(e)
     decided = [r["config"] for r in d["rows"]] if d else []
@@ -219,7 +236,8 @@ def _experiment(c: Contents, e: Experiment, anchor: str) -> dict[str, Any]:
             "config_hash": e.config_hash, "methods": ", ".join(registry.display(m) for m in e.methods),
             "beyond": e in c.beyond, "decision": d, "summary": _summary(e, c.found[e.label].summary),
             "configurations": _configurations(e, decided), "front": _front(e, decided),
-            "figures": _images(c, experiment_source(e.label)), "comparisons": _comparisons(e, c.found[e.label])}
+            "figures": _images(c, experiment_source(e.label)), "comparisons": _comparisons(e, c.found[e.label]),
+            "under": _under(e, c.under.get(e.label))}
 
 
 def _environment() -> jinja2.Environment:
@@ -238,10 +256,12 @@ def render_html(c: Contents) -> str:
         versions=", ".join(sorted({str(e.meta.get("cabench_version")) for e in res.experiments})),
         commits=", ".join(sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})),
         paper=[paper_cells(r) + [r["match"]] for r in c.paper], paper_figures=_images(c, "paper"), stale=c.stale,
+        requirements=requirements_sentence(c.constraints) if c.constraints else "",
         plotly_js=plotly.offline.get_plotlyjs())
 
 
-def write_reports(root: Path) -> tuple[Path, Path]:
-    """Write ``ROOT/REPORT.md`` and ``ROOT/REPORT.html`` from one reading of the results below ``root``."""
-    c = gather(root)
+def write_reports(root: Path, constraints: tuple[Constraint, ...] = ()) -> tuple[Path, Path]:
+    """Write ``ROOT/REPORT.md`` and ``ROOT/REPORT.html`` from one reading of the results below ``root`` (each
+    experiment answering under ``constraints`` too)."""
+    c = gather(root, constraints)
     return (write_text(root / "REPORT.md", markdown(c)), write_text(root / "REPORT.html", render_html(c)))

@@ -10,16 +10,19 @@ comparisons at the largest budget with tests suited to each metric; and the
 verdicts. The paper's numbers (SPEC §8) appear only beside experiments
 recorded as the paper's own, each with whether it lies in our 95% interval,
 and Table 1's paper rows only for the paper's datasets. Figures are embedded
-only while current (:func:`cabench.figure_index.current_figures`).
+only while current (:func:`cabench.figure_index.current_figures`). Given
+requirements (``--require``, :mod:`cabench.constraints`), both reports state
+them at the top and each experiment answers under them too: the qualifying
+configurations, the configuration or restricted Pareto set among them with its
+real units, and how often each method's answer restricted to them is it.
 :class:`Contents` is computed once for this page and REPORT.html.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -35,65 +38,42 @@ from cabench.analysis import (
     reference_and_others,
     relative_hypervolume,
 )
+from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.errors import CabenchError
 from cabench.figure_index import current_figures, read_index
 from cabench.paper import PUBLISHED
 from cabench.record import objective_columns
+from cabench.report_cells import (
+    REAL_UNIT_FORMATS,
+    Table,
+    mark,
+    md_table,
+    method_name,
+    num,
+    plus_minus,
+    shown,
+    texts,
+    whole,
+)
+from cabench.report_requirements import answers_under, requirement_lines, requirements_sentence
 from cabench.results import Experiment, ResultSet, finite
 from cabench.stats import Z95
 from cabench.storage import write_atomic
 from cabench.units import LABELS, amount
 
-
-def _show(method: str) -> str:
-    return registry.display(method)
-
-
-def _num(value, digits: int = 3) -> str:
-    return f"{float(value):.{digits}f}" if finite(value) else "n/a"
-
-
-def _whole(value) -> str:
-    return f"{float(value):.0f}" if finite(value) else "n/a"
-
-
-def _mark(state: str) -> str:
-    return "n/a" if state == "n/a" else f"**{STATE_TEXT[state]}**"
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    """A Markdown table and a blank line."""
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(row) + " |" for row in rows), ""]
-
-
 # --- paired comparisons -------------------------------------------------------------------------------
-
-#: A table cell: its text and the value it sorts by (REPORT.md shows the text; REPORT.html both).
-Cell = tuple[str, Any]
-Table = tuple[list[str], list[list[Cell]]]
-
-
-def _shown(number: str, value: Any) -> Cell:
-    return number.format(value), value
-
-
-def _texts(table: Table) -> list[str]:
-    header, rows = table
-    return _md_table(header, [[text for text, _ in row] for row in rows])
-
 
 def comparison_tables(e: Experiment, rows: list[dict]) -> tuple[Table, Table]:
     """The paired comparisons of ``e`` (:func:`cabench.analysis.comparisons`): the bootstrap table (regrets, F1)
     and the McNemar table (errors)."""
-    name = _show(reference_and_others(e)[0])
-    boot = [[(r["metric"], r["metric"]), (r["mode"] or "—", r["mode"] or ""), (_show(r["other"]), r["other"]),
-             _shown("{:.4g}", r["base_mean"]), _shown("{:.4g}", r["other_mean"]),
-             (f"{r['diff']:+.4g} [{r['low']:+.4g}, {r['high']:+.4g}]", r["diff"]), _shown("{:.0%}", r["base_better"]),
-             _shown("{:.0%}", r["other_better"]), _shown("{}", r["n"])] for r in rows if r["test"] == "bootstrap"]
-    mc = [[(r["mode"], r["mode"]), (_show(r["other"]), r["other"]), _shown("{:.3f}", r["base_mean"]),
-           _shown("{:.3f}", r["other_mean"]), _shown("{}", r["only_a"]), _shown("{}", r["only_b"]),
-           _shown("{:.3g}", r["p"]), _shown("{:.3g}", r["p_holm"]), _shown("{}", r["n"])]
+    name = method_name(reference_and_others(e)[0])
+    boot = [[(r["metric"], r["metric"]), (r["mode"] or "—", r["mode"] or ""), (method_name(r["other"]), r["other"]),
+             shown("{:.4g}", r["base_mean"]), shown("{:.4g}", r["other_mean"]),
+             (f"{r['diff']:+.4g} [{r['low']:+.4g}, {r['high']:+.4g}]", r["diff"]), shown("{:.0%}", r["base_better"]),
+             shown("{:.0%}", r["other_better"]), shown("{}", r["n"])] for r in rows if r["test"] == "bootstrap"]
+    mc = [[(r["mode"], r["mode"]), (method_name(r["other"]), r["other"]), shown("{:.3f}", r["base_mean"]),
+           shown("{:.3f}", r["other_mean"]), shown("{}", r["only_a"]), shown("{}", r["only_b"]),
+           shown("{:.3g}", r["p"]), shown("{:.3g}", r["p_holm"]), shown("{}", r["n"])]
           for r in rows if r["test"] == "McNemar"]
     return ((["metric", "cost mode", f"{name} vs", f"{name} mean", "other mean", "mean diff [95% CI]", "base better",
               "other better", "n"], boot),
@@ -106,14 +86,14 @@ def _comparison_lines(e: Experiment, rows: list[dict]) -> list[str]:
     if not rows:
         return ["No other method to compare with.", ""]
     n_mc = sum(r["test"] == "McNemar" for r in rows)
-    lines = [f"{len(rows)} paired comparisons of {_show(base)} with each other method at the largest budget "
+    lines = [f"{len(rows)} paired comparisons of {method_name(base)} with each other method at the largest budget "
              f"(ρ={max(e.rho_grid):g}), repetition by repetition (every method replays the same streams). "
              "Regret and F1: mean difference with a percentile bootstrap 95% interval (2,000 resamples of "
              "repetitions; intervals are not adjusted for multiplicity)."
              + (f" Errors: exact McNemar test on the discordant repetitions; p-values Holm-adjusted over the "
                 f"{n_mc} McNemar tests of this experiment." if n_mc else ""), ""]
     for table in comparison_tables(e, rows):
-        lines += _texts(table) if table[1] else []
+        lines += texts(table) if table[1] else []
     return lines
 
 
@@ -127,7 +107,7 @@ def summary_table(e: Experiment, s: pd.DataFrame) -> Table:
     spend = mean_spend(e)
     if e.setting == "online":
         return (["method", "ρ", "B", "R_HV", "R_std", "pulls", "share of pulls on i*", "spent"],
-                [[(_show(r.method), r.method), (f"{r.rho:g}", r.rho), (amount(r.budget, unit), r.budget),
+                [[(method_name(r.method), r.method), (f"{r.rho:g}", r.rho), (amount(r.budget, unit), r.budget),
                   (f"{r.regret_hv:.2f} ± {Z95 * r.regret_hv_se:.2f}", r.regret_hv),
                   (f"{r.regret_std:.2f} ± {Z95 * r.regret_std_se:.2f}", r.regret_std), (f"{r.pulls:.1f}", r.pulls),
                   (f"{r.frac_optimal:.3f}", r.frac_optimal),
@@ -137,11 +117,11 @@ def summary_table(e: Experiment, s: pd.DataFrame) -> Table:
     rows = []
     for _, r in s.iterrows():
         h = hv.loc[(r.method, r.cost_mode, r.rho)]
-        rows.append([(_show(r.method), r.method), (r.cost_mode, r.cost_mode), (f"{r.rho:g}", r.rho),
+        rows.append([(method_name(r.method), r.method), (r.cost_mode, r.cost_mode), (f"{r.rho:g}", r.rho),
                      (amount(r.budget, unit), r.budget),
                      (f"{r.error:.3f} [{r.error_low:.3f}, {r.error_high:.3f}]", r.error),
                      (f"{r.f1:.3f} ± {Z95 * r.f1_se:.3f}", r.f1),
-                     (f"{_num(h['mean'])} ± {_num(Z95 * h['se'])}" if finite(h["mean"]) else "n/a", h["mean"]),
+                     (f"{num(h['mean'])} ± {num(Z95 * h['se'])}" if finite(h["mean"]) else "n/a", h["mean"]),
                      (f"{r['size']:.2f}", r["size"]),
                      (f"{amount(spend[r.method, r.cost_mode, r.rho], unit)} ({100 * r.spend_share:.1f}%)",
                       r.spend_share)])
@@ -159,19 +139,7 @@ def _summary_lines(e: Experiment, s: pd.DataFrame) -> list[str]:
         note = (f"Error probability with a 95% Wilson interval and mean F1 ± 95% CI over {n} repetitions; "
                 "H(P_hat)/H(P*): hypervolume of the returned set relative to the true Pareto set's (normalised "
                 f"means, reference point 0), mean ± 95% CI; {spent}.")
-    return [note, "", *_texts(summary_table(e, s))]
-
-
-#: Real-unit columns of ``arms.csv``: header and number format (mean and 95% half-width alike).
-REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency (s)", "{:.3g}"),
-              "tokens": ("tokens", "{:,.1f}"), "usd": ("USD", "${:.3g}")}
-
-
-def plus_minus(mean, half, number: str) -> str:
-    """``mean ± half`` in the ``number`` format; the mean alone where there is no interval."""
-    if not finite(mean):
-        return "n/a"
-    return number.format(mean) + (f" ± {number.format(half)}" if finite(half) else "")
+    return [note, "", *texts(summary_table(e, s))]
 
 
 def _configuration_lines(e: Experiment) -> list[str]:
@@ -182,23 +150,24 @@ def _configuration_lines(e: Experiment) -> list[str]:
     real = [c for c in REAL_UNIT_FORMATS if c in rows.columns]
     header = ["configuration", "why", *(f"{c[3:]} (normalised)" for c in objectives),
               f"c_i ({LABELS[e.cost_unit]})", "ν", *(f"{REAL_UNIT_FORMATS[c][0]} per call" for c in real)]
-    table = [[f"`{r['config_id']}`", r["why"], *(_num(r[c]) for c in objectives),
+    table = [[f"`{r['config_id']}`", r["why"], *(num(r[c]) for c in objectives),
               amount(r["profile_cost"], e.cost_unit), f"{float(r['nu']):.4g}",
               *(plus_minus(r[c], r[f"{c}_ci"], REAL_UNIT_FORMATS[c][1]) for c in real)] for _, r in rows.iterrows()]
     note = ("Normalised means scale each objective to [0, 1], larger is better; c_i is the profiling cost per call"
             + ("; real units are means over the evaluation instances ± the 95% half-width (1.96 s / √n)"
                if real else "; no real units are known (a synthetic instance, or a results folder written before "
                "cabench recorded them)"))
-    return [note + ".", "", *_md_table(header, table)]
+    return [note + ".", "", *md_table(header, table)]
 
 
-def experiment_section(e: Experiment, found: Findings) -> list[str]:
-    """Everything the report says of one experiment; it depends on that experiment's files only."""
+def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer | str | None = None) -> list[str]:
+    """Everything the report says of one experiment; it depends on that experiment's files only (``under``: its
+    answer under the requirements, :func:`~cabench.report_requirements.answers_under`)."""
     meta = e.meta
     source = "a synthetic instance" if e.info.get("synthetic") else (
         "**surrogate logs**, calibrated to the paper's published statistics, not real model outputs"
         if e.surrogate else "logs not marked as surrogate in their dataset.yaml")
-    methods = ", ".join(_show(m) for m in e.methods)
+    methods = ", ".join(method_name(m) for m in e.methods)
     front = e.arms[e.arms["pareto"] == 1]["config_id"].astype(str).tolist()
     best = e.arms[e.arms["optimal"] == 1]["config_id"].astype(str).tolist()
     budgets = ", ".join(amount(float(b), e.cost_unit) for b in e.runs.groupby("rho")["budget"].first())
@@ -212,21 +181,22 @@ def experiment_section(e: Experiment, found: Findings) -> list[str]:
              + (f"; cost modes: {', '.join(e.cost_modes)}" if e.setting == "psi" else ""),
              f"- true Pareto set of these arms ({len(front)}): {', '.join(front)}; max-ν arm: {', '.join(best)}"]
     if e.setting == "online":
-        params = "; ".join(f"{_show(m['name'])}: s_r={m.get('s_r')}, s_c={m.get('s_c')}, eta={m.get('eta')}, "
+        params = "; ".join(f"{method_name(m['name'])}: s_r={m.get('s_r')}, s_c={m.get('s_c')}, eta={m.get('eta')}, "
                            f"mode={m.get('mode')}" for m in meta.get("methods") or []
                            if registry.spec(m["name"], "online").tunable)
         lines.append(f"- parameters: {params}")
     if e.paper_role:
         lines.append(f"- this is the paper's experiment for {meta.get('paper_figures')} on {e.title}")
     for item in meta.get("infeasible") or []:
-        lines.append(f"- not run: {_show(item['method'])} at ρ={float(item['rho']):g} ({item['reason']})")
+        lines.append(f"- not run: {method_name(item['method'])} at ρ={float(item['rho']):g} ({item['reason']})")
     if e.duplicates:
         lines.append(f"- also found, identical, in: {', '.join(str(p) for p in e.duplicates)} (read once)")
-    lines += ["", "### Summary", ""] + _summary_lines(e, found.summary)
+    lines += [""] + requirement_lines(e, under)
+    lines += ["### Summary", ""] + _summary_lines(e, found.summary)
     lines += ["### Configurations that matter", ""] + _configuration_lines(e)
     lines += ["### Paired comparisons", ""] + _comparison_lines(e, found.comparisons)
     lines += ["### Verdicts", ""]
-    lines += [f"- {v.statement}: {_mark(v.state)}" + (f" — why: {v.reason}" if v.reason else "")
+    lines += [f"- {v.statement}: {mark(v.state)}" + (f" — why: {v.reason}" if v.reason else "")
               for v in found.verdicts]
     return lines + [""]
 
@@ -264,12 +234,12 @@ def _table1(res: ResultSet) -> list[str]:
     published = {(p.dataset, p.metric): p.text for p in PUBLISHED if p.method is None}
     for name, d in rows:
         source = "surrogate" if str(d.get("surrogate")) == "True" else "logs"
-        line = (f"| {d.get('title', name)} | {source} | {_whole(d.get('K'))} | {_range(d, 'accuracy', 3)} | "
-                f"{_range(d, 'latency', 3)} | {_range(d, 'tokens', 1)} | {_whole(d.get('pareto_size'))} | "
+        line = (f"| {d.get('title', name)} | {source} | {whole(d.get('K'))} | {_range(d, 'accuracy', 3)} | "
+                f"{_range(d, 'latency', 3)} | {_range(d, 'tokens', 1)} | {whole(d.get('pareto_size'))} | "
                 f"{_cost_range(d)} |")
         paper = d.get("dataset") in paper_sets
         if with_subset:
-            line += (f" {_whole(d.get('subset_pareto_size'))} | {float(d['subset_min_gap']):.4f} |"
+            line += (f" {whole(d.get('subset_pareto_size'))} | {float(d['subset_min_gap']):.4f} |"
                      if paper and finite(d.get("subset_min_gap")) else " n/a | n/a |")
         lines.append(line)
         ds = d.get("dataset")
@@ -317,12 +287,12 @@ def paper_cells(r: dict) -> list[str]:
     budget = "largest" if r["rho"] == "max" else "smallest" if r["rho"] == "min" else f"ρ={r['rho']}"
     measured = r["ours"] is not None
     if r["kind"] == "value":
-        quantity, who, paper = QUANTITIES[r["metric"]], _show(r["method"]), r["paper"]
+        quantity, who, paper = QUANTITIES[r["metric"]], method_name(r["method"]), r["paper"]
         ours = _fmt_like(r["ours"], r["paper"], r["where"])
     else:
         reduction = r["kind"] == "reduction"
         quantity = f"reduction of {QUANTITIES[r['metric']]}" if reduction else f"{r['kind'].split()[0]} F1 gain"
-        who = f"{_show(r['method'])} vs {_show(r['baseline'])}"
+        who = f"{method_name(r['method'])} vs {method_name(r['baseline'])}"
         paper = f"{r['paper']}{'%' if r['kind'] != 'absolute gain' else ''}"
         ours = _shown_number(r, r["ours"]) if measured else f"not measured ({r['where']})"
         budget = "largest" if reduction and r["rho"] == "max" else f"ρ={r['rho']}"
@@ -340,7 +310,7 @@ def _paper_section(rows: list[dict]) -> list[str]:
             "our 95% interval (Wilson for an error probability, mean ± 1.96 se for a mean, a paired bootstrap over "
             "repetitions for a reduction or gain), 'direction only' when a reduction or gain has the paper's sign "
             f"over our whole interval but not its size, else 'no'; {agree} of {len(rows)} match.", "",
-            *_md_table(["experiment", "quantity", "method", "budget (paper)", "paper", "ours", "ours at", "match"],
+            *md_table(["experiment", "quantity", "method", "budget (paper)", "paper", "ours", "ours at", "match"],
                        [paper_cells(r) for r in rows])]
 
 
@@ -365,22 +335,25 @@ def _per_budget(e: Experiment) -> list[str]:
     base, mode, table = per_budget(e)
     if not table:
         return []
-    rows = [[f"{r['rho']:g}", _show(r["other"]), f"{r['f1_base']:.3f}", f"{r['f1_other']:.3f}",
+    rows = [[f"{r['rho']:g}", method_name(r["other"]), f"{r['f1_base']:.3f}", f"{r['f1_other']:.3f}",
              f"{r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]", r["verdict"],
              f"{r['error_base']:.3f} vs {r['error_other']:.3f} (p={r['p']:.3g})", f"{100 * r['spend_share']:.1f}%",
              str(r["n"])] for r in table]
-    return [f"#### {_show(base)} against each method at every budget ({mode} costs)", "",
+    return [f"#### {method_name(base)} against each method at every budget ({mode} costs)", "",
             "F1: mean paired difference with a percentile bootstrap 95% interval over repetitions; error: exact "
             "McNemar p (not adjusted); spend: the share of the budget the reference method spent.", "",
-            *_md_table(["ρ", "vs", f"F1 {_show(base)}", "F1 other", "F1 diff [95% CI]", f"{_show(base)}'s F1 is",
-                        "error (base vs other)", f"{_show(base)} spend", "n"], rows)]
+            *md_table(["ρ", "vs", f"F1 {method_name(base)}", "F1 other", "F1 diff [95% CI]",
+                       f"{method_name(base)}'s F1 is", "error (base vs other)", f"{method_name(base)} spend", "n"],
+                      rows)]
 
 
 @dataclass(frozen=True)
 class Contents:
     """What both renderings of the report (REPORT.md, REPORT.html) read, computed once: the results below
     ``root``, each experiment's findings by label, the paper's numbers beside ours, the figures of figures.csv
-    that are current (drawn from the results as they are now) and how many of its figures are not."""
+    that are current (drawn from the results as they are now) and how many of its figures are not; the
+    requirements, if any, and each experiment's answer under them by label
+    (:func:`~cabench.report_requirements.answers_under`)."""
 
     root: Path
     results: ResultSet
@@ -388,20 +361,23 @@ class Contents:
     paper: list[dict]
     figures: pd.DataFrame
     stale: int
+    constraints: tuple[Constraint, ...] = ()
+    under: dict[str, ConstrainedAnswer | str] = field(default_factory=dict)
 
     @property
     def beyond(self) -> list[Experiment]:
         return [e for e in self.results.experiments if is_beyond(e)]
 
 
-def gather(root: Path) -> Contents:
-    """Read the results below ``root`` and compute what the report says of them."""
+def gather(root: Path, constraints: tuple[Constraint, ...] = ()) -> Contents:
+    """Read the results below ``root`` and compute what the report says of them (under ``constraints`` too)."""
     res = ResultSet(root)
     if res.empty:
         raise CabenchError(f"{root}: no runs.csv below this folder; run `cabench run CONFIG` first")
+    under = answers_under(res, constraints)
     figures = current_figures(root)
     return Contents(root, res, {e.label: findings(e) for e in res.experiments}, paper_rows(res), figures,
-                    len(read_index(root)) - len(figures))
+                    len(read_index(root)) - len(figures), constraints, under)
 
 
 def scorecard_counts(c: Contents) -> str:
@@ -417,7 +393,7 @@ def _scorecard(c: Contents) -> list[str]:
             f"Each claim the report tests, experiment by experiment ({scorecard_counts(c)}): the verdict, the "
             "tested quantity with its 95% interval, and for a claim that does not hold a reason measured in the "
             "results files" + (" (surrogate logs: see the note below)" if c.results.surrogate else "") + ".", "",
-            *_md_table(["experiment", "claim", "verdict", "tested quantity [95% CI]", "why it does not hold"], rows)]
+            *md_table(["experiment", "claim", "verdict", "tested quantity [95% CI]", "why it does not hold"], rows)]
 
 
 def markdown(c: Contents) -> str:
@@ -425,7 +401,8 @@ def markdown(c: Contents) -> str:
     res = c.results
     versions = sorted({str(e.meta.get("cabench_version")) for e in res.experiments})
     commits = sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})
-    lines = ["# cabench report", "", *_scorecard(c)]
+    lines = ["# cabench report", "", *([f"**{requirements_sentence(c.constraints)}**", ""] if c.constraints else []),
+             *_scorecard(c)]
     surrogate = sorted({e.title for e in res.experiments if e.surrogate})
     if surrogate:
         lines += [f"> **Surrogate data.** The logs of {', '.join(surrogate)} behind these results are *surrogate* "
@@ -445,25 +422,25 @@ def markdown(c: Contents) -> str:
     beyond = c.beyond
     for e in res.experiments:
         if e not in beyond:
-            lines += experiment_section(e, c.found[e.label])
+            lines += experiment_section(e, c.found[e.label], c.under.get(e.label))
     if beyond:
         extra = list(dict.fromkeys(m for e in beyond for m in e.methods if registry.origin(m) != "paper"))
         lines += ["## Beyond the paper", "",
-                  f"Experiments with methods the paper does not have: {', '.join(_show(m) for m in extra)} "
+                  f"Experiments with methods the paper does not have: {', '.join(method_name(m) for m in extra)} "
                   "(docs/methods.md states each rule and what of Theorem 2 carries over; methods of your own are "
                   "`module:object`). These results are kept apart from the paper's experiments above and from its "
                   "figures.", ""]
         for e in beyond:
-            lines += experiment_section(e, c.found[e.label])
+            lines += experiment_section(e, c.found[e.label], c.under.get(e.label))
             lines += _per_budget(e)
     lines += _paper_section(c.paper)
     lines += _figures(c)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def build_report(root: Path) -> str:
-    """REPORT.md's text for the results below ``root``."""
-    return markdown(gather(root))
+def build_report(root: Path, constraints: tuple[Constraint, ...] = ()) -> str:
+    """REPORT.md's text for the results below ``root`` (under ``constraints`` too)."""
+    return markdown(gather(root, constraints))
 
 
 def write_text(path: Path, text: str) -> Path:

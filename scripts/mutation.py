@@ -72,14 +72,15 @@ MUTANTS = [
            '"code": code_hash(), ', "",
            ("tests/test_results.py::test_editing_an_engine_source_reuses_no_cell",)),
     Mutant("exact true set counted as a subset", "cabench/recommend.py",
-           "sum(st == truth for st in sets)", "sum(st <= truth for st in sets)",
+           "float(np.sum(set_of == truth))",
+           "float(np.sum(~(returned.member[at] & ~returned.sets[truth]).any(axis=1)))",
            ("tests/test_results.py::test_recommend_json_names_configurations_of_the_data",)),
     Mutant("conflicting copies of an experiment read once", "cabench/results.py",
            "elif seen.runs.equals(exp.runs) and seen.selections.equals(exp.selections):", "else:",
            ("tests/test_results.py::test_same_experiment_twice_is_read_once_and_conflicting_copies_are_refused",)),
     Mutant("reports pool experiments of one dataset", "cabench/report.py",
            "    for e in res.experiments:\n        if e not in beyond:\n"
-           "            lines += experiment_section(e, c.found[e.label])",
+           "            lines += experiment_section(e, c.found[e.label], c.under.get(e.label))",
            "    for e in res.experiments[:1]:\n        e.runs = pd.concat([x.runs for x in res.experiments "
            "if x.setting == e.setting])\n        lines += experiment_section(e, findings(e))",
            ("tests/test_results.py::test_two_experiments_under_one_root_are_reported_separately",)),

@@ -5,18 +5,25 @@ of the logs with its dollars per call, the report, one-line errors, and a re-run
 from __future__ import annotations
 
 import importlib.util
+import math
+import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cabench.advise import MAX_LINES, Advice, Budget, format_advice, parse_budget
+from cabench.advise import MAX_LINES, Advice, Budget, format_advice, parse_budget, predicted
+from cabench.budget_plan import BudgetPlan, Planned, PlanSpec
 from cabench.cli import app
 from cabench.data.dataset import load_dataset
-from tests.conftest import ROOT
+from cabench.planning.search import Estimate
+from cabench.planning.targets import Target
+from tests.conftest import ROOT, spread_logs, write_dataset
 
 EXAMPLE = ROOT / "examples" / "practitioner"
 RUNNER = CliRunner()
@@ -182,3 +189,79 @@ def test_a_long_pareto_set_is_cut_to_15_lines():
     lines = text.splitlines()
     assert len(lines) == MAX_LINES and "CoHV-UCB exploits it in 90% of 10 repetitions" in lines[3]
     assert lines[-2] == "  … and 13 more (the report lists them)" and lines[-3].startswith("  c6: accuracy 0.500")
+
+
+def test_the_plan_predicts_from_its_draws_at_the_budget_they_need_for_the_evaluation_splits():
+    """Draws needing rho 1, 2, 4, 4, 8: their 80% quantile is 4, planned at 8 (the estimate's scale 2), so the
+    evaluation split at rho 8 is a draw at rho 4, and at rho 4 a draw at rho 2; between grid points the curves are
+    read linearly in log rho."""
+    target = Target("error", 0.1)
+    curves = pd.DataFrame({"method": "copsi-r", "cost_mode": "deterministic", "target": target.text,
+                           "rho": [1.0, 2.0, 4.0, 8.0], "mean": [0.5, 0.3, 0.1, 0.0], "low": [0.4, 0.2, 0.0, 0.0],
+                           "high": [0.7, 0.5, 0.2, 0.1]})
+    needs = (1.0, 2.0, 4.0, 4.0, 8.0)
+    row = Planned("copsi-r", "deterministic", target.text, Estimate(8.0, 4.0, 16.0, 1.0, 6.0, needs, scale=2.0))
+    profiling = SimpleNamespace(norm=SimpleNamespace(rho=lambda budget: budget / 100))  # B = 100 rho
+    plan = BudgetPlan("p", "psi", profiling, PlanSpec((target,)), np.array([1.0, 2.0, 4.0, 8.0]), curves, (row,))
+    assert predicted(plan, row, 800.0) == pytest.approx((0.1, 0.0, 0.2))
+    assert predicted(plan, row, 400.0) == pytest.approx((0.3, 0.2, 0.5))
+    halfway = math.sqrt(2) * 400  # a draw at rho 2 * sqrt(2): halfway from 2 to 4 in log rho
+    assert predicted(plan, row, halfway) == pytest.approx((0.2, 0.1, 0.35))
+    assert predicted(plan, row, 50.0) == pytest.approx((0.5, 0.4, 0.7))  # below the grid: its first point
+
+
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval, written out."""
+    z, p = 1.959963984540054, k / n
+    centre, half, scale = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)), 1 + z * z / n
+    return (0.0 if k == 0 else (centre - half) / scale), (1.0 if k == n else (centre + half) / scale)
+
+
+#: The targets of the advise run below: metric -> whether a value meets it.
+TARGETS = {"share": lambda v: v >= 0.6, "f1": lambda v: v >= 0.8, "error": lambda v: v <= 0.6}
+
+
+def _reached(runs: pd.DataFrame, arms: pd.DataFrame, metric: str) -> tuple[float, float, float]:
+    """A target's metric over the runs, counted from runs.csv and arms.csv, with its 95% interval."""
+    n = len(runs)
+    if metric == "f1":
+        half = 1.96 * runs["f1"].std() / math.sqrt(n)
+        return runs["f1"].mean(), runs["f1"].mean() - half, runs["f1"].mean() + half
+    if metric == "error":
+        k = int(runs["error"].sum())
+    else:  # the exploited configuration's nu within 5% of the best (paper §3.1)
+        nu = dict(zip(arms["config_id"], arms["nu"]))
+        k = sum(nu[name] >= 0.95 * max(nu.values()) for name in runs["exploited"])
+    return (k / n, *_wilson(k, n))
+
+
+def test_advise_with_targets_says_what_the_plan_predicted_and_what_the_run_reached(tmp_path):
+    # eight configurations, the second best's nu 0.913 of the best: outside the online target's 5%, inside 10%
+    logs = spread_logs(8, n_instances=200, seed=7)
+    folder = write_dataset(tmp_path / "eight", logs, split={"profiling_size": 100, "seed": 0})
+    out = tmp_path / "advice"
+    result = RUNNER.invoke(app, ["advise", str(folder), "--target", "share>=0.6", "--target", "f1>=0.8", "--target",
+                                 "error<=0.6", "--repetitions", "12", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) <= MAX_LINES
+    triple = r"(-?\d+\.\d{3}) \[(-?\d+\.\d{3}), (-?\d+\.\d{3})\]"
+    for shown, metrics in (("online", ["share"]), ("identification", ["f1", "error"])):
+        at = lines.index(next(x for x in lines if x.startswith(f"plan, {shown}: "))) + 1
+        spent = lines[at - 1].split("; spending ")[1]
+        assert lines[at].startswith(f"  at {spent} (") and "12 repetitions): " in lines[at] and lines[at].endswith(
+            "(predicted: the draws' mean [20-80%]; reached: mean [95% CI])")
+        results = out / "results" / f"eight_{shown}_{spent.replace(',', '').replace(' ', '')}"
+        runs, arms = pd.read_csv(results / "runs.csv"), pd.read_csv(results / "arms.csv")
+        curves = pd.read_csv(out / "plan" / f"eight_{shown}" / "plan_curves.csv")
+        assert len(runs) == 12
+        for metric in metrics:
+            found = re.search(rf"{metric} predicted {triple}, reached {triple}: (met|not met)", lines[at])
+            assert found, lines[at]
+            mean, low, high = map(float, found.groups()[:3])  # read off the plan's curves (the test above)
+            curve = curves[curves["target"].str.startswith(metric)]
+            assert curve["low"].min() - 1e-3 <= low <= high <= curve["high"].max() + 1e-3
+            assert curve["mean"].min() - 1e-3 <= mean <= curve["mean"].max() + 1e-3
+            value = _reached(runs, arms, metric)
+            assert tuple(map(float, found.groups()[3:6])) == pytest.approx(value, abs=6e-4)
+            assert found.group(7) == ("met" if TARGETS[metric](value[0]) else "not met")

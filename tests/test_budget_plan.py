@@ -71,8 +71,10 @@ def test_an_estimate_moves_the_draws_needs_to_the_extrapolated_level_and_never_b
     # level: the rows' own need (beyond 0); the draws' needs scaled by it over their median (the third of five)
     assert found.plugin == rows_need and found.rho == pytest.approx(needs[3] * rows_need / needs[2])
     assert found.reach == 1.0 and found.low == pytest.approx(needs[0] * rows_need / needs[2])
+    assert found.scale == pytest.approx(rows_need / needs[2])  # a draw's budget to the evaluation split's
     farther = estimate(grid, met_from(2), draws, error, confidence=0.8, level=0.8, beyond=1.0)
     assert farther.rho == pytest.approx(needs[3] * (rows_need / needs[2]) ** 2)
+    assert farther.scale == pytest.approx((rows_need / needs[2]) ** 2)
     assert math.isinf(estimate(grid, met_from(3), draws, error, 0.8, 0.8, 1.0).rho)  # about 56: beyond the grid
 
 

@@ -35,6 +35,7 @@ class Estimate:
     reach: float  # share of draws that meet the target within the grid
     plugin: float = math.inf  # the budget the profiling rows themselves need
     needs: tuple[float, ...] = ()  # the budget each draw needs, ascending
+    scale: float = math.inf  # a draw's budget times scale is the evaluation split's (the extrapolated level)
 
 
 def estimate(grid: np.ndarray, plugin: np.ndarray, curves: np.ndarray, target: Target, confidence: float,
@@ -54,10 +55,11 @@ def estimate(grid: np.ndarray, plugin: np.ndarray, curves: np.ndarray, target: T
     needs = np.sort([crossing(grid, c, target) for c in curves])
     need = crossing(grid, plugin, target)
     median = float(np.quantile(needs, 0.5, method="inverted_cdf"))
-    scaled = np.full(len(needs), math.inf)
+    scaled, scale = np.full(len(needs), math.inf), math.inf
     if math.isfinite(need) and math.isfinite(median):
-        moved = needs * (need / median) ** (1.0 + beyond)  # need * (need / median)^beyond * needs / median
+        scale = (need / median) ** (1.0 + beyond)
+        moved = needs * scale  # need * (need / median)^beyond * needs / median
         scaled = np.where(moved <= grid[-1] * (1 + 1e-12), moved, math.inf)  # no budget beyond those simulated
     planned, low, high = np.quantile(scaled, [confidence, (1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
     return Estimate(float(planned), float(low), float(high), float(np.isfinite(needs).mean()), need,
-                    tuple(float(x) for x in needs))
+                    tuple(float(x) for x in needs), float(scale))

@@ -1,0 +1,64 @@
+"""The cells both reports are made of: a table is a header and rows of cells, each cell its text and the value it
+sorts by (REPORT.md shows the text, REPORT.html both), and the number formats they share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cabench import registry
+from cabench.analysis import STATE_TEXT
+from cabench.results import finite
+
+
+def method_name(method: str) -> str:
+    """A method's display name (the registry's)."""
+    return registry.display(method)
+
+
+def num(value, digits: int = 3) -> str:
+    """``value`` with ``digits`` decimals; n/a when not finite."""
+    return f"{float(value):.{digits}f}" if finite(value) else "n/a"
+
+
+def whole(value) -> str:
+    """``value`` rounded to a whole number; n/a when not finite."""
+    return f"{float(value):.0f}" if finite(value) else "n/a"
+
+
+def mark(state: str) -> str:
+    """A verdict's state in bold words (n/a: not tested)."""
+    return "n/a" if state == "n/a" else f"**{STATE_TEXT[state]}**"
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table and a blank line."""
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(row) + " |" for row in rows), ""]
+
+
+#: A table cell: its text and the value it sorts by (REPORT.md shows the text; REPORT.html both).
+Cell = tuple[str, Any]
+Table = tuple[list[str], list[list[Cell]]]
+
+
+def shown(number: str, value: Any) -> Cell:
+    """A cell showing ``value`` in the ``number`` format and sorting by it."""
+    return number.format(value), value
+
+
+def texts(table: Table) -> list[str]:
+    """A table of cells as Markdown (their texts)."""
+    header, rows = table
+    return md_table(header, [[text for text, _ in row] for row in rows])
+
+
+#: Real-unit columns of ``arms.csv``: header and number format (mean and 95% half-width alike).
+REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency (s)", "{:.3g}"),
+                     "tokens": ("tokens", "{:,.1f}"), "usd": ("USD", "${:.3g}")}
+
+
+def plus_minus(mean, half, number: str) -> str:
+    """``mean ± half`` in the ``number`` format; the mean alone where there is no interval."""
+    if not finite(mean):
+        return "n/a"
+    return number.format(mean) + (f" ± {number.format(half)}" if finite(half) else "")
