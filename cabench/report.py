@@ -33,7 +33,6 @@ from cabench.analysis import (
     findings,
     key_configurations,
     mean_spend,
-    paper_rows,
     per_budget,
     reference_and_others,
     relative_hypervolume,
@@ -42,6 +41,7 @@ from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.errors import CabenchError
 from cabench.figure_index import current_figures, read_index
 from cabench.paper import PUBLISHED
+from cabench.paper_match import paper_rows
 from cabench.record import objective_columns
 from cabench.report_cells import (
     REAL_UNIT_FORMATS,
