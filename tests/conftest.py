@@ -98,6 +98,23 @@ def piqa() -> Dataset:
     return shipped("piqa")
 
 
+#: arm0 (0.9, 0.2), arm1 (0.6, 0.6), arm2 (0.2, 0.9) form the Pareto set; arm3 (0.5, 0.45) is dominated only by
+#: arm1, arm4 (0.15, 0.8) only by arm2; unit costs, so nu is the product of the means: 0.18, 0.36, 0.18, 0.225, 0.12.
+FIVE = {"synthetic": {"name": "five", "means": [[0.9, 0.2], [0.6, 0.6], [0.2, 0.9], [0.5, 0.45], [0.15, 0.8]],
+                      "costs": [1, 1, 1, 1, 1], "noise": "gaussian", "sigma": 0.3}}
+def five_results(root: Path, online_methods: list[str]) -> Path:
+    """Results on :data:`FIVE` below ``root``: online (``online_methods``, rho 30) and identification (CoPSI-R,
+    PSI-SR, rho 30 and 100), 8 repetitions each."""
+    from cabench.config import parse_config
+    from cabench.runner import run_experiment
+
+    for setting, methods, rho in (("online", online_methods, [30]), ("psi", ["copsi-r", "psi-sr"], [30, 100])):
+        cfg = parse_config({"name": f"five_{setting}", "dataset": FIVE, "setting": setting, "rho": rho,
+                            "methods": methods, "repetitions": 8, "output": str(root / setting)}, "five.yaml")
+        run_experiment(cfg, quiet=True)
+    return root
+
+
 def tiny_logs(n_configs: int = 3, n_instances: int = 20, seed: int = 0) -> pd.DataFrame:
     """A small valid canonical log frame."""
     rng = np.random.default_rng(seed)

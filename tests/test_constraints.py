@@ -13,19 +13,15 @@ import pytest
 from typer.testing import CliRunner
 
 from cabench.cli import app
-from cabench.config import load_config, parse_config
+from cabench.config import load_config
 from cabench.constraints import Constraint, constrained_answer, parse_constraint, parse_constraints
 from cabench.errors import CabenchError
 from cabench.recommend import recommend
 from cabench.results import load_experiment
 from cabench.runner import run_experiment
-from tests.conftest import ROOT
+from tests.conftest import ROOT, five_results
 
 RUNNER = CliRunner()
-#: arm0 (0.9, 0.2), arm1 (0.6, 0.6), arm2 (0.2, 0.9) form the Pareto set; arm3 (0.5, 0.45) is dominated only by
-#: arm1, arm4 (0.15, 0.8) only by arm2; unit costs, so nu is the product of the means: 0.18, 0.36, 0.18, 0.225, 0.12.
-FIVE = {"synthetic": {"name": "five", "means": [[0.9, 0.2], [0.6, 0.6], [0.2, 0.9], [0.5, 0.45], [0.15, 0.8]],
-                      "costs": [1, 1, 1, 1, 1], "noise": "gaussian", "sigma": 0.3}}
 
 
 def test_requirements_parse_with_their_units():
@@ -50,12 +46,7 @@ def test_requirements_parse_with_their_units():
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("constrained")
-    for setting, methods, rho in (("online", ["cohv-ucb", "hv-ucb"], [30]), ("psi", ["copsi-r", "psi-sr"], [30, 100])):
-        cfg = parse_config({"name": f"five_{setting}", "dataset": FIVE, "setting": setting, "rho": rho,
-                            "methods": methods, "repetitions": 8, "output": str(root / setting)}, "five.yaml")
-        run_experiment(cfg, quiet=True)
-    return root
+    return five_results(tmp_path_factory.mktemp("constrained"), ["cohv-ucb", "hv-ucb"])
 
 
 def _online_share(folder: Path, qualifying: set[str], answer: str) -> dict[tuple[str, float], float]:

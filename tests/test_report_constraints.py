@@ -16,17 +16,12 @@ import pytest
 from typer.testing import CliRunner
 
 from cabench.cli import app
-from cabench.config import parse_config
-from cabench.runner import run_experiment
+from tests.conftest import five_results
 from tests.test_html_report import Node, Tree, rows
 from tests.test_scorecard import md_table, quick_results
 
 RUNNER = CliRunner()
 QUICK_REQUIRES = ("accuracy>=0.05", "latency<=2500ms")
-#: arm0 (0.9, 0.2), arm1 (0.6, 0.6), arm2 (0.2, 0.9) form the Pareto set; arm3 (0.5, 0.45) is dominated only by
-#: arm1, arm4 (0.15, 0.8) only by arm2; unit costs, so nu is the product of the means: 0.18, 0.36, 0.18, 0.225, 0.12.
-FIVE = {"synthetic": {"name": "five", "means": [[0.9, 0.2], [0.6, 0.6], [0.2, 0.9], [0.5, 0.45], [0.15, 0.8]],
-                      "costs": [1, 1, 1, 1, 1], "noise": "gaussian", "sigma": 0.3}}
 
 
 def _report(root: Path, *requires: str) -> tuple[str, Node]:
@@ -113,12 +108,7 @@ def test_without_requirements_the_reports_are_the_same_less_the_parts_they_add(q
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("required_five")
-    for setting, methods, rho in (("online", ["cohv-ucb", "uniform"], [30]), ("psi", ["copsi-r", "psi-sr"], [30, 100])):
-        cfg = parse_config({"name": f"five_{setting}", "dataset": FIVE, "setting": setting, "rho": rho,
-                            "methods": methods, "repetitions": 8, "output": str(root / setting)}, "five.yaml")
-        run_experiment(cfg, quiet=True)
-    return root
+    return five_results(tmp_path_factory.mktemp("required_five"), ["cohv-ucb", "uniform"])
 
 
 def _psi_shares(folder: Path, qualifying: set[str], answer: set[str]) -> dict[tuple[str, float], float]:
