@@ -254,8 +254,8 @@ def run(
     from functools import partial
 
     from cabench.config import load_config
-    from cabench.results import format_summary
     from cabench.runner import run_experiment
+    from cabench.summaries import format_summary
 
     def load(config: Path):
         for flag, value in (("--out", out), ("--name", name)):

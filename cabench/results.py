@@ -30,8 +30,8 @@ from cabench import registry
 from cabench.errors import CabenchError
 from cabench.record import objective_columns
 from cabench.returned import ReturnedSets, returned_sets
-from cabench.stats import mean_se, wilson
-from cabench.units import COST_UNITS, LABELS, from_files, to_files
+from cabench.summaries import summarize
+from cabench.units import COST_UNITS, from_files, to_files
 from cabench.yamlio import load_yaml
 
 ONLINE_ORDER = registry.names("online")
@@ -468,89 +468,6 @@ class ResultSet:
             label = e.dataset_name if e.dataset_name not in out else f"{e.dataset_name} ({e.label})"
             out[label] = {**e.dataset, "_experiment": e}
         return out
-
-
-def online_summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard error of R_HV and R_std, and the share of B spent, per (method, rho)."""
-    rows = []
-    keys = [c for c in ["experiment", "config_hash", "dataset", "method", "rho"] if c in runs]
-    for values, g in runs.groupby(keys, sort=False):
-        hv, hv_se = mean_se(g["regret_hv"])
-        std, std_se = mean_se(g["regret_std"])
-        rows.append({**dict(zip(keys, values)), "budget": g["budget"].iloc[0], "n": len(g),
-                     "regret_hv": hv, "regret_hv_se": hv_se, "regret_std": std, "regret_std_se": std_se,
-                     "pulls": g["pulls"].mean(), "frac_optimal": g["frac_optimal"].mean(),
-                     "spend_share": float((g["spend"] / g["budget"]).mean()), **_spent_also(g)})
-    return pd.DataFrame(rows)
-
-
-def _spent_also(g: pd.DataFrame) -> dict[str, float]:
-    """Mean spend in the other units runs.csv records (``spend_tokens``, ``spend_usd`` beside a cost in another)."""
-    return {c: float(g[c].mean()) for c in g.columns if c.startswith("spend_")}
-
-
-def psi_summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Error probability (95% Wilson interval), mean F1 and share of B spent per (method, cost mode, rho)."""
-    rows = []
-    keys = [c for c in ["experiment", "config_hash", "dataset", "method", "cost_mode", "rho"] if c in runs]
-    for values, g in runs.groupby(keys, sort=False):
-        k, n = int(g["error"].sum()), len(g)
-        lo, hi = wilson(k, n)
-        f1, f1_se = mean_se(g["f1"])
-        rows.append({**dict(zip(keys, values)), "budget": g["budget"].iloc[0], "n": n,
-                     "error": k / n, "error_low": lo, "error_high": hi, "f1": f1, "f1_se": f1_se,
-                     "size": g["size"].mean(), "spend_share": float((g["spend"] / g["budget"]).mean()),
-                     **_spent_also(g)})
-    return pd.DataFrame(rows)
-
-
-def summarize(runs: pd.DataFrame) -> pd.DataFrame:
-    return online_summary(runs) if runs["setting"].iloc[0] == "online" else psi_summary(runs)
-
-
-def aggregate_trajectories(per_rep: pd.DataFrame, dataset: str, window: int) -> pd.DataFrame:
-    """Mean and standard error over repetitions at every grid point; ``window`` is the moving average's."""
-    rows = []
-    for (method, rho, point), g in per_rep.groupby(["method", "rho", "point"], sort=False):
-        cm, cs = mean_se(g["cum_regret"].to_numpy())
-        mm, ms = mean_se(g["moving_avg"].to_numpy())
-        rows.append({"dataset": dataset, "method": method, "rho": rho, "point": point,
-                     "spend": g["spend"].iloc[0], "cum_regret_mean": cm, "cum_regret_se": cs,
-                     "moving_avg_mean": mm, "moving_avg_se": ms, "n_reps": int(g["moving_avg"].notna().sum()),
-                     "window": int(window)})
-    return pd.DataFrame(rows)
-
-
-def format_summary(summary: pd.DataFrame, unit: str = "tokens") -> str:
-    """A plain-text table for the terminal, budgets in the cost ``unit``."""
-    head = f"B ({LABELS[unit]})"
-    lines = []
-    skipped = summary[summary["status"] != "ok"] if "status" in summary else summary.iloc[:0]
-    summary = summary.drop(skipped.index)
-    if "regret_hv" in summary:
-        lines.append(f"{'method':<19}{'rho':>9}{head:>13}{'R_HV mean ± se':>24}{'R_std mean ± se':>24}"
-                     f"{'spent':>8}")
-        for _, r in summary.iterrows():
-            lines.append(f"{registry.display(r.method):<19}{r.rho:>9.4g}{budget_text(r.budget, unit):>13}"
-                         f"{r.regret_hv:>14.2f} ± {r.regret_hv_se:<7.2f}"
-                         f"{r.regret_std:>14.2f} ± {r.regret_std_se:<7.2f}{100 * r.spend_share:>7.1f}%")
-    else:
-        lines.append(f"{'method':<10}{'cost':>14}{'rho':>9}{head:>13}{'P(error) [95% Wilson]':>26}"
-                     f"{'F1':>8}{'|P_hat|':>9}{'spent':>8}")
-        for _, r in summary.iterrows():
-            lines.append(f"{registry.display(r.method):<10}{r.cost_mode:>14}{r.rho:>9.4g}"
-                         f"{budget_text(r.budget, unit):>13}"
-                         f"{r.error:>9.3f} [{r.error_low:.3f}, {r.error_high:.3f}]{r.f1:>8.3f}{r['size']:>9.2f}"
-                         f"{100 * r.spend_share:>7.1f}%")
-    for _, r in skipped.iterrows():
-        mode = f" ({r.cost_mode})" if "cost_mode" in r and isinstance(r.cost_mode, str) else ""
-        lines.append(f"{registry.display(r.method)}{mode} at rho {r.rho:g}: {r.status}")
-    return "\n".join(lines)
-
-
-def budget_text(value: float, unit: str) -> str:
-    """A budget in a table cell: whole tokens, or dollars to four significant digits."""
-    return f"{value:.4g}" if unit == "usd" else f"{value:.0f}"
 
 
 def finite(value: Any) -> bool:

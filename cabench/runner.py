@@ -40,7 +40,7 @@ from cabench.paper import PAPER_ROLES, paper_role
 from cabench.plan import budgets_beyond_exhaustive, build_problem, check_budgets, plan_cells, with_budgets
 from cabench.problem import Problem
 from cabench.record import arms_table, config_hash
-from cabench.results import aggregate_trajectories, read_csv, read_record, stored_name, summarize
+from cabench.results import read_csv, read_record, stored_name
 from cabench.storage import (
     LOCK_NAME,
     compressed,
@@ -52,6 +52,7 @@ from cabench.storage import (
     unchanged,
     write_atomic,
 )
+from cabench.summaries import aggregate_trajectories, summarize
 from cabench.units import from_files, to_files
 from cabench.yamlio import dump_yaml
 
