@@ -15,15 +15,20 @@ One run on one machine measures
 4. how time grows with the number of arms (14, 132, synthetic 1,000), with
    rho and with the number of repetitions;
 5. identification at K = 132 and 1,000 with the gaps kept between phases and
-   recomputed every phase (the cubic algorithm), side by side.
+   recomputed every phase (the cubic algorithm), side by side;
+6. the compiled online loop against the numpy loop drawing with numpy (the engine before it);
+7. one config run with ``--backend dask`` and with loky into two folders: wall time of each and whether
+   their files are byte-identical.
 
-It writes ``bench/results.json`` and ``bench/results.md`` and prints the table.
-Usage: ``python scripts/bench.py [--skip-configs | --reproduce-only] [--out bench]``.
+It writes ``bench/results.json`` and ``bench/results.md`` and prints the tables, ending with every target ratio
+next to its target, met or not, and the load average of each measurement.
+Usage: ``python scripts/bench.py [--skip-configs | --targets-only | --reproduce-only] [--out bench]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
@@ -62,20 +67,54 @@ def timed(fn, *args, repeat: int = 1, **kwargs):
     return out, best
 
 
+#: Untimed calls before the batched engines are timed against their references: a process's first calls run 10-20%
+#: slower (numba loading its kernels, then the interpreter specialising and numpy warming its caches over about 20
+#: calls), which a worker pays once for the many cells it runs. The best of the first five is kept too.
+WARMUP = 20
+
+
+def _batched_and_reference(batched, reference, reps: int) -> dict:
+    """Wall times of ``batched()`` (the best of its first five calls, and the best of five after :data:`WARMUP` more)
+    and of ``reference(r)`` for ``r < reps`` in one pass (after one untimed call)."""
+    first = timed(batched, repeat=5)[1]
+    for _ in range(WARMUP):
+        batched()
+    out, warm = timed(batched, repeat=5)
+    reference(0)
+    start = time.perf_counter()
+    answers = [reference(r) for r in range(reps)]
+    return {"out": out, "answers": answers, "batched_s": warm, "batched_first_s": first,
+            "reference_s": time.perf_counter() - start}
+
+
+def _load(load: tuple[float, float, float]) -> str:
+    return ", ".join(f"{x:.2f}" for x in load)
+
+
+def _loads(section: dict) -> str:
+    """The load average before and after a section was measured, as a sentence."""
+    return f"Load average (1, 5, 15 min) before {_load(section['load_before'])}, after {_load(section['load_after'])}."
+
+
 def online_versus_reference(reps: int = 50, rho: float = 8.0) -> dict:
     ds = load_dataset(ROOT / "data" / "gsm8k")
     problem = replay_problem(ds, np.arange(ds.n_arms))
     keys = stream_keys(0, np.arange(reps), problem.arm_ids)
     method = OnlineMethod("cohv-ucb")
-    result, batched = timed(run_online, problem, method, rho, keys, repeat=5)
-    start = time.perf_counter()
-    ref_pulls = sum(reference_online(problem, method, rho, keys[r])["pulls"] for r in range(reps))
-    reference = time.perf_counter() - start
-    pulls = int(result.pulls.sum())
-    assert pulls == ref_pulls
-    return {"what": f"online CoHV-UCB, GSM8K all {ds.n_arms} arms, rho={rho:g}, {reps} reps", "pulls": pulls,
-            "batched_s": batched, "reference_s": reference, "batched_pulls_per_s": pulls / batched,
-            "reference_pulls_per_s": pulls / reference, "ratio": reference / batched}
+    load_before = os.getloadavg()
+    t = _batched_and_reference(lambda: run_online(problem, method, rho, keys),
+                               lambda r: reference_online(problem, method, rho, keys[r]), reps)
+    pulls = int(t["out"].pulls.sum())
+    assert pulls == sum(a["pulls"] for a in t["answers"])
+    return _engine_row(f"online CoHV-UCB, GSM8K all {ds.n_arms} arms, rho={rho:g}, {reps} reps", pulls, t, load_before)
+
+
+def _engine_row(what: str, pulls: int, t: dict, load_before: tuple) -> dict:
+    return {"what": what, "pulls": pulls, "batched_s": t["batched_s"], "batched_first_s": t["batched_first_s"],
+            "reference_s": t["reference_s"], "batched_pulls_per_s": pulls / t["batched_s"],
+            "reference_pulls_per_s": pulls / t["reference_s"], "ratio": t["reference_s"] / t["batched_s"],
+            "ratio_first": t["reference_s"] / t["batched_first_s"], "load_before": load_before,
+            "load_after": os.getloadavg()}
 
 
 def psi_versus_reference(reps: int = 50, rho: float = 500.0) -> dict:
@@ -83,15 +122,12 @@ def psi_versus_reference(reps: int = 50, rho: float = 500.0) -> dict:
     problem = replay_problem(ds, PRESETS["paper-subset"].select(ds.configs))
     keys = stream_keys(0, np.arange(reps), problem.arm_ids)
     method = PsiMethod("copsi")
-    result, batched = timed(run_psi, problem, method, rho, keys, repeat=5)
-    start = time.perf_counter()
-    for r in range(reps):
-        reference_psi(problem, method, rho, keys[r])
-    reference = time.perf_counter() - start
-    pulls = int(result.samples.sum())
-    return {"what": f"identification CoPSI, PIQA 14-arm subset, rho={rho:g}, {reps} reps", "pulls": pulls,
-            "batched_s": batched, "reference_s": reference, "batched_pulls_per_s": pulls / batched,
-            "reference_pulls_per_s": pulls / reference, "ratio": reference / batched}
+    load_before = os.getloadavg()
+    t = _batched_and_reference(lambda: run_psi(problem, method, rho, keys),
+                               lambda r: reference_psi(problem, method, rho, keys[r]), reps)
+    assert [a["samples"] for a in t["answers"]] == t["out"].samples.tolist()
+    return _engine_row(f"identification CoPSI, PIQA 14-arm subset, rho={rho:g}, {reps} reps",
+                       int(t["out"].samples.sum()), t, load_before)
 
 
 _CHILD = """
@@ -282,8 +318,7 @@ def identification_scaling(reps: int = 4, rho: float = 20.0) -> dict:
 
 def identification_markdown(section: dict) -> str:
     lines = ["", "## Identification at large K (synthetic Gaussian, rho 20, same repetitions side by side)", "",
-             f"Load average (1, 5, 15 min) before {', '.join(f'{x:.2f}' for x in section['load_before'])}, after "
-             f"{', '.join(f'{x:.2f}' for x in section['load_after'])}.", "",
+             _loads(section), "",
              "| method | reps | gaps | s/rep K=132 | s/rep K=1000 | K=1000 / K=132 | K=1000, cubic / kept |",
              "|---|---|---|---|---|---|---|"]
     for r in section["rows"]:
@@ -339,8 +374,7 @@ def online_compiled(reps_list: tuple[int, ...] = (50, 200), rho: float = 32.0) -
 
 def online_markdown(section: dict) -> str:
     lines = ["", "## Online loop compiled against today's engine (CoHV-UCB, GSM8K, same repetitions side by side)", "",
-             f"Load average (1, 5, 15 min) before {', '.join(f'{x:.2f}' for x in section['load_before'])}, after "
-             f"{', '.join(f'{x:.2f}' for x in section['load_after'])}. Results bit-identical.", "",
+             _loads(section) + " Results bit-identical.", "",
              "| reps | rho | pulls | compiled pulls/s | today's pulls/s | ratio (wall) | ratio (CPU) |",
              "|---|---|---|---|---|---|---|"]
     for r in section["rows"]:
@@ -349,14 +383,119 @@ def online_markdown(section: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _same_files(one: Path, other: Path) -> tuple[list[str], int]:
+    """The files of two result folders of one config that differ (or exist in one only), and how many were compared.
+
+    ``config.yaml`` is compared without its ``backend:`` and ``output:`` lines, and ``cells/joined.json`` (digests
+    of ``config.yaml``'s text among others) is left out; every other file byte for byte, gzip files decompressed
+    too."""
+    def files(root: Path) -> set[str]:
+        return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} - {"cells/joined.json"}
+
+    def text(path: Path) -> bytes:
+        if path.name == "config.yaml":
+            lines = path.read_bytes().splitlines(keepends=True)
+            return b"".join(line for line in lines if not line.startswith((b"backend:", b"output:")))
+        return path.read_bytes()
+
+    names = files(one) | files(other)
+    differ = []
+    for name in sorted(names):
+        a, b = one / name, other / name
+        if not (a.is_file() and b.is_file()) or text(a) != text(b):
+            differ.append(name)
+        elif name.endswith(".gz") and gzip.decompress(a.read_bytes()) != gzip.decompress(b.read_bytes()):
+            differ.append(name)
+    return differ, len(names)
+
+
+def dask_versus_loky(tmp: Path, config: str = "gsm8k_psi", rounds: int = 2) -> dict:
+    """``configs/<config>.yaml`` (its 2 workers) run with ``--backend loky`` and ``--backend dask`` (a local cluster),
+    each in a fresh process and a new folder (no cell reused), alternating, ``rounds`` times each: the best wall time
+    of each, their ratio (the target: at most 1.15) and whether the folders' files are byte-identical."""
+    cli = [sys.executable, "-c", "from cabench.cli import main; main()", "run", str(ROOT / f"configs/{config}.yaml")]
+    load_before = os.getloadavg()
+    walls: dict[str, list[float]] = {"loky": [], "dask": []}
+    for i in range(rounds):
+        for backend in walls:
+            start = time.perf_counter()
+            subprocess.run([*cli, "--out", str(tmp / f"{backend}-{i}"), "--backend", backend, "--quiet"], cwd=ROOT,
+                           check=True, capture_output=True)
+            walls[backend].append(time.perf_counter() - start)
+    differ, compared = _same_files(tmp / "loky-0", tmp / "dask-0")
+    return {"config": config, "loky_s": min(walls["loky"]), "dask_s": min(walls["dask"]), "walls": walls,
+            "ratio": min(walls["dask"]) / min(walls["loky"]), "files_compared": compared, "files_differ": differ,
+            "load_before": load_before, "load_after": os.getloadavg()}
+
+
+def dask_markdown(section: dict) -> str:
+    same = "byte-identical" if not section["files_differ"] else f"DIFFERENT: {', '.join(section['files_differ'][:5])}"
+    rounds = len(section["walls"]["loky"])
+    return "\n".join([
+        "", f"## Dask against loky (`{section['config']}`, 2 workers, best of {rounds} each)", "", _loads(section), "",
+        "| backend | wall (s) | runs (s) |", "|---|---|---|",
+        *(f"| {b} | {section[f'{b}_s']:.1f} | {', '.join(f'{w:.1f}' for w in section['walls'][b])} |"
+          for b in ("loky", "dask")),
+        "", f"Dask / loky: {section['ratio']:.2f}. Files ({section['files_compared']}): {same}.", ""])
+
+
+def targets(results: dict) -> list[dict]:
+    """Every ratio with a performance target, measured in this run, next to its target: ``(what, value, target
+    text, met, load average when it was measured)``; a section this run skipped is listed as not measured."""
+    rows: list[dict] = []
+
+    def add(what: str, value: float | None, target: str, met: bool | None, load: tuple | None) -> None:
+        rows.append({"what": what, "value": value, "target": target, "met": met, "load": load})
+
+    section = results.get("identification")
+    for name in ("copsi", "psi-sr"):
+        row = next((r for r in section["rows"] if r["method"] == name), None) if section else None
+        load = section["load_before"] if section else None
+        add(f"identification {name}: s/rep K=1000 over K=132 (synthetic Gaussian, rho 20)",
+            row and row["growth"], "<= 60", row and row["growth"] <= 60, load)
+        add(f"identification {name}: K=1000, cubic algorithm over kept gaps", row and row["speedup_over_cubic"],
+            ">= 20", row and row["speedup_over_cubic"] >= 20, load)
+    section = results.get("online")
+    for reps in (50, 200):
+        row = next((r for r in section["rows"] if r["reps"] == reps), None) if section else None
+        add(f"online CoHV-UCB GSM8K rho 32, {reps} reps: pulls/s over the engine before (bit-identical)",
+            row and row["ratio"], ">= 5", row and row["ratio"] >= 5, section and section["load_before"])
+    engines = {r["what"].split()[0]: r for r in results.get("engines", [])}
+    for kind, limit in (("online", 500), ("identification", 2000)):
+        row = engines.get(kind)
+        add(f"{kind} against its per-pull reference, identical work", row and row["ratio"], f">= {limit:,}",
+            row and row["ratio"] >= limit, row and row["load_before"])
+    section = results.get("dask")
+    ok = section and not section["files_differ"]
+    add(f"dask over loky wall time ({section['config'] if section else 'a config'}), files byte-identical",
+        section and section["ratio"], "<= 1.15, identical", section and section["ratio"] <= 1.15 and ok,
+        section and section["load_before"])
+    return rows
+
+
+def targets_markdown(rows: list[dict]) -> str:
+    lines = ["", "## Targets (ratios measured in this run)", "",
+             "| ratio | measured | target | status | load average (1, 5, 15 min) at its start |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        status = "not measured" if r["met"] is None else ("met" if r["met"] else "NOT MET")
+        digits = 2 if r["value"] is None or r["value"] < 10 else 1 if r["value"] < 100 else 0
+        value = "" if r["value"] is None else f"{r['value']:,.{digits}f}"
+        lines.append(f"| {r['what']} | {value} | {r['target']} | {status} | {_load(r['load']) if r['load'] else ''} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(results: dict) -> str:
     lines = ["# cabench benchmark", "", f"Machine: {results['machine']}", "",
              "## Batched engines against their per-pull references (identical work)", "",
-             "| work | pulls | batched (s) | reference (s) | batched pulls/s | reference pulls/s | ratio |",
-             "|---|---|---|---|---|---|---|"]
+             f"Batched: the best of 5 calls after {WARMUP} untimed ones (in brackets the best of a process's first 5).",
+             "", "| work | pulls | batched (s) | reference (s) | batched pulls/s | reference pulls/s | ratio | "
+             "load before, after |", "|---|---|---|---|---|---|---|---|"]
     for r in results["engines"]:
-        lines.append(f"| {r['what']} | {r['pulls']} | {r['batched_s']:.3f} | {r['reference_s']:.2f} | "
-                     f"{r['batched_pulls_per_s']:,.0f} | {r['reference_pulls_per_s']:,.0f} | {r['ratio']:.0f}x |")
+        lines.append(f"| {r['what']} | {r['pulls']} | {r['batched_s']:.5f} ({r['batched_first_s']:.5f}) | "
+                     f"{r['reference_s']:.2f} | {r['batched_pulls_per_s']:,.0f} | {r['reference_pulls_per_s']:,.0f} | "
+                     f"{r['ratio']:.0f}x ({r['ratio_first']:.0f}x) | "
+                     f"{_load(r['load_before'])}; {_load(r['load_after'])} |")
     if results.get("configs"):
         lines += ["", "## Paper-scale configs, each in a fresh process", "",
                   "| config | wall (s) | of which running (s) | peak memory, main (MB) | peak memory, a worker (MB) |",
@@ -364,11 +503,12 @@ def markdown(results: dict) -> str:
         for r in results["configs"]:
             lines.append(f"| {r['config']} | {r['wall_s']:.1f} | {r['run_s']:.1f} | {r['peak_main_mb']:.0f} | "
                          f"{r['peak_worker_mb']:.0f} |")
-    lines += ["", "## Scaling", "", "| axis | setting | K | rho | reps | seconds | seconds per rep |",
-              "|---|---|---|---|---|---|---|"]
-    for r in results["scaling"]:
-        lines.append(f"| {r['axis']} | {r['setting']} | {r['K']} | {r['rho']} | {r['reps']} | {r['s']:.3f} | "
-                     f"{r['s'] / r['reps']:.4f} |")
+    if results.get("scaling"):
+        lines += ["", "## Scaling", "", "| axis | setting | K | rho | reps | seconds | seconds per rep |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in results["scaling"]:
+            lines.append(f"| {r['axis']} | {r['setting']} | {r['K']} | {r['rho']} | {r['reps']} | {r['s']:.3f} | "
+                         f"{r['s'] / r['reps']:.4f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -376,6 +516,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "bench")
     parser.add_argument("--skip-configs", action="store_true", help="skip the paper-scale configs (quicker)")
+    parser.add_argument("--targets-only", action="store_true",
+                        help="only what the targets table needs: engines against references, identification at "
+                             "large K, the compiled online loop, dask against loky")
     parser.add_argument("--reproduce-only", action="store_true",
                         help="only `make reproduce` step by step (post-processing against the runs, results size); "
                              "writes reproduce.json and reproduce.md")
@@ -393,11 +536,12 @@ def main() -> int:
         (args.out / "reproduce.md").write_text(text)
         print(text)
         return 0
+    results["load_before"] = os.getloadavg()
     results["engines"] = [online_versus_reference(), psi_versus_reference()]
     for r in results["engines"]:
         print(f"{r['what']}: batched {r['batched_pulls_per_s']:,.0f} pulls/s, reference "
               f"{r['reference_pulls_per_s']:,.0f} pulls/s, ratio {r['ratio']:.0f}x", flush=True)
-    if not args.skip_configs:
+    if not (args.skip_configs or args.targets_only):
         with tempfile.TemporaryDirectory() as tmp:
             results["configs"] = config_runs(Path(tmp) / "configs")
             for r in results["configs"]:
@@ -407,15 +551,22 @@ def main() -> int:
             print(f"make reproduce: runs {rep['run_s']:.1f} s, post-processing {rep['post_s']:.1f} s "
                   f"({rep['post_over_run']:.2f} of the runs), again cached {rep['cached_make_s']:.1f} s, results "
                   f"{rep['results_mb']:.1f} MB", flush=True)
-    results["scaling"] = scaling()
+    if not args.targets_only:
+        results["scaling"] = scaling()
     results["identification"] = identification_scaling()
     results["online"] = online_compiled()
+    with tempfile.TemporaryDirectory() as tmp:
+        results["dask"] = dask_versus_loky(Path(tmp))
+    results["load_after"] = os.getloadavg()
+    results["targets"] = targets(results)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(results, indent=2))
     text = markdown(results) + identification_markdown(results["identification"])
-    text += online_markdown(results["online"])
+    text += online_markdown(results["online"]) + dask_markdown(results["dask"])
     if "reproduce" in results:
         text += reproduce_markdown(results["reproduce"])
+    text += (f"\nLoad average (1, 5, 15 min) at the start of the run {_load(results['load_before'])}, at its end "
+             f"{_load(results['load_after'])}.\n") + targets_markdown(results["targets"])
     (args.out / "results.md").write_text(text)
     print(text)
     return 0

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from cabench.kernels import source_digest, streams
+
 _compiled = numba.njit(cache=True, nogil=True)
 
 
@@ -70,3 +72,27 @@ def add(rows, arms, lengths, block_sums, costs, n, sums, spend):
         total += lengths[b] * costs[i]
     if r >= 0:
         spend[r] += total
+
+
+def _replay_bring_up(streams_digest: int):
+    """:func:`replay_bring_up`, cached under a key that holds ``streams_digest`` (it compiles in the block sums of
+    :mod:`cabench.kernels.streams`)."""
+
+    @_compiled
+    def replay_bring_up(target, active, n, stopped, spend, costs, budget, keys, table, sums):
+        """:func:`plan`, the blocks' reward sums (:func:`cabench.kernels.streams.replay_block_sums` on the replay
+        table ``table``) and :func:`add` in one call: a phase's sampling for a log-replay problem."""
+        streams_digest  # noqa: B018 - a closure variable: numba's cache key holds it
+        rows, arms, starts, lengths = np.empty((4, active.sum()), dtype=np.int64)  # a block per active arm
+        count = plan(target, active, n, stopped, spend, costs, budget, rows, arms, starts, lengths)
+        rows, arms, starts, lengths = rows[:count], arms[:count], starts[:count], lengths[:count]
+        block_keys = np.empty(count, dtype=np.uint64)
+        for b in range(count):
+            block_keys[b] = keys[rows[b], arms[b]]
+        sums_of_blocks = streams.replay_block_sums(block_keys, arms, starts, lengths, table)
+        add(rows, arms, lengths, sums_of_blocks, costs, n, sums, spend)
+
+    return replay_bring_up
+
+
+replay_bring_up = _replay_bring_up(source_digest(streams))

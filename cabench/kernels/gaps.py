@@ -11,9 +11,9 @@ Both are kept with the number of arms attaining them. When arm ``e`` leaves and 
 maximiser (row ``i`` is rescanned), ``t(i, j)`` only falls, and only where ``(Delta-_j)^+`` fell, and
 ``Delta+_i`` is rescanned only if ``e`` was its sole minimiser, so exact ties cost nothing: O(k) per
 repetition and phase plus O(k) per rescanned row, instead of O(k^2). A repetition whose active arms got
-samples is recomputed row by row (O(k^2), in loops the compiler vectorises); a dominated arm's
-``Delta+_i`` is ``-Delta-_i`` there (its other terms are not negative), so only the others' rows are
-scanned twice.
+samples is recomputed (O(k^2)): row by row in loops along the arms that the compiler vectorises, where a
+dominated arm's ``Delta+_i`` is ``-Delta-_i`` (its other terms are not negative), so only the others' rows
+are scanned twice; or, for few arms and many such repetitions, pair by pair in loops across them.
 
 Every value comes from the operations of :func:`cabench.pareto.classification_gaps` on the same
 numbers (differences, minima and maxima, one addition), so the gaps equal its gaps exactly (as numbers:
@@ -26,6 +26,8 @@ import numba
 import numpy as np
 
 _compiled = numba.njit(cache=True, nogil=True)
+#: Work compiled into its caller's loop: no array views built for a call per repetition (costly at small K).
+_inlined = numba.njit(cache=True, nogil=True, inline="always")
 
 
 @_compiled
@@ -87,7 +89,7 @@ def _row(means, a, k, low, high):
             high[b] = high[b] if high[b] > x else x
 
 
-@_compiled
+@_inlined
 def _recompute(mu, arms, k, minus, minus_count, plus, plus_count, means, low, high, positive):
     """Both gaps of the ``k`` arms ``arms`` from scratch, row by row: a row's margins, then its extreme
     and the number of arms attaining it (``means``, ``low``, ``high``, ``positive``: room for ``k``)."""
@@ -179,7 +181,7 @@ def _remove(mu, arms, k, e, minus, minus_count, plus, plus_count, fell, before):
                     _lower(plus, plus_count, i, value)
 
 
-@_compiled
+@_inlined
 def _choose(arms, k, minus, plus, atol, rtol, gamma, dominated):
     """Algorithm 2 line 15: ``argmax gamma``; near-ties to a dominated arm first, then the lowest index."""
     top = -np.inf
@@ -200,78 +202,154 @@ def _choose(arms, k, minus, plus, atol, rtol, gamma, dominated):
     return first
 
 
-@_compiled
-def _room(n_arms, d):
-    """Working room for a repetition's arms: the active list, the kept list, the arms whose positive part
-    fell and its value before, and a row's means ``[D, k]``, margins and positive parts."""
-    return (np.empty(n_arms, np.int64), np.empty(n_arms, np.int64), np.empty(n_arms, np.int64), np.empty(n_arms),
-            np.empty((d, n_arms)), np.empty(n_arms), np.empty(n_arms), np.empty(n_arms))
+@_inlined
+def _extreme_each(values, best, count, n, larger):
+    """Running maxima (``larger``) or minima ``best[:n]`` with the number of values attaining each, taking
+    ``values[:n]`` (vectorised)."""
+    for f in range(n):
+        value, old = values[f], best[f]
+        better = value > old if larger else value < old
+        count[f] = np.int64(1) if better else count[f] + np.int64(value == old)
+        best[f] = value if better else old
+
+
+@_inlined
+def _margins_each(means, a, b, n, low, high):
+    """``low[f] = m(a, b)`` and ``high[f] = M(b, a)`` in each of ``n`` repetitions, ``means`` ``[D, k, n]``."""
+    for f in range(n):
+        low[f] = high[f] = means[0, b, f] - means[0, a, f]
+    for d in range(1, means.shape[0]):
+        for f in range(n):
+            x = means[d, b, f] - means[d, a, f]
+            low[f] = low[f] if low[f] < x else x
+            high[f] = high[f] if high[f] > x else x
+
+
+@_inlined
+def _across(mu, group, arms, k, minus, minus_count, plus, plus_count):
+    """:func:`_recompute` for the repetitions ``group``, each with ``k >= 2`` active arms ``arms[r, :k]``, pair by
+    pair in loops across the repetitions that the compiler vectorises: the same values and counts."""
+    n, d = len(group), mu.shape[2]
+    means, margin = np.empty((d, k, n)), np.empty((k, k, n))
+    best, count, positive = np.empty((k, n)), np.empty((k, n), np.int64), np.empty((k, n))
+    for a in range(k):
+        for f in range(n):
+            for j in range(d):
+                means[j, a, f] = mu[group[f], arms[group[f], a], j]
+    for a in range(k):  # margin[a, b] = m(a, b); m(b, a) = -M(b, a)
+        for b in range(a + 1, k):
+            _margins_each(means, a, b, n, margin[a, b], margin[b, a])
+            for f in range(n):
+                margin[b, a, f] = -margin[b, a, f]
+    for a in range(k):  # Delta-_a = max_b m(a, b)
+        best[a, :] = -np.inf
+        count[a, :] = 0
+        for b in range(k):
+            if b != a:
+                _extreme_each(margin[a, b], best[a], count[a], n, True)
+        for f in range(n):
+            r, i = group[f], arms[group[f], a]
+            minus[r, i], minus_count[r, i], positive[a, f] = best[a, f], count[a, f], _positive(best[a, f])
+    term = np.empty(n)
+    for a in range(k):  # Delta+_a = min_b t(a, b): for a dominated arm, -Delta-_a, which _recompute sets
+        best[a, :] = np.inf
+        count[a, :] = 0
+        for b in range(k):
+            if b != a:
+                for f in range(n):
+                    term[f] = _term(margin[a, b, f], -margin[b, a, f], positive[b, f])
+                _extreme_each(term, best[a], count[a], n, False)
+        for f in range(n):
+            plus[group[f], arms[group[f], a]], plus_count[group[f], arms[group[f], a]] = best[a, f], count[a, f]
+
+
+#: Repetitions with as many active arms are recomputed together (:func:`_across`) when they have at most this many
+#: and are at least half as many as their arms; else one by one (:func:`_recompute` wins then: random means, D = 2).
+_FEW = 32
+
+
+@_inlined
+def _recompute_fresh(mu, fresh, arms, ks, minus, minus_count, plus, plus_count):
+    """Both gaps of the repetitions ``fresh`` (their active arms ``arms[r, :ks[r]]``) from scratch."""
+    reps, n_arms, d = mu.shape
+    means, low, high, positive = np.empty((d, n_arms)), np.empty(n_arms), np.empty(n_arms), np.empty(n_arms)
+    order = fresh[np.argsort(ks[fresh], kind="mergesort")]
+    start = 0
+    while start < len(order):
+        k = ks[order[start]]
+        stop = start
+        while stop < len(order) and ks[order[stop]] == k:
+            stop += 1
+        if 2 <= k <= _FEW and 2 * (stop - start) >= k:
+            _across(mu, order[start:stop], arms, k, minus, minus_count, plus, plus_count)
+        else:
+            for r in order[start:stop]:
+                _recompute(mu[r], arms[r], k, minus[r], minus_count[r], plus[r], plus_count[r], means, low, high,
+                           positive)
+        start = stop
 
 
 @_compiled
-def _update_one(n, sums, active, mu, seen, kept, minus, minus_count, plus, plus_count, room):
-    """One repetition: the gaps of its active arms (listed in ``room[0]``, their number returned),
-    recomputed if an active arm's count changed since they were kept, else updated for each arm that left
-    (arms only leave), one at a time in index order."""
-    arms, current, fell, before, means, low, high, positive = room
-    k = 0
-    fresh = False
-    for i in range(len(n)):
-        if active[i]:
-            arms[k] = i
-            k += 1
-            fresh = fresh or n[i] != seen[i]
-    if fresh:  # new samples: new means, every gap anew
-        for a in range(k):
-            i = arms[a]
-            seen[i] = n[i]
-            for d in range(mu.shape[1]):
-                mu[i, d] = sums[i, d] / n[i] if n[i] > 0 else 0.0
-        _recompute(mu, arms, k, minus, minus_count, plus, plus_count, means, low, high, positive)
-    else:
-        size = 0
-        for i in range(len(n)):
-            if kept[i]:
-                current[size] = i
-                size += 1
-        for e in range(len(n)):
-            if kept[e] and not active[e]:
-                size_after = 0
-                for a in range(size):
-                    if current[a] != e:
-                        current[size_after] = current[a]
-                        size_after += 1
-                size = size_after
-                _remove(mu, current, size, e, minus, minus_count, plus, plus_count, fell, before)
-    kept[:] = active
-    return k
-
-
-@_compiled
-def _update(n, sums, active, mu, seen, kept, minus, minus_count, plus, plus_count):
-    room = _room(n.shape[1], mu.shape[2])
-    for r in range(n.shape[0]):
-        _update_one(n[r], sums[r], active[r], mu[r], seen[r], kept[r], minus[r], minus_count[r], plus[r],
-                    plus_count[r], room)
+def _keep(n, sums, active, mu, seen, kept, minus, minus_count, plus, plus_count, arms, ks):
+    """The gaps of every repetition's active arms (listed in ``arms[r, :ks[r]]``): recomputed where an active
+    arm's count changed since they were kept (new means), else updated for the arms that left."""
+    reps, n_arms, d = mu.shape
+    current, fell, before = np.empty(n_arms, np.int64), np.empty(n_arms, np.int64), np.empty(n_arms)
+    fresh = np.empty(reps, np.int64)
+    n_fresh = 0
+    for r in range(reps):
+        k, new = 0, False
+        for i in range(n_arms):
+            if active[r, i]:
+                arms[r, k] = i
+                k += 1
+                new = new or n[r, i] != seen[r, i]
+        ks[r] = k
+        if new:
+            for a in range(k):
+                i = arms[r, a]
+                seen[r, i] = n[r, i]
+                for j in range(d):
+                    mu[r, i, j] = sums[r, i, j] / n[r, i] if n[r, i] > 0 else 0.0
+            fresh[n_fresh] = r
+            n_fresh += 1
+        else:  # the means did not change: each arm that left since the gaps were kept, in index order
+            size = 0
+            for i in range(n_arms):
+                if kept[r, i]:
+                    current[size] = i
+                    size += 1
+            for e in range(n_arms):
+                if kept[r, e] and not active[r, e]:
+                    size_after = 0
+                    for a in range(size):
+                        if current[a] != e:
+                            current[size_after] = current[a]
+                            size_after += 1
+                    size = size_after
+                    _remove(mu[r], current, size, e, minus[r], minus_count[r], plus[r], plus_count[r], fell, before)
+        for i in range(n_arms):  # a loop: a slice assignment costs more than the copy at this size
+            kept[r, i] = active[r, i]
+    _recompute_fresh(mu, fresh[:n_fresh], arms, ks, minus, minus_count, plus, plus_count)
 
 
 @_compiled
 def _leave(n, sums, active, mu, seen, kept, minus, minus_count, plus, plus_count, atol, rtol, gamma, dominated,
            out, accepted):
-    room = _room(n.shape[1], mu.shape[2])
-    for r in range(n.shape[0]):
-        k = _update_one(n[r], sums[r], active[r], mu[r], seen[r], kept[r], minus[r], minus_count[r], plus[r],
-                        plus_count[r], room)
-        out[r] = _choose(room[0], k, minus[r], plus[r], atol, rtol, gamma[r], dominated[r])
+    arms, ks = np.empty(n.shape, np.int64), np.empty(len(n), np.int64)
+    _keep(n, sums, active, mu, seen, kept, minus, minus_count, plus, plus_count, arms, ks)
+    for r in range(len(n)):
+        out[r] = _choose(arms[r], ks[r], minus[r], plus[r], atol, rtol, gamma[r], dominated[r])
         accepted[r] = not dominated[r, out[r]]
 
 
 @_compiled
 def _all_pairs(mu, minus, minus_count, plus, plus_count):
-    room = _room(mu.shape[1], mu.shape[2])
-    arms = np.arange(mu.shape[1])
-    for r in range(mu.shape[0]):
-        _recompute(mu[r], arms, len(arms), minus[r], minus_count[r], plus[r], plus_count[r], *room[4:])
+    reps, n_arms, _ = mu.shape
+    arms = np.empty((reps, n_arms), np.int64)
+    for r in range(reps):
+        arms[r] = np.arange(n_arms)
+    _recompute_fresh(mu, np.arange(reps), arms, np.full(reps, n_arms), minus, minus_count, plus, plus_count)
 
 
 def classification_gaps(mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -308,8 +386,8 @@ class IncrementalGaps:
 
     def update(self, n: np.ndarray, sums: np.ndarray, active: np.ndarray) -> None:
         """The gaps of the active arms."""
-        _update(n, sums, active, self.mu, self.seen, self.kept, self.delta_minus, self.minus_count, self.delta_plus,
-                self.plus_count)
+        _keep(n, sums, active, self.mu, self.seen, self.kept, self.delta_minus, self.minus_count, self.delta_plus,
+              self.plus_count, np.empty(n.shape, np.int64), np.empty(len(n), np.int64))
 
     def leave(self, n: np.ndarray, sums: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Algorithm 2 lines 11-20: the gaps of the active arms, then the arm that leaves each repetition

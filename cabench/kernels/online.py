@@ -10,18 +10,16 @@ those :mod:`cabench.kernels.streams` draws, so the loop is compiled once and kep
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numba
 import numpy as np
 from numba import types
 
-from cabench.kernels import streams
+from cabench.kernels import source_digest, streams
 from cabench.quantize import QUANTUM
 
 #: The index of one arm: ``index(n, upper [D], lower_cost) -> float``.
@@ -193,7 +191,7 @@ def _compiled_loop(streams_digest: int) -> Any:
 
 #: The compiled loop (see :func:`_compiled_loop`); ``sampler`` is :data:`cabench.kernels.streams.REPLAY` or
 #: :data:`~cabench.kernels.streams.BERNOULLI`.
-online_loop = _compiled_loop(int.from_bytes(hashlib.sha256(Path(streams.__file__).read_bytes()).digest()[:7], "big"))
+online_loop = _compiled_loop(source_digest(streams))
 
 
 @cache

@@ -4,7 +4,9 @@ numpy rules, bit for bit (SPEC §4).
 Element ``n`` (sub-draw ``j`` of ``w``) of the stream ``key`` is ``mix(mix(GOLDEN (w n + j + 1)) ^ key)``, the
 SplitMix64 finaliser in uint64 arithmetic; its uniform takes the top 53 bits, its bootstrap index the bits
 modulo the number of logged rows. :func:`replay_draw` and :func:`bernoulli_draw` are one pull of the samplers
-the compiled online loop knows, each reading its sampler's tables.
+the compiled online loop knows, each reading its sampler's tables. A run of consecutive elements of one
+stream (a block of Algorithm 2's samples, a repetition's pulls of an arm) takes its bootstrap indices from
+:func:`rows`, the same integers computed without a division, so that the compiler vectorises them.
 """
 
 from __future__ import annotations
@@ -56,6 +58,40 @@ def row(key, count, size):
 
 
 @_inlined
+def _remainder(x, size, scale, inverse):
+    """``x % size`` for a uint64 ``x`` and ``1 <= size < 2^50``, from two floating-point estimates of the
+    quotient (``scale = 2^11 / size`` and ``inverse = 1 / size``, rounded); exact for every ``x``.
+
+    With ``y = x >> 11`` (below 2^53, so a double holds it exactly), ``t = trunc(y scale)`` is below 2^64
+    (``size = 1``: ``y 2^11`` exactly; else ``scale <= 2^10``). The two roundings move ``y scale`` from
+    ``2^11 y / size`` by less than ``2^64 / size 2^-52 = 2^12 / size``, and ``x / size - 2^11 y / size`` is in
+    ``[0, 2047 / size]``, so ``s = x - t size`` (wrapped to 64 bits, read signed) is the integer in
+    ``(-2^12 - 1, 2^13 + size)``. ``s size^-1`` is rounded twice, each time by a relative ``2^-53``, so it is
+    within ``(2^13 + size) / size 2^-52 < 1 / size`` of ``s / size``: if ``size`` does not divide ``s`` its floor
+    is ``floor(s / size)``, else it may be one less; ``r = s - floor(fl(s / size)) size`` is the remainder or,
+    then, ``size``, which the last step takes back to 0.
+    """
+    s = np.int64(x - np.uint64(np.float64(x >> np.uint64(11)) * scale) * np.uint64(size))
+    r = s - np.int64(np.floor(np.float64(s) * inverse)) * size
+    return r - size if r >= size else r
+
+
+#: :func:`rows` draws whole groups of this many (the 64-bit lanes of a 512-bit vector), so no pull falls to the
+#: compiler's scalar remainder loop, where :func:`_remainder`'s dependent steps are slower than a division.
+_GROUP = 8
+
+
+@_inlined
+def rows(key, start, length, size, out):
+    """``out[n] = row(key, start + n, size)`` for ``n < length``: the rows of a run of pulls of one stream, each
+    with :func:`_remainder` (multiplications, which the compiler vectorises, instead of a 64-bit division). ``out``
+    needs room for ``length`` rounded up to a multiple of :data:`_GROUP`: the rows after ``length`` are drawn too."""
+    scale, inverse = 2048.0 / size, 1.0 / size
+    for n in range((length + _GROUP - 1) // _GROUP * _GROUP):
+        out[n] = _remainder(bits(key, start + n, 0, _INDEX_DRAWS), size, scale, inverse)
+
+
+@_inlined
 def replay_draw(key, arm, count, table, costs, params, rewards_out):
     """Bootstrap replay: writes the rewards of a random logged row of ``arm`` into ``rewards_out`` and returns its
     cost (cost unit); ``table`` ``[K, Q, D]`` and ``costs`` ``[K, Q]`` are the logged rewards and costs."""
@@ -100,15 +136,33 @@ def bernoulli_sample(keys, arms, counts, table, costs, params):
     return rewards, cost
 
 
+@_inlined
+def _sum_of_rows(table, arm, q, length, d):
+    """``table[arm, q[n], d]`` summed over ``n < length`` in four interleaved running sums (chains of additions that
+    do not wait for each other): exact whatever the order, the rewards being quantised (:mod:`cabench.quantize`)."""
+    s0 = s1 = s2 = s3 = 0.0
+    n = 0
+    while n + 4 <= length:
+        s0 += table[arm, q[n], d]
+        s1 += table[arm, q[n + 1], d]
+        s2 += table[arm, q[n + 2], d]
+        s3 += table[arm, q[n + 3], d]
+        n += 4
+    while n < length:
+        s0 += table[arm, q[n], d]
+        n += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 @_compiled
 def replay_block_sums(keys, arms, starts, lengths, table):
     """Reward sums ``[blocks, D]`` of stream elements ``[start, start + length)`` of each block."""
     sums = np.zeros((keys.shape[0], table.shape[2]))
+    q = np.empty((lengths.max() if keys.shape[0] else 0) + _GROUP, np.int64)
     for b in range(keys.shape[0]):
-        for n in range(starts[b], starts[b] + lengths[b]):
-            q = row(keys[b], n, table.shape[1])
-            for d in range(table.shape[2]):
-                sums[b, d] += table[arms[b], q, d]
+        rows(keys[b], starts[b], lengths[b], table.shape[1], q)
+        for d in range(table.shape[2]):
+            sums[b, d] = _sum_of_rows(table, arms[b], q, lengths[b], d)
     return sums
 
 
@@ -117,11 +171,13 @@ def replay_spent(keys, counts, values):
     """Per repetition, the sum of ``values[i, q]`` over the rows the first ``counts[r, i]`` pulls of every arm
     replayed, added rep by rep, arm by arm, pull by pull (``values`` ``[K, Q]``)."""
     out = np.zeros(keys.shape[0])
+    q = np.empty((counts.max() if counts.size else 0) + _GROUP, np.int64)
     for r in range(keys.shape[0]):
         total = 0.0
         for i in range(keys.shape[1]):
+            rows(keys[r, i], 0, counts[r, i], values.shape[1], q)
             for n in range(counts[r, i]):
-                total += values[i, row(keys[r, i], n, values.shape[1])]
+                total += values[i, q[n]]
         out[r] = total
     return out
 

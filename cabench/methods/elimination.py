@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -52,6 +53,34 @@ class Phase:
     active_costs: np.ndarray  # [reps, k_r]
     active_cost: np.ndarray  # [reps] C_r, exact (quantised costs)
     k_active: int
+
+
+class _LoopPhase(Phase):
+    """:class:`Phase` as the batched loop gives it: ``level`` and ``active_costs`` are found only when a schedule
+    reads them (CoPSI's and PSI-SR's never do)."""
+
+    _n: np.ndarray  # [reps, K] sample counts
+    _active: np.ndarray  # [reps, K]
+    _costs: np.ndarray  # [K]
+
+    def __init__(self, budget: float, l_k: float, mean_cost: float, spend: np.ndarray, n: np.ndarray,
+                 active: np.ndarray, costs: np.ndarray, active_cost: np.ndarray, k_active: int) -> None:
+        for name, value in (("budget", budget), ("l_k", l_k), ("mean_cost", mean_cost), ("spend", spend),
+                            ("active_cost", active_cost), ("k_active", k_active), ("_n", n), ("_active", active),
+                            ("_costs", costs)):
+            object.__setattr__(self, name, value)  # a frozen dataclass
+
+    @cached_property
+    def _arms(self) -> np.ndarray:
+        return np.nonzero(self._active)[1].reshape(len(self._active), self.k_active)
+
+    @cached_property
+    def level(self) -> np.ndarray:  # type: ignore[override]
+        return self._n[np.arange(len(self._n))[:, None], self._arms].max(axis=1)
+
+    @cached_property
+    def active_costs(self) -> np.ndarray:  # type: ignore[override]
+        return self._costs[self._arms]
 
 
 BatchedTarget = Callable[[Phase], np.ndarray]
@@ -99,22 +128,22 @@ class Elimination(IdentificationEntry):
         reps, k = samples.n.shape
         costs, budget = samples.costs, samples.budget
         l_k, mean_cost = self.l_k(costs), float(np.mean(costs))
-        rows = np.arange(reps)[:, None]
+        rows = np.arange(reps)
         active = np.ones((reps, k), dtype=bool)
         accepted = np.zeros((reps, k), dtype=bool)
         removed = np.zeros((reps, k - 1), dtype=np.int64)
         accepted_log = np.zeros((reps, k - 1), dtype=bool)
+        active_cost = np.where(active, costs, 0.0).sum(axis=1)  # C_r, exact (quantised costs), less each leaver's
         leave = (cubic_rule if self.cubic else incremental_rule)(samples)
         for phase in range(k - 1):
             k_r = k - phase
-            arms = np.nonzero(active)[1].reshape(reps, k_r)
-            level = samples.n[rows, arms].max(axis=1)
-            active_cost = np.where(active, costs, 0.0).sum(axis=1)  # C_r, exact
-            target = self.target(Phase(budget, l_k, mean_cost, samples.spend, level, costs[arms], active_cost, k_r))
+            target = self.target(_LoopPhase(budget, l_k, mean_cost, samples.spend, samples.n, active, costs,
+                                            active_cost, k_r))
             samples.bring_up(target, active)  # lines 7-10
             out, keep = leave(active)  # lines 11-20
-            accepted[np.arange(reps), out] = keep
-            active[np.arange(reps), out] = False  # line 21
+            accepted[rows, out] = keep
+            active[rows, out] = False  # line 21
+            active_cost = active_cost - costs[out]
             removed[:, phase], accepted_log[:, phase] = out, keep
         return Identification(accepted | active, removed, accepted_log)  # line 23
 

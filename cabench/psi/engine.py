@@ -53,6 +53,18 @@ def running_total(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return total - np.repeat(total[first] - values[first], np.diff(np.r_[first, len(groups)]))
 
 
+def _replay_table(problem: Problem) -> np.ndarray | None:
+    """The rewards ``[K, Q, D]`` a log-replay sampler draws from (its compiled draw's table), else None."""
+    compiled_draw = getattr(problem.sampler, "compiled_draw", None)
+    found = compiled_draw() if compiled_draw is not None else None
+    if found is None:
+        return None
+    from cabench.kernels import streams  # deferred: numba loads when a method first runs
+
+    kind, table, _, _ = found
+    return table if kind == streams.REPLAY else None
+
+
 class _Samples:
     """Per-repetition sample counts, reward sums and spend of one batch."""
 
@@ -60,6 +72,7 @@ class _Samples:
         self.problem, self.keys, self.budget = problem, keys, budget
         self.costs, self.stochastic = costs, stochastic
         reps, k = keys.shape
+        self.replay = _replay_table(problem)
         self.n = np.zeros((reps, k), dtype=np.int64)
         self.sums = np.zeros((reps, k, problem.n_objectives))
         self.spend = np.zeros(reps)
@@ -81,9 +94,13 @@ class _Samples:
 
     def _bring_up_blocks(self, target: np.ndarray, active: np.ndarray) -> None:
         """Deterministic costs: whole blocks at a time, with the per-pull budget rule applied exactly
-        (:mod:`cabench.kernels.blocks`, compiled)."""
+        (:mod:`cabench.kernels.blocks`, compiled; in one call when the problem replays logs)."""
         from cabench.kernels import blocks  # deferred: numba loads when a method first runs
 
+        if self.replay is not None:
+            blocks.replay_bring_up(target, active, self.n, self.stopped, self.spend, self.costs, self.budget,
+                                   self.keys, self.replay, self.sums)
+            return
         rows, arms, starts, lengths = np.empty((4, int(active.sum())), dtype=np.int64)  # a block per active arm
         count = blocks.plan(target, active, self.n, self.stopped, self.spend, self.costs, self.budget, rows, arms,
                             starts, lengths)

@@ -29,10 +29,12 @@ def _means(rng: np.random.Generator, shape: tuple[int, ...], tied: bool) -> np.n
 
 @pytest.mark.parametrize("d", [1, 2, 3, 4])
 @pytest.mark.parametrize("tied", [True, False])
-def test_compiled_gaps_equal_numpy_gaps(d, tied):
+@pytest.mark.parametrize("batch", [(3, 2), (5, 8)])
+def test_compiled_gaps_equal_numpy_gaps(d, tied, batch):
+    """Six sets (recomputed together up to 12 arms, one by one beyond) and forty (together throughout)."""
     rng = np.random.default_rng(d)
-    for k in range(1, 12):
-        mu = _means(rng, (3, 2, k, d), tied)  # two batch dimensions
+    for k in range(1, 19):
+        mu = _means(rng, (*batch, k, d), tied)
         for got, want in zip(compiled_gaps(mu), classification_gaps(mu.copy())):
             assert got.shape == want.shape and np.array_equal(got, want), (k, mu)
 
@@ -52,12 +54,13 @@ def _check(gaps: IncrementalGaps, n: np.ndarray, sums: np.ndarray, active: np.nd
 
 @pytest.mark.parametrize("d", [2, 3, 4])
 @pytest.mark.parametrize("tied", [True, False])
-def test_kept_gaps_equal_recomputed_gaps_phase_by_phase(d, tied):
+@pytest.mark.parametrize("reps", [8, 40])
+def test_kept_gaps_equal_recomputed_gaps_phase_by_phase(d, tied, reps):
     """Random runs: each phase some repetitions get new samples (means moved), the others none; then either
     the arm Algorithm 2 chooses leaves (its choice, acceptance and gaps equal numpy's) or one or two arms
-    chosen at random do (the gaps equal numpy's)."""
+    chosen at random do (the gaps equal numpy's). With 40 repetitions the sampled ones are recomputed
+    together, grouped by their number of active arms, which the random removals make differ."""
     rng = np.random.default_rng(10 * d + tied)
-    reps = 8
     for k in (2, 3, 6, 13):
         for _ in range(6):
             n = rng.integers(1, 4, size=(reps, k))
