@@ -1,14 +1,16 @@
 """Where work runs: one parallel map for every command (``run``, ``tune``, ``plot``).
 
 Four backends: ``loky`` (worker processes), ``threading``, ``sequential`` (in this process) and
-``dask`` (a local cluster of ``n_jobs`` worker processes, or the running cluster whose scheduler is
-at ``scheduler_address``). A task is a pure function of its arguments (streams are keyed by seed,
+``dask`` (a local cluster of ``n_jobs`` worker processes, started on first use and kept until the
+process ends, as loky keeps its workers; or the running cluster whose scheduler is at
+``scheduler_address``). A task is a pure function of its arguments (streams are keyed by seed,
 repetition and arm, never by worker), and results come back to the calling process, which writes
 every file; so what a command writes never depends on the backend or the worker count.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import warnings
@@ -38,32 +40,52 @@ class Backend:
         return self.name == "sequential" or (self.n_jobs == 1 and self.name != "dask")
 
 
-@contextlib.contextmanager
-def _dask(backend: Backend, shared: tuple[Any, ...] = ()) -> Iterator[None]:
-    """joblib's Dask backend on a client that lives as long as the map; the ``shared`` objects are sent to
-    the workers once (scattered), and a task argument that is one of them travels as a reference."""
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise CabenchError("backend 'dask' needs the optional extra: pip install 'cabench[dask]'") from None
-    cluster = None
-    if backend.scheduler_address:
-        try:
-            client = Client(backend.scheduler_address, timeout="20s")
-        except OSError as exc:
-            raise CabenchError(f"scheduler_address: cannot reach {backend.scheduler_address} ({exc})") from None
-    else:
-        workers = os.cpu_count() if backend.n_jobs == -1 else backend.n_jobs
+#: The local Dask cluster's client of each worker count, started on first use and closed when the process ends: a
+#: command that runs several experiments (``cabench run A.yaml B.yaml``) starts its workers once.
+_LOCAL: dict[int, Any] = {}
+
+
+def _local_client(workers: int) -> Any:
+    """The client of the process's local cluster of ``workers`` worker processes (started if there is none)."""
+    from dask.distributed import Client, LocalCluster
+
+    client = _LOCAL.get(workers)
+    if client is None or client.status != "running":
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address=":0")
-        client = Client(cluster)
+        client = _LOCAL[workers] = Client(cluster)
+        atexit.register(_close, client, cluster)
+    return client
+
+
+def _close(client: Any, cluster: Any) -> None:
+    client.close()
+    cluster.close()
+
+
+@contextlib.contextmanager
+def _dask(backend: Backend, shared: tuple[Any, ...] = ()) -> Iterator[None]:
+    """joblib's Dask backend on the process's local cluster or, given ``scheduler_address``, on a client of that
+    scheduler that lives as long as the map; the ``shared`` objects are sent to the workers once per map
+    (scattered), and a task argument that is one of them travels as a reference."""
     try:
-        with joblib.parallel_config(backend="dask", scatter=list(shared) or None):
+        from dask.distributed import Client
+    except ImportError:
+        raise CabenchError("backend 'dask' needs the optional extra: pip install 'cabench[dask]'") from None
+    remote = None
+    if backend.scheduler_address:
+        try:
+            remote = Client(backend.scheduler_address, timeout="20s")
+        except OSError as exc:
+            raise CabenchError(f"scheduler_address: cannot reach {backend.scheduler_address} ({exc})") from None
+    workers = (os.cpu_count() or 1) if backend.n_jobs == -1 else backend.n_jobs
+    client = remote if remote is not None else _local_client(workers)
+    try:
+        with client.as_current(), joblib.parallel_config(backend="dask", scatter=list(shared) or None):
             yield
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        if remote is not None:
+            remote.close()
 
 
 def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]], backend: Backend,

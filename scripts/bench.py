@@ -386,11 +386,12 @@ def online_markdown(section: dict) -> str:
 def _same_files(one: Path, other: Path) -> tuple[list[str], int]:
     """The files of two result folders of one config that differ (or exist in one only), and how many were compared.
 
-    ``config.yaml`` is compared without its ``backend:`` and ``output:`` lines, and ``cells/joined.json`` (digests
+    ``config.yaml`` is compared without its ``backend:`` and ``output:`` lines, and every ``cells/joined.json`` (digests
     of ``config.yaml``'s text among others) is left out; every other file byte for byte, gzip files decompressed
     too."""
     def files(root: Path) -> set[str]:
-        return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} - {"cells/joined.json"}
+        return {str(p.relative_to(root)) for p in root.rglob("*")
+                if p.is_file() and not str(p.relative_to(root)).endswith("cells/joined.json")}
 
     def text(path: Path) -> bytes:
         if path.name == "config.yaml":
@@ -409,21 +410,27 @@ def _same_files(one: Path, other: Path) -> tuple[list[str], int]:
     return differ, len(names)
 
 
-def dask_versus_loky(tmp: Path, config: str = "gsm8k_psi", rounds: int = 2) -> dict:
-    """``configs/<config>.yaml`` (its 2 workers) run with ``--backend loky`` and ``--backend dask`` (a local cluster),
-    each in a fresh process and a new folder (no cell reused), alternating, ``rounds`` times each: the best wall time
-    of each, their ratio (the target: at most 1.15) and whether the folders' files are byte-identical."""
-    cli = [sys.executable, "-c", "from cabench.cli import main; main()", "run", str(ROOT / f"configs/{config}.yaml")]
+def dask_versus_loky(tmp: Path, configs: tuple[str, ...] = tuple(PAPER_CONFIGS), rounds: int = 2) -> dict:
+    """``configs`` run in one ``cabench run`` (as ``make reproduce`` runs them; each config's 2 workers) with
+    ``--backend loky`` and ``--backend dask`` (one local cluster for the process), each in a fresh process and a new
+    folder (no cell reused), alternating, ``rounds`` times each: the best wall time of each, their ratio (the target:
+    at most 1.15) and whether the result folders' files are byte-identical."""
+    cli = [sys.executable, "-c", "from cabench.cli import main; main()", "run",
+           *(str(ROOT / "configs" / f"{c}.yaml") for c in configs)]
+    work = tmp / "work"  # one folder for every run (the datasets' paths are recorded), its results moved after each
+    work.mkdir()
+    (work / "data").symlink_to(ROOT / "data")  # the configs name their datasets relative to the project
     load_before = os.getloadavg()
     walls: dict[str, list[float]] = {"loky": [], "dask": []}
     for i in range(rounds):
         for backend in walls:
             start = time.perf_counter()
-            subprocess.run([*cli, "--out", str(tmp / f"{backend}-{i}"), "--backend", backend, "--quiet"], cwd=ROOT,
-                           check=True, capture_output=True)
+            subprocess.run([*cli, "--backend", backend, "--quiet"], cwd=work, check=True, capture_output=True)
             walls[backend].append(time.perf_counter() - start)
+            (work / "results").rename(tmp / f"{backend}-{i}")
     differ, compared = _same_files(tmp / "loky-0", tmp / "dask-0")
-    return {"config": config, "loky_s": min(walls["loky"]), "dask_s": min(walls["dask"]), "walls": walls,
+    return {"config": f"{len(configs)} configs in one run" if len(configs) > 1 else configs[0],
+            "loky_s": min(walls["loky"]), "dask_s": min(walls["dask"]), "walls": walls,
             "ratio": min(walls["dask"]) / min(walls["loky"]), "files_compared": compared, "files_differ": differ,
             "load_before": load_before, "load_after": os.getloadavg()}
 

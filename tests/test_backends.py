@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import gzip
 import os
 import subprocess
@@ -13,7 +14,7 @@ from cabench.backends import Backend, parallel_map
 from cabench.config import parse_config
 from cabench.runner import run_experiment
 from cabench.tune import run_tuning
-from tests.conftest import DATA, ROOT, SAFETY_S
+from tests.conftest import DATA, ROOT, SAFETY_S, wait_for
 
 PSI = {"name": "b_psi", "dataset": str(DATA / "piqa"), "setting": "psi", "arms": {"preset": "paper-subset"},
        "rho": [20, 100], "methods": ["copsi", "uniform"], "cost_modes": ["deterministic", "stochastic"],
@@ -84,3 +85,32 @@ def test_dask_scheduler_and_workers_give_the_files_of_loky(tmp_path, dask_cluste
     assert _run(PSI, tmp_path / "joined", backend="dask", scheduler_address=dask_cluster) == expected
     assert _run(PSI, tmp_path / "local", backend="dask", n_jobs=2) == expected  # a local cluster of 2
     assert _tune(tmp_path / "tuned", backend="dask", scheduler_address=dask_cluster) == _tune(tmp_path / "t1")
+
+
+_WORKERS = """
+import os
+from cabench.backends import Backend, parallel_map
+for _ in range(3):  # three maps, as three experiments of one `cabench run`
+    print(sorted(set(parallel_map(os.getpid, [()] * 8, Backend("dask", 2)))), flush=True)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_a_local_dask_cluster_serves_every_map_of_a_process_and_ends_with_it():
+    """Like loky's workers, the local cluster starts once per process (the worker processes of three maps are the
+    same two) and its workers end when the process does."""
+    done = subprocess.run([sys.executable, "-c", _WORKERS], capture_output=True, text=True, timeout=SAFETY_S,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    maps = [set(ast.literal_eval(line)) for line in done.stdout.splitlines()]
+    workers = set().union(*maps)
+    assert len(maps) == 3 and 1 <= len(workers) <= 2 and done.returncode == 0
+    wait_for(lambda: not any(_alive(pid) for pid in workers), "the cluster's workers to end")
