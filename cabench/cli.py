@@ -440,7 +440,8 @@ def advise_cmd(
 ) -> None:
     """Import, describe, run the recommended methods at your budget (or at the budget planned to reach your targets),
     write the report; print the decision."""
-    from cabench.advise import Request, advise, format_advice, parse_budget
+    from cabench.advise import Request, advise, format_advice
+    from cabench.advise_plan import parse_budget
     from cabench.data.importer import parse_settings
 
     def act():

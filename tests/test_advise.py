@@ -17,7 +17,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cabench.advise import MAX_LINES, Advice, Budget, format_advice, parse_budget, predicted
+from cabench.advise import MAX_LINES, Advice, format_advice
+from cabench.advise_plan import Budget, parse_budget, predicted
 from cabench.budget_plan import BudgetPlan, Planned, PlanSpec
 from cabench.cli import app
 from cabench.data.dataset import load_dataset

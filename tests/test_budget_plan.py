@@ -199,16 +199,16 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_advise_takes_a_budget_or_targets_and_spends_the_plan(tmp_path):
-    from cabench.advise import Budget, Request, targets_by_setting
+    from cabench.advise_plan import Budget, targets_by_setting
 
     by_setting = {"online": ["cohv-ucb"], "psi": ["copsi-r"]}
-    asked = Request(Path("logs"), None, targets=("error<=0.1", "share>=0.9"))
-    assert targets_by_setting(asked, by_setting) == {"psi": (Target("error", 0.1),), "online": (Target("share", 0.9),)}
-    for request in (Request(Path("logs"), Budget(1.0, "usd"), targets=("error<=0.1",)), Request(Path("logs"), None)):
+    asked = targets_by_setting(None, ("error<=0.1", "share>=0.9"), by_setting)
+    assert asked == {"psi": (Target("error", 0.1),), "online": (Target("share", 0.9),)}
+    for budget, targets in ((Budget(1.0, "usd"), ("error<=0.1",)), (None, ())):
         with pytest.raises(CabenchError, match="one of the two"):
-            targets_by_setting(request, by_setting)
+            targets_by_setting(budget, targets, by_setting)
     with pytest.raises(CabenchError, match="no method of the identification setting"):
-        targets_by_setting(Request(Path("logs"), None, targets=("f1>=0.7",)), {"online": ["cohv-ucb"]})
+        targets_by_setting(None, ("f1>=0.7",), {"online": ["cohv-ucb"]})
     folder = write_dataset(tmp_path / "five", spread_logs(5, n_instances=60), split={"profiling_size": 30, "seed": 0})
     result = RUNNER.invoke(app, ["advise", str(folder), "--target", "share>=0.6", "--methods", "cohv-ucb",
                                  "--repetitions", "4", "--out", str(tmp_path / "advice"), "--quiet"])

@@ -1,0 +1,192 @@
+"""What ``cabench advise`` spends: a budget as the command line states it (``5usd``, ``2e6tokens``), or one planned
+per setting from ``--target``s on the profiling split (:mod:`cabench.budget_plan`), with what the plan predicted at
+that budget beside what the run reached there."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from cabench import registry
+from cabench.budget_plan import BudgetPlan, Planned, PlanSpec, describe_row, plan_profiling, write_plan
+from cabench.data.dataset import Dataset
+from cabench.errors import CabenchError
+from cabench.methods.configured import OnlineMethod, PsiMethod
+from cabench.planning.draws import profiling_of
+from cabench.planning.targets import Target, parse_target
+from cabench.results import load_experiment
+from cabench.stats import Z95, wilson
+from cabench.units import COST_UNITS, amount
+
+#: How a setting is named in experiment names and in the printed decision.
+SHOWN_SETTING = {"online": "online", "psi": "identification"}
+_BUDGET = re.compile(r"\s*(?P<dollar>\$)?\s*(?P<value>\d*\.?\d+(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z_]*)\s*")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A budget as the command line states it: an amount in a cost unit (``2e6tokens``, ``5usd``, ``$5``)."""
+
+    value: float
+    unit: str
+
+    @property
+    def tag(self) -> str:
+        """The budget in experiment names: ``5usd``, ``2000000tokens``."""
+        return f"{self.value:.15g}{self.unit}"
+
+
+def parse_budget(text: str) -> Budget:
+    """``2e6tokens``, ``2e6 tokens``, ``5usd``, ``$5``, ``5 usd`` or ``300completion_tokens`` as a :class:`Budget`."""
+    found = _BUDGET.fullmatch(text)
+    unit = (found.group("unit").lower() or ("usd" if found.group("dollar") else "")) if found else ""
+    if found is None or unit not in COST_UNITS or (found.group("dollar") and unit != "usd"):
+        near = difflib.get_close_matches(unit, COST_UNITS, n=1) if unit not in COST_UNITS else []
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        raise CabenchError(f"--budget {text}: expected an amount and a unit, e.g. 2e6tokens, 5usd or $5 (units: "
+                           f"{', '.join(COST_UNITS)}){hint}")
+    value = float(found.group("value"))
+    if not (math.isfinite(value) and value > 0):
+        raise CabenchError(f"--budget {text}: expected a positive amount")
+    return Budget(value, unit)
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """One target's metric at the budget spent: what the plan predicted (the mean of its draws and their
+    ``1 - confidence`` and ``confidence`` quantiles) and what the run reached (the mean over the repetitions with its
+    95% interval: Wilson for a probability, normal for F1)."""
+
+    target: Target
+    predicted: tuple[float, float, float]
+    reached: tuple[float, float, float] | None = None
+    repetitions: int = 0
+
+
+@dataclass(frozen=True)
+class SettingPlan:
+    """The plan of one targeted setting: its first method, the sentence saying what it would spend, the budget (None:
+    no budget of the plan reaches the targets), how it was planned and a :class:`Forecast` per target."""
+
+    setting: str
+    method: str
+    sentence: str
+    budget: Budget | None
+    spec: PlanSpec | None = None
+    forecasts: tuple[Forecast, ...] = ()
+
+
+def targets_by_setting(budget: Budget | None, targets: tuple[str, ...], by_setting: dict[str, list[str]]
+                       ) -> dict[str, tuple[Target, ...]]:
+    """``--target``s by the setting each bounds (none when a budget is given); exactly one of ``--budget`` and
+    ``--target``, and a method to plan for every target."""
+    if (budget is None) == (not targets):
+        raise CabenchError("--budget, --target: give the budget to spend (e.g. --budget 5usd) or the targets to plan "
+                           "it from (e.g. --target error<=0.1), one of the two")
+    out: dict[str, tuple[Target, ...]] = {}
+    for target in dict.fromkeys(parse_target(t) for t in targets):
+        if target.setting not in by_setting:
+            raise CabenchError(f"--target {target.text}: no method of the {SHOWN_SETTING[target.setting]} setting "
+                               f"runs (--methods {','.join(n for names in by_setting.values() for n in names)})")
+        out[target.setting] = (*out.get(target.setting, ()), target)
+    return out
+
+
+def _rounded_up(value: float) -> float:
+    """``value`` rounded up to three significant digits (a planned budget as a person would state it)."""
+    scale = 10.0 ** (math.floor(math.log10(value)) - 2)
+    return math.ceil(value / scale - 1e-9) * scale
+
+
+def predicted(plan: BudgetPlan, row: Planned, budget: float) -> tuple[float, float, float]:
+    """What ``plan`` predicts of ``row``'s metric at ``budget``: its draws' curves (mean and the ``1 - confidence``
+    and ``confidence`` quantiles) at the budget a draw needs for what the evaluation split needs at ``budget`` (the
+    estimate's ``scale``, :func:`cabench.planning.search.estimate`), interpolated in log budget (clamped to the
+    grid's ends)."""
+    scale = row.estimate.scale
+    curves = plan.curves
+    curve = curves[(curves["method"] == row.method) & (curves["cost_mode"].fillna("") == (row.cost_mode or ""))
+                   & (curves["target"] == row.target)]
+    at = math.log(plan.profiling.norm.rho(budget) / scale)
+    x = np.log(curve["rho"].to_numpy(dtype=float))
+    mean, low, high = (float(np.interp(at, x, curve[c].to_numpy(dtype=float))) for c in ("mean", "low", "high"))
+    return mean, low, high
+
+
+def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[str, tuple[Target, ...]],
+                 out: Path, quiet: bool) -> dict[str, SettingPlan]:
+    """Each setting's plan (``by_setting`` holds the targeted ones), from the profiling split for its first method
+    (the recommended one unless ``--methods``): the budget of its most demanding target, rounded up, a sentence
+    saying what it would spend and what it predicts there of each target; the plans (``plan.csv``, ``plan.png``) go
+    to ``out``."""
+    profiling = profiling_of(ds, np.arange(ds.n_arms))
+    plans = {}
+    for setting, names in by_setting.items():
+        wanted = targets[setting]
+        methods = [OnlineMethod(n) if setting == "online" else PsiMethod(n) for n in names]
+        modes: tuple[str | None, ...] = (None,) if setting == "online" else ("deterministic",)
+        label = f"{ds.name}_{SHOWN_SETTING[setting]}"
+        found = plan_profiling(profiling, setting, methods, modes, PlanSpec(wanted), name=label, quiet=quiet)
+        write_plan(found, out / label)
+        rows = [r for r in found.rows if r.method == names[0]]
+        row = max(rows, key=lambda r: r.estimate.rho)
+        line = f"plan, {SHOWN_SETTING[setting]}: {registry.display(names[0])} {describe_row(row, found)}"
+        if not math.isfinite(row.estimate.rho):
+            plans[setting] = SettingPlan(setting, names[0], line + "; not run", None)
+            continue
+        budget = Budget(_rounded_up(found.budget(row.estimate.rho)), found.cost_unit)
+        forecasts = tuple(Forecast(t, predicted(found, next(r for r in rows if r.target == t.text), budget.value))
+                          for t in wanted)
+        plans[setting] = SettingPlan(setting, names[0], f"{line}; spending {amount(budget.value, budget.unit)}",
+                                     budget, found.spec, forecasts)
+    return plans
+
+
+def reached(plan: SettingPlan, folder: Path) -> SettingPlan:
+    """``plan`` with what its method reached at the budget in the results ``folder``: identification, P(error) with
+    its Wilson interval and mean F1 ± 1.96 se (deterministic costs); online, the share of repetitions whose
+    most-exploited configuration has ``nu >= (1 - epsilon) max nu`` (paper §3.1), with its Wilson interval."""
+    assert plan.spec is not None  # a plan that was run
+    e = load_experiment(folder)
+    values: dict[str, tuple[float, float, float]]
+    if e.setting == "psi":
+        s = e.summary()
+        r = s[(s["method"] == plan.method) & (s["cost_mode"] == "deterministic")].iloc[0]
+        half = Z95 * float(r["f1_se"])
+        values = {"error": (float(r["error"]), float(r["error_low"]), float(r["error_high"])),
+                  "f1": (float(r["f1"]), float(r["f1"]) - half, float(r["f1"]) + half)}
+        n = int(r["n"])
+    else:
+        runs = e.runs[e.runs["method"] == plan.method]
+        nu = e.arms.assign(config_id=e.arms["config_id"].astype(str)).set_index("config_id")["nu"]
+        hits = int((nu.reindex(runs["exploited"].astype(str)) >= (1 - plan.spec.epsilon) * nu.max()).sum())
+        n = len(runs)
+        values = {"share": (hits / n, *wilson(hits, n))}
+    return replace(plan, forecasts=tuple(replace(f, reached=values[f.target.metric], repetitions=n)
+                                         for f in plan.forecasts))
+
+
+def plan_lines(plan: SettingPlan) -> list[str]:
+    """A setting's plan and, once run, what it predicted and what the run reached at the budget spent, per
+    target: ``at 1,240 tokens (CoPSI-R, 50 repetitions): error predicted 0.040 [0.000, 0.100], reached 0.060
+    [0.021, 0.162]: met``."""
+    done = [f for f in plan.forecasts if f.reached is not None]
+    if plan.budget is None or plan.spec is None or not done:
+        return [plan.sentence]
+    band = f"{100 * (1 - plan.spec.confidence):.0f}-{100 * plan.spec.confidence:.0f}%"
+
+    def said(f: Forecast) -> str:
+        assert f.reached is not None
+        mean, low, high = f.predicted
+        got, got_low, got_high = f.reached
+        return (f"{f.target.metric} predicted {mean:.3f} [{low:.3f}, {high:.3f}], reached {got:.3f} "
+                f"[{got_low:.3f}, {got_high:.3f}]: {'met' if f.target.met(np.array(got)) else 'not met'}")
+
+    return [plan.sentence, f"  at {amount(plan.budget.value, plan.budget.unit)} ({registry.display(plan.method)}, "
+                           f"{done[0].repetitions} repetitions): {'; '.join(said(f) for f in done)} (predicted: "
+                           f"the draws' mean [{band}]; reached: mean [95% CI])"]
