@@ -57,6 +57,7 @@ class HostileEndpoint:
         self.generated = 0  # the endpoint's own count: what it would bill
         self.requests = 0
         self.seen_authorization: list[str] = []
+        self.trickled: list[tuple[int, int]] = []  # per trickled reply: (bytes written before the client hung up, size)
         self.lock = threading.Lock()
         self.stop = ClientStop()
         gzip_bomb()
@@ -203,11 +204,17 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                for i in range(len(payload) - 1):
-                    self.wfile.write(payload[i:i + 1])
-                    self.wfile.flush()
-                    time.sleep(endpoint.trickle_s)
-                self.connection.recv(1)  # returns when the client closes the connection
+                written = 0
+                try:
+                    for i in range(len(payload) - 1):
+                        self.wfile.write(payload[i:i + 1])
+                        self.wfile.flush()
+                        written += 1
+                        time.sleep(endpoint.trickle_s)
+                    self.connection.recv(1)  # returns when the client closes the connection
+                finally:
+                    with endpoint.lock:
+                        endpoint.trickled.append((written, len(payload)))
                 return None
             else:
                 raise ValueError(how)

@@ -115,6 +115,11 @@ def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, en
         assert all(r["charged"] == 0 for r in method) and ep.generated == spend["profiling_tokens"]
     if how == "trickle":  # each attempt ends at its deadline: the reply never ends
         assert all(a["status"] == "timeout" for r in method for a in r["attempts"])
+        # a deadline per attempt, not per read: the client hung up while bytes still came (the whole reply but its
+        # last byte takes the endpoint about 20 deadlines to trickle; a deadline per read would wait for all of it)
+        attempts = sum(len(r["attempts"]) for r in method)
+        wait_for(lambda: len(ep.trickled) >= attempts, "every trickled reply to end")
+        assert all(written < size - 1 for written, size in ep.trickled), ep.trickled
 
 
 def test_failed_calls_charged_as_configured(tmp_path, dataset, endpoint):
