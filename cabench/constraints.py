@@ -172,18 +172,19 @@ class ConstrainedAnswer:
 def _restricted_answers(e: Experiment, allowed: set[str]) -> pd.DataFrame:
     """Per run (method, [cost mode,] rho, rep): its answer restricted to the ``allowed`` configurations — online the
     most-pulled of them (ties to the first arm), identification the returned ones — as a sorted tuple."""
-    sel = e.selections[e.selections["config_id"].astype(str).isin(allowed)]
     keys = ["method", "cost_mode", "rho", "rep"] if e.setting == "psi" else ["method", "rho", "rep"]
-    order = {name: i for i, name in enumerate(e.arms["config_id"].astype(str))}
-    if e.setting == "online":
-        ranked = sel.assign(order=sel["config_id"].astype(str).map(order)).sort_values(
-            ["pulls", "order"], ascending=[False, True], kind="stable")
-        picked = ranked.groupby(keys, sort=False).head(1)
-        answers = picked.set_index(keys)["config_id"].astype(str).map(lambda n: (n,))
-    else:
-        chosen = sel[sel["returned"] == 1]
-        answers = chosen.groupby(keys)["config_id"].apply(lambda c: tuple(sorted(c.astype(str), key=order.__getitem__)))
     runs = e.runs.set_index(keys)
+    if e.setting == "psi":  # the returned sets (cabench.returned), restricted to the allowed configurations
+        returned = e.returned
+        kept = returned.sets & np.isin(np.asarray(returned.names, dtype=object), list(allowed))
+        by_set = [tuple(returned.names[i] for i in np.flatnonzero(row)) for row in kept]
+        return pd.DataFrame({"answer": [by_set[s] for s in returned.set_of], "budget": runs["budget"]},
+                            index=runs.index).reset_index()
+    sel = e.selections[e.selections["config_id"].astype(str).isin(allowed)]
+    order = {name: i for i, name in enumerate(e.arms["config_id"].astype(str))}
+    ranked = sel.assign(order=sel["config_id"].astype(str).map(order)).sort_values(
+        ["pulls", "order"], ascending=[False, True], kind="stable")
+    answers = ranked.groupby(keys, sort=False).head(1).set_index(keys)["config_id"].astype(str).map(lambda n: (n,))
     return pd.DataFrame({"answer": answers.reindex(runs.index).map(lambda a: a if isinstance(a, tuple) else ()),
                          "budget": runs["budget"]}).reset_index()
 
