@@ -68,4 +68,4 @@ surrogate: $(STAMP)
 	$(BIN)/python scripts/make_surrogate_logs.py
 
 clean:
-	rm -rf results/*/ results/*.png results/*.pdf results/*.csv results/REPORT.md results/REPORT.html results-quick results-synthetic
+	rm -rf results/*/ results/*.png results/*.pdf results/*.csv results/REPORT.md results/REPORT.html results/report_sections.json results-quick results-synthetic

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,11 @@ from cabench.report import (
     markdown,
     paper_cells,
     scorecard_counts,
+    section_lines,
     summary_table,
     write_text,
 )
+from cabench.report_cache import SectionCache, round_trip
 from cabench.report_cells import REAL_UNIT_FORMATS, Table, plus_minus
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite
@@ -79,7 +82,7 @@ def _scorecard(c: Contents, anchors: dict[str, str]) -> list[dict[str, Any]]:
              "verdict": STATE_TEXT[v.state], "claim": v.claim, "quantity": v.quantity, "reason": v.reason,
              "versus": v.versus or "", "estimate": _cell("", v.estimate)["value"], "low": _cell("", v.low)["value"],
              "high": _cell("", v.high)["value"]}
-            for e in c.results.experiments for v in c.found[e.label].verdicts]
+            for e in c.results.experiments for v in c.verdicts(e.label)]
 
 
 def _decision(e: Experiment) -> dict[str, Any] | None:
@@ -227,17 +230,23 @@ def _under(e: Experiment, a: ConstrainedAnswer | str | None) -> dict[str, Any] |
     return {**out, "qualifying": len(a.qualifying), "answer": "|".join(a.answer), "members": members, "found": found}
 
 
-def _experiment(c: Contents, e: Experiment, anchor: str) -> dict[str, Any]:
+def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
+    """What REPORT.html shows of ``e`` but its anchor and figures (those are the page's and figures.csv's): the
+    part of its section :mod:`cabench.report_cache` keeps."""
     d = _decision(e)
     decided = [r["config"] for r in d["rows"]] if d else []
-    return {"label": e.label, "anchor": anchor, "setting": e.setting, "title": e.title, "surrogate": e.surrogate,
+    return {"label": e.label, "setting": e.setting, "title": e.title, "surrogate": e.surrogate,
             "k": e.k, "objectives": ", ".join(e.objectives), "unit": LABELS[e.cost_unit],
             "grid": ", ".join(f"{r:g}" for r in e.rho_grid), "repetitions": e.repetitions,
             "config_hash": e.config_hash, "methods": ", ".join(registry.display(m) for m in e.methods),
             "beyond": e in c.beyond, "decision": d, "summary": _summary(e, c.found[e.label].summary),
             "configurations": _configurations(e, decided), "front": _front(e, decided),
-            "figures": _images(c, experiment_source(e.label)), "comparisons": _comparisons(e, c.found[e.label]),
-            "under": _under(e, c.under.get(e.label))}
+            "comparisons": _comparisons(e, c.found[e.label]), "under": _under(e, c.under.get(e.label))}
+
+
+def _experiment(c: Contents, e: Experiment, anchor: str) -> dict[str, Any]:
+    data = c.sections[e.label]["html"] if e.label in c.sections else experiment_data(c, e)
+    return {**data, "anchor": anchor, "figures": _images(c, experiment_source(e.label))}
 
 
 def _environment() -> jinja2.Environment:
@@ -260,8 +269,25 @@ def render_html(c: Contents) -> str:
         plotly_js=plotly.offline.get_plotlyjs())
 
 
+def _sections(c: Contents) -> dict[str, dict[str, Any]]:
+    """Every experiment's section (:mod:`cabench.report_cache`), kept or computed now, as it is stored."""
+    return {e.label: c.sections[e.label] if e.label in c.sections else round_trip(
+                {"verdicts": [asdict(v) for v in c.verdicts(e.label)], "markdown": section_lines(c, e),
+                 "html": experiment_data(c, e)})
+            for e in c.results.experiments}
+
+
 def write_reports(root: Path, constraints: tuple[Constraint, ...] = ()) -> tuple[Path, Path]:
     """Write ``ROOT/REPORT.md`` and ``ROOT/REPORT.html`` from one reading of the results below ``root`` (each
-    experiment answering under ``constraints`` too)."""
-    c = gather(root, constraints)
-    return (write_text(root / "REPORT.md", markdown(c)), write_text(root / "REPORT.html", render_html(c)))
+    experiment answering under ``constraints`` too).
+
+    Without ``constraints``, each experiment's section is kept in ``ROOT/report_sections.json`` and computed again
+    only when one of its inputs changed (:mod:`cabench.report_cache`)."""
+    cache = None if constraints else SectionCache(root)
+    c = gather(root, constraints, cache)
+    if cache is not None:
+        c = replace(c, sections=_sections(c))
+    paths = (write_text(root / "REPORT.md", markdown(c)), write_text(root / "REPORT.html", render_html(c)))
+    if cache is not None:
+        cache.save({c.keys[label]: section for label, section in c.sections.items()})
+    return paths

@@ -18,7 +18,7 @@ import importlib
 import importlib.metadata
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -321,15 +321,14 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
 
     formats = check_formats(formats)
     root = figure_index.index_root(folder)
-    res = ResultSet(root)  # labels and the paper's experiments as the root's report sees them
+    res = ResultSet(root, selections=False)  # labels and paper experiments as the report sees them; no selections
     mine = [e for e in res.experiments
             if any(f.resolve().is_relative_to(folder.resolve()) for f in (e.folder, *e.duplicates))]
     if not mine:
         raise CabenchError(f"{folder}: no results below this folder; run `cabench run CONFIG` first")
-    light = {e.label: replace(e, selections=e.selections.iloc[:0]) for e in res.experiments}  # never drawn
     subjects: dict[str, Experiment | list[Experiment]] = {
-        figure_index.experiment_source(e.label): light[e.label] for e in mine}
-    paper = [light[e.label] for e in res.experiments if e.paper_role]
+        figure_index.experiment_source(e.label): e for e in mine}
+    paper = [e for e in res.experiments if e.paper_role]
     if any(e.paper_role for e in mine):
         subjects[figure_index.PAPER] = paper
     hashes = {e.label: figure_index.experiment_inputs(e.folder, root) for e in (*mine, *paper)}

@@ -30,6 +30,7 @@ from cabench import registry
 from cabench.analysis import (
     STATE_TEXT,
     Findings,
+    Verdict,
     findings,
     key_configurations,
     mean_spend,
@@ -43,6 +44,7 @@ from cabench.figure_index import current_figures, read_index
 from cabench.paper import PUBLISHED
 from cabench.paper_match import paper_rows
 from cabench.record import objective_columns
+from cabench.report_cache import SectionCache, section_key
 from cabench.report_cells import (
     REAL_UNIT_FORMATS,
     Table,
@@ -353,7 +355,11 @@ class Contents:
     ``root``, each experiment's findings by label, the paper's numbers beside ours, the figures of figures.csv
     that are current (drawn from the results as they are now) and how many of its figures are not; the
     requirements, if any, and each experiment's answer under them by label
-    (:func:`~cabench.report_requirements.answers_under`)."""
+    (:func:`~cabench.report_requirements.answers_under`).
+
+    ``sections`` holds, by label, the sections kept from an earlier report whose inputs are unchanged
+    (:mod:`cabench.report_cache`: ``verdicts``, ``markdown`` lines, ``html`` data); ``found`` holds the findings of
+    every other experiment, and ``keys`` each experiment's section key when sections are kept."""
 
     root: Path
     results: ResultSet
@@ -363,32 +369,59 @@ class Contents:
     stale: int
     constraints: tuple[Constraint, ...] = ()
     under: dict[str, ConstrainedAnswer | str] = field(default_factory=dict)
+    sections: dict[str, dict] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def beyond(self) -> list[Experiment]:
         return [e for e in self.results.experiments if is_beyond(e)]
 
+    def verdicts(self, label: str) -> list[Verdict]:
+        """The verdicts of the experiment ``label``, found now or kept."""
+        if label in self.found:
+            return self.found[label].verdicts
+        return [Verdict(**v) for v in self.sections[label]["verdicts"]]
 
-def gather(root: Path, constraints: tuple[Constraint, ...] = ()) -> Contents:
-    """Read the results below ``root`` and compute what the report says of them (under ``constraints`` too)."""
-    res = ResultSet(root)
+
+def gather(root: Path, constraints: tuple[Constraint, ...] = (), cache: SectionCache | None = None) -> Contents:
+    """Read the results below ``root`` and compute what the report says of them (under ``constraints`` too).
+
+    With a ``cache`` (and no ``constraints``) an experiment whose section is kept there is not read beyond what the
+    report's overview shows (its selections are not read); every other one is read in full now, before anything is
+    written."""
+    keep = cache is not None and not constraints
+    res = ResultSet(root, selections=not keep)
     if res.empty:
         raise CabenchError(f"{root}: no runs.csv below this folder; run `cabench run CONFIG` first")
+    keys = {e.label: section_key(e) for e in res.experiments} if keep else {}
+    kept = {label: s for label, key in keys.items() if cache is not None and (s := cache.get(key)) is not None}
+    todo = [e for e in res.experiments if e.label not in kept]
+    for e in todo:
+        e.selections  # noqa: B018 -- read and checked before anything is computed or written
     under = answers_under(res, constraints)
     figures = current_figures(root)
-    return Contents(root, res, {e.label: findings(e) for e in res.experiments}, paper_rows(res), figures,
-                    len(read_index(root)) - len(figures), constraints, under)
+    return Contents(root, res, {e.label: findings(e) for e in todo}, paper_rows(res), figures,
+                    len(read_index(root)) - len(figures), constraints, under, kept, keys)
+
+
+def section_lines(c: Contents, e: Experiment) -> list[str]:
+    """``e``'s part of REPORT.md (:func:`experiment_section`, and beyond the paper its per-budget comparisons),
+    kept or computed now."""
+    if e.label in c.sections:
+        return list(c.sections[e.label]["markdown"])
+    lines = experiment_section(e, c.found[e.label], c.under.get(e.label))
+    return lines + _per_budget(e) if is_beyond(e) else lines
 
 
 def scorecard_counts(c: Contents) -> str:
     """How many claims hold, do not hold, are inconclusive or were not tested."""
-    states = [v.state for f in c.found.values() for v in f.verdicts]
+    states = [v.state for e in c.results.experiments for v in c.verdicts(e.label)]
     return ", ".join(f"{text}: {states.count(k)}" for k, text in STATE_TEXT.items() if states.count(k))
 
 
 def _scorecard(c: Contents) -> list[str]:
     rows = [[f"`{e.label}`", v.claim, STATE_TEXT[v.state], v.quantity, v.reason or "—"]
-            for e in c.results.experiments for v in c.found[e.label].verdicts]
+            for e in c.results.experiments for v in c.verdicts(e.label)]
     return ["## Scorecard", "",
             f"Each claim the report tests, experiment by experiment ({scorecard_counts(c)}): the verdict, the "
             "tested quantity with its 95% interval, and for a claim that does not hold a reason measured in the "
@@ -422,7 +455,7 @@ def markdown(c: Contents) -> str:
     beyond = c.beyond
     for e in res.experiments:
         if e not in beyond:
-            lines += experiment_section(e, c.found[e.label], c.under.get(e.label))
+            lines += section_lines(c, e)
     if beyond:
         extra = list(dict.fromkeys(m for e in beyond for m in e.methods if registry.origin(m) != "paper"))
         lines += ["## Beyond the paper", "",
@@ -431,8 +464,7 @@ def markdown(c: Contents) -> str:
                   "`module:object`). These results are kept apart from the paper's experiments above and from its "
                   "figures.", ""]
         for e in beyond:
-            lines += experiment_section(e, c.found[e.label], c.under.get(e.label))
-            lines += _per_budget(e)
+            lines += section_lines(c, e)
     lines += _paper_section(c.paper)
     lines += _figures(c)
     return "\n".join(lines).rstrip() + "\n"

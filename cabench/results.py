@@ -9,7 +9,9 @@ plain ``selections.csv``, still read), and every row carries its experiment's
 ``experiment`` name and ``config_hash``. Different experiments are never
 pooled: each is an :class:`Experiment` of its own. The same experiment found
 twice (same hash, same rows) is read once; the same hash with different rows
-is refused.
+is refused. ``selections.csv.gz`` (one row per run and arm, the largest file) is
+read and checked when first asked for (:attr:`Experiment.selections`), or up
+front by a :class:`ResultSet` that is told it will need it.
 """
 
 from __future__ import annotations
@@ -158,7 +160,7 @@ class Experiment:
     folder: Path
     meta: dict[str, Any]
     runs: pd.DataFrame
-    selections: pd.DataFrame
+    given_selections: pd.DataFrame | None  # None: read from ``folder`` when first asked for (:attr:`selections`)
     arms: pd.DataFrame
     dataset: dict[str, Any]
     trajectories: pd.DataFrame | None
@@ -208,6 +210,14 @@ class Experiment:
 
     # What follows is derived from the tables once and kept: an Experiment's tables are never changed in place
     # (a subset is a new Experiment, dataclasses.replace).
+
+    @cached_property
+    def selections(self) -> pd.DataFrame:
+        """One row per run and arm: the given table, or ``selections.csv.gz`` read and checked against the other
+        tables (:func:`load_selections`)."""
+        if self.given_selections is not None:
+            return self.given_selections
+        return load_selections(self.folder, self.meta, self.runs, self.arms)
 
     @cached_property
     def rho_grid(self) -> list[float]:
@@ -330,8 +340,8 @@ def _load_meta(path: Path) -> dict[str, Any]:
 
 def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFrame]) -> None:
     """Values that must agree across files: one optimal arm, every configuration named one of arms.csv,
-    every method and cost mode one config.yaml lists, flags 0 or 1."""
-    arms, runs, selections = files["arms.csv"], files["runs.csv"], files["selections.csv"]
+    every method and cost mode one config.yaml lists, flags 0 or 1 (``selections.csv``: :func:`load_selections`)."""
+    arms, runs = files["arms.csv"], files["runs.csv"]
     where = {name: table_file(folder, name) for name in files}
     if arms.empty:
         raise CabenchError(f"{where['arms.csv']}: no arms (a cut or damaged file); {AGAIN}")
@@ -347,7 +357,6 @@ def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFr
                            f"optimal, expected exactly one (a damaged file); {AGAIN}")
     names = set(arms["config_id"])
     unknown = "is not a configuration of arms.csv"
-    _fail_at(where["selections.csv"], selections, ~selections["config_id"].isin(names), "config_id", unknown)
     _fail_at(where["runs.csv"], runs, runs["setting"] != meta["setting"], "setting",
              f"is not the setting config.yaml records ({meta['setting']})")
     if meta.get("methods"):
@@ -360,11 +369,39 @@ def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFr
         _fail_at(where["runs.csv"], runs, ~runs["cost_mode"].isin(meta["cost_modes"]), "cost_mode",
                  "is not a cost mode config.yaml lists")
     _fail_at(where["runs.csv"], runs, ~runs["error"].isin([0, 1]), "error", "is not 0 or 1")
-    _fail_at(where["selections.csv"], selections, ~selections["returned"].isin([0, 1]), "returned", "is not 0 or 1")
 
 
-def load_experiment(folder: Path) -> Experiment:
-    """Read one results folder; every file it needs must be there and consistent."""
+def _checked_hash(path: Path, frame: pd.DataFrame, meta: dict[str, Any]) -> None:
+    """Every row of ``frame`` (read from ``path``) carries the experiment's hash of config.yaml."""
+    hashes = set(frame["config_hash"].astype(str).unique())
+    if hashes - {meta["config_hash"]}:
+        raise CabenchError(f"{path}: rows of experiment {sorted(hashes)[0]} in a folder of {meta['config_hash']} "
+                           f"(config.yaml); {AGAIN}")
+
+
+def load_selections(folder: Path, meta: dict[str, Any], runs: pd.DataFrame, arms: pd.DataFrame) -> pd.DataFrame:
+    """Read and check ``selections.csv.gz`` of the results folder ``folder`` (whose config.yaml records ``meta``):
+    its columns, its experiment's hash, a row per run of ``runs`` and arm of ``arms``, every configuration one of
+    ``arms``, ``returned`` 0 or 1."""
+    path = table_file(folder, "selections.csv")
+    if not path.is_file():
+        raise CabenchError(f"{path}: missing (written by an older cabench, or deleted); {AGAIN}")
+    setting = meta["setting"]
+    selections = _checked(path, REQUIRED["selections.csv"][setting], meta.get("cost_unit") or "tokens", large=True)
+    _checked_hash(path, selections, meta)
+    if len(selections) != len(runs) * len(arms):
+        raise CabenchError(f"{path}: {len(selections)} rows, expected {len(runs) * len(arms)} (runs x arms); "
+                           f"{AGAIN}")
+    _fail_at(path, selections, ~selections["config_id"].isin(set(arms["config_id"])), "config_id",
+             "is not a configuration of arms.csv")
+    if setting == "psi":
+        _fail_at(path, selections, ~selections["returned"].isin([0, 1]), "returned", "is not 0 or 1")
+    return selections
+
+
+def load_experiment(folder: Path, selections: bool = True) -> Experiment:
+    """Read one results folder; every file it needs must be there and consistent. ``selections.csv.gz`` is read
+    now, or with ``selections=False`` when first asked for (:attr:`Experiment.selections`)."""
     meta_path = folder / "config.yaml"
     if not meta_path.is_file():
         raise CabenchError(f"{folder}: runs.csv without config.yaml; not a cabench results folder ({AGAIN})")
@@ -373,17 +410,14 @@ def load_experiment(folder: Path) -> Experiment:
     unit = meta.get("cost_unit") or "tokens"
     files = {}
     where = {name: table_file(folder, name) for name in ("runs.csv", "selections.csv", "arms.csv", "dataset.csv")}
-    for name, path in where.items():
+    for path in where.values():
         if not path.is_file():
             raise CabenchError(f"{path}: missing (written by an older cabench, or deleted); {AGAIN}")
+    del where["selections.csv"]  # read last (load_selections), or when first asked for
+    for name, path in where.items():
         spec = REQUIRED.get(name, [])
-        files[name] = _checked(path, spec[setting] if isinstance(spec, dict) else spec, unit,
-                               large=name == "selections.csv")
-    for name, frame in files.items():
-        hashes = set(frame["config_hash"].astype(str).unique())
-        if hashes - {meta["config_hash"]}:
-            raise CabenchError(f"{where[name]}: rows of experiment {sorted(hashes)[0]} in a folder of "
-                               f"{meta['config_hash']} (config.yaml); {AGAIN}")
+        files[name] = _checked(path, spec[setting] if isinstance(spec, dict) else spec, unit)
+        _checked_hash(path, files[name], meta)
     runs = files["runs.csv"]
     holes = runs.isna().to_numpy()
     if holes.any():
@@ -395,9 +429,6 @@ def load_experiment(folder: Path) -> Experiment:
     expected = int(meta["repetitions"]) * cells * modes
     if expected and len(runs) != expected:
         raise CabenchError(f"{folder / 'runs.csv'}: {len(runs)} rows, but config.yaml plans {expected}; {AGAIN}")
-    if len(files["selections.csv"]) != len(runs) * len(files["arms.csv"]):
-        raise CabenchError(f"{where['selections.csv']}: {len(files['selections.csv'])} rows, expected "
-                           f"{len(runs) * len(files['arms.csv'])} (runs x arms); {AGAIN}")
     if len(files["dataset.csv"]) != 1:
         raise CabenchError(f"{folder / 'dataset.csv'}: {len(files['dataset.csv'])} rows, expected one (a damaged "
                            f"file); {AGAIN}")
@@ -408,13 +439,17 @@ def load_experiment(folder: Path) -> Experiment:
         if traj.empty:
             raise CabenchError(f"{folder / 'trajectories.csv'}: no rows (a cut or damaged file); {AGAIN}")
     dataset = files["dataset.csv"].iloc[0].to_dict()
-    return Experiment(folder, meta, files["runs.csv"], files["selections.csv"], files["arms.csv"], dataset, traj)
+    exp = Experiment(folder, meta, runs, None, files["arms.csv"], dataset, traj)
+    if selections:
+        exp.selections  # noqa: B018 -- read and checked now
+    return exp
 
 
 class ResultSet:
-    """Every experiment below a folder, one :class:`Experiment` each, in name order."""
+    """Every experiment below a folder, one :class:`Experiment` each, in name order; with ``selections=False``
+    each ``selections.csv.gz`` is read when first asked for (figures never read it)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, selections: bool = True) -> None:
         if not root.is_dir():
             raise CabenchError(f"{root}: results folder not found")
         self.root = root
@@ -422,7 +457,7 @@ class ResultSet:
         for path in sorted(root.rglob("runs.csv")):
             if path.parent.name == "cells":
                 continue
-            exp = load_experiment(path.parent)
+            exp = load_experiment(path.parent, selections)
             if exp.runs.empty:
                 continue
             seen = found.get(exp.config_hash)

@@ -1,0 +1,101 @@
+"""Report sections kept between runs of ``cabench report`` (cabench/report_cache.py): reused only while every input
+is unchanged, and the reports the same whether a section was kept or computed."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import cabench.report as report
+from cabench import report_cache
+from cabench.html_report import write_reports
+from tests.conftest import five_results
+
+
+@pytest.fixture(scope="module")
+def five(tmp_path_factory) -> Path:
+    return five_results(tmp_path_factory.mktemp("kept_sections"), ["cohv-ucb", "uniform"])
+
+
+@pytest.fixture
+def root(tmp_path, five) -> Path:
+    shutil.copytree(five, tmp_path / "root")
+    return tmp_path / "root"
+
+
+@pytest.fixture
+def computed(monkeypatch) -> list[str]:
+    """The folders whose findings the report computes (a kept section computes none)."""
+    seen: list[str] = []
+    real = report.findings
+
+    def counted(e):
+        seen.append(e.folder.name)
+        return real(e)
+
+    monkeypatch.setattr(report, "findings", counted)
+    return seen
+
+
+def _reports(root: Path) -> tuple[bytes, bytes]:
+    md, page = write_reports(root)
+    return md.read_bytes(), page.read_bytes()
+
+
+def test_a_second_report_keeps_every_section_and_writes_the_same_files(root, computed):
+    first = _reports(root)
+    assert sorted(computed) == ["online", "psi"]
+    stored = json.loads((root / report_cache.FILE).read_text())["sections"]
+    assert len(stored) == 2 and all(set(s) == {"verdicts", "markdown", "html"} for s in stored.values())
+    computed.clear()
+    assert _reports(root) == first and computed == []
+    assert json.loads((root / report_cache.FILE).read_text())["sections"] == stored
+
+
+def test_a_kept_report_matches_one_computed_without_kept_sections(root, five, tmp_path):
+    _reports(root)
+    kept = _reports(root)
+    fresh = tmp_path / "fresh"
+    shutil.copytree(five, fresh)
+    assert _reports(fresh) == tuple(b.replace(str(root).encode(), str(fresh).encode()) for b in kept)
+
+
+def test_a_changed_result_file_computes_that_section_again(root, computed):
+    """Recompressed, ``selections.csv.gz`` holds the same rows in other bytes: its section is computed again (the
+    key hashes the files as they are), the other one is kept."""
+    first = _reports(root)
+    path = root / "psi" / "selections.csv.gz"
+    path.write_bytes(gzip.compress(gzip.decompress(path.read_bytes()), compresslevel=1, mtime=1))
+    computed.clear()
+    assert _reports(root) == first and computed == ["psi"]
+
+
+def test_another_code_version_computes_every_section_again(root, computed, monkeypatch):
+    _reports(root)
+    monkeypatch.setattr(report_cache, "code_version", lambda: "another")
+    computed.clear()
+    _reports(root)
+    assert sorted(computed) == ["online", "psi"]
+
+
+def test_a_damaged_store_counts_as_empty_and_is_rewritten(root, computed):
+    first = _reports(root)
+    (root / report_cache.FILE).write_text('{"sections": {"x": [1, 2')
+    computed.clear()
+    assert _reports(root) == first and sorted(computed) == ["online", "psi"]
+    assert len(json.loads((root / report_cache.FILE).read_text())["sections"]) == 2
+
+
+def test_requirements_compute_every_section(root, computed):
+    """Answers under --require are computed from the results each time; the kept sections stay as they were."""
+    from cabench.constraints import parse_constraint
+
+    _reports(root)
+    before = (root / report_cache.FILE).read_bytes()
+    computed.clear()
+    write_reports(root, (parse_constraint("objective1>=0.5"),))
+    assert sorted(computed) == ["online", "psi"] and (root / report_cache.FILE).read_bytes() == before
