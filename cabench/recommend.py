@@ -19,6 +19,7 @@ configurations, equals it.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,8 @@ from cabench.results import Experiment, ResultSet
 from cabench.units import LABELS, amount
 
 
-def _arm_facts(arms: pd.DataFrame, name: str) -> dict[str, Any]:
-    """An arm's normalised means, cost ``c_i``, ``nu``, and its real-unit means with 95% intervals where known."""
-    row = arms[arms["config_id"].astype(str) == name].iloc[0]
+def _row_facts(arms: pd.DataFrame, name: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts of the arm ``name`` whose row of ``arms`` is ``row`` (:func:`_arm_facts`)."""
     out: dict[str, Any] = {"config_id": name}
     for col in objective_columns(arms):
         out[col] = float(row[col])
@@ -50,7 +50,16 @@ def _arm_facts(arms: pd.DataFrame, name: str) -> dict[str, Any]:
     return out
 
 
+def _arm_facts(arms: pd.DataFrame, name: str) -> dict[str, Any]:
+    """An arm's normalised means, cost ``c_i``, ``nu``, and its real-unit means with 95% intervals where known."""
+    return _row_facts(arms, name, arms[arms["config_id"].astype(str) == name].iloc[0])
+
+
 def _online(e: Experiment) -> list[dict[str, Any]]:
+    names = e.arms["config_id"].astype(str)
+    first = ~names.duplicated()
+    facts = {name: _row_facts(e.arms, name, row)
+             for name, row in zip(names[first], e.arms[first].to_dict("records"))}  # each arm's, once
     out = []
     for (method, rho), g in e.runs.groupby(["method", "rho"], sort=False):
         counts = g["exploited"].astype(str).value_counts()
@@ -59,7 +68,7 @@ def _online(e: Experiment) -> list[dict[str, Any]]:
         out.append({
             "method": method, "rho": float(rho), "budget": float(g["budget"].iloc[0]),
             "repetitions": n, "spend_share": float((g["spend"] / g["budget"]).mean()),
-            "exploited": [{**_arm_facts(e.arms, name), "share": c / n} for name, c in ranked],
+            "exploited": [{**facts[name], "share": c / n} for name, c in ranked],
         })
     return out
 
