@@ -10,7 +10,9 @@ configurations in order of first appearance in the log file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -285,14 +287,29 @@ def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | 
     with seed 0.
     """
     folder = Path(folder)
-    find_log_file(folder)  # a missing folder or log file is named first
+    log_path = find_log_file(folder)  # a missing folder or log file is named first
     meta = read_metadata(folder)
-    frame, log_path = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
     if split is None:
         split = declared_split(meta, folder)
     if terms is None:
         terms = declared_terms(meta, folder)
     digest = file_digest(log_path)
-    return preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
-                      content_hash=digest, terms=terms)
+    key = (str(folder), str(log_path), digest, file_digest(folder / "dataset.yaml"), split, terms)
+    kept = _LOADED.pop(key, None)
+    if kept is None:
+        frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
+        kept = preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
+                          content_hash=digest, terms=terms)
+    _LOADED[key] = kept
+    while len(_LOADED) > _KEEP_LOADED:
+        _LOADED.popitem(last=False)
+    return replace(kept, meta=copy.deepcopy(kept.meta), configs=kept.configs.copy())
+
+
+#: The datasets this process loaded last, keyed by the folder as named, the SHA-256 of its log file and of its
+#: ``dataset.yaml``, the split and the terms: a command that runs several experiments on one dataset (``cabench run
+#: A.yaml B.yaml``, a test session) reads and validates its logs once. Changed bytes are a new key; the arrays are
+#: read-only and each caller gets its own ``meta`` and ``configs``.
+_LOADED: OrderedDict[tuple, Dataset] = OrderedDict()
+_KEEP_LOADED = 4
 

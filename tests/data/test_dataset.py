@@ -10,7 +10,7 @@ from cabench.data.dataset import Split, load_dataset, split_instances
 from cabench.data.normalisation import efficiency
 from cabench.errors import CabenchError
 from cabench.quantize import QUANTUM
-from tests.conftest import write_dataset
+from tests.conftest import tiny_logs, write_dataset
 
 
 def _frame() -> pd.DataFrame:
@@ -81,3 +81,29 @@ def test_arrays_are_read_only(tiny_dataset):
 def test_rewards_are_quantised(gsm8k):
     for arr in (*gsm8k.rewards_eval, *gsm8k.rewards_prof, gsm8k.cost_eval):
         assert np.array_equal(arr / QUANTUM, np.round(arr / QUANTUM))
+
+
+def test_a_dataset_loaded_again_is_read_once_until_its_bytes_change(tmp_path, monkeypatch):
+    import cabench.data.dataset as dataset_module
+
+    folder = write_dataset(tmp_path / "logs", tiny_logs(3, 20), split={"profiling_size": 8})
+    reads = []
+    real = dataset_module.read_logs
+    monkeypatch.setattr(dataset_module, "read_logs", lambda *a: reads.append(a) or real(*a))
+    first = load_dataset(folder)
+    first.meta["name"] = "changed by a caller"
+    first.configs.loc[0, "config_id"] = "changed by a caller"
+    again = load_dataset(folder)
+    assert len(reads) == 1  # the same bytes, split and terms: read and validated once
+    assert again.meta["name"] == "logs" and again.configs.loc[0, "config_id"] == "cfg0"  # its own meta and configs
+    np.testing.assert_array_equal(again.acc_prof, first.acc_prof)
+    assert load_dataset(folder, Split(9, 0)).acc_prof.shape == (3, 9) and len(reads) == 2  # another split
+    changed = tiny_logs(3, 20)
+    changed.loc[0, "correct"] = 1 - changed.loc[0, "correct"]
+    write_dataset(folder, changed, split={"profiling_size": 8})  # new bytes under the same folder
+    fresh = load_dataset(folder)
+    assert len(reads) == 3 and fresh.content_hash != first.content_hash
+    assert not np.array_equal(fresh.acc_prof, first.acc_prof) or not np.array_equal(
+        fresh.acc_eval, first.acc_eval)
+    (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text().replace("test logs", "renamed"))
+    assert load_dataset(folder).meta["description"] == "renamed" and len(reads) == 4
