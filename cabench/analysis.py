@@ -350,7 +350,11 @@ def relative_hypervolume(e: Experiment) -> pd.DataFrame:
     """Hypervolume of each returned set relative to the true Pareto set's, ``H(P_hat) / H(P*)`` (the set
     hypervolume of paper §3.1, reference point 0, on the arms' normalised means), by method, cost mode and budget
     (identification): columns ``method``, ``cost_mode``, ``rho``, ``n``, ``mean`` and ``se`` over repetitions; a
-    repetition that returns nothing counts 0."""
+    repetition that returns nothing counts 0. Computed once per experiment (a copy each call)."""
+    return e.kept("relative_hypervolume", lambda: _relative_hypervolume(e)).copy()
+
+
+def _relative_hypervolume(e: Experiment) -> pd.DataFrame:
     keys = ["method", "cost_mode", "rho"]
     columns = [*keys, "n", "mean", "se"]
     if e.setting != "psi":

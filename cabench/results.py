@@ -211,6 +211,14 @@ class Experiment:
     # What follows is derived from the tables once and kept: an Experiment's tables are never changed in place
     # (a subset is a new Experiment, dataclasses.replace).
 
+    def kept(self, what: str, derive: Callable[[], Any]) -> Any:
+        """``derive()`` computed once for this experiment and kept under ``what``: what an analysis derives from the
+        tables and more than one report part reads (``REPORT.md`` and ``REPORT.html`` both)."""
+        store = self.__dict__.setdefault("_kept", {})
+        if what not in store:
+            store[what] = derive()
+        return store[what]
+
     @cached_property
     def selections(self) -> pd.DataFrame:
         """One row per run and arm: the given table, or ``selections.csv.gz`` read and checked against the other

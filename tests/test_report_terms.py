@@ -3,6 +3,7 @@ configurations that matter in real units with 95% intervals, and the returned se
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from pathlib import Path
@@ -160,6 +161,13 @@ def test_relative_hypervolume_by_hand_on_a_tiny_case():
     by_hand = [0.12 / 0.225, 0.12 / 0.225, 0.18 / 0.225, 0.0]
     assert row["n"] == 4 and row["mean"] == pytest.approx(np.mean(by_hand), abs=1e-12)
     assert row["se"] == pytest.approx(np.std(by_hand, ddof=1) / 2, abs=1e-12)
+    # computed once per experiment (both reports read it): a caller's change does not reach the next caller, and a
+    # new experiment (dataclasses.replace: other runs) computes its own
+    first = relative_hypervolume(e)
+    first.loc[0, "mean"] = -1.0
+    assert relative_hypervolume(e).loc[0, "mean"] == pytest.approx(np.mean(by_hand), abs=1e-12)
+    fewer = dataclasses.replace(e, runs=runs[runs["rep"] < 2], given_selections=selections[selections["rep"] < 2])
+    assert relative_hypervolume(fewer).loc[0, "mean"] == pytest.approx(0.12 / 0.225, abs=1e-12)
 
 
 def test_report_relative_hypervolume_is_the_returned_sets(root, report):
