@@ -45,6 +45,13 @@ class Backend:
 _LOCAL: dict[int, Any] = {}
 
 
+#: What the local cluster leaves out, for it shares the machine's cores with the runs it serves: each worker's
+#: statistical profiler (a thread that takes the GIL every 10 ms to sample the task's stack), work stealing (tasks are
+#: sized by cabench; moving one between two workers only delays it) and the memory monitor (``memory_limit=0``: a
+#: task's memory is bounded by its cell, as in loky's workers).
+_QUIET_CLUSTER = {"distributed.worker.profile.enabled": False, "distributed.scheduler.work-stealing": False}
+
+
 def _local_client(workers: int) -> Any:
     """The client of the process's local cluster of ``workers`` worker processes (started if there is none).
 
@@ -58,9 +65,9 @@ def _local_client(workers: int) -> Any:
     if client is None or client.status != "running":
         environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
                    if k != "MALLOC_TRIM_THRESHOLD_"}
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ, **_QUIET_CLUSTER}):
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=":0")
+                                   dashboard_address=":0", memory_limit=0)
         client = _LOCAL[workers] = Client(cluster)
         atexit.register(_close, client, cluster)
     return client
