@@ -78,6 +78,36 @@ def test_configuration_names_neither_overlap_nor_leave_the_axes(datasets):
     plt.close(fig)
 
 
+def test_names_placed_with_remembered_steps_are_placed_as_step_by_step(monkeypatch):
+    """adjustText's steps looked up once the boxes cycle (GSM8K's 108 arms: a cycle from step 14) place every name
+    where computing all :data:`~cabench.panels.PLACING` steps does, to the bit, with fewer steps computed."""
+    import contextlib
+
+    import adjustText
+
+    from cabench import panels
+
+    computed = []
+    iterate = adjustText.iterate
+    monkeypatch.setattr(adjustText, "iterate", lambda *a, **k: computed.append(1) or iterate(*a, **k))
+
+    def placed() -> list[tuple]:
+        fig = landscape_figure([shipped("gsm8k")])
+        (ax,) = fig.axes
+        out = [(t.get_text(), *t.get_position()) for t in ax.texts]
+        out += [tuple(np.ravel(p.get_path().vertices)) for p in ax.patches if type(p).__name__ == "FancyArrowPatch"]
+        plt.close(fig)
+        return out
+
+    remembered = placed()
+    assert 0 < len(computed) < panels.PLACING / 4  # the steps before the cycle, once each
+    computed.clear()
+    monkeypatch.setattr(panels, "_steps_remembered", contextlib.nullcontext)
+    step_by_step = placed()
+    assert len(computed) == panels.PLACING  # the names never settle: every step is taken
+    assert remembered == step_by_step and len(remembered) > 7  # names and leader lines
+
+
 def test_a_landscape_says_what_marker_size_means():
     """A key below the panel: two or three costs c_i in the cost unit, each drawn at the size the scatter gives it."""
     fig = landscape_figure([shipped("piqa")])
