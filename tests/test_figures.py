@@ -4,16 +4,19 @@ subfolder kept in the root's index, and a figure whose results changed never rep
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import shutil
 from pathlib import Path
 
+import adjustText
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 
+from cabench import panels
 from cabench.config import load_config
 from cabench.figure_index import current_figures
 from cabench.landscape import landscape_figure
@@ -81,12 +84,6 @@ def test_configuration_names_neither_overlap_nor_leave_the_axes(datasets):
 def test_names_placed_with_remembered_steps_are_placed_as_step_by_step(monkeypatch):
     """adjustText's steps looked up once the boxes cycle (GSM8K's 108 arms: a cycle from step 14) place every name
     where computing all :data:`~cabench.panels.PLACING` steps does, to the bit, with fewer steps computed."""
-    import contextlib
-
-    import adjustText
-
-    from cabench import panels
-
     computed = []
     iterate = adjustText.iterate
     monkeypatch.setattr(adjustText, "iterate", lambda *a, **k: computed.append(1) or iterate(*a, **k))
