@@ -14,6 +14,7 @@ import functools
 import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -122,7 +123,7 @@ def _steps_remembered() -> Iterator[None]:
     with _ONE_PLACEMENT:
         computed = {name: getattr(adjustText, name) for name in _STEPS}
         for name in _STEPS:
-            setattr(adjustText, name, _remembered(computed[name], name == "iterate"))
+            setattr(adjustText, name, _remembered(computed[name]))
         try:
             yield
         finally:
@@ -130,18 +131,16 @@ def _steps_remembered() -> Iterator[None]:
                 setattr(adjustText, name, step)
 
 
-def _remembered(step: Callable, with_error: bool) -> Callable:
-    """``step`` keyed by its first argument's bytes (the boxes; the other arguments are those of the placement).
-    The boxes are copied in and out: adjustText's steps change the array they are given."""
-    table: dict[bytes, tuple] = {}
+def _remembered(step: Callable) -> Callable:
+    """``step`` keyed by its first argument's bytes (the boxes; the other arguments are those of the placement). A
+    step changes the array it is given, so it is given a copy: what the table holds is never changed."""
+    table: dict[bytes, Any] = {}
 
     def looked_up(coords: np.ndarray, *args, **kwargs):
         key = coords.tobytes()
         if key not in table:
-            out = step(coords.copy(), *args, **kwargs)
-            table[key] = (out[0].copy(), out[1]) if with_error else (out.copy(),)
-        kept = table[key]
-        return (kept[0].copy(), kept[1]) if with_error else kept[0].copy()
+            table[key] = step(coords.copy(), *args, **kwargs)
+        return table[key]
 
     return looked_up
 

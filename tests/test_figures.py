@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.patches import FancyArrowPatch
 
 from cabench import panels
 from cabench.config import load_config
@@ -92,7 +93,7 @@ def test_names_placed_with_remembered_steps_are_placed_as_step_by_step(monkeypat
         fig = landscape_figure([shipped("gsm8k")])
         (ax,) = fig.axes
         out = [(t.get_text(), *t.get_position()) for t in ax.texts]
-        out += [tuple(np.ravel(p.get_path().vertices)) for p in ax.patches if type(p).__name__ == "FancyArrowPatch"]
+        out += [tuple(np.ravel(p.get_path().vertices)) for p in ax.patches if isinstance(p, FancyArrowPatch)]
         plt.close(fig)
         return out
 

@@ -294,7 +294,7 @@ def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | 
     if terms is None:
         terms = declared_terms(meta, folder)
     digest = file_digest(log_path)
-    key = (str(folder), str(log_path), digest, file_digest(folder / "dataset.yaml"), split, terms)
+    key = (str(folder), digest, file_digest(folder / "dataset.yaml"), split, terms)
     kept = _LOADED.pop(key, None)
     if kept is None:
         frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
