@@ -41,16 +41,25 @@ def _module_file(package: Path, module: str) -> Path | None:
     return None
 
 
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)  # what a statement list holds
+
+
 def _run_time_nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node of ``tree`` less the bodies of ``if TYPE_CHECKING:`` blocks (imports for type hints only)."""
+    """Every statement of ``tree`` less the bodies of ``if TYPE_CHECKING:`` blocks (imports for type hints only).
+
+    Imports are statements, so only statement lists are followed (bodies, ``else``, ``finally``, exception
+    handlers, ``match`` cases), never an expression's subtree."""
     todo = [tree]
     while todo:
         node = todo.pop()
         yield node
         if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
             todo += node.orelse
-        else:
-            todo += ast.iter_child_nodes(node)
+            continue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                todo += (v for v in value if isinstance(v, _BLOCKS))
 
 
 def imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
@@ -73,6 +82,13 @@ def imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     return found
 
 
+@cache
+def _imports_of(text: str, filename: str, module: str, is_package: bool) -> frozenset[str]:
+    """:func:`imported_modules` of a module's source text, parsed once per text (a process hashing an edited
+    copy of the package parses only the files that changed)."""
+    return frozenset(imported_modules(ast.parse(text, filename=filename), module, is_package))
+
+
 def source_files(package: Path | None = None) -> list[Path]:
     """The computing sources: :data:`COMPUTING` and every module they import, with their parent packages,
     less :data:`DISPLAY_ONLY`."""
@@ -89,8 +105,7 @@ def source_files(package: Path | None = None) -> list[Path]:
         seen[module] = path
         parts = module.split(".")
         todo += [".".join(parts[:i]) for i in range(1, len(parts))]
-        tree = ast.parse(path.read_text(), filename=str(path))
-        todo += sorted(imported_modules(tree, module, path.name == "__init__.py"))
+        todo += sorted(_imports_of(path.read_text(), str(path), module, path.name == "__init__.py"))
     return sorted(set(seen.values()))
 
 

@@ -109,3 +109,38 @@ def test_a_new_import_joins_the_hashed_code(package):
                 "import X", 1)):
         assert "extra_helper.py" in _hashed(package)
     assert "extra_helper.py" not in _hashed(package)
+
+
+def test_imports_are_found_in_every_kind_of_block_and_not_under_type_checking():
+    source = """
+from typing import TYPE_CHECKING
+import cabench.a
+if TYPE_CHECKING:
+    import cabench.hint_only
+else:
+    import cabench.b
+class C:
+    import cabench.c
+    def f(self):
+        try:
+            import cabench.d
+        except ImportError:
+            from cabench import e
+        else:
+            from . import f
+        finally:
+            with open("x"):
+                from .g import h
+    async def g(self):
+        async for _ in x:
+            import cabench.i
+        while True:
+            import cabench.j
+        match self:
+            case 1:
+                import cabench.k
+x = [lambda: 0 for _ in ()]
+"""
+    found = imported_modules(ast.parse(source), "cabench.m", False)
+    assert found == {"cabench.a", "cabench.b", "cabench.c", "cabench.d", "cabench", "cabench.e", "cabench.f",
+                     "cabench.g", "cabench.g.h", "cabench.i", "cabench.j", "cabench.k"}
