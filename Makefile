@@ -30,12 +30,16 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-# the suite in one worker process per core (pytest-xdist): every test writes only below its own tmp_path
+# the suite in one worker process per core (pytest-xdist): every test writes only below its own tmp_path.
+# Bytecode caches are written even where the environment turns them off (PYTHONDONTWRITEBYTECODE), so that
+# the workers and the cabench processes the tests start compile each module once.
+SUITE := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto
+
 test: lint
-	$(BIN)/python -m pytest -n auto
+	$(SUITE)
 
 test-fast: lint
-	$(BIN)/python -m pytest -n auto -m "not slow"
+	$(SUITE) -m "not slow"
 
 mutation: $(STAMP)
 	$(BIN)/python scripts/mutation.py
