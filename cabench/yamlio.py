@@ -77,7 +77,7 @@ def load_yaml(text: str) -> Any:
     refuses is read again by :class:`Loader`, whose reading or message stands."""
     try:
         return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - a SafeLoader subclass
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, RecursionError, ValueError):  # (ValueError: libyaml takes UTF-8, not every str)
         pass
     try:
         return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass

@@ -18,7 +18,8 @@ def test_shipped_yaml_reads_as_the_python_reader_reads_it():
         assert load_yaml(text) == yaml.load(text, Loader=Loader), path  # noqa: S506 - a SafeLoader subclass
 
 
-@pytest.mark.parametrize("text", ["a: [1, 2", "a: b: c", "a:\n\t- 1", "a: 1\na: 2", "- x\ny: 1", "a: *missing"])
+@pytest.mark.parametrize("text", ["a: [1, 2", "a: b: c", "a:\n\t- 1", "a: 1\na: 2", "- x\ny: 1", "a: *missing",
+                                  "a: \udc80"])
 def test_an_error_is_the_python_readers_message(text):
     with pytest.raises(yaml.YAMLError) as python:
         yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
