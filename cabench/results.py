@@ -34,7 +34,7 @@ from cabench.record import objective_columns
 from cabench.returned import ReturnedSets, returned_sets
 from cabench.summaries import summarize
 from cabench.units import COST_UNITS, from_files, to_files
-from cabench.yamlio import load_yaml
+from cabench.yamlio import C_SAFE_LOADER, load_yaml
 
 ONLINE_ORDER = registry.names("online")
 PSI_ORDER = registry.names("psi")
@@ -291,7 +291,7 @@ def read_record(path: Path) -> Any:
     """
     text = path.read_text()
     current = load_yaml(text)
-    written = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # safe_load, in C where built
+    written = yaml.load(text, Loader=C_SAFE_LOADER)  # noqa: S506 - yaml.safe_load, in C where built
     return current if written == current else written
 
 

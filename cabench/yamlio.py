@@ -24,6 +24,10 @@ _FLOAT_12 = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0
     |\.(?:nan|NaN|NAN))$""", re.X)
 
 
+#: PyYAML's safe loader with libyaml's parser where PyYAML was built with it (YAML 1.1, as ``yaml.safe_load``).
+C_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class _Rules:
     """YAML 1.2 floats and duplicate-key errors, over a safe loader."""
 
@@ -49,7 +53,7 @@ class Loader(_Rules, yaml.SafeLoader):
     yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
-class _FastLoader(_Rules, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+class _FastLoader(_Rules, C_SAFE_LOADER):  # type: ignore[misc,valid-type]
     """:class:`Loader` with libyaml's parser (where PyYAML was built with it): the same rules, in C up to the
     nodes. Only for documents it reads: an error's message comes from :class:`Loader`."""
 

@@ -18,6 +18,12 @@ def test_shipped_yaml_reads_as_the_python_reader_reads_it():
         assert load_yaml(text) == yaml.load(text, Loader=Loader), path  # noqa: S506 - a SafeLoader subclass
 
 
+def test_yaml_12_numbers_read_as_numbers_and_quoted_ones_as_text():
+    text = "a: 1e9\nb: 1e-3\nc: '1e5'\nd: 253592126e722573\ne: '253592126e722573'\n"
+    assert load_yaml(text) == yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+    assert load_yaml(text) == {"a": 1e9, "b": 1e-3, "c": "1e5", "d": 253592126e722573, "e": "253592126e722573"}
+
+
 @pytest.mark.parametrize("text", ["a: [1, 2", "a: b: c", "a:\n\t- 1", "a: 1\na: 2", "- x\ny: 1", "a: *missing",
                                   "a: \udc80"])
 def test_an_error_is_the_python_readers_message(text):
