@@ -347,8 +347,9 @@ def _leave(n, sums, active, mu, seen, kept, minus, minus_count, plus, plus_count
 def _all_pairs(mu, minus, minus_count, plus, plus_count):
     reps, n_arms, _ = mu.shape
     arms = np.empty((reps, n_arms), np.int64)
-    for r in range(reps):
-        arms[r] = np.arange(n_arms)
+    for r in range(reps):  # element by element: an array assignment compiles numba's shape-mismatch error
+        for i in range(n_arms):
+            arms[r, i] = i
     _recompute_fresh(mu, np.arange(reps), arms, np.full(reps, n_arms), minus, minus_count, plus, plus_count)
 
 
