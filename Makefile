@@ -18,13 +18,18 @@ REAL_CONFIGS := real/jhu_online real/jhu_psi
 
 .PHONY: venv test test-fast mutation lint reproduce reproduce-quick bench surrogate demo-live clean
 
-# The environment is installed by uv (itself installed from PyPI into the new venv), which fetches and unpacks
-# the packages in parallel: on a fresh two-core machine 17 s against pip's 75 s for the same versions. Where uv
-# cannot be installed, pip installs the same requirements.
+# The environment is installed by uv (itself installed by pip into the new venv), which fetches and unpacks
+# the packages in parallel: on a fresh two-core machine 17 s against pip's 75 s for the same versions. uv reads
+# no pip configuration: the indexes named by PIP_INDEX_URL, PIP_EXTRA_INDEX_URL and PIP_FIND_LINKS are passed
+# on (a find-links folder that does not exist is left out, as pip ignores it). Where uv cannot be installed or
+# fails, pip installs the same requirements.
+UV_INDEXES := $(if $(PIP_INDEX_URL),--index-url $(PIP_INDEX_URL)) \
+              $(foreach u,$(PIP_EXTRA_INDEX_URL),--extra-index-url $(u)) \
+              $(foreach u,$(PIP_FIND_LINKS),$(if $(or $(findstring ://,$(u)),$(wildcard $(u))),--find-links $(u)))
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	( $(BIN)/python -m pip install --quiet --disable-pip-version-check uv \
-	  && $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]' ) \
+	  && $(BIN)/uv pip install --quiet --python $(BIN)/python $(strip $(UV_INDEXES)) -e '.[dev]' ) \
 	|| $(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
