@@ -5,7 +5,7 @@ setting — CoHV-UCB online (Algorithm 1), CoPSI-R for identification (Algorithm
 the stated budget as an experiment of its own (given targets instead, ``error<=0.1``, ``f1>=0.7`` or ``share>=0.9``,
 the budget of each setting that has one is planned first from the profiling split, :mod:`cabench.budget_plan`, the
 method runs at it, and the decision says what the plan predicted there beside what the run reached); the report is
-written as ``cabench report`` writes it (REPORT.md and REPORT.html); and :func:`recommend.decision`'s answers are
+written as ``cabench report`` writes it (REPORT.md and REPORT.html); and :func:`answers.decision`'s answers are
 condensed into at most :data:`MAX_LINES` lines by :func:`format_advice`. Everything lands in one folder (``data/``,
 ``results/``); a second run with the same arguments imports nothing new and reuses every cell.
 """

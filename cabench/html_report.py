@@ -9,7 +9,7 @@ requirements, the page states them at the top and each experiment answers under 
 
 Nothing is fetched when it opens: figures are inline PNG, the data inline JSON, and plotly.js is inlined once
 from the installed ``plotly`` package. The page is rendered by the jinja2 templates of ``cabench/templates``;
-this module only turns :class:`cabench.report.Contents` and :func:`cabench.recommend.decision` into plain rows.
+this module only turns :class:`cabench.report.Contents` and :func:`cabench.answers.decision` into plain rows.
 """
 
 from __future__ import annotations
@@ -28,13 +28,14 @@ import plotly.offline
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
+from cabench.answers import answers, decision
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
-from cabench.recommend import answers, decision
 from cabench.record import objective_columns
 from cabench.report import (
     Contents,
     comparison_tables,
+    decision_rows,
     gather,
     markdown,
     paper_cells,
@@ -86,7 +87,7 @@ def _scorecard(c: Contents, anchors: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def _decision(e: Experiment) -> dict[str, Any] | None:
-    """The decision at the largest budget (:func:`cabench.recommend.decision`), its configurations in real units
+    """The decision at the largest budget (:func:`cabench.answers.decision`), its configurations in real units
     and how often each method finds it."""
     rows = answers(e, max(e.rho_grid))  # the decision is the largest budget's
     d = decision(e, rows)
@@ -261,6 +262,7 @@ def render_html(c: Contents) -> str:
     return _environment().get_template("report.html.j2").render(
         experiments=[_experiment(c, e, anchors[e.label]) for e in res.experiments],
         scorecard=_scorecard(c, anchors), counts=scorecard_counts(c),
+        decisions=[{**r, "anchor": anchors[r["experiment"]]} for r in decision_rows(c)],
         surrogate=sorted({e.title for e in res.experiments if e.surrogate}),
         versions=", ".join(sorted({str(e.meta.get("cabench_version")) for e in res.experiments})),
         commits=", ".join(sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})),
@@ -273,7 +275,7 @@ def _sections(c: Contents) -> dict[str, dict[str, Any]]:
     """Every experiment's section (:mod:`cabench.report_cache`), kept or computed now, as it is stored."""
     return {e.label: c.sections[e.label] if e.label in c.sections else round_trip(
                 {"verdicts": [asdict(v) for v in c.verdicts(e.label)], "markdown": section_lines(c, e),
-                 "html": experiment_data(c, e)})
+                 "html": experiment_data(c, e), "decision": c.decision(e.label)})
             for e in c.results.experiments}
 
 

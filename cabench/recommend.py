@@ -1,135 +1,27 @@
 """``cabench recommend``: the configurations worth paying for, by name, from result folders.
 
-Per experiment, method and budget:
-
-* online selection — the configuration each method ends up exploiting (the
-  most-pulled arm at the end of the budget, ties to the lowest arm), how often
-  across repetitions, with its population accuracy, efficiency, cost and ``nu``;
-* identification — the returned Pareto set by configuration name: how often
-  each configuration is returned, the most frequent returned set, and the share
-  of repetitions returning exactly the true set;
-
-and, from ``arms.csv``, the true Pareto set and the max-``nu`` configuration. :func:`decision` condenses it to
-the answer at the largest budget by the best method (what ``cabench recommend`` prints unless ``--all``). Given
-requirements (``--require accuracy>=0.6``, :mod:`cabench.constraints`), each experiment also answers under them: the
-qualifying configuration or Pareto set and how often each method's answer, restricted to the qualifying
-configurations, equals it.
+Per experiment, each method's answer at every budget (:func:`cabench.answers.answers`: the configuration exploited
+online, the returned Pareto set in identification, and how often), the true Pareto set and the max-``nu``
+configuration from ``arms.csv``, and the decision (:func:`cabench.answers.decision`: the answer at the largest
+budget by the best method, what ``cabench recommend`` prints unless ``--all``). Given requirements
+(``--require accuracy>=0.6``, :mod:`cabench.constraints`), each experiment also answers under them: the qualifying
+configuration or Pareto set and how often each method's answer, restricted to the qualifying configurations,
+equals it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from cabench import registry
+from cabench.answers import answers, arm_facts, decision
 from cabench.constraints import Constraint, constrained_answer
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
-from cabench.record import REAL_UNITS, objective_columns
 from cabench.results import Experiment, ResultSet
 from cabench.units import LABELS, amount
-
-
-def _row_facts(arms: pd.DataFrame, name: str, row: Mapping[str, Any]) -> dict[str, Any]:
-    """The facts of the arm ``name`` whose row of ``arms`` is ``row`` (:func:`_arm_facts`)."""
-    out: dict[str, Any] = {"config_id": name}
-    for col in objective_columns(arms):
-        out[col] = float(row[col])
-    out.update({"profile_cost": float(row["profile_cost"]), "nu": float(row["nu"]), "pareto": bool(row["pareto"]),
-                "optimal": bool(row["optimal"])})
-    for measure, _ in REAL_UNITS:
-        if measure in arms:
-            out[measure] = float(row[measure])
-            out[f"{measure}_ci"] = float(row[f"{measure}_ci"])
-    return out
-
-
-def _arm_facts(arms: pd.DataFrame, name: str) -> dict[str, Any]:
-    """An arm's normalised means, cost ``c_i``, ``nu``, and its real-unit means with 95% intervals where known."""
-    return _row_facts(arms, name, arms[arms["config_id"].astype(str) == name].iloc[0])
-
-
-def _online(e: Experiment) -> list[dict[str, Any]]:
-    names = e.arms["config_id"].astype(str)
-    first = ~names.duplicated()
-    facts = {name: _row_facts(e.arms, name, row)
-             for name, row in zip(names[first], e.arms[first].to_dict("records"))}  # each arm's, once
-    out = []
-    for (method, rho), g in e.runs.groupby(["method", "rho"], sort=False):
-        counts = g["exploited"].astype(str).value_counts()
-        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        n = len(g)
-        out.append({
-            "method": method, "rho": float(rho), "budget": float(g["budget"].iloc[0]),
-            "repetitions": n, "spend_share": float((g["spend"] / g["budget"]).mean()),
-            "exploited": [{**facts[name], "share": c / n} for name, c in ranked],
-        })
-    return out
-
-
-def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
-    returned = e.returned
-    truth = returned.index_of(frozenset(e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str)))
-    budget, share = e.runs["budget"].to_numpy(float), (e.runs["spend"] / e.runs["budget"]).to_numpy(float)
-    out = []
-    for (method, mode, r), at in e.runs.groupby(["method", "cost_mode", "rho"], sort=False).indices.items():
-        if rho is not None and r != rho:
-            continue
-        set_of, n = returned.set_of[at], len(at)
-        counts = np.bincount(set_of, minlength=len(returned.sets))
-        modal = int(min(np.flatnonzero(counts), key=lambda s: (-counts[s], sorted(returned.names_of(int(s))))))
-        freq = returned.member[at].sum(axis=0)
-        listed = sorted(np.flatnonzero(freq), key=lambda i: (-freq[i], returned.names[i]))
-        out.append({
-            "method": method, "cost_mode": mode, "rho": float(r),
-            "budget": float(budget[at[0]]), "repetitions": n, "spend_share": float(share[at].mean()),
-            "exact_true_set": float(np.sum(set_of == truth)) / n if truth is not None else 0.0,
-            "modal_set": sorted(returned.names_of(modal)), "modal_set_share": counts[modal] / n,
-            "configurations": [{"config_id": returned.names[i], "share": freq[i] / n,
-                                "pareto": bool(e.arms["pareto"].iloc[i] == 1)} for i in listed],
-        })
-    return out
-
-
-def answers(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
-    """Every method's answer at every budget (and cost mode) of an experiment; at budget ``rho`` only if given."""
-    if e.setting == "online":
-        return _online(e if rho is None else replace(e, runs=e.runs[e.runs["rho"] == rho]))
-    return _psi(e, rho)
-
-
-def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The answer at the largest budget by the best method there: online, the configuration the method with the
-    lowest mean R_HV exploits most often (round robins have no preference); identification, the set the method
-    with the lowest error (then the highest F1) returns most often, deterministic costs first."""
-    summary = e.summary()
-    if e.setting == "psi" and "deterministic" in set(summary["cost_mode"]):
-        summary = summary[summary["cost_mode"] == "deterministic"]
-    top = summary[summary["rho"] == summary["rho"].max()]
-    if e.setting == "online":
-        top = top[[registry.prefers(m, "online") for m in top["method"]]]
-        if top.empty:
-            return None
-        best = top.sort_values("regret_hv", kind="stable").iloc[0]
-        row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
-        return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
-                "criterion": f"lowest mean R_HV ({best['regret_hv']:.4g})", "configuration": row["exploited"][0]}
-    best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
-    row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
-               and r["cost_mode"] == best["cost_mode"])
-    return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
-            "cost_mode": best["cost_mode"],
-            "criterion": f"lowest P(error) {best['error']:.3f} [{best['error_low']:.3f}, {best['error_high']:.3f}], "
-                         f"F1 {best['f1']:.3f}",
-            "pareto_set": row["modal_set"], "share": row["modal_set_share"],
-            "exact_true_set": row["exact_true_set"],
-            "members": [_arm_facts(e.arms, name) for name in row["modal_set"]]}
 
 
 def _constrained(e: Experiment, constraints: tuple[Constraint, ...]) -> dict[str, Any] | None:
@@ -137,7 +29,7 @@ def _constrained(e: Experiment, constraints: tuple[Constraint, ...]) -> dict[str
     if not constraints:
         return None
     found = constrained_answer(e, constraints).as_dict()
-    return {**found, "members": [_arm_facts(e.arms, name) for name in found["answer"]]}
+    return {**found, "members": [arm_facts(e.arms, name) for name in found["answer"]]}
 
 
 def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict[str, Any]]:
@@ -150,11 +42,11 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
     for e in res.experiments:
         truth = e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str).tolist()
         best = e.arms.loc[e.arms["optimal"] == 1, "config_id"].astype(str).iloc[0]
-        results = _online(e) if e.setting == "online" else _psi(e)
+        results = answers(e)
         out.append({
             "experiment": e.label, "config_hash": e.config_hash, "setting": e.setting, "dataset": e.title,
             "surrogate": e.surrogate, "K": e.k, "objectives": e.objectives, "cost_unit": e.cost_unit,
-            "true_pareto_set": truth, "max_nu": _arm_facts(e.arms, best), "decision": decision(e, results),
+            "true_pareto_set": truth, "max_nu": arm_facts(e.arms, best), "decision": decision(e, results),
             "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
             "results": results, "constrained": _constrained(e, constraints),
         })

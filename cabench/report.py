@@ -38,6 +38,7 @@ from cabench.analysis import (
     reference_and_others,
     relative_hypervolume,
 )
+from cabench.answers import brief
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.errors import CabenchError
 from cabench.figure_index import current_figures, read_index
@@ -371,6 +372,7 @@ class Contents:
     under: dict[str, ConstrainedAnswer | str] = field(default_factory=dict)
     sections: dict[str, dict] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
+    decided: dict[str, dict | None] = field(default_factory=dict)
 
     @property
     def beyond(self) -> list[Experiment]:
@@ -381,6 +383,12 @@ class Contents:
         if label in self.found:
             return self.found[label].verdicts
         return [Verdict(**v) for v in self.sections[label]["verdicts"]]
+
+    def decision(self, label: str) -> dict | None:
+        """The decision of the experiment ``label`` (:func:`cabench.answers.brief`), found now or kept."""
+        if label in self.decided:
+            return self.decided[label]
+        return self.sections[label]["decision"]
 
 
 def gather(root: Path, constraints: tuple[Constraint, ...] = (), cache: SectionCache | None = None) -> Contents:
@@ -401,7 +409,8 @@ def gather(root: Path, constraints: tuple[Constraint, ...] = (), cache: SectionC
     under = answers_under(res, constraints)
     figures = current_figures(root)
     return Contents(root, res, {e.label: findings(e) for e in todo}, paper_rows(res), figures,
-                    len(read_index(root)) - len(figures), constraints, under, kept, keys)
+                    len(read_index(root)) - len(figures), constraints, under, kept, keys,
+                    {e.label: brief(e) for e in todo})
 
 
 def section_lines(c: Contents, e: Experiment) -> list[str]:
@@ -429,13 +438,52 @@ def _scorecard(c: Contents) -> list[str]:
             *md_table(["experiment", "claim", "verdict", "tested quantity [95% CI]", "why it does not hold"], rows)]
 
 
+#: How many configurations of a returned set the overview names before saying how many more there are.
+NAMED = 5
+
+
+def decision_rows(c: Contents) -> list[dict]:
+    """One row per experiment for the overview of decisions (REPORT.md and REPORT.html): the answer at its largest
+    budget (``lead`` then the first :data:`NAMED` configuration ``names`` and how many ``more``), the method giving
+    it, the budget and how often that method gives it."""
+    out = []
+    for e in c.results.experiments:
+        d = c.decision(e.label)
+        if d is None:
+            out.append({"experiment": e.label, "lead": "no preference: only round robins were run", "names": [],
+                        "more": 0, "by": "", "at": "", "often": ""})
+            continue
+        names = d["names"]
+        mode = f", {d['cost_mode']} costs" if d["cost_mode"] else ""
+        n = e.repetitions  # every method runs every repetition at every budget
+        often = f"{round(d['share'] * n)} of {n} repetitions" + (
+            f" (the exact true set in {round(d['exact_true_set'] * n)})" if d["exact_true_set"] is not None else "")
+        out.append({"experiment": e.label, "names": names[:NAMED], "more": max(len(names) - NAMED, 0),
+                    "lead": "pay for" if e.setting == "online" else f"the Pareto set of {len(names)}:",
+                    "by": registry.display(d["method"]),
+                    "at": f"B = {amount(d['budget'], e.cost_unit)} (ρ {d['rho']:g}{mode})", "often": often})
+    return out
+
+
+def _decisions(c: Contents) -> list[str]:
+    rows = [[f"`{r['experiment']}`", " ".join([r["lead"], ", ".join(f"`{n}`" for n in r["names"])]).strip()
+             + (f" and {r['more']} more" if r["more"] else ""), r["by"], r["at"], r["often"]]
+            for r in decision_rows(c)]
+    return ["## Decisions", "",
+            "Per experiment, at its largest budget: the answer of the method that did best there (online: the "
+            "lowest mean R_HV among methods with a preference; identification: the lowest error, then the highest "
+            "F1, deterministic costs first) and how often that method gives it. Each experiment's section has the "
+            "details.", "",
+            *md_table(["experiment", "the decision", "by", "at", "how often"], rows)]
+
+
 def markdown(c: Contents) -> str:
     """REPORT.md: the scorecard first, then the experiments, the paper's numbers and the figures."""
     res = c.results
     versions = sorted({str(e.meta.get("cabench_version")) for e in res.experiments})
     commits = sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})
     lines = ["# cabench report", "", *([f"**{requirements_sentence(c.constraints)}**", ""] if c.constraints else []),
-             *_scorecard(c)]
+             *_scorecard(c), *_decisions(c)]
     surrogate = sorted({e.title for e in res.experiments if e.surrogate})
     if surrogate:
         lines += [f"> **Surrogate data.** The logs of {', '.join(surrogate)} behind these results are *surrogate* "

@@ -223,6 +223,63 @@ def test_decisions_read_from_the_page_agree_with_the_result_files(root, page):
         assert found == pytest.approx(shares)
 
 
+def _expected_overview(root: Path) -> dict[str, tuple[str, list[str], str, str]]:
+    """Per experiment, from the result files: the method deciding, the configurations it answers, the largest
+    budget in tokens and how often (``k of n repetitions``, and for identification how often the exact true set)."""
+    out = {}
+    for label in ("gsm8k_online", "gsm8k_psi", "gsm8k_psi_stochastic"):
+        s = _summary(root, label)
+        runs = pd.read_csv(root / f"{label}_quick" / "runs.csv")
+        n = int(runs["rep"].nunique())
+        if label == "gsm8k_online":
+            method, name, share = _online_decision(root)
+            names, often = [name], f"{round(share * n)} of {n} repetitions"
+            budget = _at(s, method, s["rho"].max())["budget_tokens"]
+        else:
+            method, names, shares = _psi_decision(root, label)
+            arms = pd.read_csv(root / f"{label}_quick" / "arms.csv")
+            truth = tuple(sorted(arms.loc[arms["pareto"] == 1, "config_id"]))
+            sel = pd.read_csv(next((root / f"{label}_quick").glob("selections.csv*")))
+            sel = sel[(sel["rho"] == s["rho"].max()) & (sel["cost_mode"] == "deterministic")
+                      & (sel["method"] == method)]
+            exact = sum(tuple(sorted(g.loc[g["returned"] == 1, "config_id"])) == truth
+                        for _, g in sel.groupby("rep"))
+            often = f"{round(shares[method] * n)} of {n} repetitions (the exact true set in {exact})"
+            budget = _at(s, method, s["rho"].max(), "deterministic")["budget_tokens"]
+        out[label] = (registry.display(method), names, f"{budget:,.0f} tokens", often)
+    return out
+
+
+def test_decisions_overview_of_both_reports_agrees_with_the_result_files(root):
+    """REPORT.md's Decisions table (no browser needed): one row per experiment, each from the result files."""
+    text = (root / "REPORT.md").read_text()
+    assert text.index("## Scorecard") < text.index("## Decisions") < text.index("## Experiment ")
+    part = text.split("## Decisions", 1)[1].split("\n\n")[2]  # the sentence, then the table
+    table = {cells[0].strip("`"): cells[1:] for cells in
+             ([c.strip() for c in line.strip("|").split(" | ")] for line in part.splitlines()[2:])}
+    expected = _expected_overview(root)
+    assert set(table) == set(expected)
+    for label, (by, names, budget, often) in expected.items():
+        answer, shown_by, at, shown_often = table[label]
+        listed = ", ".join(f"`{n}`" for n in names)
+        assert answer == (f"pay for {listed}" if label == "gsm8k_online"
+                          else f"the Pareto set of {len(names)}: {listed}"), label
+        assert (shown_by, shown_often) == (by, often), label
+        assert at.startswith(f"B = {budget} (ρ "), label
+
+
+def test_decisions_overview_read_from_the_page_agrees_with_the_result_files(root, page):
+    dom, _ = page
+    overview = {r.attrs["data-experiment"]: r for r in rows(dom.by_id("decisions-table"))}
+    for label, (by, names, budget, often) in _expected_overview(root).items():
+        row = overview.pop(label)
+        assert row.attrs["data-names"].split("; ") == names and row.attrs["data-more"] == "0"
+        cells = [c.text for c in row.all("td")]
+        assert [c.text for c in row.all("code")] == names
+        assert cells[2:] == [by, cells[3], often] and cells[3].startswith(f"B = {budget} (ρ ")
+    assert overview == {}
+
+
 def test_every_configuration_is_in_its_table_and_on_hover_in_the_front(root, page):
     dom, _ = page
     for section in dom.all("section", **{"class": "experiment"}):

@@ -50,7 +50,7 @@ def test_a_second_report_keeps_every_section_and_writes_the_same_files(root, com
     first = _reports(root)
     assert sorted(computed) == ["online", "psi"]
     stored = json.loads((root / report_cache.FILE).read_text())["sections"]
-    assert len(stored) == 2 and all(set(s) == {"verdicts", "markdown", "html"} for s in stored.values())
+    assert len(stored) == 2 and all(set(s) == {"verdicts", "markdown", "html", "decision"} for s in stored.values())
     computed.clear()
     assert _reports(root) == first and computed == []
     assert json.loads((root / report_cache.FILE).read_text())["sections"] == stored

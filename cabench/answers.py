@@ -1,0 +1,133 @@
+"""What each method answered in an experiment's results, and the decision they support.
+
+Per method and budget (:func:`answers`): online, the configuration each repetition ends up exploiting (the
+most-pulled arm at the end of the budget, ties to the lowest arm) and how often; identification, the returned Pareto
+set by configuration name — how often each configuration is returned, the most frequent returned set and the share
+of repetitions returning exactly the true set (Algorithm 2, line 14). :func:`decision` condenses them to the answer
+at the largest budget by the best method there, and :func:`brief` to the few fields the reports' overview of
+decisions shows. ``cabench recommend``, REPORT.md and REPORT.html all state the decision made here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cabench import registry
+from cabench.record import REAL_UNITS, objective_columns
+from cabench.results import Experiment
+
+
+def row_facts(arms: pd.DataFrame, name: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts of the arm ``name`` whose row of ``arms`` is ``row`` (:func:`arm_facts`)."""
+    out: dict[str, Any] = {"config_id": name}
+    for col in objective_columns(arms):
+        out[col] = float(row[col])
+    out.update({"profile_cost": float(row["profile_cost"]), "nu": float(row["nu"]), "pareto": bool(row["pareto"]),
+                "optimal": bool(row["optimal"])})
+    for measure, _ in REAL_UNITS:
+        if measure in arms:
+            out[measure] = float(row[measure])
+            out[f"{measure}_ci"] = float(row[f"{measure}_ci"])
+    return out
+
+
+def arm_facts(arms: pd.DataFrame, name: str) -> dict[str, Any]:
+    """An arm's normalised means, cost ``c_i``, ``nu``, and its real-unit means with 95% intervals where known."""
+    return row_facts(arms, name, arms[arms["config_id"].astype(str) == name].iloc[0])
+
+
+def _online(e: Experiment) -> list[dict[str, Any]]:
+    names = e.arms["config_id"].astype(str)
+    first = ~names.duplicated()
+    facts = {name: row_facts(e.arms, name, row)
+             for name, row in zip(names[first], e.arms[first].to_dict("records"))}  # each arm's, once
+    out = []
+    for (method, rho), g in e.runs.groupby(["method", "rho"], sort=False):
+        counts = g["exploited"].astype(str).value_counts()
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        n = len(g)
+        out.append({
+            "method": method, "rho": float(rho), "budget": float(g["budget"].iloc[0]),
+            "repetitions": n, "spend_share": float((g["spend"] / g["budget"]).mean()),
+            "exploited": [{**facts[name], "share": c / n} for name, c in ranked],
+        })
+    return out
+
+
+def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
+    returned = e.returned
+    truth = returned.index_of(frozenset(e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str)))
+    budget, share = e.runs["budget"].to_numpy(float), (e.runs["spend"] / e.runs["budget"]).to_numpy(float)
+    out = []
+    for (method, mode, r), at in e.runs.groupby(["method", "cost_mode", "rho"], sort=False).indices.items():
+        if rho is not None and r != rho:
+            continue
+        set_of, n = returned.set_of[at], len(at)
+        counts = np.bincount(set_of, minlength=len(returned.sets))
+        modal = int(min(np.flatnonzero(counts), key=lambda s: (-counts[s], sorted(returned.names_of(int(s))))))
+        freq = returned.member[at].sum(axis=0)
+        listed = sorted(np.flatnonzero(freq), key=lambda i: (-freq[i], returned.names[i]))
+        out.append({
+            "method": method, "cost_mode": mode, "rho": float(r),
+            "budget": float(budget[at[0]]), "repetitions": n, "spend_share": float(share[at].mean()),
+            "exact_true_set": float(np.sum(set_of == truth)) / n if truth is not None else 0.0,
+            "modal_set": sorted(returned.names_of(modal)), "modal_set_share": counts[modal] / n,
+            "configurations": [{"config_id": returned.names[i], "share": freq[i] / n,
+                                "pareto": bool(e.arms["pareto"].iloc[i] == 1)} for i in listed],
+        })
+    return out
+
+
+def answers(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
+    """Every method's answer at every budget (and cost mode) of an experiment; at budget ``rho`` only if given."""
+    if e.setting == "online":
+        return _online(e if rho is None else replace(e, runs=e.runs[e.runs["rho"] == rho]))
+    return _psi(e, rho)
+
+
+def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The answer at the largest budget by the best method there: online, the configuration the method with the
+    lowest mean R_HV exploits most often (round robins have no preference); identification, the set the method
+    with the lowest error (then the highest F1) returns most often, deterministic costs first."""
+    summary = e.summary()
+    if e.setting == "psi" and "deterministic" in set(summary["cost_mode"]):
+        summary = summary[summary["cost_mode"] == "deterministic"]
+    top = summary[summary["rho"] == summary["rho"].max()]
+    if e.setting == "online":
+        top = top[[registry.prefers(m, "online") for m in top["method"]]]
+        if top.empty:
+            return None
+        best = top.sort_values("regret_hv", kind="stable").iloc[0]
+        row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
+        return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
+                "criterion": f"lowest mean R_HV ({best['regret_hv']:.4g})", "configuration": row["exploited"][0]}
+    best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
+    row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
+               and r["cost_mode"] == best["cost_mode"])
+    return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
+            "cost_mode": best["cost_mode"],
+            "criterion": f"lowest P(error) {best['error']:.3f} [{best['error_low']:.3f}, {best['error_high']:.3f}], "
+                         f"F1 {best['f1']:.3f}",
+            "pareto_set": row["modal_set"], "share": row["modal_set_share"],
+            "exact_true_set": row["exact_true_set"],
+            "members": [arm_facts(e.arms, name) for name in row["modal_set"]]}
+
+
+def brief(e: Experiment) -> dict[str, Any] | None:
+    """The decision at the largest budget (:func:`decision`) in the few plain fields the reports' overview shows:
+    the method, budget, cost mode, the configuration names (online: the one exploited; identification: the
+    returned set), how often that method gives it, and for identification how often it returns the exact true
+    set. None when only round robins were run."""
+    d = decision(e, answers(e, max(e.rho_grid)))
+    if d is None:
+        return None
+    online = e.setting == "online"
+    return {"method": d["method"], "rho": d["rho"], "budget": d["budget"], "cost_mode": d.get("cost_mode") or "",
+            "names": [d["configuration"]["config_id"]] if online else list(d["pareto_set"]),
+            "share": float(d["configuration"]["share"] if online else d["share"]),
+            "exact_true_set": None if online else float(d["exact_true_set"])}
