@@ -105,12 +105,13 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
         best = top.sort_values("regret_hv", kind="stable").iloc[0]
         row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
         return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
-                "criterion": f"lowest mean R_HV ({best['regret_hv']:.4g})", "configuration": row["exploited"][0]}
+                "repetitions": row["repetitions"], "criterion": f"lowest mean R_HV ({best['regret_hv']:.4g})",
+                "configuration": row["exploited"][0]}
     best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
     row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
                and r["cost_mode"] == best["cost_mode"])
     return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
-            "cost_mode": best["cost_mode"],
+            "cost_mode": best["cost_mode"], "repetitions": row["repetitions"],
             "criterion": f"lowest P(error) {best['error']:.3f} [{best['error_low']:.3f}, {best['error_high']:.3f}], "
                          f"F1 {best['f1']:.3f}",
             "pareto_set": row["modal_set"], "share": row["modal_set_share"],
@@ -121,13 +122,13 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
 def brief(e: Experiment) -> dict[str, Any] | None:
     """The decision at the largest budget (:func:`decision`) in the few plain fields the reports' overview shows:
     the method, budget, cost mode, the configuration names (online: the one exploited; identification: the
-    returned set), how often that method gives it, and for identification how often it returns the exact true
-    set. None when only round robins were run."""
+    returned set), how often that method gives it and in how many repetitions, and for identification how often
+    it returns the exact true set. None when only round robins were run."""
     d = decision(e, answers(e, max(e.rho_grid)))
     if d is None:
         return None
     online = e.setting == "online"
     return {"method": d["method"], "rho": d["rho"], "budget": d["budget"], "cost_mode": d.get("cost_mode") or "",
             "names": [d["configuration"]["config_id"]] if online else list(d["pareto_set"]),
-            "share": float(d["configuration"]["share"] if online else d["share"]),
+            "share": float(d["configuration"]["share"] if online else d["share"]), "repetitions": d["repetitions"],
             "exact_true_set": None if online else float(d["exact_true_set"])}

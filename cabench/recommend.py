@@ -129,6 +129,11 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
     return lines
 
 
+def _of(share: float, n: int) -> str:
+    """A share of ``n`` repetitions as the count it is: ``1 of 200 repetitions`` (a percentage would say 0%)."""
+    return f"{round(share * n)} of {n} repetitions"
+
+
 def format_decisions(items: list[dict[str, Any]]) -> str:
     """The condensed answer: per experiment, the decision at the largest budget by the best method, and the true
     Pareto set (``--all`` prints :func:`format_recommendations`)."""
@@ -144,15 +149,18 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
         elif item["setting"] == "online":
             c = d["configuration"]
             lines.append(f"  pay for {c['config_id']}: {registry.display(d['method'])} exploits it in "
-                         f"{100 * c['share']:.0f}% of repetitions at B = {amount(d['budget'], unit)} "
+                         f"{_of(c['share'], d['repetitions'])} at B = {amount(d['budget'], unit)} "
                          f"(rho {d['rho']:.4g}; {d['criterion']})")
             if per_call(c):
                 lines.append(f"    per call: {per_call(c)}")
         else:
             lines.append(f"  Pareto set ({len(d['pareto_set'])}): {', '.join(d['pareto_set']) or '(empty)'} — "
-                         f"{registry.display(d['method'])} returns it in {100 * d['share']:.0f}% of repetitions at "
+                         f"{registry.display(d['method'])} returns it in {_of(d['share'], d['repetitions'])} at "
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}; the exact true set "
-                         f"in {100 * d['exact_true_set']:.0f}%)")
+                         f"in {round(d['exact_true_set'] * d['repetitions'])})")
+            if d["share"] <= 0.5:
+                lines.append("    no set came back in most repetitions: this budget is short of identifying the "
+                             "Pareto set (--all: how often each configuration is returned)")
             for m in d["members"][:8]:
                 if per_call(m):
                     lines.append(f"    {m['config_id']}: {per_call(m)}")

@@ -455,7 +455,7 @@ def decision_rows(c: Contents) -> list[dict]:
             continue
         names = d["names"]
         mode = f", {d['cost_mode']} costs" if d["cost_mode"] else ""
-        n = e.repetitions  # every method runs every repetition at every budget
+        n = d["repetitions"]
         often = f"{round(d['share'] * n)} of {n} repetitions" + (
             f" (the exact true set in {round(d['exact_true_set'] * n)})" if d["exact_true_set"] is not None else "")
         out.append({"experiment": e.label, "names": names[:NAMED], "more": max(len(names) - NAMED, 0),
