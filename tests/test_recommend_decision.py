@@ -57,3 +57,36 @@ def test_condensed_by_default_and_everything_with_all(results):
     assert "pay for " in short.output and "Uniform: a round robin, no preference" in short.output
     assert "a round robin: no preference" in full.output and "Uniform            rho 8" in full.output
     assert "exploits" not in next(x for x in full.output.splitlines() if x.strip().startswith("Uniform"))
+
+
+def _modal_count(results, method: str) -> int:
+    """How many repetitions of ``method`` at rho 200 (deterministic costs) returned its most frequent set."""
+    sel = pd.read_csv(next((results / "id").glob("selections.csv*")))
+    sel = sel[(sel["method"] == method) & (sel["rho"] == 200) & (sel["cost_mode"] == "deterministic")]
+    sets = [tuple(sorted(g.loc[g["returned"] == 1, "config_id"])) for _, g in sel.groupby("rep")]
+    return max(sets.count(s) for s in sets)
+
+
+def test_condensed_answer_counts_repetitions_and_flags_a_set_returned_in_few(results):
+    d = {i["experiment"]: i for i in recommend(results)}["id"]["decision"]
+    k = _modal_count(results, d["method"])
+    short = RUNNER.invoke(app, ["recommend", str(results)]).output
+    assert f"returns it in {k} of 6 repetitions" in short
+    assert ("no set came back in most repetitions" in short) == (k <= 3)
+
+
+def test_a_set_returned_in_few_repetitions_is_flagged():
+    from cabench.recommend import format_decisions
+
+    def item(share: float) -> dict:
+        return {"experiment": "x", "setting": "psi", "dataset": "d", "surrogate": False, "K": 3,
+                "objectives": ["accuracy", "efficiency"], "cost_unit": "tokens", "true_pareto_set": ["a", "b"],
+                "no_preference": [], "constrained": None,
+                "decision": {"method": "copsi", "rho": 10.0, "budget": 1000.0, "cost_mode": "deterministic",
+                             "repetitions": 200, "criterion": "c", "pareto_set": ["a", "b"], "share": share,
+                             "exact_true_set": share, "members": []}}
+
+    few, most = format_decisions([item(1 / 200)]), format_decisions([item(0.6)])
+    assert "returns it in 1 of 200 repetitions" in few and "exact true set in 1)" in few
+    assert "no set came back in most repetitions" in few
+    assert "returns it in 120 of 200 repetitions" in most and "no set came back" not in most
