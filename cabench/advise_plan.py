@@ -13,7 +13,16 @@ from pathlib import Path
 import numpy as np
 
 from cabench import registry
-from cabench.budget_plan import BudgetPlan, Planned, PlanSpec, describe_row, plan_profiling, write_plan
+from cabench.budget_plan import (
+    BudgetPlan,
+    Planned,
+    PlanSpec,
+    check_plan_folder,
+    describe_row,
+    plan_key,
+    plan_profiling,
+    write_plan,
+)
 from cabench.data.dataset import Dataset
 from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod, PsiMethod
@@ -131,8 +140,11 @@ def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[st
         methods = [OnlineMethod(n) if setting == "online" else PsiMethod(n) for n in names]
         modes: tuple[str | None, ...] = (None,) if setting == "online" else ("deterministic",)
         label = f"{ds.name}_{SHOWN_SETTING[setting]}"
-        found = plan_profiling(profiling, setting, methods, modes, PlanSpec(wanted), name=label, quiet=quiet)
-        write_plan(found, out / label)
+        spec = PlanSpec(wanted)
+        key = plan_key({"dataset": ds.content_hash or ds.name, "label": label, "methods": names}, spec)
+        check_plan_folder(out / label, key, hint="pass another --out")  # before any work
+        found = plan_profiling(profiling, setting, methods, modes, spec, name=label, quiet=quiet)
+        write_plan(found, out / label, key)
         rows = [r for r in found.rows if r.method == names[0]]
         row = max(rows, key=lambda r: r.estimate.rho)
         line = f"plan, {SHOWN_SETTING[setting]}: {registry.display(names[0])} {describe_row(row, found)}"

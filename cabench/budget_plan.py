@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,7 @@ from cabench import registry
 from cabench.backends import Backend, parallel_map
 from cabench.config import ExperimentConfig
 from cabench.data.dataset import Split
+from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.plan import build_problem
 from cabench.planning.curves import metric_curve
@@ -43,6 +45,7 @@ from cabench.planning.draws import (
 from cabench.planning.figure import plan_figure
 from cabench.planning.search import Estimate, estimate
 from cabench.planning.targets import Target
+from cabench.record import stable_hash
 from cabench.storage import to_csv, write_atomic
 from cabench.streams import stream_keys
 from cabench.units import LABELS, amount
@@ -195,11 +198,36 @@ def plan_frame(plan: BudgetPlan) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def write_plan(plan: BudgetPlan, out: Path) -> list[Path]:
-    """Write ``plan.csv``, ``plan_curves.csv`` (every predicted curve) and ``plan.png`` into ``out``."""
+def plan_key(what: dict[str, Any], spec: PlanSpec) -> str:
+    """The hash ``plan.csv`` records of what its plan was asked: ``what`` (a config's identity, or the dataset and
+    methods ``advise`` plans for) and every field of ``spec`` (targets, draws, repetitions, seed, ...)."""
+    return stable_hash({"what": what, "spec": asdict(spec)})
+
+
+def check_plan_folder(out: Path, key: str, force: bool = False, hint: str = "pass another --out, or --force to "
+                                                                              "replace it") -> None:
+    """Refuse, in one line, to replace a plan asked otherwise: ``out/plan.csv`` must be absent or record ``key``
+    (the same request plans the same budgets, so writing it again changes nothing); ``force`` replaces it."""
+    path = out / "plan.csv"
+    if force or not path.exists():
+        return
+    try:
+        held = pd.read_csv(path, dtype=str, keep_default_na=False)
+        found = str(held["plan_key"].iloc[0]) if "plan_key" in held and len(held) else ""
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError):
+        found = ""
+    if found != key:
+        holds = f"another plan ({found})" if found else "a file that is not a plan of this cabench"
+        raise CabenchError(f"{path}: holds {holds}, not this one ({key}: other targets, settings or data); {hint}")
+
+
+def write_plan(plan: BudgetPlan, out: Path, key: str, force: bool = False) -> list[Path]:
+    """Write ``plan.csv`` (recording ``key``, :func:`plan_key`), ``plan_curves.csv`` (every predicted curve) and
+    ``plan.png`` into ``out``; a plan asked otherwise already there is refused (:func:`check_plan_folder`)."""
+    check_plan_folder(out, key, force)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "plan.csv", out / "plan_curves.csv", out / "plan.png"]
-    write_atomic(written[0], to_csv(plan_frame(plan)))
+    write_atomic(written[0], to_csv(plan_frame(plan).assign(plan_key=key)))
     write_atomic(written[1], to_csv(plan.curves.rename(columns={"budget": f"budget_{plan.cost_unit}"})))
     title = (f"{plan.name}: predicted from {plan.profiling.instances} profiling instances ({plan.spec.draws} draws x "
              f"{plan.spec.repetitions} repetitions)")

@@ -321,9 +321,11 @@ def plan(
                                                            "(default: beside the config's output, <name>_plan).")
                    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace a plan asked otherwise (other targets, settings "
+                                                        "or config) in the folder.")] = False,
 ) -> None:
     """Plan the budget each method needs to reach a target, from the profiling split alone; print the table."""
-    from cabench.budget_plan import PlanSpec, format_plan, plan_config, write_plan
+    from cabench.budget_plan import PlanSpec, check_plan_folder, format_plan, plan_config, plan_key, write_plan
     from cabench.config import load_config
     from cabench.planning.targets import parse_target
 
@@ -331,9 +333,11 @@ def plan(
         cfg = load_config(config, _overrides(n_jobs=n_jobs))
         spec = PlanSpec(tuple(dict.fromkeys(parse_target(t, cfg.setting) for t in targets)), draws, repetitions,
                         cfg.seed if seed is None else seed, epsilon, confidence, max_share=max_share)
-        found = plan_config(cfg, spec, quiet)
         folder = out or Path(cfg.output).parent / f"{cfg.name}_plan"
-        return found, write_plan(found, folder)
+        key = plan_key({"config": cfg.identity()}, spec)
+        check_plan_folder(folder, key, force)  # before any work
+        found = plan_config(cfg, spec, quiet)
+        return found, write_plan(found, folder, key, force)
 
     found, written = _guard(act)
     typer.echo(format_plan(found))

@@ -103,7 +103,7 @@ def test_the_plan_reads_no_row_of_the_evaluation_split(tmp_path):
         cfg = parse_config({"name": "same", "dataset": str(folder), "setting": "psi", "rho": [10],
                             "methods": ["copsi-r", "psi-sr"]}, f"{name}.yaml")
         spec = PlanSpec((Target("error", 0.3), Target("f1", 0.9)), draws=3, repetitions=6, max_share=2.0)
-        write_plan(plan_config(cfg, spec, quiet=True), tmp_path / f"{name}_plan")
+        write_plan(plan_config(cfg, spec, quiet=True), tmp_path / f"{name}_plan", key="one request")
         truths.append(build_problem(cfg)[0].mu)  # the evaluation split's means: what the swap changed
     assert not np.allclose(truths[0], truths[1])
     for table in ("plan.csv", "plan_curves.csv"):
@@ -193,6 +193,34 @@ def test_plan_command_prints_the_table_and_writes_its_files(tmp_path):
     assert bad.exit_code == 2 and "online setting" in bad.output and len(bad.output.strip().splitlines()) == 1
 
 
+def test_a_plan_asked_otherwise_is_never_replaced_without_force(tmp_path):
+    config = tmp_path / "g5.yaml"
+    config.write_text(yaml.safe_dump({"name": "g5", "dataset": FIVE, "setting": "psi", "rho": [10],
+                                      "methods": ["psi-sr"], "output": str(tmp_path / "results" / "g5")}))
+    small = ["--draws", "2", "--repetitions", "4", "--max-share", "2", "--quiet", "--out", str(tmp_path / "p")]
+    plan = tmp_path / "p" / "plan.csv"
+
+    def asked(*extra: str):
+        return RUNNER.invoke(app, ["plan", str(config), *extra, *small])
+
+    first = asked("--target", "f1>=0.9")
+    assert first.exit_code == 0, first.output
+    kept, key = plan.read_bytes(), pd.read_csv(plan)["plan_key"].iloc[0]
+    again = asked("--target", "f1>=0.9")  # the same request: the same plan, written again
+    assert again.exit_code == 0 and plan.read_bytes() == kept
+    for other in (["--target", "error<=0.1"], ["--target", "f1>=0.9", "--seed", "7"]):
+        refused = asked(*other)
+        assert refused.exit_code == 2 and len(refused.output.strip().splitlines()) == 1, refused.output
+        assert f"{plan}: holds another plan ({key}), not this one (" in refused.output and "--force" in refused.output
+        assert plan.read_bytes() == kept  # nothing computed is lost
+    replaced = asked("--target", "error<=0.1", "--force")
+    assert replaced.exit_code == 0 and set(pd.read_csv(plan)["target"]) == {"error<=0.1"}
+    plan.write_text("not,a plan\n1,2\n")
+    foreign = asked("--target", "error<=0.1")
+    assert foreign.exit_code == 2 and "not a plan of this cabench" in foreign.output
+    assert plan.read_text() == "not,a plan\n1,2\n"
+
+
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # a config without `output` writes beside results/ in the working directory
@@ -218,6 +246,11 @@ def test_advise_takes_a_budget_or_targets_and_spends_the_plan(tmp_path):
     spent = line.split("; spending ")[1].split(" ")[0]
     assert float(spent.replace(",", "")) >= planned.loc[0, "budget_tokens"]  # rounded up, never below the plan
     assert (tmp_path / "advice" / "results" / f"five_online_{spent.replace(',', '')}tokens").is_dir()
+    kept = (tmp_path / "advice" / "plan" / "five_online" / "plan.csv").read_bytes()
+    other = RUNNER.invoke(app, ["advise", str(folder), "--target", "share>=0.7", "--methods", "cohv-ucb",
+                                "--repetitions", "4", "--out", str(tmp_path / "advice"), "--quiet"])
+    assert other.exit_code == 2 and "holds another plan" in other.output and "pass another --out" in other.output
+    assert (tmp_path / "advice" / "plan" / "five_online" / "plan.csv").read_bytes() == kept
 
 
 def test_a_plan_does_not_depend_on_the_backend_or_the_workers():
