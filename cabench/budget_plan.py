@@ -94,6 +94,7 @@ class BudgetPlan:
     curves: pd.DataFrame  # method, cost_mode, target, rho, budget; profiling: the profiling rows' curve; mean, low,
     # high: the draws' mean and their 1 - confidence and confidence quantiles
     rows: tuple[Planned, ...]
+    unplanned: tuple[str, ...] = ()  # online round robins: what they pull most is no preference, so no share target
 
     @property
     def cost_unit(self) -> str:
@@ -138,7 +139,15 @@ def _draw_curves(profiling: Profiling, spec: PlanSpec, draw: int | None,
 def plan_profiling(profiling: Profiling, setting: str, methods: Sequence[OnlineMethod | PsiMethod],
                    cost_modes: Sequence[str | None], spec: PlanSpec, backend: Backend = Backend("sequential"),
                    name: str = "", quiet: bool = True) -> BudgetPlan:
-    """Plan every method (and cost mode) of a setting for every target of ``spec`` from ``profiling`` alone."""
+    """Plan every method (and cost mode) of a setting for every target of ``spec`` from ``profiling`` alone; online,
+    a round robin is not planned (the configuration it pulls most is its turn, not a preference, so a share target
+    would credit it with the arms' order)."""
+    unplanned = tuple(m.name for m in methods if setting == "online" and not registry.prefers(m.name, "online"))
+    methods = [m for m in methods if m.name not in unplanned]
+    if not methods:
+        raise CabenchError(f"{name or profiling.name}: methods: only round robins ({', '.join(unplanned)}), which "
+                           "pull every affordable configuration in turn; a share target says nothing of them, so "
+                           "there is nothing to plan")
     grid = budget_grid(profiling, spec)
     pairs = [(m, mode) for m in methods for mode in cost_modes]
     tasks = [(profiling, spec, d, tuple(methods), tuple(cost_modes), grid) for d in [None, *range(spec.draws)]]
@@ -159,7 +168,7 @@ def plan_profiling(profiling: Profiling, setting: str, methods: Sequence[OnlineM
                                         "profiling": plugin[p, runs, t], "mean": curves[:, runs].mean(axis=0),
                                         "low": low, "high": high}))
     return BudgetPlan(name or profiling.name, setting, profiling, spec, grid, pd.concat(frames, ignore_index=True),
-                      tuple(rows))
+                      tuple(rows), unplanned)
 
 
 def config_profiling(cfg: ExperimentConfig) -> Profiling:
@@ -275,4 +284,6 @@ def format_plan(plan: BudgetPlan) -> str:
         lines.append(f"  {registry.display(row.method):<10}{row.cost_mode or '-':<15}{row.target:<12}"
                      f"{_bound(e.rho, plan):>18}{_bound(e.low, plan) + ' - ' + _bound(e.high, plan):>40}{share:>14}"
                      f"{100 * e.reach:>6.0f}%")
+    lines += [f"  {registry.display(m)}: a round robin, not planned (it pulls every affordable configuration in turn, "
+              "whatever their rewards)" for m in plan.unplanned]
     return "\n".join(lines)

@@ -168,7 +168,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
         lines += constrained_lines(item)
         if item["no_preference"]:
             shown = ", ".join(registry.display(m) for m in item["no_preference"])
-            lines.append(f"  {shown}: a round robin, no preference (its most-pulled configuration is a tie)")
+            lines.append(f"  {shown}: a round robin, no preference (it pulls every affordable configuration in turn, "
+                         "whatever their rewards)")
         lines.append("")
     return "\n".join(lines).rstrip()
 

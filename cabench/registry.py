@@ -41,7 +41,7 @@ def style(name: str) -> tuple[str, str]:
 
 
 def prefers(name: str, setting: str) -> bool:
-    """Whether the configuration a method pulls most is a preference (not a round robin's tie)."""
+    """Whether the configuration a method pulls most is a preference (not a round robin's turn)."""
     return spec(name, setting).prefers
 
 

@@ -77,8 +77,8 @@ def _prefers(e: Experiment, method: str) -> bool:
 
 
 def found_rows(e: Experiment, a: ConstrainedAnswer) -> list[Found]:
-    """The rows of ``a.found`` the report shows: those of methods with a preference (online, a round robin's
-    most-pulled configuration is a tie)."""
+    """The rows of ``a.found`` the report shows: those of methods with a preference (online, a round robin pulls
+    every affordable configuration in turn, whatever their rewards)."""
     return [f for f in a.found if _prefers(e, f.method)]
 
 

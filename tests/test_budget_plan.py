@@ -12,7 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cabench.budget_plan import PlanSpec, config_profiling, plan_config, plan_frame, write_plan
+from cabench.budget_plan import PlanSpec, config_profiling, format_plan, plan_config, plan_frame, write_plan
 from cabench.cli import app
 from cabench.config import parse_config
 from cabench.data.dataset import Split, load_dataset, split_instances
@@ -174,6 +174,24 @@ def test_an_online_share_target_is_planned_and_borne_out():
     assert metrics_at(truth, cfg.methods[0], row.estimate.rho, keys, None, 0.0)["share"] >= 0.8 - 0.1
     profiling = config_profiling(cfg)
     assert profiling.population is None and profiling.rewards.shape == (5, 100, 2)
+
+
+def test_an_online_round_robin_is_not_planned(tmp_path):
+    """A round robin's most-pulled configuration is its turn, not a preference: no share target is planned for it,
+    and a config of round robins alone is refused in one line."""
+    cfg = parse_config({"dataset": FIVE, "setting": "online", "rho": [10], "methods": ["cohv-ucb", "uniform"],
+                        "split": {"profiling_size": 40, "seed": 2}}, "five_online.yaml")
+    found = plan_config(cfg, PlanSpec((Target("share", 0.8),), draws=2, repetitions=4, max_share=2.0), quiet=True)
+    assert [r.method for r in found.rows] == ["cohv-ucb"] and found.unplanned == ("uniform",)
+    assert set(found.curves["method"]) == {"cohv-ucb"}
+    assert "Uniform: a round robin, not planned" in format_plan(found)
+    config = tmp_path / "rr.yaml"
+    config.write_text(yaml.safe_dump({"name": "rr", "dataset": FIVE, "setting": "online", "rho": [10],
+                                      "methods": ["uniform"], "output": str(tmp_path / "rr")}))
+    result = RUNNER.invoke(app, ["plan", str(config), "--target", "share>=0.8", "--quiet"])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "rr: methods: only round robins (uniform)" in result.output
+    assert not (tmp_path / "rr_plan").exists()
 
 
 def test_plan_command_prints_the_table_and_writes_its_files(tmp_path):

@@ -86,7 +86,8 @@ class Spec:
     other methods of an experiment with the listed one of highest rank (0: never the reference).
     ``shown``: how a method of your own asks to be shown (None: by the built-in style of its name, or
     a user style). ``prefers``: whether what it ends up pulling most says which configuration it prefers
-    (False for a round robin, whose most-pulled arm is a tie broken by arm order).
+    (False for a round robin, which pulls every affordable arm in turn: its pull counts follow the arms'
+    order and costs, not their rewards).
     """
 
     name: str
