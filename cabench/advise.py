@@ -266,7 +266,8 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
         cfg = parse_config({"name": name, "dataset": str(folder.resolve()), "setting": setting, "methods": methods,
                             "budget": {budget.unit: budget.value}, "repetitions": request.repetitions,
                             "split": split, "output": str(results / name), **raw_terms}, "cabench advise")
-        folders[setting] = run_experiment(cfg, replace=request.replace, quiet=quiet, echo=echo).output
+        folders[setting] = run_experiment(cfg, replace=request.replace, quiet=quiet, echo=echo,
+                                          offer_force=False).output
     say(f"report {results}" if folders else "report: nothing ran")
     html = write_reports(results)[1] if folders else None  # what `cabench report` writes: REPORT.md and REPORT.html
     items = {setting: recommend(path)[0] for setting, path in folders.items()}

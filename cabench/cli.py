@@ -274,7 +274,9 @@ def run(
                                  strict=strict))
         if not quiet:
             typer.echo(format_summary(outcome.summary, outcome.cost_unit))
-            typer.echo(f"wrote {outcome.output / 'runs.csv'}")
+            typer.echo(f"wrote {outcome.output / 'runs.csv'}" if outcome.written else
+                       f"{outcome.output}: up to date, nothing written (every cell reused, the result files built "
+                       "from them unchanged)")
 
 
 @app.command("tune")

@@ -69,6 +69,7 @@ class Outcome:
     computed: int
     summary: pd.DataFrame
     cost_unit: str = "tokens"
+    written: bool = True  # False: every cell reused and the result files already built from them, none rewritten
 
 
 def git_commit() -> str:
@@ -81,10 +82,10 @@ def git_commit() -> str:
 
 
 def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | None = None,
-                 replace: bool = False) -> None:
+                 replace: bool = False, offer_force: bool = True) -> None:
     """Refuse a folder that holds another experiment (another name or setting, or the same name with another
     config hash: a copied config with a changed budget must not replace the original's results), or anything
-    that is not cabench results."""
+    that is not cabench results; the message offers ``--force`` only where the command has it."""
     if force or not out.is_dir():
         return
     previous = out / "config.yaml"
@@ -96,15 +97,15 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
         if not isinstance(old, dict) or (old.get("name"), old.get("setting")) != (cfg.name, cfg.setting):
             other = old.get("name") if isinstance(old, dict) else "?"
             raise CabenchError(
-                f"{out}: results folder holds experiment '{other}', not '{cfg.name}'; pass another --out, "
-                "or --force to replace its results"
+                f"{out}: results folder holds experiment '{other}', not '{cfg.name}'; pass another --out"
+                + (", or --force to replace its results" if offer_force else "")
             )
         if chash is not None and not replace and old.get("config_hash") not in (None, chash):
             raise CabenchError(
                 f"{out}: results folder holds experiment '{cfg.name}' with config hash {old.get('config_hash')}, "
                 f"and this config's hash is {chash} (another dataset, arm set, budget grid, methods, repetitions "
                 "or seed); pass --name (or --out) to keep both, or --replace to replace those results (reusing the "
-                "cells both share; --force recomputes every cell)")
+                f"cells both share{'; --force recomputes every cell' if offer_force else ''})")
         return
     ours = {"cells", LOCK_NAME, "tune.csv", "tune.yaml"}  # what a run or `cabench tune` leaves before config.yaml
     foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
@@ -114,11 +115,11 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
 
 
 def prepare_output(cfg: ExperimentConfig, out: Path, force: bool, chash: str | None = None,
-                   replace: bool = False) -> Path:
+                   replace: bool = False, offer_force: bool = True) -> Path:
     """Create (or check) the output folder; refuse one that holds another experiment or other files."""
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: output path exists and is not a folder; pass --out with a folder")
-    _check_owner(cfg, out, force, chash, replace)
+    _check_owner(cfg, out, force, chash, replace, offer_force)
     try:
         (out / "cells").mkdir(parents=True, exist_ok=True)
         probe = out / "cells" / ".write-test"
@@ -290,8 +291,9 @@ def check_plan(cfg: ExperimentConfig, problem: Problem) -> None:
 
 
 def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool = False, quiet: bool = False,
-                   echo: Callable[[str], None] = print, strict: bool = False) -> Outcome:
-    """Run (or resume) an experiment and write its self-contained results folder.
+                   echo: Callable[[str], None] = print, strict: bool = False, offer_force: bool = True) -> Outcome:
+    """Run (or resume) an experiment and write its self-contained results folder (a refusal offers ``--force``
+    unless ``offer_force`` is False: the command calling has no such option).
 
     Files: ``runs.csv``, ``selections.csv.gz`` (gzip CSV), ``summary.csv``, ``arms.csv``,
     ``dataset.csv``, ``config.yaml`` and (online, with trajectories)
@@ -308,10 +310,10 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
     for line in budgets_beyond_exhaustive(cfg, problem):
         echo(f"{cfg.name}: warning: {line}")
     out = Path(cfg.output)
-    cache = prepare_output(cfg, out, force, record["config_hash"], replace)
+    cache = prepare_output(cfg, out, force, record["config_hash"], replace, offer_force)
     with folder_lock(out):
         # again, under the lock: another run may have finished meanwhile
-        _check_owner(cfg, out, force, record["config_hash"], replace)
+        _check_owner(cfg, out, force, record["config_hash"], replace, offer_force)
         for stale in cache.glob(".*.tmp"):  # interrupted writes; no other run holds this folder
             stale.unlink(missing_ok=True)
         return _run_locked(cfg, problem, identity, ds, record, out, cache, force, quiet, echo)
@@ -352,7 +354,7 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
     meta_text = dump_yaml(meta, width=100)
     inputs = _join_inputs(meta_text, cache, keys)
     if not todo and unchanged(cache / JOINED, inputs, out, TABLES):  # nothing they are built from changed
-        return Outcome(out, len(cells), reused, 0, from_files(read_csv(out / "summary.csv"), unit), unit)
+        return Outcome(out, len(cells), reused, 0, from_files(read_csv(out / "summary.csv"), unit), unit, False)
     summary = _write_tables(cfg, problem, ds, record, out, cache, list(zip(cells, keys)))
     write_atomic(out / "config.yaml", meta_text)
     record_built(cache / JOINED, inputs, out, TABLES)

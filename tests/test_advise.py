@@ -152,6 +152,16 @@ def test_a_bad_budget_unit_is_one_line_and_exit_2(home, first, budget, words):
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {words}"), result.stderr
 
 
+def test_other_methods_at_the_same_budget_are_refused_offering_only_advise_options(home, first):
+    results = home / "advice" / "results"
+    before = {p: p.read_bytes() for p in results.rglob("*.csv")}
+    result = _advise(home, "--quiet", "--methods", "hv-ucb")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert "with config hash" in result.stderr and "--replace" in result.stderr
+    assert "--force" not in result.stderr  # advise has no --force
+    assert {p: p.read_bytes() for p in results.rglob("*.csv")} == before
+
+
 def test_other_logs_never_replace_the_imported_dataset(home, first):
     mapping = yaml.safe_load((home / "mapping.yaml").read_text())
     mapping["scale"]["latency_s"] = 0.002

@@ -130,11 +130,14 @@ def test_a_copied_config_never_replaces_the_originals_results(tmp_path):
     (tmp_path / "orig.yaml").write_text(yaml.safe_dump(original))
     assert runner.invoke(app, ["run", str(tmp_path / "orig.yaml"), "--quiet"]).exit_code == 0
     before = (tmp_path / "piqa_psi" / "runs.csv").read_bytes()
+    again = runner.invoke(app, ["run", str(tmp_path / "orig.yaml")])  # every cell reused: nothing written
+    assert again.exit_code == 0 and "up to date, nothing written" in again.output and "wrote " not in again.output
     (tmp_path / "my.yaml").write_text(yaml.safe_dump({**original, "rho": [40]}))
     result = runner.invoke(app, ["run", str(tmp_path / "my.yaml"), "--quiet"])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     old_hash = yaml.safe_load((tmp_path / "piqa_psi" / "config.yaml").read_text())["config_hash"]
     assert f"config hash {old_hash}, and this config's hash is " in result.output and "--replace" in result.output
+    assert "--force recomputes every cell" in result.output
     assert (tmp_path / "piqa_psi" / "runs.csv").read_bytes() == before
     assert runner.invoke(app, ["run", str(tmp_path / "my.yaml"), "--quiet", "--replace"]).exit_code == 0
     assert pd.read_csv(tmp_path / "piqa_psi" / "runs.csv")["rho"].unique().tolist() == [40]
