@@ -63,6 +63,7 @@ def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
     returned = e.returned
     truth = returned.index_of(frozenset(e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str)))
     budget, share = e.runs["budget"].to_numpy(float), (e.runs["spend"] / e.runs["budget"]).to_numpy(float)
+    pareto = (e.arms["pareto"] == 1).to_numpy()
     out = []
     for (method, mode, r), at in e.runs.groupby(["method", "cost_mode", "rho"], sort=False).indices.items():
         if rho is not None and r != rho:
@@ -78,7 +79,7 @@ def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
             "exact_true_set": float(np.sum(set_of == truth)) / n if truth is not None else 0.0,
             "modal_set": sorted(returned.names_of(modal)), "modal_set_share": counts[modal] / n,
             "configurations": [{"config_id": returned.names[i], "share": freq[i] / n,
-                                "pareto": bool(e.arms["pareto"].iloc[i] == 1)} for i in listed],
+                                "pareto": bool(pareto[i])} for i in listed],
         })
     return out
 
