@@ -126,7 +126,8 @@ class Caller:
         if self.failure_stop:
             raise FailureStop(self.failure_stop)
         worst_counts = self.tariffs[config.name].worst(
-            self.task.worst_case(instance, config.prompting, config.max_tokens, config.name))
+            self.task.worst_case(instance, config.prompting, config.max_tokens, config.model,
+                                config.temperature))
         worst = self.tariffs[config.name].cost(*worst_counts)
         if self.client is None:
             raise CabenchError("no endpoint to call")

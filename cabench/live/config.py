@@ -5,6 +5,7 @@ See ``configs/live/`` and the README section "Evaluating live" for the keys.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,16 @@ def _label(r: _Reader, value: Any, key: str) -> str:
     return text
 
 
+def _dataset_configurations(dataset: str) -> tuple[Configuration, ...]:
+    """A dataset's configurations in arm order, each named by its ``config_id``."""
+    from cabench.data.io import read_logs
+
+    frame, _ = read_logs(Path(dataset))
+    configs = frame.drop_duplicates("config_id").reset_index(drop=True)
+    return tuple(Configuration(str(c.config_id), str(c.model), float(c.temperature), int(c.max_new_tokens),
+                               str(c.prompting), pos) for pos, c in enumerate(configs.itertuples(index=False)))
+
+
 def _configurations_from(r: _Reader, dataset: str, arms_raw: Any) -> tuple[Configuration, ...]:
     from cabench.data.io import read_logs
 
@@ -118,6 +129,57 @@ def _configurations_from(r: _Reader, dataset: str, arms_raw: Any) -> tuple[Confi
     return tuple(Configuration(str(c.config_id), str(c.model), float(c.temperature), int(c.max_new_tokens),
                                str(c.prompting), int(pos)) for pos, c in zip(keep, configs.iloc[keep].itertuples(
                                    index=False)))
+
+
+def _one_line(text: str) -> str:
+    """A model name or prompting for a one-line message."""
+    return text if text.isprintable() and len(text) <= 80 else repr(text[:80])
+
+
+def _show(c: Configuration) -> str:
+    """A configuration as a config lists it, on one line."""
+    return (f"{{model: {_one_line(c.model)}, temperature: {c.temperature!r}, max_tokens: {c.max_tokens}, "
+            f"prompting: {_one_line(c.prompting)}}}")
+
+
+def _replayed(r: _Reader, wanted: Configuration, key: str, dataset: str,
+              logged: tuple[Configuration, ...]) -> Configuration:
+    """The configuration of the replay dataset that ``wanted`` names: the same temperature, ``max_tokens`` and
+    prompting, and its model spelt the same or, when only one model matches, in another case. It keeps the
+    dataset's facts (the model as the dataset spells it: what ``cabench serve`` matches), its position, and
+    ``wanted``'s name if one was given (the dataset's ``config_id`` if not). Refused in one line, with the
+    closest configuration when a model name is close, if the dataset has none such."""
+    facts = (round(wanted.temperature, 9), wanted.max_tokens, wanted.prompting)
+    same = [c for c in logged if (round(c.temperature, 9), c.max_tokens, c.prompting) == facts
+            and c.model.casefold() == wanted.model.casefold()]
+    found = [c for c in same if c.model == wanted.model] or same
+    if len({c.model for c in found}) > 1:
+        spellings = " and ".join(sorted({c.model for c in found}))
+        raise r.fail(key, f"{_show(wanted)}: model {_one_line(wanted.model)} matches {spellings} of {dataset} only "
+                     "in case; spell it as the dataset does")
+    if len(found) > 1:
+        raise r.fail(key, f"{_show(wanted)} matches {' and '.join(c.name for c in found)} of {dataset}, which an "
+                     "endpoint cannot tell apart; use configurations_from with arms to pick one")
+    if not found:
+        models = sorted({c.model for c in logged})
+        near = set(difflib.get_close_matches(wanted.model.casefold(), [m.casefold() for m in models], n=3,
+                                             cutoff=0.6))
+        close = [c for c in logged if c.model.casefold() in near]
+        if not close:
+            shown = ", ".join(models[:12]) + (", ..." if len(models) > 12 else "")
+            raise r.fail(key, f"{_show(wanted)} is not a configuration of {dataset}; no model there is like "
+                         f"{_one_line(wanted.model)} (its models: {shown})")
+
+        def distance(c: Configuration) -> tuple[float, ...]:
+            differ = ((c.model.casefold() != wanted.model.casefold()) + (c.temperature != wanted.temperature)
+                      + (c.max_tokens != wanted.max_tokens) + (c.prompting != wanted.prompting))
+            return (differ, abs(c.temperature - wanted.temperature), abs(c.max_tokens - wanted.max_tokens))
+
+        best = min(close, key=distance)  # ties: the first in the dataset
+        raise r.fail(key, f"{_show(wanted)} is not a configuration of {dataset}; the closest is {_show(best)} "
+                     f"({best.name})")
+    c = found[0]
+    return Configuration(wanted.name or c.name, c.model, c.temperature, c.max_tokens, c.prompting, c.arm_id)
 
 
 def _terms(r: _Reader, raw: dict[str, Any], configurations: tuple[Configuration, ...]) -> Terms:
@@ -208,12 +270,17 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
         raise r.fail("configurations", "give either 'configurations' (a list) or 'configurations_from' (a "
                      "dataset folder whose configurations to use)")
     if "configurations_from" in raw:
-        configurations = _configurations_from(r, _path(r, raw["configurations_from"], "configurations_from", base,
-                                                       folder=True), raw.get("arms"))
+        source = _path(r, raw["configurations_from"], "configurations_from", base, folder=True)
+        configurations = _configurations_from(r, source, raw.get("arms"))
+        if kind == "replay" and Path(source).resolve() != Path(task["dataset"]).resolve():
+            logged = _dataset_configurations(task["dataset"])
+            configurations = tuple(_replayed(r, c, f"configurations_from ({c.name})", task["dataset"], logged)
+                                   for c in configurations)
     else:
         if "arms" in raw:
             raise r.fail("arms", "filters 'configurations_from'; list the configurations you want instead")
         items = []
+        logged = _dataset_configurations(task["dataset"]) if kind == "replay" else ()
         for pos, item in enumerate(r.sequence(raw["configurations"], "configurations", allow_scalar=False)):
             key = f"configurations[{pos}]"
             item = r.check_keys(item, CONFIG_KEYS, key)
@@ -225,6 +292,11 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
             limit = r.number(item["max_tokens"], f"{key}.max_tokens", integer=True, positive=True, maximum=10**7)
             prompting = r.text(item.get("prompting", "direct"), f"{key}.prompting",
                                PROMPTINGS if kind in ("gsm8k", "piqa") else None)
+            if kind == "replay":  # one of the dataset's configurations, named by its config_id unless named here
+                label = _label(r, item["name"], f"{key}.name") if "name" in item else ""
+                items.append(_replayed(r, Configuration(label, model, temperature, limit, prompting), key,
+                                       task["dataset"], logged))
+                continue
             label = _label(r, item.get("name", f"{model}_t{temperature}_g{limit}_{prompting}"), f"{key}.name")
             items.append(Configuration(label, model, temperature, limit, prompting))
         configurations = tuple(items)

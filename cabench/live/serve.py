@@ -38,7 +38,7 @@ from typing import Any
 from cabench.data.io import read_logs
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_loads
-from cabench.live.tasks import replay_answer
+from cabench.live.tasks import replay_answer, replay_key
 
 _INSTANCE = re.compile(r"cabench replay instance: (.+)$")
 _PROMPTING = re.compile(r"prompting: (\S+)")
@@ -201,8 +201,7 @@ class ReplayEndpoint:
         frame, _ = read_logs(dataset)
         configs = {}
         for row in frame.drop_duplicates("config_id").itertuples(index=False):
-            configs[(row.model, round(float(row.temperature), 9), int(row.max_new_tokens), row.prompting)] = \
-                row.config_id
+            configs[replay_key(row.model, row.temperature, row.max_new_tokens, row.prompting)] = row.config_id
         rows = {(r.config_id, r.instance_id): (float(r.correct), float(r.latency_s), float(r.tokens))
                 for r in frame.itertuples(index=False)}
         endpoint = cls(configs, rows, **options)

@@ -134,12 +134,14 @@ class Task:
             return 1.0 if choice_number(text, self.choices) == str(instance.answer) else 0.0
         return 1.0 if text.strip().lower() == str(instance.answer).strip().lower() else 0.0
 
-    def worst_case(self, instance: Instance, prompting: str, max_tokens: int, config: str) -> Bound:
+    def worst_case(self, instance: Instance, prompting: str, max_tokens: int, model: str,
+                   temperature: float) -> Bound:
         """Upper bounds of a call's tokens: the prompt's bytes (a byte-level token is at least one byte) plus
         the template's per-message tokens, the generation limit, and their sum; for a replay task, the most
-        tokens the configuration's log records bound the total and each part."""
+        tokens the log of the configuration asked for (as ``cabench serve`` picks it) records bound the total
+        and each part."""
         if self.replay is not None:
-            total = float(self.replay.max_tokens[config])
+            total = float(self.replay.max_tokens[replay_key(model, temperature, max_tokens, prompting)])
             return Bound(total, min(float(max_tokens), total), total)
         prompt = sum(len(m["content"].encode("utf-8")) + _PER_MESSAGE for m in self.messages(instance, prompting))
         return Bound(float(prompt), float(max_tokens), float(prompt + max_tokens))
@@ -194,12 +196,19 @@ def piqa_task(path: Path, labels: Path | None = None) -> Task:
     return Task("piqa", tuple(out), PIQA_PROMPTS, "choice", choices=("1", "2"))
 
 
+def replay_key(model: str, temperature: float, max_tokens: int, prompting: str) -> tuple[str, float, int, str]:
+    """What identifies a logged configuration in a request: model, temperature (rounded to 9 digits),
+    ``max_tokens`` and prompting."""
+    return str(model), round(float(temperature), 9), int(max_tokens), str(prompting)
+
+
 @dataclass(frozen=True)
 class ReplaySource:
-    """What a replay task knows of its dataset: instances and each configuration's largest logged call."""
+    """What a replay task knows of its dataset: instances and each configuration's largest logged call, by
+    :func:`replay_key`."""
 
     ids: tuple[str, ...]
-    max_tokens: dict[str, float]
+    max_tokens: dict[tuple[str, float, int, str], float]
 
 
 def replay_task(dataset: Path) -> Task:
@@ -207,7 +216,10 @@ def replay_task(dataset: Path) -> Task:
 
     frame, _ = read_logs(dataset)
     ids = tuple(sorted(frame["instance_id"].unique()))
-    source = ReplaySource(ids, {str(k): float(v) for k, v in frame.groupby("config_id")["tokens"].max().items()})
+    most = frame.groupby("config_id", sort=False)["tokens"].max()
+    facts = frame.drop_duplicates("config_id").set_index("config_id")
+    source = ReplaySource(ids, {replay_key(c.model, c.temperature, c.max_new_tokens, c.prompting): float(most[i])
+                                for i, c in facts.iterrows()})
     return Task("replay", tuple(Instance(i, {}, None) for i in ids), replay=source)
 
 

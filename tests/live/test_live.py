@@ -159,6 +159,40 @@ def test_api_key_is_never_written(tmp_path, dataset, server, monkeypatch):
     assert result.exit_code == 2 and "CABENCH_TEST_KEY is not set" in result.stderr
 
 
+def test_listed_configurations_run_as_configurations_from_picks_them(tmp_path, dataset, server):
+    """Two of the dataset's configurations listed by model (its case aside), temperature, max_tokens and
+    prompting make the run that configurations_from with arms makes: the same calls, spend and decision; collect
+    gets their logged rows."""
+    url, _ = server()
+    picked = live_config(tmp_path, dataset, url, name="picked", arms={"config_ids": ["cfg01", "cfg04"]})
+    raw = {**yaml.safe_load(picked.read_text()), "name": "listed", "configurations": [
+        {"model": "MODEL01", "temperature": 0.5, "max_tokens": 128, "prompting": "direct"},
+        {"model": "model04", "temperature": 0.5, "max_tokens": 128}]}
+    del raw["configurations_from"], raw["arms"]
+    listed = tmp_path / "listed.yaml"
+    listed.write_text(yaml.safe_dump(raw))
+    runs = [run_live(config, tmp_path / config.stem) for config in (picked, listed)]
+    assert runs[0][1] == runs[1][1] and runs[0][1]["configuration"] in ("cfg01", "cfg04")
+    assert set(runs[1][1]["estimates"]) == {"cfg01", "cfg04"}
+    assert {k: v for k, v in runs[0][0].items() if k != "calls_made_this_run"} == \
+        {k: v for k, v in runs[1][0].items() if k != "calls_made_this_run"}
+    calls = [[(r["key"], r["config"], r["model"], r["instance"], r["tokens"], r["correct"])
+              for r in journal(tmp_path / name)] for name in ("picked", "listed")]
+    assert calls[0] == calls[1] and {c[2] for c in calls[1]} == {"model01", "model04"}
+    raw.update(name="grid", evaluation={"instances": 12}, profiling={"instances": 0})
+    listed.write_text(yaml.safe_dump(raw))
+    result = RUNNER.invoke(app, ["collect", str(listed), "--out", str(tmp_path / "grid"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    got = pd.read_csv(tmp_path / "grid" / "logs.csv", dtype={"instance_id": str}).sort_values(
+        ["config_id", "instance_id"], ignore_index=True)
+    frame = pd.read_csv(dataset / "logs.csv.gz", dtype={"instance_id": str}).set_index(["config_id", "instance_id"])
+    want = frame.loc[list(zip(got["config_id"], got["instance_id"]))]
+    assert len(got) == 24 and list(got["config_id"].unique()) == ["cfg01", "cfg04"]
+    assert list(got["model"].unique()) == ["model01", "model04"]
+    assert np.array_equal(got["correct"].to_numpy(), want["correct"].to_numpy())
+    assert np.array_equal(got["tokens"].to_numpy(), np.floor(want["tokens"].to_numpy()))  # served as integers
+
+
 @pytest.mark.slow
 def test_collect_reproduces_the_shipped_rows(tmp_path):
     ds = ROOT / "data" / "gsm8k"

@@ -8,7 +8,8 @@ from decimal import Decimal
 import pytest
 
 from cabench.errors import CabenchError
-from cabench.live.tasks import choice_number, final_number, gsm8k_task, piqa_task, template_task
+from cabench.live.tasks import Bound, choice_number, final_number, gsm8k_task, piqa_task, replay_task, template_task
+from tests.conftest import spread_logs, write_dataset
 
 
 def _jsonl(path, items):
@@ -92,3 +93,19 @@ def test_template_task(tmp_path):
     assert task.score(task.instances[0], "Paris") == 0.0  # the extraction regex finds nothing
     with pytest.raises(CabenchError, match="missing field 'planet'"):
         template_task({"path": str(path), "prompts": {"direct": "{planet}?"}, "answer_field": "capital"}, "task")
+
+
+def test_replay_worst_case_is_the_largest_call_logged_for_the_configuration_asked(tmp_path):
+    """Found by model (as the dataset spells it), temperature, max_tokens and prompting, whatever the
+    configuration is named; the completion bounded by max_tokens too."""
+    frame = spread_logs(3, 10, seed=2)
+    frame["model"] = frame["config_id"].map({"cfg00": "GPT-2", "cfg01": "GPT-2", "cfg02": "Mistral-7B"})
+    frame.loc[frame["config_id"] == "cfg01", "temperature"] = 1.0
+    frame["tokens"] = frame["config_id"].map({"cfg00": 90.0, "cfg01": 80.0, "cfg02": 100.0})
+    for config, most in (("cfg00", 140.0), ("cfg01", 95.0), ("cfg02", 151.0)):
+        frame.loc[(frame["config_id"] == config) & (frame["instance_id"] == "q007"), "tokens"] = most
+    task = replay_task(write_dataset(tmp_path / "logged", frame))
+    instance = task.instances[0]
+    assert task.worst_case(instance, "direct", 128, "Mistral-7B", 0.5) == Bound(151.0, 128.0, 151.0)
+    assert task.worst_case(instance, "direct", 128, "GPT-2", 1.0) == Bound(95.0, 95.0, 95.0)
+    assert task.worst_case(instance, "direct", 128, "GPT-2", 0.5) == Bound(140.0, 128.0, 140.0)
