@@ -29,6 +29,7 @@ from cabench.data.readers import READERS, SPLIT_FORMATS, ReadOptions, read_sourc
 from cabench.data.schema import (
     COLUMNS,
     CONFIG_COLUMNS,
+    IDENTITY_COLUMNS,
     MEASURE_COLUMNS,
     OPTIONAL_COLUMNS,
     check_extra_columns,
@@ -40,7 +41,7 @@ from cabench.data.schema import (
 )
 from cabench.errors import CabenchError
 from cabench.storage import publish_folder, staging_folder
-from cabench.yamlio import load_config_file, load_yaml
+from cabench.yamlio import Loader, load_config_file, load_yaml
 
 MAPPING_KEYS = ("columns", "constants", "scale", "extra_columns", "dataset")
 #: The columns a mapping may name: the canonical ones and the optional ones.
@@ -71,12 +72,26 @@ def _mapping(path: Path) -> dict[str, Any]:
                 _check_source(item, name, path)
             if key == "constants" and (item is None or isinstance(item, (list, dict))):
                 raise CabenchError(f"{path}: constants.{name}: expected one value (text or number), got {item!r}")
+            if key == "constants" and name not in IDENTITY_COLUMNS and not _is_number(item):
+                raise CabenchError(f"{path}: constants.{name}: expected a number, got {shown(item)}")
         raw[key] = value
+    _names_as_written(raw["constants"], path)
     raw["extra_columns"] = check_extra_columns(raw.get("extra_columns"), f"{path}: extra_columns")
     if "extra_columns" in raw["dataset"]:
         raise CabenchError(f"{path}: dataset.extra_columns: give extra_columns at the top of the mapping, where the "
                            "import keeps and validates them")
     return raw
+
+
+def _names_as_written(constants: dict[str, Any], path: Path) -> None:
+    """Name constants (``model: 1.10``) that YAML reads as numbers or booleans, as the text the mapping holds."""
+    if not any(name in IDENTITY_COLUMNS and not isinstance(value, str) for name, value in constants.items()):
+        return
+    for key_node, value_node in yaml.compose(path.read_text(), Loader=Loader).value:
+        if key_node.value == "constants":
+            for name_node, text_node in value_node.value:
+                if name_node.value in IDENTITY_COLUMNS and not isinstance(constants.get(name_node.value), str):
+                    constants[name_node.value] = text_node.value
 
 
 def _check_source(item: Any, name: str, path: Path) -> None:
@@ -89,7 +104,8 @@ def _check_source(item: Any, name: str, path: Path) -> None:
 
 
 def parse_settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
-    """``--set key=value`` (or ``--override``) items as constants (values read as YAML scalars: 256 is a number)."""
+    """``--set key=value`` (or ``--override``) items as constants (values read as YAML scalars: 256 is a number;
+    a name or id is the text given: ``model=1.10`` stays ``1.10``)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -106,11 +122,19 @@ def parse_settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
             parsed = value
         if parsed is None or isinstance(parsed, (list, dict)):
             raise CabenchError(f"{flag} {item}: expected one value (text or number)")
-        out[key] = parsed
+        out[key] = value.strip() if key in IDENTITY_COLUMNS and not isinstance(parsed, str) else parsed
     return out
 
 
 FORMATS = ("canonical", *READERS)
+
+
+def _is_number(value: Any) -> bool:
+    """Whether a constant is a number (or text that reads as one: ``"0.7"``); NaN is not."""
+    try:
+        return float(value) == float(value)
+    except (TypeError, ValueError):
+        return False
 
 
 def _text(value: Any, integer: bool) -> str:
@@ -178,22 +202,38 @@ def _mapped(frame: pd.DataFrame, src: Any, name: str, source: Path, mapping_path
             place: Callable[[int], str]) -> pd.Series:
     """The values of canonical column ``name``: one source column, or the row-by-row sum of a list of them.
 
-    Each part of a sum must be a number >= 0; a part left empty leaves the sum empty (refused, or for a tool's
-    logs dropped as not measured).
+    A number column's cells must be numbers or empty (not measured); each part of a sum must be a number >= 0,
+    and a part left empty leaves the sum empty (refused, or for a measurement dropped as not measured).
     """
     if not isinstance(src, list):
-        return frame[_source_column(frame, src, f"mapped to {name} in {mapping_path}", source)]
+        column = _source_column(frame, src, f"mapped to {name} in {mapping_path}", source)
+        if name not in IDENTITY_COLUMNS:
+            role = "" if column == name else f" (mapped to {name} in {mapping_path})"
+            hint = "; a latency or token count not measured is an empty cell or 0" if name in MEASURE_COLUMNS else ""
+            _numbers(frame[column], column, role, source, place, hint)
+        return frame[column]
     total = pd.Series(0.0, index=frame.index)
     for part in src:
         values = frame[_source_column(frame, part, f"a part of {name} in {mapping_path}", source)]
-        numbers = pd.to_numeric(values, errors="coerce")
-        bad = ((numbers.isna() & values.notna()) | (numbers < 0)).to_numpy()
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise CabenchError(f"{source}: column '{part}' (a part of {name} in {mapping_path}) is not a number >= 0 "
-                               f"at {place(row)} ({shown(values.iloc[row])}); the parts of a sum are counts or costs")
-        total = total + numbers
+        total = total + _numbers(values, part, f" (a part of {name} in {mapping_path})", source, place,
+                                "; the parts of a sum are counts or costs", at_least_zero=True)
     return total
+
+
+def _numbers(values: pd.Series, column: Any, role: str, source: Path, place: Callable[[int], str], hint: str,
+            at_least_zero: bool = False) -> pd.Series:
+    """A source column's cells as numbers (an empty cell is NaN), refusing the first that is not a number
+    (``timeout``, ``1.2e3ms``, ``NaN``), or with ``at_least_zero`` a negative one, in one line naming ``source``,
+    the ``column`` and its ``role``, where it was read (``place``) and the value."""
+    parsed = pd.to_numeric(values, errors="coerce")
+    bad = (parsed.isna() & values.notna()).to_numpy().copy()
+    if at_least_zero:
+        bad |= (parsed < 0).to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise CabenchError(f"{source}: column '{column}'{role} is not a number{' >= 0' if at_least_zero else ''} "
+                           f"at {place(row)} ({shown(values.iloc[row])}){hint}")
+    return parsed
 
 
 def _ignored(frame: pd.DataFrame, columns: dict[str, Any], extra: tuple[str, ...]) -> list[str]:
@@ -284,10 +324,15 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if both:
         raise CabenchError(f"--set and --override both give {both[0]}; keep one (--set fills what the source lacks, "
                            "--override replaces what it recorded)")
+    for flag, values in (("--set", settings), ("--override", overrides)):
+        for name, value in values.items():
+            if name not in IDENTITY_COLUMNS and not _is_number(value):
+                raise CabenchError(f"{flag} {name}={value}: expected a number")
     mapping = _mapping(mapping_path) if mapping_path is not None else {k: {} for k in MAPPING_KEYS}
     extra: tuple[str, ...] = tuple(mapping["extra_columns"] or ())
     options = ReadOptions(metric, split or "test")
-    read = read_source(source, fmt, options)
+    names = [src for name, src in mapping["columns"].items() if name in IDENTITY_COLUMNS and isinstance(src, str)]
+    read = read_source(source, fmt, options, (*IDENTITY_COLUMNS, *names))
     frame, files, place, info = read.frame, read.files, read.place, read.info
     echo(f"read {len(frame)} rows from {len(files)} file{'s' if len(files) != 1 else ''} ({fmt})")
     columns = {k: v for k, v in mapping["columns"].items() if k not in overrides}  # --override replaces a column

@@ -9,14 +9,23 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
-from cabench.data.schema import check_extra_columns, kept_columns, shown, unprintable, validate_logs
+from cabench.data.schema import (
+    IDENTITY_COLUMNS,
+    check_extra_columns,
+    kept_columns,
+    shown,
+    unprintable,
+    validate_logs,
+)
 from cabench.errors import CabenchError
 from cabench.yamlio import Loader, dump_yaml, load_yaml, yaml_problem
 
@@ -72,34 +81,68 @@ def find_log_file(folder: Path) -> Path:
     raise CabenchError(f"{folder}: no log file; expected one of {', '.join(LOG_NAMES)}")
 
 
-def _parse_table(source: Path | io.BufferedReader, name: str) -> pd.DataFrame:
-    """A CSV or JSON-lines table (by its file ``name``) from a path or a stream of its text."""
+class _Written(str):
+    """A JSON number in a name column, kept as the text the line holds."""
+
+
+def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str]) -> pd.DataFrame:
+    """A CSV or JSON-lines table (by its file ``name``) from a path or a stream of its text; the ``text`` columns
+    (names and ids) are read as the text the file holds."""
     if name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
-        return pd.read_json(source, lines=True, dtype=False, precise_float=True)
-    # text stays text ("NA", "null", "None" are ids and names); only an empty cell is missing
-    return pd.read_csv(source, dtype={"config_id": str, "instance_id": str, "model": str, "prompting": str},
-                       keep_default_na=False, na_values=[""], **_EXACT_FLOATS)
+        data = source.read_bytes() if isinstance(source, Path) else source.read()
+        frame = pd.read_json(io.BytesIO(data), lines=True, dtype=False, precise_float=True)
+        return _numbers_as_written(frame, data, [c for c in text if c in frame])
+    # text stays text ("NA", "null", "None" are ids and names; "1.0" is not "1"); only an empty cell is missing
+    return pd.read_csv(source, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
+                       **_EXACT_FLOATS)
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """Read a CSV (optionally gzipped), JSONL or parquet table as strings/numbers."""
+def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd.DataFrame:
+    """``frame`` with the JSON numbers of its ``text`` columns as the lines write them (``1e3``, ``4.50``), where
+    pandas holds the number (``1000.0``, ``4.5``)."""
+    def number(value: Any) -> bool:
+        return pd.api.types.is_number(value) and not pd.api.types.is_bool(value) and value == value
+
+    numeric = [c for c in text if any(number(v) for v in frame[c])]
+    if not numeric:
+        return frame
+    written: dict[str, list[str | None]] = {c: [] for c in numeric}
+    for line in data.split(b"\n"):
+        if line.strip():
+            item = json.loads(line.decode("utf-8-sig"), parse_int=_Written, parse_float=_Written)
+            for c in numeric:
+                value = item.get(c) if type(item) is dict else None
+                written[c].append(str(value) if type(value) is _Written else None)
+    frame = frame.copy()
+    for c in numeric:
+        if len(written[c]) == len(frame):
+            frame[c] = pd.Series([v if w is None else w for w, v in zip(written[c], frame[c])], index=frame.index,
+                                 dtype=object)
+    return frame
+
+
+def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFrame:
+    """Read a CSV (optionally gzipped), JSONL or parquet table as strings/numbers; the ``text`` columns of a CSV
+    or JSONL table (by default the canonical names and ids) as the text the file holds."""
     name = path.name.lower()
     if name.endswith(".json"):
         raise CabenchError(f"{path}: a .json file is not a log table; give CSV, CSV.gz, JSONL (one JSON "
                            "object per line) or parquet")
     capped = None
+    text = list(text)
     try:
         if name.endswith(".parquet"):
             return pd.read_parquet(path)
         if not name.endswith(".gz"):
-            return _parse_table(path, name)
+            return _parse_table(path, name, text)
         stream, capped = _unpacked(path)
         with stream:
-            return _parse_table(stream, name)
+            return _parse_table(stream, name, text)
     except ImportError as exc:
         raise CabenchError(f"{path}: reading parquet needs pyarrow: pip install 'cabench[parquet]', or use CSV") \
             from exc
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, EOFError, zlib.error) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, EOFError, zlib.error,
+            RecursionError) as exc:
         if capped is not None and capped.given > capped.limit:
             raise CabenchError(f"{path}: unpacks to more than {capped.limit:,} bytes, cabench's limit for this "
                                "gzipped file; a damaged or hostile file (gunzip a genuine one first)") from None

@@ -129,3 +129,120 @@ def test_csv_jsonl_and_parquet_import_to_identical_bytes(tmp_path, with_ids):
     if not with_ids:
         assert sorted(logs["config_id"].unique()) == ["m0_t0.0_g128_direct", "m1_t1.0_g128_direct",
                                                       "m2_t1.0_g128_direct"]
+
+
+NAMES = ["1e3", "1000", "1.0", "1"]  # one number written four ways: four configurations
+
+
+def _numeric_names(tmp_path, fmt):
+    """Logs whose configuration names, models and instance ids look like numbers, as CSV or JSON lines."""
+    frame = tiny_logs(n_configs=4, n_instances=6)
+    frame["config_id"] = frame["config_id"].map(dict(zip(["cfg0", "cfg1", "cfg2", "cfg3"], NAMES)))
+    frame["model"] = frame["model"].map({"m0": "1.10", "m1": "1.1", "m2": "2", "m3": "2.0"})
+    frame["instance_id"] = ["01", "1", "007", "7", "1e3", "1000"] * 4
+    if fmt == "jsonl":  # names written as JSON numbers, ids as JSON numbers and text
+        lines = [json.dumps(r).replace(f'"config_id": "{r["config_id"]}"', f'"config_id": {r["config_id"]}')
+                 .replace(f'"model": "{r["model"]}"', f'"model": {r["model"]}') for r in frame.to_dict("records")]
+        lines = [line.replace('"instance_id": "1000"', '"instance_id": 1000') for line in lines]
+        (tmp_path / "logs.jsonl").write_text("\n".join(lines) + "\n")
+        return tmp_path / "logs.jsonl"
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    return tmp_path / "logs.csv"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+@pytest.mark.parametrize("mapped", [False, True], ids=["canonical-names", "mapped"])
+def test_number_like_names_and_ids_are_read_as_written(tmp_path, fmt, mapped):
+    from cabench.data.describe import describe
+
+    source = _numeric_names(tmp_path, fmt)
+    mapping = None
+    if mapped:
+        renamed = {"config_id": "cfg", "model": "llm", "instance_id": "q"}
+        if fmt == "csv":
+            pd.read_csv(source, dtype=str).rename(columns=renamed).to_csv(source, index=False)
+        else:
+            text = source.read_text()
+            for old, new in renamed.items():
+                text = text.replace(f'"{old}":', f'"{new}":')
+            source.write_text(text)
+        mapping = tmp_path / "map.yaml"
+        mapping.write_text(yaml.safe_dump({"columns": renamed, "dataset": {"split": {"profiling_size": 3}}}))
+    out = import_logs(source, mapping, tmp_path / "ds")
+    logs = pd.read_csv(out / "logs.csv.gz", dtype=str)
+    assert logs["config_id"].unique().tolist() == NAMES
+    assert logs["model"].unique().tolist() == ["1.10", "1.1", "2", "2.0"]
+    assert logs["instance_id"].unique().tolist() == ["01", "1", "007", "7", "1e3", "1000"]
+    described = describe(load_dataset(out))
+    assert sorted(described["full_gaps"]) == sorted(NAMES)
+
+
+def test_name_constants_and_settings_are_the_text_given(tmp_path):
+    from cabench.data.importer import parse_settings
+
+    assert parse_settings(["model=1.10", "prompting=007", "max_new_tokens=256"]) == {
+        "model": "1.10", "prompting": "007", "max_new_tokens": 256}
+    frame = tiny_logs(n_instances=10).drop(columns=["config_id", "prompting"])
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text("constants:\n  prompting: 007\n  temperature: 0.50\n")
+    out = import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds")
+    logs = pd.read_csv(out / "logs.csv.gz", dtype=str)
+    assert logs["config_id"].unique().tolist() == ["m0_t0.5_g128_007", "m1_t0.5_g128_007", "m2_t0.5_g128_007"]
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from cabench.cli import app
+
+    return CliRunner().invoke(app, ["data", "import", *map(str, args)])
+
+
+@pytest.mark.parametrize("mapped", [False, True], ids=["canonical-names", "mapped"])
+@pytest.mark.parametrize("column, value", [("latency_s", "timeout"), ("latency_s", "1.2e3ms"), ("latency_s", "NaN"),
+                                           ("tokens", "n/a")])
+def test_text_in_a_measurement_is_refused_in_one_line(tmp_path, column, value, mapped):
+    frame = tiny_logs(n_instances=10).astype({column: object})
+    frame.loc[7, column] = value
+    name = column
+    args = []
+    if mapped:
+        name = {"latency_s": "ms", "tokens": "n_tok"}[column]
+        frame = frame.rename(columns={column: name})
+        (tmp_path / "map.yaml").write_text(yaml.safe_dump({"columns": {column: name}}))
+        args = ["--mapping", tmp_path / "map.yaml"]
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    result = _cli(tmp_path / "logs.csv", *args, "--out", tmp_path / "ds", "--missing", "drop-instances")
+    role = f" (mapped to {column} in {tmp_path / 'map.yaml'})" if mapped else ""
+    assert result.exit_code == 2
+    assert result.stderr == (f"error: {tmp_path / 'logs.csv'}: column '{name}'{role} is not a number at row 8 "
+                             f"('{value}'); a latency or token count not measured is an empty cell or 0\n")
+    assert not (tmp_path / "ds").exists()
+
+
+def test_every_latency_text_is_refused_not_dropped(tmp_path):
+    frame = tiny_logs(n_instances=10).assign(latency_s="timeout")
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    result = _cli(tmp_path / "logs.csv", "--out", tmp_path / "ds")
+    assert result.exit_code == 2
+    assert "column 'latency_s' is not a number at row 1 ('timeout')" in result.stderr
+    assert "no rows" not in result.stderr
+
+
+def test_text_in_another_number_column_or_constant_is_refused(tmp_path):
+    frame = tiny_logs(n_instances=10).astype({"temperature": object})
+    frame.loc[2, "temperature"] = "hot"
+    frame.rename(columns={"temperature": "temp"}).to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump({"columns": {"temperature": "temp"}}))
+    result = _cli(tmp_path / "logs.csv", "--mapping", tmp_path / "map.yaml", "--out", tmp_path / "ds")
+    assert result.exit_code == 2
+    assert result.stderr == (f"error: {tmp_path / 'logs.csv'}: column 'temp' (mapped to temperature in "
+                             f"{tmp_path / 'map.yaml'}) is not a number at row 3 ('hot')\n")
+    tiny_logs(n_instances=10).drop(columns=["latency_s"]).to_csv(tmp_path / "logs.csv", index=False)
+    result = _cli(tmp_path / "logs.csv", "--out", tmp_path / "ds", "--set", "latency_s=fast")
+    assert result.exit_code == 2 and result.stderr == "error: --set latency_s=fast: expected a number\n"
+    (tmp_path / "map.yaml").write_text("constants:\n  latency_s: fast\n")
+    result = _cli(tmp_path / "logs.csv", "--mapping", tmp_path / "map.yaml", "--out", tmp_path / "ds")
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {tmp_path / 'map.yaml'}: constants.latency_s: expected a number, got 'fast'\n"
+    assert not (tmp_path / "ds").exists()

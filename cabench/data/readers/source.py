@@ -8,7 +8,7 @@ one-line errors) and its rank by run (for ``--repeats``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from cabench.data.readers.eee import read_eee
 from cabench.data.readers.helm import read_helm
 from cabench.data.readers.inspect_logs import read_inspect
 from cabench.data.readers.promptfoo import read_promptfoo
-from cabench.data.schema import data_row
+from cabench.data.schema import IDENTITY_COLUMNS, data_row
 from cabench.errors import CabenchError
 
 #: ``--format`` name -> reader(source, options) (``canonical`` is read as a table).
@@ -49,8 +49,9 @@ class Source:
     info: dict[str, Any]
 
 
-def read_source(source: Path, fmt: str, options: ReadOptions) -> Source:
-    """The rows of ``source``: a table (``canonical``) or a tool's results read by its reader."""
+def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str] = IDENTITY_COLUMNS) -> Source:
+    """The rows of ``source``: a table (``canonical``), its ``text`` columns as the text the file holds, or a tool's
+    results read by its reader."""
     if fmt == "canonical":
         if not source.is_file():
             raise CabenchError(f"{source}: source log file not found" + (
@@ -58,7 +59,7 @@ def read_source(source: Path, fmt: str, options: ReadOptions) -> Source:
                 if source.is_dir() else ""))
         if options.metric is not None:
             raise CabenchError("--metric: a canonical table has its 'correct' column; --metric is for tool formats")
-        frame = read_table(source)
+        frame = read_table(source, text)
         return Source(frame, [source], data_row, np.arange(len(frame)), {})
     if not source.exists():
         raise CabenchError(f"{source}: not found; give the {fmt} results to import")
