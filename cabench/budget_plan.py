@@ -286,4 +286,7 @@ def format_plan(plan: BudgetPlan) -> str:
                      f"{100 * e.reach:>6.0f}%")
     lines += [f"  {registry.display(m)}: a round robin, not planned (it pulls every affordable configuration in turn, "
               "whatever their rewards)" for m in plan.unplanned]
+    lines.append("  draws: the share of the drawn problems that reach the target within the grid; the budget is the "
+                 "profiling rows' need, extrapolated to the evaluation split, so it can lie beyond what the draws "
+                 "need (docs/methods.md)")
     return "\n".join(lines)

@@ -202,6 +202,7 @@ def test_plan_command_prints_the_table_and_writes_its_files(tmp_path):
                                  "--draws", "3", "--repetitions", "10", "--max-share", "3", "--quiet"])
     assert result.exit_code == 0, result.output
     assert "CoPSI-R" in result.output and "PSI-SR" in result.output and "error<=0.2" in result.output
+    assert "draws: the share of the drawn problems that reach the target within the grid" in result.output
     table = pd.read_csv(tmp_path / "results" / "g5_plan" / "plan.csv")
     assert len(table) == 4 and set(table["target"]) == {"error<=0.2", "f1>=0.9"}
     assert (table["rho_low"] <= table["rho_high"]).all()
