@@ -6,9 +6,10 @@ not negative, completion tokens within the request's ``max_tokens`` and their
 cost in the cost unit (:mod:`cabench.live.tariff`: tokens, completion tokens or
 dollars) within the call's worst case (the costliest split of
 :meth:`Task.worst_case`). Anything else makes the call *suspect*: it is charged
-its worst case (never less than nothing; the reported count when that is a
-plausible count above the worst case, the prompt having outgrown the estimate),
-is not an outcome for the method, and the run says so. Reasons name an
+its worst case (never more: the worst case is what the budget admitted the call
+at, so what is charged never passes the budget, whatever the endpoint reports;
+the reported count stays in ``calls.jsonl``), is not an outcome for the method,
+and the run says so. Reasons name an
 endpoint's values only when they are numbers: its text may hold anything, the
 key included. Every charge is a (prompt, completion) count, so the run knows
 what it paid in the cost unit and in tokens.
@@ -71,7 +72,7 @@ def _number(value: Any) -> float | None:
     """``value`` as a float when it is a JSON number of plausible size, else None (never raises)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, int) and abs(value) > MAX_COUNT:
+    if abs(value) > MAX_COUNT:  # NaN passes here and fails every later check
         return None
     return float(value)
 
@@ -82,6 +83,8 @@ def _shown(value: Any) -> str:
     number = _number(value)
     if number is not None:
         return f"{number:.6g}"
+    if isinstance(value, float):
+        return f"{value:.6g}"
     if isinstance(value, int) and not isinstance(value, bool):
         return f"a {len(str(abs(value)))}-digit number"
     kind = {str: "text", list: "a list", dict: "an object", bool: "true/false"}.get(type(value), "not a number")
@@ -93,9 +96,9 @@ def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff) -> 
     is charged).
 
     ``worst`` is the call's costliest split in ``tariff``. ``(None, "", NOTHING)`` means no usage was reported
-    at all (or zero tokens). A suspect call is charged its worst case, or the reported count when that is a
-    plausible count costing more than the worst case (completion tokens within ``max_tokens``: the prompt
-    outgrew the estimate).
+    at all (or zero tokens). A suspect call is charged its worst case, also when the reported count costs more:
+    the worst case bounds the prompt by its bytes, so a count above it is no byte-level tokenizer's, and the
+    budget admitted the call at its worst case.
     """
     if usage is None:
         return None, "", NOTHING
@@ -117,7 +120,7 @@ def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff) -> 
     cost, most = tariff.cost(*claimed), tariff.cost(*worst)
     if cost > most:
         return None, (f"{amount(cost, tariff.unit)} reported, above the call's worst case "
-                      f"{amount(most, tariff.unit)}; charged as reported"), claimed
+                      f"{amount(most, tariff.unit)}; charged its worst case"), worst
     if sum(claimed) <= 0:
         return None, "", NOTHING
     return claimed, "", claimed

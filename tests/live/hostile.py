@@ -157,6 +157,10 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 usage["prompt_tokens"] = -1000
             elif how == "huge":
                 usage["completion_tokens"] = 100000
+            elif how == "huge-prompt":  # a whole count, far above the bytes of any prompt
+                usage["prompt_tokens"] = 10**12
+            elif how == "float-prompt":  # a whole float beyond any count
+                usage["prompt_tokens"] = 1.7e308
             elif how in ("inf", "nan"):
                 text = json.dumps(reply).replace(f'"completion_tokens": {usage["completion_tokens"]}',
                                                  f'"completion_tokens": {"Infinity" if how == "inf" else "NaN"}')

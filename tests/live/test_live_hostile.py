@@ -84,6 +84,7 @@ AFTER_PROFILING = {  # how the endpoint misbehaves once profiling is done -> wor
     "list-usage": "usage is a JSON list", "choices-text": "no 'choices' list", "message-text": "message is not",
     "array": "a JSON list", "latency-text": "reported latency", "latency-negative": "reported latency",
     "latency-zero": "not a duration in seconds", "bigint": "a 400-digit number, not a count",
+    "huge-prompt": "above the call's worst case", "float-prompt": "usage.prompt_tokens is 1.7e+308, not a count",
     "gzip-forbidden": "HTTP 403",
     "trickle": "timed out", "oversized": "larger than max_reply_bytes", "gzip-bomb": "larger than max_reply_bytes",
 }
@@ -108,7 +109,8 @@ def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, en
     if how.startswith("latency-"):  # believable usage, charged as reported; the outcome is not believed
         assert all(r["suspect"] and 0 < r["charged"] <= r["worst"] for r in method)
     elif how not in ("forbidden", "gzip-forbidden", "retry-after", "missing", "trickle", "oversized", "gzip-bomb"):
-        assert all(r["suspect"] and r["charged"] >= r["worst"] for r in method)  # suspect: charged the worst case
+        # suspect: each attempt charged its worst case, never more (whatever count the endpoint reported)
+        assert all(r["suspect"] and r["worst"] <= r["charged"] <= r["worst"] * len(r["attempts"]) for r in method)
     if how == "gzip-forbidden":  # a 403 whose gzip body unpacks past the kept 4 KiB is still a final 403
         assert all([a["status"] for a in r["attempts"]] == ["http 403"] for r in method)
     if how == "retry-after":
