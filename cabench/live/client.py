@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from cabench.errors import CabenchError
 
@@ -103,11 +103,20 @@ def public_url(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The parts of a URL that may hold a key: the userinfo (and its password), query values, the fragment."""
+    """The parts of a URL that may hold a key: the userinfo (and its password), query values, the fragment;
+    each as written and percent-decoded (an endpoint may echo either)."""
     parts = urlsplit(url)
     found = [parts.password, parts.netloc.rpartition("@")[0], parts.fragment]
-    found += [value for _, value in parse_qsl(parts.query, keep_blank_values=True)]
-    return [s for s in found if s and len(s) >= 4]
+    found += [value for pair in parts.query.split("&") for value in pair.split("=", 1)[1:]]
+    found += [unquote(s) for s in found if s] + [value for _, value in parse_qsl(parts.query, keep_blank_values=True)]
+    return sorted({s for s in found if s and len(s) >= 4}, key=len, reverse=True)
+
+
+def request_base(url: str) -> tuple[str, str]:
+    """The base URL requests are made under (``.../v1/``; ``chat/completions`` is appended to its path) and the
+    query every request carries, as written (a key may be given as one: ``...?api-key=K``)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/", "", "")), parts.query
 
 
 def redact(text: str, secrets: list[str]) -> str:
@@ -153,7 +162,8 @@ def decode_body(chunks: Any, encoding: str, limit: int, truncate: bool = False) 
     elif encoding == "deflate":
         decoder = zlib.decompressobj()
     else:
-        raise ValueError(f"unsupported content-encoding '{encoding[:40]}'")
+        shown = f"'{encoding}'" if re.fullmatch(r"[a-z0-9-]{1,16}", encoding) else f"of {len(encoding)} characters"
+        raise ValueError(f"unsupported content-encoding {shown}")  # a long header is never quoted: it may hold a key
     out = bytearray()
     for chunk in chunks:
         if decoder is None:
@@ -223,12 +233,17 @@ class ChatClient:
             if not key:
                 raise CabenchError(f"endpoint.api_key_env: the environment variable {endpoint.api_key_env} is not "
                                    "set; export it (the key is never written anywhere)")
+            if not (key.isascii() and key.isprintable()):
+                raise CabenchError(f"endpoint.api_key_env: the environment variable {endpoint.api_key_env} holds "
+                                   "characters an HTTP header cannot carry (non-ASCII, a newline or another control "
+                                   "character); export the key alone")
             headers["Authorization"] = f"Bearer {key}"
             self.secrets.append(key)
         self.secrets.sort(key=len, reverse=True)
         limits = httpx.Limits(max_connections=max(1, endpoint.concurrency) + 2)
-        self.client = httpx.Client(base_url=endpoint.base_url.rstrip("/") + "/", headers=headers,
-                                   timeout=endpoint.timeout_s, transport=deadline_transport(limits))
+        base, params = request_base(endpoint.base_url)
+        self.client = httpx.Client(base_url=base, params=params, headers=headers, timeout=endpoint.timeout_s,
+                                   transport=deadline_transport(limits))
         self.rng = random.Random(seed)
         self._rng_lock = threading.Lock()
 

@@ -94,6 +94,15 @@ def _base_url(r: _Reader, value: Any) -> str:
         host = parts.hostname
     except ValueError:
         host = None
+    if host and text.isprintable():
+        try:
+            import httpx
+
+            httpx.URL(text)
+        except ImportError:
+            pass  # checked again when the client starts
+        except httpx.InvalidURL:
+            host = None
     if (not text.startswith(("http://", "https://")) or not text.isprintable() or not host
             or (port is not None and not 1 <= port <= 65535)):
         raise r.fail("endpoint.base_url", f"not an http(s) URL with a host and a port in 1..65535 "
@@ -307,6 +316,12 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
         raise r.fail("configurations", "a method compares at least 2 configurations")
     terms = _terms(r, raw, configurations)
     out: dict[str, Any] = {}
+    if collect:  # a stated budget would be ignored: collect pays for every configuration on every instance asked
+        stated = next((k for k in ("budget_tokens", "budget", "rho") if k in raw), None)
+        if stated is not None:
+            raise r.fail(stated, "cabench collect evaluates every configuration on every instance asked (evaluation: "
+                         "{instances: N} limits them) and keeps no budget; drop it, or run `cabench live` to spend a "
+                         "budget")
     if not collect:
         setting = r.text(raw.get("setting", "online"), "setting", ("online", "psi"))
         method_raw = raw.get("method", registry.proposed(setting))

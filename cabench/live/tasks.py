@@ -18,6 +18,7 @@ are read from local paths; nothing is downloaded.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -235,9 +236,17 @@ def template_task(spec: dict[str, Any], where: str) -> Task:
     prompts = spec["prompts"]
     if not isinstance(prompts, dict) or not prompts or not all(isinstance(v, str) for v in prompts.values()):
         raise CabenchError(f"{where}.prompts: expected a mapping of prompting style to template text")
+    slots = {style: _slots(text, f"{where}.prompts.{style}") for style, text in prompts.items()}
     normaliser = spec.get("normaliser", "text")
     if normaliser not in ("text", "number", "choice"):
         raise CabenchError(f"{where}.normaliser: '{normaliser}' is not text, number or choice")
+    for key in ("answer_field", "id_field", "extract"):
+        if key in spec and not isinstance(spec[key], str):
+            raise CabenchError(f"{where}.{key}: expected text, got {type(spec[key]).__name__}")
+    choices = spec.get("choices", ())
+    if not isinstance(choices, (list, tuple)) or not all(
+            isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in choices):
+        raise CabenchError(f"{where}.choices: expected a list of answers (text or numbers)")
     if spec.get("extract") is not None:
         try:
             re.compile(spec["extract"])
@@ -248,12 +257,30 @@ def template_task(spec: dict[str, Any], where: str) -> Task:
     for n, (line, item) in enumerate(_read_jsonl(path, "task")):
         ident = str(item.get(spec.get("id_field", "id"), n))
         answer = _field(item, spec["answer_field"], path, line)
-        for prompt in prompts.values():
-            for slot in re.findall(r"{(\w+)}", prompt):
+        for names in slots.values():
+            for slot in names:
                 _field(item, slot, path, line)
         out.append(Instance(ident, {k: str(v) for k, v in item.items()}, answer))
     return Task(str(spec.get("name", path.stem)), tuple(out), dict(prompts), normaliser, spec.get("extract"),
-                tuple(str(c) for c in spec.get("choices", ())))
+                tuple(str(c) for c in choices))
+
+
+def _slots(template: str, where: str) -> list[str]:
+    """The fields a prompt template fills (``{question}``); refused in one line: a template Python's ``format``
+    cannot read (``{q``), a field without a name (``{}``) or one reaching into a field (``{q.x}``, ``{q[0]}``)."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise CabenchError(f"{where}: not a template ({exc}); write a literal brace as {{{{ or }}}}") from None
+    names = []
+    for _, name, spec, _ in parsed:
+        if name is None:
+            continue
+        if not re.fullmatch(r"[A-Za-z_]\w*", name) or (spec and "{" in spec):
+            raise CabenchError(f"{where}: '{{{name}}}' is not a field of the instance; name one as {{question}} "
+                               "(a literal brace is {{ or }})")
+        names.append(name)
+    return names
 
 
 def _gsm8k(spec: dict[str, Any], where: str) -> Task:

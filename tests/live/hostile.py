@@ -57,6 +57,7 @@ class HostileEndpoint:
         self.generated = 0  # the endpoint's own count: what it would bill
         self.requests = 0
         self.seen_authorization: list[str] = []
+        self.seen_paths: list[str] = []  # each request's path and query, as received
         self.trickled: list[tuple[int, int]] = []  # per trickled reply: (bytes written before the client hung up, size)
         self.lock = threading.Lock()
         self.stop = ClientStop()
@@ -130,6 +131,7 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 endpoint.requests += 1
                 number = endpoint.requests
                 endpoint.seen_authorization.append(self.headers.get("Authorization", ""))
+                endpoint.seen_paths.append(self.path)
             endpoint.stop.request(number)
             how = endpoint.behave(number)
             reply, tokens, limit = endpoint.honest(body)

@@ -180,6 +180,8 @@ def test_listed_configurations_run_as_configurations_from_picks_them(tmp_path, d
               for r in journal(tmp_path / name)] for name in ("picked", "listed")]
     assert calls[0] == calls[1] and {c[2] for c in calls[1]} == {"model01", "model04"}
     raw.update(name="grid", evaluation={"instances": 12}, profiling={"instances": 0})
+    for key in ("budget_tokens", "budget", "rho"):  # collect keeps no budget (and refuses one)
+        raw.pop(key, None)
     listed.write_text(yaml.safe_dump(raw))
     result = RUNNER.invoke(app, ["collect", str(listed), "--out", str(tmp_path / "grid"), "--quiet"])
     assert result.exit_code == 0, result.output
@@ -218,6 +220,19 @@ def test_collect_reproduces_the_shipped_rows(tmp_path):
     assert np.array_equal(got["tokens"].to_numpy(), want["tokens"].to_numpy())
     described = RUNNER.invoke(app, ["data", "describe", str(tmp_path / "six"), "--json"])
     assert described.exit_code == 0 and json.loads(described.stdout)["K"] == 6
+
+
+@pytest.mark.parametrize("stated", [{"budget_tokens": 100}, {"budget": {"tokens": 100}}, {"rho": 2}])
+def test_collect_refuses_a_budget_it_would_not_keep(tmp_path, stated):
+    ds = ROOT / "data" / "gsm8k"
+    config = tmp_path / "collect.yaml"
+    config.write_text(yaml.safe_dump({
+        "name": "budgeted", "task": {"kind": "replay", "dataset": str(ds)}, "configurations_from": str(ds),
+        "evaluation": {"instances": 5}, "endpoint": {"base_url": "http://127.0.0.1:9/v1"}, **stated}))
+    result = RUNNER.invoke(app, ["collect", str(config), "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
+    assert f"{config}: {next(iter(stated))}: cabench collect evaluates every configuration" in result.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def _live_child(config: str, out: str) -> None:  # a forked process: the run a kill -9 interrupts
@@ -296,6 +311,7 @@ def test_bad_live_configs_are_one_line(tmp_path, dataset):
                             "task": {"kind": "gsm8k", "path": str(dataset / "dataset.yaml")}},
                            "needs task.kind: replay"),
         "endpoint": ({"endpoint": {"base_url": "ftp://x"}}, "not an http(s) URL"),
+        "bad-host": ({"endpoint": {"base_url": "http://[::1]x:19001/v1"}}, "not an http(s) URL"),
     }
     for label, (change, words) in cases.items():
         config = live_config(tmp_path, dataset, "http://127.0.0.1:9/v1", name=f"bad-{label}", **change)

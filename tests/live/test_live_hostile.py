@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from cabench.cli import app
 from cabench.jsonio import strict_loads
-from cabench.live.client import redact, retry_after_seconds
+from cabench.live.client import decode_body, redact, request_base, retry_after_seconds, url_secrets
 from cabench.live.journal import Journal
 from tests.conftest import SAFETY_S, spread_logs, wait_for, write_dataset
 from tests.live import hostile
@@ -157,8 +157,10 @@ def test_key_is_written_nowhere_even_when_echoed(tmp_path, dataset, endpoint, mo
     assert result2.exit_code == 0, result2.output
     assert any(a.startswith("Basic ") for a in ep.seen_authorization)
     query = config(tmp_path, dataset, f"{url}?key={KEY}#{KEY}", name="query", max_failures=50)
+    sent = len(ep.seen_paths)
     result3 = run(query, tmp_path / "query")
     assert result3.exit_code == 0, result3.output
+    assert set(ep.seen_paths[sent:]) == {f"/v1/chat/completions?key={KEY}"}  # the key as a query, the path whole
     for res in (result, result2, result3):
         assert KEY not in res.output and KEY not in res.stderr
     for folder in (out, tmp_path / "userinfo", tmp_path / "query"):
@@ -169,6 +171,30 @@ def test_key_is_written_nowhere_even_when_echoed(tmp_path, dataset, endpoint, mo
     assert any("[redacted]" in text for text in replies)
     provenance = yaml.safe_load((tmp_path / "userinfo" / "dataset.yaml").read_text())["provenance"]
     assert provenance["endpoint"] == url
+
+
+@pytest.mark.parametrize("key", ["sk-SECR\u00c9T-0001", "sk-SECRET-0001\nX: y"])
+def test_a_key_a_header_cannot_carry_is_refused_in_one_line_without_showing_it(tmp_path, dataset, monkeypatch, key):
+    monkeypatch.setenv("HOSTILE_KEY", key)
+    path = config(tmp_path, dataset, "http://127.0.0.1:9/v1", api_key_env="HOSTILE_KEY")
+    result = run(path, tmp_path / "run")
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
+    assert "HOSTILE_KEY holds characters an HTTP header cannot carry" in result.stderr
+    assert "SECR" not in result.output
+
+
+def test_a_key_in_the_url_is_sent_as_written_and_redacted_in_every_form():
+    url = "http://alice:S3cr%40tPASS@127.0.0.1:9/v1/?api-key=QK%2BSECRETVAL&x=1#frag-ment"
+    assert request_base(url) == ("http://alice:S3cr%40tPASS@127.0.0.1:9/v1/", "api-key=QK%2BSECRETVAL&x=1")
+    secrets = url_secrets(url)
+    for form in ("S3cr%40tPASS", "S3cr@tPASS", "QK%2BSECRETVAL", "QK+SECRETVAL", "alice:S3cr%40tPASS", "frag-ment"):
+        assert form in secrets
+    echoed = "userpass=alice:S3cr@tPASS, query api-key=QK%2BSECRETVAL or QK+SECRETVAL"
+    assert redact(echoed, secrets) == "userpass=[redacted], query api-key=[redacted] or [redacted]"
+    with pytest.raises(ValueError, match=r"unsupported content-encoding of 40 characters$"):
+        decode_body([b""], "x-sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZabcd", 100)
+    with pytest.raises(ValueError, match=r"unsupported content-encoding 'br'$"):
+        decode_body([b""], "br", 100)
 
 
 def test_redaction_and_retry_after_parsing():

@@ -95,6 +95,32 @@ def test_template_task(tmp_path):
         template_task({"path": str(path), "prompts": {"direct": "{planet}?"}, "answer_field": "capital"}, "task")
 
 
+@pytest.mark.parametrize("change, words", [
+    ({"prompts": {"direct": "{country} {}"}}, "task.prompts.direct: '{}' is not a field of the instance"),
+    ({"prompts": {"direct": "{country.x}"}}, "task.prompts.direct: '{country.x}' is not a field"),
+    ({"prompts": {"direct": "{country[0]}"}}, "task.prompts.direct: '{country[0]}' is not a field"),
+    ({"prompts": {"direct": "Capital of {country"}}, "task.prompts.direct: not a template (expected '}'"),
+    ({"choices": 12}, "task.choices: expected a list of answers"),
+    ({"choices": [["a"]]}, "task.choices: expected a list of answers"),
+    ({"extract": 123}, "task.extract: expected text, got int"),
+    ({"answer_field": ["capital"]}, "task.answer_field: expected text, got list"),
+    ({"id_field": ["id"]}, "task.id_field: expected text, got list"),
+])
+def test_a_template_task_python_cannot_fill_is_refused_in_one_line(tmp_path, change, words):
+    path = _jsonl(tmp_path / "capitals.jsonl", [{"id": "fr", "country": "France", "capital": "Paris"}])
+    spec = {"path": str(path), "prompts": {"direct": "Capital of {country}?"}, "answer_field": "capital", **change}
+    with pytest.raises(CabenchError) as caught:
+        template_task(spec, "task")
+    assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_literal_brace_in_a_template_is_written_doubled(tmp_path):
+    path = _jsonl(tmp_path / "capitals.jsonl", [{"id": "fr", "country": "France", "capital": "Paris"}])
+    task = template_task({"path": str(path), "prompts": {"direct": "{{json}} {country}"}, "answer_field": "capital"},
+                         "task")
+    assert task.messages(task.instances[0], "direct")[0]["content"] == "{json} France"
+
+
 def test_replay_worst_case_is_the_largest_call_logged_for_the_configuration_asked(tmp_path):
     """Found by model (as the dataset spells it), temperature, max_tokens and prompting, whatever the
     configuration is named; the completion bounded by max_tokens too."""
