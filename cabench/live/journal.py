@@ -23,6 +23,7 @@ import math
 import os
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -169,17 +170,19 @@ class LogFile:
     """``logs.csv``: canonical rows of the successful calls, appended and fsync'd; rebuilt from the journal.
 
     Each row keeps the call's prompt and completion tokens and, with ``usd``, its dollars (``cost_usd``), so
-    that ``cabench run`` replays the folder on the same terms."""
+    that ``cabench run`` replays the folder on the same terms. Calls finish in any order when several are in
+    flight; with ``order`` (a journal key's place in the run) :meth:`close` rewrites the file in that order, so
+    the same run writes the same file whatever the concurrency."""
 
-    def __init__(self, folder: Path, records: list[dict[str, Any]], usd: bool = False) -> None:
+    def __init__(self, folder: Path, records: list[dict[str, Any]], usd: bool = False,
+                 order: Callable[[str], Any] | None = None) -> None:
         self.path = folder / "logs.csv"
         self.seen: dict[tuple[str, str], int] = {}
         self.usd = usd
-        lines = [",".join((*LOG_COLUMNS, USD_LOG_COLUMN) if usd else LOG_COLUMNS)]
-        for record in records:
-            if record.get("ok"):
-                lines.append(self._line(record))
-        write_atomic(self.path, "\n".join(lines) + "\n")
+        self.order = order
+        self.records = [r for r in records if r.get("ok")]
+        self.header = ",".join((*LOG_COLUMNS, USD_LOG_COLUMN) if usd else LOG_COLUMNS)
+        write_atomic(self.path, "\n".join([self.header, *map(self._line, self.records)]) + "\n")
         self._lock = threading.Lock()
         self._fh = open(self.path, "a", encoding="utf-8")
 
@@ -196,12 +199,19 @@ class LogFile:
 
     def append(self, record: dict[str, Any]) -> None:
         with self._lock:
+            self.records.append(record)
             self._fh.write(self._line(record) + "\n")
             self._fh.flush()
             os.fsync(self._fh.fileno())
 
     def close(self) -> None:
+        """Close the file; with ``order``, rewrite it (atomically) with its rows in the run's order."""
         self._fh.close()
+        if self.order is not None:
+            order = self.order
+            self.seen = {}
+            rows = [self._line(r) for r in sorted(self.records, key=lambda r: order(r["key"]))]
+            write_atomic(self.path, "\n".join([self.header, *rows]) + "\n")
 
 
 def _csv_cell(text: str) -> str:

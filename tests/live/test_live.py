@@ -210,11 +210,19 @@ def test_collect_reproduces_the_shipped_rows(tmp_path):
             "endpoint": {"base_url": f"http://127.0.0.1:{srv.server_address[1]}/v1", "concurrency": 8}}))
         result = RUNNER.invoke(app, ["collect", str(config), "--out", str(tmp_path / "six"), "--quiet"])
         assert result.exit_code == 0, result.output
+        again = RUNNER.invoke(app, ["collect", str(config), "--out", str(tmp_path / "again"), "--quiet"])
+        assert again.exit_code == 0, again.output
     finally:
         srv.shutdown()
         srv.server_close()
     got = pd.read_csv(tmp_path / "six" / "logs.csv", dtype={"instance_id": str})
     assert len(got) == 300 and got["config_id"].nunique() == 6 and got["instance_id"].nunique() == 50
+    # eight calls in flight finish in any order; the file is written in the run's order (configuration, then
+    # instance), the same rows each time (but the latency, measured here)
+    again = pd.read_csv(tmp_path / "again" / "logs.csv", dtype={"instance_id": str})
+    pd.testing.assert_frame_equal(got.drop(columns="latency_s"), again.drop(columns="latency_s"))
+    assert list(got["config_id"]) == [c for c in ids for _ in range(50)]
+    assert list(got["instance_id"][:50]) == list(got["instance_id"][50:100])
     want = frame.set_index(["config_id", "instance_id"]).loc[list(zip(got["config_id"], got["instance_id"]))]
     assert np.array_equal(got["correct"].to_numpy(), want["correct"].to_numpy())
     assert np.array_equal(got["tokens"].to_numpy(), want["tokens"].to_numpy())
