@@ -41,6 +41,8 @@ ERROR_BODY_BYTES = 4096
 REDACTED = "[redacted]"
 _AUTH = re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+)?[^\s\"',;}]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}")
+#: A JSON ``\\uXXXX`` escape of a character that is not half of a surrogate pair: an endpoint may write the key so.
+_ESCAPED = re.compile(r"\\u(?![dD][89a-fA-F])([0-9a-fA-F]{4})")
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,11 @@ def request_base(url: str) -> tuple[str, str]:
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/", "", "")), parts.query
 
 
-def redact(text: str, secrets: list[str]) -> str:
-    """``text`` without any of ``secrets`` and without the value of any ``Authorization`` header or token."""
+def redact(text: str, secrets: list[str], unescape: bool = False) -> str:
+    """``text`` without any of ``secrets`` and without the value of any ``Authorization`` header or token; with
+    ``unescape`` (a raw JSON body) its ``\\uXXXX`` escapes are read first, so a key written escaped is found too."""
+    if unescape:
+        text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
     for secret in secrets:
         text = text.replace(secret, REDACTED)
     text = _AUTH.sub(lambda m: m.group(1) + REDACTED, text)
@@ -250,9 +255,9 @@ class ChatClient:
     def close(self) -> None:
         self.client.close()
 
-    def redact(self, text: str) -> str:
-        """``text`` with the key, the URL's userinfo and any authorization value replaced."""
-        return redact(text, self.secrets)
+    def redact(self, text: str, unescape: bool = False) -> str:
+        """``text`` with the key, the URL's userinfo and any authorization value replaced (:func:`redact`)."""
+        return redact(text, self.secrets, unescape)
 
     def _attempt(self, body: dict[str, Any], outcome: Outcome) -> float | None:
         """One attempt; fills ``outcome`` and returns the server's Retry-After (seconds) if it sent one."""
@@ -297,7 +302,7 @@ class ChatClient:
         if status != 200:
             outcome.attempts.append(Attempt(f"http {status}", seconds, billable=status not in FREE_STATUSES,
                                             usage=_failed_usage(raw)))
-            outcome.error = self.redact(f"HTTP {status}: {raw.decode('utf-8', 'replace')}")[:200]
+            outcome.error = self.redact(f"HTTP {status}: {raw.decode('utf-8', 'replace')}", unescape=True)[:200]
             return retry_after_seconds(retry_after, self.endpoint.max_backoff_s)
         try:
             reply, usage, reported = parse_reply(raw)

@@ -191,6 +191,9 @@ def test_a_key_in_the_url_is_sent_as_written_and_redacted_in_every_form():
         assert form in secrets
     echoed = "userpass=alice:S3cr@tPASS, query api-key=QK%2BSECRETVAL or QK+SECRETVAL"
     assert redact(echoed, secrets) == "userpass=[redacted], query api-key=[redacted] or [redacted]"
+    escaped = "".join(f"\\u{ord(c):04x}" for c in KEY)  # a JSON error body may write the key escaped
+    assert redact(f'{{"error": "bad key {escaped}"}}', [KEY], unescape=True) == '{"error": "bad key [redacted]"}'
+    assert redact("\\ud83d\\ude00 kept", [], unescape=True) == "\\ud83d\\ude00 kept"  # never half a surrogate pair
     with pytest.raises(ValueError, match=r"unsupported content-encoding of 40 characters$"):
         decode_body([b""], "x-sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZabcd", 100)
     with pytest.raises(ValueError, match=r"unsupported content-encoding 'br'$"):
