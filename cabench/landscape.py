@@ -40,10 +40,13 @@ def _size_legend(ax, arms: pd.DataFrame, unit: str) -> None:
     """The marker-size key below a landscape panel: two or three reference costs ``c_i`` and their sizes."""
     cost = arms["profile_cost"].to_numpy(float)
     low, high = float(cost.min()), float(cost.max())
-    refs = [r for r in MaxNLocator(nbins=3, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high) if low <= r <= high]
-    refs = refs if len(refs) >= 2 else sorted({float(f"{low:.3g}"), float(f"{high:.3g}")})
+    ticks = MaxNLocator(nbins=3, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
+    refs = list({f"{r:g}": r for r in ticks if low <= r <= high}.values())  # as many as the key can tell apart
+    if len(refs) < 2:  # rounded ends, kept inside the costs (arms costing alike: one reference then)
+        refs = list({f"{r:g}": r for r in sorted({min(max(float(f"{v:.3g}"), low), high) for v in (low, high)})
+                     }.values())
     handles = [Line2D([], [], linestyle="none", marker="o", color="#1f77b4", alpha=0.45, markeredgewidth=0,
-                      markersize=math.sqrt(float(_area(r, low, high)))) for r in refs]
+                      markersize=math.sqrt(max(float(_area(r, low, high)), MIN_AREA))) for r in refs]
     ax.legend(handles, [f"{r:g}" for r in refs], title=f"marker size: profiling cost c_i, {LABELS[unit]} per call",
               loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(refs), frameon=False, fontsize=6,
               title_fontsize=6, handletextpad=0.3, columnspacing=1.2, borderaxespad=0)

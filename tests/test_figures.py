@@ -122,6 +122,22 @@ def test_a_landscape_says_what_marker_size_means():
     plt.close(fig)
 
 
+@pytest.mark.parametrize("costs", [[178.1, 178.1, 178.1], [178.1, 178.1 + 1e-7, 178.1]])
+def test_a_landscape_of_configurations_costing_alike_keeps_one_marker_size(costs):
+    """Every arm costs the same (or all but alike): the key names that cost once, at the smallest size."""
+    from cabench.landscape import MIN_AREA, landscape_panel
+
+    arms = pd.DataFrame({"config_id": ["a", "b", "c"], "mu_accuracy": [0.9, 0.5, 0.2],
+                         "mu_efficiency": [0.1, 0.5, 0.9], "profile_cost": costs, "pareto": [1, 1, 1]})
+    fig, ax = plt.subplots()
+    landscape_panel(ax, arms, "alike", ["accuracy", "efficiency"], "tokens")
+    key = ax.get_legend()
+    assert [t.get_text() for t in key.get_texts()] == ["178.1"]
+    assert [h.get_markersize() ** 2 for h in key.legend_handles] == pytest.approx([MIN_AREA])
+    fig.canvas.draw()  # it draws
+    plt.close(fig)
+
+
 def test_panel_letters_follow_the_captions(plotted):
     """Every figure of several panels letters them (a), (b), … in order, and its caption cites the same letters;
     the paper's figures name each panel's experiment after its letter."""
