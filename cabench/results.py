@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import zlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -92,8 +93,10 @@ def read_csv(path: Path, large: bool = False) -> pd.DataFrame:
                                dtype={c: str for c in TEXT if c in header})
         return pd.read_csv(path, keep_default_na=False, dtype={c: str for c in TEXT},
                            na_values={c: ["", "nan", "NaN"] for c in header if c not in TEXT}, **exact)
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        raise CabenchError(f"{path}: unreadable result file ({str(exc).splitlines()[0]})") from exc
+    except (OSError, ValueError, UnicodeDecodeError, EOFError, zlib.error, pd.errors.ParserError) as exc:
+        # (EOFError: a gzip file cut short; uncaught, the command line would end as 'Aborted.')
+        why = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise CabenchError(f"{path}: unreadable result file ({why}); {AGAIN}") from exc
 
 
 def _shown(value: Any) -> str:
@@ -432,6 +435,14 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
         row, col = (int(v) for v in np.argwhere(holes)[0])
         raise CabenchError(f"{folder / 'runs.csv'}: row {row + 2}, column '{runs.columns[col]}': empty (a cut or "
                            f"damaged file); {AGAIN}")
+    keys = [c for c in ("method", "cost_mode", "rho", "rep") if c in runs.columns]
+    twice = runs.duplicated(keys, keep=False).to_numpy()
+    if twice.any():
+        first, second = (int(i) for i in np.flatnonzero(twice)[:2])
+        row = runs.iloc[first]
+        raise CabenchError(f"{folder / 'runs.csv'}: rows {first + 2} and {second + 2}: repetition {row['rep']} of "
+                           f"{row['method']} at rho {row['rho']:g} appears twice (a damaged or edited file); "
+                           f"{AGAIN}")
     modes = len(meta.get("cost_modes") or [None]) if setting == "psi" else 1
     cells = len(meta.get("methods") or []) * len(meta.get("rho") or []) - len(meta.get("infeasible") or [])
     expected = int(meta["repetitions"]) * cells * modes

@@ -167,6 +167,20 @@ def _edit_csv(folder: Path, name: str, column: str, value: str, row: int = 0) ->
     frame.to_csv(folder / name, index=False)
 
 
+def _cut(path: Path, size: int) -> None:
+    path.write_bytes(path.read_bytes()[:size])
+
+
+def _repeat_a_repetition(folder: Path) -> None:
+    """Copy one run's row over another repetition of the same method and budget: the row count still fits."""
+    frame = pd.read_csv(folder / "runs.csv", dtype=str, keep_default_na=False)
+    first = frame.iloc[0]
+    other = frame.index[(frame["method"] == first["method"]) & (frame["rho"] == first["rho"])
+                        & (frame["rep"] != first["rep"])][0]
+    frame.loc[other] = first
+    frame.to_csv(folder / "runs.csv", index=False)
+
+
 DAMAGE = [  # (label, damage, file, words in the error)
     ("rho a string", lambda f: _edit_yaml(f, "rho", "abc"), "config.yaml", "key 'rho'"),
     ("methods a number", lambda f: _edit_yaml(f, "methods", 5), "config.yaml", "key 'methods'"),
@@ -192,6 +206,9 @@ DAMAGE = [  # (label, damage, file, words in the error)
     ("dataset K text", lambda f: _edit_csv(f, "dataset.csv", "K", "many"), "dataset.csv", "column 'K'"),
     ("selection of an unknown configuration", lambda f: _edit_csv(f, "selections.csv.gz", "config_id", "ghost"),
      "selections.csv.gz", "column 'config_id'"),
+    ("selections cut short", lambda f: _cut(f / "selections.csv.gz", 100), "selections.csv.gz",
+     "unreadable result file"),
+    ("a repetition twice", lambda f: _repeat_a_repetition(f), "runs.csv", "appears twice"),
 ]
 
 
