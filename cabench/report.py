@@ -49,6 +49,7 @@ from cabench.report_cache import SectionCache, section_key
 from cabench.report_cells import (
     REAL_UNIT_FORMATS,
     Table,
+    code,
     mark,
     md_table,
     method_name,
@@ -466,7 +467,7 @@ def decision_rows(c: Contents) -> list[dict]:
 
 
 def _decisions(c: Contents) -> list[str]:
-    rows = [[f"`{r['experiment']}`", " ".join([r["lead"], ", ".join(f"`{n}`" for n in r["names"])]).strip()
+    rows = [[code(r["experiment"]), " ".join([r["lead"], ", ".join(code(n) for n in r["names"])]).strip()
              + (f" and {r['more']} more" if r["more"] else ""), r["by"], r["at"], r["often"]]
             for r in decision_rows(c)]
     return ["## Decisions", "",

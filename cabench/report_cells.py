@@ -3,6 +3,7 @@ sorts by (REPORT.md shows the text, REPORT.html both), and the number formats th
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cabench import registry
@@ -31,9 +32,19 @@ def mark(state: str) -> str:
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    """A Markdown table and a blank line."""
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(row) + " |" for row in rows), ""]
+    """A Markdown table and a blank line; a ``|`` in a cell (a configuration or dataset named so) is escaped, so it
+    never splits the cell, in a code span too."""
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+    return [line(header), "|" + "---|" * len(header), *map(line, rows), ""]
+
+
+def code(text: str) -> str:
+    """``text`` as a Markdown code span, fenced with more backticks than it holds in a row (a name may hold some)."""
+    run = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 #: A table cell: its text and the value it sorts by (REPORT.md shows the text; REPORT.html both).

@@ -136,6 +136,24 @@ def named_psi(tmp_path_factory, named) -> Path:
     return root
 
 
+def test_a_pipe_or_backticks_in_names_never_split_a_markdown_table(tmp_path):
+    names = ["a|b", "x `y`", "plain"]
+    frame = tiny_logs(3, 30, seed=4)
+    frame["config_id"] = frame["config_id"].map(dict(zip(["cfg0", "cfg1", "cfg2"], names)))
+    data = write_dataset(tmp_path / "piped", frame, split={"profiling_size": 10})
+    raw = {"name": "piped", "dataset": str(data), "setting": "online", "rho": [5], "methods": ["cohv-ucb"],
+           "repetitions": 3, "backend": "sequential"}
+    assert cli("run", _write_config(tmp_path, raw, tmp_path / "root" / "piped"), "--quiet").exit_code == 0
+    assert cli("report", tmp_path / "root").exit_code == 0
+    text = (tmp_path / "root" / "REPORT.md").read_text()
+    table = [line for line in text.split("## Decisions", 1)[1].split("\n\n")[2].splitlines()[2:]]
+    [row] = table
+    assert len(re.split(r"(?<!\\)\|", row)) == 7  # five cells between six unescaped pipes
+    exploited = pd.read_csv(tmp_path / "root" / "piped" / "runs.csv")["exploited"].mode()[0]
+    fenced = {"a|b": "`a\\|b`", "x `y`": "`` x `y` ``", "plain": "`plain`"}[exploited]
+    assert f"pay for {fenced}" in row
+
+
 def test_configuration_names_survive_selections_plot_and_recommend(named_psi):
     exp = named_psi / "names"
     selections = pd.read_csv(exp / "selections.csv.gz", dtype=str, keep_default_na=False)
