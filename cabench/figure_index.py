@@ -2,10 +2,11 @@
 
 Each row names a figure's file ``stem`` (relative to ``ROOT``), its ``caption``, the ``experiments`` it shows,
 the ``source`` that drew it (``experiment:<label>`` or ``paper``), the ``formats`` written, its ``inputs`` (a
-JSON object: each result file it read, relative to ``ROOT``, with its SHA-256) and the drawing ``code``
-version. :func:`current_figures` keeps only the figures whose files exist and whose inputs still hash as
-recorded, so a figure older than the results it shows is never embedded; :func:`record_figures` merges the
-rows ``cabench plot`` draws.
+JSON object: each result file it read, relative to ``ROOT``, with its SHA-256), the drawing ``code`` version
+and its ``outputs`` (each file written, by format, with its SHA-256). :func:`current_figures` keeps only the
+figures whose files are the ones written and whose inputs still hash as recorded, so a figure older than the
+results it shows, or replaced or damaged since, is never embedded; :func:`record_figures` merges the rows
+``cabench plot`` draws.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from cabench.errors import CabenchError
 from cabench.storage import to_csv, write_atomic
 
 INDEX = "figures.csv"
-COLUMNS = ["stem", "caption", "experiments", "source", "formats", "inputs", "code"]
+COLUMNS = ["stem", "caption", "experiments", "source", "formats", "inputs", "code", "outputs"]
 #: The files of an experiment's results folder that figures read (``selections.csv`` is never drawn).
 READ = ("config.yaml", "runs.*", "arms.*", "trajectories.*")
 PAPER = "paper"
@@ -85,10 +86,21 @@ def recorded_inputs(row: pd.Series) -> dict[str, str] | None:
     return inputs if isinstance(inputs, dict) and inputs else None
 
 
-def _drawn(root: Path, stem: str, formats: Iterable[str]) -> bool:
-    """Whether figure ``stem`` has a file in each of ``formats`` (and at least one format)."""
+def _drawn(root: Path, row: pd.Series, formats: Iterable[str]) -> bool:
+    """Whether the figure of ``row`` has a file in each of ``formats`` (and at least one format), each the file
+    ``cabench plot`` wrote (its SHA-256 as recorded: a figure replaced or damaged since is not this one)."""
     formats = [f for f in formats if f]
-    return bool(formats) and all((root / f"{stem}.{fmt}").is_file() for fmt in formats)
+    try:
+        written = json.loads(row.get("outputs") or "{}")
+    except (TypeError, ValueError):
+        return False
+    if not formats or not isinstance(written, dict):
+        return False
+    for fmt in formats:
+        path = root / f"{row['stem']}.{fmt}"
+        if not path.is_file() or written.get(fmt) != file_sha256(path):
+            return False
+    return True
 
 
 def _hash_of(root: Path, rel: str, seen: dict[str, str | None]) -> str | None:
@@ -107,7 +119,7 @@ def current_figures(root: Path) -> pd.DataFrame:
 
     def current(row: pd.Series) -> bool:
         inputs = recorded_inputs(row)
-        return (inputs is not None and _drawn(root, row["stem"], row["formats"].split(";"))
+        return (inputs is not None and _drawn(root, row, row["formats"].split(";"))
                 and all(_hash_of(root, rel, seen) == digest for rel, digest in inputs.items()))
 
     keep = [current(row) for _, row in table.iterrows()]
@@ -132,17 +144,19 @@ def index_root(folder: Path) -> Path:
 
 
 def figure_row(stem: str, caption: str, experiments: Sequence[str], source: str, formats: Sequence[str],
-               inputs: dict[str, str], code: str) -> dict[str, str]:
-    """A row of the index."""
+               inputs: dict[str, str], code: str, root: Path) -> dict[str, str]:
+    """A row of the index, recording the SHA-256 of each file just written below ``root`` (``outputs``)."""
+    outputs = {fmt: file_sha256(root / f"{stem}.{fmt}") for fmt in formats}
     return {"stem": stem, "caption": caption, "experiments": "; ".join(experiments), "source": source,
-            "formats": ";".join(formats), "inputs": json.dumps(inputs, sort_keys=True), "code": code}
+            "formats": ";".join(formats), "inputs": json.dumps(inputs, sort_keys=True), "code": code,
+            "outputs": json.dumps(outputs, sort_keys=True)}
 
 
 def is_current(root: Path, row: pd.Series, inputs: dict[str, str], code: str, formats: Sequence[str]) -> bool:
     """Whether the figure ``row`` needs no drawing: drawn by ``code`` from exactly the files ``inputs`` (path:
     SHA-256), with a file in every format of ``formats``."""
     return (recorded_inputs(row) == inputs and row["code"] == code
-            and set(formats) <= set(row["formats"].split(";")) and _drawn(root, row["stem"], formats))
+            and set(formats) <= set(row["formats"].split(";")) and _drawn(root, row, formats))
 
 
 def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> None:

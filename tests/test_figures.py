@@ -184,6 +184,16 @@ def test_a_second_plot_redraws_nothing_and_a_changed_result_redraws_its_figures(
     assert {str(p.relative_to(results)) for p in third.written} == changed - {"figures.csv"}
 
 
+def test_a_figure_file_replaced_since_it_was_drawn_is_drawn_again_and_never_embedded(results):
+    damaged = results / "figures" / "piqa_psi_landscape.png"
+    damaged.write_bytes(b"not the figure")
+    assert "figures/piqa_psi_landscape" not in set(current_figures(results)["stem"])  # the report leaves it out
+    done = plot(results, ["png"])
+    assert [str(p.relative_to(results)) for p in done.written] == ["figures/piqa_psi_landscape.png"]
+    assert damaged.read_bytes().startswith(b"\x89PNG")
+    assert "figures/piqa_psi_landscape" in set(current_figures(results)["stem"])
+
+
 def test_plot_of_a_subfolder_keeps_the_root_index(results):
     root_rows = pd.read_csv(results / "figures.csv")
     assert plot(results / "online", ["png"]).written == []  # nothing changed: nothing drawn, below or above
