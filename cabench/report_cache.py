@@ -9,7 +9,8 @@ file, a relabelling or another cabench computes it again. Figures are never stor
 :func:`cabench.figure_index.current_figures` finds them at the time.
 
 The file is JSON (never code: a results folder may come from someone else), written atomically after the reports; an
-unreadable or damaged file counts as empty, and one that cannot be written leaves the reports as written.
+unreadable or damaged file counts as empty, and one that cannot be written leaves the reports as written. Each
+section is stored with its own SHA-256: one edited by hand no longer matches it and is computed again.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ class SectionCache:
         except (OSError, ValueError, UnicodeDecodeError):
             stored = {}  # damaged: every section is computed again and the file rewritten
         entries = stored.get("sections") if isinstance(stored, dict) else None
-        self.entries: dict[str, dict[str, Any]] = (
-            {k: v for k, v in entries.items() if isinstance(v, dict)} if isinstance(entries, dict) else {})
+        self.entries: dict[str, dict[str, Any]] = {  # a section edited since (its digest differs) is not kept
+            k: v["section"] for k, v in (entries.items() if isinstance(entries, dict) else ())
+            if isinstance(v, dict) and isinstance(v.get("section"), dict) and v.get("sha256") == _digest(v["section"])}
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The section stored under ``key``, or None."""
@@ -74,11 +76,17 @@ class SectionCache:
         """Replace the stored sections by ``sections`` (the current experiments' only); False when the file cannot
         be written (the reports are unaffected)."""
         try:
-            write_atomic(self.path, json.dumps({"sections": sections}, separators=(",", ":")))
+            stored = {key: {"sha256": _digest(section), "section": section} for key, section in sections.items()}
+            write_atomic(self.path, json.dumps({"sections": stored}, separators=(",", ":")))
         except OSError:
             return False
         self.entries = dict(sections)
         return True
+
+
+def _digest(section: Any) -> str:
+    """SHA-256 of a section as canonical JSON: stored beside it, so a section edited by hand is computed again."""
+    return hashlib.sha256(json.dumps(section, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def round_trip(section: dict[str, Any]) -> dict[str, Any]:

@@ -50,7 +50,8 @@ def test_a_second_report_keeps_every_section_and_writes_the_same_files(root, com
     first = _reports(root)
     assert sorted(computed) == ["online", "psi"]
     stored = json.loads((root / report_cache.FILE).read_text())["sections"]
-    assert len(stored) == 2 and all(set(s) == {"verdicts", "markdown", "html", "decision"} for s in stored.values())
+    assert len(stored) == 2 and all(set(s["section"]) == {"verdicts", "markdown", "html", "decision"}
+                                    for s in stored.values())
     computed.clear()
     assert _reports(root) == first and computed == []
     assert json.loads((root / report_cache.FILE).read_text())["sections"] == stored
@@ -88,6 +89,17 @@ def test_a_damaged_store_counts_as_empty_and_is_rewritten(root, computed):
     computed.clear()
     assert _reports(root) == first and sorted(computed) == ["online", "psi"]
     assert len(json.loads((root / report_cache.FILE).read_text())["sections"]) == 2
+
+
+def test_a_section_edited_by_hand_is_computed_again(root, computed):
+    first = _reports(root)
+    store = json.loads((root / report_cache.FILE).read_text())
+    key, entry = next(iter(store["sections"].items()))
+    entry["section"]["markdown"] = [line.replace("0", "7") for line in entry["section"]["markdown"]]
+    (root / report_cache.FILE).write_text(json.dumps(store))
+    computed.clear()
+    assert _reports(root) == first and len(computed) == 1  # that section alone, from the result files
+    assert json.loads((root / report_cache.FILE).read_text())["sections"][key]["sha256"] == entry["sha256"]
 
 
 def test_requirements_compute_every_section(root, computed):
