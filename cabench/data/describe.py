@@ -37,8 +37,8 @@ def identification_summary(ds: Dataset, arms: np.ndarray) -> dict[str, Any]:
     return {
         "K": int(len(arms)),
         "pareto_size": int(pareto_mask(mu).sum()),
-        "min_gap": float(gamma.min()),
-        "gaps": {str(ds.configs["config_id"].iloc[a]): float(g) for a, g in zip(arms, gamma)},
+        "min_gap": float(gamma.min()) + 0.0,  # + 0.0: a tie is a gap of 0, never -0
+        "gaps": {str(ds.configs["config_id"].iloc[a]): float(g) + 0.0 for a, g in zip(arms, gamma)},
         "H": float(h),
         "L": float(l_k),
         "theorem2_budget_tokens": float(b_tokens),

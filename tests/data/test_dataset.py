@@ -107,3 +107,13 @@ def test_a_dataset_loaded_again_is_read_once_until_its_bytes_change(tmp_path, mo
         fresh.acc_eval, first.acc_eval)
     (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text().replace("test logs", "renamed"))
     assert load_dataset(folder).meta["description"] == "renamed" and len(reads) == 4
+
+
+def test_tied_configurations_have_a_gap_of_zero_not_minus_zero(tmp_path):
+    from cabench.data.describe import describe
+
+    frame = tiny_logs(3, 20)
+    first = frame[frame["config_id"] == "cfg0"]
+    frame = pd.concat([first.assign(config_id=f"cfg{c}", model=f"m{c}") for c in range(3)], ignore_index=True)
+    d = describe(load_dataset(write_dataset(tmp_path / "tied", frame, split={"profiling_size": 10})))
+    assert d["full_min_gap"] == 0.0 and str(d["full_min_gap"]) == "0.0"
