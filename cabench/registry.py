@@ -30,6 +30,21 @@ def spec(name: str, setting: str | None = None) -> Spec:
     return lookup.describe(name, setting)
 
 
+def shown_facts(names: list[str]) -> dict[str, dict[str, object]]:
+    """What a run records in ``config.yaml`` of its ``module:object`` methods (display name, preference)."""
+    return lookup.shown_facts(names)
+
+
+def remember_shown(recorded: object) -> None:
+    """Show the ``module:object`` methods of a results folder as its run recorded them (``methods_shown`` of
+    ``config.yaml``), without importing them; anything malformed is left out (the methods show by name)."""
+    if not isinstance(recorded, dict):
+        return
+    for name, facts in recorded.items():
+        if isinstance(name, str) and isinstance(facts, dict) and isinstance(facts.get("display"), str):
+            lookup.remember(name, facts["display"], facts.get("prefers") is not False)
+
+
 def display(name: str) -> str:
     return spec(name).display
 

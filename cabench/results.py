@@ -346,6 +346,7 @@ def _load_meta(path: Path) -> dict[str, Any]:
         if (key in REQUIRED_KEYS or meta.get(key) is not None) and not test(meta[key]):
             raise CabenchError(f"{path}: key '{key}': expected {what}, got {_shown(meta[key])} (the file is "
                                f"damaged); {AGAIN}")
+    registry.remember_shown(meta.get("methods_shown"))  # methods of your own, as the run showed them
     return meta
 
 

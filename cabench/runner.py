@@ -28,6 +28,7 @@ import yaml
 from tqdm.auto import tqdm
 
 import cabench
+from cabench import registry
 from cabench.backends import Backend, parallel_map
 from cabench.cell_keys import cell_key, code_hash
 from cabench.cells import Cell, run_cell
@@ -212,9 +213,11 @@ def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[st
         dataset = {"name": problem.name, "title": problem.name, "sha256": None, "surrogate": False,
                    "synthetic": True, "K": problem.n_arms, "description": "synthetic instance", "provenance": ""}
     objectives = [o.name for o in problem.norm.objectives]
+    shown = registry.shown_facts([m.name for m in cfg.methods])  # methods of your own: as figures show them
     return {"config_hash": chash, "paper_experiment": role,
             "paper_figures": PAPER_ROLES.get(role) if role else None, "dataset_info": dataset,
-            "objectives": objectives, "cost_unit": problem.norm.cost_unit}
+            "objectives": objectives, "cost_unit": problem.norm.cost_unit,
+            **({"methods_shown": shown} if shown else {})}
 
 
 def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:

@@ -92,3 +92,27 @@ def test_user_schedule_and_index_decide_alike_in_engine_and_policy(examples):
     for r in range(3):
         arms = batched.arms_pulled[:, r]
         assert arms[arms >= 0].tolist() == reference_online(problem, online, 4, keys[r])["arms"]
+
+
+def test_results_show_a_method_of_your_own_as_its_run_recorded_without_importing_it(tmp_path, examples, monkeypatch):
+    """config.yaml records the display name; reading the results never imports the module it names (a results
+    folder may come from someone else), on the path or not."""
+    import subprocess
+
+    from cabench.methods import lookup
+    from cabench.recommend import format_decisions, recommend
+
+    cfg = {"name": "mine", "dataset": str(ROOT / "data" / "piqa"), "setting": "online", "rho": [4],
+           "methods": ["my_methods:sqrt_cost_ucb", "uniform"], "repetitions": 2, "output": str(tmp_path / "out")}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    assert RUNNER.invoke(app, ["run", str(tmp_path / "c.yaml"), "--quiet"]).exit_code == 0
+    meta = yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())
+    assert meta["methods_shown"] == {"my_methods:sqrt_cost_ucb": {"display": "sqrt-cost HV-UCB", "prefers": True}}
+
+    monkeypatch.setattr(lookup, "_SHOWN", {})
+    monkeypatch.setattr(lookup, "load_user", lambda name: pytest.fail(f"imported {name} to read results"))
+    assert "pay for " in format_decisions(recommend(tmp_path / "out"))
+    assert lookup.describe("my_methods:sqrt_cost_ucb").display == "sqrt-cost HV-UCB"
+    fresh = subprocess.run([sys.executable, "-m", "cabench.cli", "recommend", str(tmp_path / "out")], cwd=tmp_path,
+                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert fresh.returncode == 0 and "sqrt-cost HV-UCB exploits it" in fresh.stdout, fresh.stdout + fresh.stderr

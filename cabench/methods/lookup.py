@@ -3,7 +3,9 @@
 ``module:object`` goes through the constructor of its setting's family — an index method online
 (:func:`cabench.methods.index.index_entry`), an elimination schedule for identification
 (:func:`cabench.methods.elimination.schedule_entry`) — as a decorated function does. An attribute
-``display`` on the object names it in figures and reports.
+``display`` on the object names it in figures and reports: a run records it in ``config.yaml``
+(:func:`shown_facts`), and figures and reports read it from there (:func:`remember`), never importing code
+a results folder names (it may come from someone else).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from cabench.methods.spec import SETTINGS, Method, Spec, find, registered, user_
 from cabench.methods.user import load_user
 
 _KIND = {"online": ("online", "index function"), "psi": ("identification", "schedule")}
+#: How each ``module:object`` method met in this process asks to be shown: (display, prefers), by name.
+_SHOWN: dict[str, tuple[str, bool]] = {}
 
 
 def names(setting: str) -> tuple[str, ...]:
@@ -36,20 +40,34 @@ def get(name: str, setting: str) -> Method:
         function = load_user(name)
         shown = user_style(name, str(getattr(function, "display", name)))
         module = name.partition(":")[0]
-        if setting == "online":
-            return index_entry(name, function, shown=shown, source=module)
-        return schedule_entry(name, function, shown=shown, source=module)
+        method = (index_entry(name, function, shown=shown, source=module) if setting == "online"
+                  else schedule_entry(name, function, shown=shown, source=module))
+        remember(name, method.spec.display, method.spec.prefers)
+        return method
     what, kind = _KIND[setting]
     raise CabenchError(f"methods: unknown {what} method '{name}'; choose from {', '.join(names(setting))}, or give "
                        f"your own {kind} as module:object")
 
 
+def remember(name: str, display: str, prefers: bool = True) -> None:
+    """How the ``module:object`` method ``name`` is shown (a run's record of it, or the run itself)."""
+    _SHOWN[name] = (str(display), bool(prefers))
+
+
+def shown_facts(names: tuple[str, ...] | list[str]) -> dict[str, dict[str, object]]:
+    """What ``config.yaml`` records of the ``module:object`` methods among ``names``: display name, preference."""
+    return {n: {"display": _SHOWN[n][0], "prefers": _SHOWN[n][1]} for n in names if n in _SHOWN}
+
+
 def describe(name: str, setting: str | None = None) -> Spec:
     """The spec of ``name`` in ``setting`` (else in the first setting that has it), for figures and reports,
-    which never fail: a method they cannot find here (one of yours not on the path) is shown by its name."""
+    which never fail and never import: a registered method's, else a ``module:object`` method as its run
+    recorded it (:func:`remember`), else shown by its name."""
     for where in (setting,) if setting else SETTINGS:
-        try:
-            return get(name, where).spec
-        except CabenchError:
-            pass
+        method = find(name, where)
+        if method is not None:
+            return method.spec
+    if name in _SHOWN:
+        display, prefers = _SHOWN[name]
+        return Spec(name, setting or SETTINGS[0], "user", shown=user_style(name, display), prefers=prefers)
     return Spec(name, setting or SETTINGS[0], "user")
