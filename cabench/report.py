@@ -21,6 +21,7 @@ real units, and how often each method's answer restricted to them is it.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +42,7 @@ from cabench.analysis import (
 from cabench.answers import brief
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.errors import CabenchError
-from cabench.figure_index import current_figures, read_index
+from cabench.figure_index import INDEX, current_figures, index_root, read_index
 from cabench.paper import PUBLISHED
 from cabench.paper_match import paper_rows
 from cabench.record import objective_columns
@@ -408,10 +409,29 @@ def gather(root: Path, constraints: tuple[Constraint, ...] = (), cache: SectionC
     for e in todo:
         e.selections  # noqa: B018 -- read and checked before anything is computed or written
     under = answers_under(res, constraints)
-    figures = current_figures(root)
+    figures, stale = report_figures(root, {e.label for e in res.experiments})
     return Contents(root, res, {e.label: findings(e) for e in todo}, paper_rows(res), figures,
-                    len(read_index(root)) - len(figures), constraints, under, kept, keys,
+                    stale, constraints, under, kept, keys,
                     {e.label: brief(e) for e in todo})
+
+
+def report_figures(root: Path, labels: set[str]) -> tuple[pd.DataFrame, int]:
+    """The current figures a report of ``root`` embeds (their stems relative to ``root``) and how many of its
+    figures are not current. Without an index of its own, ``root`` reads the nearest one above
+    (:func:`~cabench.figure_index.index_root`: where ``cabench plot ROOT/sub`` records), keeping the figures of
+    its own experiments only."""
+    index = root if (root / INDEX).is_file() else index_root(root)
+    current = current_figures(index)
+    if index == root:
+        return current, len(read_index(root)) - len(current)
+
+    def ours(table: pd.DataFrame) -> pd.DataFrame:
+        keep = [set(names.split("; ")) <= labels for names in table["experiments"]]
+        return table[pd.Series(keep, index=table.index, dtype=bool)]
+
+    mine = ours(current)
+    mine = mine.assign(stem=[os.path.relpath(index / stem, root) for stem in mine["stem"]]).reset_index(drop=True)
+    return mine, len(ours(read_index(index))) - len(mine)
 
 
 def section_lines(c: Contents, e: Experiment) -> list[str]:

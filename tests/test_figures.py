@@ -4,6 +4,7 @@ subfolder kept in the root's index, and a figure whose results changed never rep
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import re
@@ -207,6 +208,24 @@ def test_plot_of_a_subfolder_keeps_the_root_index(results):
     assert len(current_figures(results)) == len(index)  # and every one current
     psi = index["source"] == "experiment:piqa_psi"
     assert index[psi].equals(root_rows[psi])
+
+
+def test_a_report_of_a_subfolder_embeds_its_figures_from_the_root_index(results):
+    from cabench.html_report import write_reports
+
+    md, page = write_reports(results / "online")
+    text = md.read_text()
+    index = pd.read_csv(results / "figures.csv")
+    mine = index[index["experiments"] == "piqa_online"]  # drawn from this experiment alone, the paper's layouts too
+    assert (mine["source"] == "experiment:piqa_online").sum() >= 2 and "left out" not in text
+    for stem in mine["stem"]:
+        assert f"](../{stem}.png)" in text  # a path from the subfolder's REPORT.md to the root's figure
+    for stem in index.loc[index["experiments"] != "piqa_online", "stem"]:
+        assert f"{stem}.png" not in text  # no figure of another experiment
+    html = page.read_text()
+    for stem in index["stem"]:  # the page holds this experiment's figures inline, no other
+        inline = base64.b64encode((results / f"{stem}.png").read_bytes()).decode("ascii")
+        assert (inline in html) == (stem in set(mine["stem"])), stem
 
 
 def test_current_figures_drop_a_figure_whose_results_changed(results):
