@@ -17,7 +17,7 @@ from cabench.data.terms import COST_COLUMN, PAPER_TERMS, Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.live.charges import CHARGE_FAILED
 from cabench.live.client import Endpoint, public_url
-from cabench.live.tasks import PROMPTINGS, TASKS
+from cabench.live.tasks import PROMPTINGS, TASKS, replay_key
 from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.psi import COST_MODES
 from cabench.units import COST_UNITS
@@ -118,26 +118,21 @@ def _label(r: _Reader, value: Any, key: str) -> str:
     return text
 
 
-def _dataset_configurations(dataset: str) -> tuple[Configuration, ...]:
-    """A dataset's configurations in arm order, each named by its ``config_id``."""
+def _logged(dataset: str) -> tuple[Any, tuple[Configuration, ...]]:
+    """A dataset's configurations (one row of its logs each) and, in that arm order, each as a
+    :class:`Configuration` named by its ``config_id``."""
     from cabench.data.io import read_logs
 
     frame, _ = read_logs(Path(dataset))
     configs = frame.drop_duplicates("config_id").reset_index(drop=True)
-    return tuple(Configuration(str(c.config_id), str(c.model), float(c.temperature), int(c.max_new_tokens),
-                               str(c.prompting), pos) for pos, c in enumerate(configs.itertuples(index=False)))
+    return configs, tuple(Configuration(str(c.config_id), str(c.model), float(c.temperature), int(c.max_new_tokens),
+                                        str(c.prompting), pos) for pos, c in enumerate(configs.itertuples(index=False)))
 
 
 def _configurations_from(r: _Reader, dataset: str, arms_raw: Any) -> tuple[Configuration, ...]:
-    from cabench.data.io import read_logs
-
-    frame, _ = read_logs(Path(dataset))
-    configs = frame.drop_duplicates("config_id").reset_index(drop=True)
+    configs, every = _logged(dataset)
     _, arm_filter = _arms(r, arms_raw)
-    keep = arm_filter.select(configs, f"{r.source}: arms")
-    return tuple(Configuration(str(c.config_id), str(c.model), float(c.temperature), int(c.max_new_tokens),
-                               str(c.prompting), int(pos)) for pos, c in zip(keep, configs.iloc[keep].itertuples(
-                                   index=False)))
+    return tuple(every[int(pos)] for pos in arm_filter.select(configs, f"{r.source}: arms"))
 
 
 def _one_line(text: str) -> str:
@@ -158,9 +153,10 @@ def _replayed(r: _Reader, wanted: Configuration, key: str, dataset: str,
     dataset's facts (the model as the dataset spells it: what ``cabench serve`` matches), its position, and
     ``wanted``'s name if one was given (the dataset's ``config_id`` if not). Refused in one line, with the
     closest configuration when a model name is close, if the dataset has none such."""
-    facts = (round(wanted.temperature, 9), wanted.max_tokens, wanted.prompting)
-    same = [c for c in logged if (round(c.temperature, 9), c.max_tokens, c.prompting) == facts
-            and c.model.casefold() == wanted.model.casefold()]
+    def picked_by(c: Configuration) -> tuple[str, float, int, str]:  # as cabench serve picks, the case aside
+        return replay_key(c.model.casefold(), c.temperature, c.max_tokens, c.prompting)
+
+    same = [c for c in logged if picked_by(c) == picked_by(wanted)]
     found = [c for c in same if c.model == wanted.model] or same
     if len({c.model for c in found}) > 1:
         spellings = " and ".join(sorted({c.model for c in found}))
@@ -282,14 +278,14 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
         source = _path(r, raw["configurations_from"], "configurations_from", base, folder=True)
         configurations = _configurations_from(r, source, raw.get("arms"))
         if kind == "replay" and Path(source).resolve() != Path(task["dataset"]).resolve():
-            logged = _dataset_configurations(task["dataset"])
+            _, logged = _logged(task["dataset"])
             configurations = tuple(_replayed(r, c, f"configurations_from ({c.name})", task["dataset"], logged)
                                    for c in configurations)
     else:
         if "arms" in raw:
             raise r.fail("arms", "filters 'configurations_from'; list the configurations you want instead")
         items = []
-        logged = _dataset_configurations(task["dataset"]) if kind == "replay" else ()
+        logged = _logged(task["dataset"])[1] if kind == "replay" else ()
         for pos, item in enumerate(r.sequence(raw["configurations"], "configurations", allow_scalar=False)):
             key = f"configurations[{pos}]"
             item = r.check_keys(item, CONFIG_KEYS, key)

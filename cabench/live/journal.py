@@ -181,6 +181,8 @@ class LogFile:
         self.usd = usd
         self.order = order
         self.records = [r for r in records if r.get("ok")]
+        if order is not None:
+            self.records.sort(key=lambda r: order(r["key"]))
         self.header = ",".join((*LOG_COLUMNS, USD_LOG_COLUMN) if usd else LOG_COLUMNS)
         write_atomic(self.path, "\n".join([self.header, *map(self._line, self.records)]) + "\n")
         self._lock = threading.Lock()

@@ -60,7 +60,7 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
     client = ChatClient(cfg.endpoint, cfg.seed)
     journal = Journal(out)
     usd = cfg.terms.cost == "usd"
-    logs = LogFile(out, sorted(journal.done.values(), key=lambda r: _key_order(r["key"])), usd, _key_order)
+    logs = LogFile(out, list(journal.done.values()), usd, _key_order)
     budget = None if collect else cfg.budget
     bar = None
     if not quiet:
