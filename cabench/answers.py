@@ -120,12 +120,22 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "members": [arm_facts(e.arms, name) for name in row["modal_set"]]}
 
 
+def top_answers(e: Experiment) -> list[dict[str, Any]]:
+    """Every method's answer at the largest budget, computed once per experiment (both reports read it)."""
+    return e.kept("top answers", lambda: answers(e, max(e.rho_grid)))
+
+
+def top_decision(e: Experiment) -> dict[str, Any] | None:
+    """:func:`decision` at the largest budget, computed once per experiment."""
+    return e.kept("top decision", lambda: decision(e, top_answers(e)))
+
+
 def brief(e: Experiment) -> dict[str, Any] | None:
     """The decision at the largest budget (:func:`decision`) in the few plain fields the reports' overview shows:
     the method, budget, cost mode, the configuration names (online: the one exploited; identification: the
     returned set), how often that method gives it and in how many repetitions, and for identification how often
     it returns the exact true set. None when only round robins were run."""
-    d = decision(e, answers(e, max(e.rho_grid)))
+    d = top_decision(e)
     if d is None:
         return None
     online = e.setting == "online"

@@ -28,11 +28,12 @@ import plotly.offline
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
-from cabench.answers import answers, decision
+from cabench.answers import top_answers, top_decision
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
 from cabench.record import objective_columns
 from cabench.report import (
+    DECISIONS,
     Contents,
     comparison_tables,
     decision_rows,
@@ -89,8 +90,7 @@ def _scorecard(c: Contents, anchors: dict[str, str]) -> list[dict[str, Any]]:
 def _decision(e: Experiment) -> dict[str, Any] | None:
     """The decision at the largest budget (:func:`cabench.answers.decision`), its configurations in real units
     and how often each method finds it."""
-    rows = answers(e, max(e.rho_grid))  # the decision is the largest budget's
-    d = decision(e, rows)
+    rows, d = top_answers(e), top_decision(e)  # the decision is the largest budget's
     if d is None:
         return None
     names = [d["configuration"]["config_id"]] if e.setting == "online" else list(d["pareto_set"])
@@ -263,7 +263,7 @@ def render_html(c: Contents) -> str:
     return _environment().get_template("report.html.j2").render(
         experiments=[_experiment(c, e, anchors[e.label]) for e in res.experiments],
         scorecard=_scorecard(c, anchors), counts=scorecard_counts(c),
-        decisions=[{**r, "anchor": anchors[r["experiment"]]} for r in decision_rows(c)],
+        decisions=[{**r, "anchor": anchors[r["experiment"]]} for r in decision_rows(c)], decisions_note=DECISIONS,
         surrogate=sorted({e.title for e in res.experiments if e.surrogate}),
         versions=", ".join(sorted({str(e.meta.get("cabench_version")) for e in res.experiments})),
         commits=", ".join(sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})),

@@ -461,6 +461,11 @@ def _scorecard(c: Contents) -> list[str]:
 
 #: How many configurations of a returned set the overview names before saying how many more there are.
 NAMED = 5
+#: What the overview of decisions shows, in both reports.
+DECISIONS = ("Per experiment, at its largest budget: the answer of the method that did best there (online: the lowest "
+             "mean R_HV among methods with a preference; identification: the lowest error, then the highest F1, "
+             "deterministic costs first) and how often that method gives it. Each experiment's section has the "
+             "details.")
 
 
 def decision_rows(c: Contents) -> list[dict]:
@@ -490,11 +495,7 @@ def _decisions(c: Contents) -> list[str]:
     rows = [[code(r["experiment"]), " ".join([r["lead"], ", ".join(code(n) for n in r["names"])]).strip()
              + (f" and {r['more']} more" if r["more"] else ""), r["by"], r["at"], r["often"]]
             for r in decision_rows(c)]
-    return ["## Decisions", "",
-            "Per experiment, at its largest budget: the answer of the method that did best there (online: the "
-            "lowest mean R_HV among methods with a preference; identification: the lowest error, then the highest "
-            "F1, deterministic costs first) and how often that method gives it. Each experiment's section has the "
-            "details.", "",
+    return ["## Decisions", "", DECISIONS, "",
             *md_table(["experiment", "the decision", "by", "at", "how often"], rows)]
 
 

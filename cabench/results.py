@@ -437,9 +437,10 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
         raise CabenchError(f"{folder / 'runs.csv'}: row {row + 2}, column '{runs.columns[col]}': empty (a cut or "
                            f"damaged file); {AGAIN}")
     keys = [c for c in ("method", "cost_mode", "rho", "rep") if c in runs.columns]
-    twice = runs.duplicated(keys, keep=False).to_numpy()
-    if twice.any():
-        first, second = (int(i) for i in np.flatnonzero(twice)[:2])
+    repeated = runs.duplicated(keys).to_numpy()
+    if repeated.any():
+        second = int(np.flatnonzero(repeated)[0])
+        first = int(np.flatnonzero((runs[keys] == runs[keys].iloc[second]).all(axis=1).to_numpy())[0])
         row = runs.iloc[first]
         raise CabenchError(f"{folder / 'runs.csv'}: rows {first + 2} and {second + 2}: repetition {row['rep']} of "
                            f"{row['method']} at rho {row['rho']:g} appears twice (a damaged or edited file); "
