@@ -284,8 +284,7 @@ def format_plan(plan: BudgetPlan) -> str:
         lines.append(f"  {registry.display(row.method):<10}{row.cost_mode or '-':<15}{row.target:<12}"
                      f"{_bound(e.rho, plan):>18}{_bound(e.low, plan) + ' - ' + _bound(e.high, plan):>40}{share:>14}"
                      f"{100 * e.reach:>6.0f}%")
-    lines += [f"  {registry.display(m)}: a round robin, not planned (it pulls every affordable configuration in turn, "
-              "whatever their rewards)" for m in plan.unplanned]
+    lines += [f"  {registry.display(m)}: a round robin, not planned ({registry.IN_TURN})" for m in plan.unplanned]
     lines.append("  draws: the share of the drawn problems that reach the target within the grid; the budget is the "
                  "profiling rows' need, extrapolated to the evaluation split, so it can lie beyond what the draws "
                  "need (docs/methods.md)")

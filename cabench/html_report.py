@@ -111,8 +111,7 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
               + [f"returned by {registry.display(m)}" for m in methods if e.setting == "psi"])
     finders = [{"method": m, "name": registry.display(m), "share": _share(shares[m]), "chosen": m == d["method"],
                 "note": "" if e.setting == "psi" or registry.prefers(m, "online")
-                else "a round robin: no preference (it pulls every affordable configuration in turn, whatever their "
-                     "rewards)"} for m in methods]
+                else f"a round robin: no preference ({registry.IN_TURN})"} for m in methods]
     what = (f"pay for {names[0]}" if e.setting == "online"
             else f"the Pareto set of {len(names)} configuration{'s' if len(names) != 1 else ''}")
     return {"what": what, "method": d["method"], "method_name": registry.display(d["method"]), "rho": f"{d['rho']:g}",

@@ -168,8 +168,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
         lines += constrained_lines(item)
         if item["no_preference"]:
             shown = ", ".join(registry.display(m) for m in item["no_preference"])
-            lines.append(f"  {shown}: a round robin, no preference (it pulls every affordable configuration in turn, "
-                         "whatever their rewards)")
+            lines.append(f"  {shown}: a round robin, no preference ({registry.IN_TURN})")
         lines.append("")
     return "\n".join(lines).rstrip()
 

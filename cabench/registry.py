@@ -30,6 +30,10 @@ def spec(name: str, setting: str | None = None) -> Spec:
     return lookup.describe(name, setting)
 
 
+#: What a method without a preference does (a round robin), as the answers and plans say it.
+IN_TURN = "it pulls every affordable configuration in turn, whatever their rewards"
+
+
 def shown_facts(names: list[str]) -> dict[str, dict[str, object]]:
     """What a run records in ``config.yaml`` of its ``module:object`` methods (display name, preference)."""
     return lookup.shown_facts(names)
