@@ -236,7 +236,8 @@ def test_collect_refuses_a_budget_it_would_not_keep(tmp_path, stated):
     config = tmp_path / "collect.yaml"
     config.write_text(yaml.safe_dump({
         "name": "budgeted", "task": {"kind": "replay", "dataset": str(ds)}, "configurations_from": str(ds),
-        "evaluation": {"instances": 5}, "endpoint": {"base_url": "http://127.0.0.1:9/v1"}, **stated}))
+        "evaluation": {"instances": 5}, **stated,
+        "endpoint": {"base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "max_failures": 1}}))
     result = RUNNER.invoke(app, ["collect", str(config), "--out", str(tmp_path / "out"), "--quiet"])
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
     assert f"{config}: {next(iter(stated))}: cabench collect evaluates every configuration" in result.stderr
