@@ -63,7 +63,7 @@ reproduce: $(STAMP)
 reproduce-quick: $(STAMP)
 	$(CABENCH) data table1 data/gsm8k data/piqa -o results-quick/table1.csv
 	$(CABENCH) run --quiet $(addprefix configs/,$(addsuffix .yaml,$(QUICK_CONFIGS)))
-	$(CABENCH) plot results-quick
+	$(CABENCH) plot results-quick --n-jobs 2
 	$(CABENCH) report results-quick
 
 # Live evaluation against a local endpoint that answers as the PIQA logs did: start the server, run
