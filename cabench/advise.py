@@ -244,7 +244,7 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
     if request.budget is None:
         say(f"plan {', '.join(t.text for wanted in targets.values() for t in wanted)} from the "
             f"{len(ds.profiling_ids)} profiling instances -> {request.out / 'plan'}")
-        plans = plan_budgets(ds, by_setting, targets, request.out / "plan", quiet)
+        plans = plan_budgets(ds, by_setting, targets, request.out / "plan", quiet, request.name, request.replace)
         budgets = {setting: p.budget for setting, p in plans.items() if p.budget is not None}
     else:
         budgets = {setting: request.budget for setting in by_setting}

@@ -128,23 +128,25 @@ def predicted(plan: BudgetPlan, row: Planned, budget: float) -> tuple[float, flo
 
 
 def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[str, tuple[Target, ...]],
-                 out: Path, quiet: bool) -> dict[str, SettingPlan]:
+                 out: Path, quiet: bool, name: str | None = None, replace: bool = False) -> dict[str, SettingPlan]:
     """Each setting's plan (``by_setting`` holds the targeted ones), from the profiling split for its first method
     (the recommended one unless ``--methods``): the budget of its most demanding target, rounded up, a sentence
     saying what it would spend and what it predicts there of each target; the plans (``plan.csv``, ``plan.png``) go
-    to ``out``."""
+    to ``out/<name>_<setting>`` (``name``: the dataset's unless given); a plan asked otherwise there is refused
+    unless ``replace``."""
     profiling = profiling_of(ds, np.arange(ds.n_arms))
     plans = {}
     for setting, names in by_setting.items():
         wanted = targets[setting]
         methods = [OnlineMethod(n) if setting == "online" else PsiMethod(n) for n in names]
         modes: tuple[str | None, ...] = (None,) if setting == "online" else ("deterministic",)
-        label = f"{ds.name}_{SHOWN_SETTING[setting]}"
+        label = f"{name or ds.name}_{SHOWN_SETTING[setting]}"
         spec = PlanSpec(wanted)
         key = plan_key({"dataset": ds.content_hash or ds.name, "label": label, "methods": names}, spec)
-        check_plan_folder(out / label, key, hint="pass another --out")  # before any work
+        check_plan_folder(out / label, key, replace, hint="pass another --out or --name, or --replace to replace "
+                                                           "it")  # before any work
         found = plan_profiling(profiling, setting, methods, modes, spec, name=label, quiet=quiet)
-        write_plan(found, out / label, key)
+        write_plan(found, out / label, key, replace)
         rows = [r for r in found.rows if r.method == names[0]]
         row = max(rows, key=lambda r: r.estimate.rho)
         line = f"plan, {SHOWN_SETTING[setting]}: {registry.display(names[0])} {describe_row(row, found)}"

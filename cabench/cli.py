@@ -437,11 +437,13 @@ def advise_cmd(
                                                                   "cohv-ucb,copsi-r,uniform.")] = None,
     repetitions: Annotated[int, typer.Option("--repetitions", min=1, help="Paired repetitions.")] = 50,
     out: Annotated[Path, typer.Option("--out", help="Folder of the data, results and report.")] = Path("advice"),
-    name: Annotated[str | None, typer.Option("--name", help="The experiments' names begin with it (default: the "
-                                                            "dataset's name); they end with the setting and budget.")
+    name: Annotated[str | None, typer.Option("--name", help="The experiments' and plans' names begin with it "
+                                                            "(default: the dataset's name); they end with the "
+                                                            "setting (and the budget).")
                     ] = None,
-    replace: Annotated[bool, typer.Option("--replace", help="Replace the dataset or results an earlier advise "
-                                                            "left in --out with other logs or options.")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the dataset, results or plans an earlier "
+                                                            "advise left in --out with other logs or options.")
+                       ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
 ) -> None:
     """Import, describe, run the recommended methods at your budget (or at the budget planned to reach your targets),

@@ -5,6 +5,7 @@ of the logs with its dollars per call, the report, one-line errors, and a re-run
 from __future__ import annotations
 
 import importlib.util
+import io
 import math
 import re
 import shutil
@@ -276,3 +277,31 @@ def test_advise_with_targets_says_what_the_plan_predicted_and_what_the_run_reach
             value = _reached(runs, arms, metric)
             assert tuple(map(float, found.groups()[3:6])) == pytest.approx(value, abs=6e-4)
             assert found.group(7) == ("met" if TARGETS[metric](value[0]) else "not met")
+
+
+def test_a_plan_asked_otherwise_is_replaced_with_replace_and_kept_apart_with_name(tmp_path):
+    """Other logs under the same dataset name with --target: refused naming --replace, which replaces the dataset's
+    plan too (it used to replace nothing and stop: 'pass another --out'); --name plans into a folder of its own."""
+    split = {"profiling_size": 30, "seed": 0}
+    first = write_dataset(tmp_path / "a" / "three", spread_logs(3, n_instances=60, seed=3), split=split)
+    other = write_dataset(tmp_path / "b" / "three", spread_logs(3, n_instances=60, seed=4), split=split)
+    out = tmp_path / "advice"
+
+    def advise(logs: Path, *extra: str):
+        return RUNNER.invoke(app, ["advise", str(logs), "--target", "share>=0.6", "--methods", "cohv-ucb",
+                                   "--repetitions", "4", "--out", str(out), "--quiet", *extra])
+
+    assert advise(first).exit_code == 0
+    plan = out / "plan" / "three_online" / "plan.csv"
+    held = plan.read_bytes()
+    refused = advise(other)
+    assert refused.exit_code == 2 and refused.stderr.count("\n") == 1, refused.output
+    assert refused.stderr.startswith(f"error: {plan}: holds another plan") and "--replace" in refused.stderr
+    assert plan.read_bytes() == held
+    replaced = advise(other, "--replace")
+    assert replaced.exit_code == 0, replaced.output
+    assert pd.read_csv(plan)["plan_key"].iloc[0] != pd.read_csv(io.BytesIO(held))["plan_key"].iloc[0]
+    named = advise(first, "--name", "again")
+    assert named.exit_code == 0, named.output
+    assert (out / "plan" / "again_online" / "plan.csv").is_file() and pd.read_csv(plan).equals(
+        pd.read_csv(out / "plan" / "three_online" / "plan.csv"))
