@@ -7,7 +7,8 @@ evaluation instances); any other name bounds that objective's normalised mean (`
 
 * the configurations that qualify, and those whose 95% interval straddles a bound (``borderline``);
 * online: the qualifying configuration with the largest ``nu`` (paper §3.1), and per method and budget the share
-  of repetitions whose most-pulled qualifying configuration is that one;
+  of repetitions whose most-pulled qualifying configuration is that one (several tied for the most pulls are no
+  answer);
 * identification: the true Pareto set restricted to the qualifying configurations, ``P* ∩ F`` (paper §3.2), and
   per method, cost mode and budget the share of repetitions whose returned set restricted to them equals it; and
   the Pareto set *of* the qualifying configurations, which adds any configuration dominated only by ones that fail
@@ -171,7 +172,9 @@ class ConstrainedAnswer:
 
 def _restricted_answers(e: Experiment, allowed: set[str]) -> pd.DataFrame:
     """Per run (method, [cost mode,] rho, rep): its answer restricted to the ``allowed`` configurations — online the
-    most-pulled of them (ties to the first arm), identification the returned ones — as a sorted tuple."""
+    most-pulled of them (all of those that tie for the most pulls, in arm order: a tie, such as qualifying
+    configurations pulled only by the initialisation, is no preference for any one), identification the returned ones
+    — as a tuple."""
     keys = ["method", "cost_mode", "rho", "rep"] if e.setting == "psi" else ["method", "rho", "rep"]
     runs = e.runs.set_index(keys)
     if e.setting == "psi":  # the returned sets (cabench.returned), restricted to the allowed configurations
@@ -182,9 +185,9 @@ def _restricted_answers(e: Experiment, allowed: set[str]) -> pd.DataFrame:
                             index=runs.index).reset_index()
     sel = e.selections[e.selections["config_id"].astype(str).isin(allowed)]
     order = {name: i for i, name in enumerate(e.arms["config_id"].astype(str))}
-    ranked = sel.assign(order=sel["config_id"].astype(str).map(order)).sort_values(
-        ["pulls", "order"], ascending=[False, True], kind="stable")
-    answers = ranked.groupby(keys, sort=False).head(1).set_index(keys)["config_id"].astype(str).map(lambda n: (n,))
+    top = sel[sel["pulls"] == sel.groupby(keys, sort=False)["pulls"].transform("max")]
+    ranked = top.assign(order=top["config_id"].astype(str).map(order)).sort_values("order", kind="stable")
+    answers = ranked.groupby(keys, sort=False)["config_id"].agg(lambda names: tuple(names.astype(str)))
     return pd.DataFrame({"answer": answers.reindex(runs.index).map(lambda a: a if isinstance(a, tuple) else ()),
                          "budget": runs["budget"]}).reset_index()
 

@@ -58,7 +58,9 @@ def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str
     lines = [f"{which[0].upper()}{which[1:]}.{near}"]
     if e.setting == "online":
         lines.append(f"Pay for {a.answer[0]}: the largest ν among them. The table of methods counts, per method and "
-                     "budget, the repetitions whose most-pulled qualifying configuration is it.")
+                     "budget, the repetitions whose most-pulled qualifying configuration is it (qualifying "
+                     "configurations tied for the most pulls are no answer; the most frequent answer then lists "
+                     "them).")
     else:
         lines.append(f"The true Pareto set restricted to them (P* ∩ F, {len(a.answer)}): {_names(a.answer)}. The "
                      "table of methods counts, per method, cost mode and budget, the repetitions whose returned set "
