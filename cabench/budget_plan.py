@@ -273,15 +273,16 @@ def format_plan(plan: BudgetPlan) -> str:
     runs = (f"runs replay {p.population}; the exhaustive evaluation costs about {amount(plan.exhaustive, unit)}"
             if p.population else f"a synthetic instance: 'exhaustive' counts {p.instances} calls per configuration, "
                                  "the profiling sample's")
+    width = max([len("method"), *(len(registry.display(r.method)) for r in plan.rows)]) + 2  # the longest name
     lines = [f"{plan.name} ({plan.setting}): planned from {p.instances} profiling instances of {len(p.arm_names)} "
              f"configurations ({runs}); {plan.spec.draws} draws x {plan.spec.repetitions} repetitions; cost in "
              f"{LABELS[unit]}",
-             f"  {'method':<10}{'cost mode':<15}{'target':<12}{'budget':>18}"
+             f"  {'method':<{width}}{'cost mode':<15}{'target':<12}{'budget':>18}"
              f"{f'{100 * plan.spec.level:.0f}% interval':>40}{'x exhaustive':>14}{'draws':>7}"]
     for row in plan.rows:
         e = row.estimate
         share = f"{e.rho / plan.instances:.3g}" if math.isfinite(e.rho) else "-"
-        lines.append(f"  {registry.display(row.method):<10}{row.cost_mode or '-':<15}{row.target:<12}"
+        lines.append(f"  {registry.display(row.method):<{width}}{row.cost_mode or '-':<15}{row.target:<12}"
                      f"{_bound(e.rho, plan):>18}{_bound(e.low, plan) + ' - ' + _bound(e.high, plan):>40}{share:>14}"
                      f"{100 * e.reach:>6.0f}%")
     lines += [f"  {registry.display(m)}: a round robin, not planned ({registry.IN_TURN})" for m in plan.unplanned]

@@ -283,3 +283,15 @@ def test_a_plan_does_not_depend_on_the_backend_or_the_workers():
                      for backend in (Backend("sequential"), Backend("threading", 2)))
     pd.testing.assert_frame_equal(plan_frame(alone), plan_frame(pooled))
     pd.testing.assert_frame_equal(alone.curves, pooled.curves)
+
+
+def test_the_plan_table_keeps_its_columns_apart_for_a_long_method_name():
+    """Accuracy-Cost-UCB (17 characters) ran into the cost mode column, which was 10 wide."""
+    cfg = parse_config({"dataset": FIVE, "setting": "online", "rho": [10], "methods": ["cohv-ucb", "acc-cost-ucb"],
+                        "split": {"profiling_size": 40, "seed": 2}}, "five_online.yaml")
+    found = plan_config(cfg, PlanSpec((Target("share", 0.8),), draws=2, repetitions=4, max_share=2.0), quiet=True)
+    header, *rows = format_plan(found).splitlines()[1:4]
+    assert header.startswith("  method             cost mode      target")
+    assert rows[0].startswith("  CoHV-UCB           -              share>=0.8")
+    assert rows[1].startswith("  Accuracy-Cost-UCB  -              share>=0.8")
+    assert len({len(line) for line in (header, *rows)}) == 1  # every row as wide as the header
