@@ -295,3 +295,26 @@ def test_the_plan_table_keeps_its_columns_apart_for_a_long_method_name():
     assert rows[0].startswith("  CoHV-UCB           -              share>=0.8")
     assert rows[1].startswith("  Accuracy-Cost-UCB  -              share>=0.8")
     assert len({len(line) for line in (header, *rows)}) == 1  # every row as wide as the header
+
+
+def test_the_plan_figure_title_fits_in_the_figure(tmp_path, monkeypatch):
+    """A one-panel plan's title ('<name>: predicted from N profiling instances (D draws x R repetitions)') was one
+    line wider than the 5.2-inch figure and cut off at both sides."""
+    from matplotlib.figure import Figure
+
+    from cabench.planning.figure import plan_figure
+
+    boxes = []
+    save = Figure.savefig
+
+    def saved(fig, *args, **kwargs):
+        save(fig, *args, **kwargs)
+        boxes.append((fig._suptitle.get_window_extent(fig.canvas.get_renderer()), fig.bbox))
+
+    monkeypatch.setattr(Figure, "savefig", saved)
+    curves = pd.DataFrame({"method": "cohv-ucb", "cost_mode": "", "target": "share>=0.8", "rho": [1.0, 2.0],
+                           "budget": [10.0, 20.0], "profiling": [0.5, 0.9], "low": [0.4, 0.8], "high": [0.6, 1.0]})
+    title = "synthetic_online: predicted from 200 profiling instances (20 draws x 50 repetitions)"
+    plan_figure(curves, {}, "tokens", None, title, tmp_path / "plan.png")
+    (box, page), = boxes
+    assert 0 <= box.x0 and box.x1 <= page.x1 and box.y1 <= page.y1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -15,6 +16,8 @@ from cabench import registry  # noqa: E402
 from cabench.units import LABELS  # noqa: E402
 
 MODE_LINE = {"": "-", "deterministic": "-", "stochastic": "--"}
+#: Characters of the 10-point title that fit an inch of the figure (wider than most: digits and capitals).
+TITLE_CHARACTERS_PER_INCH = 11
 
 
 def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], unit: str,
@@ -22,7 +25,7 @@ def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], 
     """Draw ``curves`` (method, cost_mode, target, budget, profiling, low, high) into ``path``: the metric on the
     profiling rows themselves as a line, the band between the draws' ``low`` and ``high`` quantiles shaded, the
     target as a dotted line, each planned budget (``marks``) as a dot and the exhaustive evaluation's cost (replayed
-    logs) as a grey vertical line."""
+    logs) as a grey vertical line; ``title`` is wrapped to the figure's width."""
     targets = list(dict.fromkeys(curves["target"]))
     fig, axes = plt.subplots(1, len(targets), figsize=(5.2 * len(targets), 3.8), squeeze=False)
     for ax, target in zip(axes[0], targets):
@@ -44,7 +47,7 @@ def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], 
         ax.set_ylabel(target.split("<")[0].split(">")[0])
         ax.set_title(f"target {target}", fontsize=10)
         ax.legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(textwrap.fill(title, int(TITLE_CHARACTERS_PER_INCH * 5.2 * len(targets))), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=150, metadata={"Software": None})
     plt.close(fig)
