@@ -216,7 +216,11 @@ def plan_key(what: dict[str, Any], spec: PlanSpec) -> str:
 def check_plan_folder(out: Path, key: str, force: bool = False, hint: str = "pass another --out, or --force to "
                                                                               "replace it") -> None:
     """Refuse, in one line, to replace a plan asked otherwise: ``out/plan.csv`` must be absent or record ``key``
-    (the same request plans the same budgets, so writing it again changes nothing); ``force`` replaces it."""
+    (the same request plans the same budgets, so writing it again changes nothing); ``force`` replaces it. ``out``
+    must be a folder or absent, whatever ``force``."""
+    if out.exists() and not out.is_dir():
+        raise CabenchError(f"{out}: exists and is not a folder; a plan is written into a folder (pass another "
+                           "--out)")
     path = out / "plan.csv"
     if force or not path.exists():
         return

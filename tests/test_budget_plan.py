@@ -318,3 +318,21 @@ def test_the_plan_figure_title_fits_in_the_figure(tmp_path, monkeypatch):
     plan_figure(curves, {}, "tokens", None, title, tmp_path / "plan.png")
     (box, page), = boxes
     assert 0 <= box.x0 and box.x1 <= page.x1 and box.y1 <= page.y1
+
+
+def test_a_plan_folder_that_is_a_file_is_refused_before_any_work(tmp_path, monkeypatch):
+    config = tmp_path / "g5.yaml"
+    config.write_text(yaml.safe_dump({"name": "g5", "dataset": FIVE, "setting": "psi", "rho": [10],
+                                      "methods": ["psi-sr"], "output": str(tmp_path / "results" / "g5")}))
+    (tmp_path / "taken").write_text("mine\n")
+
+    def planned(*args, **kwargs):
+        raise AssertionError("planned before the folder was checked")
+
+    monkeypatch.setattr("cabench.budget_plan.plan_profiling", planned)
+    for force in ([], ["--force"]):
+        result = RUNNER.invoke(app, ["plan", str(config), "--target", "f1>=0.9", "--quiet", "--out",
+                                     str(tmp_path / "taken"), *force])
+        assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+        assert f"error: {tmp_path / 'taken'}: exists and is not a folder" in result.output
+        assert (tmp_path / "taken").read_text() == "mine\n"
