@@ -195,7 +195,7 @@ def _restricted_answers(e: Experiment, allowed: set[str]) -> pd.DataFrame:
 def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> ConstrainedAnswer:
     """The configuration (online) or Pareto set (identification) of ``e`` that satisfies ``constraints``, from its
     ``arms.csv`` (the evaluation split's means), and how often each method's answer restricted to the qualifying
-    configurations equals it, from ``selections.csv``."""
+    configurations equals it, from ``selections.csv`` (nothing, when no configuration qualifies)."""
     arms = e.arms
     names = arms["config_id"].astype(str).to_numpy()
     ok, borderline = qualifying(arms, constraints)
@@ -208,9 +208,9 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
         answer: tuple[str, ...] = (str(names[int(np.argmax(nu))]),) if ok.any() else ()
     else:
         answer = tuple(names[ok & (arms["pareto"].to_numpy() == 1)])
-    runs = _restricted_answers(e, set(names[ok]))
     keys = ["method", "cost_mode", "rho"] if e.setting == "psi" else ["method", "rho"]
-    found = []
+    found = []  # none when nothing qualifies: an empty answer would equal every run's, found by none of them
+    runs = _restricted_answers(e, set(names[ok])) if ok.any() else pd.DataFrame(columns=[*keys, "answer", "budget"])
     for values, g in runs.groupby(keys, sort=False):
         labels = dict(zip(keys, values))
         counts = g["answer"].value_counts()

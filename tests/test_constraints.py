@@ -5,6 +5,7 @@ force on arms.csv), and how often each method's restricted answer is it (counted
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +105,18 @@ def test_qualifying_configurations_tied_for_the_most_pulls_are_no_answer(synthet
     for found in online["found"]:
         assert found["share"] == pytest.approx(2 / 8)
         assert (found["modal"], found["modal_share"]) == (["arm3", "arm4"], pytest.approx(5 / 8))
+
+
+def test_when_nothing_qualifies_no_method_is_said_to_find_the_answer(synthetic):
+    """objective1 >= 0.95: none of the five arms (0.9 at most) qualifies; the empty answer would equal every run's
+    empty answer, so no share is given at all, in the JSON as in the text."""
+    items = recommend(synthetic, parse_constraints(["objective1>=0.95"]))
+    for item in items:
+        c = item["constrained"]
+        assert (c["qualifying"], c["answer"], c["found"]) == ([], [], [])
+    result = RUNNER.invoke(app, ["recommend", str(synthetic), "--json", "--require", "objective1>=0.95"])
+    assert result.exit_code == 0, result.output
+    assert [i["constrained"]["found"] for i in json.loads(result.output)] == [[], []]
 
 
 def test_recommend_require_prints_the_answer_and_the_share_that_found_it(synthetic):
