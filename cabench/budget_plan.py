@@ -207,6 +207,10 @@ def plan_frame(plan: BudgetPlan) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+#: The files a plan writes into its folder, ``plan.csv`` (which records what was asked) first.
+PLAN_FILES = ("plan.csv", "plan_curves.csv", "plan.png")
+
+
 def plan_key(what: dict[str, Any], spec: PlanSpec) -> str:
     """The hash ``plan.csv`` records of what its plan was asked: ``what`` (a config's identity, or the dataset and
     methods ``advise`` plans for) and every field of ``spec`` (targets, draws, repetitions, seed, ...)."""
@@ -216,13 +220,20 @@ def plan_key(what: dict[str, Any], spec: PlanSpec) -> str:
 def check_plan_folder(out: Path, key: str, force: bool = False, hint: str = "pass another --out, or --force to "
                                                                               "replace it") -> None:
     """Refuse, in one line, to replace a plan asked otherwise: ``out/plan.csv`` must be absent or record ``key``
-    (the same request plans the same budgets, so writing it again changes nothing); ``force`` replaces it. ``out``
-    must be a folder or absent, whatever ``force``."""
+    (the same request plans the same budgets, so writing it again changes nothing), and without it the folder holds
+    none of the other files a plan writes; ``force`` replaces them. ``out`` must be a folder or absent, whatever
+    ``force``."""
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: exists and is not a folder; a plan is written into a folder (pass another "
                            "--out)")
     path = out / "plan.csv"
-    if force or not path.exists():
+    if force:
+        return
+    if not path.exists():
+        others = [name for name in PLAN_FILES[1:] if (out / name).exists()]
+        if others:  # what a plan writes, but no plan.csv to say which plan: a user's own files, kept
+            raise CabenchError(f"{out}: holds {' and '.join(others)} but no plan.csv, files that are not a plan of "
+                               f"this cabench; {hint}")
         return
     try:
         held = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -239,7 +250,7 @@ def write_plan(plan: BudgetPlan, out: Path, key: str, force: bool = False) -> li
     ``plan.png`` into ``out``; a plan asked otherwise already there is refused (:func:`check_plan_folder`)."""
     check_plan_folder(out, key, force)
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "plan.csv", out / "plan_curves.csv", out / "plan.png"]
+    written = [out / name for name in PLAN_FILES]
     write_atomic(written[0], to_csv(plan_frame(plan).assign(plan_key=key)))
     write_atomic(written[1], to_csv(plan.curves.rename(columns={"budget": f"budget_{plan.cost_unit}"})))
     title = (f"{plan.name}: predicted from {plan.profiling.instances} profiling instances ({plan.spec.draws} draws x "

@@ -238,6 +238,12 @@ def test_a_plan_asked_otherwise_is_never_replaced_without_force(tmp_path):
     foreign = asked("--target", "error<=0.1")
     assert foreign.exit_code == 2 and "not a plan of this cabench" in foreign.output
     assert plan.read_text() == "not,a plan\n1,2\n"
+    plan.unlink()  # a figure of the user's own where a plan would draw its own, and no plan.csv: kept
+    (tmp_path / "p" / "plan.png").write_bytes(b"mine")
+    figure = asked("--target", "error<=0.1")
+    assert figure.exit_code == 2 and len(figure.output.strip().splitlines()) == 1, figure.output
+    assert "holds plan_curves.csv and plan.png but no plan.csv" in figure.output and "--force" in figure.output
+    assert (tmp_path / "p" / "plan.png").read_bytes() == b"mine" and not plan.exists()
 
 
 @pytest.fixture(autouse=True)
