@@ -73,6 +73,45 @@ def test_zstandard_eval_is_read(tmp_path):
     assert list(logs["correct"]) == [float(s["scores"]["match"]["value"] == "C") for s in samples]
 
 
+def _scored_by_itself(sample: dict, model: str, spans: bool) -> tuple[float, float]:
+    """Add to ``sample`` a scorer grading with the evaluated model, counted in its working time and model usage as
+    inspect_ai counts it (a ``scorers`` span, or before spans a ``scorer`` step); the grading's seconds and tokens."""
+    seconds, usage = 2.5, {"input_tokens": 300, "output_tokens": 200, "total_tokens": 500}
+    start = sample["working_time"] - 0.25
+    grade = {"event": "model", "model": model, "working_start": start + 0.5, "output": {"usage": usage}}
+    if spans:
+        events = [{"event": "span_begin", "id": "s1", "type": "scorers", "name": "scorers", "working_start": start},
+                  {"event": "span_begin", "id": "s2", "parent_id": "s1", "type": "scorer", "name": "graded",
+                   "working_start": start}, {**grade, "span_id": "s2"},
+                  {"event": "span_end", "id": "s2", "working_start": start + seconds},
+                  {"event": "span_end", "id": "s1", "working_start": start + seconds}]
+    else:
+        events = [{"event": "step", "action": "begin", "type": "scorer", "name": "graded", "working_start": start},
+                  grade, {"event": "step", "action": "end", "type": "scorer", "name": "graded",
+                          "working_start": start + seconds}]
+    solver = {"event": "model", "model": model, "working_start": 0.1, "output": {"usage": {"total_tokens": 1}}}
+    sample["events"] = [solver, *events]
+    sample["working_time"] += seconds
+    sample["model_usage"][model] = {**sample["model_usage"][model]}
+    sample["model_usage"][model]["total_tokens"] += usage["total_tokens"]
+    return seconds, usage["total_tokens"]
+
+
+@pytest.mark.parametrize("spans", [True, False])
+def test_inspect_scoring_with_the_evaluated_model_is_not_its_cost(tmp_path, spans):
+    model, temperature, limit, rows = CONFIGS[0]
+    header, samples = _inspect_log(model, temperature, limit, rows, 0)
+    expected = [(s["working_time"], s["model_usage"][f"openai/{model}"]["total_tokens"]) for s in samples]
+    graded = [_scored_by_itself(s, f"openai/{model}", spans) for s in samples]
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "run.json").write_text(json.dumps({**header, "samples": samples}))
+    ok(imported("inspect", tmp_path / "logs" / "run.json", tmp_path / "ds"))
+    logs = logs_of(tmp_path / "ds")
+    assert graded == [(2.5, 500)] * len(samples) and [s["working_time"] for s in samples] != [e[0] for e in expected]
+    assert list(logs["latency_s"]) == pytest.approx([e[0] for e in expected], abs=1e-12)
+    assert list(logs["tokens"]) == [e[1] for e in expected]
+
+
 def _corrupt_zstd(path: Path) -> None:
     """Overwrite bytes in the middle of the first sample's compressed data (its CRC no longer matches either)."""
     data = bytearray(path.read_bytes())

@@ -64,6 +64,22 @@ def ok(result: Any) -> None:
 
 # --- Inspect .eval archives with Zstandard members (gspencergoog/A2UI, inspect_ai 0.3.242) --------------------------
 
+def scoring(events: list[dict], model: str) -> tuple[float, float]:
+    """The working seconds of a sample's ``scorers`` span and the tokens of ``model`` calls made inside it (a scorer
+    grading with the evaluated model), which are not the configuration's cost."""
+    spans = {e["id"]: e for e in events if e["event"] == "span_begin"}
+    ends = {e["id"]: e["working_start"] for e in events if e["event"] == "span_end"}
+
+    def scored(span_id: str | None) -> bool:
+        return span_id is not None and (spans[span_id]["type"] in ("scorer", "scorers")
+                                        or scored(spans[span_id].get("parent_id")))
+
+    seconds = sum(ends[i] - b["working_start"] for i, b in spans.items() if b["type"] == "scorers")
+    tokens = sum(e["output"]["usage"]["total_tokens"] for e in events
+                 if e["event"] == "model" and e["model"] == model and scored(e.get("span_id")))
+    return seconds, tokens
+
+
 def eval_runs(paths: list[Path], scorer: str) -> list[tuple[str, Cells]]:
     """(created, cells) of each archive, read here with the zipfile that reads Zstandard."""
     runs = []
@@ -77,8 +93,9 @@ def eval_runs(paths: list[Path], scorer: str) -> list[tuple[str, Cells]]:
                 if name.startswith("samples/"):
                     s = json.loads(archive.read(name))
                     value = s["scores"][scorer]["value"]
-                    cells[(model, str(s["id"]))] = (GRADES.get(value, value), s["working_time"],
-                                                    float(s["model_usage"][model]["total_tokens"]))
+                    seconds, tokens = scoring(s["events"], model)
+                    cells[(model, str(s["id"]))] = (GRADES.get(value, value), s["working_time"] - seconds,
+                                                    float(s["model_usage"][model]["total_tokens"] - tokens))
         runs.append((header["eval"]["created"], cells))
     return sorted(runs, key=lambda run: run[0])
 

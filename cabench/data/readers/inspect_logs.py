@@ -26,8 +26,12 @@ correct            the scorer's ``value``: ``C`` / true / 1 is 1, ``P``
                    a scorer whose value holds several (``{accuracy: 1,
                    f1: 0.5}``)
 latency_s          ``working_time`` (seconds; excludes waits for rate
-                   limits), else ``total_time``
-tokens             ``model_usage[<eval.model>].total_tokens``, else
+                   limits), else ``total_time``, less the working time of
+                   the sample's scoring (its ``scorers``/``scorer`` span or
+                   ``scorer`` step events)
+tokens             ``model_usage[<eval.model>].total_tokens`` less that
+                   model's tokens in the scoring's ``model`` events (a
+                   scorer grading with the evaluated model), else
                    ``output.usage.total_tokens`` (grader models' tokens are
                    not the configuration's cost)
 failed             the sample has an ``error``
@@ -122,6 +126,31 @@ def _settings(header: dict[str, Any], where: str) -> dict[str, Any]:
             "prompting": "cot" if cot else "direct"}
 
 
+_SCORING = ("scorer", "scorers")  # the span (and, before spans, step) types of a sample's scoring
+
+
+def _scoring(sample: dict[str, Any], model: str, where: str) -> tuple[float, float]:
+    """Working seconds and ``model`` tokens a sample spent scoring: its events between the beginning and end of its
+    scoring spans (or steps), which ``working_time`` and ``model_usage`` count but the configuration does not cost."""
+    seconds = tokens = 0.0
+    depth, start, spans = 0, None, set()
+    for n, event in enumerate(field_at(sample, "events", list, where, [])):
+        kind = event.get("event") if isinstance(event, dict) else None
+        at = f"{where}: events[{n}]"
+        step = kind == "step" and event.get("type") == "scorer"
+        if kind == "span_begin" and event.get("type") in _SCORING or step and event.get("action") == "begin":
+            spans.add(event.get("id"))
+            start = number(event, "working_start", at) if depth == 0 else start
+            depth += 1
+        elif depth and (kind == "span_end" and event.get("id") in spans or step and event.get("action") == "end"):
+            depth -= 1
+            end = number(event, "working_start", at) if depth == 0 else None
+            seconds += end - start if end is not None and start is not None else 0.0
+        elif depth and kind == "model" and event.get("model") == model:
+            tokens += token_count(event, "output.usage.total_tokens", at) or 0.0
+    return seconds, tokens
+
+
 def read_inspect(source: Path, options: ReadOptions) -> Read:
     """Canonical rows of Inspect eval logs (see the module docstring)."""
     paths = [p for p in files_under(source, ("*.eval", "*.json"), "an Inspect log (.eval or .json) or a log folder")
@@ -152,12 +181,17 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
             elif not failed:
                 raise CabenchError(f"{where}: no scores; score the log first (inspect score)")
             usage = field_at(sample, "model_usage", dict, where, {})
+            scoring_time, scoring_tokens = _scoring(sample, model, where)
             tokens = token_count(usage.get(model), "total_tokens", f"{where}: model_usage.{model}")
             if tokens is None:
                 tokens = token_count(sample, "output.usage.total_tokens", where)
+            else:
+                tokens -= scoring_tokens
             latency = number(sample, "working_time", where)
             if latency is None:
                 latency = number(sample, "total_time", where)
+            if latency is not None:
+                latency -= scoring_time
             epoch = field_at(sample, "epoch", int, where, 1)
             rows.append({**meta, "instance_id": str(sample_id), "epoch": epoch, "correct": correct,
                          "latency_s": latency, "tokens": tokens, "failed": failed, "file": path,
