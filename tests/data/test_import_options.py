@@ -432,3 +432,16 @@ def test_declared_split_too_large_is_refused_at_import(tmp_path):
     (tmp_path / "map.yaml").write_text(yaml.safe_dump({"dataset": {"split": {"profiling_size": 10, "seed": 0}}}))
     refused(imported("canonical", tmp_path / "logs.csv", tmp_path / "ds", "--mapping", str(tmp_path / "map.yaml")),
             "map.yaml: dataset.split: profiling_size is 10 but the logs have 10 instances")
+
+
+def test_one_instance_is_refused_and_two_are_enough(tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "keep.txt").write_text("an earlier dataset")
+    tiny_logs(3, 1).to_csv(tmp_path / "one.csv", index=False)
+    refused(imported("canonical", tmp_path / "one.csv", tmp_path / "ds", "--force"),
+            "one.csv: 1 instance kept; a dataset needs at least 2")
+    assert [p.name for p in (tmp_path / "ds").iterdir()] == ["keep.txt"]
+    tiny_logs(3, 2).to_csv(tmp_path / "two.csv", index=False)
+    assert "profiling split: 1 of 2 instances" in ok(imported("canonical", tmp_path / "two.csv", tmp_path / "two"))
+    described = json.loads(ok(RUNNER.invoke(app, ["data", "describe", str(tmp_path / "two"), "--json"])))
+    assert described["K"] == 3
