@@ -73,6 +73,25 @@ def test_zstandard_eval_is_read(tmp_path):
     assert list(logs["correct"]) == [float(s["scores"]["match"]["value"] == "C") for s in samples]
 
 
+def test_eval_log_of_a_run_stopped_before_its_end(tmp_path):
+    """inspect_ai writes header.json when a run ends; a run stopped early has only _journal/start.json (eval, plan)
+    and the samples it finished."""
+    model, temperature, limit, rows = CONFIGS[1]
+    header, samples = _inspect_log(model, temperature, limit, rows, 1)
+    with zipfile.ZipFile(tmp_path / "stopped.eval", "w", zipfile.ZIP_ZSTANDARD) as archive:
+        archive.writestr("_journal/start.json", json.dumps({k: header[k] for k in ("version", "eval", "plan")}))
+        for s in samples[:3]:
+            archive.writestr(f"samples/{s['id']}_epoch_1.json", json.dumps(s))
+    ok(imported("inspect", tmp_path / "stopped.eval", tmp_path / "ds"))
+    logs = logs_of(tmp_path / "ds")
+    assert list(logs["instance_id"]) == ["q0", "q1", "q2"] and set(logs["temperature"]) == {temperature}
+    assert list(logs["latency_s"]) == [s["working_time"] for s in samples[:3]]
+    assert list(logs["tokens"]) == [s["model_usage"][f"openai/{model}"]["total_tokens"] for s in samples[:3]]
+    with zipfile.ZipFile(tmp_path / "neither.eval", "w") as archive:
+        archive.writestr("samples/q0_epoch_1.json", json.dumps(samples[0]))
+    refused(imported("inspect", tmp_path / "neither.eval", tmp_path / "ds2"), "neither.eval: no header.json inside")
+
+
 def _scored_by_itself(sample: dict, model: str, spans: bool) -> tuple[float, float]:
     """Add to ``sample`` a scorer grading with the evaluated model, counted in its working time and model usage as
     inspect_ai counts it (a ``scorers`` span, or before spans a ``scorer`` step); the grading's seconds and tokens."""

@@ -5,7 +5,9 @@ A ``.json`` log is one document with ``eval`` (``task``, ``model``,
 ``solver`` names, ``config`` with the generation settings) and ``samples``; an
 ``.eval`` log is a zip archive (Deflate or, from inspect_ai 0.3.2xx on,
 Zstandard members) with ``header.json`` (the same without samples) and one
-``samples/<id>_epoch_<n>.json`` per sample. Fields:
+``samples/<id>_epoch_<n>.json`` per sample; a run stopped before its end (a
+crash, an interrupt) has no ``header.json``, and its ``_journal/start.json``
+(``eval`` and ``plan``) is read instead, with the samples it finished. Fields:
 
 =================  ==========================================================
 canonical column   source
@@ -65,6 +67,7 @@ from cabench.data.readers.common import (
 from cabench.errors import CabenchError
 
 _INDEXES = {"logs.json", "listing.json"}  # a log folder's own index files, not logs
+_JOURNAL = "_journal/start.json"  # an .eval log's header as written when the run starts (header.json: at its end)
 
 
 def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -75,8 +78,10 @@ def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             raise CabenchError(f"{path}: expected an Inspect eval log object")
         return log, field_at(log, "samples", list, str(path), [])
     with zip_archive(path, ".eval log") as archive:
-        header = zip_json(archive, "header.json", path)
-        names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
+        members = archive.namelist()
+        unfinished = "header.json" not in members and _JOURNAL in members  # a run stopped before its end
+        header = zip_json(archive, _JOURNAL if unfinished else "header.json", path)
+        names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
         return header, [zip_json(archive, n, path) for n in names]
 
 
