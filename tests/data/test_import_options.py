@@ -209,6 +209,25 @@ def test_helm_split(tmp_path, split, kept):
     assert prov.get("other_splits") == ({"test": 9} if split == "valid" else None if split == "all" else {"valid": 6})
 
 
+def test_helm_model_on_two_deployments_is_two_configurations(tmp_path):
+    """HELM names a model (``meta/llama-3-70b``) and where it ran (``model_deployment``); the same model on two hosts
+    differs in latency and cost, so each deployment is a configuration, instead of a repeated pair."""
+    suite = write_helm(tmp_path / "src") / "runs" / "v1"
+    runs = sorted(p for p in suite.iterdir() if (p / "per_instance_stats.json").is_file())
+    for run, host in zip(runs[:2], ("together", "groq")):
+        spec = json.loads((run / "run_spec.json").read_text())
+        spec["adapter_spec"].update(model="meta/llama-3-70b", model_deployment=f"{host}/llama-3-70b",
+                                    temperature=0.0, max_tokens=64)
+        (run / "run_spec.json").write_text(json.dumps(spec))
+    ok(imported("helm", suite, tmp_path / "ds"))
+    logs = logs_of(tmp_path / "ds")
+    assert sorted(set(logs["model"])) == ["groq/llama-3-70b", "org/m-small", "together/llama-3-70b"]
+    for host, c in (("together", 1), ("groq", 2)):  # the runs of m-large at 0.0 and at 0.7, in that order
+        rows = logs[logs["model"] == f"{host}/llama-3-70b"].sort_values("instance_id")
+        assert list(rows["latency_s"]) == [r[1] for r in CONFIGS[c][3]]
+        assert list(rows["config_id"].unique()) == [f"{host}/llama-3-70b_t0.0_g64_direct"]
+
+
 def test_split_is_for_helm_only(tmp_path):
     refused(imported("inspect", write_inspect(tmp_path / "src"), tmp_path / "ds", "--split", "valid"),
             "--split: only helm sources record")

@@ -16,7 +16,9 @@ instances from the valid split). Fields:
 =================  ==========================================================
 canonical column   source
 =================  ==========================================================
-model              ``adapter_spec.model`` (else ``model_deployment``)
+model              ``adapter_spec.model`` (else ``model_deployment``); the
+                   ``model_deployment`` when the source holds the model on
+                   several deployments (hosts differ in latency and cost)
 temperature        ``adapter_spec.temperature``
 max_new_tokens     ``adapter_spec.max_tokens``
 prompting          ``cot`` when the run name sets ``chain_of_thought=true``
@@ -139,8 +141,11 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
             raise CabenchError(f"{spec_path}: adapter_spec has no 'model'")
         _, args = _run_args(name)
         cot = any(args.get(k, "").lower() == "true" for k in ("chain_of_thought", "use_chain_of_thought"))
+        deployment = adapter.get("model_deployment") or model
+        if not isinstance(deployment, str):
+            raise CabenchError(f"{spec_path}: adapter_spec 'model_deployment' is {deployment!r}, not text")
         meta = {"model": model, "temperature": adapter.get("temperature"), "max_new_tokens": adapter.get("max_tokens"),
-                "prompting": "cot" if cot else "direct"}
+                "prompting": "cot" if cot else "direct", "deployment": deployment}
         for key in ("temperature", "max_new_tokens"):
             if meta[key] is not None:
                 check(meta[key], (int, float), f"{spec_path}: adapter_spec '{'max_tokens' if key[0] == 'm' else key}'")
@@ -181,8 +186,14 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
                            f"--split {sorted(left_out)[0]}")
     if not rows:
         raise CabenchError(f"{source}: no HELM run with per-instance stats")
+    hosts: dict[str, set[str]] = {}
+    for row in rows:
+        hosts.setdefault(row["model"], set()).add(row["deployment"])
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
         row["instance_id"] = key
+        deployment = row.pop("deployment")
+        if len(hosts[row["model"]]) > 1:  # one model on several deployments: each is a configuration of its own
+            row["model"] = deployment
     info: dict[str, Any] = {"metric": sorted(chosen)[0] if len(chosen) == 1 else sorted(chosen)}
     if skipped:
         info["skipped_runs"] = skipped
