@@ -108,6 +108,7 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
     """
     check_policy("--unmeasured", policy)
     bad = frame["correct"].isna().to_numpy()
+    lacking = {"no score": int(bad.sum())}  # rows lacking each, for the messages
     for col in (c for c in MEASURE_COLUMNS if c in frame):
         values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
         negative = values < 0
@@ -115,15 +116,19 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
             row = int(np.flatnonzero(negative)[0])
             raise CabenchError(f"{label}: column '{col}' is not positive at {_at(frame, place)(row)} "
                                f"({values[row]:g}); a negative time or count is a damaged log")
+        lacking[f"{col} empty or 0"] = int((np.isnan(values) | (values == 0)).sum())
         bad = bad | np.isnan(values) | (values == 0)
     n = int(bad.sum())
     if not n:
         return frame, {}
+    which = ", ".join(f"{why}: {k}" for why, k in lacking.items() if k)
+    if policy == "drop" and n == len(frame):
+        raise CabenchError(f"{label}: none of the {n} rows is measured ({which}); nothing can be replayed")
     if policy == "refuse":
         row = int(np.flatnonzero(bad)[0])
         raise CabenchError(f"{label}: {n} rows are not measured (no score, or a latency or token count that is empty "
                            f"or 0), the first at {_at(frame, place)(row)}; pass --unmeasured drop to leave them out")
-    echo(f"not measured (no score, or a latency or token count that is empty or 0): {n} rows dropped")
+    echo(f"not measured (no score, or a latency or token count that is empty or 0): {n} rows dropped ({which})")
     return frame[~bad], {"policy": policy, "rows": n, "by_configuration": count_by(frame, pd.Series(bad,
                                                                                                   index=frame.index))}
 

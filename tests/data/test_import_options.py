@@ -434,11 +434,26 @@ def _zero_latency(tmp_path: Path) -> Path:
 
 def test_zero_latency_rows_of_a_table_are_dropped(tmp_path):
     out = ok(imported("canonical", _zero_latency(tmp_path), tmp_path / "ds", "--missing", "drop-instances"))
-    assert "not measured (no score, or a latency or token count that is empty or 0): 2 rows dropped" in out
+    assert "not measured (no score, or a latency or token count that is empty or 0): 2 rows dropped " \
+           "(latency_s empty or 0: 2)" in out
     logs = logs_of(tmp_path / "ds")
     assert sorted(logs["instance_id"].unique()) == ["q000", "q001", "q002", "q004", "q005"]
     assert provenance(tmp_path / "ds")["unmeasured"] == {"policy": "drop", "rows": 2,
                                                          "by_configuration": {"cfg0": 1, "cfg1": 1}}
+
+
+def test_logs_without_any_measured_row_say_what_they_lack(tmp_path):
+    """Inspect logs written before inspect_ai recorded a sample's working and total time (early 2025) have none."""
+    model, temperature, limit, rows = CONFIGS[0]
+    header, samples = _inspect_log(model, temperature, limit, rows, 0)
+    for s in samples:
+        del s["working_time"], s["total_time"]
+    samples[1]["model_usage"][f"openai/{model}"] = {**samples[1]["model_usage"][f"openai/{model}"], "total_tokens": 0}
+    (tmp_path / "old.json").write_text(json.dumps({**header, "samples": samples}))
+    (tmp_path / "ds").mkdir()
+    refused(imported("inspect", tmp_path / "old.json", tmp_path / "ds", "--force"),
+            "old.json: none of the 5 rows is measured (latency_s empty or 0: 5, tokens empty or 0: 1)")
+    assert list((tmp_path / "ds").iterdir()) == []
 
 
 def test_unmeasured_rows_refused_where_they_were_read(tmp_path):
