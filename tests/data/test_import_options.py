@@ -131,6 +131,32 @@ def test_inspect_scoring_with_the_evaluated_model_is_not_its_cost(tmp_path, span
     assert list(logs["tokens"]) == [e[1] for e in expected]
 
 
+def test_inspect_scoring_that_takes_all_of_a_sample_leaves_it_unmeasured_not_negative(tmp_path):
+    """A sample whose scoring span is longer than its working time, and whose model usage is all the scoring's: its own
+    time is unknown (the row is dropped as not measured, the rest imported) and its tokens are its output's."""
+    model, temperature, limit, rows = CONFIGS[0]
+    header, samples = _inspect_log(model, temperature, limit, rows, 0)
+    for s in samples:
+        _scored_by_itself(s, f"openai/{model}", True)
+    first = samples[0]
+    first["working_time"] = 2.0  # shorter than its scoring span (2.5 s): nothing left for the sample itself
+    first["model_usage"][f"openai/{model}"]["total_tokens"] = 500  # the scoring's tokens, all of them
+    (tmp_path / "run.json").write_text(json.dumps({**header, "samples": samples}))
+    done = imported("inspect", tmp_path / "run.json", tmp_path / "ds")
+    ok(done)
+    assert "1 rows dropped (latency_s empty or 0: 1)" in done.output
+    logs = logs_of(tmp_path / "ds")
+    assert list(logs["instance_id"]) == [s["id"] for s in samples[1:]] and (logs["latency_s"] > 0).all()
+    header2, again = _inspect_log(model, temperature, limit, rows, 0)
+    again[0]["model_usage"][f"openai/{model}"]["total_tokens"] = 500
+    _scored_by_itself(again[0], f"openai/{model}", True)  # 1,000 tokens, 500 of them the scoring's: 500 its own
+    again[0]["model_usage"][f"openai/{model}"]["total_tokens"] = 500  # ... now all of them the scoring's
+    again[0]["output"]["usage"] = {"total_tokens": 42}
+    (tmp_path / "run2.json").write_text(json.dumps({**header2, "samples": again}))
+    ok(imported("inspect", tmp_path / "run2.json", tmp_path / "ds2"))
+    assert logs_of(tmp_path / "ds2")["tokens"].iloc[0] == 42
+
+
 def _corrupt_zstd(path: Path) -> None:
     """Overwrite bytes in the middle of the first sample's compressed data (its CRC no longer matches either)."""
     data = bytearray(path.read_bytes())

@@ -30,11 +30,11 @@ correct            the scorer's ``value``: ``C`` / true / 1 is 1, ``P``
 latency_s          ``working_time`` (seconds; excludes waits for rate
                    limits), else ``total_time``, less the working time of
                    the sample's scoring (its ``scorers``/``scorer`` span or
-                   ``scorer`` step events)
+                   ``scorer`` step events); none left: not measured
 tokens             ``model_usage[<eval.model>].total_tokens`` less that
                    model's tokens in the scoring's ``model`` events (a
-                   scorer grading with the evaluated model), else
-                   ``output.usage.total_tokens`` (grader models' tokens are
+                   scorer grading with the evaluated model; none left:
+                   the next), else ``output.usage.total_tokens`` (grader models' tokens are
                    not the configuration's cost)
 failed             the sample has an ``error``
 =================  ==========================================================
@@ -188,15 +188,15 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
             usage = field_at(sample, "model_usage", dict, where, {})
             scoring_time, scoring_tokens = _scoring(sample, model, where)
             tokens = token_count(usage.get(model), "total_tokens", f"{where}: model_usage.{model}")
+            if tokens is not None and scoring_tokens:  # all of it the scoring's (inconsistent): its own output's
+                tokens = tokens - scoring_tokens if tokens > scoring_tokens else None
             if tokens is None:
                 tokens = token_count(sample, "output.usage.total_tokens", where)
-            else:
-                tokens -= scoring_tokens
             latency = number(sample, "working_time", where)
             if latency is None:
                 latency = number(sample, "total_time", where)
-            if latency is not None:
-                latency -= scoring_time
+            if latency is not None and scoring_time:  # all of it the scoring's: its own time unknown (not measured)
+                latency = latency - scoring_time if latency > scoring_time else None
             epoch = field_at(sample, "epoch", int, where, 1)
             rows.append({**meta, "instance_id": str(sample_id), "epoch": epoch, "correct": correct,
                          "latency_s": latency, "tokens": tokens, "failed": failed, "file": path,
