@@ -34,8 +34,8 @@ latency_s          ``working_time`` (seconds; excludes waits for rate
 tokens             ``model_usage[<eval.model>].total_tokens`` less that
                    model's tokens in the scoring's ``model`` events (a
                    scorer grading with the evaluated model; none left:
-                   the next), else ``output.usage.total_tokens`` (grader models' tokens are
-                   not the configuration's cost)
+                   the next), else ``output.usage.total_tokens``
+                   (grader models' tokens are not the configuration's cost)
 failed             the sample has an ``error``
 =================  ==========================================================
 
