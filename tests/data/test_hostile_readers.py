@@ -186,6 +186,19 @@ def test_number_of_thousands_of_digits_is_one_line(tmp_path, fmt, damage, where)
     refused(imported(fmt, src, tmp_path / "ds"), where, "unreadable JSON")
 
 
+def test_promptfoo_json_lines_output_is_named_as_such(tmp_path):
+    """`promptfoo eval -o results.jsonl` writes a result per line: said so, with how to write the one document."""
+    src = write_promptfoo(tmp_path / "src")
+    results = json.loads(src.read_text())["results"]["results"]
+    lines = tmp_path / "results.jsonl"
+    lines.write_text("".join(json.dumps(r) + "\n" for r in results))
+    refused(imported("promptfoo", lines, tmp_path / "ds"), "results.jsonl: one JSON document per line (JSON Lines)",
+            "promptfoo eval -o results.json")
+    cut = tmp_path / "cut.json"
+    cut.write_text(src.read_text()[:-40])  # a cut document is still called one
+    refused(imported("promptfoo", cut, tmp_path / "ds"), "cut.json: not valid JSON at line", "a cut or damaged")
+
+
 def test_deep_json_within_reach_is_read(tmp_path):
     """Nesting a parser can follow, in a field cabench does not read, changes nothing."""
     src = write_inspect(tmp_path / "src")

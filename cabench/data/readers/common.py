@@ -136,12 +136,16 @@ def _unparsable(exc: RecursionError | ValueError, where: str) -> CabenchError:
     return CabenchError(f"{where}: unreadable JSON ({str(exc).split(':')[0]}); a damaged or hostile file")
 
 
-def json_file(path: Path, what: str) -> Any:
-    """One JSON document; a cut, damaged or hostile file is one line naming the file and position."""
+def json_file(path: Path, what: str, one_document: str = "") -> Any:
+    """One JSON document; a cut, damaged or hostile file is one line naming the file and position, and JSON Lines
+    (a document per line) says so, with ``one_document``: how the tool writes one document."""
     try:
         with open(path, "rb") as fh:
             return json.loads(fh.read())
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and exc.colno == 1:  # a second document on the next line: JSON Lines
+            raise CabenchError(f"{path}: one JSON document per line (JSON Lines), where a {what} is a single "
+                               f"document{'; ' + one_document if one_document else ''}") from None
         raise CabenchError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
                            f"a cut or damaged {what}") from None
     except UnicodeDecodeError:

@@ -100,7 +100,7 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
         raise CabenchError(f"{source}: a folder; give the file written by promptfoo eval -o results.json")
     if options.metric is not None:
         raise CabenchError("--metric: promptfoo results are scored by their assertions (success); drop --metric")
-    doc = json_file(source, "promptfoo results file")
+    doc = json_file(source, "promptfoo results file", "write it with `promptfoo eval -o results.json`")
     body = doc.get("results") if isinstance(doc, dict) else None
     if not isinstance(body, dict) or not isinstance(body.get("results"), list):
         raise CabenchError(f"{source}: not a promptfoo results file; expected results.results (a list), as "
