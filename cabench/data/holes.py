@@ -91,10 +91,22 @@ def failed_calls(frame: pd.DataFrame, failed: pd.Series, policy: str,
     if policy == "incorrect":
         frame = frame.copy()
         frame.loc[failed, "correct"] = 0.0
-        echo(f"failed calls: {n}, scored as incorrect (--failed incorrect)")
+        costless = failed.to_numpy() & _no_cost(frame)
+        unknown = (f"; {int(costless.sum())} of them recorded no latency or token count: their cost is unknown, they "
+                   "are not measured (below)") if costless.any() else ""
+        echo(f"failed calls: {n}, scored as incorrect (--failed incorrect){unknown}")
         return frame, record
     echo(f"failed calls: {n}, dropped (--failed drop)")
     return frame[~failed], record
+
+
+def _no_cost(frame: pd.DataFrame) -> np.ndarray:
+    """Rows with a latency or token count that is empty or 0 (what :func:`unmeasured_rows` drops, scores aside)."""
+    out = np.zeros(len(frame), dtype=bool)
+    for col in (c for c in MEASURE_COLUMNS if c in frame):
+        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
+        out |= np.isnan(values) | (values == 0)
+    return out
 
 
 def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callable[[int], str],

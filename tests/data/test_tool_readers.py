@@ -223,6 +223,24 @@ def test_source_specific_facts(tmp_path):
                                     "by_configuration": {"openai/m-large_t0.7_g512_direct": 1}}
 
 
+def test_a_failed_call_that_recorded_no_cost_is_said_to_be_unmeasured(tmp_path):
+    """A timeout promptfoo recorded without token usage: scored as incorrect, but its cost is unknown, so it cannot be
+    replayed; the import says so where it scores it, then drops it as not measured (a hole, filled by
+    --missing drop-instances)."""
+    src = write_promptfoo(tmp_path / "src")
+    doc = json.loads(src.read_text())
+    (failed,) = [r for r in doc["results"]["results"] if r.get("error")]
+    del failed["response"]["tokenUsage"]
+    src.write_text(json.dumps(doc))
+    result = run_import("promptfoo", src, tmp_path / "ds", "--missing", "drop-instances")
+    assert result.exit_code == 0, result.output
+    assert ("failed calls: 1, scored as incorrect (--failed incorrect); 1 of them recorded no latency or token count: "
+            "their cost is unknown, they are not measured (below)") in result.stdout
+    assert "1 rows dropped (tokens empty or 0: 1)" in result.stdout
+    plain = run_import("promptfoo", write_promptfoo(tmp_path / "src2"), tmp_path / "ds2")
+    assert "failed calls: 1, scored as incorrect (--failed incorrect)\n" in plain.stdout  # its cost recorded
+
+
 def test_failed_calls_dropped_leave_holes(tmp_path):
     src = write_promptfoo(tmp_path / "src")
     result = run_import("promptfoo", src, tmp_path / "ds", "--failed", "drop")
