@@ -385,8 +385,9 @@ def exploited_at_largest(e: Experiment) -> dict[str, tuple[str, float]]:
 
 def key_configurations(e: Experiment) -> pd.DataFrame:
     """The configurations that matter in ``e``: the rows of ``arms.csv`` of the true Pareto set, the max-``nu``
-    configuration and (online) each method's most exploited one at its largest budget, in ``arms.csv`` order,
-    with a column ``why`` listing each one's roles."""
+    configuration and (online) the most exploited one of each method with a preference at its largest budget (a
+    round robin's most-pulled configuration is its turn order, not a preference), in ``arms.csv`` order, with a
+    column ``why`` listing each one's roles."""
     why: dict[str, list[str]] = {}
     arms = e.arms.assign(config_id=e.arms["config_id"].astype(str))
     for name in arms.loc[arms["pareto"] == 1, "config_id"]:
@@ -394,6 +395,8 @@ def key_configurations(e: Experiment) -> pd.DataFrame:
     why.setdefault(arms.loc[arms["optimal"] == 1, "config_id"].iloc[0], []).append("max-ν")
     if e.setting == "online":
         for method, (name, share) in exploited_at_largest(e).items():
+            if not registry.prefers(method, "online"):
+                continue
             why.setdefault(name, []).append(f"exploited by {_show(method)} ({100 * share:.0f}% of repetitions)")
     rows = arms[arms["config_id"].isin(why)]
     return rows.assign(why=["; ".join(why[name]) for name in rows["config_id"]])

@@ -118,7 +118,9 @@ def test_most_exploited_configuration_at_the_largest_budget(root, report):
         top = sorted(counts[counts == counts.max()].index)[0]
         row = shown[shown["configuration"] == f"`{top}`"].iloc[0]
         share = 100 * counts.max() / len(g)
-        assert f"exploited by {registry.display(method)} ({share:.0f}% of repetitions)" in row["why"]
+        said = f"exploited by {registry.display(method)} ({share:.0f}% of repetitions)"
+        assert (said in row["why"]) == registry.prefers(method, "online")  # a round robin exploits nothing
+    assert not shown["why"].str.contains("Uniform").any()
 
 
 def test_most_exploited_is_counted_at_each_methods_largest_budget():
@@ -129,8 +131,20 @@ def test_most_exploited_is_counted_at_each_methods_largest_budget():
     e = Experiment(Path("."), {"setting": "online"}, runs, runs.iloc[:0], arms, {}, None)
     assert exploited_at_largest(e) == {"cohv-ucb": ("Z", 2 / 3), "uniform": ("Y", 0.5)}  # a tie: the first name
     rows = key_configurations(e).set_index("config_id")["why"].to_dict()
-    assert rows == {"X": "Pareto", "Y": "Pareto; max-ν; exploited by Uniform (50% of repetitions)",
-                    "Z": "exploited by CoHV-UCB (67% of repetitions)"}
+    assert rows == {"X": "Pareto", "Y": "Pareto; max-ν", "Z": "exploited by CoHV-UCB (67% of repetitions)"}
+
+
+def test_a_round_robins_most_pulled_configuration_is_not_a_configuration_that_matters():
+    """Uniform pulls every configuration in turn, so its most-pulled one is the first in the turn order (here W,
+    in every repetition): no reason to list W, and no 'exploited by Uniform'."""
+    arms = pd.DataFrame({"config_id": ["W", "X", "Y"], "mu_accuracy": [0.1, 0.9, 0.5],
+                         "mu_efficiency": [0.1, 0.2, 0.6], "pareto": [0, 1, 1], "optimal": [0, 0, 1]})
+    runs = pd.DataFrame({"method": ["cohv-ucb"] * 2 + ["uniform"] * 2, "rho": [4, 4, 4, 4],
+                         "exploited": ["Y", "Y", "W", "W"]})
+    e = Experiment(Path("."), {"setting": "online"}, runs, runs.iloc[:0], arms, {}, None)
+    assert exploited_at_largest(e)["uniform"] == ("W", 1.0)
+    rows = key_configurations(e).set_index("config_id")["why"].to_dict()
+    assert rows == {"X": "Pareto", "Y": "Pareto; max-ν; exploited by CoHV-UCB (100% of repetitions)"}
 
 
 def _volume(points: np.ndarray) -> float:
