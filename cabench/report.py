@@ -155,7 +155,7 @@ def _configuration_lines(e: Experiment) -> list[str]:
     real = [c for c in REAL_UNIT_FORMATS if c in rows.columns]
     header = ["configuration", "why", *(f"{c[3:]} (normalised)" for c in objectives),
               f"c_i ({LABELS[e.cost_unit]})", "ν", *(f"{REAL_UNIT_FORMATS[c][0]} per call" for c in real)]
-    table = [[f"`{r['config_id']}`", r["why"], *(num(r[c]) for c in objectives),
+    table = [[code(str(r["config_id"])), r["why"], *(num(r[c]) for c in objectives),
               amount(r["profile_cost"], e.cost_unit), f"{float(r['nu']):.4g}",
               *(plus_minus(r[c], r[f"{c}_ci"], REAL_UNIT_FORMATS[c][1]) for c in real)] for _, r in rows.iterrows()]
     note = ("Normalised means scale each objective to [0, 1], larger is better; c_i is the profiling cost per call"
@@ -184,7 +184,8 @@ def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer 
              f"- budgets ρ ∈ {{{', '.join(f'{r:g}' for r in e.rho_grid)}}} (B ∈ {{{budgets}}}); {e.repetitions} "
              f"paired repetitions; seed {meta.get('seed')}; methods: {methods}"
              + (f"; cost modes: {', '.join(e.cost_modes)}" if e.setting == "psi" else ""),
-             f"- true Pareto set of these arms ({len(front)}): {', '.join(front)}; max-ν arm: {', '.join(best)}"]
+             f"- true Pareto set of these arms ({len(front)}): {', '.join(map(code, front))}; max-ν arm: "
+             f"{', '.join(map(code, best))}"]
     if e.setting == "online":
         params = "; ".join(f"{method_name(m['name'])}: s_r={m.get('s_r')}, s_c={m.get('s_c')}, eta={m.get('eta')}, "
                            f"mode={m.get('mode')}" for m in meta.get("methods") or []
@@ -229,34 +230,31 @@ def _table1(res: ResultSet) -> list[str]:
         return []
     paper_sets = {e.dataset_name for e in res.experiments if e.paper_role}
     with_subset = any(finite(d.get("subset_min_gap")) for name, d in rows if d.get("dataset") in paper_sets)
-    head = "| data | source | K | accuracy | latency (s) | tokens | |P*| | profiling cost c_i |"
-    rule = "|---|---|---|---|---|---|---|---|"
+    head = ["data", "source", "K", "accuracy", "latency (s)", "tokens", "|P*|", "profiling cost c_i"]
     if with_subset:
-        head += " 14-arm |P*| | 14-arm min gap |"
-        rule += "---|---|"
-    lines = ["## Table 1: the data", "", "Configuration-level means over all instances (|P*| and gaps on the "
-             "evaluation split).", "", head, rule]
+        head += ["14-arm |P*|", "14-arm min gap"]
+    table = []
     published = {(p.dataset, p.metric): p.text for p in PUBLISHED if p.method is None}
     for name, d in rows:
         source = "surrogate" if str(d.get("surrogate")) == "True" else "logs"
-        line = (f"| {d.get('title', name)} | {source} | {whole(d.get('K'))} | {_range(d, 'accuracy', 3)} | "
-                f"{_range(d, 'latency', 3)} | {_range(d, 'tokens', 1)} | {whole(d.get('pareto_size'))} | "
-                f"{_cost_range(d)} |")
+        cells = [str(d.get("title", name)), source, whole(d.get("K")), _range(d, "accuracy", 3),
+                 _range(d, "latency", 3), _range(d, "tokens", 1), whole(d.get("pareto_size")), _cost_range(d)]
         paper = d.get("dataset") in paper_sets
         if with_subset:
-            line += (f" {whole(d.get('subset_pareto_size'))} | {float(d['subset_min_gap']):.4f} |"
-                     if paper and finite(d.get("subset_min_gap")) else " n/a | n/a |")
-        lines.append(line)
+            cells += ([whole(d.get("subset_pareto_size")), f"{float(d['subset_min_gap']):.4f}"]
+                      if paper and finite(d.get("subset_min_gap")) else ["n/a", "n/a"])
+        table.append(cells)
         ds = d.get("dataset")
         if paper and (ds, "K") in published:
             g = {metric: text for (dd, metric), text in published.items() if dd == ds}
-            line = (f"| {d.get('title', name)} | paper | {g['K']} | {g['accuracy_min']}–{g['accuracy_max']} | "
-                    f"{g['latency_min']}–{g['latency_max']} | {g['tokens_min']}–{g['tokens_max']} | "
-                    f"{g['pareto_size']} | {g['cost_min']}–{g['cost_max']} |")
+            cells = [str(d.get("title", name)), "paper", g["K"], f"{g['accuracy_min']}–{g['accuracy_max']}",
+                     f"{g['latency_min']}–{g['latency_max']}", f"{g['tokens_min']}–{g['tokens_max']}",
+                     g["pareto_size"], f"{g['cost_min']}–{g['cost_max']}"]
             if with_subset:
-                line += f" {g['subset_pareto_size']} | {g['subset_min_gap']} |"
-            lines.append(line)
-    return lines + [""]
+                cells += [g["subset_pareto_size"], g["subset_min_gap"]]
+            table.append(cells)
+    return ["## Table 1: the data", "", "Configuration-level means over all instances (|P*| and gaps on the "
+            "evaluation split).", "", *md_table(head, table)]
 
 
 def _fmt_like(value: float | None, like: str, why: str) -> str:
@@ -515,12 +513,10 @@ def markdown(c: Contents) -> str:
                   "of regret with log B, the decay of the identification error), not the values.", ""]
     lines += [f"{len(res.experiments)} experiments found below this folder; cabench {', '.join(versions)}, "
               f"commit {', '.join(commits)}. Each experiment is reported on its own; none is pooled with another.",
-              "", "| experiment | setting | data | K | ρ grid | repetitions | config hash |",
-              "|---|---|---|---|---|---|---|"]
-    for e in res.experiments:
-        lines.append(f"| `{e.label}` | {e.setting} | {e.title}{' (surrogate)' if e.surrogate else ''} | {e.k} | "
-                     f"{', '.join(f'{r:g}' for r in e.rho_grid)} | {e.repetitions} | `{e.config_hash}` |")
-    lines.append("")
+              "", *md_table(["experiment", "setting", "data", "K", "ρ grid", "repetitions", "config hash"],
+                            [[code(e.label), e.setting, f"{e.title}{' (surrogate)' if e.surrogate else ''}", str(e.k),
+                              ", ".join(f"{r:g}" for r in e.rho_grid), str(e.repetitions), code(e.config_hash)]
+                             for e in res.experiments])]
     lines += _table1(res)
     beyond = c.beyond
     for e in res.experiments:

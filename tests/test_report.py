@@ -1,0 +1,65 @@
+"""REPORT.md as Markdown: every table keeps its columns (a ``|`` in a dataset's title or a configuration's name, and
+the ``|P*|`` of Table 1's header, are escaped) and names holding backticks stay whole code spans."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from cabench.config import load_config
+from cabench.report import build_report
+from cabench.report_cells import code
+from cabench.runner import run_experiment
+from tests.conftest import tiny_logs, write_dataset
+
+NAMES = ["plain", "pipe|name", "tick`name`"]
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of a Markdown table row, split at the ``|`` that are not escaped."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def _tables(text: str) -> list[list[str]]:
+    """The tables of ``text``, each as its lines."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def test_tables_keep_their_columns_and_names_their_code_spans(tmp_path):
+    frame = tiny_logs(len(NAMES), 30)
+    frame["config_id"] = frame["config_id"].map({f"cfg{i}": name for i, name in enumerate(NAMES)})
+    data = write_dataset(tmp_path / "named", frame, split={"profiling_size": 10})
+    meta = yaml.safe_load((data / "dataset.yaml").read_text())
+    (data / "dataset.yaml").write_text(yaml.safe_dump({**meta, "title": "Mine | v2"}))
+    config = tmp_path / "online.yaml"
+    config.write_text(yaml.safe_dump({"name": "named_online", "dataset": str(data), "setting": "online",
+                                      "rho": [4, 8], "methods": ["cohv-ucb", "uniform"], "repetitions": 3,
+                                      "backend": "sequential", "output": str(tmp_path / "root" / "online")}))
+    run_experiment(load_config(config), quiet=True)
+    text = build_report(tmp_path / "root")
+    tables = _tables(text)
+    assert len(tables) == 7  # scorecard, decisions, overview, Table 1, summary, configurations, comparisons
+    for table in tables:
+        header, rule, *rows = table
+        assert len(_cells(rule)) == len(_cells(header)), header
+        assert all(len(_cells(row)) == len(_cells(header)) for row in rows), header
+    table1 = next(t for t in tables if t[0].startswith("| data |"))
+    assert _cells(table1[0])[6] == "\\|P*\\|"
+    assert _cells(table1[2])[:3] == ["Mine \\| v2", "logs", "3"]
+    overview = next(t for t in tables if t[0].startswith("| experiment | setting |"))
+    assert _cells(overview[2])[:4] == ["`named_online`", "online", "Mine \\| v2", "3"]
+    shown = {_cells(row)[0] for row in next(t for t in tables if t[0].startswith("| configuration |"))[2:]}
+    assert code("tick`name`") == "`` tick`name` ``"
+    for name in shown:  # every configuration is one whole code span, its backticks inside
+        assert name.replace("\\|", "|") in {code(n) for n in NAMES}
+    count, front, best = re.search(r"true Pareto set of these arms \((\d)\): (.*); max-ν arm: (.*)", text).groups()
+    assert len(front.split(", ")) == int(count) >= 2
+    assert set(front.split(", ")) | {best} <= {code(n) for n in NAMES}
