@@ -527,8 +527,9 @@ def markdown(c: Contents) -> str:
         lines += ["## Beyond the paper", "",
                   f"Experiments with methods the paper does not have: {', '.join(method_name(m) for m in extra)} "
                   "(docs/methods.md states each rule and what of Theorem 2 carries over; methods of your own are "
-                  "`module:object`). These results are kept apart from the paper's experiments above and from its "
-                  "figures.", ""]
+                  "`module:object`)."
+                  + (" These results are kept apart from the paper's experiments above and from its figures."
+                     if any(e.paper_role for e in res.experiments if e not in beyond) else ""), ""]
         for e in beyond:
             lines += section_lines(c, e)
     lines += _paper_section(c.paper)

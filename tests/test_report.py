@@ -11,7 +11,7 @@ from cabench.config import load_config
 from cabench.report import build_report
 from cabench.report_cells import code
 from cabench.runner import run_experiment
-from tests.conftest import tiny_logs, write_dataset
+from tests.conftest import ROOT, tiny_logs, write_dataset
 
 NAMES = ["plain", "pipe|name", "tick`name`"]
 
@@ -63,3 +63,27 @@ def test_tables_keep_their_columns_and_names_their_code_spans(tmp_path):
     count, front, best = re.search(r"true Pareto set of these arms \((\d)\): (.*); max-ν arm: (.*)", text).groups()
     assert len(front.split(", ")) == int(count) >= 2
     assert set(front.split(", ")) | {best} <= {code(n) for n in NAMES}
+
+
+def _user_results(tmp_path, root_name: str = "root"):
+    data = write_dataset(tmp_path / "mine", tiny_logs(3, 30), split={"profiling_size": 10})
+    for setting, methods in (("online", ["cohv-ucb", "uniform"]), ("psi", ["copsi-r", "uniform"])):
+        config = tmp_path / f"{setting}.yaml"
+        config.write_text(yaml.safe_dump({"name": f"mine_{setting}", "dataset": str(data), "setting": setting,
+                                          "rho": [6, 12], "methods": methods, "repetitions": 3,
+                                          "backend": "sequential", "output": str(tmp_path / root_name / setting)}))
+        run_experiment(load_config(config), quiet=True)
+    return tmp_path / root_name
+
+
+def test_beyond_the_paper_speaks_of_the_papers_experiments_only_where_there_are_some(tmp_path):
+    root = _user_results(tmp_path)
+    text = build_report(root)
+    beyond = text[text.index("## Beyond the paper"):]
+    assert "## Experiment `mine_psi`" in beyond and "## Experiment `mine_online`" not in beyond
+    assert "the paper's experiments above" not in text  # mine_online is no experiment of the paper's
+    cfg = load_config(ROOT / "configs" / "gsm8k_psi_quick.yaml",
+                      overrides={"repetitions": 2, "rho": [200], "output": str(root / "paper")})
+    run_experiment(cfg, quiet=True)
+    text = build_report(root)
+    assert "These results are kept apart from the paper's experiments above and from its figures." in text
