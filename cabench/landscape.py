@@ -52,11 +52,24 @@ def _size_legend(ax, arms: pd.DataFrame, unit: str) -> None:
               title_fontsize=6, handletextpad=0.3, columnspacing=1.2, borderaxespad=0)
 
 
+#: The longest configuration name a landscape writes whole (the paper's longest, 30 characters, fits beside it).
+NAME_CHARACTERS = 40
+
+
+def shown_name(name: str) -> str:
+    """``name`` as a landscape writes it: whole up to :data:`NAME_CHARACTERS` characters, else its start and end
+    around an ellipsis in that many (a longer name cannot stay inside its panel's axes)."""
+    if len(name) <= NAME_CHARACTERS:
+        return name
+    end = (NAME_CHARACTERS - 1) // 2
+    return f"{name[:NAME_CHARACTERS - 1 - end]}…{name[-end:]}"
+
+
 def _name_arms(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, which: np.ndarray) -> None:
-    """Name the arms ``which`` at their points; :func:`finish` then moves the names apart."""
+    """Name the arms ``which`` at their points (:func:`shown_name`); :func:`finish` then moves the names apart."""
     ids = arms["config_id"].astype(str).to_numpy()
     for i in which:
-        ax.text(x[i], y[i], ids[i], fontsize=4.5, gid=ARM_NAME)
+        ax.text(x[i], y[i], shown_name(ids[i]), fontsize=4.5, gid=ARM_NAME)
 
 
 def _scatter(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, unit: str) -> np.ndarray:

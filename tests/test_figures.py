@@ -83,6 +83,26 @@ def test_configuration_names_neither_overlap_nor_leave_the_axes(datasets):
     plt.close(fig)
 
 
+def test_a_long_configuration_name_is_shortened_to_stay_inside_the_axes():
+    """A 170-character name ran across the neighbouring panels; it keeps its start and end around an ellipsis."""
+    from cabench.landscape import NAME_CHARACTERS, landscape_panel, shown_name
+
+    long = ["run_" + "x" * 160 + "_end", "y" * 41, "short"]
+    arms = pd.DataFrame({"config_id": long, "mu_accuracy": [0.9, 0.5, 0.2], "mu_efficiency": [0.1, 0.5, 0.9],
+                         "profile_cost": [100.0, 150.0, 200.0], "pareto": [1, 1, 1]})
+    assert shown_name(long[0]) == "run_" + "x" * 16 + "…" + "x" * 15 + "_end"
+    assert len(shown_name(long[0])) == len(shown_name(long[1])) == NAME_CHARACTERS and shown_name("short") == "short"
+    fig, ax = plt.subplots(figsize=(3.6, 3.4))
+    landscape_panel(ax, arms, "long names", ["accuracy", "efficiency"], "tokens")
+    panels.finish(fig, [], False)
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    assert sorted(t.get_text() for t in ax.texts) == sorted(map(shown_name, long))
+    for box in (t.get_window_extent(renderer) for t in ax.texts):
+        assert frame.x0 - 0.5 <= box.x0 and box.x1 <= frame.x1 + 0.5, (box, frame)
+    plt.close(fig)
+
+
 def test_names_placed_with_remembered_steps_are_placed_as_step_by_step(monkeypatch):
     """adjustText's steps looked up once the boxes cycle (GSM8K's 108 arms: a cycle from step 14) place every name
     where computing all :data:`~cabench.panels.PLACING` steps does, to the bit, with fewer steps computed."""
