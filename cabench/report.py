@@ -415,21 +415,28 @@ def gather(root: Path, constraints: tuple[Constraint, ...] = (), cache: SectionC
 
 def report_figures(root: Path, labels: set[str]) -> tuple[pd.DataFrame, int]:
     """The current figures a report of ``root`` embeds (their stems relative to ``root``) and how many of its
-    figures are not current. Without an index of its own, ``root`` reads the nearest one above
-    (:func:`~cabench.figure_index.index_root`: where ``cabench plot ROOT/sub`` records), keeping the figures of
-    its own experiments only."""
-    index = root if (root / INDEX).is_file() else index_root(root)
-    current = current_figures(index)
-    if index == root:
+    figures are not current. With an index above ``root`` (:func:`~cabench.figure_index.index_root`: where
+    ``cabench plot ROOT/sub`` records), ``root`` reads the figures of its own experiments there, and the current
+    ones of its own index too if it has one (drawn before the folder above had an index; a figure, by its source
+    and file name, embedded once); the figures not current are those of the index above, which `plot` redraws."""
+    above = index_root(root)
+    if above == root:
+        current = current_figures(root)
         return current, len(read_index(root)) - len(current)
 
-    def ours(table: pd.DataFrame) -> pd.DataFrame:
+    def ours(table: pd.DataFrame, index: Path) -> pd.DataFrame:
         keep = [set(names.split("; ")) <= labels for names in table["experiments"]]
-        return table[pd.Series(keep, index=table.index, dtype=bool)]
+        table = table[pd.Series(keep, index=table.index, dtype=bool)]
+        return table.assign(stem=[os.path.relpath(index / stem, root) for stem in table["stem"]])
 
-    mine = ours(current)
-    mine = mine.assign(stem=[os.path.relpath(index / stem, root) for stem in mine["stem"]]).reset_index(drop=True)
-    return mine, len(ours(read_index(index))) - len(mine)
+    def figures(table: pd.DataFrame) -> list[tuple[str, str]]:
+        return [(source, Path(stem).name) for source, stem in zip(table["source"], table["stem"])]
+
+    indexes = [above, root] if (root / INDEX).is_file() else [above]
+    current = pd.concat([ours(current_figures(index), index) for index in indexes], ignore_index=True)
+    current = current[~pd.Series(figures(current), dtype=object).duplicated().to_numpy()].reset_index(drop=True)
+    every = ours(read_index(above), above)
+    return current, len(set(figures(every)) - set(figures(current)))
 
 
 def section_lines(c: Contents, e: Experiment) -> list[str]:

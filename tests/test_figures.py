@@ -230,6 +230,28 @@ def test_plot_of_a_subfolder_keeps_the_root_index(results):
     assert index[psi].equals(root_rows[psi])
 
 
+def test_a_subfolder_with_an_index_of_its_own_reports_the_figures_plot_redraws_above(results):
+    """A subfolder plotted before the root had an index keeps one of its own; once its results change, `plot` of
+    the subfolder redraws into the root's index, and the subfolder's report embeds those figures (it left them out
+    as not current, however often it was plotted)."""
+    from cabench.html_report import write_reports
+
+    (results / "figures.csv").rename(results / "root-index.csv")
+    assert plot(results / "online", ["png"]).index == results / "online"  # no index above: one of its own
+    (results / "root-index.csv").rename(results / "figures.csv")
+    _change(results / "online" / "arms.csv")
+    assert plot(results / "online", ["png"]).index == results
+    own = pd.read_csv(results / "online" / "figures.csv")
+    assert len(own) >= 2 and len(current_figures(results / "online")) == 0  # its own index: every figure stale
+    text = write_reports(results / "online")[0].read_text()
+    assert "left out" not in text
+    index = pd.read_csv(results / "figures.csv")
+    mine = index.loc[index["experiments"] == "piqa_online", "stem"]
+    assert len(mine) >= 2  # its landscape and regret at least, and the paper's layouts of this experiment alone
+    embedded = re.findall(r"!\[[^]]*\]\(([^)]*)\.png\)", text)
+    assert sorted(embedded) == sorted(f"../{stem}" for stem in mine)
+
+
 def test_a_report_of_a_subfolder_embeds_its_figures_from_the_root_index(results):
     from cabench.html_report import write_reports
 
