@@ -134,6 +134,13 @@ def _of(share: float, n: int) -> str:
     return f"{round(share * n)} of {n} repetitions"
 
 
+def _realised(d: dict[str, Any]) -> str:
+    """How an identification decision names its cost mode: not at all with profiling (deterministic) costs, the only
+    mode of most experiments and the first the decision looks at; ``, stochastic costs`` when it was made on
+    realised costs (an experiment without deterministic ones)."""
+    return "" if d["cost_mode"] == "deterministic" else f", {d['cost_mode']} costs"
+
+
 def format_decisions(items: list[dict[str, Any]]) -> str:
     """The condensed answer: per experiment, the decision at the largest budget by the best method, and the true
     Pareto set (``--all`` prints :func:`format_recommendations`)."""
@@ -156,7 +163,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
         else:
             lines.append(f"  Pareto set ({len(d['pareto_set'])}): {', '.join(d['pareto_set']) or '(empty)'} — "
                          f"{registry.display(d['method'])} returns it in {_of(d['share'], d['repetitions'])} at "
-                         f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}; the exact true set "
+                         f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}{_realised(d)}; {d['criterion']}; the "
+                         "exact true set "
                          f"in {round(d['exact_true_set'] * d['repetitions'])})")
             if d["share"] <= 0.5:
                 lines.append("    no set came back in most repetitions: this budget is short of identifying the "

@@ -90,3 +90,22 @@ def test_a_set_returned_in_few_repetitions_is_flagged():
     assert "returns it in 1 of 200 repetitions" in few and "exact true set in 1)" in few
     assert "no set came back in most repetitions" in few
     assert "returns it in 120 of 200 repetitions" in most and "no set came back" not in most
+
+
+def test_a_decision_made_on_realised_costs_says_so():
+    """Identification with realised (stochastic) costs only: the condensed answer names the cost mode, as both
+    reports' Decisions do; with deterministic costs, the usual case, it stays unsaid."""
+    from cabench.recommend import format_decisions
+
+    def item(mode: str) -> dict:
+        return {"experiment": "x", "setting": "psi", "dataset": "d", "surrogate": False, "K": 3,
+                "objectives": ["accuracy", "efficiency"], "cost_unit": "tokens", "true_pareto_set": ["a", "b"],
+                "no_preference": [], "constrained": None,
+                "decision": {"method": "copsi", "rho": 12.0, "budget": 1760.4, "cost_mode": mode,
+                             "repetitions": 10, "criterion": "lowest P(error) 0.200", "pareto_set": ["a", "b"],
+                             "share": 0.8, "exact_true_set": 0.8, "members": []}}
+
+    assert ("B = 1,760 tokens (rho 12, stochastic costs; lowest P(error) 0.200; the exact true set in 8)"
+            in format_decisions([item("stochastic")]))
+    assert "B = 1,760 tokens (rho 12; lowest P(error) 0.200; the exact true set in 8)" in format_decisions(
+        [item("deterministic")])
