@@ -37,9 +37,11 @@ from cabench.report import (
     Contents,
     comparison_tables,
     decision_rows,
+    embedded_format,
     gather,
     markdown,
     paper_cells,
+    pdf_only,
     scorecard_counts,
     section_lines,
     summary_table,
@@ -196,12 +198,12 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
 
 def _image(root: Path, row: pd.Series) -> dict[str, str] | None:
     """A figure of figures.csv as an inline image: PNG where drawn, else SVG; None for a PDF-only figure."""
-    formats = row["formats"].split(";")
-    for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
-        if fmt in formats:
-            data = base64.b64encode((root / f"{row['stem']}.{fmt}").read_bytes()).decode("ascii")
-            return {"caption": row["caption"], "stem": row["stem"], "uri": f"data:{mime};base64,{data}"}
-    return None
+    fmt = embedded_format(row["formats"])
+    if fmt is None:
+        return None
+    data = base64.b64encode((root / f"{row['stem']}.{fmt}").read_bytes()).decode("ascii")
+    mime = {"png": "image/png", "svg": "image/svg+xml"}[fmt]
+    return {"caption": row["caption"], "stem": row["stem"], "uri": f"data:{mime};base64,{data}"}
 
 
 def _images(c: Contents, source: str) -> list[dict[str, str]]:
@@ -267,6 +269,7 @@ def render_html(c: Contents) -> str:
         versions=", ".join(sorted({str(e.meta.get("cabench_version")) for e in res.experiments})),
         commits=", ".join(sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})),
         paper=[paper_cells(r) + [r["match"]] for r in c.paper], paper_figures=_images(c, "paper"), stale=c.stale,
+        pdf_only=pdf_only(c),
         requirements=requirements_sentence(c.constraints) if c.constraints else "",
         plotly_js=plotly.offline.get_plotlyjs())
 

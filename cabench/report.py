@@ -317,11 +317,30 @@ def _paper_section(rows: list[dict]) -> list[str]:
                        [paper_cells(r) for r in rows])]
 
 
+#: The formats of a figure a report embeds, in order of preference (a PDF is not an image a page shows).
+EMBEDDED = ("png", "svg")
+#: What both reports say of the current figures drawn in no format they embed.
+PDF_ONLY = ("figure(s) of figures.csv are drawn as PDF only, which a report does not embed; run `cabench plot "
+            "--format png` on this folder to embed them.")
+
+
+def embedded_format(formats: str) -> str | None:
+    """The format of a figure (its ``formats`` in figures.csv) that a report embeds; None for a PDF-only one."""
+    return next((fmt for fmt in EMBEDDED if fmt in formats.split(";")), None)
+
+
+def pdf_only(c: Contents) -> int:
+    """How many current figures a report cannot embed (drawn as PDF only)."""
+    return sum(embedded_format(formats) is None for formats in c.figures["formats"])
+
+
 def _figures(c: Contents) -> list[str]:
     lines = ["## Figures", ""]
     for _, r in c.figures.iterrows():
-        if "png" in r["formats"].split(";"):
-            lines += [f"**{r['caption']}.**", "", f"![{r['caption']}]({r['stem']}.png)", ""]
+        if fmt := embedded_format(r["formats"]):
+            lines += [f"**{r['caption']}.**", "", f"![{r['caption']}]({r['stem']}.{fmt})", ""]
+    if pdf_only(c):
+        lines += [f"{pdf_only(c)} {PDF_ONLY}", ""]
     if c.stale:
         lines += [f"{c.stale} figure(s) of figures.csv are left out: drawn from results that have changed since, or "
                   "missing; run `cabench plot` on this folder to redraw them.", ""]

@@ -87,3 +87,24 @@ def test_beyond_the_paper_speaks_of_the_papers_experiments_only_where_there_are_
     run_experiment(cfg, quiet=True)
     text = build_report(root)
     assert "These results are kept apart from the paper's experiments above and from its figures." in text
+
+
+def test_figures_drawn_without_png_are_embedded_as_svg_or_said_to_be_pdf_only(tmp_path):
+    """REPORT.md embedded PNG figures only: after `plot --format svg` it showed none (REPORT.html showed the SVGs),
+    and after `plot --format pdf` neither report said why it had no figures."""
+    from cabench.html_report import write_reports
+    from cabench.plots import plot
+
+    root = _user_results(tmp_path)
+    plot(root, ["pdf"])
+    md, html = write_reports(root)
+    note = "4 figure(s) of figures.csv are drawn as PDF only, which a report does not embed"
+    assert note in md.read_text() and "![" not in md.read_text()
+    assert 'id="pdf-only-figures">4 figure(s) of figures.csv are drawn as PDF only' in html.read_text()
+    plot(root, ["svg"])
+    md, html = write_reports(root)
+    embedded = re.findall(r"!\[[^]]*\]\((figures/[^)]*)\)", md.read_text())
+    assert sorted(embedded) == [f"figures/mine_{name}.svg" for name in
+                                ("online_landscape", "online_regret", "psi_identification", "psi_landscape")]
+    assert "PDF only" not in md.read_text() and "pdf-only-figures" not in html.read_text()
+    assert html.read_text().count("data:image/svg+xml;base64,") == 4
