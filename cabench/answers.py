@@ -120,6 +120,18 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "members": [arm_facts(e.arms, name) for name in row["modal_set"]]}
 
 
+#: An identification answer its method returns in at most this share of the repetitions is a weak one.
+WEAK_SHARE = 0.5
+#: What ``recommend`` and both reports say of a weak identification answer.
+WEAK = "no set came back in most repetitions"
+
+
+def weak(share: float) -> bool:
+    """Whether an identification answer returned in ``share`` of the repetitions is a weak one (:data:`WEAK_SHARE`):
+    the budget is short of identifying the Pareto set."""
+    return share <= WEAK_SHARE
+
+
 def top_answers(e: Experiment) -> list[dict[str, Any]]:
     """Every method's answer at the largest budget, computed once per experiment (both reports read it)."""
     return e.kept("top answers", lambda: answers(e, max(e.rho_grid)))

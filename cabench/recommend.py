@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cabench import registry
-from cabench.answers import answers, arm_facts, decision
+from cabench.answers import WEAK, answers, arm_facts, decision, weak
 from cabench.constraints import Constraint, constrained_answer
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
@@ -166,9 +166,9 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}{_realised(d)}; {d['criterion']}; the "
                          "exact true set "
                          f"in {round(d['exact_true_set'] * d['repetitions'])})")
-            if d["share"] <= 0.5:
-                lines.append("    no set came back in most repetitions: this budget is short of identifying the "
-                             "Pareto set (--all: how often each configuration is returned)")
+            if weak(d["share"]):
+                lines.append(f"    {WEAK}: this budget is short of identifying the Pareto set (--all: how "
+                             "often each configuration is returned)")
             for m in d["members"][:8]:
                 if per_call(m):
                     lines.append(f"    {m['config_id']}: {per_call(m)}")

@@ -39,7 +39,7 @@ from cabench.analysis import (
     reference_and_others,
     relative_hypervolume,
 )
-from cabench.answers import brief
+from cabench.answers import WEAK, brief, weak
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.errors import CabenchError
 from cabench.figure_index import INDEX, current_figures, index_root, read_index
@@ -495,7 +495,8 @@ DECISIONS = ("Per experiment, at its largest budget: the answer of the method th
 def decision_rows(c: Contents) -> list[dict]:
     """One row per experiment for the overview of decisions (REPORT.md and REPORT.html): the answer at its largest
     budget (``lead`` then the first :data:`NAMED` configuration ``names`` and how many ``more``), the method giving
-    it, the budget and how often that method gives it."""
+    it, the budget and how often that method gives it (a weak identification answer flagged,
+    :func:`cabench.answers.weak`)."""
     out = []
     for e in c.results.experiments:
         d = c.decision(e.label)
@@ -506,8 +507,10 @@ def decision_rows(c: Contents) -> list[dict]:
         names = d["names"]
         mode = f", {d['cost_mode']} costs" if d["cost_mode"] else ""
         n = d["repetitions"]
+        psi = d["exact_true_set"] is not None
         often = f"{round(d['share'] * n)} of {n} repetitions" + (
-            f" (the exact true set in {round(d['exact_true_set'] * n)})" if d["exact_true_set"] is not None else "")
+            f" (the exact true set in {round(d['exact_true_set'] * n)})" if psi else "") + (
+            f"; {WEAK}" if psi and weak(d["share"]) else "")
         out.append({"experiment": e.label, "names": names[:NAMED], "more": max(len(names) - NAMED, 0),
                     "lead": "pay for" if e.setting == "online" else f"the Pareto set of {len(names)}:",
                     "by": registry.display(d["method"]),

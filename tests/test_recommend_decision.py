@@ -109,3 +109,25 @@ def test_a_decision_made_on_realised_costs_says_so():
             in format_decisions([item("stochastic")]))
     assert "B = 1,760 tokens (rho 12; lowest P(error) 0.200; the exact true set in 8)" in format_decisions(
         [item("deterministic")])
+
+
+def test_a_weak_identification_answer_is_flagged_in_both_reports_decisions(tmp_path):
+    """The full PIQA set (K = 132) at rho 10: no returned set comes back in most repetitions; REPORT.md's and
+    REPORT.html's Decisions rows flag it as recommend does, after the count."""
+    from cabench.html_report import write_reports
+
+    raw = {"name": "short", "dataset": str(DATA / "piqa"), "setting": "psi", "rho": [10], "methods": ["copsi-r"],
+           "repetitions": 4, "output": str(tmp_path / "short")}
+    run_experiment(parse_config(raw, "t.yaml"), quiet=True)
+    d = recommend(tmp_path)[0]["decision"]
+    k = round(d["share"] * 4)
+    assert k <= 2
+    write_reports(tmp_path)
+    row = next(x for x in (tmp_path / "REPORT.md").read_text().split("## Decisions", 1)[1].splitlines()
+               if x.startswith("| `short` |"))
+    assert row.endswith(f"| {k} of 4 repetitions (the exact true set in {round(d['exact_true_set'] * 4)}); no set came "
+                        "back in most repetitions |")
+    page = (tmp_path / "REPORT.html").read_text()
+    assert f"{k} of 4 repetitions (the exact true set in {round(d['exact_true_set'] * 4)}); no set came back" in page
+    assert "no set came back in most repetitions: this budget is short" in RUNNER.invoke(app, ["recommend",
+                                                                                             str(tmp_path)]).output
