@@ -395,6 +395,8 @@ def report(
     results: Annotated[Path, typer.Argument(help="Folder searched for result files.")],
     require: Annotated[list[str] | None, typer.Option(
         "--require", help=REQUIRE_HELP)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace a REPORT.md or REPORT.html that cabench did not "
+                                                        "write (refused otherwise).")] = False,
 ) -> None:
     """Write REPORT.md and REPORT.html: a scorecard of the claims tested, then each experiment's decision,
     summary, paired comparisons and verdicts; the paper's numbers beside its own experiments. With --require, each
@@ -403,7 +405,7 @@ def report(
     from cabench.constraints import parse_constraints
     from cabench.html_report import write_reports
 
-    md, html = _guard(lambda: write_reports(results, parse_constraints(require or [])))
+    md, html = _guard(lambda: write_reports(results, parse_constraints(require or []), force))
     typer.echo(f"wrote {md} and {html}")
 
 

@@ -35,6 +35,7 @@ from cabench.record import objective_columns
 from cabench.report import (
     DECISIONS,
     Contents,
+    check_reports,
     comparison_tables,
     decision_rows,
     embedded_format,
@@ -282,12 +283,14 @@ def _sections(c: Contents) -> dict[str, dict[str, Any]]:
             for e in c.results.experiments}
 
 
-def write_reports(root: Path, constraints: tuple[Constraint, ...] = ()) -> tuple[Path, Path]:
+def write_reports(root: Path, constraints: tuple[Constraint, ...] = (), force: bool = False) -> tuple[Path, Path]:
     """Write ``ROOT/REPORT.md`` and ``ROOT/REPORT.html`` from one reading of the results below ``root`` (each
-    experiment answering under ``constraints`` too).
+    experiment answering under ``constraints`` too); a file of either name that cabench did not write is refused
+    before any work unless ``force`` (:func:`~cabench.report.check_reports`).
 
     Without ``constraints``, each experiment's section is kept in ``ROOT/report_sections.json`` and computed again
     only when one of its inputs changed (:mod:`cabench.report_cache`)."""
+    check_reports(root, force=force)
     cache = None if constraints else SectionCache(root)
     c = gather(root, constraints, cache)
     if cache is not None:

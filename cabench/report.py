@@ -581,6 +581,28 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
+#: How each report cabench writes begins (REPORT.md: its first line; REPORT.html: within its head), since its first
+#: version: a file of that name that begins otherwise is a user's own, never replaced without ``--force``.
+REPORT_MARKS = {"REPORT.md": "# cabench report\n", "REPORT.html": "<title>cabench report</title>"}
+
+
+def check_reports(root: Path, names: tuple[str, ...] = tuple(REPORT_MARKS), force: bool = False) -> None:
+    """Refuse, in one line and before any work, to replace a file ``names`` of ``root`` that cabench did not write
+    (:data:`REPORT_MARKS`); ``force`` replaces it."""
+    for name in names:
+        path = root / name
+        if force or not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
+        mark = REPORT_MARKS[name]
+        if not (head.startswith(mark) if name.endswith(".md") else mark in head):
+            raise CabenchError(f"{path}: not a report cabench wrote (it does not begin with {mark.strip()!r}); move "
+                               "it, or pass --force to replace it")
+
+
 def write_report(root: Path) -> Path:
-    """Write ``ROOT/REPORT.md`` (``cabench report`` also writes REPORT.html: :mod:`cabench.html_report`)."""
+    """Write ``ROOT/REPORT.md`` (``cabench report`` also writes REPORT.html: :mod:`cabench.html_report`); a file of
+    that name cabench did not write is refused (:func:`check_reports`)."""
+    check_reports(root, ("REPORT.md",))
     return write_text(root / "REPORT.md", build_report(root))

@@ -1,17 +1,22 @@
 """REPORT.md as Markdown: every table keeps its columns (a ``|`` in a dataset's title or a configuration's name, and
-the ``|P*|`` of Table 1's header, are escaped) and names holding backticks stay whole code spans."""
+the ``|P*|`` of Table 1's header, are escaped) and names holding backticks stay whole code spans; a report file of the
+user's own is never replaced without --force."""
 
 from __future__ import annotations
 
 import re
 
 import yaml
+from typer.testing import CliRunner
 
-from cabench.config import load_config
+from cabench.cli import app
+from cabench.config import load_config, parse_config
 from cabench.report import build_report
 from cabench.report_cells import code
 from cabench.runner import run_experiment
-from tests.conftest import ROOT, tiny_logs, write_dataset
+from tests.conftest import DATA, ROOT, tiny_logs, write_dataset
+
+RUNNER = CliRunner()
 
 NAMES = ["plain", "pipe|name", "tick`name`"]
 
@@ -108,3 +113,24 @@ def test_figures_drawn_without_png_are_embedded_as_svg_or_said_to_be_pdf_only(tm
                                 ("online_landscape", "online_regret", "psi_identification", "psi_landscape")]
     assert "PDF only" not in md.read_text() and "pdf-only-figures" not in html.read_text()
     assert html.read_text().count("data:image/svg+xml;base64,") == 4
+
+
+def test_a_report_file_cabench_did_not_write_is_never_replaced_without_force(tmp_path):
+    """A REPORT.md or REPORT.html of the user's own in a results folder: refused in one line before any work, kept
+    byte for byte; --force replaces it; a report cabench wrote is replaced as always."""
+    raw = {"name": "mine", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["uniform"],
+           "repetitions": 2, "output": str(tmp_path / "res" / "mine")}
+    run_experiment(parse_config(raw, "t.yaml"), quiet=True)
+    root = tmp_path / "res"
+    for name, own in (("REPORT.md", "# my notes\n"), ("REPORT.html", "<html><title>mine</title></html>")):
+        (root / name).write_text(own)
+        done = RUNNER.invoke(app, ["report", str(root)])
+        assert done.exit_code == 2 and len(done.output.strip().splitlines()) == 1, done.output
+        assert f"{root / name}: not a report cabench wrote" in done.output and "--force" in done.output
+        assert (root / name).read_text() == own and not (root / "report_sections.json").exists()
+        (root / name).unlink()
+    (root / "REPORT.md").write_text("# my notes\n")
+    assert RUNNER.invoke(app, ["report", str(root), "--force"]).exit_code == 0
+    assert (root / "REPORT.md").read_text().startswith("# cabench report\n")
+    again = RUNNER.invoke(app, ["report", str(root)])  # its own reports: replaced without a word
+    assert again.exit_code == 0, again.output
