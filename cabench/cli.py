@@ -382,12 +382,16 @@ def recommend_cmd(
     --require, the one among the configurations that satisfy the requirements and how often each method found it."""
     from cabench.constraints import parse_constraints
     from cabench.recommend import format_decisions, format_recommendations, recommend, recommendations_json
+    from cabench.results import unfinished_below, unfinished_note
 
     items = _guard(lambda: recommend(results, parse_constraints(require or [])))
     if as_json:
         typer.echo(recommendations_json(items))
     else:
         typer.echo(format_recommendations(items, top) if every else format_decisions(items))
+    note = unfinished_note(results, unfinished_below(results))
+    if note:
+        typer.echo(note, err=True)  # standard error: --json stays one document
 
 
 @app.command("report")

@@ -51,7 +51,7 @@ from cabench.report import (
 from cabench.report_cache import SectionCache, round_trip
 from cabench.report_cells import REAL_UNIT_FORMATS, Table, plus_minus
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
-from cabench.results import Experiment, finite
+from cabench.results import Experiment, finite, unfinished_note
 from cabench.units import LABELS, amount
 
 Cell = dict[str, str]
@@ -264,6 +264,7 @@ def render_html(c: Contents) -> str:
     anchors = _anchors([e.label for e in res.experiments])
     return _environment().get_template("report.html.j2").render(
         experiments=[_experiment(c, e, anchors[e.label]) for e in res.experiments],
+        unfinished=unfinished_note(res.root, res.unfinished),
         scorecard=_scorecard(c, anchors), counts=scorecard_counts(c),
         decisions=[{**r, "anchor": anchors[r["experiment"]]} for r in decision_rows(c)], decisions_note=DECISIONS,
         surrogate=sorted({e.title for e in res.experiments if e.surrogate}),

@@ -61,7 +61,7 @@ from cabench.report_cells import (
     whole,
 )
 from cabench.report_requirements import answers_under, requirement_lines, requirements_sentence
-from cabench.results import Experiment, ResultSet, finite
+from cabench.results import Experiment, ResultSet, finite, unfinished_note
 from cabench.stats import Z95
 from cabench.storage import write_atomic
 from cabench.units import LABELS, amount
@@ -540,8 +540,10 @@ def markdown(c: Contents) -> str:
                   "publishes (its raw evaluation logs are not public). Their numbers are not the paper's "
                   "measurements: what should reproduce is the qualitative behaviour (method ordering, the growth "
                   "of regret with log B, the decay of the identification error), not the values.", ""]
-    lines += [f"{len(res.experiments)} experiments found below this folder; cabench {', '.join(versions)}, "
-              f"commit {', '.join(commits)}. Each experiment is reported on its own; none is pooled with another.",
+    n = len(res.experiments)
+    lines += [f"{n} experiment{'s' if n != 1 else ''} found below this folder; cabench {', '.join(versions)}, "
+              f"commit {', '.join(commits)}. Each experiment is reported on its own; none is pooled with another."
+              + (f" {unfinished_note(res.root, res.unfinished)}" if res.unfinished else ""),
               "", *md_table(["experiment", "setting", "data", "K", "ρ grid", "repetitions", "config hash"],
                             [[code(e.label), e.setting, f"{e.title}{' (surrogate)' if e.surrogate else ''}", str(e.k),
                               ", ".join(f"{r:g}" for r in e.rho_grid), str(e.repetitions), code(e.config_hash)]

@@ -466,6 +466,21 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
     return exp
 
 
+def unfinished_below(root: Path) -> list[Path]:
+    """Experiment folders below ``root`` that hold cells but no ``runs.csv``: a first run stopped before it wrote its
+    tables (running its config again finishes it). Reports and ``recommend`` name them; nothing else reads them."""
+    return sorted(p.parent for p in root.rglob("cells") if p.is_dir() and not (p.parent / "runs.csv").is_file())
+
+
+def unfinished_note(root: Path, folders: list[Path]) -> str:
+    """One sentence naming ``folders`` (:func:`unfinished_below`), relative to ``root``; empty when there are none."""
+    if not folders:
+        return ""
+    names = ", ".join(str(f.relative_to(root)) if f != root else "." for f in folders)
+    return (f"Not finished, so left out: {names} (cells but no runs.csv: a run stopped before it wrote its tables; "
+            "run its config again to finish it).")
+
+
 class ResultSet:
     """Every experiment below a folder, one :class:`Experiment` each, in name order; with ``selections=False``
     each ``selections.csv.gz`` is read when first asked for (figures never read it)."""
@@ -491,6 +506,7 @@ class ResultSet:
                     f"{path}: experiment '{exp.name}' ({exp.config_hash}) is also in {seen.folder} with different "
                     "rows; remove one copy (results of one experiment are never averaged)")
         self.experiments = sorted(found.values(), key=lambda e: (e.name, e.config_hash))
+        self.unfinished = unfinished_below(root)
         names: dict[str, int] = {}
         for e in self.experiments:
             names[e.name] = names.get(e.name, 0) + 1

@@ -134,3 +134,28 @@ def test_a_report_file_cabench_did_not_write_is_never_replaced_without_force(tmp
     assert (root / "REPORT.md").read_text().startswith("# cabench report\n")
     again = RUNNER.invoke(app, ["report", str(root)])  # its own reports: replaced without a word
     assert again.exit_code == 0, again.output
+
+
+def test_an_experiment_stopped_before_its_tables_is_named_not_silently_left_out(tmp_path):
+    """A first run stopped before it wrote runs.csv leaves only its cells: the reports and recommend name the folder
+    (recommend on standard error, so --json stays one document); the finished experiment is reported as usual."""
+    import json
+    import shutil
+
+    root = tmp_path / "res"
+    for name in ("done", "stopped"):
+        raw = {"name": name, "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["uniform"],
+               "repetitions": 2, "output": str(root / name)}
+        run_experiment(parse_config(raw, "t.yaml"), quiet=True)
+    for path in (root / "stopped").iterdir():  # as an interrupted first run leaves it: cells only
+        if path.name != "cells":
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    note = ("Not finished, so left out: stopped (cells but no runs.csv: a run stopped before it wrote its tables; run "
+            "its config again to finish it).")
+    assert RUNNER.invoke(app, ["report", str(root)]).exit_code == 0
+    md = (root / "REPORT.md").read_text()
+    assert "1 experiment found below this folder;" in md and note in md and "## Experiment `done`" in md
+    assert f'<p class="note" id="unfinished">{note}</p>' in (root / "REPORT.html").read_text()
+    done = RUNNER.invoke(app, ["recommend", str(root), "--json"])
+    assert done.exit_code == 0 and done.stderr.strip() == note
+    assert [i["experiment"] for i in json.loads(done.stdout)] == ["done"]
