@@ -5,16 +5,42 @@ from __future__ import annotations
 import json
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+import typer.core
 
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+
+class _Commands(typer.core.TyperGroup):
+    """cabench's commands: a usage error (an unknown option, a value out of range, a missing argument) is one line
+    naming the option and the command's help, with exit code 2, as every other error of bad input."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        try:
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except typer.Abort:
+            typer.echo("Aborted!", err=True)
+            code = 1
+        except Exception as exc:  # click's own errors (typer's click): a message and an exit code
+            code = getattr(exc, "exit_code", None)
+            if not (hasattr(exc, "format_message") and isinstance(code, int)):
+                raise
+            ctx = getattr(exc, "ctx", None)
+            if type(exc).__name__ != "NoArgsIsHelpError":  # that one has printed the help already
+                see = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+                typer.echo(f"error: {exc.format_message()}{see}", err=True)
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,
                   help="Cost-aware multi-objective bandits for budgeted LLM configuration evaluation.")
 data_app = typer.Typer(no_args_is_help=True, help="Inspect, plot and import evaluation logs.")
 app.add_typer(data_app, name="data")

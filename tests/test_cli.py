@@ -141,3 +141,24 @@ def test_a_copied_config_never_replaces_the_originals_results(tmp_path):
     assert (tmp_path / "piqa_psi" / "runs.csv").read_bytes() == before
     assert runner.invoke(app, ["run", str(tmp_path / "my.yaml"), "--quiet", "--replace"]).exit_code == 0
     assert pd.read_csv(tmp_path / "piqa_psi" / "runs.csv")["rho"].unique().tolist() == [40]
+
+
+@pytest.mark.parametrize("args, line", [
+    (["recommend", "results", "--top", "-1"],
+     "error: Invalid value for '--top': Input should be greater than or equal to 1 (see `cabench recommend --help`)"),
+    (["run", "--bogus"], "error: No such option: --bogus (Possible options: --out) (see `cabench run --help`)"),
+    (["data", "import"], "error: Missing argument 'source'. (see `cabench data import --help`)"),
+], ids=["out of range", "unknown option", "missing argument"])
+def test_usage_errors_are_one_line_exit_2(args, line):
+    """An option or argument the command cannot take is bad input like any other: one line naming it, exit 2, in a
+    process of its own (as a shell runs it) and in this one."""
+    done = cabench(*args)
+    assert done.returncode == 2 and done.stderr.splitlines() == [line] and done.stdout == ""
+    inside = runner.invoke(app, args, prog_name="cabench")
+    assert inside.exit_code == 2 and inside.stderr.splitlines() == [line]
+
+
+def test_help_and_version_still_exit_0():
+    assert cabench("--version").stdout.startswith("cabench ") and cabench("--version").returncode == 0
+    shown = runner.invoke(app, ["run", "--help"], prog_name="cabench")
+    assert shown.exit_code == 0 and "Usage: cabench run" in shown.output
