@@ -190,6 +190,16 @@ def test_archive_errors_are_one_line(tmp_path, damage, words):
     refused(imported("inspect", tmp_path / "logs", tmp_path / "ds"), *words)
 
 
+def test_a_json_log_under_another_name_is_said_to_be_json(tmp_path):
+    """An Inspect JSON log saved as log.txt: its name is what is wrong, not its content (a cut archive is still
+    called one, above)."""
+    model, temperature, limit, rows = CONFIGS[0]
+    header, samples = _inspect_log(model, temperature, limit, rows, 0)
+    (tmp_path / "log.txt").write_text("\n  " + json.dumps({**header, "samples": samples}))
+    refused(imported("inspect", tmp_path / "log.txt", tmp_path / "ds"),
+            "log.txt: holds JSON, not a zip archive; a JSON log is read by its name ending in .json (rename it)")
+
+
 # --- 2. Every Eval Ever latency: generation_time_ms before latency_ms -------------------------------------------------
 
 def test_eee_latency_from_generation_time(tmp_path):

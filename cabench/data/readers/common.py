@@ -198,6 +198,11 @@ def zip_archive(path: Path, what: str) -> Iterator[zipfile.ZipFile]:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, EOFError, ValueError):
+        with open(path, "rb") as fh:
+            json_text = fh.read(64).lstrip().startswith((b"{", b"["))
+        if json_text:  # a JSON document under another name: its name, not its content, is wrong
+            raise CabenchError(f"{path}: holds JSON, not a zip archive; a JSON log is read by its name ending in "
+                               f".json (rename it)") from None
         raise CabenchError(f"{path}: not a zip archive; a cut or damaged {what}") from None
     except OSError as exc:
         raise CabenchError(f"{path}: unreadable ({exc.strerror or exc})") from None
