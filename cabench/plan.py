@@ -27,7 +27,7 @@ def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
                     "source": source}
         return synthetic_problem(cfg.synthetic), identity, None
     assert cfg.dataset is not None  # a config gives a dataset folder or a synthetic instance
-    ds = load_dataset(cfg.dataset, cfg.split, cfg.terms)
+    ds = load_dataset(cfg.dataset, cfg.split, cfg.terms, cfg.source)
     arms = cfg.arms.select(ds.configs, source=f"{cfg.source}: arms")
     problem = replay_problem(ds, arms, source)
     identity = {"dataset": {"name": ds.name, "sha256": ds.content_hash,

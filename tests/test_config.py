@@ -96,3 +96,22 @@ def test_fuzzed_configs_load_or_raise_our_error(raw, with_base):
         parse_config(yaml.safe_load(yaml.safe_dump(data)), "fuzz.yaml")
     except CabenchError as exc:
         assert "\n" not in str(exc)
+
+
+@pytest.mark.parametrize("extra, key", [
+    ({"split": {"profiling_size": 1000}}, "split.profiling_size"),
+    ({"objectives": ["accuracy", {"column": "nosuch", "direction": "min"}]}, "objectives[1]"),
+    ({"cost": "usd", "prices": {"GPT-2": {"tokens": 0.02}}}, "prices"),
+    ({"cost": "usd"}, "cost"),
+    ({"cost": "completion_tokens"}, "cost"),
+])
+def test_config_terms_and_split_the_logs_refuse_name_the_config(extra, key):
+    """A split, objective, cost or price table the config declares and the logs cannot meet is reported against
+    the config file and its key, not against the dataset folder."""
+    from cabench.plan import build_problem
+
+    cfg = parse_config({**BASE, **extra}, "exp.yaml")
+    with pytest.raises(CabenchError) as info:
+        build_problem(cfg)
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith("exp.yaml") and f": {key}" in msg

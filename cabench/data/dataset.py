@@ -48,17 +48,19 @@ class Split:
             raise CabenchError(f"split.profiling_size must be at least 1, got {self.profiling_size}")
 
 
-def split_instances(instance_ids: np.ndarray, split: Split) -> tuple[np.ndarray, np.ndarray]:
+def split_instances(instance_ids: np.ndarray, split: Split, source: str = "") -> tuple[np.ndarray, np.ndarray]:
     """Split sorted instance ids with a seeded permutation (SPEC §2.1).
 
     Returns the positions (into ``instance_ids``) of the profiling and the
-    evaluation instances, each in ascending order.
+    evaluation instances, each in ascending order. ``source`` is the file that
+    gave the split (named first in an error).
     """
     n = len(instance_ids)
     if split.profiling_size >= n:
         raise CabenchError(
-            f"split.profiling_size is {split.profiling_size} but the logs have only {n} instances; "
-            "leave at least one for evaluation (set split.profiling_size in the config or dataset.yaml)"
+            f"{source + ': ' if source else ''}split.profiling_size is {split.profiling_size} but the logs have only "
+            f"{n} instances; leave at least one for evaluation (set split.profiling_size in the config or "
+            "dataset.yaml)"
         )
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(split.seed))))
     perm = rng.permutation(n)
@@ -198,25 +200,31 @@ def _wide(frame: pd.DataFrame, column: str, configs: list[str], ids: np.ndarray)
 
 
 def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name: str, path: str,
-               content_hash: str = "", terms: Terms = PAPER_TERMS) -> Dataset:
-    """Turn validated canonical logs into a :class:`Dataset` (SPEC §2) on the declared ``terms``."""
+               content_hash: str = "", terms: Terms = PAPER_TERMS, split_source: str = "",
+               terms_source: str = "") -> Dataset:
+    """Turn validated canonical logs into a :class:`Dataset` (SPEC §2) on the declared ``terms``.
+
+    ``split_source`` and ``terms_source`` name the files that gave the split and the terms (a config, or the
+    dataset's ``dataset.yaml``); an error about them names that file, else the dataset folder ``path``."""
     config_ids = list(pd.unique(frame["config_id"]))
     configs = (
         frame.drop_duplicates("config_id")[["config_id", *CONFIG_COLUMNS]].reset_index(drop=True)
     )
     instance_ids = np.array(sorted(pd.unique(frame["instance_id"])), dtype=object)
-    prof_pos, eval_pos = split_instances(instance_ids, split)
+    prof_pos, eval_pos = split_instances(instance_ids, split, split_source or path)
     prof_ids, eval_ids = instance_ids[prof_pos], instance_ids[eval_pos]
 
-    frame = frame.assign(**{COST_COLUMN: cost_per_call(frame, terms, path)})
-    usd = usd_per_call(frame, terms, path)
+    said = terms_source or path
+    logs = "" if said == path else f" (dataset {path})"
+    frame = frame.assign(**{COST_COLUMN: cost_per_call(frame, terms, said + logs)})
+    usd = usd_per_call(frame, terms, said + logs)
     if usd is not None:
         frame = frame.assign(**{USD_COLUMN: usd})
     numeric = [c for c in frame.columns if c not in ("config_id", "instance_id", *CONFIG_COLUMNS)]
-    for spec in terms.objectives:
+    for i, spec in enumerate(terms.objectives):
         if spec.column not in numeric and spec.normalise != "inverse":
-            raise CabenchError(f"{path}: objective '{spec.name}' reads the column '{spec.column}', which the logs "
-                               f"lack; the logs have {', '.join(numeric)}")
+            raise CabenchError(f"{said}: objectives[{i}]: '{spec.name}' reads the column '{spec.column}', which the "
+                               f"logs{logs} lack; the logs have {', '.join(numeric)}")
     full = {col: _wide(frame, col, config_ids, instance_ids) for col in numeric}
     full["correct"] = quantize(full["correct"])
     prof = {col: _readonly(values[:, prof_pos]) for col, values in full.items()}
@@ -278,17 +286,22 @@ def declared_terms(meta: dict[str, Any], folder: Path) -> Terms:
     return parse_terms(meta, lambda key, message: CabenchError(f"{where}: {key}: {message}"))
 
 
-def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | None = None) -> Dataset:
+def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | None = None,
+                 source: str = "") -> Dataset:
     """Load, validate and preprocess a dataset folder on the declared ``terms`` (None: those ``dataset.yaml``
     declares, else the paper's).
 
     ``split`` defaults to the folder's ``dataset.yaml`` key ``split``
     (``profiling_size``, ``seed``) or, failing that, 200 profiling instances
-    with seed 0.
+    with seed 0. ``source`` names the file (a config) that gave ``split`` and ``terms``: an error about either
+    names it.
     """
     folder = Path(folder)
     log_path = find_log_file(folder)  # a missing folder or log file is named first
     meta = read_metadata(folder)
+    stated = str(folder / "dataset.yaml")
+    split_source = source if split is not None else stated if meta.get("split") is not None else ""
+    terms_source = source if terms is not None else stated if declares_terms(meta) else ""
     if split is None:
         split = declared_split(meta, folder)
     if terms is None:
@@ -299,7 +312,7 @@ def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | 
     if kept is None:
         frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
         kept = preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
-                          content_hash=digest, terms=terms)
+                          content_hash=digest, terms=terms, split_source=split_source, terms_source=terms_source)
     _LOADED[key] = kept
     while len(_LOADED) > _KEEP_LOADED:
         _LOADED.popitem(last=False)
