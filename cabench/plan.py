@@ -55,7 +55,11 @@ def check_budgets(cfg: ExperimentConfig, problem: Problem, strict: bool = True) 
     """The infeasible (method, rho) pairs; with ``strict``, or when nothing is feasible, fail on the first."""
     bad = infeasible_cells(cfg, problem)
     if bad and (strict or len(bad) == len(cfg.rho) * len(cfg.methods)):
-        raise CabenchError(f"{cfg.source}: rho: {next(iter(bad.values()))}")
+        (_, rho), reason = next(iter(bad.items()))
+        if cfg.budget:  # stated in the cost unit: name that key and the budget, then the rho it gives
+            unit = cfg.budget_unit or problem.norm.cost_unit
+            raise CabenchError(f"{cfg.source}: budget.{unit}: {amount(cfg.stated[rho], unit)} is too small ({reason})")
+        raise CabenchError(f"{cfg.source}: rho: {reason}")
     return bad
 
 

@@ -139,6 +139,17 @@ def test_budget_too_small_fails_before_writing(tmp_path):
     assert not (tmp_path / "none").exists()
 
 
+def test_stated_budget_too_small_names_the_budget_key(tmp_path):
+    """A budget stated in tokens that cannot pay one initial pull of every arm is reported against
+    budget.tokens and the stated amount, not against a rho key the config never gave."""
+    raw = {k: v for k, v in ONLINE.items() if k not in ("rho", "trajectories")}
+    with pytest.raises(CabenchError) as info:
+        _run({**raw, "budget": {"tokens": 1}}, tmp_path / "small")
+    msg = str(info.value)
+    assert msg.startswith("t.yaml: budget.tokens: 1 tokens is too small (rho 6.88902e-05 cannot pay")
+    assert not (tmp_path / "small").exists()
+
+
 def test_infeasible_cells_are_skipped_and_recorded(tmp_path):
     raw = {**PSI, "rho": [2, 20], "methods": ["copsi", "psi-sr", "uniform"]}
     out = _run(raw, tmp_path / "skip")
