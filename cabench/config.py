@@ -374,7 +374,11 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
             raise r.fail("trajectories", "only applies to setting 'online'")
         tr = r.check_keys(raw["trajectories"], TRAJECTORY_KEYS, "trajectories")
         grid, key = (budget, "budget") if budget else (rho, "rho")
-        replaced = key in given or ("budget" if key == "rho" else "rho") in tr  # the command line's grid
+        other = "budget" if key == "rho" else "rho"
+        replaced = key in given  # the command line's grid
+        if other in tr and not replaced:
+            raise r.fail(f"trajectories.{other}", f"the grid is stated as {key}; name the trajectories' {key} "
+                                                  f"(trajectories.{key}, one of the {key} grid {list(grid)})")
         if key not in tr and not replaced:
             raise r.fail(f"trajectories.{key}", f"missing; name the {key} of the trajectories (one of the {key} grid)")
         at = r.number(tr[key], f"trajectories.{key}", positive=True) if key in tr else max(grid)
