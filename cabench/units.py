@@ -39,6 +39,6 @@ def from_files(frame: pd.DataFrame, unit: str, trajectory: bool = False) -> pd.D
 
 def amount(value: float, unit: str) -> str:
     """A budget or a spend as a sentence says it: ``12,345 tokens`` or ``$1.23``."""
-    if unit == "usd":
-        return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.4g}"
+    if unit == "usd":  # cents from a dollar on; below, four significant digits (unless they round up to $1)
+        return f"${value:,.2f}" if abs(float(f"{value:.4g}")) >= 1 else f"${value:.4g}"
     return f"{value:,.0f} {LABELS[unit]}"
