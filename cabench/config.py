@@ -148,14 +148,22 @@ class ExperimentConfig:
         return out
 
 
-class _Reader:
-    """Typed access to a YAML mapping with one-line errors naming file and key."""
+#: Command-line options that replace a config key whole, by the key (an error in its value names the option).
+FLAG_OF = {"rho": "--rho", "budget": "--budget", "repetitions": "--repetitions", "seed": "--seed"}
 
-    def __init__(self, source: str) -> None:
+
+class _Reader:
+    """Typed access to a YAML mapping with one-line errors naming file and key (and the command-line option, for a
+    key in ``given`` that it replaced)."""
+
+    def __init__(self, source: str, given: frozenset[str] = frozenset()) -> None:
         self.source = source
+        self.given = given
 
     def fail(self, key: str, message: str) -> CabenchError:
-        return CabenchError(f"{self.source}: {key}: {message}")
+        top = key.split(".")[0].split("[")[0]
+        flag = f" (from {FLAG_OF[top]})" if top in self.given and top in FLAG_OF else ""
+        return CabenchError(f"{self.source}: {key}{flag}: {message}")
 
     def check_keys(self, mapping: Any, allowed: set[str], where: str) -> dict[str, Any]:
         if not isinstance(mapping, dict):
@@ -322,6 +330,7 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     base = base or Path.cwd()
     raw = r.check_keys(raw, TOP_KEYS, "")
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    r.given = frozenset(given)
     if "methods" in given and "methods" in raw:
         given["methods"] = _keep_method_params(raw["methods"], given["methods"])
     if "name" in given and "output" not in given and isinstance(raw.get("output"), str):

@@ -118,3 +118,17 @@ def test_config_terms_and_split_the_logs_refuse_name_the_config(extra, key):
         build_problem(cfg)
     msg = str(info.value)
     assert "\n" not in msg and msg.startswith("exp.yaml") and f": {key}" in msg
+
+
+def test_a_bad_value_given_on_the_command_line_names_its_option():
+    """--rho 0 replaces the config's grid: the error names the file, the key and the option that gave it; the same
+    value written in the file names the file and key only."""
+    raw = {"name": "x", "dataset": "data/gsm8k", "setting": "online", "rho": [2], "methods": ["uniform"]}
+    with pytest.raises(CabenchError) as from_flag:
+        parse_config(raw, "ok.yaml", overrides={"rho": [0]})
+    assert str(from_flag.value) == "ok.yaml: rho (from --rho): must be positive, got 0"
+    with pytest.raises(CabenchError) as written:
+        parse_config({**raw, "rho": [0]}, "bad.yaml")
+    assert str(written.value) == "bad.yaml: rho: must be positive, got 0"
+    with pytest.raises(CabenchError, match=r"^ok.yaml: repetitions \(from --repetitions\): must be at least 1"):
+        parse_config(raw, "ok.yaml", overrides={"repetitions": 0})
