@@ -173,9 +173,15 @@ def _band(ax, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, mid: np.ndarray, co
         ax.errorbar(x, mid, yerr=[mid - lo, hi - mid], color=colour, capsize=2, linewidth=0.8, linestyle="none")
 
 
+#: Columns whose every value lies in a known range: a normal band is cut at its ends (a Pareto F1 above 1 is none).
+BOUNDED = {"f1": (0.0, 1.0)}
+
+
 def mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Sequence[str],
                 linestyle: str = "-", suffix: str = "", unit: str = "tokens") -> None:
-    """Mean of ``column`` against log2 B per method, with a normal 95% band over repetitions."""
+    """Mean of ``column`` against log2 B per method, with a normal 95% band over repetitions (cut to the column's
+    range, :data:`BOUNDED`)."""
+    low, high = BOUNDED.get(column, (-np.inf, np.inf))
     for method in methods:
         g = runs[runs["method"] == method]
         if g.empty:
@@ -185,7 +191,7 @@ def mean_panel(ax, runs: pd.DataFrame, column: str, ylabel: str, methods: Sequen
         x = np.log2(b)
         style = _style(method)
         ax.plot(x, m, **{**style, "label": style["label"] + suffix, "linestyle": linestyle})
-        _band(ax, x, m - Z95 * se, m + Z95 * se, m, style["color"])
+        _band(ax, x, np.clip(m - Z95 * se, low, high), np.clip(m + Z95 * se, low, high), m, style["color"])
     ax.set_xlabel(rf"$\log_2 B$ ({LABELS[unit]})", parse_math=True)
     ax.set_ylabel(ylabel, parse_math=True)
     ax.grid(alpha=0.3)

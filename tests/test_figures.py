@@ -301,3 +301,20 @@ def test_a_second_plot_says_nothing_was_redrawn(tmp_path):
     second = CliRunner().invoke(app, ["plot", str(tmp_path / "r"), "--format", "png"])
     assert first.exit_code == 0 and "wrote " in first.output, first.output
     assert second.exit_code == 0 and second.output.strip().count("\n") == 0 and "nothing redrawn" in second.output
+
+
+def test_an_f1_band_never_leaves_zero_to_one_and_a_regret_band_is_not_cut():
+    """Pareto F1 of 1, 1, 0.4 at one budget: the normal band's upper end (1.19) is drawn at 1; a regret column of
+    the same numbers keeps its band whole."""
+    runs = pd.DataFrame({"method": ["copsi"] * 6, "budget": [100.0] * 3 + [200.0] * 3,
+                         "f1": [1.0, 1.0, 0.4, 1.0, 0.9, 0.2], "regret_hv": [1.0, 1.0, 0.4, 1.0, 0.9, 0.2]})
+    highs = {}
+    for column in ("f1", "regret_hv"):
+        fig, ax = plt.subplots()
+        panels.mean_panel(ax, runs, column, column, ["copsi"])
+        (band,) = ax.collections
+        ys = np.concatenate([path.vertices[:, 1] for path in band.get_paths()])
+        highs[column] = (ys.min(), ys.max())
+        plt.close(fig)
+    assert highs["f1"][1] == 1.0 and highs["f1"][0] >= 0.0
+    assert highs["regret_hv"][1] == pytest.approx(1.1932, abs=1e-3)
