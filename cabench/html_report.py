@@ -39,10 +39,10 @@ from cabench.report import (
     comparison_tables,
     decision_rows,
     embedded_format,
+    figure_notes,
     gather,
     markdown,
     paper_cells,
-    pdf_only,
     scorecard_counts,
     section_lines,
     summary_table,
@@ -270,8 +270,8 @@ def render_html(c: Contents) -> str:
         surrogate=sorted({e.title for e in res.experiments if e.surrogate}),
         versions=", ".join(sorted({str(e.meta.get("cabench_version")) for e in res.experiments})),
         commits=", ".join(sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})),
-        paper=[paper_cells(r) + [r["match"]] for r in c.paper], paper_figures=_images(c, "paper"), stale=c.stale,
-        pdf_only=pdf_only(c),
+        paper=[paper_cells(r) + [r["match"]] for r in c.paper], paper_figures=_images(c, "paper"),
+        figure_notes=figure_notes(c),
         requirements=requirements_sentence(c.constraints) if c.constraints else "",
         plotly_js=plotly.offline.get_plotlyjs())
 

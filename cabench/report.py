@@ -319,9 +319,14 @@ def _paper_section(rows: list[dict]) -> list[str]:
 
 #: The formats of a figure a report embeds, in order of preference (a PDF is not an image a page shows).
 EMBEDDED = ("png", "svg")
-#: What both reports say of the current figures drawn in no format they embed.
-PDF_ONLY = ("figure(s) of figures.csv are drawn as PDF only, which a report does not embed; run `cabench plot "
-            "--format png` on this folder to embed them.")
+#: What both reports say of the figures of figures.csv they leave out, by the note's id: what comes before the
+#: command that mends it, the command, what comes after.
+FIGURE_NOTES = {
+    "pdf-only-figures": ("figure(s) of figures.csv are drawn as PDF only, which a report does not embed; run",
+                         "cabench plot --format png", "on this folder to embed them."),
+    "stale-figures": ("figure(s) of figures.csv are left out: drawn from results that have changed since, or missing; "
+                      "run", "cabench plot", "on this folder to redraw them."),
+}
 
 
 def embedded_format(formats: str) -> str | None:
@@ -329,9 +334,13 @@ def embedded_format(formats: str) -> str | None:
     return next((fmt for fmt in EMBEDDED if fmt in formats.split(";")), None)
 
 
-def pdf_only(c: Contents) -> int:
-    """How many current figures a report cannot embed (drawn as PDF only)."""
-    return sum(embedded_format(formats) is None for formats in c.figures["formats"])
+def figure_notes(c: Contents) -> list[dict[str, str | int]]:
+    """The notes (:data:`FIGURE_NOTES`) on the figures a report leaves out, those with any: how many are drawn as PDF
+    only (current, but in no format a report embeds) and how many are not current."""
+    counts = {"pdf-only-figures": sum(embedded_format(formats) is None for formats in c.figures["formats"]),
+              "stale-figures": c.stale}
+    return [{"id": key, "count": n, "before": before, "command": command, "after": after}
+            for key, (before, command, after) in FIGURE_NOTES.items() if (n := counts[key])]
 
 
 def _figures(c: Contents) -> list[str]:
@@ -339,11 +348,8 @@ def _figures(c: Contents) -> list[str]:
     for _, r in c.figures.iterrows():
         if fmt := embedded_format(r["formats"]):
             lines += [f"**{r['caption']}.**", "", f"![{r['caption']}]({r['stem']}.{fmt})", ""]
-    if pdf_only(c):
-        lines += [f"{pdf_only(c)} {PDF_ONLY}", ""]
-    if c.stale:
-        lines += [f"{c.stale} figure(s) of figures.csv are left out: drawn from results that have changed since, or "
-                  "missing; run `cabench plot` on this folder to redraw them.", ""]
+    for note in figure_notes(c):
+        lines += [f"{note['count']} {note['before']} `{note['command']}` {note['after']}", ""]
     return lines if len(lines) > 2 else []
 
 
@@ -541,9 +547,9 @@ def markdown(c: Contents) -> str:
                   "measurements: what should reproduce is the qualitative behaviour (method ordering, the growth "
                   "of regret with log B, the decay of the identification error), not the values.", ""]
     n = len(res.experiments)
-    lines += [f"{n} experiment{'s' if n != 1 else ''} found below this folder; cabench {', '.join(versions)}, "
-              f"commit {', '.join(commits)}. Each experiment is reported on its own; none is pooled with another."
-              + (f" {unfinished_note(res.root, res.unfinished)}" if res.unfinished else ""),
+    found = (f"{n} experiment{'s' if n != 1 else ''} found below this folder; cabench {', '.join(versions)}, commit "
+             f"{', '.join(commits)}. Each experiment is reported on its own; none is pooled with another.")
+    lines += [" ".join(filter(None, [found, unfinished_note(res.root, res.unfinished)])),
               "", *md_table(["experiment", "setting", "data", "K", "ρ grid", "repetitions", "config hash"],
                             [[code(e.label), e.setting, f"{e.title}{' (surrogate)' if e.surrogate else ''}", str(e.k),
                               ", ".join(f"{r:g}" for r in e.rho_grid), str(e.repetitions), code(e.config_hash)]
