@@ -506,12 +506,16 @@ class ResultSet:
                     f"{path}: experiment '{exp.name}' ({exp.config_hash}) is also in {seen.folder} with different "
                     "rows; remove one copy (results of one experiment are never averaged)")
         self.experiments = sorted(found.values(), key=lambda e: (e.name, e.config_hash))
-        self.unfinished = unfinished_below(root)
         names: dict[str, int] = {}
         for e in self.experiments:
             names[e.name] = names.get(e.name, 0) + 1
         for e in self.experiments:
             e.label = e.name if names[e.name] == 1 else f"{e.name} [{e.config_hash[:8]}]"
+
+    @cached_property
+    def unfinished(self) -> list[Path]:
+        """The experiments below the folder a first run left without tables (:func:`unfinished_below`)."""
+        return unfinished_below(self.root)
 
     @property
     def empty(self) -> bool:
