@@ -100,12 +100,22 @@ def failed_calls(frame: pd.DataFrame, failed: pd.Series, policy: str,
     return frame[~failed], record
 
 
+def _measures(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each measure column of ``frame`` (latency, tokens) as floats, text as NaN."""
+    return {col: pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
+            for col in MEASURE_COLUMNS if col in frame}
+
+
+def _empty(values: np.ndarray) -> np.ndarray:
+    """Where a measure is empty or 0: the call's cost is unknown, it cannot be replayed."""
+    return np.isnan(values) | (values == 0)
+
+
 def _no_cost(frame: pd.DataFrame) -> np.ndarray:
     """Rows with a latency or token count that is empty or 0 (what :func:`unmeasured_rows` drops, scores aside)."""
     out = np.zeros(len(frame), dtype=bool)
-    for col in (c for c in MEASURE_COLUMNS if c in frame):
-        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
-        out |= np.isnan(values) | (values == 0)
+    for values in _measures(frame).values():
+        out |= _empty(values)
     return out
 
 
@@ -121,15 +131,15 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
     check_policy("--unmeasured", policy)
     bad = frame["correct"].isna().to_numpy()
     lacking = {"no score": int(bad.sum())}  # rows lacking each, for the messages
-    for col in (c for c in MEASURE_COLUMNS if c in frame):
-        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
+    for col, values in _measures(frame).items():
         negative = values < 0
         if negative.any():
             row = int(np.flatnonzero(negative)[0])
             raise CabenchError(f"{label}: column '{col}' is not positive at {_at(frame, place)(row)} "
                                f"({values[row]:g}); a negative time or count is a damaged log")
-        lacking[f"{col} empty or 0"] = int((np.isnan(values) | (values == 0)).sum())
-        bad = bad | np.isnan(values) | (values == 0)
+        empty = _empty(values)
+        lacking[f"{col} empty or 0"] = int(empty.sum())
+        bad = bad | empty
     n = int(bad.sum())
     if not n:
         return frame, {}
