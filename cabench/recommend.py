@@ -163,9 +163,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
         else:
             lines.append(f"  Pareto set ({len(d['pareto_set'])}): {', '.join(d['pareto_set']) or '(empty)'} — "
                          f"{registry.display(d['method'])} returns it in {_of(d['share'], d['repetitions'])} at "
-                         f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}{_realised(d)}; {d['criterion']}; the "
-                         "exact true set "
-                         f"in {round(d['exact_true_set'] * d['repetitions'])})")
+                         f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}{_realised(d)}; {d['criterion']}; "
+                         f"the exact true set in {round(d['exact_true_set'] * d['repetitions'])})")
             if weak(d["share"]):
                 lines.append(f"    {WEAK}: this budget is short of identifying the Pareto set (--all: how "
                              "often each configuration is returned)")

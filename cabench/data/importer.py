@@ -394,7 +394,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     instances = valid["instance_id"].nunique()
     echo(f"kept {valid['config_id'].nunique()} configurations x {instances} instances")
     if instances < 2:
-        raise CabenchError(f"{label}: 1 instance kept; a dataset needs at least 2 (one to profile the "
+        raise CabenchError(f"{label}: {instances} instance kept; a dataset needs at least 2 (one to profile the "
                            "configurations on, one to evaluate them on)")
     ignored = _ignored(frame, columns, extra) if fmt == "canonical" else []
     if ignored:

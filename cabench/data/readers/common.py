@@ -198,8 +198,11 @@ def zip_archive(path: Path, what: str) -> Iterator[zipfile.ZipFile]:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, EOFError, ValueError):
-        with open(path, "rb") as fh:
-            json_text = fh.read(64).lstrip().startswith((b"{", b"["))
+        try:
+            with open(path, "rb") as fh:
+                json_text = fh.read(64).lstrip().startswith((b"{", b"["))
+        except OSError:
+            json_text = False
         if json_text:  # a JSON document under another name: its name, not its content, is wrong
             raise CabenchError(f"{path}: holds JSON, not a zip archive; a JSON log is read by its name ending in "
                                f".json (rename it)") from None
