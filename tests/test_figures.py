@@ -252,6 +252,23 @@ def test_a_subfolder_with_an_index_of_its_own_reports_the_figures_plot_redraws_a
     assert sorted(embedded) == sorted(f"../{stem}" for stem in mine)
 
 
+def test_a_subfolders_own_current_figures_are_embedded_when_the_index_above_lacks_them(results):
+    """A subfolder plotted on its own keeps an index of its own; when the root's index has none of the subfolder's
+    figures, its report embeds its own current ones (from its own figures/ folder), and leaves none out."""
+    from cabench.html_report import write_reports
+
+    (results / "figures.csv").rename(results / "root-index.csv")
+    assert plot(results / "online", ["png"]).index == results / "online"  # an index of its own
+    root = pd.read_csv(results / "root-index.csv")
+    root[~root["experiments"].str.contains("piqa_online")].to_csv(results / "figures.csv", index=False)
+    own = current_figures(results / "online")
+    assert len(own) >= 2
+    text = write_reports(results / "online")[0].read_text()
+    assert "left out" not in text
+    embedded = re.findall(r"!\[[^]]*\]\(([^)]*)\.png\)", text)
+    assert sorted(embedded) == sorted(own["stem"])
+
+
 def test_a_report_of_a_subfolder_embeds_its_figures_from_the_root_index(results):
     from cabench.html_report import write_reports
 
