@@ -354,6 +354,21 @@ def test_figures_do_not_depend_on_plot_workers(foreign_results, tmp_path):
         assert (copy / "figures" / png.name).read_bytes() == png.read_bytes(), png.name
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_header_read_on_its_own_is_the_header_pandas_reads(tmp_path, suffix):
+    """The columns a result file is read with come from its first line alone: quoted names with commas, quotes and
+    line breaks, a byte order mark and a name of digits are those pandas reads."""
+    from cabench import results
+
+    frame = pd.DataFrame({"rho": [1.5], 'a "b", c': ["x"], "two\nlines": [2], "0012": ["y"], "nan": [3]})
+    path = tmp_path / f"t{suffix}"
+    frame.to_csv(path, index=False, encoding="utf-8-sig")
+    assert results._header(path) == list(pd.read_csv(path, nrows=0).columns) == list(frame.columns)
+    read = results.read_csv(path)
+    assert list(read.columns) == list(frame.columns) and read["rho"].tolist() == [1.5]
+    assert (tmp_path / "empty.csv").write_text("") == 0 and results._header(tmp_path / "empty.csv") == []
+
+
 def test_large_tables_read_by_pyarrow_equal_the_c_parser(tmp_path, monkeypatch):
     """selections.csv parsed by pyarrow is the frame the C parser gives: names that look like numbers or NaN stay
     text, empty cost modes stay '', floats round-trip exactly."""
