@@ -4,7 +4,9 @@ to signal. No test waits for a time: each waits for a state, with :data:`SAFETY_
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -76,6 +78,29 @@ def held_run() -> Iterator[Callable[[Path], subprocess.Popen]]:
             with contextlib.suppress(ProcessLookupError):  # (unless the last one ended meanwhile)
                 os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
+
+
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Any]) -> Path:
+    """The folder ``name``, built by ``build(folder)`` once in the whole test session, whichever worker
+    (pytest-xdist) asks first: the others wait for that build (a lock: a state, not a time) and read the folder.
+    A test that changes what is in it works on a copy. A build cut short is started again."""
+    base = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's folder, which holds each worker's own
+    folder, built = base / name, base / f"{name}.built"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not built.is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            built.write_text("")
+    return folder
+
+
+def copied(folder: Path, parent: Path) -> Path:
+    """A copy of ``folder`` in ``parent`` (a folder :func:`built_once` to be changed by one test)."""
+    return Path(shutil.copytree(folder, parent / folder.name))
 
 
 def session(pid: int) -> list[str]:

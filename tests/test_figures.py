@@ -26,19 +26,21 @@ from cabench.landscape import landscape_figure
 from cabench.plots import _paper_figures, experiment_figures, plot
 from cabench.results import ResultSet
 from cabench.runner import run_experiment
-from tests.conftest import ROOT, shipped
+from tests.conftest import ROOT, built_once, shipped
 
 QUICK = {"online": ROOT / "configs" / "piqa_online_quick.yaml", "psi": ROOT / "configs" / "piqa_psi_quick.yaml"}
 
 
 @pytest.fixture(scope="module")
 def plotted(tmp_path_factory) -> Path:
-    """PIQA online and identification, three repetitions each, plotted once (copy before changing it)."""
-    root = tmp_path_factory.mktemp("figures") / "results"
-    for name, config in QUICK.items():
-        run_experiment(load_config(config, overrides={"repetitions": 3, "output": str(root / name)}), quiet=True)
-    plot(root, ["png"])
-    return root
+    """PIQA online and identification, three repetitions each, plotted once in the test session (copy before
+    changing it: :func:`results`)."""
+    def build(root: Path) -> None:
+        for name, config in QUICK.items():
+            run_experiment(load_config(config, overrides={"repetitions": 3, "output": str(root / name)}), quiet=True)
+        plot(root, ["png"])
+
+    return built_once(tmp_path_factory, "figures", lambda folder: build(folder / "results")) / "results"
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from cabench.config import load_config
 from cabench.html_report import write_reports
 from cabench.plots import plot_results
 from cabench.runner import run_experiment
-from tests.conftest import SAFETY_S, tiny_logs, write_dataset
+from tests.conftest import SAFETY_S, built_once, tiny_logs, write_dataset
 from tests.test_scorecard import quick_results
 
 pytestmark = pytest.mark.slow  # a browser, and figures drawn: about half a minute
@@ -76,27 +76,49 @@ def rows(table: Node) -> list[Node]:
     return table.all("tbody")[0].all("tr")
 
 
-def render(page: Path) -> tuple[Node, str]:
-    """The DOM Chromium holds once the page has loaded and its scripts ran, and Chromium's log."""
+def dumped(page: Path) -> tuple[str, str]:
+    """The DOM Chromium holds once the page has loaded and its scripts ran, as HTML, and Chromium's log."""
     done = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr",
                            "--v=0", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()],
                           capture_output=True, text=True, timeout=SAFETY_S)
     assert done.returncode == 0, done.stderr[-2000:]
-    return Tree(done.stdout).root, done.stderr
+    return done.stdout, done.stderr
+
+
+def render(page: Path) -> tuple[Node, str]:
+    """The DOM Chromium holds once the page has loaded and its scripts ran, and Chromium's log."""
+    dom, log = dumped(page)
+    return Tree(dom).root, log
+
+
+def _reported(folder: Path, quick: Path) -> None:
+    """The quick results with their reports, and where Chromium is installed the DOM it holds of REPORT.html
+    and its log (``dom.html``, ``chromium.log`` beside the results)."""
+    shutil.copytree(quick, folder / "results")
+    write_reports(folder / "results")
+    if CHROMIUM is not None:
+        dom, log = dumped(folder / "results" / "REPORT.html")
+        (folder / "dom.html").write_text(dom)
+        (folder / "chromium.log").write_text(log)
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory) -> Path:
-    root = quick_results(tmp_path_factory)
-    write_reports(root)
-    return root
+def reported(tmp_path_factory) -> Path:
+    """:func:`_reported`, built once in the test session (tests read it; a test that changes it copies it)."""
+    quick = quick_results(tmp_path_factory)
+    return built_once(tmp_path_factory, "html_report", lambda folder: _reported(folder, quick))
 
 
 @pytest.fixture(scope="module")
-def page(root) -> tuple[Node, str]:
+def root(reported) -> Path:
+    return reported / "results"
+
+
+@pytest.fixture(scope="module")
+def page(reported) -> tuple[Node, str]:
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium); the browser test needs it")
-    return render(root / "REPORT.html")
+    return Tree((reported / "dom.html").read_text()).root, (reported / "chromium.log").read_text()
 
 
 def _summary(root: Path, label: str) -> pd.DataFrame:

@@ -25,7 +25,7 @@ from cabench.recommend import recommend
 from cabench.report import build_report, write_report
 from cabench.results import ResultSet
 from cabench.runner import run_experiment
-from tests.conftest import DATA, ROOT, spread_logs, write_dataset
+from tests.conftest import DATA, ROOT, built_once, spread_logs, write_dataset
 
 QUICK_ONLINE = ROOT / "configs" / "piqa_online_quick.yaml"
 RUNNER = CliRunner()
@@ -142,7 +142,13 @@ def test_results_survive_moving_the_folder_and_deleting_the_dataset(tmp_path):
 
 @pytest.fixture(scope="module")
 def foreign_results(tmp_path_factory) -> tuple[Path, dict[str, int]]:
-    tmp = tmp_path_factory.mktemp("foreign")
+    """Online and identification results on two datasets that are not the paper's (six configurations imported
+    with a mapping, latency in ms; fifty written directly), plotted and reported: built once in the test session
+    (tests that change them work on a copy)."""
+    return built_once(tmp_path_factory, "foreign", _foreign) / "results", {"six": 6, "fifty": 50}
+
+
+def _foreign(tmp: Path) -> None:
     six = spread_logs(6).rename(columns={"config_id": "cfg", "instance_id": "qid", "latency_s": "ms"})
     six["ms"] = six["ms"] * 1000
     six.to_csv(tmp / "six.csv", index=False)
@@ -166,7 +172,6 @@ def foreign_results(tmp_path_factory) -> tuple[Path, dict[str, int]]:
                  "repetitions": 8}, root / f"{name}_psi")
     plot_results(root, ["png"])
     write_report(root)
-    return root, {"six": 6, "fifty": 50}
 
 
 @pytest.mark.slow

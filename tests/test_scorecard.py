@@ -18,7 +18,7 @@ from cabench.config import load_config
 from cabench.report import build_report
 from cabench.results import ResultSet
 from cabench.runner import run_experiment
-from tests.conftest import ROOT
+from tests.conftest import ROOT, built_once, copied
 
 #: Three of the quick configs (online, subset identification, realised costs) with fewer repetitions: seconds.
 QUICK = {"gsm8k_online_quick": 10, "gsm8k_psi_quick": 20, "gsm8k_psi_stochastic_quick": 20}
@@ -27,20 +27,20 @@ NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def quick_results(factory: pytest.TempPathFactory) -> Path:
-    """The quick results, run once per test session (both browser and scorecard tests read them)."""
-    root = factory.getbasetemp() / "quick_results"
-    if not (root / "done").is_file():
+    """The quick results, run once in the test session (the browser, scorecard and requirement tests read them;
+    each works on a copy of its own)."""
+    def build(root: Path) -> None:
         for name, reps in QUICK.items():
             cfg = load_config(ROOT / "configs" / f"{name}.yaml",
                               overrides={"output": str(root / name), "repetitions": reps})
             run_experiment(cfg, quiet=True)
-        (root / "done").write_text("")
-    return root
+
+    return built_once(factory, "quick_results", build)
 
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
-    return quick_results(tmp_path_factory)
+    return copied(quick_results(tmp_path_factory), tmp_path_factory.mktemp("scorecard"))
 
 
 @pytest.fixture(scope="module")
