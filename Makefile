@@ -16,7 +16,7 @@ BEYOND_CONFIGS := gsm8k_psi_beyond piqa_psi_beyond gsm8k_psi_full_beyond piqa_ps
                   synthetic_psi_beyond_l01 synthetic_psi_beyond_l03
 REAL_CONFIGS := real/jhu_online real/jhu_psi
 
-.PHONY: venv test test-fast mutation lint kernels checks kernels-online kernels-psi reproduce reproduce-quick bench surrogate demo-live clean
+.PHONY: venv test test-fast mutation lint reproduce reproduce-quick bench surrogate demo-live clean
 
 # The environment is installed by uv (itself installed by pip into the new venv), which fetches and unpacks
 # the packages in parallel: on a fresh two-core machine 17 s against pip's 75 s for the same versions. uv reads
@@ -40,33 +40,15 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-# The suite in one worker process per core and one more (pytest-xdist; every test writes only below its own
-# tmp_path): about a seventh of the suite's time is spent waiting on the cabench processes, servers and browsers
-# its tests start, which the extra worker fills. An idle worker takes the next test from a busy one (worksteal),
-# so the suite does not end waiting on one worker's queue.
+# the suite in one worker process per core (pytest-xdist): every test writes only below its own tmp_path.
 # Bytecode caches are written even where the environment turns them off (PYTHONDONTWRITEBYTECODE), so that
 # the workers and the cabench processes the tests start compile each module once.
-WORKERS := $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
-SUITE := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(WORKERS) --dist worksteal
+SUITE := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto
 
-# Numba compiles each kernel on its first call and caches it beside its module: on a fresh clone the suite's
-# workers, starting together, would each compile the same kernels (on one two-core machine the suite took 44 s
-# longer, 70 s more CPU, with no kernel cached). The online and identification kernels are compiled once, side by
-# side and beside the linters, before the suite starts.
-KERNELS := kernels-online kernels-psi
-$(KERNELS): kernels-%: $(STAMP)
-	@PYTHONDONTWRITEBYTECODE= $(BIN)/python scripts/compile_kernels.py $*
-
-kernels: $(KERNELS)
-
-checks: lint $(KERNELS)
-
-test: $(STAMP)
-	@$(MAKE) --no-print-directory -j3 --output-sync=target checks
+test: lint
 	$(SUITE)
 
-test-fast: $(STAMP)
-	@$(MAKE) --no-print-directory -j3 --output-sync=target checks
+test-fast: lint
 	$(SUITE) -m "not slow"
 
 mutation: $(STAMP)
