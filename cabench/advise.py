@@ -270,8 +270,7 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
     results = request.out / "results"
     configs = {}
     for setting, methods in by_setting.items():  # every budget checked before any runs
-        budget = budgets.get(setting)
-        if budget is None:
+        if (budget := budgets.get(setting)) is None:
             continue
         name = f"{request.name or ds.name}_{SHOWN_SETTING[setting]}_{budget.tag}"
         cfg = parse_config({"name": name, "dataset": str(folder.resolve()), "setting": setting, "methods": methods,
@@ -282,11 +281,10 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
         configs[setting] = cfg
     folders = {}
     for setting, methods in by_setting.items():
-        budget = budgets.get(setting)
-        if budget is None:
+        if setting not in configs:
             say(f"{SHOWN_SETTING[setting]}: not run (no planned budget reaches its target)")
             continue
-        cfg = configs[setting]
+        cfg, budget = configs[setting], budgets[setting]
         say(f"{SHOWN_SETTING[setting]}: {', '.join(registry.display(m) for m in methods)} at "
             f"{amount(budget.value, budget.unit)}, {request.repetitions} repetitions -> {cfg.output}")
         folders[setting] = run_experiment(cfg, replace=request.replace, quiet=quiet, echo=echo,
