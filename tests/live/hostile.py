@@ -112,6 +112,7 @@ class ClientStop:
 def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:
             pass

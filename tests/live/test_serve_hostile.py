@@ -311,3 +311,22 @@ def test_head_is_answered_with_headers_only(port):
         assert_good(fresh)
     finally:
         fresh.close()
+
+
+def test_replies_leave_without_nagles_delay(dataset, monkeypatch):
+    """Each accepted connection has TCP_NODELAY: with Nagle's algorithm a reply's body, written after its
+    headers, waited for the client's delayed acknowledgement of them (about 40 ms a reply)."""
+    accepted: list[socket.socket] = []
+    get_request = ThreadingHTTPServer.get_request
+
+    def recorded(self):
+        connection, address = get_request(self)
+        accepted.append(connection)
+        return connection, address
+
+    monkeypatch.setattr(ThreadingHTTPServer, "get_request", recorded)
+    for port in start(dataset):
+        conn = Connection(port)
+        assert_good(conn)  # the connection is kept open (HTTP/1.1), its handler set up
+        assert len(accepted) == 1 and accepted[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        conn.close()
