@@ -268,9 +268,10 @@ def _across(mu, group, arms, k, minus, minus_count, plus, plus_count):
 _FEW = 32
 
 
-@_inlined
+@_compiled
 def _recompute_fresh(mu, fresh, arms, ks, minus, minus_count, plus, plus_count):
-    """Both gaps of the repetitions ``fresh`` (their active arms ``arms[r, :ks[r]]``) from scratch."""
+    """Both gaps of the repetitions ``fresh`` (their active arms ``arms[r, :ks[r]]``) from scratch. Called once per
+    kernel call, so not inlined: :func:`_keep` and :func:`_all_pairs` share its compiled code."""
     reps, n_arms, d = mu.shape
     means, low, high, positive = np.empty((d, n_arms)), np.empty(n_arms), np.empty(n_arms), np.empty(n_arms)
     order = fresh[np.argsort(ks[fresh], kind="mergesort")]
