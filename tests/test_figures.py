@@ -9,7 +9,6 @@ import contextlib
 import copy
 import hashlib
 import re
-import shutil
 from pathlib import Path
 
 import adjustText
@@ -26,7 +25,7 @@ from cabench.landscape import landscape_figure
 from cabench.plots import _paper_figures, experiment_figures, plot
 from cabench.results import ResultSet
 from cabench.runner import run_experiment
-from tests.conftest import ROOT, built_once, shipped
+from tests.conftest import ROOT, built_once, copied, shipped
 
 QUICK = {"online": ROOT / "configs" / "piqa_online_quick.yaml", "psi": ROOT / "configs" / "piqa_psi_quick.yaml"}
 
@@ -45,9 +44,7 @@ def plotted(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def results(plotted, tmp_path) -> Path:
-    copy = tmp_path / "results"
-    shutil.copytree(plotted, copy)
-    return copy
+    return copied(plotted, tmp_path)
 
 
 def _state(root: Path) -> dict[str, tuple[int, str]]:
