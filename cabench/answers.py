@@ -34,7 +34,9 @@ def row_facts(arms: pd.DataFrame, name: str, row: Mapping[str, Any]) -> dict[str
     for measure, _ in REAL_UNITS:
         if measure in arms:
             out[measure] = float(row[measure])
-            out[f"{measure}_ci"] = float(row[f"{measure}_ci"])
+            for end in ("ci", "low", "high"):  # (no ends in a folder written before cabench recorded them)
+                if f"{measure}_{end}" in arms:
+                    out[f"{measure}_{end}"] = float(row[f"{measure}_{end}"])
     return out
 
 

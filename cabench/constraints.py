@@ -118,15 +118,26 @@ def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
 
 def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Boolean masks over the rows of ``arms.csv``: the configurations that satisfy every requirement, and those
-    whose 95% interval (``<column>_ci``, where recorded) straddles a bound."""
+    whose 95% interval (where recorded: :func:`_straddles`) straddles a bound."""
     ok = np.ones(len(arms), dtype=bool)
     borderline = np.zeros(len(arms), dtype=bool)
     for c in constraints:
         values = _values(arms, c)
         ok &= c.holds(values)
-        half = arms[f"{c.column}_ci"].to_numpy(dtype=float) if f"{c.column}_ci" in arms else np.zeros(len(arms))
-        borderline |= np.nan_to_num(np.abs(values - c.value), nan=np.inf) <= np.nan_to_num(half)
+        borderline |= _straddles(arms, c.column, values, c.value)
     return ok, borderline
+
+
+def _straddles(arms: pd.DataFrame, column: str, values: np.ndarray, bound: float) -> np.ndarray:
+    """Whether each configuration's 95% interval of ``column`` holds ``bound``: its recorded ends
+    (``<column>_low``, ``<column>_high``), or ``values`` ± the half-width ``<column>_ci`` in a folder written
+    before cabench recorded ends; no interval, no straddling."""
+    if f"{column}_low" in arms and f"{column}_high" in arms:
+        low, high = arms[f"{column}_low"].to_numpy(dtype=float), arms[f"{column}_high"].to_numpy(dtype=float)
+    else:
+        half = arms[f"{column}_ci"].to_numpy(dtype=float) if f"{column}_ci" in arms else np.zeros(len(arms))
+        low, high = values - half, values + half
+    return (np.nan_to_num(low, nan=np.inf) <= bound) & (bound <= np.nan_to_num(high, nan=-np.inf))
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from cabench.report import (
     write_texts,
 )
 from cabench.report_cache import SectionCache, round_trip
-from cabench.report_cells import REAL_UNIT_FORMATS, Table, plus_minus
+from cabench.report_cells import REAL_UNIT_FORMATS, Table, measurement
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
 from cabench.units import LABELS, amount
@@ -69,9 +69,9 @@ def _share(value: float) -> Cell:
 
 
 def _real(row: pd.Series, measure: str) -> Cell:
-    """A real-unit measurement per call, mean ± 95% half-width, sorting by the mean."""
+    """A real-unit measurement per call with its 95% interval (:func:`measurement`), sorting by the mean."""
     number = REAL_UNIT_FORMATS[measure][1]
-    return _cell(plus_minus(row[measure], row[f"{measure}_ci"], number), row[measure])
+    return _cell(measurement(row, measure, number), row[measure])
 
 
 def _anchors(labels: list[str]) -> dict[str, str]:
@@ -170,7 +170,7 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     names = e.arms["config_id"].astype(str)
     hover = np.array([html.escape(name) + "".join(f"<br>{c[3:]}: {r[c]:.3f}" for c in objectives)
                       + "".join(f"<br>{REAL_UNIT_FORMATS[m][0]}: "
-                                f"{plus_minus(r[m], r[f'{m}_ci'], REAL_UNIT_FORMATS[m][1])}" for m in real)
+                                f"{measurement(r, m, REAL_UNIT_FORMATS[m][1])}" for m in real)
                       for name, (_, r) in zip(names, e.arms.iterrows())])
     masks = dict(zip([g[0] for g in GROUPS], ((e.arms["pareto"] == 0).to_numpy(), (e.arms["pareto"] == 1).to_numpy(),
                                               names.isin(decided).to_numpy(), (e.arms["optimal"] == 1).to_numpy())))

@@ -12,7 +12,6 @@ equals it.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from cabench.answers import WEAK, answers, arm_facts, decision, not_run, weak
 from cabench.constraints import Constraint, constrained_answer
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
+from cabench.report_cells import measurement
 from cabench.results import Experiment, ResultSet
 from cabench.units import LABELS, amount
 
@@ -67,21 +67,16 @@ MEMBERS_SHOWN = 8
 
 
 def _facts(a: dict[str, Any], unit: str) -> str:
-    """Real units per call where known (mean ± 95% half-width), then the normalised objectives, ``c_i`` and nu."""
+    """Real units per call where known (:func:`per_call`), then the normalised objectives, ``c_i`` and nu."""
     objectives = ", ".join(f"{k[3:]} {v:.3f}" for k, v in a.items() if k.startswith("mu_") and k != "mu_c")
     real = f"per call: {per_call(a)}; " if per_call(a) else ""
     return f"{real}normalised {objectives}; cost c_i {amount(a['profile_cost'], unit)}, nu {a['nu']:.3f}"
 
 
 def per_call(a: dict[str, Any]) -> str:
-    """Real units per call where known (mean ± 95% half-width)."""
-    real = []
-    for measure, (prefix, number, suffix) in SHOWN.items():
-        if measure in a:
-            half = a.get(f"{measure}_ci")
-            spread = f" ± {number.format(half)}" if half is not None and math.isfinite(half) else ""
-            real.append(f"{prefix}{number.format(a[measure])}{spread}{suffix}")
-    return ", ".join(real)
+    """Real units per call where known, each with its 95% interval (:func:`~cabench.report_cells.measurement`)."""
+    return ", ".join(f"{prefix}{measurement(a, measure, number)}{suffix}"
+                     for measure, (prefix, number, suffix) in SHOWN.items() if measure in a)
 
 
 def _found_at(item: dict[str, Any], rows: list[dict[str, Any]]) -> str:

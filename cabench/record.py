@@ -24,6 +24,7 @@ import pandas as pd
 from cabench.data.terms import USD_COLUMN
 from cabench.pareto import classification_gaps, pareto_mask
 from cabench.problem import Problem
+from cabench.stats import wilson_bounds
 
 ARM_COLUMNS = ["arm", "config_id", "model", "temperature", "max_new_tokens", "prompting"]
 
@@ -44,16 +45,35 @@ REAL_UNITS = (("accuracy", "correct"), ("latency_s", "latency_s"), ("tokens", "t
 
 
 def real_units(measured: dict[str, np.ndarray], arms: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-arm means of the measurements in real units and the half-widths of their 95% intervals
-    (``1.96 s / sqrt(n)`` over the evaluation instances), for the arms ``arms``."""
+    """Per-arm means of the measurements in real units over the evaluation instances, for the arms ``arms``, and
+    their 95% intervals: the half-width of the normal interval ``1.96 s / sqrt(n)`` (``<name>_ci``) and the
+    interval's ends (``<name>_low``, ``<name>_high``).
+
+    The ends are the normal interval's where it lies within the measurement's range (accuracy in [0, 1], the rest
+    at least 0) and, for 0/1 outcomes, has a width; otherwise Wilson's score interval for 0/1 outcomes (few
+    instances, or every one right or wrong) and the normal interval cut at the range for the rest.
+    """
     out: dict[str, np.ndarray] = {}
     for name, column in REAL_UNITS:
         if column not in measured:
             continue
         values = np.asarray(measured[column], dtype=float)[arms]
         n = values.shape[1]
-        out[name] = values.mean(axis=1)
-        out[f"{name}_ci"] = 1.96 * values.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.full(len(arms), np.nan)
+        mean = values.mean(axis=1)
+        out[name] = mean
+        if n < 2:
+            out[f"{name}_ci"] = out[f"{name}_low"] = out[f"{name}_high"] = np.full(len(arms), np.nan)
+            continue
+        half = 1.96 * values.std(axis=1, ddof=1) / np.sqrt(n)
+        top = 1.0 if name == "accuracy" else np.inf
+        low, high = mean - half, mean + half
+        binary = np.isin(values, (0.0, 1.0)).all(axis=1) if name == "accuracy" else np.zeros(len(arms), dtype=bool)
+        outside = (low < 0.0) | (high > top) | (binary & (half == 0.0))
+        replace = outside & binary
+        wilson_low, wilson_high = wilson_bounds(np.where(binary, values.sum(axis=1), 0.0), n)
+        out[f"{name}_ci"] = half
+        out[f"{name}_low"] = np.where(replace, wilson_low, np.where(outside, np.maximum(low, 0.0), low))
+        out[f"{name}_high"] = np.where(replace, wilson_high, np.where(outside, np.minimum(high, top), high))
     return out
 
 

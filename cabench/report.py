@@ -53,9 +53,9 @@ from cabench.report_cells import (
     code,
     mark,
     md_table,
+    measurement,
     method_name,
     num,
-    plus_minus,
     shown,
     texts,
     whole,
@@ -157,9 +157,11 @@ def _configuration_lines(e: Experiment) -> list[str]:
               f"c_i ({LABELS[e.cost_unit]})", "ν", *(f"{REAL_UNIT_FORMATS[c][0]} per call" for c in real)]
     table = [[code(str(r["config_id"])), r["why"], *(num(r[c]) for c in objectives),
               amount(r["profile_cost"], e.cost_unit), f"{float(r['nu']):.4g}",
-              *(plus_minus(r[c], r[f"{c}_ci"], REAL_UNIT_FORMATS[c][1]) for c in real)] for _, r in rows.iterrows()]
+              *(measurement(r, c, REAL_UNIT_FORMATS[c][1]) for c in real)] for _, r in rows.iterrows()]
     note = ("Normalised means scale each objective to [0, 1], larger is better; c_i is the profiling cost per call"
-            + ("; real units are means over the evaluation instances ± the 95% half-width (1.96 s / √n)"
+            + ("; real units are means over the evaluation instances ± the 95% half-width (1.96 s / √n), or with"
+               " the interval's ends where that interval would leave the range (or, for 0/1 outcomes, have no"
+               " width): Wilson's interval for accuracy, the normal one cut at 0 otherwise"
                if real else "; no real units are known (a synthetic instance, or a results folder written before "
                "cabench recorded them)"))
     return [note + ".", "", *md_table(header, table)]

@@ -3,6 +3,7 @@ sorts by (REPORT.md shows the text, REPORT.html both), and the number formats th
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -73,3 +74,16 @@ def plus_minus(mean, half, number: str) -> str:
     if not finite(mean):
         return "n/a"
     return number.format(mean) + (f" ± {number.format(half)}" if finite(half) else "")
+
+
+def measurement(row: Any, measure: str, number: str) -> str:
+    """A real-unit measurement per call of an ``arms.csv`` row (or an arm's facts): ``mean ± half`` where its 95%
+    interval is the normal one, ``mean (low–high)`` where the recorded ends differ from it (Wilson's interval for
+    0/1 outcomes, or the normal one cut at 0: :func:`cabench.record.real_units`)."""
+    mean, half = row[measure], row.get(f"{measure}_ci")
+    low, high = row.get(f"{measure}_low"), row.get(f"{measure}_high")
+    if finite(mean) and finite(half) and finite(low) and finite(high) and not (
+            math.isclose(low, mean - half, rel_tol=1e-9, abs_tol=1e-12)
+            and math.isclose(high, mean + half, rel_tol=1e-9, abs_tol=1e-12)):
+        return f"{number.format(mean)} ({number.format(low)}–{number.format(high)})"
+    return plus_minus(mean, half, number)

@@ -9,7 +9,7 @@ from cabench import registry
 from cabench.constraints import ConstrainedAnswer, Constraint, Found, constrained_answer
 from cabench.errors import CabenchError
 from cabench.record import objective_columns
-from cabench.report_cells import REAL_UNIT_FORMATS, Cell, Table, method_name, plus_minus, shown, texts
+from cabench.report_cells import REAL_UNIT_FORMATS, Cell, Table, measurement, method_name, shown, texts
 from cabench.results import Experiment, ResultSet
 from cabench.units import LABELS, amount
 
@@ -94,7 +94,7 @@ def requirement_tables(e: Experiment, a: ConstrainedAnswer) -> tuple[Table, Tabl
 
     def member(name: str) -> list[Cell]:
         r = arms.loc[name]
-        return [(name, name), *((plus_minus(r[c], r[f"{c}_ci"], REAL_UNIT_FORMATS[c][1]), r[c]) for c in real),
+        return [(name, name), *((measurement(r, c, REAL_UNIT_FORMATS[c][1]), r[c]) for c in real),
                 *(shown("{:.3f}", r[c]) for c in objectives), (amount(r["profile_cost"], e.cost_unit),
                                                                r["profile_cost"]), shown("{:.4g}", r["nu"])]
 

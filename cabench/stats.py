@@ -23,12 +23,20 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion (95% by default)."""
     if n <= 0:
         return math.nan, math.nan
-    p = successes / n
+    low, high = wilson_bounds(np.array([successes]), n, z)
+    return float(low[0]), float(high[0])
+
+
+def wilson_bounds(successes: np.ndarray, n: int, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score intervals of binomial proportions ``successes / n`` (``n >= 1``), elementwise: the interval
+    of :func:`wilson` for each count; ``[0, ...]`` at no success and ``[..., 1]`` at ``n``."""
+    k = np.asarray(successes, dtype=float)
+    p = k / n
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    low = np.where(k == 0, 0.0, np.maximum(0.0, centre - half))
+    high = np.where(k == n, 1.0, np.minimum(1.0, centre + half))
     return low, high
 
 

@@ -373,7 +373,8 @@ def test_tool_logs_that_need_metric_or_repeats_are_advised_on_with_them(tmp_path
                                  str(tmp_path / "a"), *common])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("benchmark_output: 3 configurations x 4 instances (2 profiling, 2 evaluation)")
-    assert "  per call: accuracy 1.000 ± 0.000, 1.47 ± 0.106 s, 74 ± 17 tokens\n" in result.stdout
+    # both evaluation instances right: no normal interval (s = 0), Wilson's for 2 of 2 is (2 / (2 + z²), 1)
+    assert "  per call: accuracy 1.000 (0.342–1.000), 1.47 ± 0.106 s, 74 ± 17 tokens\n" in result.stdout
     refused = RUNNER.invoke(app, ["advise", str(repeated), "--format", "promptfoo", "--out", str(tmp_path / "b"),
                                   *common])
     assert refused.exit_code == 2 and "pass --repeats latest, first or epochs" in refused.stderr

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from cabench.cli import app
 from cabench.config import load_config
-from cabench.constraints import Constraint, constrained_answer, parse_constraint, parse_constraints
+from cabench.constraints import Constraint, constrained_answer, parse_constraint, parse_constraints, qualifying
 from cabench.errors import CabenchError
 from cabench.recommend import recommend
 from cabench.results import load_experiment
@@ -175,3 +175,18 @@ def test_the_quick_results_under_accuracy_and_latency_requirements(quick):
     table = constrained_answer(e, parse_constraints(requires)).table()
     assert list(itertools.islice(table.columns, 4)) == ["method", "rho", "budget", "repetitions"]
     assert len(table) == len(e.methods) * 2  # every method at both budgets
+
+
+def test_borderline_configurations_are_those_whose_interval_holds_a_bound():
+    """'a' was right on both evaluation instances: no normal interval, Wilson's (0.342, 1) holds 0.6; 'b' clears
+    the bound; 'c' (a folder written before interval ends were recorded) straddles it by its half-width alone."""
+    arms = pd.DataFrame({"config_id": ["a", "b"], "mu_accuracy": [1.0, 0.8], "accuracy": [1.0, 0.8],
+                         "accuracy_ci": [0.0, 0.1], "accuracy_low": [0.342, 0.7], "accuracy_high": [1.0, 0.9]})
+    ok, borderline = qualifying(arms, (parse_constraint("accuracy>=0.6"),))
+    assert ok.tolist() == [True, True] and borderline.tolist() == [True, False]
+    ok, borderline = qualifying(arms, (parse_constraint("accuracy>=0.85"),))
+    assert ok.tolist() == [True, False] and borderline.tolist() == [True, True]
+    older = pd.DataFrame({"config_id": ["c", "d"], "mu_accuracy": [0.62, 0.9], "accuracy": [0.62, 0.9],
+                          "accuracy_ci": [0.05, 0.05]})
+    ok, borderline = qualifying(older, (parse_constraint("accuracy>=0.6"),))
+    assert ok.tolist() == [True, True] and borderline.tolist() == [True, False]
