@@ -320,7 +320,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
     idle_note = f"; {idle}: a round robin, no preference" if idle else ""
     d = item["decision"]
     if d is None:
-        return [f"online: no method with a preference ran{idle_note}"]
+        return [f"online: {item['undecided']}{idle_note}"]
     c = d["configuration"]
     first, *others = _at_decision(item, ("rho",))
 

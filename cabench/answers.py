@@ -106,9 +106,29 @@ def not_run(e: Experiment) -> list[dict[str, Any]]:
             for item in e.meta.get("infeasible") or [] for mode in modes]
 
 
+def indifferent(e: Experiment) -> str | None:
+    """Online, where every configuration has the same ν = H / mu^c (paper §3.1): why no configuration is a decision
+    — every pull's hypervolume gap is 0, so R_HV is 0 whatever a method pulls (an objective that is 0 for every
+    configuration leaves no hypervolume at all); None where ν separates them, and for identification."""
+    nu = e.arms["nu"].to_numpy(dtype=float)
+    if e.setting != "online" or not len(nu) or np.ptp(nu) > 1e-12 * max(1.0, float(np.abs(nu).max())):
+        return None
+    flat = [c[3:] for c in objective_columns(e.arms) if not e.arms[c].to_numpy(dtype=float).any()]
+    why = f" ({', '.join(flat)} {'is' if len(flat) == 1 else 'are'} 0 for every configuration)" if flat else ""
+    return (f"no decision: every configuration has the same ν = {nu[0]:.4g}{why}, so no pull has any regret "
+            "and which configuration a method pulls most says nothing")
+
+
+def no_decision(e: Experiment) -> str:
+    """What the answers say where :func:`decision` gives none: :func:`indifferent`'s reason, or that only round
+    robins were run."""
+    return indifferent(e) or "no method with a preference was run"
+
+
 def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The answer at the largest budget by the best method there: online, the configuration the method with the
-    lowest mean R_HV exploits most often (round robins have no preference); identification, the set the method
+    lowest mean R_HV exploits most often (round robins have no preference; none where ν cannot tell the
+    configurations apart, :func:`indifferent`); identification, the set the method
     with the lowest error (then the highest F1) returns most often, deterministic costs first."""
     summary = e.summary()
     if e.setting == "psi" and "deterministic" in set(summary["cost_mode"]):
@@ -116,7 +136,7 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
     top = summary[summary["rho"] == summary["rho"].max()]
     if e.setting == "online":
         top = top[[registry.prefers(m, "online") for m in top["method"]]]
-        if top.empty:
+        if top.empty or indifferent(e):
             return None
         best = top.sort_values("regret_hv", kind="stable").iloc[0]
         row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
@@ -161,7 +181,7 @@ def brief(e: Experiment) -> dict[str, Any] | None:
     """The decision at the largest budget (:func:`decision`) in the few plain fields the reports' overview shows:
     the method, budget, cost mode, the configuration names (online: the one exploited; identification: the
     returned set), how often that method gives it and in how many repetitions, and for identification how often
-    it returns the exact true set. None when only round robins were run."""
+    it returns the exact true set. None where :func:`decision` gives none (:func:`no_decision`)."""
     d = top_decision(e)
     if d is None:
         return None

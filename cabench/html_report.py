@@ -28,7 +28,7 @@ import plotly.offline
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
-from cabench.answers import top_answers, top_decision
+from cabench.answers import indifferent, top_answers, top_decision
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
 from cabench.record import objective_columns
@@ -235,6 +235,12 @@ def _under(e: Experiment, a: ConstrainedAnswer | str | None) -> dict[str, Any] |
     return {**out, "qualifying": len(a.qualifying), "answer": "|".join(a.answer), "members": members, "found": found}
 
 
+def _undecided(e: Experiment) -> str:
+    """Why an experiment has no decision, as a sentence (:func:`cabench.answers.indifferent`)."""
+    why = indifferent(e) or "no method with a preference was run (round robins pull every configuration alike)"
+    return why[0].upper() + why[1:] + "."
+
+
 def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
     """What REPORT.html shows of ``e`` but its anchor and figures (those are the page's and figures.csv's): the
     part of its section :mod:`cabench.report_cache` keeps."""
@@ -244,7 +250,8 @@ def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
             "k": e.k, "objectives": ", ".join(e.objectives), "unit": LABELS[e.cost_unit],
             "grid": ", ".join(f"{r:g}" for r in e.rho_grid), "repetitions": e.repetitions,
             "config_hash": e.config_hash, "methods": ", ".join(registry.display(m) for m in e.methods),
-            "beyond": e in c.beyond, "decision": d, "summary": _summary(e, c.found[e.label].summary),
+            "beyond": e in c.beyond, "decision": d, "undecided": _undecided(e) if d is None else "",
+            "summary": _summary(e, c.found[e.label].summary),
             "not_run": not_run_lines(e),
             "configurations": _configurations(e, decided), "front": _front(e, decided),
             "comparisons": _comparisons(e, c.found[e.label]), "under": _under(e, c.under.get(e.label))}

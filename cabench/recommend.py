@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cabench import registry
-from cabench.answers import WEAK, answers, arm_facts, decision, not_run, weak
+from cabench.answers import WEAK, answers, arm_facts, decision, no_decision, not_run, weak
 from cabench.constraints import Constraint, constrained_answer
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
@@ -44,10 +44,12 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
         truth = e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str).tolist()
         best = e.arms.loc[e.arms["optimal"] == 1, "config_id"].astype(str).iloc[0]
         results = answers(e)
+        decided = decision(e, results)
         out.append({
             "experiment": e.label, "config_hash": e.config_hash, "setting": e.setting, "dataset": e.title,
             "surrogate": e.surrogate, "K": e.k, "objectives": e.objectives, "cost_unit": e.cost_unit,
-            "true_pareto_set": truth, "max_nu": arm_facts(e.arms, best), "decision": decision(e, results),
+            "true_pareto_set": truth, "max_nu": arm_facts(e.arms, best), "decision": decided,
+            "undecided": no_decision(e) if decided is None else None,
             "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
             "results": results, "not_run": not_run(e), "constrained": _constrained(e, constraints),
         })
@@ -150,7 +152,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                      f"{', '.join(item['objectives'])}; cost in {LABELS[unit]})")
         d = item["decision"]
         if d is None:
-            lines.append("  no method with a preference was run")
+            lines.append(f"  {item['undecided']}")
         elif item["setting"] == "online":
             c = d["configuration"]
             lines.append(f"  pay for {c['config_id']}: {registry.display(d['method'])} exploits it in "

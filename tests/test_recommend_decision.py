@@ -199,3 +199,32 @@ def test_cells_not_run_are_listed_by_all_and_json_as_the_reports_list_them(tmp_p
     assert f"  CoPSI    deterministic rho 2      not run: {reasons[('copsi', 2.0)]}" in not_run
     assert f"  CoHV-UCB           rho 0.5    not run: {reasons[('cohv-ucb', 0.5)]}" in not_run
     assert f"  Uniform            rho 0.5    not run: {reasons[('uniform', 0.5)]}" in not_run
+
+
+def test_no_configuration_is_a_decision_where_nu_cannot_tell_them_apart(tmp_path):
+    """The second objective is 0 for every configuration: every ν is 0 (no hypervolume), R_HV is 0 whatever is
+    pulled, so recommend, both reports and their overview name no configuration to pay for and say why; a
+    configuration with a positive second objective brings the decision back."""
+    means = [[0.9, 0.0], [0.6, 0.0], [0.2, 0.0]]
+    raw = {"name": "flat", "dataset": {"synthetic": {"name": "flat", "means": means, "costs": [1, 1, 1],
+                                                      "noise": "gaussian", "sigma": 0.3}},
+           "setting": "online", "rho": [30], "methods": ["cohv-ucb", "uniform"], "repetitions": 4,
+           "output": str(tmp_path / "flat")}
+    run_experiment(parse_config(raw, "flat.yaml"), quiet=True)
+    arms = pd.read_csv(tmp_path / "flat" / "arms.csv")
+    assert (arms["nu"] == 0).all()
+    runs = pd.read_csv(tmp_path / "flat" / "runs.csv")
+    assert (runs["regret_hv"] == 0).all()
+    item = recommend(tmp_path)[0]
+    why = "no decision: every configuration has the same ν = 0 (objective2 is 0 for every configuration)"
+    assert item["decision"] is None and item["undecided"].startswith(why)
+    result = RUNNER.invoke(app, ["recommend", str(tmp_path)])
+    assert result.exit_code == 0 and f"\n  {why}" in result.stdout and "pay for" not in result.stdout
+    RUNNER.invoke(app, ["report", str(tmp_path)])
+    assert f"| `flat` | {why}" in (tmp_path / "REPORT.md").read_text()
+    assert why[0].upper() + why[1:] in (tmp_path / "REPORT.html").read_text()
+    raw["dataset"]["synthetic"]["means"] = [[0.9, 0.0], [0.6, 0.0], [0.2, 0.5]]
+    raw["output"] = str(tmp_path / "apart" / "flat")
+    run_experiment(parse_config(raw, "flat.yaml"), quiet=True)
+    item = recommend(tmp_path / "apart")[0]
+    assert item["undecided"] is None and item["decision"]["configuration"]["config_id"] == "arm2"
