@@ -112,6 +112,28 @@ def test_the_plan_reads_no_row_of_the_evaluation_split(tmp_path):
     assert (tmp_path / "original_plan" / "plan.png").stat().st_size > 10_000
 
 
+def test_posterior_draws_of_epoch_logs_resample_whole_questions(tmp_path):
+    """Epoch logs (--repeats epochs): three runs of each of 60 questions, alike (a question is right or wrong on
+    every run). A draw takes questions with all their runs, and its means spread as 40 profiling and 20 evaluation
+    questions do, three times more than 120 and 60 independent runs would."""
+    base = spread_logs(3, n_instances=60)
+    logs = pd.concat([base.assign(instance_id=base["instance_id"] + f"#{k}") for k in (1, 2, 3)], ignore_index=True)
+    folder = write_dataset(tmp_path / "d", logs, split={"profiling_size": 40, "seed": 0})
+    meta = yaml.safe_load((folder / "dataset.yaml").read_text())
+    meta["provenance"] = {"repeats": {"policy": "epochs"}}
+    (folder / "dataset.yaml").write_text(yaml.safe_dump(meta))
+    profiling = profiling_of(load_dataset(folder), np.arange(3))
+    assert (profiling.instances, profiling.population, profiling.population_questions) == (120, 60, 20)
+    assert np.bincount(profiling.questions).tolist() == [3] * 40
+    drawn = posterior_problem(profiling, seed=5, draw=1).sampler.rewards
+    assert drawn.shape == (3, 60, 2)
+    assert np.array_equal(drawn[:, 0::3], drawn[:, 1::3]) and np.array_equal(drawn[:, 0::3], drawn[:, 2::3])
+    means = np.array([posterior_problem(profiling, seed=5, draw=d).mu[0, 0] for d in range(400)])
+    sigma2 = profiling.rewards[0, :, 0].var()
+    assert means.var() == pytest.approx(sigma2 * (1 / 40 + 1 / 20), rel=0.25)
+    assert means.var() > 2 * sigma2 * (1 / 120 + 1 / 60)
+
+
 def test_posterior_draws_resample_whole_profiling_instances(tmp_path):
     folder = write_dataset(tmp_path / "d", spread_logs(4, n_instances=50), split={"profiling_size": 20, "seed": 0})
     ds = load_dataset(folder)

@@ -7,7 +7,10 @@ problem the experiment could face: a two-stage bootstrap of whole instances (an 
 configuration, so correlations between configurations and between rewards and costs stay), first ``n`` of the
 ``n`` profiling instances (the population the profiling split could have come from), then ``m`` of those (the
 ``m`` instances a run replays). Its means spread about the profiling means as the evaluation split's do,
-``Var = sigma^2 (1/n + 1/m)``, and it is replayed like the logs (SPEC §4). :func:`profiling_problem` replays the
+``Var = sigma^2 (1/n + 1/m)``, and it is replayed like the logs (SPEC §4). Logs imported with ``--repeats
+epochs`` hold several runs of a question, alike more often than two questions are, and the split keeps a
+question's runs on one side: there the draw resamples questions, each with all its runs (a cluster bootstrap),
+so that the runs of one question do not count as independent evidence. :func:`profiling_problem` replays the
 profiling rows themselves (the plug-in problem).
 """
 
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cabench.data.dataset import Dataset
+from cabench.data.dataset import Dataset, epoch_questions, question_of
 from cabench.data.normalisation import Normalisation
 from cabench.data.terms import COST_COLUMN
 from cabench.problem import Problem, ReplaySampler
@@ -31,7 +34,8 @@ PROFILING_REPETITION = 2**40
 class Profiling:
     """The profiling rows of an experiment's arms: ``rewards`` ``[K, n, D]`` (normalised), ``costs`` ``[K, n]``
     (cost unit), the normalisation they fix, and ``population``, the instances a run replays (None: a synthetic
-    instance's unbounded population)."""
+    instance's unbounded population). For epoch logs, ``questions`` gives each profiling instance's question
+    (``0 .. q-1``) and ``population_questions`` the evaluation split's number of questions; None otherwise."""
 
     name: str
     arm_names: tuple[str, ...]
@@ -40,6 +44,8 @@ class Profiling:
     costs: np.ndarray
     norm: Normalisation
     population: int | None
+    questions: np.ndarray | None = None
+    population_questions: int | None = None
 
     @property
     def instances(self) -> int:
@@ -50,9 +56,14 @@ def profiling_of(ds: Dataset, arms: np.ndarray) -> Profiling:
     """The profiling split of ``ds`` on the arms ``arms`` (positions); of the evaluation split only its size."""
     arms = np.asarray(arms, dtype=np.int64)
     rewards = np.stack([r[arms] for r in ds.rewards_prof], axis=-1)
+    asked = epoch_questions(ds.meta, np.array(ds.profiling_ids, dtype=object))
+    questions, population_questions = None, None
+    if asked is not None:
+        questions = np.unique(asked.astype(str), return_inverse=True)[1].astype(np.int64)
+        population_questions = len({question_of(i) for i in ds.evaluation_ids})
     return Profiling(ds.name, tuple(ds.configs["config_id"].astype(str).to_numpy()[arms]), arms,
                      np.ascontiguousarray(rewards), np.ascontiguousarray(ds.prof[COST_COLUMN][arms]),
-                     ds.norm.select(arms), len(ds.evaluation_ids))
+                     ds.norm.select(arms), len(ds.evaluation_ids), questions, population_questions)
 
 
 def sampled_profiling(problem: Problem, instances: int, seed: int) -> Profiling:
@@ -86,6 +97,15 @@ def bootstrap_instances(n: int, m: int | None, rng: np.random.Generator) -> np.n
     return first if m is None else first[rng.integers(n, size=m)]
 
 
+def bootstrap_questions(questions: np.ndarray, m: int | None, rng: np.random.Generator) -> np.ndarray:
+    """Instance positions of one draw of epoch logs: of the ``q`` questions (``questions``: each instance's, ``0 ..
+    q-1``), ``q`` with replacement, then ``m`` of those (``None``: the ``q``), each with every one of its runs."""
+    runs = np.argsort(questions, kind="stable")
+    starts = np.searchsorted(questions[runs], np.arange(questions.max() + 2))
+    chosen = bootstrap_instances(len(starts) - 1, m, rng)
+    return np.concatenate([runs[starts[i]:starts[i + 1]] for i in chosen])
+
+
 def replayed(profiling: Profiling, rows: np.ndarray) -> Problem:
     """The problem whose population is the profiling instances ``rows`` (positions, repeats allowed), replayed like
     the logs (SPEC §4): means, costs and every configuration's row of an instance together."""
@@ -106,4 +126,6 @@ def posterior_problem(profiling: Profiling, seed: int, draw: int) -> Problem:
     """Draw ``draw`` of the problems the profiling split leaves possible (module docstring), seeded by
     ``(seed, draw)``."""
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, draw])))
+    if profiling.questions is not None:
+        return replayed(profiling, bootstrap_questions(profiling.questions, profiling.population_questions, rng))
     return replayed(profiling, bootstrap_instances(profiling.instances, profiling.population, rng))
