@@ -161,9 +161,10 @@ class ConstrainedAnswer:
     constraints: tuple[str, ...]  # as described
     qualifying: tuple[str, ...]
     borderline: tuple[str, ...]
-    answer: tuple[str, ...]  # online: the qualifying configuration of largest nu; identification: P* ∩ F
+    answer: tuple[str, ...]  # online: the qualifying one of largest nu (none on a tie); identification: P* ∩ F
     pareto_within: tuple[str, ...]  # the Pareto set of the qualifying configurations
     found: tuple[Found, ...]
+    undecided: str = ""  # online: why no qualifying configuration is the answer (a tie for the largest nu)
 
     @property
     def only_within(self) -> tuple[str, ...]:
@@ -174,7 +175,7 @@ class ConstrainedAnswer:
         return {"constraints": list(self.constraints), "qualifying": list(self.qualifying),
                 "borderline": list(self.borderline), "answer": list(self.answer),
                 "pareto_within": list(self.pareto_within), "only_within": list(self.only_within),
-                "found": [{**vars(f), "modal": list(f.modal)} for f in self.found]}
+                "found": [{**vars(f), "modal": list(f.modal)} for f in self.found], "undecided": self.undecided}
 
     def table(self) -> pd.DataFrame:
         """One row per method, budget (and cost mode): the share of repetitions that found the answer."""
@@ -214,14 +215,22 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
     within = np.zeros(len(arms), dtype=bool)
     if ok.any():
         within[ok] = pareto_mask(mu[ok])
+    undecided = ""
     if e.setting == "online":
         nu = np.where(ok, arms["nu"].to_numpy(dtype=float), -np.inf)
         answer: tuple[str, ...] = (str(names[int(np.argmax(nu))]),) if ok.any() else ()
+        tied = names[ok & (np.abs(nu - nu.max()) <= 1e-12 * max(1.0, abs(float(nu.max()))))] if ok.any() else ()
+        if len(tied) > 1:  # ties go to no one: which of them a method pulls most says nothing
+            shown = ", ".join(map(str, tied[:6])) + (f", … {len(tied) - 6} more" if len(tied) > 6 else "")
+            undecided = (f"no decision among them: {len(tied)} qualifying configurations share the largest ν = "
+                         f"{float(nu.max()):.4g} ({shown}), so a pull of one has no more regret than a pull of another")
+            answer = ()
     else:
         answer = tuple(names[ok & (arms["pareto"].to_numpy() == 1)])
     keys = ["method", "cost_mode", "rho"] if e.setting == "psi" else ["method", "rho"]
     found = []  # none when nothing qualifies: an empty answer would equal every run's, found by none of them
-    runs = _restricted_answers(e, set(names[ok])) if ok.any() else pd.DataFrame(columns=[*keys, "answer", "budget"])
+    runs = (_restricted_answers(e, set(names[ok])) if ok.any() and not undecided
+            else pd.DataFrame(columns=[*keys, "answer", "budget"]))
     for values, g in runs.groupby(keys, sort=False):
         labels = dict(zip(keys, values))
         counts = g["answer"].value_counts()
@@ -231,4 +240,4 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
                            repetitions=len(g), share=share, modal=modal[0], modal_share=modal[1] / len(g),
                            cost_mode=labels.get("cost_mode")))
     return ConstrainedAnswer(tuple(c.describe() for c in constraints), tuple(names[ok]), tuple(names[borderline]),
-                             answer, tuple(names[within]), tuple(found))
+                             answer, tuple(names[within]), tuple(found), undecided)

@@ -113,6 +113,8 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
     groups: dict[tuple[Any, float], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["cost_mode"], r["rho"]), []).append(r)
+    if c["undecided"]:
+        return [*lines, f"    {c['undecided']}"]
     if item["setting"] == "online":
         best = c["members"][0]
         lines.append(f"    pay for {best['config_id']} (largest nu among them)" +

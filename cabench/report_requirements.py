@@ -56,7 +56,9 @@ def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str
              f"{n} of {e.k} configurations satisf{'ies' if n == 1 else 'y'} {', '.join(a.constraints)}: "
              f"{', '.join(a.qualifying)}")
     lines = [f"{which[0].upper()}{which[1:]}.{near}"]
-    if e.setting == "online":
+    if a.undecided:
+        lines.append(f"{a.undecided[0].upper()}{a.undecided[1:]}.")
+    elif e.setting == "online":
         lines.append(f"Pay for {a.answer[0]}: the largest ν among them. The table of methods counts, per method and "
                      "budget, the repetitions whose most-pulled qualifying configuration is it (qualifying "
                      "configurations tied for the most pulls are no answer; the most frequent answer then lists "

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from cabench.cli import app
 from cabench.config import parse_config
+from cabench.constraints import parse_constraints
 from cabench.recommend import recommend
 from cabench.runner import run_experiment
 from tests.conftest import DATA
@@ -223,6 +224,17 @@ def test_no_configuration_is_a_decision_where_nu_cannot_tell_them_apart(tmp_path
     RUNNER.invoke(app, ["report", str(tmp_path)])
     assert f"| `flat` | {why}" in (tmp_path / "REPORT.md").read_text()
     assert why[0].upper() + why[1:] in (tmp_path / "REPORT.html").read_text()
+    # under a requirement two configurations qualify, tied at ν = 0: no answer among them either
+    among = "no decision among them: 2 qualifying configurations share the largest ν = 0 (arm0, arm1)"
+    c = recommend(tmp_path, parse_constraints(["objective1>=0.5"]))[0]["constrained"]
+    assert c["qualifying"] == ["arm0", "arm1"] and c["answer"] == [] and c["found"] == []
+    assert c["undecided"].startswith(among)
+    result = RUNNER.invoke(app, ["recommend", str(tmp_path), "--require", "objective1>=0.5"])
+    assert result.exit_code == 0 and f"\n    {among}" in result.stdout and "largest nu among them" not in result.stdout
+    RUNNER.invoke(app, ["report", str(tmp_path), "--require", "objective1>=0.5"])
+    assert f"\n\n{among[0].upper()}{among[1:]}" in (tmp_path / "REPORT.md").read_text()
+    c = recommend(tmp_path, parse_constraints(["objective1>=0.8"]))[0]["constrained"]
+    assert c["answer"] == ["arm0"] and not c["undecided"] and len(c["found"]) == 2
     raw["dataset"]["synthetic"]["means"] = [[0.9, 0.0], [0.6, 0.0], [0.2, 0.5]]
     raw["output"] = str(tmp_path / "apart" / "flat")
     run_experiment(parse_config(raw, "flat.yaml"), quiet=True)
