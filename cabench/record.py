@@ -44,48 +44,73 @@ def config_hash(identity: dict[str, Any]) -> str:
 REAL_UNITS = (("accuracy", "correct"), ("latency_s", "latency_s"), ("tokens", "tokens"), ("usd", USD_COLUMN))
 
 
-def real_units(measured: dict[str, np.ndarray], arms: np.ndarray) -> dict[str, np.ndarray]:
+def real_units(measured: dict[str, np.ndarray], arms: np.ndarray,
+               questions: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Per-arm means of the measurements in real units over the evaluation instances, for the arms ``arms``, and
-    their 95% intervals: the half-width of the normal interval ``1.96 s / sqrt(n)`` (``<name>_ci``) and the
-    interval's ends (``<name>_low``, ``<name>_high``).
+    their 95% intervals: the half-width of the normal interval (``<name>_ci``, :func:`spread`) and the interval's
+    ends (``<name>_low``, ``<name>_high``).
 
     The ends are the normal interval's where it lies within the measurement's range (accuracy in [0, 1], the rest
     at least 0) and, for 0/1 outcomes, has a width; otherwise Wilson's score interval for 0/1 outcomes (few
-    instances, or every one right or wrong) and the normal interval cut at the range for the rest.
+    instances, or every one right or wrong; on :func:`spread`'s number of trials) and the normal interval cut at
+    the range for the rest. ``questions`` (epoch logs: each evaluation instance's question, ``0 .. q-1``) makes
+    the runs of a question one unit of evidence.
     """
     out: dict[str, np.ndarray] = {}
     for name, column in REAL_UNITS:
         if column not in measured:
             continue
         values = np.asarray(measured[column], dtype=float)[arms]
-        n = values.shape[1]
         mean = values.mean(axis=1)
         out[name] = mean
-        if n < 2:
-            out[f"{name}_ci"] = out[f"{name}_low"] = out[f"{name}_high"] = np.full(len(arms), np.nan)
-            continue
-        half = 1.96 * values.std(axis=1, ddof=1) / np.sqrt(n)
+        half, trials = spread(values, mean, questions)
         top = 1.0 if name == "accuracy" else np.inf
         low, high = mean - half, mean + half
         binary = np.isin(values, (0.0, 1.0)).all(axis=1) if name == "accuracy" else np.zeros(len(arms), dtype=bool)
-        outside = (low < 0.0) | (high > top) | (binary & (half == 0.0))
+        outside = ~np.isfinite(half) | (low < 0.0) | (high > top) | (binary & (half == 0.0))
         replace = outside & binary
-        wilson_low, wilson_high = wilson_bounds(np.where(binary, values.sum(axis=1), 0.0), n)
+        wilson_low, wilson_high = wilson_bounds(np.where(binary, mean, 0.0) * trials, trials)
         out[f"{name}_ci"] = half
         out[f"{name}_low"] = np.where(replace, wilson_low, np.where(outside, np.maximum(low, 0.0), low))
         out[f"{name}_high"] = np.where(replace, wilson_high, np.where(outside, np.minimum(high, top), high))
     return out
 
 
+def spread(values: np.ndarray, mean: np.ndarray, questions: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``values`` (``[arms, n]``, means ``mean``): the half-width of the normal 95% interval of its mean
+    (NaN with one unit of evidence) and the number of independent trials behind it.
+
+    Instances: ``1.96 s / sqrt(n)`` and ``n``. Epoch logs (``questions``: each instance's question, ``q`` of them):
+    the variance clustered by question, ``q / (q - 1) sum_g S_g^2 / n^2`` with ``S_g`` the sum of a question's
+    deviations from the mean (Liang and Zeger, 1986), and as trials the effective number ``p (1 - p) / var``,
+    between ``q`` and ``n`` (``n`` where questions do not differ but runs within them do; ``q`` where every run is
+    alike).
+    """
+    rows, n = values.shape
+    if questions is None:
+        half = 1.96 * values.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.full(rows, np.nan)
+        return half, np.full(rows, float(n))
+    q = int(questions.max()) + 1
+    sums = np.stack([np.bincount(questions, weights=values[a] - mean[a], minlength=q) for a in range(rows)])
+    var = q / (q - 1) * (sums**2).sum(axis=1) / n**2 if q > 1 else np.full(rows, np.nan)
+    var = np.where(var <= (1e-9 * np.abs(values).max(axis=1)) ** 2, 0.0, var)  # rounding's residue: no spread
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effective = mean * (1.0 - mean) / var  # +inf: no spread between questions, yet runs differ within them
+    trials = np.where(np.isnan(effective), float(q), np.clip(effective, q, n))
+    return 1.96 * np.sqrt(var), trials
+
+
 def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple[str, ...],
-               measured: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+               measured: dict[str, np.ndarray] | None = None, questions: np.ndarray | None = None) -> pd.DataFrame:
     """``arms.csv``: one row per arm of the experiment, by configuration name.
 
     Population means ``mu`` (one column per objective), the deterministic cost ``c_i`` in the cost unit
     (``profile_cost``), the mean normalised cost ``mu^c`` (``mu_c``), single-point hypervolume ``H`` and
     ``nu = H / mu^c`` (paper §3.1), ``Delta = nu* - nu``, Pareto membership within the experiment's arms and the
     classification gap ``gamma`` of eq. (1); then, from the evaluation rows ``measured`` (replayed logs), accuracy,
-    latency in seconds, tokens and dollars per call where known, each with its 95% interval.
+    latency in seconds, tokens and dollars per call where known, each with its 95% interval (:func:`real_units`;
+    ``questions``: an epoch log's question of each evaluation instance).
     """
     mu = np.asarray(problem.mu, dtype=float)
     _, _, gamma, _ = classification_gaps(mu.copy())
@@ -109,7 +134,7 @@ def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple
     out["pareto"] = pareto_mask(mu).astype(int)
     out["gamma"] = gamma
     if measured is not None:
-        for name, values in real_units(measured, np.asarray(problem.arm_ids)).items():
+        for name, values in real_units(measured, np.asarray(problem.arm_ids), questions).items():
             out[name] = values
     return out
 

@@ -159,9 +159,10 @@ def _configuration_lines(e: Experiment) -> list[str]:
               amount(r["profile_cost"], e.cost_unit), f"{float(r['nu']):.4g}",
               *(measurement(r, c, REAL_UNIT_FORMATS[c][1]) for c in real)] for _, r in rows.iterrows()]
     note = ("Normalised means scale each objective to [0, 1], larger is better; c_i is the profiling cost per call"
-            + ("; real units are means over the evaluation instances ± the 95% half-width (1.96 s / √n), or with"
-               " the interval's ends where that interval would leave the range (or, for 0/1 outcomes, have no"
-               " width): Wilson's interval for accuracy, the normal one cut at 0 otherwise"
+            + ("; real units are means over the evaluation instances ± the 95% half-width (1.96 s / √n; on epoch"
+               " logs clustered by question), or with the interval's ends where that interval would leave the range"
+               " (or, for 0/1 outcomes, have no width): Wilson's interval for 0/1 accuracy, otherwise the normal one"
+               " cut at the range ([0, 1] for accuracy, 0 for the rest)"
                if real else "; no real units are known (a synthetic instance, or a results folder written before "
                "cabench recorded them)"))
     return [note + ".", "", *md_table(header, table)]

@@ -79,7 +79,7 @@ def plus_minus(mean, half, number: str) -> str:
 def measurement(row: Any, measure: str, number: str) -> str:
     """A real-unit measurement per call of an ``arms.csv`` row (or an arm's facts): ``mean ± half`` where its 95%
     interval is the normal one, ``mean (low–high)`` where the recorded ends differ from it (Wilson's interval for
-    0/1 outcomes, or the normal one cut at 0: :func:`cabench.record.real_units`)."""
+    0/1 outcomes, or the normal one cut at the range: :func:`cabench.record.real_units`)."""
     mean, half = row[measure], row.get(f"{measure}_ci")
     low, high = row.get(f"{measure}_low"), row.get(f"{measure}_high")
     if finite(mean) and finite(half) and finite(low) and finite(high) and not (

@@ -34,7 +34,7 @@ from cabench.cell_keys import cell_key, code_hash
 from cabench.cells import Cell, run_cell
 from cabench.config import ExperimentConfig
 from cabench.data.arms import PRESETS
-from cabench.data.dataset import Dataset
+from cabench.data.dataset import Dataset, question_codes
 from cabench.data.describe import describe
 from cabench.errors import CabenchError
 from cabench.paper import PAPER_ROLES, paper_role
@@ -429,8 +429,8 @@ def _write_tables(cfg: ExperimentConfig, problem: Problem, ds: Dataset | None, r
     summary."""
     chash, unit, keys = record["config_hash"], problem.norm.cost_unit, [k for _, k in cells]
     runs = pd.concat([read_csv(_cell_table(cache, k)) for k in keys], ignore_index=True)
-    arms = arms_table(problem, ds.configs if ds is not None else None, tuple(record["objectives"]),
-                      ds.evaluation if ds is not None else None)
+    measured = (ds.evaluation, question_codes(ds.meta, ds.evaluation_ids)) if ds is not None else (None, None)
+    arms = arms_table(problem, ds.configs if ds is not None else None, tuple(record["objectives"]), *measured)
     files.write(out / "arms.csv", to_csv(_identified(to_files(arms, unit), cfg.name, chash)))
     files.write(out / "dataset.csv", to_csv(_identified(dataset_row(ds, record), cfg.name, chash)))
     selections = _joined([_cell_table(cache, k, ".sel") for k in keys], cfg.name, chash)

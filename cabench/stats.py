@@ -27,9 +27,10 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return float(low[0]), float(high[0])
 
 
-def wilson_bounds(successes: np.ndarray, n: int, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score intervals of binomial proportions ``successes / n`` (``n >= 1``), elementwise: the interval
-    of :func:`wilson` for each count; ``[0, ...]`` at no success and ``[..., 1]`` at ``n``."""
+def wilson_bounds(successes: np.ndarray, n: float | np.ndarray, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score intervals of binomial proportions ``successes / n`` (``n >= 1``; an effective number of trials
+    may be fractional), elementwise: the interval of :func:`wilson` for each count; ``[0, ...]`` at no success and
+    ``[..., 1]`` at ``n``."""
     k = np.asarray(successes, dtype=float)
     p = k / n
     denom = 1.0 + z * z / n

@@ -3,6 +3,7 @@ every evaluation row's values leaves the plan unchanged), a plan that the true i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from cabench.data.dataset import Split, load_dataset, split_instances
 from cabench.errors import CabenchError
 from cabench.plan import build_problem
 from cabench.planning.curves import metrics_at
-from cabench.planning.draws import posterior_problem, profiling_of
+from cabench.planning.draws import extrapolation, posterior_problem, profiling_of
 from cabench.planning.search import crossing, estimate
 from cabench.planning.targets import Target, parse_target
 from cabench.streams import stream_keys
@@ -114,8 +115,8 @@ def test_the_plan_reads_no_row_of_the_evaluation_split(tmp_path):
 
 def test_posterior_draws_of_epoch_logs_resample_whole_questions(tmp_path):
     """Epoch logs (--repeats epochs): three runs of each of 60 questions, alike (a question is right or wrong on
-    every run). A draw takes questions with all their runs, and its means spread as 40 profiling and 20 evaluation
-    questions do, three times more than 120 and 60 independent runs would."""
+    every run). A draw takes questions with all their runs, and the variance of its means is that of 40 profiling
+    and 20 evaluation questions, three times that of 120 and 60 independent runs."""
     base = spread_logs(3, n_instances=60)
     logs = pd.concat([base.assign(instance_id=base["instance_id"] + f"#{k}") for k in (1, 2, 3)], ignore_index=True)
     folder = write_dataset(tmp_path / "d", logs, split={"profiling_size": 40, "seed": 0})
@@ -132,6 +133,8 @@ def test_posterior_draws_of_epoch_logs_resample_whole_questions(tmp_path):
     sigma2 = profiling.rewards[0, :, 0].var()
     assert means.var() == pytest.approx(sigma2 * (1 / 40 + 1 / 20), rel=0.25)
     assert means.var() > 2 * sigma2 * (1 / 120 + 1 / 60)
+    # SIMEX's ratio counts questions too: 40 profiled against 10 evaluated is 4, whatever the runs
+    assert extrapolation(dataclasses.replace(profiling, population_questions=10)) == pytest.approx((1 - 4) / (1 + 4))
 
 
 def test_posterior_draws_resample_whole_profiling_instances(tmp_path):

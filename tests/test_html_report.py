@@ -211,7 +211,9 @@ def _check_real_units(row: Node, arms: pd.DataFrame) -> None:
     assert row.all("td")[0].text == name
     for measure in ("accuracy", "latency_s", "tokens"):
         assert float(row.attrs[f"data-{measure.replace('_', '-')}"]) == pytest.approx(arms.loc[name, measure])
-    assert row.all("td")[1].text == f"{arms.loc[name, 'accuracy']:.3f} ± {arms.loc[name, 'accuracy_ci']:.3f}"
+    mean, half = arms.loc[name, "accuracy"], arms.loc[name, "accuracy_ci"]
+    assert arms.loc[name, "accuracy_low"] == pytest.approx(mean - half)  # the normal interval: shown as ±
+    assert row.all("td")[1].text == f"{mean:.3f} ± {half:.3f}"
 
 
 def test_decisions_read_from_the_page_agree_with_the_result_files(root, page):

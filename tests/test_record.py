@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
 
+from cabench.config import parse_config
 from cabench.data.arms import PRESETS
+from cabench.data.dataset import load_dataset
 from cabench.problem import replay_problem
 from cabench.record import arms_table, config_hash, real_units
 from cabench.report_cells import measurement
+from cabench.runner import run_experiment
+from tests.conftest import spread_logs, write_dataset
 
 
 def test_config_hash_is_canonical():
@@ -70,4 +76,51 @@ def test_measurements_show_the_interval_they_have():
     row = {"accuracy": 0.5, "accuracy_ci": 0.0439, "accuracy_low": 0.5 - 0.0439, "accuracy_high": 0.5 + 0.0439}
     assert measurement(row, "accuracy", "{:.3f}") == "0.500 ± 0.044"
     assert measurement({"usd": 0.002, "usd_ci": 0.0001}, "usd", "${:.3g}") == "$0.002 ± $0.0001"  # older folders
+    row = {"latency_s": 1.08, "latency_s_ci": 1.92, "latency_s_low": 0.0, "latency_s_high": 3.0}  # cut at 0
+    assert measurement(row, "latency_s", "{:.3g}") == "1.08 (0–3)"
     assert measurement({"tokens": float("nan")}, "tokens", "{:,.1f}") == "n/a"
+
+
+def test_one_evaluation_instance_gives_wilsons_interval_for_right_or_wrong():
+    out = real_units({"correct": np.array([[1.0], [0.0], [0.5]]), "tokens": np.array([[10.0], [12.0], [9.0]])},
+                     np.arange(3))
+    assert np.isnan(out["accuracy_ci"]).all() and np.isnan(out["tokens_low"]).all()
+    assert (out["accuracy_low"][0], out["accuracy_high"][0]) == pytest.approx(_wilson(1, 1))  # (1 / (1 + z²), 1)
+    assert (out["accuracy_low"][1], out["accuracy_high"][1]) == pytest.approx(_wilson(0, 1))
+    assert np.isnan(out["accuracy_low"][2])  # a fractional score: no interval from one instance
+
+
+def test_runs_of_a_question_are_one_unit_of_evidence():
+    """Epoch logs, 20 questions × 3 runs: alike runs give the interval of 20 question means, not of 60 runs; a
+    configuration right on every run gets Wilson's interval for 20 of 20; runs unlike within a question (one of
+    three right on every question) give no spread between questions, and as many trials as runs."""
+    rng = np.random.default_rng(3)
+    per_question = rng.integers(0, 2, 20).astype(float)
+    alike = np.repeat(per_question, 3)
+    unlike = np.tile([1.0, 0.0, 0.0], 20)
+    questions = np.repeat(np.arange(20), 3)
+    out = real_units({"correct": np.stack([alike, np.ones(60), unlike])}, np.arange(3), questions)
+    assert out["accuracy_ci"][0] == pytest.approx(1.96 * per_question.std(ddof=1) / np.sqrt(20))
+    assert out["accuracy_ci"][0] > 1.5 * 1.96 * alike.std(ddof=1) / np.sqrt(60)
+    assert (out["accuracy_low"][1], out["accuracy_high"][1]) == pytest.approx(_wilson(20, 20))
+    assert out["accuracy_ci"][2] == pytest.approx(0.0, abs=1e-12)  # every question's mean is 1/3
+    assert (out["accuracy_low"][2], out["accuracy_high"][2]) == pytest.approx(_wilson(20, 60))  # trials: all 60
+
+
+def test_a_run_on_epoch_logs_records_intervals_over_questions(tmp_path):
+    """arms.csv of a run on epoch logs: the accuracy's half-width is that of the evaluation questions' means."""
+    base = spread_logs(3, n_instances=40)
+    logs = pd.concat([base.assign(instance_id=base["instance_id"] + f"#{k}") for k in (1, 2)], ignore_index=True)
+    folder = write_dataset(tmp_path / "d", logs, split={"profiling_size": 10, "seed": 0})
+    meta = yaml.safe_load((folder / "dataset.yaml").read_text())
+    meta["provenance"] = {"repeats": {"policy": "epochs"}}
+    (folder / "dataset.yaml").write_text(yaml.safe_dump(meta))
+    run_experiment(parse_config({"name": "ep", "dataset": str(folder), "setting": "online", "rho": [2],
+                                 "methods": ["cohv-ucb"], "repetitions": 2, "output": str(tmp_path / "r")}, "e.yaml"),
+                   quiet=True)
+    arms = pd.read_csv(tmp_path / "r" / "arms.csv").set_index("config_id")
+    evaluated = set(load_dataset(folder).evaluation_ids)
+    for name, rows in logs[logs["instance_id"].isin(evaluated)].groupby("config_id"):
+        means = rows.groupby(rows["instance_id"].str.split("#").str[0])["correct"].mean()  # alike runs: 0 or 1
+        assert len(means) == 30 and arms.loc[name, "accuracy_ci"] == pytest.approx(
+            1.96 * means.std(ddof=1) / np.sqrt(30))

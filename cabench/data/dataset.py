@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,13 @@ def epoch_questions(meta: dict[str, Any], instance_ids: np.ndarray) -> np.ndarra
     if not isinstance(repeats, dict) or repeats.get("policy") != "epochs":
         return None
     return np.array([question_of(str(i)) for i in instance_ids], dtype=object)
+
+
+def question_codes(meta: dict[str, Any], instance_ids: Sequence[str]) -> np.ndarray | None:
+    """Epoch logs (:func:`epoch_questions`): each instance's question as ``0 .. q-1``, in the questions' order; None
+    for other logs."""
+    asked = epoch_questions(meta, np.asarray(instance_ids, dtype=object))
+    return None if asked is None else np.unique(asked.astype(str), return_inverse=True)[1].astype(np.int64)
 
 
 def question_of(instance_id: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cabench.data.dataset import Dataset, epoch_questions, question_of
+from cabench.data.dataset import Dataset, question_codes
 from cabench.data.normalisation import Normalisation
 from cabench.data.terms import COST_COLUMN
 from cabench.problem import Problem, ReplaySampler
@@ -56,11 +56,8 @@ def profiling_of(ds: Dataset, arms: np.ndarray) -> Profiling:
     """The profiling split of ``ds`` on the arms ``arms`` (positions); of the evaluation split only its size."""
     arms = np.asarray(arms, dtype=np.int64)
     rewards = np.stack([r[arms] for r in ds.rewards_prof], axis=-1)
-    asked = epoch_questions(ds.meta, np.array(ds.profiling_ids, dtype=object))
-    questions, population_questions = None, None
-    if asked is not None:
-        questions = np.unique(asked.astype(str), return_inverse=True)[1].astype(np.int64)
-        population_questions = len({question_of(i) for i in ds.evaluation_ids})
+    questions, evaluated = question_codes(ds.meta, ds.profiling_ids), question_codes(ds.meta, ds.evaluation_ids)
+    population_questions = None if evaluated is None else int(evaluated.max()) + 1
     return Profiling(ds.name, tuple(ds.configs["config_id"].astype(str).to_numpy()[arms]), arms,
                      np.ascontiguousarray(rewards), np.ascontiguousarray(ds.prof[COST_COLUMN][arms]),
                      ds.norm.select(arms), len(ds.evaluation_ids), questions, population_questions)
@@ -88,6 +85,8 @@ def extrapolation(profiling: Profiling) -> float:
     if profiling.population is None:
         return 1.0
     ratio = profiling.instances / profiling.population
+    if profiling.questions is not None and profiling.population_questions:  # epoch logs: draws count questions
+        ratio = (int(profiling.questions.max()) + 1) / profiling.population_questions
     return (1.0 - ratio) / (1.0 + ratio)
 
 
