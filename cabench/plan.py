@@ -18,7 +18,7 @@ from cabench.data.terms import quality_not_first
 from cabench.errors import CabenchError
 from cabench.problem import Problem, ReplaySampler, replay_problem
 from cabench.synthetic import synthetic_problem
-from cabench.units import amount, amount_up
+from cabench.units import LABELS, amount, amount_up
 
 
 def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
@@ -106,6 +106,27 @@ def budgets_beyond_exhaustive(cfg: ExperimentConfig, problem: Problem) -> list[s
     return [f"rho {rho:g}: B = {amount(problem.budget(rho), unit)} exceeds evaluating every configuration "
             f"on every evaluation instance once ({amount(exhaustive, unit)}); a real evaluation would not need it"
             for rho in cfg.rho if problem.budget(rho) > exhaustive]
+
+
+#: A configuration this many times cheaper per call than the mean is warned of before a run (:func:`cheap_pulls`).
+CHEAP_RATIO = 100.0
+
+
+def cheap_pulls(cfg: ExperimentConfig, problem: Problem) -> list[str]:
+    """A line when the cheapest configuration costs less than :data:`CHEAP_RATIO` times less than the mean per
+    call: a method may spend the budget ``B = rho K cbar`` on it alone, ``B / c_min`` pulls a repetition instead of
+    about ``rho K``, and the run takes that much longer (a cost of nearly 0 is often a cached or free call)."""
+    costs = np.asarray(problem.profile_cost, dtype=float)
+    cheapest = int(np.argmin(costs))
+    ratio = float(costs.mean() / costs[cheapest])
+    if not ratio > CHEAP_RATIO:
+        return []
+    unit, rho = problem.norm.cost_unit, max(cfg.rho)
+    shown = "${:.3g}" if unit == "usd" else "{:.3g} " + LABELS[unit]
+    return [f"{problem.arm_names[cheapest]} costs {shown.format(costs[cheapest])} a call, 1/{ratio:.3g} of the mean "
+            f"{shown.format(costs.mean())}: at rho {rho:g} a repetition may pull it up to "
+            f"{problem.budget(rho) / costs[cheapest]:.3g} times (B / c_i) against about {rho * problem.n_arms:.3g} "
+            "pulls at the mean cost, so the run may take that much longer; check its costs"]
 
 
 def plan_cells(cfg: ExperimentConfig, skip: frozenset[tuple[str, float]] = frozenset()) -> list[Cell]:

@@ -41,6 +41,7 @@ from cabench.paper import PAPER_ROLES, paper_role
 from cabench.plan import (
     budgets_beyond_exhaustive,
     build_problem,
+    cheap_pulls,
     check_budgets,
     not_run_status,
     plan_cells,
@@ -353,7 +354,7 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
         echo(f"{cfg.name}: skipped {m} at rho {r:g}: {why}")
     if ds is not None and (note := ds.terms.price_note()) is not None:
         echo(f"{cfg.name}: {note}")
-    for line in budgets_beyond_exhaustive(cfg, problem):
+    for line in budgets_beyond_exhaustive(cfg, problem) + cheap_pulls(cfg, problem):
         echo(f"{cfg.name}: warning: {line}")
     out = Path(cfg.output)
     cache = prepare_output(cfg, out, force, record["config_hash"], replace, offer_force)
