@@ -20,7 +20,7 @@ import pandas as pd
 from cabench import registry
 from cabench.plan import NOT_RUN as NOT_RUN  # how recommend, the reports and summary.csv name a skipped cell
 from cabench.plan import not_run_status
-from cabench.record import REAL_UNITS, objective_columns
+from cabench.record import REAL_UNITS, best_nu, objective_columns
 from cabench.results import Experiment
 
 
@@ -111,7 +111,7 @@ def indifferent(e: Experiment) -> str | None:
     — every pull's hypervolume gap is 0, so R_HV is 0 whatever a method pulls (an objective that is 0 for every
     configuration leaves no hypervolume at all); None where ν separates them, and for identification."""
     nu = e.arms["nu"].to_numpy(dtype=float)
-    if e.setting != "online" or not len(nu) or np.ptp(nu) > 1e-12 * max(1.0, float(np.abs(nu).max())):
+    if e.setting != "online" or not len(nu) or not best_nu(e.arms).all():
         return None
     flat = [c[3:] for c in objective_columns(e.arms) if not e.arms[c].to_numpy(dtype=float).any()]
     why = f" ({', '.join(flat)} {'is' if len(flat) == 1 else 'are'} 0 for every configuration)" if flat else ""

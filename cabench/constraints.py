@@ -28,7 +28,7 @@ import pandas as pd
 
 from cabench.errors import CabenchError
 from cabench.pareto import pareto_mask
-from cabench.record import objective_columns
+from cabench.record import best_nu, objective_columns
 from cabench.results import Experiment
 
 #: Names a requirement may bound in real units: the ``arms.csv`` column each reads and the units its value takes
@@ -161,10 +161,10 @@ class ConstrainedAnswer:
     constraints: tuple[str, ...]  # as described
     qualifying: tuple[str, ...]
     borderline: tuple[str, ...]
-    answer: tuple[str, ...]  # online: the qualifying one of largest nu (none on a tie); identification: P* ∩ F
+    answer: tuple[str, ...]  # online: the qualifying ones of largest nu (ties: any); identification: P* ∩ F
     pareto_within: tuple[str, ...]  # the Pareto set of the qualifying configurations
     found: tuple[Found, ...]
-    undecided: str = ""  # online: why no qualifying configuration is the answer (a tie for the largest nu)
+    undecided: str | None = None  # online: why no qualifying configuration is the answer (every nu alike)
 
     @property
     def only_within(self) -> tuple[str, ...]:
@@ -204,6 +204,14 @@ def _restricted_answers(e: Experiment, allowed: set[str]) -> pd.DataFrame:
                          "budget": runs["budget"]}).reset_index()
 
 
+def _is(restricted: tuple[str, ...], answer: tuple[str, ...], setting: str) -> bool:
+    """Whether a run's restricted answer is ``answer``: identification, the same set; online, most-pulled
+    configurations all among the answer's (several where they share the largest ν: any of them is it)."""
+    if setting == "psi":
+        return restricted == answer
+    return bool(restricted) and set(restricted) <= set(answer)
+
+
 def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> ConstrainedAnswer:
     """The configuration (online) or Pareto set (identification) of ``e`` that satisfies ``constraints``, from its
     ``arms.csv`` (the evaluation split's means), and how often each method's answer restricted to the qualifying
@@ -215,15 +223,12 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
     within = np.zeros(len(arms), dtype=bool)
     if ok.any():
         within[ok] = pareto_mask(mu[ok])
-    undecided = ""
+    undecided = None
     if e.setting == "online":
-        nu = np.where(ok, arms["nu"].to_numpy(dtype=float), -np.inf)
-        answer: tuple[str, ...] = (str(names[int(np.argmax(nu))]),) if ok.any() else ()
-        tied = names[ok & (np.abs(nu - nu.max()) <= 1e-12 * max(1.0, abs(float(nu.max()))))] if ok.any() else ()
-        if len(tied) > 1:  # ties go to no one: which of them a method pulls most says nothing
-            shown = ", ".join(map(str, tied[:6])) + (f", … {len(tied) - 6} more" if len(tied) > 6 else "")
-            undecided = (f"no decision among them: {len(tied)} qualifying configurations share the largest ν = "
-                         f"{float(nu.max()):.4g} ({shown}), so a pull of one has no more regret than a pull of another")
+        answer: tuple[str, ...] = tuple(map(str, names[best_nu(arms, ok)]))  # configurations tied at it: any of them
+        if len(answer) > 1 and best_nu(arms).all():  # every nu alike: no pull has any regret, nothing to choose
+            undecided = (f"no decision among them: every configuration has the same ν = {arms['nu'].iloc[0]:.4g}, so "
+                         "which qualifying configuration a method pulls most says nothing")
             answer = ()
     else:
         answer = tuple(names[ok & (arms["pareto"].to_numpy() == 1)])
@@ -235,7 +240,7 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
         labels = dict(zip(keys, values))
         counts = g["answer"].value_counts()
         modal = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
-        share = float(g["answer"].map(lambda a: a == answer).mean())
+        share = float(g["answer"].map(lambda a: _is(a, answer, e.setting)).mean())
         found.append(Found(method=str(labels["method"]), rho=float(labels["rho"]), budget=float(g["budget"].iloc[0]),
                            repetitions=len(g), share=share, modal=modal[0], modal_share=modal[1] / len(g),
                            cost_mode=labels.get("cost_mode")))

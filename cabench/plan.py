@@ -113,7 +113,7 @@ CHEAP_RATIO = 100.0
 
 
 def cheap_pulls(cfg: ExperimentConfig, problem: Problem) -> list[str]:
-    """A line when the cheapest configuration costs less than :data:`CHEAP_RATIO` times less than the mean per
+    """A line when the cheapest configuration costs more than :data:`CHEAP_RATIO` times less than the mean per
     call: a method may spend the budget ``B = rho K cbar`` on it alone, ``B / c_min`` pulls a repetition instead of
     about ``rho K``, and the run takes that much longer (a cost of nearly 0 is often a cached or free call)."""
     costs = np.asarray(problem.profile_cost, dtype=float)
@@ -125,7 +125,7 @@ def cheap_pulls(cfg: ExperimentConfig, problem: Problem) -> list[str]:
     shown = "${:.3g}" if unit == "usd" else "{:.3g} " + LABELS[unit]
     return [f"{problem.arm_names[cheapest]} costs {shown.format(costs[cheapest])} a call, 1/{ratio:.3g} of the mean "
             f"{shown.format(costs.mean())}: at rho {rho:g} a repetition may pull it up to "
-            f"{problem.budget(rho) / costs[cheapest]:.3g} times (B / c_i) against about {rho * problem.n_arms:.3g} "
+            f"{problem.budget(rho) / costs[cheapest]:,.0f} times (B / c_i) against about {rho * problem.n_arms:,.0f} "
             "pulls at the mean cost, so the run may take that much longer; check its costs"]
 
 

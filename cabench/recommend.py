@@ -115,7 +115,11 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
         groups.setdefault((r["cost_mode"], r["rho"]), []).append(r)
     if c["undecided"]:
         return [*lines, f"    {c['undecided']}"]
-    if item["setting"] == "online":
+    if item["setting"] == "online" and len(c["members"]) > 1:
+        lines.append(f"    pay for any of {', '.join(c['answer'])} (they share the largest nu among them)")
+        lines += [f"      {m['config_id']}: {per_call(m)}" for m in c["members"] if per_call(m)]
+        what = "the most-pulled qualifying configuration is one of them in"
+    elif item["setting"] == "online":
         best = c["members"][0]
         lines.append(f"    pay for {best['config_id']} (largest nu among them)" +
                      (f"; per call: {per_call(best)}" if per_call(best) else ""))

@@ -84,8 +84,8 @@ def spread(values: np.ndarray, mean: np.ndarray, questions: np.ndarray | None = 
     Instances: ``1.96 s / sqrt(n)`` and ``n``. Epoch logs (``questions``: each instance's question, ``q`` of them):
     the variance clustered by question, ``q / (q - 1) sum_g S_g^2 / n^2`` with ``S_g`` the sum of a question's
     deviations from the mean (Liang and Zeger, 1986), and as trials the effective number ``p (1 - p) / var``,
-    between ``q`` and ``n`` (``n`` where questions do not differ but runs within them do; ``q`` where every run is
-    alike).
+    between ``n^2 / sum_g m_g^2`` (``q`` when every question has ``m_g = n / q`` runs: alike runs) and ``n`` (``n``
+    where questions do not differ but runs within them do; the lower end where every run is alike).
     """
     rows, n = values.shape
     if questions is None:
@@ -97,7 +97,8 @@ def spread(values: np.ndarray, mean: np.ndarray, questions: np.ndarray | None = 
     var = np.where(var <= (1e-9 * np.abs(values).max(axis=1)) ** 2, 0.0, var)  # rounding's residue: no spread
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = mean * (1.0 - mean) / var  # +inf: no spread between questions, yet runs differ within them
-    trials = np.where(np.isnan(effective), float(q), np.clip(effective, q, n))
+    fewest = n**2 / float((np.bincount(questions, minlength=q) ** 2).sum())  # every question's runs alike
+    trials = np.where(np.isnan(effective), fewest, np.clip(effective, fewest, n))
     return 1.96 * np.sqrt(var), trials
 
 
@@ -137,6 +138,17 @@ def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple
         for name, values in real_units(measured, np.asarray(problem.arm_ids), questions).items():
             out[name] = values
     return out
+
+
+def best_nu(arms: pd.DataFrame, among: np.ndarray | None = None) -> np.ndarray:
+    """Which rows of ``arms.csv`` have the largest ν (of the rows ``among``, a boolean mask, if given), ties
+    within a relative 1e-12 included."""
+    nu = arms["nu"].to_numpy(dtype=float)
+    among = np.ones(len(nu), dtype=bool) if among is None else np.asarray(among, dtype=bool)
+    if not among.any():
+        return among
+    top = float(nu[among].max())
+    return among & (np.abs(nu - top) <= 1e-12 * max(1.0, abs(top)))
 
 
 def objective_columns(arms: pd.DataFrame) -> list[str]:

@@ -58,6 +58,10 @@ def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str
     lines = [f"{which[0].upper()}{which[1:]}.{near}"]
     if a.undecided:
         lines.append(f"{a.undecided[0].upper()}{a.undecided[1:]}.")
+    elif e.setting == "online" and len(a.answer) > 1:
+        lines.append(f"Pay for any of {_names(a.answer)}: they share the largest ν among them. The table of methods "
+                     "counts, per method and budget, the repetitions whose most-pulled qualifying configuration is "
+                     "one of them.")
     elif e.setting == "online":
         lines.append(f"Pay for {a.answer[0]}: the largest ν among them. The table of methods counts, per method and "
                      "budget, the repetitions whose most-pulled qualifying configuration is it (qualifying "

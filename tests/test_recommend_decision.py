@@ -224,8 +224,8 @@ def test_no_configuration_is_a_decision_where_nu_cannot_tell_them_apart(tmp_path
     RUNNER.invoke(app, ["report", str(tmp_path)])
     assert f"| `flat` | {why}" in (tmp_path / "REPORT.md").read_text()
     assert why[0].upper() + why[1:] in (tmp_path / "REPORT.html").read_text()
-    # under a requirement two configurations qualify, tied at ν = 0: no answer among them either
-    among = "no decision among them: 2 qualifying configurations share the largest ν = 0 (arm0, arm1)"
+    # under a requirement two configurations qualify, every ν alike: no answer among them either
+    among = "no decision among them: every configuration has the same ν = 0"
     c = recommend(tmp_path, parse_constraints(["objective1>=0.5"]))[0]["constrained"]
     assert c["qualifying"] == ["arm0", "arm1"] and c["answer"] == [] and c["found"] == []
     assert c["undecided"].startswith(among)
@@ -233,10 +233,31 @@ def test_no_configuration_is_a_decision_where_nu_cannot_tell_them_apart(tmp_path
     assert result.exit_code == 0 and f"\n    {among}" in result.stdout and "largest nu among them" not in result.stdout
     RUNNER.invoke(app, ["report", str(tmp_path), "--require", "objective1>=0.5"])
     assert f"\n\n{among[0].upper()}{among[1:]}" in (tmp_path / "REPORT.md").read_text()
-    c = recommend(tmp_path, parse_constraints(["objective1>=0.8"]))[0]["constrained"]
-    assert c["answer"] == ["arm0"] and not c["undecided"] and len(c["found"]) == 2
     raw["dataset"]["synthetic"]["means"] = [[0.9, 0.0], [0.6, 0.0], [0.2, 0.5]]
     raw["output"] = str(tmp_path / "apart" / "flat")
     run_experiment(parse_config(raw, "flat.yaml"), quiet=True)
     item = recommend(tmp_path / "apart")[0]
     assert item["undecided"] is None and item["decision"]["configuration"]["config_id"] == "arm2"
+
+
+def test_configurations_tied_for_the_best_are_each_an_answer_under_a_requirement(tmp_path):
+    """arm0 and arm1 are alike (ν 0.45), arm2 worse (0.18): the decision names one of the two, and under a
+    requirement both qualify the answer is either of them, found in every repetition whose most-pulled qualifying
+    configuration is one of them."""
+    means = [[0.9, 0.5], [0.9, 0.5], [0.2, 0.9]]
+    raw = {"name": "twins", "dataset": {"synthetic": {"name": "twins", "means": means, "costs": [1, 1, 1],
+                                                       "noise": "gaussian", "sigma": 0.3}},
+           "setting": "online", "rho": [30], "methods": ["cohv-ucb"], "repetitions": 6,
+           "output": str(tmp_path / "twins")}
+    run_experiment(parse_config(raw, "twins.yaml"), quiet=True)
+    item = recommend(tmp_path, parse_constraints(["objective1>=0.5"]))[0]
+    assert item["undecided"] is None and item["decision"]["configuration"]["config_id"] in ("arm0", "arm1")
+    c = item["constrained"]
+    assert c["qualifying"] == ["arm0", "arm1"] and c["answer"] == ["arm0", "arm1"] and c["undecided"] is None
+    runs = pd.read_csv(tmp_path / "twins" / "runs.csv")
+    assert c["found"][0]["share"] == pytest.approx(runs["exploited"].isin(["arm0", "arm1"]).mean()) == 1.0
+    result = RUNNER.invoke(app, ["recommend", str(tmp_path), "--require", "objective1>=0.5"])
+    assert "    pay for any of arm0, arm1 (they share the largest nu among them)\n" in result.stdout
+    assert "no decision" not in result.stdout
+    RUNNER.invoke(app, ["report", str(tmp_path), "--require", "objective1>=0.5"])
+    assert "Pay for any of arm0, arm1: they share the largest ν among them." in (tmp_path / "REPORT.md").read_text()

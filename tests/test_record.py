@@ -124,3 +124,23 @@ def test_a_run_on_epoch_logs_records_intervals_over_questions(tmp_path):
         means = rows.groupby(rows["instance_id"].str.split("#").str[0])["correct"].mean()  # alike runs: 0 or 1
         assert len(means) == 30 and arms.loc[name, "accuracy_ci"] == pytest.approx(
             1.96 * means.std(ddof=1) / np.sqrt(30))
+
+
+def test_epoch_intervals_use_the_effective_number_of_trials():
+    """20 questions × 3 runs, right on every run of question 0 and on one run of question 1: p = 4/60, the
+    variance clustered by question gives an interval below 0, so Wilson's interval is used on p (1 - p) / var
+    trials, between the 20 questions and the 60 runs."""
+    values = np.zeros(60)
+    values[[0, 1, 2, 3]] = 1.0
+    questions = np.repeat(np.arange(20), 3)
+    out = real_units({"correct": values[None, :]}, np.arange(1), questions)
+    p = 4 / 60
+    deviations = np.array([3 * (1 - p), 1 - 3 * p] + [-3 * p] * 18)  # each question's sum of deviations
+    var = 20 / 19 * (deviations**2).sum() / 60**2
+    assert out["accuracy_ci"][0] == pytest.approx(1.96 * var**0.5) and p - 1.96 * var**0.5 < 0
+    trials = p * (1 - p) / var
+    assert 20 < trials < 60
+    assert (out["accuracy_low"][0], out["accuracy_high"][0]) == pytest.approx(_wilson(p * trials, trials))
+    # every run right, one question of one run and one of three: n² / Σ m² = 16 / 10 trials, not the 2 questions
+    uneven = real_units({"correct": np.ones((1, 4))}, np.arange(1), np.array([0, 1, 1, 1]))
+    assert uneven["accuracy_low"][0] == pytest.approx(1.6 / (1.6 + 1.959963984540054**2))

@@ -297,8 +297,8 @@ def test_bad_input_is_one_line_exit_2_and_keeps_results(tmp_path, kept_psi, labe
 
 
 def test_a_configuration_far_cheaper_than_the_rest_is_warned_of_before_the_run(tmp_path):
-    """arm1 costs 0.001 tokens a call against a mean of 0.667: a repetition at rho 4 (B = 4 x 3 x 0.667 = 8 tokens)
-    may pull it 8,000 times instead of about 12; the run says so before it starts. Costs within 100x of the mean
+    """arm1 costs 0.001 tokens a call against a mean of 0.667: a repetition at rho 4 (B = 4 x 3 x 0.667 = 8.004 tokens)
+    may pull it 8,004 times instead of about 12; the run says so before it starts. Costs within 100x of the mean
     get no warning."""
     raw = {"name": "cheap", "dataset": {"synthetic": {"name": "cheap", "means": [[0.9, 0.2], [0.5, 0.5], [0.2, 0.9]],
                                                       "costs": [1, 0.001, 1], "noise": "gaussian", "sigma": 0.3}},
@@ -308,7 +308,7 @@ def test_a_configuration_far_cheaper_than_the_rest_is_warned_of_before_the_run(t
     result = CliRunner().invoke(app, ["run", str(tmp_path / "cheap.yaml")])
     assert result.exit_code == 0, result.output
     assert ("cheap: warning: arm1 costs 0.001 tokens a call, 1/667 of the mean 0.667 tokens: at rho 4 a repetition "
-            "may pull it up to 8e+03 times (B / c_i) against about 12 pulls at the mean cost") in result.output
+            "may pull it up to 8,004 times (B / c_i) against about 12 pulls at the mean cost") in result.output
     assert result.output.index("warning: arm1") < result.output.index("wrote ")
     pulls = pd.read_csv(tmp_path / "cheap" / "runs.csv").set_index("rho")["pulls"]
     assert pulls[4] > 1000  # the warning is borne out: nearly every pull went to the cheap arm
