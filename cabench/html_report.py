@@ -28,7 +28,7 @@ import plotly.offline
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
-from cabench.answers import indifferent, top_answers, top_decision
+from cabench.answers import no_decision, top_answers, top_decision
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
 from cabench.record import objective_columns
@@ -236,8 +236,8 @@ def _under(e: Experiment, a: ConstrainedAnswer | str | None) -> dict[str, Any] |
 
 
 def _undecided(e: Experiment) -> str:
-    """Why an experiment has no decision, as a sentence (:func:`cabench.answers.indifferent`)."""
-    why = indifferent(e) or "no method with a preference was run (round robins pull every configuration alike)"
+    """Why an experiment has no decision, as a sentence (:func:`cabench.answers.no_decision`)."""
+    why = no_decision(e)
     return why[0].upper() + why[1:] + "."
 
 

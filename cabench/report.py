@@ -39,7 +39,7 @@ from cabench.analysis import (
     reference_and_others,
     relative_hypervolume,
 )
-from cabench.answers import NOT_RUN, WEAK, brief, indifferent, weak
+from cabench.answers import NOT_RUN, WEAK, brief, no_decision, weak
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.errors import CabenchError
 from cabench.figure_index import INDEX, current_figures, index_root, read_index
@@ -516,8 +516,7 @@ def decision_rows(c: Contents) -> list[dict]:
     for e in c.results.experiments:
         d = c.decision(e.label)
         if d is None:
-            out.append({"experiment": e.label, "lead": indifferent(e) or "no preference: only round robins were run",
-                        "names": [],
+            out.append({"experiment": e.label, "lead": no_decision(e), "names": [],
                         "more": 0, "by": "", "at": "", "often": ""})
             continue
         names = d["names"]

@@ -69,21 +69,17 @@ REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency 
                      "tokens": ("tokens", "{:,.1f}"), "usd": ("USD", "${:.3g}")}
 
 
-def plus_minus(mean, half, number: str) -> str:
-    """``mean ± half`` in the ``number`` format; the mean alone where there is no interval."""
-    if not finite(mean):
-        return "n/a"
-    return number.format(mean) + (f" ± {number.format(half)}" if finite(half) else "")
-
-
 def measurement(row: Any, measure: str, number: str) -> str:
     """A real-unit measurement per call of an ``arms.csv`` row (or an arm's facts): ``mean ± half`` where its 95%
     interval is the normal one, ``mean (low–high)`` where the recorded ends differ from it (Wilson's interval for
-    0/1 outcomes, or the normal one cut at the range: :func:`cabench.record.real_units`)."""
+    0/1 outcomes, or the normal one cut at the range: :func:`cabench.record.real_units`); the mean alone where there
+    is no interval, n/a where there is no mean."""
     mean, half = row[measure], row.get(f"{measure}_ci")
     low, high = row.get(f"{measure}_low"), row.get(f"{measure}_high")
-    if finite(mean) and finite(half) and finite(low) and finite(high) and not (
-            math.isclose(low, mean - half, rel_tol=1e-9, abs_tol=1e-12)
+    if finite(mean) and finite(low) and finite(high) and not (
+            finite(half) and math.isclose(low, mean - half, rel_tol=1e-9, abs_tol=1e-12)
             and math.isclose(high, mean + half, rel_tol=1e-9, abs_tol=1e-12)):
         return f"{number.format(mean)} ({number.format(low)}–{number.format(high)})"
-    return plus_minus(mean, half, number)
+    if not finite(mean):
+        return "n/a"
+    return number.format(mean) + (f" ± {number.format(half)}" if finite(half) else "")

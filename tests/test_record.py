@@ -79,6 +79,8 @@ def test_measurements_show_the_interval_they_have():
     row = {"latency_s": 1.08, "latency_s_ci": 1.92, "latency_s_low": 0.0, "latency_s_high": 3.0}  # cut at 0
     assert measurement(row, "latency_s", "{:.3g}") == "1.08 (0–3)"
     assert measurement({"tokens": float("nan")}, "tokens", "{:,.1f}") == "n/a"
+    row = {"accuracy": 1.0, "accuracy_ci": float("nan"), "accuracy_low": 0.207, "accuracy_high": 1.0}  # n = 1
+    assert measurement(row, "accuracy", "{:.3f}") == "1.000 (0.207–1.000)"
 
 
 def test_one_evaluation_instance_gives_wilsons_interval_for_right_or_wrong():
