@@ -1,7 +1,5 @@
 """The ``cabench`` command line. It parses arguments and calls the library."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 import os
