@@ -39,11 +39,11 @@ from cabench.data.io import META_NAME, find_log_file, read_logs, read_metadata
 from cabench.data.terms import Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.html_report import write_reports
-from cabench.plan import build_problem, check_budgets, with_budgets
+from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, with_budgets
 from cabench.recommend import per_call, recommend
 from cabench.runner import run_experiment
 from cabench.storage import publish_folder, staging_folder
-from cabench.units import LABELS, amount
+from cabench.units import LABELS, amount, amount_up
 from cabench.yamlio import load_config_file
 
 #: The most lines :func:`format_advice` prints.
@@ -269,6 +269,7 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
                  "mean profiling cost)")
     results = request.out / "results"
     configs = {}
+    short: list[tuple[str, float | None]] = []  # (why, the least budget that works) of each setting too short
     for setting, methods in by_setting.items():  # every budget checked before any runs
         if (budget := budgets.get(setting)) is None:
             continue
@@ -277,8 +278,16 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
                             "budget": {budget.unit: budget.value}, "repetitions": request.repetitions,
                             "split": split, "output": str(results / name), **raw_terms}, "cabench advise")
         problem = build_problem(cfg)[0]
-        check_budgets(with_budgets(cfg, problem), problem)
+        if request.budget is None:  # each setting's own planned budget
+            check_budgets(with_budgets(cfg, problem), problem)
+        elif bad := infeasible_cells(resolved := with_budgets(cfg, problem), problem):
+            short.append((next(iter(bad.values())), least_for_all(resolved, problem, bad)))
         configs[setting] = cfg
+    if short and request.budget is not None:  # one budget for every setting: the least that works for all of them
+        unit, leasts = request.budget.unit, [least for _, least in short if least is not None]
+        more = f"; state at least {amount(amount_up(max(leasts), unit), unit)}" if len(leasts) == len(short) else ""
+        raise CabenchError(f"cabench advise: budget.{unit}: {amount(request.budget.value, unit)} is too small "
+                           f"({short[0][0]}){more}")
     folders = {}
     for setting, methods in by_setting.items():
         if setting not in configs:

@@ -67,19 +67,28 @@ def infeasible_cells(cfg: ExperimentConfig, problem: Problem) -> dict[tuple[str,
 
 
 def check_budgets(cfg: ExperimentConfig, problem: Problem, strict: bool = True) -> dict[tuple[str, float], str]:
-    """The infeasible (method, rho) pairs; with ``strict``, or when nothing is feasible, fail on the first."""
+    """The infeasible (method, rho) pairs; with ``strict``, or when nothing is feasible, fail on the first, naming
+    the least budget at which every method of ``cfg`` can run (:func:`least_for_all`)."""
     bad = infeasible_cells(cfg, problem)
     if bad and (strict or len(bad) == len(cfg.rho) * len(cfg.methods)):
-        (name, rho), reason = next(iter(bad.items()))
+        (_, rho), reason = next(iter(bad.items()))
         if cfg.budget:  # stated in the cost unit: name that key and the budget, then the rho it gives
             unit = cfg.budget_unit or problem.norm.cost_unit
-            method = next(m for m in cfg.methods if m.name == name)
-            least = smallest_workable_budget(method.entry, problem, rho)
+            least = least_for_all(cfg, problem, bad)
             more = "" if least is None else f"; state at least {amount(amount_up(least, unit), unit)}"
             raise CabenchError(f"{cfg.source}: budget.{unit}: {amount(cfg.stated[rho], unit)} is too small "
                                f"({reason}){more}")
         raise CabenchError(f"{cfg.source}: rho: {reason}")
     return bad
+
+
+def least_for_all(cfg: ExperimentConfig, problem: Problem, bad: dict[tuple[str, float], str]) -> float | None:
+    """The least budget in the cost unit at which every method of ``cfg`` too short somewhere (``bad``, from
+    :func:`infeasible_cells`) can run: the largest of their :func:`smallest_workable_budget`; None when one has
+    none."""
+    entries = {m.name: m.entry for m in cfg.methods}
+    least = [smallest_workable_budget(entries[name], problem, rho) for name, rho in bad]
+    return None if any(x is None for x in least) else max(x for x in least if x is not None)
 
 
 def smallest_workable_budget(entry: Any, problem: Problem, rho: float) -> float | None:

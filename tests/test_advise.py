@@ -337,6 +337,25 @@ def test_a_budget_too_small_for_one_setting_is_refused_before_any_runs_with_the_
         check(least - 1)
 
 
+def test_a_budget_too_small_for_both_settings_names_the_least_that_works_for_both(tmp_path):
+    """Too small for CoHV-UCB's initial round and for CoPSI-R's first phase: the least budget advise names is the
+    larger of the two, at which both settings pass the checks (it named CoHV-UCB's, which CoPSI-R then refused)."""
+    from cabench.config import parse_config
+    from cabench.plan import build_problem, check_budgets, with_budgets
+
+    data = write_dataset(tmp_path / "evals", spread_logs(12, 60), split={"profiling_size": 30, "seed": 0})
+    result = RUNNER.invoke(app, ["advise", str(data), "--budget", "100tokens", "--out", str(tmp_path / "out"),
+                                 "--quiet"])
+    line = result.stderr.strip()
+    assert result.exit_code == 2 and "cannot pay one initial pull of every arm" in line, result.output
+    least = int(re.fullmatch(r".*\); state at least ([0-9,]+) tokens", line).group(1).replace(",", ""))
+    for setting, method in (("online", "cohv-ucb"), ("psi", "copsi-r")):
+        cfg = parse_config({"name": "x", "dataset": str(data), "setting": setting, "methods": [method],
+                            "budget": {"tokens": least}, "repetitions": 2, "output": str(tmp_path / "x")}, "c.yaml")
+        problem = build_problem(cfg)[0]
+        check_budgets(with_budgets(cfg, problem), problem)
+
+
 def test_logs_of_one_configuration_are_refused_saying_so_before_any_work(tmp_path):
     """Inspect's own 3-sample log of one model: advise imports it, then says in one line that one configuration
     leaves nothing to choose (not an arm filter the user never gave, nor a normalisation the one profiling
