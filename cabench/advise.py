@@ -41,6 +41,7 @@ from cabench.errors import CabenchError
 from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, with_budgets
 from cabench.recommend import per_call, recommend
+from cabench.report import check_reports
 from cabench.runner import run_experiment
 from cabench.storage import publish_folder, staging_folder
 from cabench.units import LABELS, amount, amount_up
@@ -158,6 +159,9 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> Path:
         except CabenchError as exc:  # named by the folder it is written for, not the hidden one it is written in
             raise CabenchError(str(exc).replace(str(staged / target.name), str(target))) from None
         if target.exists():
+            if not is_dataset(target):  # a folder of the user's: never replaced, --replace or not
+                raise CabenchError(f"{target}: exists and is not a cabench dataset (it has no dataset.yaml), so "
+                                   f"the import of {logs} cannot go there; pass another --out")
             if _same_dataset(target, fresh):
                 return target
             if not request.replace:
@@ -232,6 +236,7 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
 
     if request.out.exists() and not request.out.is_dir():
         raise CabenchError(f"--out {request.out}: exists and is not a folder; pass a folder")
+    check_reports(request.out / "results", remedy="move it, or pass another --out")  # a user's own, before any work
     given, origin = given_terms(request)
     say(f"{'use' if is_dataset(request.logs) else 'import'} {request.logs}")
     def notes(line: str) -> None:  # what the import drops or assumes; warnings even when quiet

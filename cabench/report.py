@@ -611,9 +611,10 @@ def write_text(path: Path, text: str) -> Path:
 REPORT_MARKS = {"REPORT.md": "# cabench report\n", "REPORT.html": "<title>cabench report</title>"}
 
 
-def check_reports(root: Path, names: tuple[str, ...] = tuple(REPORT_MARKS), force: bool = False) -> None:
+def check_reports(root: Path, names: tuple[str, ...] = tuple(REPORT_MARKS), force: bool = False,
+                  remedy: str = "move it, or pass --force to replace it") -> None:
     """Refuse, in one line and before any work, to replace a file ``names`` of ``root`` that cabench did not write
-    (:data:`REPORT_MARKS`); ``force`` replaces it."""
+    (:data:`REPORT_MARKS`), saying the ``remedy`` the command offers; ``force`` replaces it."""
     for name in names:
         path = root / name
         if force or not path.is_file():
@@ -622,8 +623,8 @@ def check_reports(root: Path, names: tuple[str, ...] = tuple(REPORT_MARKS), forc
             head = fh.read(4096).decode("utf-8", errors="replace")
         mark = REPORT_MARKS[name]
         if not (head.startswith(mark) if name.endswith(".md") else mark in head):
-            raise CabenchError(f"{path}: not a report cabench wrote (it does not begin with {mark.strip()!r}); move "
-                               "it, or pass --force to replace it")
+            raise CabenchError(f"{path}: not a report cabench wrote (it does not begin with {mark.strip()!r}); "
+                               f"{remedy}")
 
 
 def write_report(root: Path) -> Path:

@@ -124,8 +124,9 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
                      if p.name not in ours and not temporary_of(p, TUNED)
                      and not _left_by_this_run(p, cfg, chash, replace))
     if foreign:
+        force_it = ", or --force to write into it" if offer_force else ""
         raise CabenchError(f"{out}: folder holds '{foreign[0]}' and no config.yaml, so it is not this experiment's "
-                           "results folder; pass another --out, or --force to write into it")
+                           f"results folder; pass another --out{force_it}")
 
 
 def _table_temp(path: Path) -> bool:

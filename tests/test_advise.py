@@ -175,6 +175,29 @@ def test_other_logs_never_replace_the_imported_dataset(home, first):
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 
 
+def test_folders_of_the_users_under_out_are_refused_before_any_work_naming_what_advise_offers(home, tmp_path):
+    """A REPORT.md of the user's in OUT/results is refused before the import, and a folder of the user's where the
+    dataset would go is never replaced, --replace or not; each message offers another --out (advise has no --force),
+    and the user's files are left as they were."""
+    out = tmp_path / "mine"
+    (out / "results").mkdir(parents=True)
+    (out / "results" / "REPORT.md").write_text("my notes\n")
+    result = RUNNER.invoke(app, ["advise", str(home / "evals.csv"), "--mapping", str(home / "mapping.yaml"),
+                                 "--budget", "2e6tokens", "--out", str(out), "--quiet"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert "not a report cabench wrote" in result.stderr and "pass another --out" in result.stderr
+    assert "--force" not in result.stderr and sorted(p.name for p in out.rglob("*")) == ["REPORT.md", "results"]
+    (out / "results" / "REPORT.md").unlink()
+    (out / "data" / "evals").mkdir(parents=True)
+    (out / "data" / "evals" / "notes.txt").write_text("mine\n")
+    for extra in ((), ("--replace",)):
+        result = RUNNER.invoke(app, ["advise", str(home / "evals.csv"), "--mapping", str(home / "mapping.yaml"),
+                                     "--budget", "2e6tokens", "--out", str(out), "--quiet", *extra])
+        assert result.exit_code == 2 and "is not a cabench dataset" in result.stderr, result.output
+        assert (out / "data" / "evals" / "notes.txt").read_text() == "mine\n"
+        assert sorted(p.name for p in (out / "data" / "evals").iterdir()) == ["notes.txt"]
+
+
 @pytest.mark.parametrize("text, value, unit", [
     ("2e6tokens", 2e6, "tokens"), ("2e6 tokens", 2e6, "tokens"), ("5usd", 5.0, "usd"), ("$5", 5.0, "usd"),
     ("5 usd", 5.0, "usd"), ("300completion_tokens", 300.0, "completion_tokens"), ("$0.25", 0.25, "usd"),
