@@ -238,9 +238,10 @@ def _mapped(frame: pd.DataFrame, src: Any, name: str, source: Path, mapping_path
             _numbers(frame[column], column, role, source, place, hint)
         return frame[column]
     total = pd.Series(0.0, index=frame.index)
+    summed = f"a part of {name}" + (f" in {mapping_path}" if mapping_path else "")
     for part in src:
-        values = frame[_source_column(frame, part, f"a part of {name} in {mapping_path}", source)]
-        total = total + _numbers(values, part, f" (a part of {name} in {mapping_path})", source, place,
+        values = frame[_source_column(frame, part, summed, source)]
+        total = total + _numbers(values, part, f" ({summed})", source, place,
                                 "; the parts of a sum are counts or costs", at_least_zero=True)
     return total
 
@@ -365,6 +366,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         if name not in columns and name not in mapping["constants"] and name not in overrides and name in frame:
             columns[name] = name
     constants = {**mapping["constants"], **{k: v for k, v in settings.items() if k not in columns}, **overrides}
+    derived = {}
+    parts = [columns.get(part) for part in ("prompt_tokens", "completion_tokens")]
+    if "tokens" not in columns and "tokens" not in constants and all(isinstance(part, str) for part in parts):
+        columns["tokens"] = derived["tokens"] = parts  # total tokens (the paper's cost) from its two counts
+        echo(f"tokens: the sum of {parts[0]} and {parts[1]} (the logs have no tokens column)")
     scale = mapping["scale"]
     both = sorted(set(columns) & set(constants))
     if both:
@@ -446,7 +452,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         "options": {"mapping": str(mapping_path.resolve()) if mapping_path else None, "set": settings,
                     "override": overrides, "missing": missing, "repeats": repeats, "unmeasured": unmeasured,
                     **(tool_options if fmt != "canonical" else {})},
-        **({"ignored_columns": ignored} if ignored else {}), **given,
+        **({"ignored_columns": ignored} if ignored else {}), **({"derived": derived} if derived else {}), **given,
         **{key: value for key, value in {"metric": info.get("metric"), **dropped, "holes": holes}.items() if value},
         "rows": {"read": int(len(frame)), "kept": int(len(valid)), "dropped": int(len(frame) - len(valid))},
         **{key: value for key, value in reader_facts.items() if value},  # what the reader left out or assumed

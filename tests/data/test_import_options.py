@@ -659,3 +659,26 @@ def test_one_instance_is_refused_and_two_are_enough(tmp_path):
     assert "profiling split: 1 of 2 instances" in ok(imported("canonical", tmp_path / "two.csv", tmp_path / "two"))
     described = json.loads(ok(RUNNER.invoke(app, ["data", "describe", str(tmp_path / "two"), "--json"])))
     assert described["K"] == 3
+
+
+# --- tokens from their two counts ------------------------------------------------------------------------------------
+
+def test_logs_with_prompt_and_completion_tokens_only_are_charged_their_sum(tmp_path):
+    """Logs that count prompt and completion tokens but have no tokens column get tokens = their sum (the cost a
+    token budget then charges), said at import and recorded as derived; a tokens column of the logs' own is kept
+    as it is."""
+    frame = tiny_logs()
+    frame["prompt_tokens"] = (frame["tokens"] * 0.7).round()
+    frame["completion_tokens"] = frame["tokens"] - frame["prompt_tokens"] + 3
+    frame.drop(columns=["tokens"]).to_csv(tmp_path / "parts.csv", index=False)
+    result = RUNNER.invoke(app, ["data", "import", str(tmp_path / "parts.csv"), "--out", str(tmp_path / "parts")])
+    assert "tokens: the sum of prompt_tokens and completion_tokens" in ok(result)
+    logs = logs_of(tmp_path / "parts").sort_values(["config_id", "instance_id"], ignore_index=True)
+    expected = frame.sort_values(["config_id", "instance_id"], ignore_index=True)
+    assert logs["tokens"].tolist() == (expected["prompt_tokens"] + expected["completion_tokens"]).tolist()
+    assert provenance(tmp_path / "parts")["derived"] == {"tokens": ["prompt_tokens", "completion_tokens"]}
+    frame.to_csv(tmp_path / "all.csv", index=False)
+    result = RUNNER.invoke(app, ["data", "import", str(tmp_path / "all.csv"), "--out", str(tmp_path / "all")])
+    assert "the sum of" not in ok(result) and "derived" not in provenance(tmp_path / "all")
+    logs = logs_of(tmp_path / "all").sort_values(["config_id", "instance_id"], ignore_index=True)
+    assert logs["tokens"].tolist() == expected["tokens"].tolist()
