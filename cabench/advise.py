@@ -30,6 +30,7 @@ from cabench.advise_plan import (
     reached,
     targets_by_setting,
 )
+from cabench.answers import WEAK, weak
 from cabench.config import SETTINGS, parse_config
 from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
@@ -40,7 +41,7 @@ from cabench.data.terms import Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, with_budgets
-from cabench.recommend import per_call, recommend
+from cabench.recommend import any_of, per_call, recommend
 from cabench.report import check_reports
 from cabench.runner import run_experiment
 from cabench.storage import publish_folder, staging_folder
@@ -341,6 +342,11 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
     def share(r: dict[str, Any]) -> str:
         return f"{100 * next((x['share'] for x in r['exploited'] if x['config_id'] == c['config_id']), 0.0):.0f}%"
 
+    if d["tied"]:  # exploited as often as each other: the runs do not choose between them
+        lines = [f"online: pay for {any_of(c, d)} — {registry.display(first['method'])} exploits each in "
+                 f"{share(first)} of {first['repetitions']} repetitions (the runs do not choose between them); "
+                 f"spent {100 * first['spend_share']:.1f}% of {amount(d['budget'], unit)}{idle_note}"]
+        return lines + [f"  {x['config_id']}: {per_call(x)}" for x in (c, *d["tied"]) if per_call(x)]
     shares = f"{registry.display(first['method'])} exploits it in {share(first)} of {first['repetitions']} " \
              "repetitions" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
     lines = [f"online: pay for {c['config_id']} — {shares}; spent {100 * first['spend_share']:.1f}% of "
@@ -357,10 +363,13 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[st
     head = (f"identification: Pareto set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it in "
             f"{100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the logs' own Pareto set exactly: "
             f"{exact}); spent {100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}")
+    short = [f"  {WEAK}: this budget is short of identifying the Pareto set (a larger --budget, or --target "
+             "to plan one)"] if weak(d["share"]) else []  # as recommend and the reports say it
+    room -= len(short)
     members = [f"  {m['config_id']}" + (f": {per_call(m)}" if per_call(m) else "") for m in d["members"]]
     if len(members) > room:
         members = members[:room - 1] + [f"  … and {len(members) - room + 1} more (the report lists them)"]
-    return [head, *members]
+    return [head, *short, *members]
 
 
 def format_advice(advice: Advice) -> str:

@@ -411,11 +411,12 @@ def mean_spend(e: Experiment) -> dict[tuple, float]:
 
 def found_by(e: Experiment, names: list[str], rho: float, mode: str | None = None) -> dict[str, float]:
     """How often each method finds a decision at budget ``rho``: online, the share of repetitions whose most
-    exploited configuration is ``names[0]``; identification (cost ``mode``), the share returning exactly the set
-    ``names``. Methods not run at ``rho`` are left out."""
+    exploited configuration is one of ``names`` (configurations exploited equally often: any of them);
+    identification (cost ``mode``), the share returning exactly the set ``names``. Methods not run at ``rho`` are
+    left out."""
     runs = e.runs[e.runs["rho"] == rho]
     if e.setting == "online":
-        return {str(m): float((g["exploited"].astype(str) == names[0]).mean())
+        return {str(m): float(g["exploited"].astype(str).isin(names).mean())
                 for m, g in runs.groupby("method", sort=False)}
     target = e.returned.index_of(names)
     same = e.returned.set_of == target if target is not None else np.zeros(len(e.runs), dtype=bool)

@@ -128,7 +128,8 @@ def no_decision(e: Experiment) -> str:
 def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The answer at the largest budget by the best method there: online, the configuration the method with the
     lowest mean R_HV exploits most often (round robins have no preference; none where ν cannot tell the
-    configurations apart, :func:`indifferent`); identification, the set the method
+    configurations apart, :func:`indifferent`), with ``tied`` the others it exploits as often (any of them is the
+    answer: the runs do not choose between them); identification, the set the method
     with the lowest error (then the highest F1) returns most often, deterministic costs first."""
     summary = e.summary()
     if e.setting == "psi" and "deterministic" in set(summary["cost_mode"]):
@@ -142,7 +143,8 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
         row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
         return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
                 "repetitions": row["repetitions"], "criterion": f"lowest mean R_HV ({best['regret_hv']:.4g})",
-                "configuration": row["exploited"][0]}
+                "configuration": row["exploited"][0],
+                "tied": [x for x in row["exploited"][1:] if x["share"] == row["exploited"][0]["share"]]}
     best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
     row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
                and r["cost_mode"] == best["cost_mode"])
@@ -179,14 +181,15 @@ def top_decision(e: Experiment) -> dict[str, Any] | None:
 
 def brief(e: Experiment) -> dict[str, Any] | None:
     """The decision at the largest budget (:func:`decision`) in the few plain fields the reports' overview shows:
-    the method, budget, cost mode, the configuration names (online: the one exploited; identification: the
-    returned set), how often that method gives it and in how many repetitions, and for identification how often
-    it returns the exact true set. None where :func:`decision` gives none (:func:`no_decision`)."""
+    the method, budget, cost mode, the configuration names (online: the one exploited most, and any exploited as
+    often; identification: the returned set), how often that method gives it and in how many repetitions, and for
+    identification how often it returns the exact true set. None where :func:`decision` gives none
+    (:func:`no_decision`)."""
     d = top_decision(e)
     if d is None:
         return None
     online = e.setting == "online"
     return {"method": d["method"], "rho": d["rho"], "budget": d["budget"], "cost_mode": d.get("cost_mode") or "",
-            "names": [d["configuration"]["config_id"]] if online else list(d["pareto_set"]),
+            "names": [x["config_id"] for x in (d["configuration"], *d["tied"])] if online else list(d["pareto_set"]),
             "share": float(d["configuration"]["share"] if online else d["share"]), "repetitions": d["repetitions"],
             "exact_true_set": None if online else float(d["exact_true_set"])}

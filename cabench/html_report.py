@@ -97,7 +97,8 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
     rows, d = top_answers(e), top_decision(e)  # the decision is the largest budget's
     if d is None:
         return None
-    names = [d["configuration"]["config_id"]] if e.setting == "online" else list(d["pareto_set"])
+    names = [x["config_id"] for x in (d["configuration"], *d["tied"])] if e.setting == "online" \
+        else list(d["pareto_set"])
     mode = d.get("cost_mode")
     shares = found_by(e, names, d["rho"], mode)
     methods = [m for m in e.methods if m in shares]
@@ -116,7 +117,8 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
     finders = [{"method": m, "name": registry.display(m), "share": _share(shares[m]), "chosen": m == d["method"],
                 "note": "" if e.setting == "psi" or registry.prefers(m, "online")
                 else f"a round robin: no preference ({registry.IN_TURN})"} for m in methods]
-    what = (f"pay for {names[0]}" if e.setting == "online"
+    what = ((f"pay for {names[0]}" if len(names) == 1 else f"pay for any of {', '.join(names)} (exploited "
+             "equally often: the runs do not choose between them)") if e.setting == "online"
             else f"the Pareto set of {len(names)} configuration{'s' if len(names) != 1 else ''}")
     return {"what": what, "method": d["method"], "method_name": registry.display(d["method"]), "rho": f"{d['rho']:g}",
             "budget": amount(d["budget"], e.cost_unit), "criterion": d["criterion"], "mode": mode or "",

@@ -135,6 +135,11 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
     return lines
 
 
+def any_of(c: dict[str, Any], d: dict[str, Any]) -> str:
+    """The online decision's configuration, or ``any of`` it and those exploited as often (``tied``)."""
+    return c["config_id"] if not d["tied"] else f"any of {', '.join(x['config_id'] for x in (c, *d['tied']))}"
+
+
 def _of(share: float, n: int) -> str:
     """A share of ``n`` repetitions as the count it is: ``1 of 200 repetitions`` (a percentage would say 0%)."""
     return f"{round(share * n)} of {n} repetitions"
@@ -161,11 +166,13 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             lines.append(f"  {item['undecided']}")
         elif item["setting"] == "online":
             c = d["configuration"]
-            lines.append(f"  pay for {c['config_id']}: {registry.display(d['method'])} exploits it in "
-                         f"{_of(c['share'], d['repetitions'])} at B = {amount(d['budget'], unit)} "
-                         f"(rho {d['rho']:.4g}; {d['criterion']})")
-            if per_call(c):
-                lines.append(f"    per call: {per_call(c)}")
+            tied = ", the runs do not choose between them" if d["tied"] else ""
+            lines.append(f"  pay for {any_of(c, d)}: {registry.display(d['method'])} exploits "
+                         f"{'each' if d['tied'] else 'it'} in {_of(c['share'], d['repetitions'])} at "
+                         f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}{tied})")
+            for x in (c, *d["tied"]):
+                if per_call(x):
+                    lines.append(f"    {'per call' if not d['tied'] else x['config_id']}: {per_call(x)}")
         else:
             lines.append(f"  Pareto set ({len(d['pareto_set'])}): {', '.join(d['pareto_set']) or '(empty)'} — "
                          f"{registry.display(d['method'])} returns it in {_of(d['share'], d['repetitions'])} at "

@@ -527,7 +527,8 @@ def decision_rows(c: Contents) -> list[dict]:
             f" (the exact true set in {round(d['exact_true_set'] * n)})" if psi else "") + (
             f"; {WEAK}" if psi and weak(d["share"]) else "")
         out.append({"experiment": e.label, "names": names[:NAMED], "more": max(len(names) - NAMED, 0),
-                    "lead": "pay for" if e.setting == "online" else f"the Pareto set of {len(names)}:",
+                    "lead": ("pay for" if len(names) == 1 else "pay for any of") if e.setting == "online"
+                    else f"the Pareto set of {len(names)}:",
                     "by": registry.display(d["method"]),
                     "at": f"B = {amount(d['budget'], e.cost_unit)} (ρ {d['rho']:g}{mode})", "often": often})
     return out

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from cabench.advise import MAX_LINES, Advice, format_advice
 from cabench.advise_plan import Budget, parse_budget, predicted
+from cabench.answers import WEAK
 from cabench.budget_plan import BudgetPlan, Planned, PlanSpec
 from cabench.cli import app
 from cabench.data.dataset import load_dataset
@@ -92,7 +93,7 @@ def test_the_decision_fits_in_15_lines_and_names_a_configuration_with_its_dollar
     usd, seconds = _per_call(home, chosen)
     assert f"${usd:.3g} ± " in lines[online + 1] and f"{seconds:.3g} ± " in lines[online + 1]
     psi = next(i for i, x in enumerate(lines) if x.startswith("identification: Pareto set of "))
-    members = [x for x in lines[psi + 1:-1] if not x.startswith("  … and ")]
+    members = [x for x in lines[psi + 1:-1] if not x.startswith(("  … and ", f"  {WEAK}: "))]
     assert members
     for line in members:
         name = line.strip().split(":")[0]
@@ -213,7 +214,8 @@ def test_a_long_pareto_set_is_cut_to_15_lines():
                         "members": [{**member, "config_id": f"c{i}"} for i in range(20)]},
            "results": [{"method": "copsi-r", "rho": 8.0, "cost_mode": "deterministic", "repetitions": 10,
                         "exact_true_set": 0.4, "spend_share": 0.99}], "no_preference": []}
-    online = {"decision": {"method": "cohv-ucb", "rho": 8.0, "budget": 2.0, "configuration": {**member, "share": 1.0}},
+    online = {"decision": {"method": "cohv-ucb", "rho": 8.0, "budget": 2.0, "configuration": {**member, "share": 1.0},
+                          "tied": []},
               "results": [{"method": "cohv-ucb", "rho": 8.0, "repetitions": 10, "spend_share": 1.0,
                            "exploited": [{"config_id": "m", "share": 0.9}]}], "no_preference": []}
     described = {"name": "d", "K": 20, "surrogate": False, "objectives": ["accuracy", "cost"], "cost_unit": "usd",
@@ -223,7 +225,12 @@ def test_a_long_pareto_set_is_cut_to_15_lines():
                                 Path("r/REPORT.md")))
     lines = text.splitlines()
     assert len(lines) == MAX_LINES and "CoHV-UCB exploits it in 90% of 10 repetitions" in lines[3]
-    assert lines[-2] == "  … and 13 more (the report lists them)" and lines[-3].startswith("  c6: accuracy 0.500")
+    assert lines[6].startswith("  no set came back in most repetitions: this budget is short of identifying")
+    assert lines[-2] == "  … and 14 more (the report lists them)" and lines[-3].startswith("  c5: accuracy 0.500")
+    psi["decision"]["share"] = 0.6  # returned in most repetitions: no such line, one member more
+    lines = format_advice(Advice(described, (5, 45), Budget(2.0, "usd"), 10, {"online": online, "psi": psi},
+                                 Path("r/REPORT.md"))).splitlines()
+    assert len(lines) == MAX_LINES and lines[6].startswith("  c0: ") and lines[-3].startswith("  c6: ")
 
 
 def test_the_plan_predicts_from_its_draws_at_the_budget_they_need_for_the_evaluation_splits():

@@ -261,3 +261,39 @@ def test_configurations_tied_for_the_best_are_each_an_answer_under_a_requirement
     assert "no decision" not in result.stdout
     RUNNER.invoke(app, ["report", str(tmp_path), "--require", "objective1>=0.5"])
     assert "Pay for any of arm0, arm1: they share the largest ν among them." in (tmp_path / "REPORT.md").read_text()
+
+
+def test_configurations_exploited_equally_often_are_each_the_online_answer(tmp_path):
+    """The best method exploits arm1 in three repetitions and arm0 in three: the runs do not choose between them,
+    so every surface names both (it named arm0 alone, the first by name), and a repetition exploiting either
+    finds the answer."""
+    from cabench.advise import _online_lines
+    from cabench.answers import brief
+    from cabench.html_report import _decision
+    from cabench.results import ResultSet
+
+    means = [[0.9, 0.5], [0.9, 0.5], [0.2, 0.9]]
+    raw = {"name": "twins", "dataset": {"synthetic": {"name": "twins", "means": means, "costs": [1, 1, 1],
+                                                       "noise": "gaussian", "sigma": 0.3}},
+           "setting": "online", "rho": [30], "methods": ["cohv-ucb"], "repetitions": 6,
+           "output": str(tmp_path / "twins")}
+    run_experiment(parse_config(raw, "twins.yaml"), quiet=True)
+    runs = pd.read_csv(tmp_path / "twins" / "runs.csv")
+    runs["exploited"] = ["arm1", "arm0", "arm1", "arm0", "arm1", "arm0"]
+    runs.to_csv(tmp_path / "twins" / "runs.csv", index=False)
+    item = recommend(tmp_path)[0]
+    d = item["decision"]
+    assert d["configuration"]["config_id"] == "arm0" and [x["config_id"] for x in d["tied"]] == ["arm1"]
+    assert d["configuration"]["share"] == d["tied"][0]["share"] == 0.5
+    shown = RUNNER.invoke(app, ["recommend", str(tmp_path)]).stdout
+    assert "  pay for any of arm0, arm1: CoHV-UCB exploits each in 3 of 6 repetitions at B = " in shown
+    assert _online_lines(item, "tokens")[0].startswith("online: pay for any of arm0, arm1 — CoHV-UCB exploits each "
+                                                       "in 50% of 6 repetitions (the runs do not choose")
+    e = ResultSet(tmp_path).experiments[0]
+    assert brief(e)["names"] == ["arm0", "arm1"]
+    html = _decision(e)
+    assert html["what"].startswith("pay for any of arm0, arm1") and [r["config"] for r in html["rows"]] == [
+        "arm0", "arm1"]
+    assert html["finders"][0]["share"]["text"] == "100%"  # every repetition exploits one of them
+    RUNNER.invoke(app, ["report", str(tmp_path)])
+    assert "pay for any of `arm0`, `arm1`" in (tmp_path / "REPORT.md").read_text()
