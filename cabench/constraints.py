@@ -95,6 +95,11 @@ def parse_constraint(text: str) -> Constraint:
     if unit not in units:
         allowed = ", ".join(u for u in units if u) or "none"
         raise CabenchError(f"{where}: '{unit}' is not a unit of {name} (units: {allowed})")
+    if name == "accuracy" and not 0 <= value <= 1:  # a bound no configuration can meet, or every one meets
+        percent = f" (for {value:g}% write {value / 100:g})" if 1 < value <= 100 else ""
+        raise CabenchError(f"{where}: accuracy is a share between 0 and 1{percent}")
+    if value < 0:
+        raise CabenchError(f"{where}: {name} is never negative; bound it by a number >= 0")
     return Constraint(column, found["op"], value * units[unit], text)
 
 
@@ -118,14 +123,19 @@ def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
 
 def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Boolean masks over the rows of ``arms.csv``: the configurations that satisfy every requirement, and those
-    whose 95% interval (where recorded: :func:`_straddles`) straddles a bound."""
+    whose qualifying could go either way within their 95% intervals (where recorded: :func:`_straddles`) — a
+    qualifying configuration whose interval straddles a bound, or one failing only bounds its intervals straddle
+    (one failing a bound its whole interval fails is not borderline, whatever its other intervals)."""
     ok = np.ones(len(arms), dtype=bool)
-    borderline = np.zeros(len(arms), dtype=bool)
+    may_qualify = np.ones(len(arms), dtype=bool)
+    may_fail = np.zeros(len(arms), dtype=bool)
     for c in constraints:
         values = _values(arms, c)
-        ok &= c.holds(values)
-        borderline |= _straddles(arms, c.column, values, c.value)
-    return ok, borderline
+        holds, straddles = c.holds(values), _straddles(arms, c.column, values, c.value)
+        ok &= holds
+        may_qualify &= holds | straddles
+        may_fail |= ~holds | straddles
+    return ok, may_qualify & may_fail
 
 
 def _straddles(arms: pd.DataFrame, column: str, values: np.ndarray, bound: float) -> np.ndarray:

@@ -39,7 +39,9 @@ def test_requirements_parse_with_their_units():
     assert parse_constraint("usd<=0.002").describe() == "usd <= $0.002"
     for text, words in [("latency<=2usd", "not a unit of latency"), ("accuracy=0.6", "expected NAME<=VALUE"),
                         ("cost<=0.5", "cost needs its unit"), ("efficiency>=0.5s", "has no unit"),
-                        ("usd<=$0.002usd", "not both")]:
+                        ("usd<=$0.002usd", "not both"), ("accuracy>=60", "between 0 and 1 (for 60% write 0.6)"),
+                        ("accuracy<=1.5", "between 0 and 1"), ("latency<=-1s", "latency is never negative"),
+                        ("usd<=-0.01", "usd is never negative")]:
         with pytest.raises(CabenchError, match="--require") as exc:
             parse_constraint(text)
         assert words in str(exc.value) and "\n" not in str(exc.value)
@@ -190,3 +192,15 @@ def test_borderline_configurations_are_those_whose_interval_holds_a_bound():
                           "accuracy_ci": [0.05, 0.05]})
     ok, borderline = qualifying(older, (parse_constraint("accuracy>=0.6"),))
     assert ok.tolist() == [True, True] and borderline.tolist() == [True, False]
+
+
+def test_a_configuration_failing_a_bound_outright_is_not_borderline_for_straddling_another():
+    """'e' straddles the accuracy bound but its whole latency interval lies above 2 s: it fails whatever its
+    accuracy, so it is not borderline; 'f' fails only the bound its interval straddles, and 'g' qualifies with a
+    latency interval across 2 s: both are."""
+    arms = pd.DataFrame({"config_id": ["e", "f", "g"], "mu_accuracy": [0.55, 0.58, 0.7], "accuracy": [0.55, 0.58, 0.7],
+                         "accuracy_low": [0.41, 0.45, 0.65], "accuracy_high": [0.61, 0.7, 0.75],
+                         "latency_s": [3.0, 1.0, 1.9], "latency_s_low": [2.95, 0.9, 1.8],
+                         "latency_s_high": [3.05, 1.1, 2.1]})
+    ok, borderline = qualifying(arms, parse_constraints(["accuracy>=0.6", "latency<=2s"]))
+    assert ok.tolist() == [False, False, True] and borderline.tolist() == [False, True, True]
