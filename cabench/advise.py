@@ -382,7 +382,8 @@ def format_advice(advice: Advice) -> str:
     lines = [f"{d['name']}: {d['K']} configurations x {profiling + evaluation} instances ({profiling} profiling, "
              f"{evaluation} evaluation){', surrogate logs' if d['surrogate'] else ''}; objectives "
              f"{', '.join(d['objectives'])}; cost in {LABELS[unit]}",
-             f"  per call (configuration means): {_ranges(d)}; the logs' Pareto set: {d['pareto_size']} of {d['K']}"]
+             f"  per call over all {profiling + evaluation} instances (configuration means): {_ranges(d)}; their "
+             f"Pareto set: {d['pareto_size']} of {d['K']}"]
     if advice.budget is not None:
         rho = next(r["rho"] for item in advice.items.values() for r in item["results"])
         lines.append(f"budget {amount(advice.budget.value, unit)} (about {rho:.3g} calls per configuration), "
