@@ -38,12 +38,13 @@ MEASURES: dict[str, tuple[str, dict[str, float]]] = {
     "latency": ("latency_s", {"": 1.0, "s": 1.0, "ms": 1e-3}),
     "usd": ("usd", {"": 1.0, "usd": 1.0, "$": 1.0}),
     "tokens": ("tokens", {"": 1.0, "tokens": 1.0}),
+    "completion_tokens": ("completion_tokens", {"": 1.0, "tokens": 1.0, "completion_tokens": 1.0}),
 }
 ALIASES = {"latency_s": "latency", "$": "usd", "dollars": "usd", "cost_usd": "usd"}
 #: ``cost`` takes its measure from the unit of its value: ``cost<=$0.002``, ``cost<=300tokens``.
-COST_UNIT_MEASURE = {"usd": "usd", "$": "usd", "tokens": "tokens"}
+COST_UNIT_MEASURE = {"usd": "usd", "$": "usd", "tokens": "tokens", "completion_tokens": "completion_tokens"}
 _REQUIREMENT = re.compile(r"\s*(?P<name>[A-Za-z_$][\w.]*|\$)\s*(?P<op><=|>=)\s*(?P<dollar>\$)?\s*"
-                          r"(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z$]*)\s*")
+                          r"(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z_$]*)\s*")
 
 
 @dataclass(frozen=True)

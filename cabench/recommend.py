@@ -63,7 +63,8 @@ def recommendations_json(items: list[dict[str, Any]]) -> str:
 
 #: How the terminal shows each real-unit measurement per call: prefix, number format, suffix.
 SHOWN = {"accuracy": ("accuracy ", "{:.3f}", ""), "latency_s": ("", "{:.3g}", " s"),
-         "tokens": ("", "{:,.0f}", " tokens"), "usd": ("$", "{:.3g}", "")}
+         "tokens": ("", "{:,.0f}", " tokens"), "usd": ("$", "{:.3g}", ""),
+         "completion_tokens": ("", "{:,.0f}", " completion tokens")}
 #: How many members of a decided Pareto set the condensed answer gives units for (the rest counted, as in --json).
 MEMBERS_SHOWN = 8
 

@@ -42,10 +42,14 @@ def config_hash(identity: dict[str, Any]) -> str:
 
 #: Measurements ``arms.csv`` gives in real units where the logs have them: (name, log column).
 REAL_UNITS = (("accuracy", "correct"), ("latency_s", "latency_s"), ("tokens", "tokens"), ("usd", USD_COLUMN))
+#: Measurements recorded where they are the experiment's cost (``cost: completion_tokens``), so that the cost a
+#: budget charges is shown per call beside the others; every real-unit measure ``arms.csv`` may hold.
+COST_UNITS = (("completion_tokens", "completion_tokens"),)
+ALL_REAL_UNITS = REAL_UNITS + COST_UNITS
 
 
-def real_units(measured: dict[str, np.ndarray], arms: np.ndarray,
-               questions: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def real_units(measured: dict[str, np.ndarray], arms: np.ndarray, questions: np.ndarray | None = None,
+               cost_unit: str = "") -> dict[str, np.ndarray]:
     """Per-arm means of the measurements in real units over the evaluation instances, for the arms ``arms``, and
     their 95% intervals: the half-width of the normal interval (``<name>_ci``, :func:`spread`) and the interval's
     ends (``<name>_low``, ``<name>_high``).
@@ -57,7 +61,7 @@ def real_units(measured: dict[str, np.ndarray], arms: np.ndarray,
     the runs of a question one unit of evidence.
     """
     out: dict[str, np.ndarray] = {}
-    for name, column in REAL_UNITS:
+    for name, column in (*REAL_UNITS, *((n, c) for n, c in COST_UNITS if n == cost_unit)):
         if column not in measured:
             continue
         values = np.asarray(measured[column], dtype=float)[arms]
@@ -110,7 +114,8 @@ def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple
     (``profile_cost``), the mean normalised cost ``mu^c`` (``mu_c``), single-point hypervolume ``H`` and
     ``nu = H / mu^c`` (paper §3.1), ``Delta = nu* - nu``, Pareto membership within the experiment's arms and the
     classification gap ``gamma`` of eq. (1); then, from the evaluation rows ``measured`` (replayed logs), accuracy,
-    latency in seconds, tokens and dollars per call where known, each with its 95% interval (:func:`real_units`;
+    latency in seconds, tokens, dollars (and completion tokens where they are the cost) per call where known,
+    each with its 95% interval (:func:`real_units`;
     ``questions``: an epoch log's question of each evaluation instance).
     """
     mu = np.asarray(problem.mu, dtype=float)
@@ -135,7 +140,8 @@ def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple
     out["pareto"] = pareto_mask(mu).astype(int)
     out["gamma"] = gamma
     if measured is not None:
-        for name, values in real_units(measured, np.asarray(problem.arm_ids), questions).items():
+        for name, values in real_units(measured, np.asarray(problem.arm_ids), questions,
+                                       problem.norm.cost_unit).items():
             out[name] = values
     return out
 

@@ -66,7 +66,8 @@ def texts(table: Table) -> list[str]:
 
 #: Real-unit columns of ``arms.csv``: header and number format (mean and 95% half-width alike).
 REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency (s)", "{:.3g}"),
-                     "tokens": ("tokens", "{:,.1f}"), "usd": ("USD", "${:.3g}")}
+                     "tokens": ("tokens", "{:,.1f}"), "usd": ("USD", "${:.3g}"),
+                     "completion_tokens": ("completion tokens", "{:,.1f}")}
 
 
 def measurement(row: Any, measure: str, number: str) -> str:

@@ -14,7 +14,7 @@ from cabench.problem import replay_problem
 from cabench.record import arms_table, config_hash, real_units
 from cabench.report_cells import measurement
 from cabench.runner import run_experiment
-from tests.conftest import spread_logs, write_dataset
+from tests.conftest import spread_logs, tiny_logs, write_dataset
 
 
 def test_config_hash_is_canonical():
@@ -146,3 +146,33 @@ def test_epoch_intervals_use_the_effective_number_of_trials():
     # every run right, one question of one run and one of three: n² / Σ m² = 16 / 10 trials, not the 2 questions
     uneven = real_units({"correct": np.ones((1, 4))}, np.arange(1), np.array([0, 1, 1, 1]))
     assert uneven["accuracy_low"][0] == pytest.approx(1.6 / (1.6 + 1.959963984540054**2))
+
+
+def test_completion_tokens_are_recorded_per_call_where_they_are_the_cost(tmp_path):
+    """Charged completion tokens, arms.csv gives each configuration's completion tokens per call on the evaluation
+    instances with its interval (the budget's unit, shown beside accuracy, latency and tokens); charged total
+    tokens, it does not; a requirement bounds them as completion_tokens<=N or cost<=Ncompletion_tokens."""
+    from cabench.constraints import parse_constraint, qualifying
+
+    frame = tiny_logs(3, 40)
+    frame["completion_tokens"] = frame["tokens"] // 3 + frame.index % 7
+    data = write_dataset(tmp_path / "parts", frame, split={"profiling_size": 10, "seed": 0})
+    arms = {}
+    for cost in ("completion_tokens", "tokens"):
+        cfg = parse_config({"name": cost, "dataset": str(data), "setting": "online", "rho": [4], "cost": cost,
+                            "methods": ["uniform"], "repetitions": 2, "output": str(tmp_path / cost)}, "c.yaml")
+        run_experiment(cfg, quiet=True)
+        arms[cost] = pd.read_csv(tmp_path / cost / "arms.csv")
+    ds = load_dataset(data)
+    rows = frame[frame["instance_id"].isin(ds.evaluation_ids)]
+    expected = rows.groupby("config_id")["completion_tokens"].agg(["mean", "std", "count"])
+    got = arms["completion_tokens"].set_index("config_id")
+    assert got["completion_tokens"].to_dict() == pytest.approx(expected["mean"].to_dict())
+    half = 1.96 * expected["std"] / np.sqrt(expected["count"])
+    assert got["completion_tokens_ci"].to_dict() == pytest.approx(half.to_dict(), rel=0.05)
+    assert {"completion_tokens_low", "completion_tokens_high"} <= set(got.columns)
+    assert not any(c.startswith("completion_tokens") for c in arms["tokens"].columns)
+    bound = float(expected["mean"].median())
+    for text in (f"completion_tokens<={bound}", f"cost<={bound}completion_tokens"):
+        ok, _ = qualifying(arms["completion_tokens"], (parse_constraint(text),))
+        assert ok.tolist() == (arms["completion_tokens"]["completion_tokens"] <= bound).tolist()
