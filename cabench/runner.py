@@ -355,6 +355,9 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
         echo(f"{cfg.name}: skipped {m} at rho {r:g}: {why}")
     if ds is not None and (note := ds.terms.price_note()) is not None:
         echo(f"{cfg.name}: {note}")
+    if ds is not None and ds.terms.prices and "cost_usd" in ds.evaluation:
+        echo(f"{cfg.name}: warning: the logs have their own cost_usd, and every dollar figure comes from the price "
+             "table instead (prices take precedence); leave prices out to use the logs' dollars")
     for line in budgets_beyond_exhaustive(cfg, problem) + cheap_pulls(cfg, problem):
         echo(f"{cfg.name}: warning: {line}")
     out = Path(cfg.output)

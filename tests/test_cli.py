@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cabench.cli import app
-from tests.conftest import DATA, ROOT, spread_logs, write_dataset
+from tests.conftest import DATA, ROOT, spread_logs, tiny_logs, write_dataset
 
 runner = CliRunner()
 
@@ -38,6 +38,28 @@ def test_run_refuses_a_parameter_the_method_does_not_use(tmp_path):
 
 PRICED = "prices given: dollars are reported beside tokens; the budget is charged in tokens (cost: tokens; cost: usd " \
          "charges dollars)"
+
+
+@pytest.mark.parametrize("prices", [True, False])
+def test_run_warns_when_prices_stand_in_for_the_logs_own_dollars(tmp_path, prices):
+    """Logs with their own cost_usd and a price table: every dollar comes from the table, and a warning says so
+    (the billed dollars are not what the report shows); without a table the logs' dollars are charged, unsaid."""
+    frame = tiny_logs(3, 30)
+    frame["cost_usd"] = frame["tokens"] * 2e-6
+    data = write_dataset(tmp_path / "billed", frame, split={"profiling_size": 10, "seed": 0})
+    config = tmp_path / "exp.yaml"
+    config.write_text(yaml.safe_dump({"name": "billed", "dataset": str(data), "setting": "online", "rho": [2],
+                                      "methods": ["uniform"], "repetitions": 2, "output": str(tmp_path / "out"),
+                                      "cost": "usd", **({"prices": {"*": {"tokens": 0.5}}} if prices else {})}))
+    result = runner.invoke(app, ["run", str(config)])
+    assert result.exit_code == 0, result.output
+    said = [x for x in result.output.splitlines() if "cost_usd" in x]
+    assert said == ([] if not prices else ["billed: warning: the logs have their own cost_usd, and every dollar "
+                                            "figure comes from the price table instead (prices take precedence); "
+                                            "leave prices out to use the logs' dollars"])
+    usd = pd.read_csv(tmp_path / "out" / "arms.csv")["usd"]
+    tokens = pd.read_csv(tmp_path / "out" / "arms.csv")["tokens"]
+    assert usd.to_numpy() == pytest.approx(tokens.to_numpy() * (0.5e-6 if prices else 2e-6))
 
 
 @pytest.mark.parametrize("terms, said", [
