@@ -90,11 +90,35 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
     (names and ids) are read as the text the file holds."""
     if name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
         data = source.read_bytes() if isinstance(source, Path) else source.read()
-        frame = pd.read_json(io.BytesIO(data), lines=True, dtype=False, precise_float=True)
+        try:
+            frame = pd.read_json(io.BytesIO(data), lines=True, dtype=False, precise_float=True)
+        except (ValueError, TypeError) as exc:  # pandas says where in bytes (or fails on a line not an object)
+            raise ValueError(_bad_line(data) or str(exc)) from None
         return _numbers_as_written(frame, data, [c for c in text if c in frame])
     # text stays text ("NA", "null", "None" are ids and names; "1.0" is not "1"); only an empty cell is missing
     return pd.read_csv(source, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
                        **_EXACT_FLOATS)
+
+
+def _bad_line(data: bytes) -> str | None:
+    """Where a JSON-lines text first fails: ``line N: <what JSON says> (column C)``, or a line that is not an
+    object; None when every line reads."""
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line.decode("utf-8-sig"))
+        except UnicodeDecodeError:
+            return f"line {number}: not UTF-8 text"
+        except json.JSONDecodeError as exc:
+            return f"line {number}: {exc.msg} (column {exc.colno})"
+        except RecursionError:
+            return f"line {number}: JSON nested too deeply"
+        if type(item) is not dict:
+            kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(
+                type(item), "a number")
+            return f"line {number}: {kind}, not a JSON object"
+    return None
 
 
 def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd.DataFrame:

@@ -159,7 +159,22 @@ def test_generic_import_of_deep_json_lines_is_one_line(tmp_path):
     source = tmp_path / "logs.jsonl"
     tiny_logs(2, 5).to_json(source, orient="records", lines=True)
     set_line(source, 4, '{"config_id": ' + DEEP)
-    refused(imported("canonical", source, tmp_path / "ds"), "logs.jsonl", "depth")
+    refused(imported("canonical", source, tmp_path / "ds"),
+            "logs.jsonl: unreadable file (line 4: JSON nested too deeply)")
+    assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("line, said", [
+    ('{"config_id": "cfg0", broken', "line 4: Expecting property name enclosed in double quotes (column 23)"),
+    ("[1, 2]", "line 4: an array, not a JSON object"), ('"text"', "line 4: a string, not a JSON object"),
+])
+def test_a_json_line_that_is_no_object_is_named_by_its_line(tmp_path, line, said):
+    """A broken JSON line, or one holding an array or a string, is refused naming its line (pandas names a byte
+    offset, and an array line ended in a traceback)."""
+    source = tmp_path / "logs.jsonl"
+    tiny_logs(2, 5).to_json(source, orient="records", lines=True)
+    set_line(source, 4, line)
+    refused(imported("canonical", source, tmp_path / "ds"), f"logs.jsonl: unreadable file ({said})")
     assert not (tmp_path / "ds").exists()
 
 
