@@ -366,12 +366,17 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         if name not in columns and name not in mapping["constants"] and name not in overrides and name in frame:
             columns[name] = name
     constants = {**mapping["constants"], **{k: v for k, v in settings.items() if k not in columns}, **overrides}
-    derived = {}
+    derived: dict[str, Any] = {}  # columns the import computes from others (provenance.derived)
     parts = [columns.get(part) for part in ("prompt_tokens", "completion_tokens")]
     if "tokens" not in columns and "tokens" not in constants and all(isinstance(part, str) for part in parts):
         columns["tokens"] = derived["tokens"] = parts  # total tokens (the paper's cost) from its two counts
         echo(f"tokens: the sum of {parts[0]} and {parts[1]} (the logs have no tokens column)")
     scale = mapping["scale"]
+    if ("latency_s" not in columns and "latency_s" not in constants and "latency_s" not in scale
+            and "latency_ms" in frame and fmt == "canonical"):  # milliseconds, as many tools log them
+        columns["latency_s"], scale = "latency_ms", {**scale, "latency_s": 1e-3}
+        derived["latency_s"] = "latency_ms / 1000"
+        echo("latency_s: latency_ms / 1000 (the logs have no latency_s column)")
     both = sorted(set(columns) & set(constants))
     if both:
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")

@@ -682,3 +682,17 @@ def test_logs_with_prompt_and_completion_tokens_only_are_charged_their_sum(tmp_p
     assert "the sum of" not in ok(result) and "derived" not in provenance(tmp_path / "all")
     logs = logs_of(tmp_path / "all").sort_values(["config_id", "instance_id"], ignore_index=True)
     assert logs["tokens"].tolist() == expected["tokens"].tolist()
+
+
+def test_logs_with_latency_in_milliseconds_only_are_read_in_seconds(tmp_path):
+    """A latency_ms column and no latency_s (as many tools log it): latency_s = latency_ms / 1000, said at import
+    and recorded as derived (it was dropped as an ignored column, leaving the logs without latency)."""
+    frame = tiny_logs()
+    frame["latency_ms"] = frame["latency_s"] * 1000
+    frame.drop(columns=["latency_s"]).to_csv(tmp_path / "ms.csv", index=False)
+    result = RUNNER.invoke(app, ["data", "import", str(tmp_path / "ms.csv"), "--out", str(tmp_path / "ms")])
+    assert "latency_s: latency_ms / 1000" in ok(result) and "ignored source columns" not in result.stdout
+    logs = logs_of(tmp_path / "ms").sort_values(["config_id", "instance_id"], ignore_index=True)
+    expected = frame.sort_values(["config_id", "instance_id"], ignore_index=True)
+    assert logs["latency_s"].to_numpy() == pytest.approx(expected["latency_s"].to_numpy(), rel=1e-12)
+    assert provenance(tmp_path / "ms")["derived"] == {"latency_s": "latency_ms / 1000"}
