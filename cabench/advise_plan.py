@@ -164,7 +164,9 @@ def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[st
 def reached(plan: SettingPlan, folder: Path) -> SettingPlan:
     """``plan`` with what its method reached at the budget in the results ``folder``: identification, P(error) with
     its Wilson interval and mean F1 ± 1.96 se within [0, 1] (deterministic costs); online, the share of repetitions
-    whose most-exploited configuration has ``nu >= (1 - epsilon) max nu`` (paper §3.1), with its Wilson interval."""
+    whose most-pulled configurations (``selections.csv``; several where tied) all have ``nu >= (1 - epsilon) max nu``
+    (paper §3.1, as the plan counts them: :func:`~cabench.planning.curves.metrics_at`), with its Wilson
+    interval."""
     assert plan.spec is not None  # a plan that was run
     e = load_experiment(folder)
     values: dict[str, tuple[float, float, float]]
@@ -176,10 +178,13 @@ def reached(plan: SettingPlan, folder: Path) -> SettingPlan:
                   "f1": (float(r["f1"]), max(0.0, float(r["f1"]) - half), min(1.0, float(r["f1"]) + half))}
         n = int(r["n"])
     else:
-        runs = e.runs[e.runs["method"] == plan.method]
+        sel = e.selections[e.selections["method"] == plan.method]
         nu = e.arms.assign(config_id=e.arms["config_id"].astype(str)).set_index("config_id")["nu"]
-        hits = int((nu.reindex(runs["exploited"].astype(str)) >= (1 - plan.spec.epsilon) * nu.max()).sum())
-        n = len(runs)
+        most = sel[sel["pulls"] == sel.groupby(["rho", "rep"])["pulls"].transform("max")]
+        worst = most.assign(nu=nu.reindex(most["config_id"].astype(str)).to_numpy(dtype=float))
+        per_run = worst.groupby(["rho", "rep"])["nu"].min()  # the least nu among each run's most-pulled
+        hits = int((per_run >= (1 - plan.spec.epsilon) * nu.max()).sum())
+        n = int((e.runs["method"] == plan.method).sum())
         values = {"share": (hits / n, *wilson(hits, n))}
     return replace(plan, forecasts=tuple(replace(f, reached=values[f.target.metric], repetitions=n)
                                          for f in plan.forecasts))

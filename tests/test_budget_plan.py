@@ -367,3 +367,18 @@ def test_a_plan_folder_that_is_a_file_is_refused_before_any_work(tmp_path, monke
         assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
         assert f"error: {tmp_path / 'taken'}: exists and is not a folder" in result.output
         assert (tmp_path / "taken").read_text() == "mine\n"
+
+
+def test_a_tie_for_the_most_pulls_is_a_hit_only_where_every_tied_configuration_is_good():
+    """At rho 1 CoHV-UCB makes its initial round only: every configuration pulled once in every repetition. The
+    first is the best (the others' nu is under half of it): a hit for none at epsilon 0.1 (counting the first of
+    the tied, as before, made it a hit for all, and a plan met at the initial round by the logs' order), and for
+    all where epsilon admits every configuration."""
+    from cabench.online import OnlineMethod
+    from cabench.synthetic import SyntheticSpec, synthetic_problem
+
+    problem = synthetic_problem(SyntheticSpec("tie", ((0.9, 0.9), (0.5, 0.5), (0.4, 0.6)), (1, 1, 1)))
+    keys = stream_keys(0, np.arange(8), problem.arm_ids)
+    assert problem.nu.argmax() == 0 and (problem.nu[1:] < 0.5 * problem.nu[0]).all()
+    assert metrics_at(problem, OnlineMethod("cohv-ucb"), 1.0, keys, None, 0.1)["share"] == 0.0
+    assert metrics_at(problem, OnlineMethod("cohv-ucb"), 1.0, keys, None, 0.99)["share"] == 1.0
