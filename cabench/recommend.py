@@ -12,6 +12,8 @@ equals it.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +102,7 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
         return []
     k = item["K"]
     shown, rest = c["borderline"][:6], len(c["borderline"]) - 6
-    border = (f"; borderline (95% interval across a bound): {', '.join(shown)}" + (f", … {rest} more (--json lists "
+    border = (f"; borderline (95% interval across a bound): {listed(shown)}" + (f", … {rest} more (--json lists "
               "all)" if rest > 0 else "")) if shown else ""
     lines = [f"  with {', '.join(c['constraints'])}: {len(c['qualifying'])} of {k} configurations qualify{border}"]
     if not c["qualifying"]:
@@ -117,7 +119,7 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
     if c["undecided"]:
         return [*lines, f"    {c['undecided']}"]
     if item["setting"] == "online" and len(c["members"]) > 1:
-        lines.append(f"    pay for any of {', '.join(c['answer'])} (they share the largest nu among them)")
+        lines.append(f"    pay for any of {listed(c['answer'])} (they share the largest nu among them)")
         lines += [f"      {m['config_id']}: {per_call(m)}" for m in c["members"] if per_call(m)]
         what = "the most-pulled qualifying configuration is one of them in"
     elif item["setting"] == "online":
@@ -127,18 +129,29 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
         what = "the most-pulled qualifying configuration is it in"
     else:
         lines.append(f"    true Pareto set restricted to them ({len(c['answer'])}): "
-                     f"{', '.join(c['answer']) or '(empty)'}")
+                     f"{listed(c['answer']) or '(empty)'}")
         what = "the returned set restricted to them is it in"
     lines += [f"    {what}: {_found_at(item, g)}" for g in groups.values()]
     if item["setting"] == "psi" and c["only_within"]:
         lines.append(f"    also Pareto among the qualifying only (what dominates them fails a requirement; a filtered "
-                     f"answer never holds them): {', '.join(c['only_within'])}")
+                     f"answer never holds them): {listed(c['only_within'])}")
     return lines
+
+
+def shown_name(name: str) -> str:
+    """A configuration's name as a list of names shows it: in double quotes (escaped as JSON) where it holds a
+    comma or a quote, or begins or ends with a space, so that ``gpt 4o, mini`` never reads as two names."""
+    return json.dumps(name, ensure_ascii=False) if ("," in name or '"' in name or name != name.strip()) else name
+
+
+def listed(names: Iterable[str]) -> str:
+    """Configuration names joined by commas, each as :func:`shown_name` shows it."""
+    return ", ".join(shown_name(str(n)) for n in names)
 
 
 def any_of(c: dict[str, Any], d: dict[str, Any]) -> str:
     """The online decision's configuration, or ``any of`` it and those exploited as often (``tied``)."""
-    return c["config_id"] if not d["tied"] else f"any of {', '.join(x['config_id'] for x in (c, *d['tied']))}"
+    return shown_name(c["config_id"]) if not d["tied"] else f"any of {listed(x['config_id'] for x in (c, *d['tied']))}"
 
 
 def _of(share: float, n: int) -> str:
@@ -175,7 +188,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                 if per_call(x):
                     lines.append(f"    {'per call' if not d['tied'] else x['config_id']}: {per_call(x)}")
         else:
-            lines.append(f"  Pareto set ({len(d['pareto_set'])}): {', '.join(d['pareto_set']) or '(empty)'} — "
+            lines.append(f"  Pareto set ({len(d['pareto_set'])}): {listed(d['pareto_set']) or '(empty)'} — "
                          f"{registry.display(d['method'])} returns it in {_of(d['share'], d['repetitions'])} at "
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}{_realised(d)}; {d['criterion']}; "
                          f"the exact true set in {round(d['exact_true_set'] * d['repetitions'])})")
@@ -187,7 +200,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                     lines.append(f"    {m['config_id']}: {per_call(m)}")
             if len(d["members"]) > MEMBERS_SHOWN and per_call(d["members"][0]):
                 lines.append(f"    … {len(d['members']) - MEMBERS_SHOWN} more (--json lists all)")
-        lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {', '.join(item['true_pareto_set'])}")
+        lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
         lines += constrained_lines(item)
         if item["no_preference"]:
             shown = ", ".join(registry.display(m) for m in item["no_preference"])
@@ -215,7 +228,7 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
                      f"{', surrogate logs' if item['surrogate'] else ''}, K={item['K']}, config {item['config_hash']})")
         unit = item["cost_unit"]
         lines.append(f"  objectives: {', '.join(item['objectives'])}; cost in {LABELS[unit]}")
-        lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {', '.join(item['true_pareto_set'])}")
+        lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
         lines.append(f"  max-nu configuration: {item['max_nu']['config_id']} ({_facts(item['max_nu'], unit)})")
         for r in _in_grid(item["results"], item.get("not_run") or []):
             method = registry.display(r["method"])
@@ -235,12 +248,12 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
             else:
                 lines.append(f"  {method:<8} {r['cost_mode']:<13} rho {r['rho']:<6g} exact true set in "
                              f"{100 * r['exact_true_set']:.1f}% of {r['repetitions']} repetitions; most frequent set "
-                             f"({100 * r['modal_set_share']:.0f}%): {', '.join(r['modal_set']) or '(empty)'}; "
+                             f"({100 * r['modal_set_share']:.0f}%): {listed(r['modal_set']) or '(empty)'}; "
                              f"spent {100 * r['spend_share']:.1f}% of B")
                 shown = r["configurations"][:top]
                 rest = len(r["configurations"]) - len(shown)
                 lines.append("      returned: " + ", ".join(
-                    f"{c['config_id']}{'*' if c['pareto'] else ''} {100 * c['share']:.0f}%" for c in shown)
+                    f"{shown_name(c['config_id'])}{'*' if c['pareto'] else ''} {100 * c['share']:.0f}%" for c in shown)
                     + (f", … {rest} more (--json lists all)" if rest > 0 else "") + "   (* = in the true set)")
         lines += constrained_lines(item, every=True)
         lines.append("")

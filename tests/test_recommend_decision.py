@@ -297,3 +297,12 @@ def test_configurations_exploited_equally_often_are_each_the_online_answer(tmp_p
     assert html["finders"][0]["share"]["text"] == "100%"  # every repetition exploits one of them
     RUNNER.invoke(app, ["report", str(tmp_path)])
     assert "pay for any of `arm0`, `arm1`" in (tmp_path / "REPORT.md").read_text()
+
+
+def test_names_with_a_comma_or_a_quote_are_quoted_in_lists_of_names():
+    """'gpt 4o, mini' in a comma-joined list read as two configurations: such names (and those with a quote or an
+    outer space) are shown in double quotes, escaped as JSON; plain names as they are."""
+    from cabench.recommend import listed
+
+    assert listed(["gpt 4o, mini", "a/b c", " pad", 'say "q"', "模型/β"]) == \
+        '"gpt 4o, mini", a/b c, " pad", "say \\"q\\"", 模型/β'
