@@ -34,7 +34,8 @@ from cabench.units import COST_UNITS, amount
 
 #: How a setting is named in experiment names and in the printed decision.
 SHOWN_SETTING = {"online": "online", "psi": "identification"}
-_BUDGET = re.compile(r"\s*(?P<dollar>\$)?\s*(?P<value>\d*\.?\d+(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z_]*)\s*")
+_BUDGET = re.compile(r"\s*(?P<sign>[-+])?\s*(?P<dollar>\$)?\s*(?P<value>[-+]?\d*\.?\d+(?:[eE][+-]?\d+)?)\s*"
+                     r"(?P<unit>[A-Za-z_]*)\s*")
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def parse_budget(text: str) -> Budget:
         hint = f"; did you mean '{near[0]}'?" if near else ""
         raise CabenchError(f"--budget {text}: expected an amount and a unit, e.g. 2e6tokens, 5usd or $5 (units: "
                            f"{', '.join(COST_UNITS)}){hint}")
-    value = float(found.group("value"))
+    value = float(found.group("value")) * (-1.0 if found.group("sign") == "-" else 1.0)
     if not (math.isfinite(value) and value > 0):
         raise CabenchError(f"--budget {text}: expected a positive amount")
     return Budget(value, unit)

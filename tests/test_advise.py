@@ -24,6 +24,7 @@ from cabench.answers import WEAK
 from cabench.budget_plan import BudgetPlan, Planned, PlanSpec
 from cabench.cli import app
 from cabench.data.dataset import load_dataset
+from cabench.errors import CabenchError
 from cabench.planning.search import Estimate
 from cabench.planning.targets import Target
 from tests.conftest import ROOT, spread_logs, write_dataset
@@ -205,6 +206,12 @@ def test_folders_of_the_users_under_out_are_refused_before_any_work_naming_what_
 ])
 def test_budgets_are_read_as_written(text, value, unit):
     assert parse_budget(text) == Budget(value, unit)
+
+
+@pytest.mark.parametrize("text", ["-1usd", "0usd", "-$5", "-2e6tokens"])
+def test_a_budget_of_nothing_or_less_says_it_must_be_positive(text):
+    with pytest.raises(CabenchError, match=f"^--budget {re.escape(text)}: expected a positive amount$"):
+        parse_budget(text)
 
 
 def test_a_long_pareto_set_is_cut_to_15_lines():
