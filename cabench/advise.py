@@ -43,7 +43,7 @@ from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, with_budgets
 from cabench.recommend import any_of, per_call, recommend
 from cabench.report import check_reports
-from cabench.runner import run_experiment
+from cabench.runner import check_output, run_experiment
 from cabench.storage import publish_folder, staging_folder
 from cabench.units import LABELS, amount, amount_up
 from cabench.yamlio import load_config_file
@@ -294,6 +294,8 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
         more = f"; state at least {amount(amount_up(max(leasts), unit), unit)}" if len(leasts) == len(short) else ""
         raise CabenchError(f"cabench advise: budget.{unit}: {amount(request.budget.value, unit)} is too small "
                            f"({short[0][0]}){more}")
+    for cfg in configs.values():  # each setting's folder, before either runs
+        check_output(cfg, request.replace)
     folders = {}
     for setting, methods in by_setting.items():
         if setting not in configs:

@@ -129,6 +129,13 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
                            f"results folder; pass another --out{force_it}")
 
 
+def check_output(cfg: ExperimentConfig, replace: bool = False) -> None:
+    """Refuse, before any work, an output folder that holds another experiment or files that are not cabench
+    results (:func:`_check_owner` without the config hash, which the run checks again under its lock), for a
+    command that runs several experiments and has no ``--force``."""
+    _check_owner(cfg, Path(cfg.output), False, None, replace, offer_force=False)
+
+
 def _table_temp(path: Path) -> bool:
     """Whether ``path`` is the temporary file of a table being written."""
     return temporary_of(path, TABLES)

@@ -198,6 +198,14 @@ def test_folders_of_the_users_under_out_are_refused_before_any_work_naming_what_
         assert result.exit_code == 2 and "is not a cabench dataset" in result.stderr, result.output
         assert (out / "data" / "evals" / "notes.txt").read_text() == "mine\n"
         assert sorted(p.name for p in (out / "data" / "evals").iterdir()) == ["notes.txt"]
+    shutil.rmtree(out / "data")  # the identification experiment's folder holds a file of the user's: refused
+    mine = out / "results" / f"evals_identification_{parse_budget('2e6tokens').tag}"  # before the online run
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine\n")
+    result = RUNNER.invoke(app, ["advise", str(home / "evals.csv"), "--mapping", str(home / "mapping.yaml"),
+                                 "--budget", "2e6tokens", "--out", str(out), "--quiet"])
+    assert result.exit_code == 2 and "holds 'notes.txt' and no config.yaml" in result.stderr, result.output
+    assert "--force" not in result.stderr and [p.name for p in (out / "results").iterdir()] == [mine.name]
 
 
 @pytest.mark.parametrize("text, value, unit", [
