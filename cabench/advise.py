@@ -43,6 +43,7 @@ from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, with_budgets
 from cabench.recommend import any_of, per_call, recommend
 from cabench.report import check_reports
+from cabench.report_cells import quoted_name
 from cabench.runner import check_output, run_experiment
 from cabench.storage import publish_folder, staging_folder
 from cabench.units import LABELS, amount, amount_up
@@ -50,6 +51,8 @@ from cabench.yamlio import load_config_file
 
 #: The most lines :func:`format_advice` prints.
 MAX_LINES = 15
+#: How many of the configurations tied for the online answer advise gives units per call for (the rest counted).
+TIED_SHOWN = 3
 #: Objectives when neither the command line nor the dataset declares any (latency only where the logs have it).
 DEFAULT_OBJECTIVES = ("accuracy", "latency", "cost")
 
@@ -345,13 +348,23 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
         return f"{100 * next((x['share'] for x in r['exploited'] if x['config_id'] == c['config_id']), 0.0):.0f}%"
 
     if d["tied"]:  # exploited as often as each other: the runs do not choose between them
+        tied = [x["config_id"] for x in (c, *d["tied"])]
+
+        def one_of(r: dict[str, Any]) -> str:
+            return f"{100 * sum(x['share'] for x in r['exploited'] if x['config_id'] in tied):.0f}%"
+
         lines = [f"online: pay for {any_of(c, d)} — {registry.display(first['method'])} exploits each in "
-                 f"{share(first)} of {first['repetitions']} repetitions (the runs do not choose between them); "
-                 f"spent {100 * first['spend_share']:.1f}% of {amount(d['budget'], unit)}{idle_note}"]
-        return lines + [f"  {x['config_id']}: {per_call(x)}" for x in (c, *d["tied"]) if per_call(x)]
+                 f"{share(first)} of {first['repetitions']} repetitions (one of them in {one_of(first)}"
+                 + "".join(f", {registry.display(r['method'])} in {one_of(r)}" for r in others)
+                 + f"; the runs do not choose between them); spent {100 * first['spend_share']:.1f}% of "
+                 f"{amount(d['budget'], unit)}{idle_note}"]
+        shown = [x for x in (c, *d["tied"]) if per_call(x)]
+        lines += [f"  {quoted_name(x['config_id'])}: {per_call(x)}" for x in shown[:TIED_SHOWN]]
+        return lines + ([f"  … and {len(shown) - TIED_SHOWN} more (the report lists them)"]
+                        if len(shown) > TIED_SHOWN else [])
     shares = f"{registry.display(first['method'])} exploits it in {share(first)} of {first['repetitions']} " \
              "repetitions" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
-    lines = [f"online: pay for {c['config_id']} — {shares}; spent {100 * first['spend_share']:.1f}% of "
+    lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}; spent {100 * first['spend_share']:.1f}% of "
              f"{amount(d['budget'], unit)}{idle_note}"]
     return lines + ([f"  per call: {per_call(c)}"] if per_call(c) else [])
 
@@ -365,12 +378,13 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[st
     head = (f"identification: Pareto set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it in "
             f"{100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the logs' own Pareto set exactly: "
             f"{exact}); spent {100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}")
-    short = [f"  {WEAK}: this budget is short of identifying the Pareto set (a larger --budget, or --target "
-             "to plan one)"] if weak(d["share"]) else []  # as recommend and the reports say it
+    short = [f"  {WEAK}: this budget is short of identifying the Pareto set"] if weak(d["share"]) else []  # as
+    # recommend and the reports say it
     room -= len(short)
-    members = [f"  {m['config_id']}" + (f": {per_call(m)}" if per_call(m) else "") for m in d["members"]]
-    if len(members) > room:
-        members = members[:room - 1] + [f"  … and {len(members) - room + 1} more (the report lists them)"]
+    members = [f"  {quoted_name(m['config_id'])}" + (f": {per_call(m)}" if per_call(m) else "") for m in d["members"]]
+    if len(members) > room:  # (at least the count, however little room the lines above leave)
+        kept = max(room - 1, 0)
+        members = members[:kept] + [f"  … and {len(members) - kept} more (the report lists them)"]
     return [head, *short, *members]
 
 
@@ -384,8 +398,8 @@ def format_advice(advice: Advice) -> str:
     lines = [f"{d['name']}: {d['K']} configurations x {profiling + evaluation} instances ({profiling} profiling, "
              f"{evaluation} evaluation){', surrogate logs' if d['surrogate'] else ''}; objectives "
              f"{', '.join(d['objectives'])}; cost in {LABELS[unit]}",
-             f"  per call over all {profiling + evaluation} instances (configuration means): {_ranges(d)}; their "
-             f"Pareto set: {d['pareto_size']} of {d['K']}"]
+             f"  per call over all {profiling + evaluation} instances (configuration means): {_ranges(d)}; the "
+             f"evaluation split's Pareto set: {d['pareto_size']} of {d['K']}"]
     if advice.budget is not None:
         rho = next(r["rho"] for item in advice.items.values() for r in item["results"])
         lines.append(f"budget {amount(advice.budget.value, unit)} (about {rho:.3g} calls per configuration), "

@@ -371,21 +371,22 @@ def _relative_hypervolume(e: Experiment) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def exploited_at_largest(e: Experiment) -> dict[str, tuple[str, float]]:
-    """Online: each method's most exploited configuration at its largest budget — the configuration most often
-    the most-pulled one of a repetition (ties to the first name) — and the share of repetitions it was."""
+def exploited_at_largest(e: Experiment) -> dict[str, tuple[tuple[str, ...], float]]:
+    """Online: each method's most exploited configurations at its largest budget — the configuration most often
+    the most-pulled one of a repetition, with any as often (in name order) — and the share of repetitions each
+    was."""
     out = {}
     for method, g in e.runs.groupby("method", sort=False):
         last = g[g["rho"] == g["rho"].max()]
         counts = last["exploited"].astype(str).value_counts()
-        name, count = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
-        out[str(method)] = (str(name), count / len(last))
+        top = int(counts.max())
+        out[str(method)] = (tuple(sorted(str(n) for n in counts.index[counts == top])), top / len(last))
     return out
 
 
 def key_configurations(e: Experiment) -> pd.DataFrame:
     """The configurations that matter in ``e``: the rows of ``arms.csv`` of the true Pareto set, the max-``nu``
-    configuration and (online) the most exploited one of each method with a preference at its largest budget (a
+    configuration and (online) the most exploited ones of each method with a preference at its largest budget (a
     round robin's most-pulled configuration is its turn order, not a preference), in ``arms.csv`` order, with a
     column ``why`` listing each one's roles."""
     why: dict[str, list[str]] = {}
@@ -394,10 +395,11 @@ def key_configurations(e: Experiment) -> pd.DataFrame:
         why.setdefault(name, []).append("Pareto")
     why.setdefault(arms.loc[arms["optimal"] == 1, "config_id"].iloc[0], []).append("max-ν")
     if e.setting == "online":
-        for method, (name, share) in exploited_at_largest(e).items():
+        for method, (names, share) in exploited_at_largest(e).items():
             if not registry.prefers(method, "online"):
                 continue
-            why.setdefault(name, []).append(f"exploited by {_show(method)} ({100 * share:.0f}% of repetitions)")
+            for name in names:  # (several exploited as often: each is an answer)
+                why.setdefault(name, []).append(f"exploited by {_show(method)} ({100 * share:.0f}% of repetitions)")
     rows = arms[arms["config_id"].isin(why)]
     return rows.assign(why=["; ".join(why[name]) for name in rows["config_id"]])
 

@@ -50,7 +50,7 @@ from cabench.report import (
     write_texts,
 )
 from cabench.report_cache import SectionCache, round_trip
-from cabench.report_cells import REAL_UNIT_FORMATS, Table, measurement
+from cabench.report_cells import REAL_UNIT_FORMATS, Table, listed, measurement
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
 from cabench.units import LABELS, amount
@@ -117,15 +117,17 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
     finders = [{"method": m, "name": registry.display(m), "share": _share(shares[m]), "chosen": m == d["method"],
                 "note": "" if e.setting == "psi" or registry.prefers(m, "online")
                 else f"a round robin: no preference ({registry.IN_TURN})"} for m in methods]
-    what = ((f"pay for {names[0]}" if len(names) == 1 else f"pay for any of {', '.join(names)} (exploited "
+    what = ((f"pay for {names[0]}" if len(names) == 1 else f"pay for any of {listed(names)} (exploited "
              "equally often: the runs do not choose between them)") if e.setting == "online"
             else f"the Pareto set of {len(names)} configuration{'s' if len(names) != 1 else ''}")
-    return {"what": what, "method": d["method"], "method_name": registry.display(d["method"]), "rho": f"{d['rho']:g}",
+    return {"what": what, "tied": len(names) > 1 and e.setting == "online", "method": d["method"],
+            "method_name": registry.display(d["method"]), "rho": f"{d['rho']:g}",
             "budget": amount(d["budget"], e.cost_unit), "criterion": d["criterion"], "mode": mode or "",
             "share": _share(d["configuration"]["share"] if e.setting == "online" else d["share"]),
             "exact_true_set": _share(d["exact_true_set"]) if e.setting == "psi" else None,
             "header": header, "rows": rows, "finders": finders,
-            "finder_header": "exploits it most in" if e.setting == "online" else "returns exactly this set in"}
+            "finder_header": ("exploits it most in" if len(names) == 1 else "exploits one of them most in")
+            if e.setting == "online" else "returns exactly this set in"}
 
 
 def _table(table: Table) -> dict[str, Any]:

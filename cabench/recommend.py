@@ -12,8 +12,6 @@ equals it.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,7 @@ from cabench.answers import WEAK, answers, arm_facts, decision, no_decision, not
 from cabench.constraints import Constraint, constrained_answer
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
-from cabench.report_cells import measurement
+from cabench.report_cells import listed, measurement, quoted_name
 from cabench.results import Experiment, ResultSet
 from cabench.units import LABELS, amount
 
@@ -138,20 +136,9 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
     return lines
 
 
-def shown_name(name: str) -> str:
-    """A configuration's name as a list of names shows it: in double quotes (escaped as JSON) where it holds a
-    comma or a quote, or begins or ends with a space, so that ``gpt 4o, mini`` never reads as two names."""
-    return json.dumps(name, ensure_ascii=False) if ("," in name or '"' in name or name != name.strip()) else name
-
-
-def listed(names: Iterable[str]) -> str:
-    """Configuration names joined by commas, each as :func:`shown_name` shows it."""
-    return ", ".join(shown_name(str(n)) for n in names)
-
-
 def any_of(c: dict[str, Any], d: dict[str, Any]) -> str:
     """The online decision's configuration, or ``any of`` it and those exploited as often (``tied``)."""
-    return shown_name(c["config_id"]) if not d["tied"] else f"any of {listed(x['config_id'] for x in (c, *d['tied']))}"
+    return quoted_name(c["config_id"]) if not d["tied"] else f"any of {listed(x['config_id'] for x in (c, *d['tied']))}"
 
 
 def _of(share: float, n: int) -> str:
@@ -184,9 +171,11 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             lines.append(f"  pay for {any_of(c, d)}: {registry.display(d['method'])} exploits "
                          f"{'each' if d['tied'] else 'it'} in {_of(c['share'], d['repetitions'])} at "
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}{tied})")
-            for x in (c, *d["tied"]):
-                if per_call(x):
-                    lines.append(f"    {'per call' if not d['tied'] else x['config_id']}: {per_call(x)}")
+            units = [x for x in (c, *d["tied"]) if per_call(x)]
+            for x in units[:MEMBERS_SHOWN]:
+                lines.append(f"    {'per call' if not d['tied'] else quoted_name(x['config_id'])}: {per_call(x)}")
+            if len(units) > MEMBERS_SHOWN:
+                lines.append(f"    … {len(units) - MEMBERS_SHOWN} more (--json lists all)")
         else:
             lines.append(f"  Pareto set ({len(d['pareto_set'])}): {listed(d['pareto_set']) or '(empty)'} — "
                          f"{registry.display(d['method'])} returns it in {_of(d['share'], d['repetitions'])} at "
@@ -253,7 +242,7 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
                 shown = r["configurations"][:top]
                 rest = len(r["configurations"]) - len(shown)
                 lines.append("      returned: " + ", ".join(
-                    f"{shown_name(c['config_id'])}{'*' if c['pareto'] else ''} {100 * c['share']:.0f}%" for c in shown)
+                    f"{quoted_name(c['config_id'])}{'*' if c['pareto'] else ''} {100 * c['share']:.0f}%" for c in shown)
                     + (f", … {rest} more (--json lists all)" if rest > 0 else "") + "   (* = in the true set)")
         lines += constrained_lines(item, every=True)
         lines.append("")

@@ -44,8 +44,8 @@ def config_hash(identity: dict[str, Any]) -> str:
 REAL_UNITS = (("accuracy", "correct"), ("latency_s", "latency_s"), ("tokens", "tokens"), ("usd", USD_COLUMN))
 #: Measurements recorded where they are the experiment's cost (``cost: completion_tokens``), so that the cost a
 #: budget charges is shown per call beside the others; every real-unit measure ``arms.csv`` may hold.
-COST_UNITS = (("completion_tokens", "completion_tokens"),)
-ALL_REAL_UNITS = REAL_UNITS + COST_UNITS
+COST_MEASURES = (("completion_tokens", "completion_tokens"),)
+ALL_REAL_UNITS = REAL_UNITS + COST_MEASURES
 
 
 def real_units(measured: dict[str, np.ndarray], arms: np.ndarray, questions: np.ndarray | None = None,
@@ -61,7 +61,7 @@ def real_units(measured: dict[str, np.ndarray], arms: np.ndarray, questions: np.
     the runs of a question one unit of evidence.
     """
     out: dict[str, np.ndarray] = {}
-    for name, column in (*REAL_UNITS, *((n, c) for n, c in COST_UNITS if n == cost_unit)):
+    for name, column in (*REAL_UNITS, *((n, c) for n, c in COST_MEASURES if n == cost_unit)):
         if column not in measured:
             continue
         values = np.asarray(measured[column], dtype=float)[arms]

@@ -523,7 +523,8 @@ def decision_rows(c: Contents) -> list[dict]:
         mode = f", {d['cost_mode']} costs" if d["cost_mode"] else ""
         n = d["repetitions"]
         psi = d["exact_true_set"] is not None
-        often = f"{round(d['share'] * n)} of {n} repetitions" + (
+        each = "each in " if len(names) > 1 and not psi else ""  # online configurations exploited equally often
+        often = f"{each}{round(d['share'] * n)} of {n} repetitions" + (
             f" (the exact true set in {round(d['exact_true_set'] * n)})" if psi else "") + (
             f"; {WEAK}" if psi and weak(d["share"]) else "")
         out.append({"experiment": e.label, "names": names[:NAMED], "more": max(len(names) - NAMED, 0),

@@ -3,8 +3,10 @@ sorts by (REPORT.md shows the text, REPORT.html both), and the number formats th
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from cabench import registry
@@ -84,3 +86,14 @@ def measurement(row: Any, measure: str, number: str) -> str:
     if not finite(mean):
         return "n/a"
     return number.format(mean) + (f" ± {number.format(half)}" if finite(half) else "")
+
+
+def quoted_name(name: str) -> str:
+    """A configuration's name as a list of names shows it: in double quotes (escaped as JSON) where it holds a
+    comma or a quote, or begins or ends with a space, so that ``gpt 4o, mini`` never reads as two names."""
+    return json.dumps(name, ensure_ascii=False) if ("," in name or '"' in name or name != name.strip()) else name
+
+
+def listed(names: Iterable[str]) -> str:
+    """Configuration names joined by commas, each as :func:`quoted_name` shows it."""
+    return ", ".join(quoted_name(str(n)) for n in names)

@@ -222,6 +222,12 @@ def test_a_budget_of_nothing_or_less_says_it_must_be_positive(text):
         parse_budget(text)
 
 
+@pytest.mark.parametrize("text", ["--5usd", "-$-5", "+-5usd"])
+def test_a_budget_signed_twice_is_no_budget(text):
+    with pytest.raises(CabenchError, match="expected an amount and a unit"):
+        parse_budget(text)
+
+
 def test_a_long_pareto_set_is_cut_to_15_lines():
     member = {"config_id": "m", "accuracy": 0.5, "accuracy_ci": 0.01, "usd": 1e-4, "usd_ci": 1e-6}
     psi = {"decision": {"method": "copsi-r", "rho": 8.0, "budget": 2.0, "cost_mode": "deterministic",
@@ -246,6 +252,14 @@ def test_a_long_pareto_set_is_cut_to_15_lines():
     lines = format_advice(Advice(described, (5, 45), Budget(2.0, "usd"), 10, {"online": online, "psi": psi},
                                  Path("r/REPORT.md"))).splitlines()
     assert len(lines) == MAX_LINES and lines[6].startswith("  c0: ") and lines[-3].startswith("  c6: ")
+    online["decision"]["tied"] = [{**member, "config_id": f"t{i}", "share": 1.0} for i in range(9)]  # ten tied
+    online["results"][0]["exploited"] = [{"config_id": n, "share": 0.1} for n in ["m", *(f"t{i}" for i in range(9))]]
+    lines = format_advice(Advice(described, (5, 45), Budget(2.0, "usd"), 10, {"online": online, "psi": psi},
+                                 Path("r/REPORT.md"))).splitlines()
+    assert len(lines) <= MAX_LINES and lines[3].startswith("online: pay for any of m, t0, t1, ")
+    assert "exploits each in 10% of 10 repetitions (one of them in 100%" in lines[3]
+    assert lines[4].startswith("  m: ") and lines[7] == "  … and 7 more (the report lists them)"
+    assert lines[-2] == "  … and 16 more (the report lists them)" and lines[-3].startswith("  c3: ")
 
 
 def test_the_plan_predicts_from_its_draws_at_the_budget_they_need_for_the_evaluation_splits():

@@ -288,7 +288,8 @@ def test_configurations_exploited_equally_often_are_each_the_online_answer(tmp_p
     shown = RUNNER.invoke(app, ["recommend", str(tmp_path)]).stdout
     assert "  pay for any of arm0, arm1: CoHV-UCB exploits each in 3 of 6 repetitions at B = " in shown
     assert _online_lines(item, "tokens")[0].startswith("online: pay for any of arm0, arm1 — CoHV-UCB exploits each "
-                                                       "in 50% of 6 repetitions (the runs do not choose")
+                                                       "in 50% of 6 repetitions (one of them in 100%; the runs do "
+                                                       "not choose")
     e = ResultSet(tmp_path).experiments[0]
     assert brief(e)["names"] == ["arm0", "arm1"]
     html = _decision(e)
@@ -296,13 +297,16 @@ def test_configurations_exploited_equally_often_are_each_the_online_answer(tmp_p
         "arm0", "arm1"]
     assert html["finders"][0]["share"]["text"] == "100%"  # every repetition exploits one of them
     RUNNER.invoke(app, ["report", str(tmp_path)])
-    assert "pay for any of `arm0`, `arm1`" in (tmp_path / "REPORT.md").read_text()
+    assert "pay for any of `arm0`, `arm1` | CoHV-UCB | " in (tmp_path / "REPORT.md").read_text()
+    assert "| each in 3 of 6 repetitions |" in (tmp_path / "REPORT.md").read_text()
+    page = (tmp_path / "REPORT.html").read_text()
+    assert "CoHV-UCB exploits each in\n    50%" in page and "exploits one of them most in" in page
 
 
 def test_names_with_a_comma_or_a_quote_are_quoted_in_lists_of_names():
     """'gpt 4o, mini' in a comma-joined list read as two configurations: such names (and those with a quote or an
     outer space) are shown in double quotes, escaped as JSON; plain names as they are."""
-    from cabench.recommend import listed
+    from cabench.report_cells import listed
 
     assert listed(["gpt 4o, mini", "a/b c", " pad", 'say "q"', "模型/β"]) == \
         '"gpt 4o, mini", a/b c, " pad", "say \\"q\\"", 模型/β'

@@ -129,9 +129,14 @@ def test_most_exploited_is_counted_at_each_methods_largest_budget():
     runs = pd.DataFrame({"method": ["cohv-ucb"] * 5 + ["uniform"] * 4, "rho": [2, 2, 8, 8, 8, 2, 2, 4, 4],
                          "exploited": ["X", "X", "Z", "Y", "Z", "X", "X", "Z", "Y"]})
     e = Experiment(Path("."), {"setting": "online"}, runs, runs.iloc[:0], arms, {}, None)
-    assert exploited_at_largest(e) == {"cohv-ucb": ("Z", 2 / 3), "uniform": ("Y", 0.5)}  # a tie: the first name
+    assert exploited_at_largest(e) == {"cohv-ucb": (("Z",), 2 / 3), "uniform": (("Y", "Z"), 0.5)}  # a tie: both
     rows = key_configurations(e).set_index("config_id")["why"].to_dict()
     assert rows == {"X": "Pareto", "Y": "Pareto; max-ν", "Z": "exploited by CoHV-UCB (67% of repetitions)"}
+    tied = runs.assign(exploited=["X", "X", "Z", "X", "Y", "X", "X", "Z", "Y"])  # CoHV-UCB: X, Y, Z once each
+    e = Experiment(Path("."), {"setting": "online"}, tied, runs.iloc[:0], arms, {}, None)
+    rows = key_configurations(e).set_index("config_id")["why"].to_dict()
+    assert rows == {k: f"{v}exploited by CoHV-UCB (33% of repetitions)" for k, v in
+                    (("X", "Pareto; "), ("Y", "Pareto; max-ν; "), ("Z", ""))}
 
 
 def test_a_round_robins_most_pulled_configuration_is_not_a_configuration_that_matters():
@@ -142,7 +147,7 @@ def test_a_round_robins_most_pulled_configuration_is_not_a_configuration_that_ma
     runs = pd.DataFrame({"method": ["cohv-ucb"] * 2 + ["uniform"] * 2, "rho": [4, 4, 4, 4],
                          "exploited": ["Y", "Y", "W", "W"]})
     e = Experiment(Path("."), {"setting": "online"}, runs, runs.iloc[:0], arms, {}, None)
-    assert exploited_at_largest(e)["uniform"] == ("W", 1.0)
+    assert exploited_at_largest(e)["uniform"] == (("W",), 1.0)
     rows = key_configurations(e).set_index("config_id")["why"].to_dict()
     assert rows == {"X": "Pareto", "Y": "Pareto; max-ν; exploited by CoHV-UCB (100% of repetitions)"}
 

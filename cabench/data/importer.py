@@ -298,6 +298,16 @@ def _given(canonical: pd.DataFrame, frame: pd.DataFrame, columns: dict[str, Any]
     return record
 
 
+def _measured_throughout(frame: pd.DataFrame, columns: list[str]) -> bool:
+    """Whether every row of ``frame`` gives the source ``columns`` as numbers summing to more than 0: a column the
+    import derives only then (a missing or 0 count would make the row unmeasured, and the logs' holes an error, where
+    leaving the column out reads them as they are)."""
+    if any(c not in frame for c in columns):
+        return False
+    values = pd.DataFrame({c: pd.to_numeric(frame[c], errors="coerce") for c in columns})
+    return bool(values.notna().all().all() and (values.sum(axis=1) > 0).all())
+
+
 def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool = False,
                 settings: dict[str, Any] | None = None, fmt: str = "canonical", missing: str = "error",
                 failed: str = "incorrect", metric: str | None = None, echo=None, *,
@@ -369,14 +379,22 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     derived: dict[str, Any] = {}  # columns the import computes from others (provenance.derived)
     parts = [columns.get(part) for part in ("prompt_tokens", "completion_tokens")]
     if "tokens" not in columns and "tokens" not in constants and all(isinstance(part, str) for part in parts):
-        columns["tokens"] = derived["tokens"] = parts  # total tokens (the paper's cost) from its two counts
-        echo(f"tokens: the sum of {parts[0]} and {parts[1]} (the logs have no tokens column)")
+        if _measured_throughout(frame, [str(part) for part in parts]):  # total tokens (the cost) from its counts
+            columns["tokens"] = derived["tokens"] = parts
+            echo(f"tokens: the sum of {parts[0]} and {parts[1]} (the logs have no tokens column)")
+        else:
+            echo(f"tokens: not summed from {parts[0]} and {parts[1]}, which some rows lack (map tokens to their "
+                 "sum to read them, and rows without it are unmeasured)")
     scale = mapping["scale"]
     if ("latency_s" not in columns and "latency_s" not in constants and "latency_s" not in scale
             and "latency_ms" in frame and fmt == "canonical"):  # milliseconds, as many tools log them
-        columns["latency_s"], scale = "latency_ms", {**scale, "latency_s": 1e-3}
-        derived["latency_s"] = "latency_ms / 1000"
-        echo("latency_s: latency_ms / 1000 (the logs have no latency_s column)")
+        if _measured_throughout(frame, ["latency_ms"]):
+            columns["latency_s"], scale = "latency_ms", {**scale, "latency_s": 1e-3}
+            derived["latency_s"] = "latency_ms / 1000"
+            echo("latency_s: latency_ms / 1000 (the logs have no latency_s column)")
+        else:
+            echo("latency_s: not read from latency_ms, which some rows lack or give as 0 (map latency_s to it with "
+                 "scale latency_s: 0.001 to read it, and rows without it are unmeasured)")
     both = sorted(set(columns) & set(constants))
     if both:
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")

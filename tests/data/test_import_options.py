@@ -696,3 +696,8 @@ def test_logs_with_latency_in_milliseconds_only_are_read_in_seconds(tmp_path):
     expected = frame.sort_values(["config_id", "instance_id"], ignore_index=True)
     assert logs["latency_s"].to_numpy() == pytest.approx(expected["latency_s"].to_numpy(), rel=1e-12)
     assert provenance(tmp_path / "ms")["derived"] == {"latency_s": "latency_ms / 1000"}
+    frame.loc[3, "latency_ms"] = 0  # a cached call: not every row timed, so the logs stay as they were read
+    frame.drop(columns=["latency_s"]).to_csv(tmp_path / "some.csv", index=False)
+    result = RUNNER.invoke(app, ["data", "import", str(tmp_path / "some.csv"), "--out", str(tmp_path / "some")])
+    assert "latency_s: not read from latency_ms, which some rows lack or give as 0" in ok(result)
+    assert "latency_s" not in logs_of(tmp_path / "some") and "derived" not in provenance(tmp_path / "some")
