@@ -118,11 +118,11 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
         return [*lines, f"    {c['undecided']}"]
     if item["setting"] == "online" and len(c["members"]) > 1:
         lines.append(f"    pay for any of {listed(c['answer'])} (they share the largest nu among them)")
-        lines += [f"      {m['config_id']}: {per_call(m)}" for m in c["members"] if per_call(m)]
+        lines += [f"      {quoted_name(m['config_id'])}: {per_call(m)}" for m in c["members"] if per_call(m)]
         what = "the most-pulled qualifying configuration is one of them in"
     elif item["setting"] == "online":
         best = c["members"][0]
-        lines.append(f"    pay for {best['config_id']} (largest nu among them)" +
+        lines.append(f"    pay for {quoted_name(best['config_id'])} (largest nu among them)" +
                      (f"; per call: {per_call(best)}" if per_call(best) else ""))
         what = "the most-pulled qualifying configuration is it in"
     else:
@@ -186,7 +186,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                              "often each configuration is returned)")
             for m in d["members"][:MEMBERS_SHOWN]:
                 if per_call(m):
-                    lines.append(f"    {m['config_id']}: {per_call(m)}")
+                    lines.append(f"    {quoted_name(m['config_id'])}: {per_call(m)}")
             if len(d["members"]) > MEMBERS_SHOWN and per_call(d["members"][0]):
                 lines.append(f"    … {len(d['members']) - MEMBERS_SHOWN} more (--json lists all)")
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
@@ -218,7 +218,8 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
         unit = item["cost_unit"]
         lines.append(f"  objectives: {', '.join(item['objectives'])}; cost in {LABELS[unit]}")
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
-        lines.append(f"  max-nu configuration: {item['max_nu']['config_id']} ({_facts(item['max_nu'], unit)})")
+        best = item["max_nu"]
+        lines.append(f"  max-nu configuration: {quoted_name(best['config_id'])} ({_facts(best, unit)})")
         for r in _in_grid(item["results"], item.get("not_run") or []):
             method = registry.display(r["method"])
             if "status" in r:
@@ -230,8 +231,9 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
                              f"{100 * r['spend_share']:.1f}% of B")
             elif item["setting"] == "online":
                 first = r["exploited"][0]
-                others = "; ".join(f"{x['config_id']} {100 * x['share']:.0f}%" for x in r["exploited"][1:4])
-                lines.append(f"  {method:<18} rho {r['rho']:<6g} exploits {first['config_id']} in "
+                others = "; ".join(f"{quoted_name(x['config_id'])} {100 * x['share']:.0f}%"
+                                   for x in r["exploited"][1:4])
+                lines.append(f"  {method:<18} rho {r['rho']:<6g} exploits {quoted_name(first['config_id'])} in "
                              f"{100 * first['share']:.0f}% of {r['repetitions']} repetitions ({_facts(first, unit)})"
                              f"; spent {100 * r['spend_share']:.1f}% of B" + (f"; also {others}" if others else ""))
             else:
