@@ -16,6 +16,7 @@ instance is planned from a profiling sample of ``split.profiling_size`` pulls pe
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -157,10 +158,11 @@ def plan_profiling(profiling: Profiling, setting: str, methods: Sequence[OnlineM
     beyond = extrapolation(profiling)
     rows, frames = [], []
     for p, (method, mode) in enumerate(pairs):
+        estimates = [estimate(grid, plugin[p, :, t], drawn[:, p, :, t], target, spec.confidence, spec.level, beyond)
+                     for t, target in enumerate(spec.targets)]
         for t, target in enumerate(spec.targets):
             curves = drawn[:, p, :, t]
-            rows.append(Planned(method.name, mode, target.text, estimate(grid, plugin[p, :, t], curves, target,
-                                                                         spec.confidence, spec.level, beyond)))
+            rows.append(Planned(method.name, mode, target.text, no_less_than_looser(spec.targets, estimates, t)))
             runs = ~np.isnan(curves).any(axis=0)  # budgets the method can run (its skip reads only the costs)
             low, high = np.quantile(curves[:, runs], [1 - spec.confidence, spec.confidence], axis=0)
             frames.append(pd.DataFrame({"method": method.name, "cost_mode": mode, "target": target.text,
@@ -169,6 +171,20 @@ def plan_profiling(profiling: Profiling, setting: str, methods: Sequence[OnlineM
                                         "low": low, "high": high}))
     return BudgetPlan(name or profiling.name, setting, profiling, spec, grid, pd.concat(frames, ignore_index=True),
                       tuple(rows), unplanned)
+
+
+def no_less_than_looser(targets: tuple[Target, ...], estimates: list[Estimate], t: int) -> Estimate:
+    """Target ``t``'s estimate, its budget and interval ends raised to those of every looser target on the same
+    metric (``share>=0.5`` for ``share>=0.6``): whatever budget meets a target meets every looser one, but each
+    target's level is extrapolated from its own noisy needs, and a stricter target could be planned below a looser
+    one."""
+    mine, out = targets[t], estimates[t]
+    for other, e in zip(targets, estimates):
+        looser = other.metric == mine.metric and bool(other.met(np.array([mine.bound]))[0]) and other != mine
+        if looser:
+            out = dataclasses.replace(out, rho=max(out.rho, e.rho), low=max(out.low, e.low),
+                                      high=max(out.high, e.high))
+    return out
 
 
 def config_profiling(cfg: ExperimentConfig) -> Profiling:

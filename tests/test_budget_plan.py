@@ -21,7 +21,7 @@ from cabench.errors import CabenchError
 from cabench.plan import build_problem
 from cabench.planning.curves import metrics_at
 from cabench.planning.draws import extrapolation, posterior_problem, profiling_of
-from cabench.planning.search import crossing, estimate
+from cabench.planning.search import Estimate, crossing, estimate
 from cabench.planning.targets import Target, parse_target
 from cabench.streams import stream_keys
 from tests.conftest import spread_logs, write_dataset
@@ -382,3 +382,40 @@ def test_a_tie_for_the_most_pulls_is_a_hit_only_where_every_tied_configuration_i
     assert problem.nu.argmax() == 0 and (problem.nu[1:] < 0.5 * problem.nu[0]).all()
     assert metrics_at(problem, OnlineMethod("cohv-ucb"), 1.0, keys, None, 0.1)["share"] == 0.0
     assert metrics_at(problem, OnlineMethod("cohv-ucb"), 1.0, keys, None, 0.99)["share"] == 1.0
+
+
+def test_a_targets_curve_is_the_one_it_gets_when_asked_alone():
+    """share>=0.5 asked with share>=0.95: the simulation runs on for the stricter target, but the looser one's column
+    stops where it is met twice in a row, as when it is asked alone (later noise moved its plan)."""
+    from cabench.online import OnlineMethod
+    from cabench.planning.curves import metric_curve
+    from cabench.synthetic import SyntheticSpec, synthetic_problem
+
+    problem = synthetic_problem(SyntheticSpec("near", ((0.9, 0.5), (0.85, 0.52), (0.3, 0.3)), (1, 1, 1),
+                                              noise="gaussian", sigma=0.3))
+    keys = stream_keys(0, np.arange(6), problem.arm_ids)
+    grid = np.sqrt(2.0) ** np.arange(0, 16)
+    loose, strict = parse_target("share>=0.5", "online"), parse_target("share>=0.95", "online")
+    alone = metric_curve(problem, OnlineMethod("cohv-ucb"), grid, keys, None, 0.0, (loose,))[:, 0]
+    both = metric_curve(problem, OnlineMethod("cohv-ucb"), grid, keys, None, 0.0, (loose, strict))
+    assert np.array_equal(both[:, 0], alone, equal_nan=True)
+    stop = int(np.flatnonzero(loose.met(alone[:-1]) & loose.met(alone[1:]))[0]) + 1
+    assert (alone[stop:] == alone[stop]).all() and not (both[stop:, 1] == both[stop, 1]).all()
+
+
+def test_a_stricter_target_is_never_planned_below_a_looser_one():
+    """Each target's level is extrapolated from its own needs, so share>=0.6 could be planned at 200 while share>=0.5
+    was beyond the grid: each estimate is raised to every looser target's on the same metric, never lowered."""
+    from cabench.budget_plan import no_less_than_looser
+
+    targets = tuple(parse_target(t, "online") for t in ("share>=0.5", "share>=0.6", "share>=0.4"))
+    errors = tuple(parse_target(t, "psi") for t in ("error<=0.2", "error<=0.1"))
+    estimates = [Estimate(math.inf, 263.0, math.inf, 0.9), Estimate(201.0, 5.8, 356.0, 0.95),
+                 Estimate(117.0, 83.0, 1328.0, 1.0)]
+    raised = [no_less_than_looser(targets, estimates, t) for t in range(3)]
+    assert [(e.rho, e.low, e.high) for e in raised] == [(math.inf, 263.0, math.inf), (math.inf, 263.0, math.inf),
+                                                        (117.0, 83.0, 1328.0)]
+    assert [e.reach for e in raised] == [0.9, 0.95, 1.0]  # what the draws reach stays each target's own
+    plans = [Estimate(50.0, 40.0, 60.0, 1.0), Estimate(30.0, 20.0, 90.0, 1.0)]
+    assert no_less_than_looser(errors, plans, 1) == Estimate(50.0, 40.0, 90.0, 1.0)
+    assert no_less_than_looser(errors, plans, 0) == plans[0]

@@ -38,16 +38,25 @@ def metrics_at(problem: Problem, method: OnlineMethod | PsiMethod, rho: float, k
 def metric_curve(problem: Problem, method: OnlineMethod | PsiMethod, grid: np.ndarray, keys: np.ndarray,
                  cost_mode: str | None, epsilon: float, targets: Sequence[Target]) -> np.ndarray:
     """``[len(grid), len(targets)]``: each target's metric at each budget of ``grid`` (ascending); NaN where the
-    budget is too small for the method (its ``skip``)."""
+    budget is too small for the method (its ``skip``).
+
+    A target's column stops where it is met at two budgets in a row, its later budgets keeping that value (the
+    simulation stops once every target has); so each target's column is the one it gets when asked alone, whatever
+    other targets are asked with it (a later dip of a noisy curve, simulated only for another target, moved its
+    plan)."""
     out = np.full((len(grid), len(targets)), np.nan)
-    streak = 0
+    streaks = np.zeros(len(targets), dtype=int)
+    stopped = np.zeros(len(targets), dtype=bool)
     for g, rho in enumerate(grid):
         if method.entry.skip(problem, float(rho)) is not None:
             continue
         values = metrics_at(problem, method, float(rho), keys, cost_mode, epsilon)
-        out[g] = [values[t.metric] for t in targets]
-        streak = streak + 1 if all(t.met(out[g, i]) for i, t in enumerate(targets)) else 0
-        if streak == 2:
-            out[g + 1:] = out[g]
+        for i, t in enumerate(targets):
+            if stopped[i]:
+                continue
+            out[g:, i] = values[t.metric]  # (kept at later budgets once stopped)
+            streaks[i] = streaks[i] + 1 if t.met(out[g, i]) else 0
+            stopped[i] = streaks[i] == 2
+        if stopped.all():
             break
     return out
