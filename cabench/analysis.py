@@ -12,6 +12,7 @@ renders them as Markdown and :mod:`cabench.html_report` as one HTML page.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from cabench import registry
 from cabench.pareto import hypervolume
 from cabench.record import objective_columns
 from cabench.results import Experiment
-from cabench.stats import bootstrap_mean_ci, holm, log_growth, mcnemar_exact, mean_se
+from cabench.stats import MIN_PAIRED, bootstrap_mean_ci, holm, log_growth, mcnemar_exact, mean_se
 from cabench.units import LABELS, amount
 
 ALPHA = 0.05
@@ -123,7 +124,15 @@ def comparisons(e: Experiment) -> list[dict]:
 
 
 def _interval(estimate: float, low: float, high: float, digits: str = "+.3f") -> str:
-    return f"{estimate:{digits}} [95% CI {low:{digits}}, {high:{digits}}]"
+    return f"{estimate:{digits}} {interval_text(low, high, digits, '95% CI ')}"
+
+
+def interval_text(low: float, high: float, digits: str, label: str = "") -> str:
+    """``[low, high]`` (after ``label``), or why there is none: a paired interval needs :data:`MIN_PAIRED`
+    repetitions (:func:`~cabench.stats.bootstrap_mean_ci`)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"[{label}n/a: fewer than {MIN_PAIRED} repetitions]"
+    return f"[{label}{low:{digits}}, {high:{digits}}]"
 
 
 def _times(n: int) -> str:
@@ -305,7 +314,13 @@ def verdicts(e: Experiment, rows: list[dict], summary: pd.DataFrame | None = Non
     """The claims tested on ``e`` (``rows`` are its :func:`comparisons`, ``summary`` its summary when at hand);
     each states its tested quantity and can fail, and one that fails says why with numbers of the results files."""
     s = e.summary() if summary is None else summary
-    return _online_verdicts(e, rows, s) if e.setting == "online" else _psi_verdicts(e, rows, s)
+    tested = _online_verdicts(e, rows, s) if e.setting == "online" else _psi_verdicts(e, rows, s)
+    n = int(e.runs.groupby(["method", "rho"] if e.setting == "online" else ["method", "cost_mode", "rho"]).size().min())
+    if n >= MIN_PAIRED:
+        return tested
+    few = f"; inconclusive on {n} repetition{'s' if n != 1 else ''} (a test needs {MIN_PAIRED})"
+    return [dataclasses.replace(v, state="inconclusive", reason="", quantity=v.quantity + few)
+            if v.state in ("holds", "fails") else v for v in tested]
 
 
 def findings(e: Experiment) -> Findings:

@@ -33,6 +33,7 @@ from cabench.analysis import (
     Findings,
     Verdict,
     findings,
+    interval_text,
     key_configurations,
     mean_spend,
     per_budget,
@@ -74,7 +75,8 @@ def comparison_tables(e: Experiment, rows: list[dict]) -> tuple[Table, Table]:
     name = method_name(reference_and_others(e)[0])
     boot = [[(r["metric"], r["metric"]), (r["mode"] or "—", r["mode"] or ""), (method_name(r["other"]), r["other"]),
              shown("{:.4g}", r["base_mean"]), shown("{:.4g}", r["other_mean"]),
-             (f"{r['diff']:+.4g} [{r['low']:+.4g}, {r['high']:+.4g}]", r["diff"]), shown("{:.0%}", r["base_better"]),
+             (f"{r['diff']:+.4g} {interval_text(r['low'], r['high'], '+.4g')}", r["diff"]),
+             shown("{:.0%}", r["base_better"]),
              shown("{:.0%}", r["other_better"]), shown("{}", r["n"])] for r in rows if r["test"] == "bootstrap"]
     mc = [[(r["mode"], r["mode"]), (method_name(r["other"]), r["other"]), shown("{:.3f}", r["base_mean"]),
            shown("{:.3f}", r["other_mean"]), shown("{}", r["only_a"]), shown("{}", r["only_b"]),
@@ -104,6 +106,12 @@ def _comparison_lines(e: Experiment, rows: list[dict]) -> list[str]:
 
 # --- one experiment -----------------------------------------------------------------------------------
 
+def _plus_minus(mean: float, se: float, n: int, digits: str) -> str:
+    """A mean over ``n`` repetitions ± its 95% half-width; one repetition has none (its standard error, recorded
+    as 0, would claim a certainty one run does not give)."""
+    return f"{mean:{digits}} ± {Z95 * se:{digits}}" if n > 1 else f"{mean:{digits}} (one repetition)"
+
+
 def summary_table(e: Experiment, s: pd.DataFrame) -> Table:
     """The summary of ``e`` (``s``: its summary) by method, budget (and cost mode): online R_HV and R_std ± 95%
     CI, pulls, the share of pulls on i*; identification P(error) with its Wilson interval, F1 ± 95% CI, the
@@ -113,8 +121,8 @@ def summary_table(e: Experiment, s: pd.DataFrame) -> Table:
     if e.setting == "online":
         return (["method", "ρ", "B", "R_HV", "R_std", "pulls", "share of pulls on i*", "spent"],
                 [[(method_name(r.method), r.method), (f"{r.rho:g}", r.rho), (amount(r.budget, unit), r.budget),
-                  (f"{r.regret_hv:.2f} ± {Z95 * r.regret_hv_se:.2f}", r.regret_hv),
-                  (f"{r.regret_std:.2f} ± {Z95 * r.regret_std_se:.2f}", r.regret_std), (f"{r.pulls:.1f}", r.pulls),
+                  (_plus_minus(r.regret_hv, r.regret_hv_se, r.n, ".2f"), r.regret_hv),
+                  (_plus_minus(r.regret_std, r.regret_std_se, r.n, ".2f"), r.regret_std), (f"{r.pulls:.1f}", r.pulls),
                   (f"{r.frac_optimal:.3f}", r.frac_optimal),
                   (f"{amount(spend[r.method, r.rho], unit)} ({100 * r.spend_share:.1f}%)", r.spend_share)]
                  for _, r in s.iterrows()])
@@ -125,8 +133,9 @@ def summary_table(e: Experiment, s: pd.DataFrame) -> Table:
         rows.append([(method_name(r.method), r.method), (r.cost_mode, r.cost_mode), (f"{r.rho:g}", r.rho),
                      (amount(r.budget, unit), r.budget),
                      (f"{r.error:.3f} [{r.error_low:.3f}, {r.error_high:.3f}]", r.error),
-                     (f"{r.f1:.3f} ± {Z95 * r.f1_se:.3f}", r.f1),
-                     (f"{num(h['mean'])} ± {num(Z95 * h['se'])}" if finite(h["mean"]) else "n/a", h["mean"]),
+                     (_plus_minus(r.f1, r.f1_se, r.n, ".3f"), r.f1),
+                     (f"{num(h['mean'])} ± {num(Z95 * h['se'])}" if finite(h["mean"]) and r.n > 1
+                      else f"{num(h['mean'])} (one repetition)" if finite(h["mean"]) else "n/a", h["mean"]),
                      (f"{r['size']:.2f}", r["size"]),
                      (f"{amount(spend[r.method, r.cost_mode, r.rho], unit)} ({100 * r.spend_share:.1f}%)",
                       r.spend_share)])
@@ -373,7 +382,7 @@ def _per_budget(e: Experiment) -> list[str]:
     if not table:
         return []
     rows = [[f"{r['rho']:g}", method_name(r["other"]), f"{r['f1_base']:.3f}", f"{r['f1_other']:.3f}",
-             f"{r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]", r["verdict"],
+             f"{r['diff']:+.3f} {interval_text(r['low'], r['high'], '+.3f')}", r["verdict"],
              f"{r['error_base']:.3f} vs {r['error_other']:.3f} (p={r['p']:.3g})", f"{100 * r['spend_share']:.1f}%",
              str(r["n"])] for r in table]
     return [f"#### {method_name(base)} against each method at every budget ({mode} costs)", "",

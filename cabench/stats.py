@@ -57,10 +57,16 @@ def mcnemar_exact(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     return {"only_a": n_a, "only_b": n_b, "p": min(1.0, 2.0 * tail), "n": int(len(a))}
 
 
+#: The fewest paired differences a percentile bootstrap interval is computed from: over two it is their range
+#: (both of one sign "excludes 0" whatever their size), and over a handful it covers far less than 95%.
+MIN_PAIRED = 5
+
+
 def bootstrap_mean_ci(diff: np.ndarray, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """Percentile 95% interval of the mean of paired differences, resampling repetitions (seeded)."""
+    """Percentile 95% interval of the mean of paired differences, resampling repetitions (seeded); NaN (no
+    interval, so no test holds on it) from fewer than :data:`MIN_PAIRED` differences."""
     d = np.asarray(diff, dtype=float)
-    if len(d) < 2:
+    if len(d) < MIN_PAIRED:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
     means = d[rng.integers(0, len(d), size=(resamples, len(d)))].mean(axis=1)

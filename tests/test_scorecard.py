@@ -169,3 +169,30 @@ def test_paper_table_has_a_match_column_that_follows_our_intervals(root, report)
     row = table[(table["quantity"] == "R_HV") & (table["method"] == "Uniform")].iloc[0]
     assert _interval(row["match"]) == pytest.approx((values.mean() - half, values.mean() + half), abs=0.006)
     assert row["match"].startswith("yes" if abs(values.mean() - 169.45) <= half else "no")
+
+
+@pytest.mark.parametrize("reps", [1, 2])
+def test_a_claim_on_fewer_than_five_repetitions_is_inconclusive_and_says_why(tmp_path, reps):
+    """Over two repetitions a percentile bootstrap interval is the two differences' range, so 'significantly below'
+    held whenever both had one sign; over one, the report showed '± 0.00' and '[+nan, +nan]'. Now no claim holds
+    or fails on fewer than five repetitions, the intervals say why there are none, and one repetition has no ±."""
+    from cabench.config import parse_config
+    from cabench.stats import MIN_PAIRED, bootstrap_mean_ci
+    from cabench.summaries import format_summary
+    from tests.conftest import FIVE
+
+    assert MIN_PAIRED == 5 and all(math.isnan(x) for x in bootstrap_mean_ci(np.array([-65.7, -0.63, -3.0, -1.0])))
+    assert all(math.isfinite(x) for x in bootstrap_mean_ci(np.array([-65.7, -0.63, -3.0, -1.0, -2.0])))
+    for setting, methods in (("online", ["cohv-ucb", "hv-ucb", "uniform"]), ("psi", ["copsi-r", "psi-sr"])):
+        cfg = parse_config({"name": f"few_{setting}", "dataset": FIVE, "setting": setting, "rho": [30, 60],
+                            "methods": methods, "repetitions": reps, "output": str(tmp_path / setting)}, "f.yaml")
+        run_experiment(cfg, quiet=True)
+    report = build_report(tmp_path)
+    card = md_table(report, "## Scorecard")
+    assert len(card) and set(card["verdict"]) <= {"inconclusive", "not tested"}, card["verdict"].tolist()
+    assert "nan" not in report and "n/a: fewer than 5 repetitions" in report
+    assert ("(one repetition)" in report) == (reps == 1)
+    assert reps > 1 or not re.search(r"\| [-+\d.]+ ± 0\.0+ \|", report)  # no "± 0.00" from one repetition
+    summary = ResultSet(tmp_path).experiments[0].summary()
+    printed = format_summary(summary)
+    assert ("± n/a" in printed) == (reps == 1)
