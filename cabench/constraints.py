@@ -55,6 +55,7 @@ class Constraint:
     op: str  # "<=" or ">="
     value: float  # in the column's unit: seconds, dollars, tokens, or a normalised objective
     text: str
+    unit: str = ""  # the unit the requirement was written in, if any (tokens<=300tokens: per call, not an objective)
 
     def holds(self, values: np.ndarray) -> np.ndarray:
         """Whether each value satisfies the requirement."""
@@ -73,6 +74,10 @@ def parse_constraint(text: str) -> Constraint:
     where = f"--require {text}"
     found = _REQUIREMENT.fullmatch(text)
     if found is None:
+        named = re.fullmatch(r"\s*(.*?)\s*(<=|>=).*", text)
+        if named and named.group(1) and not re.fullmatch(r"[A-Za-z_$][\w.]*|\$", named.group(1)):
+            raise CabenchError(f"{where}: '{named.group(1)}' is not a name a requirement reads (letters, digits, _ "
+                               "and .); give the objective such a name in the config (name: ...)")
         raise CabenchError(f"{where}: expected NAME<=VALUE or NAME>=VALUE, e.g. accuracy>=0.6, latency<=2s, "
                            "usd<=0.002 or tokens<=300")
     name = ALIASES.get(found["name"].lower(), found["name"].lower())
@@ -87,6 +92,11 @@ def parse_constraint(text: str) -> Constraint:
     value = float(found["value"])
     if not math.isfinite(value):
         raise CabenchError(f"{where}: expected a finite number")
+    if found["name"].startswith("mu_"):  # an objective's normalised mean, named as arms.csv names it
+        name = found["name"]
+        if unit:
+            raise CabenchError(f"{where}: '{name}' is a normalised objective, which has no unit; drop '{unit}'")
+        return Constraint(name, found["op"], value, text)
     if name not in MEASURES:
         if unit:
             raise CabenchError(f"{where}: '{name}' is bounded as its normalised objective, which has no unit; drop "
@@ -101,7 +111,7 @@ def parse_constraint(text: str) -> Constraint:
         raise CabenchError(f"{where}: accuracy is a share between 0 and 1{percent}")
     if value < 0:
         raise CabenchError(f"{where}: {name} is never negative; bound it by a number >= 0")
-    return Constraint(column, found["op"], value * units[unit], text)
+    return Constraint(column, found["op"], value * units[unit], text, unit)
 
 
 def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, ...]:
@@ -109,8 +119,18 @@ def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, .
     return tuple(parse_constraint(t) for t in texts)
 
 
+#: Measures a user's column objective may share a name with (the built-in objectives are documented apart).
+_SHARED = {"tokens", "usd", "completion_tokens"}
+
+
 def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
-    """The per-arm means a requirement bounds (accuracy falls back on its objective, which is the same number)."""
+    """The per-arm means a requirement bounds (accuracy falls back on its objective, which is the same number); a
+    name that is both a measure per call and an objective of the experiment is refused as ambiguous."""
+    if c.column in _SHARED and f"mu_{c.column}" in arms and not c.unit:
+        raise CabenchError(f"--require {c.text}: '{c.column}' is both {c.column} per call and an objective of the "
+                           f"experiment; write mu_{c.column}{c.op}... for the objective's normalised mean, or give the "
+                           f"unit ({c.column}{c.op}{c.value:g}{c.column}) for the "
+                           "mean per call")
     column = c.column if c.column in arms or c.column != "accuracy" else "mu_accuracy"
     if column not in arms:
         have = [name for name, (col, _) in MEASURES.items() if col in arms] + [

@@ -204,3 +204,20 @@ def test_a_configuration_failing_a_bound_outright_is_not_borderline_for_straddli
                          "latency_s_high": [3.05, 1.1, 2.1]})
     ok, borderline = qualifying(arms, parse_constraints(["accuracy>=0.6", "latency<=2s"]))
     assert ok.tolist() == [False, False, True] and borderline.tolist() == [False, True, True]
+
+
+def test_a_name_shared_by_a_measure_and_an_objective_is_refused_unless_the_unit_or_mu_says_which():
+    """An objective the user named 'tokens' (normalised) beside tokens per call: 'tokens>=0.5' bounded the raw
+    tokens and ignored the objective without a word. Now it is refused as ambiguous; 'tokens>=0.5tokens' bounds the
+    mean per call, 'mu_tokens>=0.5' the objective; a name a requirement cannot read says why."""
+    arms = pd.DataFrame({"config_id": ["a", "b", "c"], "mu_accuracy": [0.9, 0.5, 0.2], "mu_tokens": [0.2, 0.6, 0.9],
+                         "tokens": [300.0, 120.0, 40.0]})
+    with pytest.raises(CabenchError, match="'tokens' is both tokens per call and an objective") as exc:
+        qualifying(arms, (parse_constraint("tokens>=0.5"),))
+    assert "mu_tokens>=..." in str(exc.value) and "tokens>=0.5tokens" in str(exc.value)
+    assert qualifying(arms, (parse_constraint("tokens>=0.5tokens"),))[0].tolist() == [True, True, True]
+    assert qualifying(arms, (parse_constraint("mu_tokens>=0.5"),))[0].tolist() == [False, True, True]
+    assert qualifying(arms[["config_id", "tokens"]], (parse_constraint("tokens<=200"),))[0].tolist() == [
+        False, True, True]  # no such objective: per call, as before
+    with pytest.raises(CabenchError, match="'qual ity' is not a name a requirement reads"):
+        parse_constraint("qual ity>=0.5")
