@@ -468,6 +468,11 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
                            f"file); {AGAIN}")
     _check_values(folder, meta, files)
     traj = None
+    planned = meta.get("trajectories") if setting == "online" else None
+    if (isinstance(planned, dict) and not (folder / "trajectories.csv").is_file()
+            and np.isclose(runs["rho"].to_numpy(dtype=float), float(planned.get("rho", np.nan))).any()):
+        raise CabenchError(f"{folder / 'trajectories.csv'}: missing, though config.yaml records trajectories at rho "
+                           f"{float(planned['rho']):g} (deleted?); {AGAIN}")
     if (folder / "trajectories.csv").is_file():
         traj = _checked(folder / "trajectories.csv", REQUIRED["trajectories.csv"], unit, trajectory=True)
         if traj.empty:

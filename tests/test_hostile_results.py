@@ -253,6 +253,18 @@ def _one_line_everywhere(root: Path, where: str, words: str) -> None:
         assert cli(*plot).exit_code == 0 and (root / "figures.csv").is_file()
 
 
+def test_deleted_trajectories_are_one_line_for_plot_report_recommend(tmp_path):
+    """config.yaml records trajectories at rho 4, and trajectories.csv is gone: each command says so in one line
+    (plot drew the other figures and removed the trajectory figure, and the report never mentioned it)."""
+    folder = tmp_path / "root"
+    config = _write_config(tmp_path, {**SYNTHETIC, "name": "exp", "trajectories": {"rho": 4, "points": 10}},
+                           folder / "exp")
+    assert cli("run", config, "--quiet").exit_code == 0
+    (folder / "exp" / "trajectories.csv").unlink()
+    _one_line_everywhere(folder, f"{folder / 'exp' / 'trajectories.csv'}: ",
+                         "missing, though config.yaml records trajectories at rho 4")
+
+
 @pytest.mark.parametrize("label, damage, name, words", DAMAGE, ids=[d[0] for d in DAMAGE])
 def test_damaged_results_are_one_line_for_plot_report_recommend(tmp_path, finished, label, damage, name, words):
     shutil.copytree(finished, tmp_path / "root" / "exp")
