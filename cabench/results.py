@@ -517,7 +517,7 @@ class ResultSet:
             seen = found.get(exp.config_hash)
             if seen is None:
                 found[exp.config_hash] = exp
-            elif seen.runs.equals(exp.runs) and seen.selections.equals(exp.selections):
+            elif seen.runs.equals(exp.runs) and seen.arms.equals(exp.arms) and seen.selections.equals(exp.selections):
                 seen.duplicates.append(path.parent)  # the same experiment copied: read once
             else:
                 raise CabenchError(

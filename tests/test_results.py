@@ -85,6 +85,12 @@ def test_same_experiment_twice_is_read_once_and_conflicting_copies_are_refused(t
     shutil.copytree(tmp_path / "root" / "a", tmp_path / "root" / "b")
     report = build_report(tmp_path / "root")
     assert report.count("## Experiment `twice`") == 1 and "read once" in report
+    arms = pd.read_csv(tmp_path / "root" / "b" / "arms.csv")  # the same runs, another truth: which copy is right?
+    arms.loc[0, "accuracy"] = 0.999
+    arms.to_csv(tmp_path / "root" / "b" / "arms.csv", index=False)
+    done = invoke("report", str(tmp_path / "root"))
+    assert done.exit_code == 2 and "with different rows" in done.stderr
+    shutil.copy(tmp_path / "root" / "a" / "arms.csv", tmp_path / "root" / "b" / "arms.csv")
     runs = pd.read_csv(tmp_path / "root" / "b" / "runs.csv")
     runs.loc[0, "error"] = 1 - runs.loc[0, "error"]
     runs.to_csv(tmp_path / "root" / "b" / "runs.csv", index=False)
