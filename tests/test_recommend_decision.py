@@ -240,16 +240,21 @@ def test_no_configuration_is_a_decision_where_nu_cannot_tell_them_apart(tmp_path
     assert item["undecided"] is None and item["decision"]["configuration"]["config_id"] == "arm2"
 
 
-def test_configurations_tied_for_the_best_are_each_an_answer_under_a_requirement(tmp_path):
-    """arm0 and arm1 are alike (ν 0.45), arm2 worse (0.18): the decision names one of the two, and under a
-    requirement both qualify the answer is either of them, found in every repetition whose most-pulled qualifying
-    configuration is one of them."""
+def _twins(root) -> None:
+    """arm0 and arm1 alike (nu 0.45), arm2 worse (0.18): CoHV-UCB at rho 30, six repetitions, in ``root/twins``."""
     means = [[0.9, 0.5], [0.9, 0.5], [0.2, 0.9]]
     raw = {"name": "twins", "dataset": {"synthetic": {"name": "twins", "means": means, "costs": [1, 1, 1],
                                                        "noise": "gaussian", "sigma": 0.3}},
            "setting": "online", "rho": [30], "methods": ["cohv-ucb"], "repetitions": 6,
-           "output": str(tmp_path / "twins")}
+           "output": str(root / "twins")}
     run_experiment(parse_config(raw, "twins.yaml"), quiet=True)
+
+
+def test_configurations_tied_for_the_best_are_each_an_answer_under_a_requirement(tmp_path):
+    """arm0 and arm1 are alike (ν 0.45), arm2 worse (0.18): the decision names one of the two, and under a
+    requirement both qualify the answer is either of them, found in every repetition whose most-pulled qualifying
+    configuration is one of them."""
+    _twins(tmp_path)
     item = recommend(tmp_path, parse_constraints(["objective1>=0.5"]))[0]
     assert item["undecided"] is None and item["decision"]["configuration"]["config_id"] in ("arm0", "arm1")
     c = item["constrained"]
@@ -272,12 +277,7 @@ def test_configurations_exploited_equally_often_are_each_the_online_answer(tmp_p
     from cabench.html_report import _decision
     from cabench.results import ResultSet
 
-    means = [[0.9, 0.5], [0.9, 0.5], [0.2, 0.9]]
-    raw = {"name": "twins", "dataset": {"synthetic": {"name": "twins", "means": means, "costs": [1, 1, 1],
-                                                       "noise": "gaussian", "sigma": 0.3}},
-           "setting": "online", "rho": [30], "methods": ["cohv-ucb"], "repetitions": 6,
-           "output": str(tmp_path / "twins")}
-    run_experiment(parse_config(raw, "twins.yaml"), quiet=True)
+    _twins(tmp_path)
     runs = pd.read_csv(tmp_path / "twins" / "runs.csv")
     runs["exploited"] = ["arm1", "arm0", "arm1", "arm0", "arm1", "arm0"]
     runs.to_csv(tmp_path / "twins" / "runs.csv", index=False)
