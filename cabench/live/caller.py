@@ -92,7 +92,7 @@ class Caller:
             record.update({"correct": self.task.score(instance, outcome.reply), "latency_s": seconds,
                            "measured_latency_s": outcome.latency_s, "prompt_tokens": prompt,
                            "completion_tokens": completion, "tokens": prompt + completion,
-                           "cost": paid.cost(rate), "reply": outcome.reply[:2000]})
+                           "cost": paid.cost(rate), "reply": self.client.redact(outcome.reply)[:2000]})
         else:
             record.update({"error": self.client.redact(paid.error), "tokens": 0.0})
         return record

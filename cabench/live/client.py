@@ -18,6 +18,7 @@ its userinfo (:func:`public_url`).
 
 from __future__ import annotations
 
+import base64
 import datetime
 import email.utils
 import json
@@ -39,6 +40,9 @@ RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 FREE_STATUSES = {429}  # refused before any generation: never billed
 ERROR_BODY_BYTES = 4096
 REDACTED = "[redacted]"
+#: The shortest text taken for a secret: a local server's placeholder key (``x``, ``1``) is none, and replacing it in
+#: replies would mangle them (``12`` written as ``1[redacted]``).
+MIN_SECRET = 4
 _AUTH = re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+)?[^\s\"',;}]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}")
 #: A JSON ``\\uXXXX`` escape of a character that is not half of a surrogate pair: an endpoint may write the key so.
@@ -84,7 +88,7 @@ class Outcome:
     """
 
     ok: bool
-    reply: str = ""
+    reply: str = ""  # as the endpoint sent it (only ever written through :meth:`ChatClient.redact`)
     usage: Any = None
     latency_s: float = 0.0  # of the successful attempt, measured here
     reported_latency_s: Any = None  # what a cabench serve endpoint reports (the logged latency)
@@ -111,7 +115,10 @@ def url_secrets(url: str) -> list[str]:
     found = [parts.password, parts.netloc.rpartition("@")[0], parts.fragment]
     found += [value for pair in parts.query.split("&") for value in pair.split("=", 1)[1:]]
     found += [unquote(s) for s in found if s] + [value for _, value in parse_qsl(parts.query, keep_blank_values=True)]
-    return sorted({s for s in found if s and len(s) >= 4}, key=len, reverse=True)
+    if parts.username is not None:  # the Basic credential an HTTP client builds from the userinfo, echoed bare
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        found.append(base64.b64encode(pair.encode()).decode())
+    return sorted({s for s in found if s and len(s) >= MIN_SECRET}, key=len, reverse=True)
 
 
 def request_base(url: str) -> tuple[str, str]:
@@ -243,7 +250,8 @@ class ChatClient:
                                    "characters an HTTP header cannot carry (non-ASCII, a newline or another control "
                                    "character); export the key alone")
             headers["Authorization"] = f"Bearer {key}"
-            self.secrets.append(key)
+            if len(key) >= MIN_SECRET:
+                self.secrets.append(key)
         self.secrets.sort(key=len, reverse=True)
         limits = httpx.Limits(max_connections=max(1, endpoint.concurrency) + 2)
         base, params = request_base(endpoint.base_url)
@@ -313,7 +321,7 @@ class ChatClient:
             return None
         outcome.attempts.append(Attempt("ok", seconds))
         outcome.ok = True
-        outcome.reply = self.redact(reply)
+        outcome.reply = reply  # as the endpoint wrote it, to be scored; redacted where it is written
         outcome.usage = usage
         outcome.latency_s = seconds
         outcome.reported_latency_s = reported

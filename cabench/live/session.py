@@ -93,6 +93,12 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
             if isinstance(exc, FailureStop):
                 raise CabenchError(f"{cfg.name}: stopped: {exc}; fix the endpoint and re-run to resume") from None
             raise
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: spend.json says what was paid (an earlier run's would stay)
+            caller.drain()
+            facts["stopped_by"] = "interrupted"
+            facts["stop_reason"] = "interrupted; re-run to resume"
+            _finish(cfg, out, caller, journal, facts, None, task, collect)
+            raise
         caller.drain()
         if caller.failure_stop:
             facts["stopped_by"] = "failures"

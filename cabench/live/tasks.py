@@ -267,18 +267,24 @@ def template_task(spec: dict[str, Any], where: str) -> Task:
 
 def _slots(template: str, where: str) -> list[str]:
     """The fields a prompt template fills (``{question}``); refused in one line: a template Python's ``format``
-    cannot read (``{q``), a field without a name (``{}``) or one reaching into a field (``{q.x}``, ``{q[0]}``)."""
+    cannot read (``{q``), a field without a name (``{}``), one reaching into a field (``{q.x}``, ``{q[0]}``), or
+    one with a conversion or format spec (``{q!r}``, ``{q:d}``: fields are text, filled as written, and a spec
+    could fail on the first paid call)."""
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
         raise CabenchError(f"{where}: not a template ({exc}); write a literal brace as {{{{ or }}}}") from None
     names = []
-    for _, name, spec, _ in parsed:
+    for _, name, spec, conversion in parsed:
         if name is None:
             continue
         if not re.fullmatch(r"[A-Za-z_]\w*", name) or (spec and "{" in spec):
             raise CabenchError(f"{where}: '{{{name}}}' is not a field of the instance; name one as {{question}} "
                                "(a literal brace is {{ or }})")
+        if spec or conversion:
+            shown = f"{{{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}"
+            raise CabenchError(f"{where}: '{shown}' has a conversion or format spec; fields are filled as written, "
+                               f"so write {{{name}}}")
         names.append(name)
     return names
 

@@ -90,6 +90,25 @@ def test_live_online_within_budget_and_describable(tmp_path, dataset, server):
     assert json.loads(described.stdout)["K"] == 6 and json.loads(described.stdout)["surrogate"] is False
 
 
+def test_an_interrupted_run_leaves_spend_json_saying_what_it_paid(tmp_path, dataset, server, monkeypatch):
+    """Ctrl-C or SIGTERM after profiling: spend.json says the run was interrupted and what the journal charged (a
+    resumed run interrupted kept the spend.json of the run before it, with fewer calls and tokens)."""
+    from cabench.live import session
+
+    url, _ = server()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "_method", interrupted)
+    result = RUNNER.invoke(app, ["live", str(live_config(tmp_path, dataset, url)), "--out", str(tmp_path / "run"),
+                                 "--quiet"])
+    assert result.exit_code == 130, result.output
+    spend = json.loads((tmp_path / "run" / "spend.json").read_text())
+    assert spend["stopped_by"] == "interrupted" and spend["calls"] == len(journal(tmp_path / "run")) > 0
+    assert spend["spent_tokens"] == pytest.approx(sum(r["charged"] for r in journal(tmp_path / "run")))
+
+
 @pytest.mark.parametrize("setting", ["online", "psi"])
 def test_pulls_equal_the_replay_engines_on_its_streams(tmp_path, dataset, server, setting):
     """Live on the replay engine's instance sequence makes the replay engine's pulls."""

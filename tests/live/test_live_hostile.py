@@ -3,6 +3,7 @@ ends by its deadline, every run ends with a one-line reason, and the key is writ
 
 from __future__ import annotations
 
+import base64
 import errno
 import json
 import multiprocessing
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 
 from cabench.cli import app
 from cabench.jsonio import strict_loads
-from cabench.live.client import decode_body, redact, request_base, retry_after_seconds, url_secrets
+from cabench.live.client import Endpoint, decode_body, redact, request_base, retry_after_seconds, url_secrets
 from cabench.live.journal import Journal
 from tests.conftest import SAFETY_S, spread_logs, wait_for, write_dataset
 from tests.live import hostile
@@ -184,12 +185,33 @@ def test_a_key_a_header_cannot_carry_is_refused_in_one_line_without_showing_it(t
     assert "SECR" not in result.output
 
 
+def test_a_placeholder_key_too_short_to_be_a_secret_leaves_replies_as_written(monkeypatch):
+    """A local server's placeholder key ('2', 'x') was replaced in every reply before the reply was scored, so '12'
+    was read as '1[redacted]' and scored wrong; keys under four characters are sent but not taken for secrets, and
+    a reply is scored as the endpoint wrote it (redacted only where it is written)."""
+    from cabench.live.client import MIN_SECRET, ChatClient
+
+    monkeypatch.setenv("SHORT_KEY", "2")
+    monkeypatch.setenv("LONG_KEY", "sk-1234")
+    short = ChatClient(Endpoint(base_url="http://127.0.0.1:9/v1", api_key_env="SHORT_KEY"))
+    long = ChatClient(Endpoint(base_url="http://127.0.0.1:9/v1", api_key_env="LONG_KEY"))
+    try:
+        assert MIN_SECRET == 4 and short.client.headers["Authorization"] == "Bearer 2"
+        assert short.redact("12 and 22") == "12 and 22" and long.redact("key sk-1234") == "key [redacted]"
+    finally:
+        short.close()
+        long.close()
+
+
 def test_a_key_in_the_url_is_sent_as_written_and_redacted_in_every_form():
     url = "http://alice:S3cr%40tPASS@127.0.0.1:9/v1/?api-key=QK%2BSECRETVAL&x=1#frag-ment"
     assert request_base(url) == ("http://alice:S3cr%40tPASS@127.0.0.1:9/v1/", "api-key=QK%2BSECRETVAL&x=1")
     secrets = url_secrets(url)
-    for form in ("S3cr%40tPASS", "S3cr@tPASS", "QK%2BSECRETVAL", "QK+SECRETVAL", "alice:S3cr%40tPASS", "frag-ment"):
+    basic = base64.b64encode(b"alice:S3cr@tPASS").decode()  # the credential the client sends, echoed bare
+    for form in ("S3cr%40tPASS", "S3cr@tPASS", "QK%2BSECRETVAL", "QK+SECRETVAL", "alice:S3cr%40tPASS", "frag-ment",
+                 basic):
         assert form in secrets
+    assert redact(f"cred {basic}", secrets) == "cred [redacted]"
     echoed = "userpass=alice:S3cr@tPASS, query api-key=QK%2BSECRETVAL or QK+SECRETVAL"
     assert redact(echoed, secrets) == "userpass=[redacted], query api-key=[redacted] or [redacted]"
     escaped = "".join(f"\\u{ord(c):04x}" for c in KEY)  # a JSON error body may write the key escaped
