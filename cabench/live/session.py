@@ -52,8 +52,13 @@ def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool =
 
 
 def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
-    check_identity(cfg, out)
     task = build_task(cfg.task, f"{cfg.source}: task")
+    if task.replay is None:  # every configuration's prompting has a prompt, before the folder records this run
+        for i, c in enumerate(cfg.configurations):
+            if c.prompting not in task.templates:
+                raise CabenchError(f"{cfg.source}: configurations[{i}].prompting: '{c.prompting}' has no prompt in "
+                                   f"task.prompts (it has {', '.join(task.templates) or 'none'}); add one")
+    check_identity(cfg, out)
     ids = [inst.id for inst in task.instances]
     by_id = {inst.id: inst for inst in task.instances}
     prof_ids, eval_ids = _split(cfg, ids, collect)

@@ -348,6 +348,25 @@ def test_bad_live_configs_are_one_line(tmp_path, dataset):
         assert words in result.stderr, (label, result.stderr)
 
 
+def test_a_configuration_whose_prompting_has_no_prompt_is_refused_before_anything(tmp_path):
+    """A template task with a direct prompt only and a configuration prompting cot: refused in one line before any
+    call and before the folder records the run (a paid profiling call came first, and the corrected config was then
+    refused as another run of that folder)."""
+    task = tmp_path / "t.jsonl"
+    task.write_text("".join(json.dumps({"id": f"q{i}", "q": f"{i} plus {i}", "a": str(2 * i)}) + "\n"
+                            for i in range(4)))
+    raw = {"name": "mixed", "task": {"kind": "template", "path": str(task), "prompts": {"direct": "Q: {q}"},
+                                     "answer_field": "a", "normaliser": "number"},
+           "endpoint": {"base_url": "http://127.0.0.1:9/v1"}, "budget_tokens": 1000, "profiling": {"instances": 1},
+           "configurations": [{"model": "a", "temperature": 0.0, "max_tokens": 8, "prompting": "direct"},
+                              {"model": "b", "temperature": 0.0, "max_tokens": 8, "prompting": "cot"}]}
+    (tmp_path / "mixed.yaml").write_text(yaml.safe_dump(raw))
+    result = RUNNER.invoke(app, ["live", str(tmp_path / "mixed.yaml"), "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
+    assert "configurations[1].prompting: 'cot' has no prompt in task.prompts (it has direct)" in result.stderr
+    assert not (tmp_path / "out" / "live.json").exists() and not (tmp_path / "out" / "calls.jsonl").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("method, budget, mode", [("copsi", 60000, "deterministic"), ("uniform", 20000, "stochastic")])
 def test_token_budget_holds_with_calls_in_flight(tmp_path, dataset, server, method, budget, mode):
