@@ -30,7 +30,7 @@ from cabench.advise_plan import (
     reached,
     targets_by_setting,
 )
-from cabench.answers import WEAK, weak
+from cabench.answers import WEAK, answered, weak
 from cabench.config import SETTINGS, parse_config
 from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
@@ -348,17 +348,17 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
         return f"{100 * next((x['share'] for x in r['exploited'] if x['config_id'] == c['config_id']), 0.0):.0f}%"
 
     if d["tied"]:  # exploited as often as each other: the runs do not choose between them
-        tied = [x["config_id"] for x in (c, *d["tied"])]
+        tied = [x["config_id"] for x in answered(d)]
 
         def one_of(r: dict[str, Any]) -> str:
             return f"{100 * sum(x['share'] for x in r['exploited'] if x['config_id'] in tied):.0f}%"
 
-        lines = [f"online: pay for {any_of(c, d)} — {registry.display(first['method'])} exploits each in "
+        lines = [f"online: pay for {any_of(d)} — {registry.display(first['method'])} exploits each in "
                  f"{share(first)} of {first['repetitions']} repetitions (one of them in {one_of(first)}"
                  + "".join(f", {registry.display(r['method'])} in {one_of(r)}" for r in others)
                  + f"; the runs do not choose between them); spent {100 * first['spend_share']:.1f}% of "
                  f"{amount(d['budget'], unit)}{idle_note}"]
-        shown = [x for x in (c, *d["tied"]) if per_call(x)]
+        shown = [x for x in answered(d) if per_call(x)]
         lines += [f"  {quoted_name(x['config_id'])}: {per_call(x)}" for x in shown[:TIED_SHOWN]]
         return lines + ([f"  … and {len(shown) - TIED_SHOWN} more (the report lists them)"]
                         if len(shown) > TIED_SHOWN else [])

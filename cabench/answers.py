@@ -179,6 +179,12 @@ def top_decision(e: Experiment) -> dict[str, Any] | None:
     return e.kept("top decision", lambda: decision(e, top_answers(e)))
 
 
+def answered(d: dict[str, Any]) -> list[dict[str, Any]]:
+    """An online decision's configurations (:func:`decision`): the one exploited most, then any exploited as
+    often (``tied``), each with its facts and share."""
+    return [d["configuration"], *d["tied"]]
+
+
 def brief(e: Experiment) -> dict[str, Any] | None:
     """The decision at the largest budget (:func:`decision`) in the few plain fields the reports' overview shows:
     the method, budget, cost mode, the configuration names (online: the one exploited most, and any exploited as
@@ -190,6 +196,6 @@ def brief(e: Experiment) -> dict[str, Any] | None:
         return None
     online = e.setting == "online"
     return {"method": d["method"], "rho": d["rho"], "budget": d["budget"], "cost_mode": d.get("cost_mode") or "",
-            "names": [x["config_id"] for x in (d["configuration"], *d["tied"])] if online else list(d["pareto_set"]),
+            "names": [x["config_id"] for x in answered(d)] if online else list(d["pareto_set"]),
             "share": float(d["configuration"]["share"] if online else d["share"]), "repetitions": d["repetitions"],
             "exact_true_set": None if online else float(d["exact_true_set"])}

@@ -28,7 +28,7 @@ import plotly.offline
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
-from cabench.answers import no_decision, top_answers, top_decision
+from cabench.answers import answered, no_decision, top_answers, top_decision
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
 from cabench.record import objective_columns
@@ -97,8 +97,7 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
     rows, d = top_answers(e), top_decision(e)  # the decision is the largest budget's
     if d is None:
         return None
-    names = [x["config_id"] for x in (d["configuration"], *d["tied"])] if e.setting == "online" \
-        else list(d["pareto_set"])
+    names = [x["config_id"] for x in answered(d)] if e.setting == "online" else list(d["pareto_set"])
     mode = d.get("cost_mode")
     shares = found_by(e, names, d["rho"], mode)
     methods = [m for m in e.methods if m in shares]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cabench import registry
-from cabench.answers import WEAK, answers, arm_facts, decision, no_decision, not_run, weak
+from cabench.answers import WEAK, answered, answers, arm_facts, decision, no_decision, not_run, weak
 from cabench.constraints import Constraint, constrained_answer
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
@@ -136,9 +136,10 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
     return lines
 
 
-def any_of(c: dict[str, Any], d: dict[str, Any]) -> str:
+def any_of(d: dict[str, Any]) -> str:
     """The online decision's configuration, or ``any of`` it and those exploited as often (``tied``)."""
-    return quoted_name(c["config_id"]) if not d["tied"] else f"any of {listed(x['config_id'] for x in (c, *d['tied']))}"
+    names = [x["config_id"] for x in answered(d)]
+    return quoted_name(names[0]) if len(names) == 1 else f"any of {listed(names)}"
 
 
 def _of(share: float, n: int) -> str:
@@ -168,10 +169,10 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
         elif item["setting"] == "online":
             c = d["configuration"]
             tied = ", the runs do not choose between them" if d["tied"] else ""
-            lines.append(f"  pay for {any_of(c, d)}: {registry.display(d['method'])} exploits "
+            lines.append(f"  pay for {any_of(d)}: {registry.display(d['method'])} exploits "
                          f"{'each' if d['tied'] else 'it'} in {_of(c['share'], d['repetitions'])} at "
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}{tied})")
-            units = [x for x in (c, *d["tied"]) if per_call(x)]
+            units = [x for x in answered(d) if per_call(x)]
             for x in units[:MEMBERS_SHOWN]:
                 lines.append(f"    {'per call' if not d['tied'] else quoted_name(x['config_id'])}: {per_call(x)}")
             if len(units) > MEMBERS_SHOWN:
