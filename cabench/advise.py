@@ -40,13 +40,13 @@ from cabench.data.io import META_NAME, find_log_file, read_logs, read_metadata
 from cabench.data.terms import Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.html_report import write_reports
-from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, with_budgets
+from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, too_small, with_budgets
 from cabench.recommend import any_of, per_call, recommend
 from cabench.report import check_reports
 from cabench.report_cells import quoted_name
 from cabench.runner import check_output, run_experiment
 from cabench.storage import publish_folder, staging_folder
-from cabench.units import LABELS, amount, amount_up
+from cabench.units import LABELS, amount
 from cabench.yamlio import load_config_file
 
 #: The most lines :func:`format_advice` prints.
@@ -293,10 +293,9 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
             short.append((next(iter(bad.values())), least_for_all(resolved, problem, bad)))
         configs[setting] = cfg
     if short and request.budget is not None:  # one budget for every setting: the least that works for all of them
-        unit, leasts = request.budget.unit, [least for _, least in short if least is not None]
-        more = f"; state at least {amount(amount_up(max(leasts), unit), unit)}" if len(leasts) == len(short) else ""
-        raise CabenchError(f"cabench advise: budget.{unit}: {amount(request.budget.value, unit)} is too small "
-                           f"({short[0][0]}){more}")
+        leasts = [least for _, least in short if least is not None]
+        raise too_small("cabench advise", request.budget.value, request.budget.unit, short[0][0],
+                        max(leasts) if len(leasts) == len(short) else None)
     for cfg in configs.values():  # each setting's folder, before either runs
         check_output(cfg, request.replace)
     folders = {}

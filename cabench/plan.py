@@ -74,12 +74,15 @@ def check_budgets(cfg: ExperimentConfig, problem: Problem, strict: bool = True) 
         (_, rho), reason = next(iter(bad.items()))
         if cfg.budget:  # stated in the cost unit: name that key and the budget, then the rho it gives
             unit = cfg.budget_unit or problem.norm.cost_unit
-            least = least_for_all(cfg, problem, bad)
-            more = "" if least is None else f"; state at least {amount(amount_up(least, unit), unit)}"
-            raise CabenchError(f"{cfg.source}: budget.{unit}: {amount(cfg.stated[rho], unit)} is too small "
-                               f"({reason}){more}")
+            raise too_small(cfg.source, cfg.stated[rho], unit, reason, least_for_all(cfg, problem, bad))
         raise CabenchError(f"{cfg.source}: rho: {reason}")
     return bad
+
+
+def too_small(source: str, stated: float, unit: str, reason: str, least: float | None) -> CabenchError:
+    """The one line refusing a budget ``stated`` in ``unit`` as too small, and the least that works where known."""
+    more = "" if least is None else f"; state at least {amount(amount_up(least, unit), unit)}"
+    return CabenchError(f"{source}: budget.{unit}: {amount(stated, unit)} is too small ({reason}){more}")
 
 
 def least_for_all(cfg: ExperimentConfig, problem: Problem, bad: dict[tuple[str, float], str]) -> float | None:
