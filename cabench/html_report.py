@@ -50,7 +50,7 @@ from cabench.report import (
     write_texts,
 )
 from cabench.report_cache import SectionCache, round_trip
-from cabench.report_cells import REAL_UNIT_FORMATS, Table, listed, measurement
+from cabench.report_cells import REAL_UNIT_FORMATS, Table, listed, measurement, sentence
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
 from cabench.units import LABELS, amount
@@ -238,12 +238,6 @@ def _under(e: Experiment, a: ConstrainedAnswer | str | None) -> dict[str, Any] |
     return {**out, "qualifying": len(a.qualifying), "answer": "|".join(a.answer), "members": members, "found": found}
 
 
-def _undecided(e: Experiment) -> str:
-    """Why an experiment has no decision, as a sentence (:func:`cabench.answers.no_decision`)."""
-    why = no_decision(e)
-    return why[0].upper() + why[1:] + "."
-
-
 def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
     """What REPORT.html shows of ``e`` but its anchor and figures (those are the page's and figures.csv's): the
     part of its section :mod:`cabench.report_cache` keeps."""
@@ -253,7 +247,7 @@ def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
             "k": e.k, "objectives": ", ".join(e.objectives), "unit": LABELS[e.cost_unit],
             "grid": ", ".join(f"{r:g}" for r in e.rho_grid), "repetitions": e.repetitions,
             "config_hash": e.config_hash, "methods": ", ".join(registry.display(m) for m in e.methods),
-            "beyond": e in c.beyond, "decision": d, "undecided": _undecided(e) if d is None else "",
+            "beyond": e in c.beyond, "decision": d, "undecided": sentence(no_decision(e)) if d is None else "",
             "summary": _summary(e, c.found[e.label].summary),
             "not_run": not_run_lines(e),
             "configurations": _configurations(e, decided), "front": _front(e, decided),

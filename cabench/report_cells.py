@@ -97,3 +97,8 @@ def quoted_name(name: str) -> str:
 def listed(names: Iterable[str]) -> str:
     """Configuration names joined by commas, each as :func:`quoted_name` shows it."""
     return ", ".join(quoted_name(str(n)) for n in names)
+
+
+def sentence(clause: str) -> str:
+    """A clause as a sentence of a report: its first letter capital, a full stop after it."""
+    return f"{clause[:1].upper()}{clause[1:]}."

@@ -9,7 +9,7 @@ from cabench import registry
 from cabench.constraints import ConstrainedAnswer, Constraint, Found, constrained_answer
 from cabench.errors import CabenchError
 from cabench.record import objective_columns
-from cabench.report_cells import REAL_UNIT_FORMATS, Cell, Table, measurement, method_name, shown, texts
+from cabench.report_cells import REAL_UNIT_FORMATS, Cell, Table, measurement, method_name, sentence, shown, texts
 from cabench.results import Experiment, ResultSet
 from cabench.units import LABELS, amount
 
@@ -55,9 +55,9 @@ def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str
     which = (f"all {n} configurations satisfy {', '.join(a.constraints)}" if n == e.k else
              f"{n} of {e.k} configurations satisf{'ies' if n == 1 else 'y'} {', '.join(a.constraints)}: "
              f"{', '.join(a.qualifying)}")
-    lines = [f"{which[0].upper()}{which[1:]}.{near}"]
+    lines = [sentence(which) + near]
     if a.undecided:
-        lines.append(f"{a.undecided[0].upper()}{a.undecided[1:]}.")
+        lines.append(sentence(a.undecided))
     elif e.setting == "online" and len(a.answer) > 1:
         lines.append(f"Pay for any of {_names(a.answer)}: they share the largest ν among them. The table of methods "
                      "counts, per method and budget, the repetitions whose most-pulled qualifying configuration is "
