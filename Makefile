@@ -7,7 +7,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-CABENCH := $(BIN)/cabench
+# cabench's commands write their bytecode caches (into the project's .venv and cabench/__pycache__) even where the
+# environment turns them off (PYTHONDONTWRITEBYTECODE): without them every command compiles pandas, matplotlib and
+# cabench again, about 2 s of each command and of each worker process it starts.
+CABENCH := PYTHONDONTWRITEBYTECODE= $(BIN)/cabench
 
 PAPER_CONFIGS := gsm8k_online piqa_online gsm8k_psi piqa_psi gsm8k_psi_full piqa_psi_full \
                  gsm8k_psi_stochastic piqa_psi_stochastic

@@ -208,7 +208,7 @@ def reproduce(tmp: Path) -> dict:
     make = "make -o .venv/.installed-stamp"  # never reinstall into the shared environment
     recipe = subprocess.run(f"{make} -n reproduce", shell=True, cwd=work, check=True, capture_output=True, text=True)
     commands = [line for line in recipe.stdout.splitlines() if line.strip()]
-    commands.append(f"{commands[-1].split()[0]} recommend results")
+    commands.append(commands[-1].replace(" report results", " recommend results"))
     load_before = os.getloadavg()
     steps = [{"step": _step(c), "command": c, "s": _wall(c, work)} for c in commands]
     run = next(s for s in steps if s["step"] == "run")
