@@ -451,3 +451,33 @@ def test_an_f1_band_never_leaves_zero_to_one_and_a_regret_band_is_not_cut():
         plt.close(fig)
     assert highs["f1"][1] == 1.0 and highs["f1"][0] >= 0.0
     assert highs["regret_hv"][1] == pytest.approx(1.1932, abs=1e-3)
+
+
+def _noted_figure():
+    """Two panels with the methods' legend above the canvas and a note below it (as :func:`panels.finish` lays
+    every figure out): the content reaches past the figure on both sides."""
+    fig, axes = plt.subplots(1, 2, figsize=(4.0, 2.0))
+    for ax, slope in zip(axes, (1.0, -2.0)):
+        ax.plot([0, 1, 2], [0, slope, 2 * slope], label=f"slope {slope:g}")
+    panels.finish(fig, axes, surrogate=True, title="a note below the panels")
+    return fig
+
+
+def test_every_format_is_cut_to_the_box_savefig_finds_for_the_png(tmp_path):
+    """The box found once for all formats (:func:`cabench.plots.content_box`) cuts the PNG exactly as
+    ``savefig(bbox_inches="tight")`` does, and the PDF to the same box: its page is the PNG's size in points."""
+    from PIL import Image
+
+    from cabench.plots import DPI, save
+
+    both = save(_noted_figure(), tmp_path / "both" / "fig", ["png", "pdf"])
+    alone = save(_noted_figure(), tmp_path / "alone" / "fig", ["png"])
+    assert [p.suffix for p in both] == [".png", ".pdf"]
+    assert both[0].read_bytes() == alone[0].read_bytes()
+    width, height = Image.open(both[0]).size
+    assert height > 2.0 * DPI  # the legend above and the note below are inside the file
+    page = re.search(rb"MediaBox \[ 0 0 ([0-9.]+) ([0-9.]+) \]", both[1].read_bytes())
+    assert page is not None
+    points = [float(v) for v in page.groups()]
+    assert points[0] == pytest.approx(width * 72 / DPI, abs=72 / DPI)
+    assert points[1] == pytest.approx(height * 72 / DPI, abs=72 / DPI)
