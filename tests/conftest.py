@@ -202,33 +202,22 @@ def tiny_dataset(tmp_path: Path) -> Path:
     return write_dataset(tmp_path / "tiny", tiny_logs(), split={"profiling_size": 5, "seed": 0})
 
 
-#: Configs whose runs, two repetitions each, call every compiled kernel with the argument types the suite gives it.
-WARM_CONFIGS = ("gsm8k_online_quick", "gsm8k_psi_beyond", "gsm8k_psi_stochastic_quick", "gsm8k_psi_full_beyond",
-                "synthetic_psi_beyond_l01", "synthetic_online", "terms/gsm8k_dollars_online", "terms/gsm8k_dollars_psi")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """Before the xdist workers start, compile the kernels once into numba's cache (beside their sources): on a
     fresh clone every worker, and every process a test starts, compiled the same kernels at once (about a minute
-    of the suite's wall time on two cores). Only the controller of a parallel run does this; each worker and a
-    single-process run compile what they need on first use, as before."""
+    of the suite's wall time on two cores). The online kernels compile in a process of their own while this one
+    compiles the identification kernels (:mod:`tests.warm_kernels`). Only the controller of a parallel run does
+    this; each worker and a single-process run compile what they need on first use, as before."""
     if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
         return
-    import tempfile
+    from tests.warm_kernels import warm
 
-    from cabench.config import load_config
-    from cabench.runner import run_experiment
-    from cabench.synthetic import SyntheticSpec, synthetic_problem
-
-    with tempfile.TemporaryDirectory() as out:
-        for name in WARM_CONFIGS:
-            overrides = {"output": f"{out}/{name}", "repetitions": 2, "n_jobs": 1, "backend": "sequential"}
-            run_experiment(load_config(ROOT / "configs" / f"{name}.yaml", overrides=overrides), quiet=True,
-                           echo=lambda line: None)
-    from cabench.psi import PsiMethod, run_psi
-    from cabench.streams import stream_keys
-
-    problem = synthetic_problem(SyntheticSpec("w", ((0.5, 0.5), (0.6, 0.4), (0.3, 0.7)), (1.0, 0.5, 0.8),
-                                              noise="bernoulli", cost_spread=0.5))
-    for mode in ("deterministic", "stochastic"):  # Bernoulli draws (the configs' synthetic instances are Gaussian)
-        run_psi(problem, PsiMethod("copsi-r"), 30, stream_keys(0, np.arange(2), problem.arm_ids), mode)
+    online = subprocess.Popen([sys.executable, "-m", "tests.warm_kernels", "online"], cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        warm("psi")
+    finally:
+        output, _ = online.communicate()
+    if online.returncode:
+        raise pytest.UsageError(f"compiling the online kernels failed (exit {online.returncode}):\n{output}")
