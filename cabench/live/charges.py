@@ -127,7 +127,10 @@ def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff) -> 
 
 
 def reported_latency(value: Any) -> tuple[float | None, str]:
-    """A reported latency in seconds, or None and why it is not believed."""
+    """A reported latency in seconds, or None and why it is not believed (``value`` None: the reply reports
+    none, and a latency measured instead would mix two kinds of latency in one objective)."""
+    if value is None:
+        return None, "the reply reports no latency (its 'cabench.latency_s', which latency: reported reads)"
     number = _number(value)
     if number is None or not LATENCY_S[0] <= number <= LATENCY_S[1]:  # NaN fails both comparisons
         return None, f"the reported latency is {_shown(value)}, not a duration in seconds"
@@ -170,7 +173,7 @@ def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mod
     if usage is None:
         empty = worst if mode == "worst-case" else NOTHING
         return Charge(None, (*charged, empty), "; ".join(suspects), "the endpoint reported no token usage"), 0.0
-    if latency == "reported" and outcome.reported_latency_s is not None:
+    if latency == "reported":
         value, why = reported_latency(outcome.reported_latency_s)
         if value is None:  # the usage is believable and charged; the outcome is not
             suspects.append(why)

@@ -188,6 +188,8 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 reply["cabench"] = {"latency_s": -3.0}
             elif how == "latency-zero":
                 reply["cabench"] = {"latency_s": 0}
+            elif how == "latency-missing":
+                del reply["cabench"]
             elif how == "bigint":
                 text = json.dumps(reply).replace(f'"completion_tokens": {usage["completion_tokens"]}',
                                                  f'"completion_tokens": {"9" * 400}')
