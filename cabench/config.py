@@ -100,6 +100,7 @@ class ExperimentConfig:
     terms: Terms | None = None  # None: the terms the dataset declares, else the paper's
     budget: tuple[float, ...] = ()  # budgets as stated (``budget: {unit: [...]}``), in ``budget_unit``
     budget_unit: str | None = None
+    given: frozenset[str] = frozenset()  # the keys a command-line option replaced (their errors name it), not identity
 
     @property
     def stated(self) -> dict[float, float]:
@@ -149,7 +150,13 @@ class ExperimentConfig:
 
 
 #: Command-line options that replace a config key whole, by the key (an error in its value names the option).
-FLAG_OF = {"rho": "--rho", "budget": "--budget", "repetitions": "--repetitions", "seed": "--seed"}
+FLAG_OF = {"rho": "--rho", "budget": "--budget", "repetitions": "--repetitions", "seed": "--seed",
+           "methods": "--methods"}
+
+
+def flag_note(cfg: ExperimentConfig, key: str) -> str:
+    """`` (from --budget)`` where a command-line option gave ``cfg``'s ``key``, else nothing."""
+    return f" (from {FLAG_OF[key]})" if key in cfg.given and key in FLAG_OF else ""
 
 
 class _Reader:
@@ -435,6 +442,7 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     return ExperimentConfig(
         name=name,
         source=source,
+        given=r.given,
         setting=setting,
         rho=rho,
         methods=methods,
@@ -484,12 +492,12 @@ def resolve_budgets(cfg: ExperimentConfig, rho_of: Any, unit: str) -> Experiment
     if not cfg.budget:
         return cfg
     if cfg.budget_unit != unit:
-        raise CabenchError(f"{cfg.source}: budget.{cfg.budget_unit}: the cost is in {unit}; state the budget in "
-                           f"{unit}, or declare cost: {cfg.budget_unit}")
+        raise CabenchError(f"{cfg.source}: budget.{cfg.budget_unit}{flag_note(cfg, 'budget')}: the cost is in "
+                           f"{unit}; state the budget in {unit}, or declare cost: {cfg.budget_unit}")
     rho = tuple(float(rho_of(b)) for b in cfg.budget)
     if any(not (0 < x <= LIMITS["rho"]) for x in rho) or len(set(rho)) != len(rho):
-        raise CabenchError(f"{cfg.source}: budget: {list(cfg.budget)} gives rho {list(rho)}; budgets must give "
-                           f"distinct rho in (0, {LIMITS['rho']:g}]")
+        raise CabenchError(f"{cfg.source}: budget{flag_note(cfg, 'budget')}: {list(cfg.budget)} gives rho "
+                           f"{list(rho)}; budgets must give distinct rho in (0, {LIMITS['rho']:g}]")
     trajectories = cfg.trajectories
     if trajectories is not None and trajectories.budget is not None:
         trajectories = replace(trajectories, rho=rho[cfg.budget.index(trajectories.budget)])

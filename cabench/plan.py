@@ -12,7 +12,7 @@ import numpy as np
 
 from cabench import registry
 from cabench.cells import Cell
-from cabench.config import ExperimentConfig, resolve_budgets
+from cabench.config import ExperimentConfig, flag_note, resolve_budgets
 from cabench.data.dataset import Dataset, load_dataset
 from cabench.data.terms import quality_not_first
 from cabench.errors import CabenchError
@@ -74,15 +74,18 @@ def check_budgets(cfg: ExperimentConfig, problem: Problem, strict: bool = True) 
         (_, rho), reason = next(iter(bad.items()))
         if cfg.budget:  # stated in the cost unit: name that key and the budget, then the rho it gives
             unit = cfg.budget_unit or problem.norm.cost_unit
-            raise too_small(cfg.source, cfg.stated[rho], unit, reason, least_for_all(cfg, problem, bad))
-        raise CabenchError(f"{cfg.source}: rho: {reason}")
+            raise too_small(cfg.source, cfg.stated[rho], unit, reason, least_for_all(cfg, problem, bad),
+                            flag_note(cfg, "budget"))
+        raise CabenchError(f"{cfg.source}: rho{flag_note(cfg, 'rho')}: {reason}")
     return bad
 
 
-def too_small(source: str, stated: float, unit: str, reason: str, least: float | None) -> CabenchError:
-    """The one line refusing a budget ``stated`` in ``unit`` as too small, and the least that works where known."""
+def too_small(source: str, stated: float, unit: str, reason: str, least: float | None, flag: str = ""
+              ) -> CabenchError:
+    """The one line refusing a budget ``stated`` in ``unit`` as too small, and the least that works where known;
+    ``flag`` names the command-line option that gave the budget (`` (from --budget)``)."""
     more = "" if least is None else f"; state at least {amount(amount_up(least, unit), unit)}"
-    return CabenchError(f"{source}: budget.{unit}: {amount(stated, unit)} is too small ({reason}){more}")
+    return CabenchError(f"{source}: budget.{unit}{flag}: {amount(stated, unit)} is too small ({reason}){more}")
 
 
 def least_for_all(cfg: ExperimentConfig, problem: Problem, bad: dict[tuple[str, float], str]) -> float | None:

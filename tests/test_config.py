@@ -163,3 +163,5 @@ def test_a_bad_value_given_on_the_command_line_names_its_option():
     assert str(written.value) == "bad.yaml: rho: must be positive, got 0"
     with pytest.raises(CabenchError, match=r"^ok.yaml: repetitions \(from --repetitions\): must be at least 1"):
         parse_config(raw, "ok.yaml", overrides={"repetitions": 0})
+    with pytest.raises(CabenchError, match=r"^ok.yaml: methods\[0\].name \(from --methods\): 'copsi' is not one of"):
+        parse_config(raw, "ok.yaml", overrides={"methods": ["copsi"]})

@@ -14,7 +14,7 @@ from cabench.data.normalisation import fit_normalisation
 from cabench.data.terms import PAPER_TERMS, Price, Terms, builtin, cost_per_call, parse_terms, usd_per_call
 from cabench.errors import CabenchError
 from cabench.online import OnlineMethod, run_online
-from cabench.plan import build_problem, with_budgets
+from cabench.plan import build_problem, check_budgets, with_budgets
 from cabench.problem import replay_problem
 from cabench.psi import run_psi
 from cabench.psi.engine import PsiMethod
@@ -233,6 +233,14 @@ def test_a_budget_in_another_unit_than_the_cost_is_refused(tmp_path):
     problem, _, _ = build_problem(cfg)
     with pytest.raises(CabenchError, match="cfg.yaml: budget.tokens: the cost is in usd; state the budget in usd"):
         with_budgets(cfg, problem)
+    given = parse_config({"dataset": str(folder), "setting": "psi", "budget": {"usd": 1}, "methods": ["copsi"],
+                          "cost": "usd"}, "cfg.yaml", overrides={"budget": {"tokens": [5000]}})
+    with pytest.raises(CabenchError, match=r"^cfg.yaml: budget.tokens \(from --budget\): the cost is in usd; "):
+        with_budgets(given, build_problem(given)[0])
+    tiny = parse_config({"dataset": str(folder), "setting": "psi", "budget": {"usd": 1}, "methods": ["copsi"],
+                         "cost": "usd"}, "cfg.yaml", overrides={"budget": {"usd": [1e-12]}})
+    with pytest.raises(CabenchError, match=r"^cfg.yaml: budget.usd \(from --budget\): \$1e-12 is too small"):
+        check_budgets(with_budgets(tiny, problem), problem)
     with pytest.raises(CabenchError, match="cfg.yaml: rho: give either rho .* or budget"):
         parse_config({"dataset": str(folder), "setting": "psi", "budget": {"usd": 1}, "rho": 2, "methods": ["copsi"]},
                      "cfg.yaml")
