@@ -49,6 +49,9 @@ def returned_sets(runs: pd.DataFrame, selections: pd.DataFrame, arms: pd.DataFra
     no such row returned the empty set. A returned row of a run ``runs`` lacks is refused (``where`` names the
     file)."""
     names = tuple(arms["config_id"].astype(str))
+    if _in_run_order(runs, selections, names):  # as cabench writes it: the rows of a run together, in arms' order
+        member = selections["returned"].to_numpy().reshape(len(runs), len(names)) == 1
+        return ReturnedSets(names, member, *_distinct_rows(member))
     chosen = selections[selections["returned"] == 1]
     at_run = pd.MultiIndex.from_frame(runs[RUN_KEYS]).get_indexer(pd.MultiIndex.from_frame(chosen[RUN_KEYS]))
     at_arm = pd.Index(names).get_indexer(chosen["config_id"].astype(str))
@@ -58,7 +61,32 @@ def returned_sets(runs: pd.DataFrame, selections: pd.DataFrame, arms: pd.DataFra
                            "runs.csv does not hold (a damaged file); run the experiment again")
     member = np.zeros((len(runs), len(names)), dtype=bool)
     member[at_run, at_arm] = True
-    if not len(runs):
-        return ReturnedSets(names, member, member, np.zeros(0, dtype=np.int64))
-    sets, set_of = np.unique(member, axis=0, return_inverse=True)
-    return ReturnedSets(names, member, sets, set_of.reshape(-1))
+    return ReturnedSets(names, member, *_distinct_rows(member))
+
+
+def _in_run_order(runs: pd.DataFrame, selections: pd.DataFrame, names: tuple[str, ...]) -> bool:
+    """Whether ``selections`` holds, for each run of ``runs`` in turn, one row per arm of ``names`` in that order
+    (then its ``returned`` column, reshaped, is the membership matrix)."""
+    n, k = len(runs), len(names)
+    if not n or not k or len(selections) != n * k:
+        return False
+    arms = selections["config_id"].to_numpy(dtype=object).reshape(n, k)
+    if not (arms == np.asarray(names, dtype=object)).all():
+        return False
+    firsts = selections.iloc[::k]
+    return all(np.array_equal(firsts[key].to_numpy(), runs[key].to_numpy()) for key in RUN_KEYS)
+
+
+def _distinct_rows(member: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct rows of the boolean ``member`` in lexicographic order, the index of each row among them):
+    what ``np.unique(member, axis=0, return_inverse=True)`` gives, found on the rows packed into bytes (whose
+    byte order is the rows' lexicographic order) instead of by sorting rows of booleans."""
+    if not len(member):
+        return member, np.zeros(0, dtype=np.int64)
+    packed = np.packbits(member, axis=1)
+    keys = [row.tobytes() for row in packed]
+    distinct = sorted(set(keys))
+    index = {key: i for i, key in enumerate(distinct)}
+    set_of = np.fromiter((index[key] for key in keys), dtype=np.int64, count=len(keys))
+    rows = np.frombuffer(b"".join(distinct), dtype=np.uint8).reshape(len(distinct), packed.shape[1])
+    return np.unpackbits(rows, axis=1, count=member.shape[1]).astype(bool), set_of

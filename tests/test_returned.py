@@ -8,7 +8,9 @@ from cabench.errors import CabenchError
 from cabench.returned import returned_sets
 
 
-def _tables(seed: int, k: int = 7, reps: int = 30):
+def _tables(seed: int, k: int = 7, reps: int = 30, written: bool = False):
+    """runs.csv, selections.csv and arms.csv of a made-up identification; with ``written`` the selections in the
+    order cabench writes them (each run's rows together, in arms' order), else shuffled."""
     rng = np.random.default_rng(seed)
     names = [f"cfg-{i}" for i in rng.permutation(k)]  # arms.csv order is not name order
     runs = pd.DataFrame([{"method": m, "cost_mode": c, "rho": r, "rep": rep}
@@ -18,13 +20,17 @@ def _tables(seed: int, k: int = 7, reps: int = 30):
     sel = runs.loc[runs.index.repeat(k)].reset_index(drop=True)
     sel["config_id"] = np.tile(names, len(runs))
     sel["returned"] = (rng.random(len(sel)) < rng.choice([0.0, 0.2, 0.5], size=len(sel))).astype(int)
-    sel = sel.sample(frac=1.0, random_state=seed + 1).reset_index(drop=True)
+    if not written:
+        sel = sel.sample(frac=1.0, random_state=seed + 1).reset_index(drop=True)
     return runs, sel, pd.DataFrame({"config_id": names})
 
 
+@pytest.mark.parametrize("order", ["shuffled", "written", "runs in another order"])
 @pytest.mark.parametrize("seed", range(5))
-def test_membership_equals_sets_gathered_row_by_row(seed):
-    runs, sel, arms = _tables(seed)
+def test_membership_equals_sets_gathered_row_by_row(seed, order):
+    runs, sel, arms = _tables(seed, written=order != "shuffled")
+    if order == "runs in another order":  # each run's rows together in arms' order, but not in the order of runs
+        runs = runs.iloc[::-1].reset_index(drop=True)
     found = returned_sets(runs, sel, arms)
     by_run: dict[tuple, set[str]] = {}
     for row in sel.itertuples():
@@ -38,6 +44,9 @@ def test_membership_equals_sets_gathered_row_by_row(seed):
         assert found.index_of(sorted(expected)) == found.set_of[r]
     distinct = {frozenset(s) for s in by_run.values()} | ({frozenset()} if len(by_run) < len(runs) else set())
     assert len(found.sets) == len(distinct)
+    # the distinct sets in lexicographic order of their rows (False before True, arms.csv's order), as numpy orders
+    rows = sorted({tuple(n in s for n in names) for s in distinct})
+    assert found.sets.tolist() == [list(row) for row in rows]
 
 
 def test_a_set_no_run_returned_has_no_index():
