@@ -43,12 +43,10 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-# the suite in one worker process per core (pytest-xdist): every test writes only below its own tmp_path. A worker
-# that runs out of tests takes some of the other's queue (--dist worksteal), so that no slow file is left to the end
-# of one worker while the other idles.
+# the suite in one worker process per core (pytest-xdist): every test writes only below its own tmp_path.
 # Bytecode caches are written even where the environment turns them off (PYTHONDONTWRITEBYTECODE), so that
 # the workers and the cabench processes the tests start compile each module once.
-SUITE := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto --dist worksteal
+SUITE := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto
 
 # make test: ruff and the import layers first (a second), then mypy beside the suite, its report printed after
 # the suite's: the suite leaves about an eighth of the two cores idle (waiting on the processes, servers and
