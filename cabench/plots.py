@@ -40,8 +40,7 @@ FORMATS = figure_index.FORMATS
 #: The modules whose code draws figures: a figure is drawn again when one of them (or the library) changes.
 DRAWING = ("cabench.plots", "cabench.landscape", "cabench.panels", "cabench.methods.styles", "cabench.stats",
            "cabench.units")
-DPI = 200  # of the PNG files
-_SAVE: dict[str, dict[str, Any]] = {"png": {"dpi": DPI, "metadata": {"Software": None}},
+_SAVE: dict[str, dict[str, Any]] = {"png": {"dpi": 200, "metadata": {"Software": None}},
          "pdf": {"metadata": {"Creator": None, "Producer": None, "CreationDate": None}},
          "svg": {"metadata": {"Date": None, "Creator": None}}}
 
@@ -70,36 +69,13 @@ def check_formats(formats: Sequence[str]) -> list[str]:
     return formats
 
 
-def content_box(fig) -> Any:
-    """The box (inches) a file of ``fig`` is cut to: its content, as ``savefig(bbox_inches="tight")`` finds it for
-    a PNG at :data:`DPI`, padded by ``savefig.pad_inches``. Found once and given to every format: finding it lays
-    out every text of the figure again, about as long as drawing the file."""
-    from matplotlib.backend_bases import _get_renderer  # type: ignore[attr-defined]  # what savefig itself uses
-
-    shown = fig.get_dpi()
-    fig.set_dpi(DPI)
-    try:
-        renderer = _get_renderer(fig)
-        with renderer._draw_disabled():
-            fig.draw(renderer)
-        box = fig.get_tightbbox(renderer)
-    finally:
-        fig.set_dpi(shown)
-    pad = matplotlib.rcParams["savefig.pad_inches"]
-    return box.padded(pad, pad)
-
-
 @literal_text
 def save(fig, stem: Path, formats: Sequence[str]) -> list[Path]:
     out = []
     stem.parent.mkdir(parents=True, exist_ok=True)
-    formats = check_formats(formats)
-    box = content_box(fig) if len(formats) > 1 else "tight"
-    if len(formats) > 1:
-        fig.set_layout_engine(None)  # laid out for good (tight_layout's placeholder would ask savefig for a draw)
-    for fmt in formats:
+    for fmt in check_formats(formats):
         path = stem.with_suffix(f".{fmt}") if stem.suffix != f".{fmt}" else stem
-        save_figure(fig, path, fmt, bbox_inches=box, **_SAVE[fmt])
+        save_figure(fig, path, fmt, bbox_inches="tight", **_SAVE[fmt])
         out.append(path)
     plt.close(fig)
     return out

@@ -8,6 +8,7 @@ import base64
 import contextlib
 import copy
 import hashlib
+import io
 import re
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from cabench import panels
 from cabench.config import load_config
 from cabench.figure_index import current_figures
 from cabench.landscape import landscape_figure
-from cabench.plots import _paper_figures, experiment_figures, plot
+from cabench.plots import _paper_figures, experiment_figures, plot, save
 from cabench.results import ResultSet
 from cabench.runner import run_experiment
 from tests.conftest import ROOT, built_once, copied, shipped
@@ -453,31 +454,35 @@ def test_an_f1_band_never_leaves_zero_to_one_and_a_regret_band_is_not_cut():
     assert highs["regret_hv"][1] == pytest.approx(1.1932, abs=1e-3)
 
 
-def _noted_figure():
-    """Two panels with the methods' legend above the canvas and a note below it (as :func:`panels.finish` lays
-    every figure out): the content reaches past the figure on both sides."""
-    fig, axes = plt.subplots(1, 2, figsize=(4.0, 2.0))
-    for ax, slope in zip(axes, (1.0, -2.0)):
-        ax.plot([0, 1, 2], [0, slope, 2 * slope], label=f"slope {slope:g}")
+def _wide_legend_figure():
+    """Two panels and a legend of twelve long names in six columns, as the identification figures with both cost
+    modes have."""
+    fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6))
+    for i, name in enumerate(("CoPSI", "CoPSI-R", "PSI-SR", "EGE-SH", "Uniform", "EGE-SR")):
+        for mode, style in (("deterministic", "-"), ("stochastic", "--")):
+            for ax in axes:
+                ax.plot([0, 1], [i, i + 1], style, label=f"{name} ({mode})")
     panels.finish(fig, axes, surrogate=True, title="a note below the panels")
     return fig
 
 
-def test_every_format_is_cut_to_the_box_savefig_finds_for_the_png(tmp_path):
-    """The box found once for all formats (:func:`cabench.plots.content_box`) cuts the PNG exactly as
-    ``savefig(bbox_inches="tight")`` does, and the PDF to the same box: its page is the PNG's size in points."""
-    from PIL import Image
-
-    from cabench.plots import DPI, save
-
-    both = save(_noted_figure(), tmp_path / "both" / "fig", ["png", "pdf"])
-    alone = save(_noted_figure(), tmp_path / "alone" / "fig", ["png"])
-    assert [p.suffix for p in both] == [".png", ".pdf"]
-    assert both[0].read_bytes() == alone[0].read_bytes()
-    width, height = Image.open(both[0]).size
-    assert height > 2.0 * DPI  # the legend above and the note below are inside the file
-    page = re.search(rb"MediaBox \[ 0 0 ([0-9.]+) ([0-9.]+) \]", both[1].read_bytes())
+def _page(pdf: bytes) -> tuple[float, float]:
+    page = re.search(rb"MediaBox \[ 0 0 ([0-9.]+) ([0-9.]+) \]", pdf)
     assert page is not None
-    points = [float(v) for v in page.groups()]
-    assert points[0] == pytest.approx(width * 72 / DPI, abs=72 / DPI)
-    assert points[1] == pytest.approx(height * 72 / DPI, abs=72 / DPI)
+    return float(page.group(1)), float(page.group(2))
+
+
+def test_a_pdf_is_cut_to_its_own_content_with_the_padding_around_it(tmp_path):
+    """Text in a PDF is measured unhinted at 72 dpi, wider than in the PNG: this legend reaches about 7 pt further
+    on each side. Each format is cut to its own content, so the PDF's page holds all of it and the padding; a box
+    found once for the PNG and given to the PDF left 0.2 pt of the 7.2 pt padding here, and cut wider legends."""
+    saved = save(_wide_legend_figure(), tmp_path / "fig", ["png", "pdf"])
+    content = io.BytesIO()
+    fig = _wide_legend_figure()
+    fig.savefig(content, format="pdf", bbox_inches="tight", pad_inches=0)
+    plt.close(fig)
+    pad = 72 * plt.rcParams["savefig.pad_inches"]
+    width, height = _page(saved[1].read_bytes())
+    inner_width, inner_height = _page(content.getvalue())
+    assert width == pytest.approx(inner_width + 2 * pad, abs=0.5)
+    assert height == pytest.approx(inner_height + 2 * pad, abs=0.5)
