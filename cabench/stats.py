@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -62,14 +63,23 @@ def mcnemar_exact(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
 MIN_PAIRED = 5
 
 
+@functools.lru_cache(maxsize=8)
+def _resampled(n: int, resamples: int, seed: int) -> np.ndarray:
+    """The repetitions each of ``resamples`` bootstrap resamples of ``n`` draws (seeded: the same for every
+    interval of ``n`` differences), drawn once per size: a report computes hundreds of intervals of a few sizes,
+    and drawing the indices was most of each."""
+    drawn = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    drawn.setflags(write=False)
+    return drawn
+
+
 def bootstrap_mean_ci(diff: np.ndarray, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
     """Percentile 95% interval of the mean of paired differences, resampling repetitions (seeded); NaN (no
     interval, so no test holds on it) from fewer than :data:`MIN_PAIRED` differences."""
     d = np.asarray(diff, dtype=float)
     if len(d) < MIN_PAIRED:
         return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, len(d), size=(resamples, len(d)))].mean(axis=1)
+    means = d[_resampled(len(d), resamples, seed)].mean(axis=1)
     lo, hi = np.quantile(means, [0.025, 0.975])
     return float(lo), float(hi)
 

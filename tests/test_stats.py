@@ -65,3 +65,17 @@ def test_bootstrap_interval_is_seeded_and_covers_the_mean():
     lo, hi = bootstrap_mean_ci(d)
     assert lo < 9.5 < hi and hi - lo < 8
     assert bootstrap_mean_ci(np.full(5, 2.0)) == (2.0, 2.0)
+
+
+@pytest.mark.parametrize("n", [5, 37, 500])
+def test_bootstrap_interval_equals_resampling_afresh_each_time(n):
+    """Resamples drawn once per size give every interval exactly what drawing them for that interval gives:
+    percentiles of the means of ``n`` draws with replacement, from a generator seeded 0."""
+    from cabench.stats import bootstrap_mean_ci
+
+    rng = np.random.default_rng(n)
+    for d in (rng.normal(0, 1, n), rng.integers(-1, 2, n).astype(float), rng.exponential(3.0, n)):
+        draws = np.random.default_rng(0).integers(0, n, size=(2000, n))
+        expected = np.quantile(d[draws].mean(axis=1), [0.025, 0.975])
+        assert bootstrap_mean_ci(d) == (float(expected[0]), float(expected[1]))
+    assert bootstrap_mean_ci(d, seed=1) != bootstrap_mean_ci(d)
