@@ -82,8 +82,8 @@ def reference_and_others(e: Experiment) -> tuple[str, list[str]]:
 
 def at(e: Experiment, method: str, rho: float, metric: str, mode: str | None = None) -> pd.Series:
     """``metric`` of ``method`` at ``rho`` (and cost ``mode``), by repetition."""
-    r = e.by_cell.get((method, float(rho)), e.runs.iloc[:0].set_index("rep"))
-    return (r if mode is None else r[r["cost_mode"] == mode])[metric]
+    r = e.by_cell.get((method, float(rho))) if mode is None else e.by_cell_mode.get((method, float(rho), mode))
+    return (e.runs.iloc[:0].set_index("rep") if r is None else r)[metric]
 
 
 def comparisons(e: Experiment) -> list[dict]:

@@ -265,6 +265,12 @@ class Experiment:
                 for (m, r), g in self.runs.groupby(["method", "rho"], sort=False)}
 
     @cached_property
+    def by_cell_mode(self) -> dict[tuple[str, float, str], pd.DataFrame]:
+        """The runs of :attr:`by_cell` split by cost mode, by ``(method, rho, cost_mode)`` (identification)."""
+        return {(m, r, str(mode)): g for (m, r), runs in self.by_cell.items() if "cost_mode" in runs
+                for mode, g in runs.groupby("cost_mode", sort=False)}
+
+    @cached_property
     def returned(self) -> ReturnedSets:
         """Identification: the set each run returned, as a membership matrix (:mod:`cabench.returned`)."""
         return returned_sets(self.runs, self.selections, self.arms, str(table_file(self.folder, "selections.csv")))

@@ -70,3 +70,27 @@ def test_per_budget_rows_are_paired_f1_differences(experiment):
         assert row["diff"] == pytest.approx((f1[base] - f1[row["other"]]).mean())
         assert row["low"] <= row["diff"] <= row["high"]
         assert row["verdict"] == ("higher" if row["low"] > 0 else "lower" if row["high"] < 0 else "not different")
+
+
+def test_a_metric_by_cost_mode_is_that_mode_s_runs_by_repetition(tmp_path):
+    """``at`` with a cost mode gives the runs of that mode only, indexed by repetition in order, as filtered by hand;
+    a mode or budget the runs lack gives nothing."""
+    from cabench.analysis import at
+
+    config = tmp_path / "modes.yaml"
+    config.write_text(yaml.safe_dump({**PSI, "name": "modes", "rho": [10], "methods": ["copsi", "psi-sr"],
+                                      "repetitions": 12, "cost_modes": ["deterministic", "stochastic"],
+                                      "output": str(tmp_path / "modes")}))
+    assert cli("run", config, "--quiet").exit_code == 0
+    e = ResultSet(tmp_path).experiments[0]
+    runs = e.runs
+    for method in ("copsi", "psi-sr"):
+        for mode in ("deterministic", "stochastic"):
+            mine = runs[(runs["method"] == method) & (runs["rho"] == 10) & (runs["cost_mode"] == mode)]
+            expected = mine.sort_values("rep")
+            got = at(e, method, 10, "spend", mode)
+            assert list(got.index) == list(expected["rep"]) == list(range(12))
+            assert got.to_numpy().tolist() == expected["spend"].tolist()
+    assert at(e, "copsi", 10, "spend", "deterministic").tolist() != at(e, "copsi", 10, "spend", "stochastic").tolist()
+    assert at(e, "copsi", 10, "spend").shape == (24,)
+    assert at(e, "copsi", 20, "spend", "stochastic").empty and at(e, "copsi", 10, "spend", "realised").empty
