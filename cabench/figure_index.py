@@ -159,15 +159,27 @@ def is_current(root: Path, row: pd.Series, inputs: dict[str, str], code: str, fo
             and set(formats) <= set(row["formats"].split(";")) and _drawn(root, row, formats))
 
 
-def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> None:
+def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> list[Path]:
     """Delete the files of the figures ``rows`` (every format), but those in ``keep``: figures drawn from results
-    that changed or went away."""
+    that changed or went away. Only a file ``cabench plot`` wrote is deleted (its SHA-256 as the row records it);
+    any other file of such a name, one replaced or edited since or never drawn, is left alone and returned."""
     kept = {Path(p).resolve() for p in keep}
-    for stem in rows["stem"]:
-        path = root / stem
-        for old in path.parent.glob(f"{glob.escape(path.name)}.*"):
-            if old.resolve() not in kept and old.suffix.lstrip(".") in FORMATS:
+    left = []
+    for _, row in rows.iterrows():
+        path = root / row["stem"]
+        try:
+            written = json.loads(row.get("outputs") or "{}")
+        except (TypeError, ValueError):
+            written = {}
+        for old in sorted(path.parent.glob(f"{glob.escape(path.name)}.*")):
+            fmt = old.suffix.lstrip(".")
+            if old.resolve() in kept or fmt not in FORMATS or not old.is_file():
+                continue
+            if isinstance(written, dict) and written.get(fmt) == file_sha256(old):
                 old.unlink(missing_ok=True)
+            else:
+                left.append(old)
+    return left
 
 
 def merged(old: pd.DataFrame, rows: Iterable[dict], replaced: Collection[str]) -> pd.DataFrame:

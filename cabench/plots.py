@@ -18,7 +18,7 @@ import importlib
 import importlib.metadata
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -307,14 +307,20 @@ class Plotted:
     index: Path
     written: list[Path]
     kept: list[Path]
+    left: list[Path] = field(default_factory=list)  # out-of-date figure files plot did not write: not deleted
 
     def message(self) -> str:
-        """One line saying what was drawn and what was up to date."""
+        """One line saying what was drawn and what was up to date (and which old files were not cabench's to
+        delete)."""
         where = self.index / "figures.csv"
+        left = "" if not self.left else (
+            f"; left {len(self.left)} out-of-date file{'s' if len(self.left) > 1 else ''} it did not write as they "
+            f"are ({', '.join(str(p) for p in self.left[:3])}{', ...' if len(self.left) > 3 else ''}; no report "
+            "shows them)")
         if not self.written:
             return (f"figures up to date, nothing redrawn ({len(self.kept)} files; their result files and the "
-                    f"drawing code are unchanged); index {where}")
-        return f"drew {len(self.written)} files, kept {len(self.kept)} up to date; index {where}"
+                    f"drawing code are unchanged); index {where}{left}")
+        return f"drew {len(self.written)} files, kept {len(self.kept)} up to date; index {where}{left}"
 
 
 def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
@@ -370,10 +376,10 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
             if paths else {"stem": d.stem, **old.loc[d.stem].to_dict()}
             for source, part in zip(stale, drawn) for d, paths in part]
     replaced = set(stale) | (set(index["source"]) - set(subjects) if root == folder else set())
-    figure_index.remove_figures(root, index[index["source"].isin(replaced) & ~index["stem"].isin(current)],
-                                keep=written)
+    left = figure_index.remove_figures(root, index[index["source"].isin(replaced) & ~index["stem"].isin(current)],
+                                       keep=written)
     figure_index.record_figures(root, rows, replaced)
-    return Plotted(root, written, kept)
+    return Plotted(root, written, kept, left)
 
 
 def plot_results(root: Path, formats: Sequence[str], n_jobs: int = 1) -> list[Path]:

@@ -486,3 +486,26 @@ def test_a_pdf_is_cut_to_its_own_content_with_the_padding_around_it(tmp_path):
     inner_width, inner_height = _page(content.getvalue())
     assert width == pytest.approx(inner_width + 2 * pad, abs=0.5)
     assert height == pytest.approx(inner_height + 2 * pad, abs=0.5)
+
+
+def test_figures_of_results_that_went_away_are_deleted_only_where_plot_wrote_them(results):
+    """The figures of an experiment whose results went away are deleted with its rows of the index, but a file of
+    such a name that plot did not write — one edited since it was drawn, one in a format never drawn — is left as
+    it is, and plot says so."""
+    import shutil
+
+    edited = results / "figures" / "piqa_psi_landscape.png"
+    edited.write_bytes(b"my annotated copy")
+    mine = results / "figures" / "piqa_psi_identification.svg"
+    mine.write_text("<svg/>")
+    drawn = results / "figures" / "piqa_psi_identification.png"
+    assert drawn.is_file()
+    shutil.rmtree(results / "psi")
+    done = plot(results, ["png"])
+    assert not drawn.exists()  # plot's own file: deleted with the experiment
+    assert edited.read_bytes() == b"my annotated copy" and mine.read_text() == "<svg/>"
+    assert sorted(done.left) == sorted([edited, mine])
+    assert "left 2 out-of-date files it did not write as they are" in done.message()
+    index = pd.read_csv(results / "figures.csv")
+    assert not index["experiments"].str.contains("piqa_psi").any()
+    assert str(edited) in done.message() and "no report shows them" in done.message()
