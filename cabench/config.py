@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -154,9 +155,15 @@ FLAG_OF = {"rho": "--rho", "budget": "--budget", "repetitions": "--repetitions",
            "methods": "--methods"}
 
 
+def _from_option(key: str, given: Collection[str]) -> str:
+    """`` (from --budget)`` where a command-line option replaced the top-level ``key`` (one of ``given``), else
+    nothing."""
+    return f" (from {FLAG_OF[key]})" if key in given and key in FLAG_OF else ""
+
+
 def flag_note(cfg: ExperimentConfig, key: str) -> str:
-    """`` (from --budget)`` where a command-line option gave ``cfg``'s ``key``, else nothing."""
-    return f" (from {FLAG_OF[key]})" if key in cfg.given and key in FLAG_OF else ""
+    """:func:`_from_option` for a key of the validated ``cfg``."""
+    return _from_option(key, cfg.given)
 
 
 class _Reader:
@@ -168,9 +175,8 @@ class _Reader:
         self.given = given
 
     def fail(self, key: str, message: str) -> CabenchError:
-        top = key.split(".")[0].split("[")[0]
-        flag = f" (from {FLAG_OF[top]})" if top in self.given and top in FLAG_OF else ""
-        return CabenchError(f"{self.source}: {key}{flag}: {message}")
+        return CabenchError(f"{self.source}: {key}{_from_option(key.split('.')[0].split('[')[0], self.given)}: "
+                            f"{message}")
 
     def check_keys(self, mapping: Any, allowed: set[str], where: str) -> dict[str, Any]:
         if not isinstance(mapping, dict):

@@ -86,15 +86,22 @@ def recorded_inputs(row: pd.Series) -> dict[str, str] | None:
     return inputs if isinstance(inputs, dict) and inputs else None
 
 
+def _outputs(row: pd.Series) -> dict[str, str]:
+    """The SHA-256 of each file ``cabench plot`` wrote for the figure of ``row``, by format; empty where the index
+    records none (or a damaged record)."""
+    try:
+        written = json.loads(row.get("outputs") or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return written if isinstance(written, dict) else {}
+
+
 def _drawn(root: Path, row: pd.Series, formats: Iterable[str]) -> bool:
     """Whether the figure of ``row`` has a file in each of ``formats`` (and at least one format), each the file
     ``cabench plot`` wrote (its SHA-256 as recorded: a figure replaced or damaged since is not this one)."""
     formats = [f for f in formats if f]
-    try:
-        written = json.loads(row.get("outputs") or "{}")
-    except (TypeError, ValueError):
-        return False
-    if not formats or not isinstance(written, dict):
+    written = _outputs(row)
+    if not formats or not written:
         return False
     for fmt in formats:
         path = root / f"{row['stem']}.{fmt}"
@@ -166,16 +173,12 @@ def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> li
     kept = {Path(p).resolve() for p in keep}
     left = []
     for _, row in rows.iterrows():
-        path = root / row["stem"]
-        try:
-            written = json.loads(row.get("outputs") or "{}")
-        except (TypeError, ValueError):
-            written = {}
+        path, written = root / row["stem"], _outputs(row)
         for old in sorted(path.parent.glob(f"{glob.escape(path.name)}.*")):
             fmt = old.suffix.lstrip(".")
             if old.resolve() in kept or fmt not in FORMATS or not old.is_file():
                 continue
-            if isinstance(written, dict) and written.get(fmt) == file_sha256(old):
+            if written.get(fmt) == file_sha256(old):
                 old.unlink(missing_ok=True)
             else:
                 left.append(old)
