@@ -137,6 +137,24 @@ def _draw_curves(profiling: Profiling, spec: PlanSpec, draw: int | None,
                      for method in methods for mode in cost_modes])
 
 
+#: The fewest profiling instances (questions of epoch logs; a synthetic instance's pulls per arm) a plan is made from.
+#: The draws resample them to show what they leave uncertain; from a handful, the resamples repeat one another (from
+#: one instance, every draw is that instance) and the plan's interval would claim a certainty the rows do not give.
+FEWEST_PROFILING = 20
+
+
+def _check_enough(profiling: Profiling, name: str) -> None:
+    """Refuse, in one line naming ``split.profiling_size``, a profiling split of fewer than
+    :data:`FEWEST_PROFILING` instances (questions, where several runs of a question are kept together)."""
+    units, what = ((int(profiling.questions.max()) + 1, "question") if profiling.questions is not None
+                   else (profiling.instances, "instance"))
+    if units < FEWEST_PROFILING:
+        counted = f"{units} profiling {what} is" if units == 1 else f"{units} profiling {what}s are"
+        raise CabenchError(f"{name}: split.profiling_size: {counted} too few to plan from (at "
+                           f"least {FEWEST_PROFILING}): the plan resamples them to see what they leave uncertain, and "
+                           "so few resample into one another; profile on more, or run at a --budget")
+
+
 def plan_profiling(profiling: Profiling, setting: str, methods: Sequence[OnlineMethod | PsiMethod],
                    cost_modes: Sequence[str | None], spec: PlanSpec, backend: Backend = Backend("sequential"),
                    name: str = "", quiet: bool = True) -> BudgetPlan:
@@ -149,6 +167,7 @@ def plan_profiling(profiling: Profiling, setting: str, methods: Sequence[OnlineM
         raise CabenchError(f"{name or profiling.name}: methods: only round robins ({', '.join(unplanned)}), which "
                            "pull every affordable configuration in turn; a share target says nothing of them, so "
                            "there is nothing to plan")
+    _check_enough(profiling, name or profiling.name)
     grid = budget_grid(profiling, spec)
     pairs = [(m, mode) for m in methods for mode in cost_modes]
     tasks = [(profiling, spec, d, tuple(methods), tuple(cost_modes), grid) for d in [None, *range(spec.draws)]]
@@ -307,17 +326,20 @@ def format_plan(plan: BudgetPlan) -> str:
             if p.population else f"a synthetic instance: 'exhaustive' counts {p.instances} calls per configuration, "
                                  "the profiling sample's")
     width = max([len("method"), *(len(registry.display(r.method)) for r in plan.rows)]) + 2  # the longest name
+    budgets = [_bound(r.estimate.rho, plan) for r in plan.rows]
+    intervals = [f"{_bound(r.estimate.low, plan)} - {_bound(r.estimate.high, plan)}" for r in plan.rows]
+    interval = f"{100 * plan.spec.level:.0f}% interval"
+    wide = max(map(len, ["budget", *budgets])) + 3, max(map(len, [interval, *intervals])) + 3  # a gap before each
     lines = [f"{plan.name} ({plan.setting}): planned from {p.instances} profiling instances of {len(p.arm_names)} "
              f"configurations ({runs}); {plan.spec.draws} draws x {plan.spec.repetitions} repetitions; cost in "
              f"{LABELS[unit]}",
-             f"  {'method':<{width}}{'cost mode':<15}{'target':<12}{'budget':>18}"
-             f"{f'{100 * plan.spec.level:.0f}% interval':>40}{'x exhaustive':>14}{'draws':>7}"]
-    for row in plan.rows:
+             f"  {'method':<{width}}{'cost mode':<15}{'target':<12}{'budget':>{wide[0]}}"
+             f"{interval:>{wide[1]}}{'x exhaustive':>14}{'draws':>7}"]
+    for row, budget, between in zip(plan.rows, budgets, intervals):
         e = row.estimate
         share = f"{e.rho / plan.instances:.3g}" if math.isfinite(e.rho) else "-"
         lines.append(f"  {registry.display(row.method):<{width}}{row.cost_mode or '-':<15}{row.target:<12}"
-                     f"{_bound(e.rho, plan):>18}{_bound(e.low, plan) + ' - ' + _bound(e.high, plan):>40}{share:>14}"
-                     f"{100 * e.reach:>6.0f}%")
+                     f"{budget:>{wide[0]}}{between:>{wide[1]}}{share:>14}{100 * e.reach:>6.0f}%")
     lines += [f"  {registry.display(m)}: a round robin, not planned ({registry.IN_TURN})" for m in plan.unplanned]
     lines.append("  draws: the share of the drawn problems that reach the target within the grid; the budget is the "
                  "profiling rows' need, extrapolated to the evaluation split, so it can lie beyond what the draws "

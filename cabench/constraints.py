@@ -29,17 +29,21 @@ import pandas as pd
 from cabench.errors import CabenchError
 from cabench.pareto import pareto_mask
 from cabench.record import best_nu, objective_columns
-from cabench.results import Experiment
+from cabench.results import Experiment, ResultSet
 
 #: Names a requirement may bound in real units: the ``arms.csv`` column each reads and the units its value takes
-#: (the factor to the column's unit; the empty unit is the column's own).
+#: (how many of the unit make the column's unit, a divisor, so that 2300ms is exactly 2.3 s; the empty unit is the
+#: column's own).
 MEASURES: dict[str, tuple[str, dict[str, float]]] = {
     "accuracy": ("accuracy", {"": 1.0}),
-    "latency": ("latency_s", {"": 1.0, "s": 1.0, "ms": 1e-3}),
+    "latency": ("latency_s", {"": 1.0, "s": 1.0, "ms": 1000.0}),
     "usd": ("usd", {"": 1.0, "usd": 1.0, "$": 1.0}),
     "tokens": ("tokens", {"": 1.0, "tokens": 1.0}),
     "completion_tokens": ("completion_tokens", {"": 1.0, "tokens": 1.0, "completion_tokens": 1.0}),
 }
+#: A mean within this share of a bound meets it: a mean of calls that each meet a bound exactly (every call 2.3 s)
+#: is their sum over their count, a rounding away from the bound (2.3000000000000007).
+TOLERANCE = 1e-9
 ALIASES = {"latency_s": "latency", "$": "usd", "dollars": "usd", "cost_usd": "usd"}
 #: ``cost`` takes its measure from the unit of its value: ``cost<=$0.002``, ``cost<=300tokens``.
 COST_UNIT_MEASURE = {"usd": "usd", "$": "usd", "tokens": "tokens", "completion_tokens": "completion_tokens"}
@@ -58,14 +62,26 @@ class Constraint:
     unit: str = ""  # the unit the requirement was written in, if any (tokens<=300tokens: per call, not an objective)
 
     def holds(self, values: np.ndarray) -> np.ndarray:
-        """Whether each value satisfies the requirement."""
-        return values <= self.value if self.op == "<=" else values >= self.value
+        """Whether each value satisfies the requirement, a value within :data:`TOLERANCE` of the bound (relative)
+        included."""
+        slack = TOLERANCE * abs(self.value)
+        return values <= self.value + slack if self.op == "<=" else values >= self.value - slack
 
     def describe(self) -> str:
-        """The requirement as ``recommend`` prints it: ``latency <= 2 s``, ``usd <= $0.002``."""
+        """The requirement as ``recommend`` prints it: ``latency <= 2 s``, ``usd <= $0.002``; a normalised objective
+        whose name is also a measure per call says so (``tokens (normalised) >= 0.5``)."""
         shown = {"latency_s": ("latency", "{:g} s"), "usd": ("usd", "${:g}"), "tokens": ("tokens", "{:g}")}
         name, form = shown.get(self.column, (self.column.removeprefix("mu_"), "{:g}"))
+        if self.column.startswith("mu_") and _is_measure_name(name):
+            name = f"{name} (normalised)"
         return f"{name} {self.op} {form.format(self.value)}"
+
+
+def _is_measure_name(name: str) -> bool:
+    """Whether ``name`` written alone bounds a measure per call other than its objective (so the objective is
+    bounded as ``mu_<name>``); accuracy's objective is the same number as its measure."""
+    name = name.lower()
+    return name != "accuracy" and (name in MEASURES or name in ALIASES or name == "cost")
 
 
 def parse_constraint(text: str) -> Constraint:
@@ -87,7 +103,7 @@ def parse_constraint(text: str) -> Constraint:
     if name == "cost":
         if unit not in COST_UNIT_MEASURE:
             raise CabenchError(f"{where}: cost needs its unit, e.g. cost<=$0.002 or cost<=300tokens (or bound usd "
-                               "or tokens directly)")
+                               "or tokens directly; mu_cost bounds a cost objective's normalised mean)")
         name = COST_UNIT_MEASURE[unit]
     value = float(found["value"])
     if not math.isfinite(value):
@@ -111,7 +127,7 @@ def parse_constraint(text: str) -> Constraint:
         raise CabenchError(f"{where}: accuracy is a share between 0 and 1{percent}")
     if value < 0:
         raise CabenchError(f"{where}: {name} is never negative; bound it by a number >= 0")
-    return Constraint(column, found["op"], value * units[unit], text, unit)
+    return Constraint(column, found["op"], value / units[unit], text, unit)
 
 
 def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, ...]:
@@ -133,8 +149,9 @@ def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
                            "mean per call")
     column = c.column if c.column in arms or c.column != "accuracy" else "mu_accuracy"
     if column not in arms:
-        have = [name for name, (col, _) in MEASURES.items() if col in arms] + [
-            col.removeprefix("mu_") for col in objective_columns(arms)]
+        have = [name for name, (col, _) in MEASURES.items() if col in arms] + [  # objectives as they are bounded
+            col if _is_measure_name(col.removeprefix("mu_")) else col.removeprefix("mu_")
+            for col in objective_columns(arms)]
         near = difflib.get_close_matches(c.column.removeprefix("mu_"), have, n=1)
         hint = f"; did you mean '{near[0]}'?" if near else ""
         raise CabenchError(f"--require {c.text}: the experiment's configurations have no "
@@ -243,6 +260,20 @@ def _is(restricted: tuple[str, ...], answer: tuple[str, ...], setting: str) -> b
     return bool(restricted) and set(restricted) <= set(answer)
 
 
+def answers_under(res: ResultSet, constraints: tuple[Constraint, ...]) -> dict[str, ConstrainedAnswer | str]:
+    """Each experiment's answer under ``constraints`` (:func:`constrained_answer`) by label, or why it has none (a
+    requirement on a measure its configurations lack); the error itself when no experiment has them all."""
+    out: dict[str, ConstrainedAnswer | str] = {}
+    for e in res.experiments if constraints else []:
+        try:
+            out[e.label] = constrained_answer(e, constraints)
+        except CabenchError as exc:
+            out[e.label] = str(exc)
+    if out and all(isinstance(a, str) for a in out.values()):
+        raise CabenchError(str(next(iter(out.values()))))
+    return out
+
+
 def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> ConstrainedAnswer:
     """The configuration (online) or Pareto set (identification) of ``e`` that satisfies ``constraints``, from its
     ``arms.csv`` (the evaluation split's means), and how often each method's answer restricted to the qualifying
@@ -260,6 +291,10 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
         if len(answer) > 1 and best_nu(arms).all():  # every nu alike: no pull has any regret, nothing to choose
             undecided = (f"no decision among them: every configuration has the same ν = {arms['nu'].iloc[0]:.4g}, so "
                          "which qualifying configuration a method pulls most says nothing")
+            answer = ()
+        elif len(answer) > 1 and not arms["nu"].to_numpy(dtype=float)[ok].any():  # every qualifying one worthless
+            undecided = ("no decision among them: every qualifying configuration has ν = 0 (no hypervolume: an "
+                         "objective of each is 0), so which of them a method pulls most says nothing")
             answer = ()
     else:
         answer = tuple(names[ok & (arms["pareto"].to_numpy() == 1)])

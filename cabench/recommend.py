@@ -17,7 +17,7 @@ from typing import Any
 
 from cabench import registry
 from cabench.answers import WEAK, answered, answers, arm_facts, decision, no_decision, not_run, weak
-from cabench.constraints import Constraint, constrained_answer
+from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 from cabench.report_cells import listed, measurement, quoted_name
@@ -25,11 +25,15 @@ from cabench.results import Experiment, ResultSet
 from cabench.units import LABELS, amount
 
 
-def _constrained(e: Experiment, constraints: tuple[Constraint, ...]) -> dict[str, Any] | None:
-    """The answer under ``constraints`` (:func:`cabench.constraints.constrained_answer`) with its members' facts."""
-    if not constraints:
+def _constrained(e: Experiment, constraints: tuple[Constraint, ...], answer: ConstrainedAnswer | str | None
+                 ) -> dict[str, Any] | None:
+    """The answer under ``constraints`` (:func:`cabench.constraints.answers_under`) with its members' facts, or,
+    where they cannot be applied to ``e`` (a measure its configurations lack), why (``not_applicable``)."""
+    if answer is None:
         return None
-    found = constrained_answer(e, constraints).as_dict()
+    if isinstance(answer, str):
+        return {"constraints": [c.describe() for c in constraints], "not_applicable": answer}
+    found = answer.as_dict()
     return {**found, "members": [arm_facts(e.arms, name) for name in found["answer"]]}
 
 
@@ -39,6 +43,7 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
     res = ResultSet(root)
     if res.empty:
         raise CabenchError(f"{root}: no results below this folder; run `cabench run CONFIG` first")
+    under = answers_under(res, constraints)  # refused only where no experiment can take them all
     out = []
     for e in res.experiments:
         truth = e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str).tolist()
@@ -51,7 +56,7 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
             "true_pareto_set": truth, "max_nu": arm_facts(e.arms, best), "decision": decided,
             "undecided": no_decision(e) if decided is None else None,
             "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
-            "results": results, "not_run": not_run(e), "constrained": _constrained(e, constraints),
+            "results": results, "not_run": not_run(e), "constrained": _constrained(e, constraints, under.get(e.label)),
         })
     return out
 
@@ -98,6 +103,8 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
     c = item["constrained"]
     if c is None:
         return []
+    if "not_applicable" in c:
+        return [f"  with {', '.join(c['constraints'])}: cannot be applied to this experiment: {c['not_applicable']}"]
     k = item["K"]
     shown, rest = c["borderline"][:6], len(c["borderline"]) - 6
     border = (f"; borderline (95% interval across a bound): {listed(shown)}" + (f", … {rest} more (--json lists "

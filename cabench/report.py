@@ -41,7 +41,7 @@ from cabench.analysis import (
     relative_hypervolume,
 )
 from cabench.answers import NOT_RUN, WEAK, brief, no_decision, weak
-from cabench.constraints import ConstrainedAnswer, Constraint
+from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.figure_index import INDEX, current_figures, index_root, read_index
 from cabench.paper import PUBLISHED
@@ -61,7 +61,7 @@ from cabench.report_cells import (
     texts,
     whole,
 )
-from cabench.report_requirements import answers_under, requirement_lines, requirements_sentence
+from cabench.report_requirements import requirement_lines, requirements_sentence
 from cabench.results import Experiment, ResultSet, finite, unfinished_note
 from cabench.stats import Z95
 from cabench.storage import replaced_together
@@ -186,7 +186,7 @@ def not_run_lines(e: Experiment) -> list[str]:
 
 def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer | str | None = None) -> list[str]:
     """Everything the report says of one experiment; it depends on that experiment's files only (``under``: its
-    answer under the requirements, :func:`~cabench.report_requirements.answers_under`)."""
+    answer under the requirements, :func:`~cabench.constraints.answers_under`)."""
     meta = e.meta
     source = "a synthetic instance" if e.info.get("synthetic") else (
         "**surrogate logs**, calibrated to the paper's published statistics, not real model outputs"
@@ -399,7 +399,7 @@ class Contents:
     ``root``, each experiment's findings by label, the paper's numbers beside ours, the figures of figures.csv
     that are current (drawn from the results as they are now) and how many of its figures are not; the
     requirements, if any, and each experiment's answer under them by label
-    (:func:`~cabench.report_requirements.answers_under`).
+    (:func:`~cabench.constraints.answers_under`).
 
     ``sections`` holds, by label, the sections kept from an earlier report whose inputs are unchanged
     (:mod:`cabench.report_cache`: ``verdicts``, ``markdown`` lines, ``html`` data); ``found`` holds the findings of

@@ -6,27 +6,11 @@ renderings share, and as REPORT.md lines."""
 from __future__ import annotations
 
 from cabench import registry
-from cabench.constraints import ConstrainedAnswer, Constraint, Found, constrained_answer
-from cabench.errors import CabenchError
+from cabench.constraints import ConstrainedAnswer, Constraint, Found
 from cabench.record import objective_columns
 from cabench.report_cells import REAL_UNIT_FORMATS, Cell, Table, measurement, method_name, sentence, shown, texts
-from cabench.results import Experiment, ResultSet
+from cabench.results import Experiment
 from cabench.units import LABELS, amount
-
-
-def answers_under(res: ResultSet, constraints: tuple[Constraint, ...]) -> dict[str, ConstrainedAnswer | str]:
-    """Each experiment's answer under ``constraints`` (:func:`cabench.constraints.constrained_answer`) by label, or
-    why it has none (a requirement on a measure its configurations lack); the error itself when no experiment has
-    them all."""
-    out: dict[str, ConstrainedAnswer | str] = {}
-    for e in res.experiments if constraints else []:
-        try:
-            out[e.label] = constrained_answer(e, constraints)
-        except CabenchError as exc:
-            out[e.label] = str(exc)
-    if out and all(isinstance(a, str) for a in out.values()):
-        raise CabenchError(str(next(iter(out.values()))))
-    return out
 
 
 def requirements_sentence(constraints: tuple[Constraint, ...]) -> str:

@@ -469,12 +469,12 @@ def test_tool_logs_that_need_metric_or_repeats_are_advised_on_with_them(tmp_path
 
 
 def test_the_f1_reached_is_never_said_to_lie_beyond_1(tmp_path):
-    """promptfoo's --repeat file, its runs kept as epochs: CoPSI-R's F1 at the planned budget is 0.971 with a normal
-    half-width of 0.075, whose upper end 1.009 no F1 can reach; the interval said is [mean - half, 1]."""
-    source = ROOT / "tests" / "fixtures" / "third_party" / "promptfoo_repeat" / "results.json"
+    """Four configurations, 30 profiling instances: CoPSI-R's F1 at the planned budget is 0.960 with a normal
+    half-width of 0.052, whose upper end 1.012 no F1 can reach; the interval said is [mean - half, 1]."""
+    data = write_dataset(tmp_path / "evals", spread_logs(4, 60), split={"profiling_size": 30, "seed": 0})
     out = tmp_path / "advice"
-    result = RUNNER.invoke(app, ["advise", str(source), "--format", "promptfoo", "--repeats", "epochs", "--target",
-                                 "f1>=0.9", "--repetitions", "10", "--out", str(out), "--quiet"])
+    result = RUNNER.invoke(app, ["advise", str(data), "--target", "f1>=0.9", "--methods", "copsi-r", "--repetitions",
+                                 "10", "--out", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
     found = re.search(r"f1 predicted .*, reached (\d\.\d{3}) \[(\d\.\d{3}), (\d\.\d{3})\]: met", result.stdout)
     assert found, result.stdout
@@ -483,6 +483,19 @@ def test_the_f1_reached_is_never_said_to_lie_beyond_1(tmp_path):
     half = 1.959963984540054 * f1.std() / math.sqrt(len(f1))
     assert f1.mean() + half > 1
     assert tuple(map(float, found.groups())) == pytest.approx((f1.mean(), f1.mean() - half, 1.0), abs=6e-4)
+
+
+def test_a_target_on_a_handful_of_profiling_questions_is_refused_before_anything_runs(tmp_path):
+    """promptfoo's --repeat file, its runs kept as epochs: 3 questions, 1 of them profiling. A plan resamples that
+    one question into itself (a point interval every draw 'reaches'); it is refused in one line, nothing run."""
+    source = ROOT / "tests" / "fixtures" / "third_party" / "promptfoo_repeat" / "results.json"
+    out = tmp_path / "advice"
+    result = RUNNER.invoke(app, ["advise", str(source), "--format", "promptfoo", "--repeats", "epochs", "--target",
+                                 "f1>=0.9", "--repetitions", "10", "--out", str(out), "--quiet"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert ("split.profiling_size: 1 profiling question is too few to plan from (at least 20)" in result.stderr
+            and "or run at a --budget" in result.stderr)
+    assert not (out / "results").exists() and not list((out / "plan").glob("*/plan.csv"))
 
 
 def test_a_dataset_folder_of_epochs_without_a_split_is_split_by_question(tmp_path):

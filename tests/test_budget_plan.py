@@ -13,6 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from cabench import budget_plan
 from cabench.budget_plan import PlanSpec, config_profiling, format_plan, plan_config, plan_frame, write_plan
 from cabench.cli import app
 from cabench.config import parse_config
@@ -316,8 +317,9 @@ def test_a_plan_does_not_depend_on_the_backend_or_the_workers():
     pd.testing.assert_frame_equal(alone.curves, pooled.curves)
 
 
-def test_the_plan_table_keeps_its_columns_apart_for_a_long_method_name():
-    """Accuracy-Cost-UCB (17 characters) ran into the cost mode column, which was 10 wide."""
+def test_the_plan_table_keeps_its_columns_apart_for_a_long_method_name(monkeypatch):
+    """Accuracy-Cost-UCB (17 characters) ran into the cost mode column, which was 10 wide; a budget beyond the grid
+    of eight digits ('> 84,084,843 tokens', 19 characters) ran into the target column, which was 18 wide."""
     cfg = parse_config({"dataset": FIVE, "setting": "online", "rho": [10], "methods": ["cohv-ucb", "acc-cost-ucb"],
                         "split": {"profiling_size": 40, "seed": 2}}, "five_online.yaml")
     found = plan_config(cfg, PlanSpec((Target("share", 0.8),), draws=2, repetitions=4, max_share=2.0), quiet=True)
@@ -326,6 +328,36 @@ def test_the_plan_table_keeps_its_columns_apart_for_a_long_method_name():
     assert rows[0].startswith("  CoHV-UCB           -              share>=0.8")
     assert rows[1].startswith("  Accuracy-Cost-UCB  -              share>=0.8")
     assert len({len(line) for line in (header, *rows)}) == 1  # every row as wide as the header
+    beyond = Estimate(math.inf, math.inf, math.inf, 0.0)
+    far = dataclasses.replace(found, rows=(dataclasses.replace(found.rows[0], estimate=beyond), *found.rows[1:]))
+    monkeypatch.setattr(budget_plan, "amount", lambda value, unit: "84,084,843 tokens")  # the grid's top, say
+    header, first, second = format_plan(far).splitlines()[1:4]
+    assert "share>=0.8     > 84,084,843 tokens   > 84,084,843 tokens - > 84,084,843 tokens" in first
+    assert len({len(line) for line in (header, first, second)}) == 1
+
+
+def test_a_plan_from_a_handful_of_profiling_instances_is_refused_in_one_line(tmp_path):
+    """From one profiling instance every draw is that instance: the plan's interval was a point and every draw
+    'reached' a target the run then missed by far. Fewer than 20 profiling instances are refused, naming the key."""
+    folder = write_dataset(tmp_path / "d", spread_logs(4, n_instances=50), split={"profiling_size": 19, "seed": 0})
+    cfg = parse_config({"name": "few", "dataset": str(folder), "setting": "psi", "rho": [10],
+                        "methods": ["copsi-r"]}, "few.yaml")
+    spec = PlanSpec((Target("f1", 0.7),), draws=2, repetitions=4, max_share=2.0)
+    with pytest.raises(CabenchError) as exc:
+        plan_config(cfg, spec, quiet=True)
+    assert str(exc.value) == ("few: split.profiling_size: 19 profiling instances are too few to plan from (at least "
+                              "20): the plan resamples them to see what they leave uncertain, and so few resample "
+                              "into one another; profile on more, or run at a --budget")
+    (tmp_path / "few.yaml").write_text(yaml.safe_dump({"name": "few", "dataset": str(folder), "setting": "psi",
+                                                       "rho": [10], "methods": ["copsi-r"]}))
+    result = RUNNER.invoke(app, ["plan", str(tmp_path / "few.yaml"), "--target", "f1>=0.7", "--out",
+                                 str(tmp_path / "few_plan")])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "19 profiling instances" in result.stderr
+    assert not (tmp_path / "few_plan").exists()
+    folder = write_dataset(tmp_path / "e", spread_logs(4, n_instances=50), split={"profiling_size": 20, "seed": 0})
+    cfg = parse_config({"name": "enough", "dataset": str(folder), "setting": "psi", "rho": [10],
+                        "methods": ["copsi-r"]}, "enough.yaml")
+    assert plan_config(cfg, spec, quiet=True).profiling.instances == 20
 
 
 def test_the_plan_figure_title_fits_in_the_figure(tmp_path, monkeypatch):

@@ -221,3 +221,68 @@ def test_a_name_shared_by_a_measure_and_an_objective_is_refused_unless_the_unit_
         False, True, True]  # no such objective: per call, as before
     with pytest.raises(CabenchError, match="'qual ity' is not a name a requirement reads"):
         parse_constraint("qual ity>=0.5")
+
+
+def test_a_bound_met_exactly_qualifies_whether_written_in_seconds_or_milliseconds():
+    """Every call of 'a' took 2.3 s: its mean, a sum over a count, is 2.3000000000000007, and 'latency<=2.3s' left it
+    out; 'b' averages exactly 2.3 s, and 2300ms was read as 2300 * 1e-3 = 2.3000000000000003, so 'latency>=2300ms'
+    left it out while 'latency>=2.3s' kept it. A mean within a relative 1e-9 of a bound meets it."""
+    every = float(np.mean(np.full(800, 2.3)))
+    assert every == 2.3000000000000007
+    arms = pd.DataFrame({"config_id": ["a", "b", "c", "d"], "mu_accuracy": [0.5] * 4,
+                         "latency_s": [every, 1840 / 800, 2.3001, 2.2999]})
+    for text in ("latency<=2.3s", "latency<=2300ms", "latency<=2.3"):
+        assert qualifying(arms, (parse_constraint(text),))[0].tolist() == [True, True, False, True], text
+    for text in ("latency>=2.3s", "latency>=2300ms"):
+        assert qualifying(arms, (parse_constraint(text),))[0].tolist() == [True, True, True, False], text
+    assert parse_constraint("latency<=2300ms").value == 2.3 and parse_constraint("latency<=1500ms").value == 1.5
+    zero = pd.DataFrame({"config_id": ["free", "paid"], "mu_accuracy": [0.5, 0.5], "usd": [0.0, 1e-12]})
+    assert qualifying(zero, (parse_constraint("usd<=0"),))[0].tolist() == [True, False]  # no slack about 0
+
+
+def test_a_bound_on_a_normalised_objective_named_like_a_measure_says_so():
+    """'mu_tokens>=0.5' (the objective) and 'tokens>=0.5tokens' (per call) both read 'tokens >= 0.5' in the answer,
+    its JSON and the reports; 'cost' objectives could only be bounded as mu_cost, which no message said."""
+    assert parse_constraint("mu_tokens>=0.5").describe() == "tokens (normalised) >= 0.5"
+    assert parse_constraint("tokens>=0.5tokens").describe() == "tokens >= 0.5"
+    assert parse_constraint("mu_cost<=0.4").describe() == "cost (normalised) <= 0.4"
+    assert parse_constraint("efficiency>=0.5").describe() == "efficiency >= 0.5"
+    assert parse_constraint("mu_efficiency>=0.5").describe() == "efficiency >= 0.5"
+    with pytest.raises(CabenchError, match="mu_cost bounds a cost objective's normalised mean"):
+        parse_constraint("cost>=0.5")
+    arms = pd.DataFrame({"config_id": ["a", "b"], "mu_accuracy": [0.9, 0.5], "mu_cost": [0.2, 0.6],
+                         "tokens": [300.0, 120.0]})
+    with pytest.raises(CabenchError) as exc:
+        qualifying(arms, (parse_constraint("foo>=0.5"),))
+    assert "(they have tokens, accuracy, mu_cost)" in str(exc.value)
+    assert qualifying(arms, (parse_constraint("mu_cost>=0.5"),))[0].tolist() == [False, True]
+
+
+def test_a_folder_of_experiments_with_and_without_latency_answers_each_that_has_it(quick, synthetic, tmp_path):
+    """A latency requirement over a folder where only some experiments have latency (the synthetic ones do not):
+    recommend refused the whole folder in one line while the report answered per experiment. Now both answer
+    where the requirement applies and say why it does not elsewhere; only a folder where it applies nowhere is
+    refused."""
+    import shutil
+
+    root = tmp_path / "both"
+    shutil.copytree(quick, root / "quick")
+    shutil.copytree(synthetic, root / "synthetic")
+    require = parse_constraints(["latency<=2500ms"])
+    items = {i["experiment"]: i["constrained"] for i in recommend(root, require)}
+    assert sorted(items) == ["five_online", "five_psi", "gsm8k_online", "gsm8k_psi"]
+    for name in ("gsm8k_online", "gsm8k_psi"):
+        alone = recommend(quick, require)
+        assert items[name] == next(i["constrained"] for i in alone if i["experiment"] == name)
+    for name in ("five_online", "five_psi"):
+        assert items[name]["constraints"] == ["latency <= 2.5 s"]
+        assert "have no latency_s" in items[name]["not_applicable"]
+    result = RUNNER.invoke(app, ["recommend", str(root), "--require", "latency<=2500ms"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("with latency <= 2.5 s: cannot be applied to this experiment: --require "
+                               "latency<=2500ms: the experiment's configurations have no latency_s") == 2
+    listed = json.loads(RUNNER.invoke(app, ["recommend", str(root), "--require", "latency<=2500ms", "--json"]).stdout)
+    assert {i["experiment"]: "not_applicable" in i["constrained"] for i in listed} == {
+        "five_online": True, "five_psi": True, "gsm8k_online": False, "gsm8k_psi": False}
+    refused = RUNNER.invoke(app, ["recommend", str(synthetic), "--require", "latency<=2500ms"])
+    assert refused.exit_code == 2 and refused.stderr.count("\n") == 1 and "have no latency_s" in refused.stderr

@@ -240,6 +240,28 @@ def test_no_configuration_is_a_decision_where_nu_cannot_tell_them_apart(tmp_path
     assert item["undecided"] is None and item["decision"]["configuration"]["config_id"] == "arm2"
 
 
+def test_qualifying_configurations_all_of_no_worth_are_no_decision(tmp_path):
+    """arm1 and arm2 have objective1 0 (ν 0), arm0 is worth something: under 'objective1<=0.1' only the two
+    worthless ones qualify. 'pay for any of arm1, arm2', found in every repetition that pulled either most, said
+    nothing; now there is no decision among them, as where every configuration's ν is alike."""
+    raw = {"name": "naught", "dataset": {"synthetic": {"name": "naught", "means": [[0.9, 0.5], [0.0, 0.6], [0.0, 0.7]],
+                                                        "costs": [1, 1, 1], "noise": "gaussian", "sigma": 0.3}},
+           "setting": "online", "rho": [30], "methods": ["cohv-ucb"], "repetitions": 4,
+           "output": str(tmp_path / "naught")}
+    run_experiment(parse_config(raw, "naught.yaml"), quiet=True)
+    arms = pd.read_csv(tmp_path / "naught" / "arms.csv")
+    assert arms["nu"].tolist()[1:] == [0.0, 0.0] and arms["nu"].iloc[0] > 0
+    c = recommend(tmp_path, parse_constraints(["objective1<=0.1"]))[0]["constrained"]
+    assert c["qualifying"] == ["arm1", "arm2"] and c["answer"] == [] and c["found"] == []
+    among = ("no decision among them: every qualifying configuration has ν = 0 (no hypervolume: an objective of each "
+             "is 0), so which of them a method pulls most says nothing")
+    assert c["undecided"] == among
+    result = RUNNER.invoke(app, ["recommend", str(tmp_path), "--require", "objective1<=0.1"])
+    assert result.exit_code == 0 and f"\n    {among}" in result.stdout and "pay for any of arm1" not in result.stdout
+    c = recommend(tmp_path, parse_constraints(["objective1<=0.95"]))[0]["constrained"]  # arm0 qualifies too
+    assert c["answer"] == ["arm0"] and c["undecided"] is None
+
+
 def _twins(root) -> None:
     """arm0 and arm1 alike (nu 0.45), arm2 worse (0.18): CoHV-UCB at rho 30, six repetitions, in ``root/twins``."""
     means = [[0.9, 0.5], [0.9, 0.5], [0.2, 0.9]]
