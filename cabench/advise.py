@@ -36,7 +36,7 @@ from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
 from cabench.data.describe import describe
 from cabench.data.importer import import_logs, profiling_split
-from cabench.data.io import META_NAME, find_log_file, read_logs, read_metadata
+from cabench.data.io import LOG_NAMES, META_NAME, find_log_file, read_logs, read_metadata
 from cabench.data.terms import Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.html_report import write_reports
@@ -45,7 +45,7 @@ from cabench.recommend import any_of, per_call, recommend
 from cabench.report import check_reports
 from cabench.report_cells import quoted_name
 from cabench.runner import check_output, run_experiment
-from cabench.storage import publish_folder, staging_folder
+from cabench.storage import publish_folder, staging_folder, swap_folders
 from cabench.units import LABELS, amount
 from cabench.yamlio import load_config_file
 
@@ -137,11 +137,17 @@ def is_dataset(path: Path) -> bool:
     return path.is_dir() and (path / META_NAME).is_file()
 
 
-def dataset_folder(request: Request, echo: Callable[[str], None]) -> Path:
-    """The dataset to advise on: ``logs`` itself when it is a dataset folder, else its import into ``OUT/data``.
+#: What an import writes in a dataset folder: ``--replace`` replaces a folder holding nothing else.
+DATASET_FILES = frozenset({*LOG_NAMES, META_NAME})
+
+
+def dataset_folder(request: Request, echo: Callable[[str], None]) -> tuple[Path, Path | None]:
+    """The dataset to advise on: ``logs`` itself when it is a dataset folder, else its import into ``OUT/data``;
+    and, where the import replaced a dataset there (``replace``), where that one waits (:func:`replaced_back`,
+    :func:`replaced_gone`) until every check has passed.
 
     The import is written beside ``OUT/data/NAME`` first; an existing dataset there is kept when it is the same
-    (a re-run), replaced with ``replace``, and refused otherwise.
+    (a re-run), replaced with ``replace`` when it holds only what an import writes, and refused otherwise.
     """
     logs = request.logs
     if is_dataset(logs):
@@ -149,12 +155,15 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> Path:
                 or request.repeats != "refuse" or request.metric is not None):
             raise CabenchError(f"{logs}: already a cabench dataset, used as it is; drop --mapping, --format, --set, "
                                "--repeats and --metric")
-        return logs
+        if request.out.resolve().is_relative_to(logs.resolve()):
+            raise CabenchError(f"--out {request.out}: inside the dataset {logs} it reads; pass another --out")
+        return logs, None
     target = request.out / "data" / _dataset_name(logs)
     if target.resolve().is_relative_to(logs.resolve()) or logs.resolve().is_relative_to(target.resolve()):
         raise CabenchError(f"--out {request.out}: the dataset {target} would hold or replace the logs {logs}; pass "
                            "another --out")
     staged = staging_folder(target)
+    waiting = None
     try:
         try:
             fresh = import_logs(logs, request.mapping, staged / target.name, settings=request.settings,
@@ -162,19 +171,53 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> Path:
                                 repeats=request.repeats)
         except CabenchError as exc:  # named by the folder it is written for, not the hidden one it is written in
             raise CabenchError(str(exc).replace(str(staged / target.name), str(target))) from None
-        if target.exists():
-            if not is_dataset(target):  # a folder of the user's: never replaced, --replace or not
-                raise CabenchError(f"{target}: exists and is not a cabench dataset (it has no dataset.yaml), so "
-                                   f"the import of {logs} cannot go there; pass another --out")
-            if _same_dataset(target, fresh):
-                return target
-            if not request.replace:
-                raise CabenchError(f"{target}: holds another dataset than the import of {logs} (other logs, mapping "
-                                   "or options); pass another --out, or --replace to replace it and its results")
-        publish_folder(fresh, target)
+        if not target.exists():
+            publish_folder(fresh, target)
+            return target, None
+        if not is_dataset(target):  # a folder of the user's: never replaced, --replace or not
+            raise CabenchError(f"{target}: exists and is not a cabench dataset (it has no dataset.yaml), so "
+                               f"the import of {logs} cannot go there; pass another --out")
+        if _same_dataset(target, fresh):
+            return target, None
+        if not request.replace:
+            raise CabenchError(f"{target}: holds another dataset than the import of {logs} (other logs, mapping "
+                               "or options); pass another --out, or --replace to replace it and its results")
+        if others := sorted(p.name for p in target.iterdir() if p.name not in DATASET_FILES):
+            raise CabenchError(f"{target}: holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''} beside "
+                               "the dataset, which an import does not write; --replace would delete them: move them, "
+                               "or pass another --out")
+        swap_folders(fresh, target)  # the replaced dataset now waits in the staging folder
+        waiting = fresh
+        return target, waiting
     finally:
-        shutil.rmtree(staged, ignore_errors=True)
-    return target
+        if waiting is None:
+            shutil.rmtree(staged, ignore_errors=True)
+
+
+def replaced_back(waiting: Path, target: Path) -> None:
+    """Put the dataset :func:`dataset_folder` replaced back at ``target`` (a check refused the advice)."""
+    swap_folders(waiting, target)
+    shutil.rmtree(waiting.parent, ignore_errors=True)
+
+
+def replaced_gone(waiting: Path, target: Path, results: Path, kept: set[Path]) -> list[str]:
+    """Remove the dataset :func:`dataset_folder` replaced, and the results below ``results`` computed on it (their
+    config names ``target`` as their dataset) other than ``kept`` (the ones about to run again, replaced as they
+    run): "--replace replaces it and its results". Returns the names of the results removed."""
+    shutil.rmtree(waiting.parent, ignore_errors=True)
+    gone = []
+    for config in sorted(results.glob("*/config.yaml")) if results.is_dir() else []:
+        folder = config.parent
+        if folder.resolve() in kept:
+            continue
+        try:
+            dataset = load_config_file(config, "results config").get("dataset")
+        except CabenchError:
+            continue  # not a result folder cabench can read: not cabench's to remove
+        if isinstance(dataset, str) and Path(dataset).resolve() == target.resolve():
+            shutil.rmtree(folder)
+            gone.append(folder.name)
+    return gone
 
 
 def _prices(path: Path) -> Any:
@@ -247,57 +290,69 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
         if not quiet or line.startswith("warning"):
             echo(line)
 
-    folder = dataset_folder(request, notes)
-    meta = read_metadata(folder)
-    frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
-    raw_terms, terms, why = declared_terms(given, origin, folder, set(frame.columns))
-    if request.budget is not None and raw_terms["cost"] != request.budget.unit:
-        cost = raw_terms["cost"]
-        raise CabenchError(f"--budget {amount(request.budget.value, request.budget.unit)}: the cost is in "
-                           f"{LABELS[cost]} ({why}); state the budget in {cost} (e.g. --budget 5{cost}), or pass "
-                           f"--cost {request.budget.unit}")
-    ids = frame["instance_id"].unique()
-    questions = epoch_questions(meta, ids)  # --repeats epochs: the split draws questions, each with all its runs
-    split = profiling_split(len(ids) if questions is None else len(set(questions)), meta.get("split"),
-                            str(folder / META_NAME), notes, None if questions is None else len(ids))
-    say(f"describe {folder}")
-    if (few := too_few_configurations(frame.drop_duplicates("config_id"))) is not None:
-        raise CabenchError(f"{folder}: {few}")
-    ds = load_dataset(folder, None if split is None else Split(**split), terms)
-    plans: dict[str, SettingPlan] = {}
-    if request.budget is None:
-        say(f"plan {', '.join(t.text for wanted in targets.values() for t in wanted)} from the "
-            f"{len(ds.profiling_ids)} profiling instances -> {request.out / 'plan'}")
-        plans = plan_budgets(ds, by_setting, targets, request.out / "plan", quiet, request.name, request.replace)
-        budgets = {setting: p.budget for setting, p in plans.items() if p.budget is not None}
-    else:
-        budgets = {setting: request.budget for setting in by_setting}
-        if not quiet:
-            echo(f"budget {amount(request.budget.value, request.budget.unit)}: rho "
-                 f"{ds.norm.rho(request.budget.value):.4g} (B = rho K c̄: about rho calls per configuration at their "
-                 "mean profiling cost)")
-    results = request.out / "results"
-    configs = {}
-    short: list[tuple[str, float | None]] = []  # (why, the least budget that works) of each setting too short
-    for setting, methods in by_setting.items():  # every budget checked before any runs
-        if (budget := budgets.get(setting)) is None:
-            continue
-        name = f"{request.name or ds.name}_{SHOWN_SETTING[setting]}_{budget.tag}"
-        cfg = parse_config({"name": name, "dataset": str(folder.resolve()), "setting": setting, "methods": methods,
-                            "budget": {budget.unit: budget.value}, "repetitions": request.repetitions,
-                            "split": split, "output": str(results / name), **raw_terms}, "cabench advise")
-        problem = build_problem(cfg)[0]
-        if request.budget is None:  # each setting's own planned budget
-            check_budgets(with_budgets(cfg, problem), problem)
-        elif bad := infeasible_cells(resolved := with_budgets(cfg, problem), problem):
-            short.append((next(iter(bad.values())), least_for_all(resolved, problem, bad)))
-        configs[setting] = cfg
-    if short and request.budget is not None:  # one budget for every setting: the least that works for all of them
-        leasts = [least for _, least in short if least is not None]
-        raise too_small("cabench advise", request.budget.value, request.budget.unit, short[0][0],
-                        max(leasts) if len(leasts) == len(short) else None)
-    for cfg in configs.values():  # each setting's folder, before either runs
-        check_output(cfg, request.replace)
+    folder, waiting = dataset_folder(request, notes)  # waiting: a replaced dataset, until every check has passed
+    try:
+        meta = read_metadata(folder)
+        frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
+        raw_terms, terms, why = declared_terms(given, origin, folder, set(frame.columns))
+        if request.budget is not None and raw_terms["cost"] != request.budget.unit:
+            cost = raw_terms["cost"]
+            raise CabenchError(f"--budget {amount(request.budget.value, request.budget.unit)}: the cost is in "
+                               f"{LABELS[cost]} ({why}); state the budget in {cost} (--budget <amount>{cost}), or pass "
+                               f"--cost {request.budget.unit}")
+        ids = frame["instance_id"].unique()
+        questions = epoch_questions(meta, ids)  # --repeats epochs: the split draws questions, each with all its runs
+        split = profiling_split(len(ids) if questions is None else len(set(questions)), meta.get("split"),
+                                str(folder / META_NAME), notes, None if questions is None else len(ids))
+        say(f"describe {folder}")
+        if (few := too_few_configurations(frame.drop_duplicates("config_id"))) is not None:
+            raise CabenchError(f"{folder}: {few}")
+        ds = load_dataset(folder, None if split is None else Split(**split), terms)
+        plans: dict[str, SettingPlan] = {}
+        if request.budget is None:
+            say(f"plan {', '.join(t.text for wanted in targets.values() for t in wanted)} from the "
+                f"{len(ds.profiling_ids)} profiling instances -> {request.out / 'plan'}")
+            plans = plan_budgets(ds, by_setting, targets, request.out / "plan", quiet, request.name, request.replace)
+            budgets = {setting: p.budget for setting, p in plans.items() if p.budget is not None}
+        else:
+            budgets = {setting: request.budget for setting in by_setting}
+            if not quiet:
+                echo(f"budget {amount(request.budget.value, request.budget.unit)}: rho "
+                     f"{ds.norm.rho(request.budget.value):.4g} (B = rho K c̄: about rho calls per configuration at "
+                     "their mean profiling cost)")
+        results = request.out / "results"
+        configs = {}
+        short: list[tuple[str, float | None]] = []  # (why, the least budget that works) of each setting too short
+        for setting, methods in by_setting.items():  # every budget checked before any runs
+            if (budget := budgets.get(setting)) is None:
+                continue
+            name = f"{request.name or ds.name}_{SHOWN_SETTING[setting]}_{budget.tag}"
+            cfg = parse_config({"name": name, "dataset": str(folder.resolve()), "setting": setting, "methods": methods,
+                                "budget": {budget.unit: budget.value}, "repetitions": request.repetitions,
+                                "split": split, "output": str(results / name), **raw_terms}, "cabench advise")
+            problem = build_problem(cfg)[0]
+            if request.budget is None:  # each setting's own planned budget
+                check_budgets(with_budgets(cfg, problem), problem)
+            elif bad := infeasible_cells(resolved := with_budgets(cfg, problem), problem):
+                short.append((next(iter(bad.values())), least_for_all(resolved, problem, bad)))
+            configs[setting] = cfg
+        if short and request.budget is not None:  # one budget for every setting: the least that works for all of them
+            leasts = [least for _, least in short if least is not None]
+            known = len(leasts) == len(short)  # then the reason given is that of the setting needing the most
+            why = max(short, key=lambda s: s[1] or 0.0)[0] if known else short[0][0]
+            raise too_small("cabench advise", request.budget.value, request.budget.unit, why,
+                            max(leasts) if known else None)
+        for cfg in configs.values():  # each setting's folder, before either runs
+            check_output(cfg, request.replace)
+    except BaseException:  # refused (or interrupted) before anything ran: the replaced dataset comes back
+        if waiting is not None:
+            replaced_back(waiting, folder)
+        raise
+    if waiting is not None:
+        gone = replaced_gone(waiting, folder, results, {Path(str(c.output)).resolve() for c in configs.values()})
+        if gone:
+            echo(f"warning: --replace: removed {len(gone)} result folder{'s' if len(gone) > 1 else ''} computed on "
+                 f"the replaced dataset {folder}: {', '.join(gone)}")
     folders = {}
     for setting, methods in by_setting.items():
         if setting not in configs:

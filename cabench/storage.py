@@ -295,6 +295,17 @@ def publish_folder(staged: Path, dest: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def swap_folders(a: Path, b: Path) -> None:
+    """Exchange two folders' places: atomically where the kernel can, else by three renames (``a`` kept until the
+    end beside itself). :func:`swap_folders` again puts them back."""
+    if _exchange(a, b):
+        return
+    aside = a.with_name(a.name + "-aside")
+    os.rename(a, aside)
+    os.rename(b, a)
+    os.rename(aside, b)
+
+
 @contextlib.contextmanager
 def folder_lock(folder: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``folder`` (a ``.cabench.lock`` file in it) or fail at once."""

@@ -398,7 +398,9 @@ def test_a_budget_too_small_for_one_setting_is_refused_before_any_runs_with_the_
 
 def test_a_budget_too_small_for_both_settings_names_the_least_that_works_for_both(tmp_path):
     """Too small for CoHV-UCB's initial round and for CoPSI-R's first phase: the least budget advise names is the
-    larger of the two, at which both settings pass the checks (it named CoHV-UCB's, which CoPSI-R then refused)."""
+    larger of the two, at which both settings pass the checks (it named CoHV-UCB's, which CoPSI-R then refused),
+    and the reason given is that setting's (it gave CoHV-UCB's 'smallest workable rho is 1' beside CoPSI-R's
+    larger budget)."""
     from cabench.config import parse_config
     from cabench.plan import build_problem, check_budgets, with_budgets
 
@@ -406,8 +408,11 @@ def test_a_budget_too_small_for_both_settings_names_the_least_that_works_for_bot
     result = RUNNER.invoke(app, ["advise", str(data), "--budget", "100tokens", "--out", str(tmp_path / "out"),
                                  "--quiet"])
     line = result.stderr.strip()
-    assert result.exit_code == 2 and "cannot pay one initial pull of every arm" in line, result.output
+    assert result.exit_code == 2 and "too small for CoPSI-R on 12 arms: the first phase cannot give every arm" in (
+        line), result.output
     least = int(re.fullmatch(r".*\); state at least ([0-9,]+) tokens", line).group(1).replace(",", ""))
+    rho = float(re.fullmatch(r".*the smallest workable rho is ([0-9.]+)\).*", line).group(1))
+    assert least == pytest.approx(load_dataset(data, terms=None).norm.budget(rho), rel=1e-3)  # rho: 3 decimals
     for setting, method in (("online", "cohv-ucb"), ("psi", "copsi-r")):
         cfg = parse_config({"name": "x", "dataset": str(data), "setting": setting, "methods": [method],
                             "budget": {"tokens": least}, "repetitions": 2, "output": str(tmp_path / "x")}, "c.yaml")
@@ -515,3 +520,80 @@ def test_a_dataset_folder_of_epochs_without_a_split_is_split_by_question(tmp_pat
     assert ("profiling split: 1 of 3 questions (half; the default 200 needs at least 400); each question's runs "
             "<id>#k (9 instances) on one side") in result.stderr
     assert result.stdout.startswith("runs: 4 configurations x 9 instances (3 profiling, 6 evaluation)")
+
+
+def _spread(folder: Path, seed: int) -> Path:
+    """Four configurations x 60 instances of :func:`spread_logs` as ``folder/base.csv`` (one dataset name, whatever
+    the seed)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "base.csv"
+    spread_logs(4, 60, seed=seed).to_csv(path, index=False)
+    return path
+
+
+def _advised(logs: Path, out: Path, budget: str, *extra: str):
+    return RUNNER.invoke(app, ["advise", str(logs), "--budget", budget, "--repetitions", "3", "--out", str(out),
+                               "--quiet", *extra])
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_refused_replace_leaves_the_dataset_it_would_have_replaced(tmp_path):
+    """--replace with a budget too small for one call: the new logs' import had already replaced OUT/data/base
+    when the budget was refused, so the results no longer matched their dataset and the first command, run again,
+    was refused. Now the replaced dataset comes back whatever refuses the advice, and nothing is left beside it."""
+    first, other, out = _spread(tmp_path / "a", 1), _spread(tmp_path / "b", 2), tmp_path / "advice"
+    assert _advised(first, out, "20000tokens").exit_code == 0
+    before = _files(out)
+    for extra in (("--budget", "100tokens"), ("--objectives", "accuracy,nosuch")):
+        result = RUNNER.invoke(app, ["advise", str(other), "--repetitions", "3", "--out", str(out), "--quiet",
+                                     "--replace", *(("--budget", "20000tokens") if extra[0] != "--budget" else ()),
+                                     *extra])
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+        assert _files(out) == before and sorted(p.name for p in (out / "data").iterdir()) == ["base"]
+    again = _advised(first, out, "20000tokens")
+    assert again.exit_code == 0, again.output
+
+
+def test_replace_removes_the_results_computed_on_the_replaced_dataset_and_says_so(tmp_path):
+    """Advice at two budgets, then other logs of the same name at the first with --replace: the second budget's
+    results, computed on the replaced logs, stayed and the report set them beside the new ones as the same data.
+    Now --replace removes them (it says 'replace it and its results'), in a warning line naming them."""
+    first, other, out = _spread(tmp_path / "a", 1), _spread(tmp_path / "b", 2), tmp_path / "advice"
+    for budget in ("20000tokens", "40000tokens"):
+        assert _advised(first, out, budget).exit_code == 0
+    names = sorted(p.name for p in (out / "results").iterdir() if p.is_dir())
+    assert names == ["base_identification_20000tokens", "base_identification_40000tokens",
+                     "base_online_20000tokens", "base_online_40000tokens"]
+    result = _advised(other, out, "20000tokens", "--replace")
+    assert result.exit_code == 0, result.output
+    assert ("warning: --replace: removed 2 result folders computed on the replaced dataset "
+            f"{out / 'data' / 'base'}: base_identification_40000tokens, base_online_40000tokens\n") in result.stderr
+    assert sorted(p.name for p in (out / "results").iterdir() if p.is_dir()) == [
+        "base_identification_20000tokens", "base_online_20000tokens"]
+    report = (out / "results" / "REPORT.md").read_text()
+    assert "40000tokens" not in report and "base_online_20000tokens" in report
+    kept = pd.read_csv(out / "data" / "base" / "logs.csv.gz")
+    assert kept["correct"].sum() == spread_logs(4, 60, seed=2)["correct"].sum()
+
+
+def test_replace_never_deletes_what_an_import_did_not_write_and_out_stays_out_of_the_source(tmp_path):
+    """A user's notes in OUT/data/base went with the replaced dataset, and --out inside a dataset folder advised on
+    was accepted (a later --replace of that dataset deleted the results below it). Both are refused in one line."""
+    first, other, out = _spread(tmp_path / "a", 1), _spread(tmp_path / "b", 2), tmp_path / "advice"
+    assert _advised(first, out, "20000tokens").exit_code == 0
+    dataset = out / "data" / "base"
+    inside = RUNNER.invoke(app, ["advise", str(dataset), "--budget", "20000tokens", "--repetitions", "3", "--out",
+                                 str(dataset / "adv"), "--quiet"])
+    assert inside.exit_code == 2 and inside.stderr == (f"error: --out {dataset / 'adv'}: inside the dataset {dataset} "
+                                                       "it reads; pass another --out\n")
+    assert not (dataset / "adv").exists()
+    (dataset / "notes.txt").write_text("mine")
+    before = _files(out)
+    result = _advised(other, out, "20000tokens", "--replace")
+    assert result.exit_code == 2 and result.stderr == (
+        f"error: {dataset}: holds notes.txt beside the dataset, which an import does not write; --replace would "
+        "delete them: move them, or pass another --out\n")
+    assert _files(out) == before

@@ -11,7 +11,7 @@ provenance.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -156,25 +156,37 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
                                                                                                   index=frame.index))}
 
 
-def fill_holes(frame: pd.DataFrame, missing: str, label: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+def fill_holes(frame: pd.DataFrame, missing: str, label: str, configurations: Sequence[str] = ()
+               ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Make every configuration's instance set the same, as ``missing`` says (SPEC §1 needs it).
 
     A (configuration, instance) pair given twice is refused first, naming both rows: it is not a hole.
     ``error``: refuse, saying how many (configuration, instance) cells are missing; ``drop-configs``:
     keep the configurations evaluated on every instance any of them has; ``drop-instances``: keep the
-    instances every configuration was evaluated on. Returns the frame and what was dropped.
+    instances every configuration was evaluated on. ``configurations`` names those the logs had before rows were
+    dropped (unmeasured, failed): one with no row left has every instance missing, never vanishes unsaid. Returns
+    the frame and what was dropped.
     """
     check_policy("--missing", missing)
     if frame[["config_id", "instance_id"]].isna().any().any():
         return frame, {}  # reported by validation, row by row
+    left = set(frame["config_id"].astype(str))
+    gone = [str(c) for c in dict.fromkeys(configurations) if str(c) not in left]
+    if gone and missing != "drop-configs":
+        many = len(gone) > 1
+        raise CabenchError(f"{label}: configuration{'s' if many else ''} {', '.join(gone[:5])}"
+                           f"{f' and {len(gone) - 5} more' if len(gone) > 5 else ''} {'have' if many else 'has'} no "
+                           "row left to replay (each of its rows lacks a score, a latency or a token count, or was a "
+                           f"failed call dropped); pass --missing drop-configs to leave {'them' if many else 'it'} out")
     ids = frame["instance_id"].astype(str)
     by_config = ids.groupby(frame["config_id"], sort=False)
     distinct = by_config.nunique()
     if (by_config.size() != distinct).any():  # a repeated row, not a hole: say which, before counting holes
         check_duplicates(pd.DataFrame({"config_id": frame["config_id"], "instance_id": ids}), label, data_row)
-    if (distinct == ids.nunique()).all():
+    if (distinct == ids.nunique()).all() and not gone:
         return frame, {}  # every configuration has every instance
     sets = ids.groupby(frame["config_id"], sort=False).agg(frozenset)
+    sets = pd.concat([sets, pd.Series([frozenset()] * len(gone), index=gone, dtype=object)]) if gone else sets
     union = frozenset().union(*sets)
     if all(st == union for st in sets):
         return frame, {}

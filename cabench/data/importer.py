@@ -433,16 +433,20 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if dropped["repeats"]:
         echo(f"repeated runs: {dropped['repeats']['pairs']} (configuration, instance) pairs read more than once, "
              + ("numbered as epochs (--repeats epochs)" if repeats == "epochs" else f"the {repeats} run kept"))
+    configurations = list(dict.fromkeys(canonical["config_id"].astype(str)))  # before rows are dropped
     if fmt != "canonical":
         failed_rows = frame.loc[canonical.index, "failed"].astype(bool)
         canonical, dropped["failed_calls"] = failed_calls(canonical, failed_rows, failed, echo)
     canonical, dropped["unmeasured"] = unmeasured_rows(canonical, unmeasured, label, place, echo)
     for name, why in (info.get("dropped_configurations") or {}).items():
         echo(f"dropped configuration {name}: {why}")
-    canonical, holes = fill_holes(canonical, missing, label)
-    if holes.get("configurations"):
-        echo(f"dropped {len(holes['configurations'])} configurations with missing instances (--missing "
-             "drop-configs)")
+    canonical, holes = fill_holes(canonical, missing, label, configurations)
+    if holes.get("configurations"):  # a warning: said even where the steps are not (advise --quiet)
+        gone = holes["configurations"]
+        named = "; ".join(f"{name} ({why})" for name, why in list(gone.items())[:5])
+        more = f"; and {len(gone) - 5} more" if len(gone) > 5 else ""
+        echo(f"warning: dropped {len(gone)} configuration{'s' if len(gone) > 1 else ''} with missing instances "
+             f"(--missing drop-configs): {named}{more}")
     elif holes:
         echo(f"dropped {holes['instances_dropped']} instances some configuration lacks (--missing drop-instances)")
     valid = validate_logs(canonical[kept_columns(canonical.columns, extra)], label, extra)

@@ -7,6 +7,7 @@ that cannot be read or parsed is a :class:`~cabench.errors.CabenchError`.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import json
@@ -95,9 +96,33 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
         except (ValueError, TypeError) as exc:  # pandas says where in bytes (or fails on a line not an object)
             raise ValueError(_bad_line(data) or str(exc)) from None
         return _numbers_as_written(frame, data, [c for c in text if c in frame])
+    table: Path | io.BytesIO
+    if isinstance(source, Path):
+        with source.open("rb") as head:
+            _check_header(head.read(_HEADER_BYTES))
+        table = source
+    else:  # an unpacked stream: read once, the header checked from the same bytes
+        data = source.read()
+        _check_header(data[:_HEADER_BYTES])
+        table = io.BytesIO(data)
     # text stays text ("NA", "null", "None" are ids and names; "1.0" is not "1"); only an empty cell is missing
-    return pd.read_csv(source, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
+    return pd.read_csv(table, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
                        **_EXACT_FLOATS)
+
+
+_HEADER_BYTES = 1 << 20  # a header longer than this is checked on its first MiB
+
+
+def _check_header(data: bytes) -> None:
+    """Refuse a CSV header that names a column twice (pandas would read the second as ``NAME.1``, and cabench the
+    first without a word): ``ValueError`` naming the column and both places."""
+    first = next(csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"))), [])
+    seen: dict[str, int] = {}
+    for place, column in enumerate(first, start=1):
+        if column in seen:
+            raise ValueError(f"the header names column '{column}' twice (columns {seen[column]} and {place}); keep "
+                             "one, as cabench cannot tell which to read")
+        seen[column] = place
 
 
 def _bad_line(data: bytes) -> str | None:

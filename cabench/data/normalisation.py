@@ -164,7 +164,8 @@ def _bounded(spec: ObjectiveSpec, values: np.ndarray | None, where: str) -> Obje
         if not hi > lo:
             raise CabenchError(
                 f"{where}: {spec.column}: the 5th and 95th percentiles of the profiling values are equal ({lo:g}), "
-                f"so objective '{spec.name}' cannot be normalised; give it normalise: [lo, hi]")
+                f"so objective '{spec.name}' cannot be normalised; give it normalise: [lo, hi], or leave it out of the "
+                "objectives (advise: --objectives without it)")
     worst, best = (lo, hi) if spec.direction == "max" else (hi, lo)
     return Objective(spec.name, spec.column, worst=worst, best=best)
 

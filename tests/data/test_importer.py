@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pandas as pd
@@ -246,3 +247,47 @@ def test_text_in_another_number_column_or_constant_is_refused(tmp_path):
     assert result.exit_code == 2
     assert result.stderr == f"error: {tmp_path / 'map.yaml'}: constants.latency_s: expected a number, got 'fast'\n"
     assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("hollow", ["correct", "tokens"])
+def test_a_configuration_with_no_row_left_is_named_never_dropped_unsaid(tmp_path, hollow):
+    """Every row of cfg1 lacks a score (or has 0 tokens): the unmeasured rows were dropped, cfg1 went with them and
+    the import ended with two configurations and exit 0, while one scored row left would have been refused as 19
+    missing cells. Now it is refused in one line naming cfg1, and --missing drop-configs drops it with a warning."""
+    frame = tiny_logs()
+    frame[hollow] = frame[hollow].astype(float)
+    frame.loc[frame["config_id"] == "cfg1", hollow] = float("nan") if hollow == "correct" else 0.0
+    source = tmp_path / "logs.csv"
+    frame.to_csv(source, index=False)
+    with pytest.raises(CabenchError) as exc:
+        import_logs(source, None, tmp_path / "refused")
+    assert str(exc.value) == (f"{source}: configuration cfg1 has no row left to replay (each of its rows lacks a "
+                              "score, a latency or a token count, or was a failed call dropped); pass --missing "
+                              "drop-configs to leave it out")
+    assert not (tmp_path / "refused").exists()
+    lines: list[str] = []
+    import_logs(source, None, tmp_path / "kept", missing="drop-configs", echo=lines.append)
+    assert ("warning: dropped 1 configuration with missing instances (--missing drop-configs): cfg1 (20 of 20 "
+            "instances missing)") in lines
+    meta = yaml.safe_load((tmp_path / "kept" / "dataset.yaml").read_text())
+    assert meta["provenance"]["holes"]["configurations"] == {"cfg1": "20 of 20 instances missing"}
+    assert load_dataset(tmp_path / "kept").configs["config_id"].tolist() == ["cfg0", "cfg2"]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_a_column_named_twice_in_the_header_is_refused_in_one_line(tmp_path, suffix):
+    """A second latency_s column (9.9 everywhere) was read by pandas as 'latency_s.1', the first used and the second
+    said to be an ignored column the file does not contain. Now the header is refused, naming the column."""
+    frame = tiny_logs()
+    text = frame.to_csv(index=False).splitlines()
+    lines = [text[0] + ",latency_s", *(line + ",9.9" for line in text[1:])]
+    source = tmp_path / f"twice{suffix}"
+    body = ("\n".join(lines) + "\n").encode()
+    source.write_bytes(gzip.compress(body) if suffix.endswith(".gz") else body)
+    place = len(frame.columns) + 1
+    with pytest.raises(CabenchError) as exc:
+        import_logs(source, None, tmp_path / "out")
+    first = list(frame.columns).index("latency_s") + 1
+    assert str(exc.value) == (f"{source}: unreadable file (the header names column 'latency_s' twice (columns "
+                              f"{first} and {place}); keep one, as cabench cannot tell which to read)")
+    assert not (tmp_path / "out").exists()
