@@ -52,6 +52,7 @@ from cabench.report_cells import (
     REAL_UNIT_FORMATS,
     Table,
     code,
+    dropped_at_import,
     mark,
     md_table,
     measurement,
@@ -213,6 +214,8 @@ def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer 
     if e.paper_role:
         lines.append(f"- this is the paper's experiment for {meta.get('paper_figures')} on {e.title}")
     lines += [f"- {line}" for line in not_run_lines(e)]
+    if dropped := dropped_at_import(e.info):
+        lines.append(f"- {dropped}")
     if e.duplicates:
         lines.append(f"- also found, identical, in: {', '.join(str(p) for p in e.duplicates)} (read once)")
     lines += [""] + requirement_lines(e, under)

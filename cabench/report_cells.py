@@ -102,3 +102,23 @@ def listed(names: Iterable[str]) -> str:
 def sentence(clause: str) -> str:
     """A clause as a sentence of a report: its first letter capital, a full stop after it."""
     return f"{clause[:1].upper()}{clause[1:]}."
+
+
+def dropped_at_import(info: dict[str, Any]) -> str:
+    """What the import of an experiment's logs left out of what it compares, from the ``provenance`` its
+    ``config.yaml`` records of the dataset (``dataset_info``): configurations dropped for their holes (``--missing
+    drop-configs``, each with why) or instances some configuration lacked (``drop-instances``); empty when
+    nothing was, or the dataset was not imported."""
+    provenance = info.get("provenance")
+    holes = provenance.get("holes") if isinstance(provenance, dict) else None
+    if not isinstance(holes, dict):
+        return ""
+    gone = holes.get("configurations")
+    if isinstance(gone, dict) and gone:
+        named = "; ".join(f"{name} ({why})" for name, why in gone.items())
+        return (f"dropped at import: {len(gone)} configuration{'s' if len(gone) > 1 else ''} with missing "
+                f"instances (--missing drop-configs), not compared here: {named}")
+    if holes.get("instances_dropped"):
+        return (f"dropped at import: {holes['instances_dropped']} instances some configuration lacked (--missing "
+                f"drop-instances); {holes.get('instances_kept')} instances kept")
+    return ""

@@ -597,3 +597,26 @@ def test_replace_never_deletes_what_an_import_did_not_write_and_out_stays_out_of
         f"error: {dataset}: holds notes.txt beside the dataset, which an import does not write; --replace would "
         "delete them: move them, or pass another --out\n")
     assert _files(out) == before
+
+
+def test_configurations_dropped_at_import_are_said_under_quiet_and_in_both_reports(tmp_path):
+    """cfg00 lacks a score on two instances; with --missing drop-configs it was dropped with a progress line that
+    --quiet hid and no word in either report, though it may be the configuration to pay for. Now a warning names
+    it, and both reports say what the import left out."""
+    logs = spread_logs(4, 60, seed=1)
+    logs["correct"] = logs["correct"].astype(float)
+    logs.loc[(logs["config_id"] == "cfg00") & logs["instance_id"].isin(["q003", "q007"]), "correct"] = np.nan
+    source = tmp_path / "holes.csv"
+    logs.to_csv(source, index=False)
+    out = tmp_path / "advice"
+    result = _advised(source, out, "20000tokens", "--missing", "drop-configs")
+    assert result.exit_code == 0, result.output
+    said = ("dropped 1 configuration with missing instances (--missing drop-configs): cfg00 (2 of 60 instances "
+            "missing)")
+    assert f"warning: {said}\n" in result.stderr
+    report = (out / "results" / "REPORT.md").read_text()
+    line = ("- dropped at import: 1 configuration with missing instances (--missing drop-configs), not compared "
+            "here: cfg00 (2 of 60 instances missing)")
+    assert report.count(line) == 2  # the online and the identification experiment
+    page = (out / "results" / "REPORT.html").read_text()
+    assert page.count("<p class=\"dropped\">Dropped at import: 1 configuration with missing instances") == 2
