@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -308,6 +309,16 @@ def _measured_throughout(frame: pd.DataFrame, columns: list[str]) -> bool:
     return bool(values.notna().all().all() and (values.sum(axis=1) > 0).all())
 
 
+def import_time() -> datetime.datetime:
+    """When an import ran, as ``dataset.yaml`` records it: now (UTC), or ``SOURCE_DATE_EPOCH`` (seconds since
+    1970, the reproducible-builds convention) where that is set to a whole number, so that the same logs imported
+    again give the same bytes."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc)
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
 def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool = False,
                 settings: dict[str, Any] | None = None, fmt: str = "canonical", missing: str = "error",
                 failed: str = "incorrect", metric: str | None = None, echo=None, *,
@@ -484,7 +495,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         "rows": {"read": int(len(frame)), "kept": int(len(valid)), "dropped": int(len(frame) - len(valid))},
         **{key: value for key, value in reader_facts.items() if value},  # what the reader left out or assumed
         "cabench_version": cabench.__version__,
-        "imported": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "imported": import_time().strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": provenance,
             "surrogate": False, "licence": "unspecified", **mapping["dataset"],

@@ -291,3 +291,20 @@ def test_a_column_named_twice_in_the_header_is_refused_in_one_line(tmp_path, suf
     assert str(exc.value) == (f"{source}: unreadable file (the header names column 'latency_s' twice (columns "
                               f"{first} and {place}); keep one, as cabench cannot tell which to read)")
     assert not (tmp_path / "out").exists()
+
+
+def test_source_date_epoch_makes_a_second_import_byte_identical(tmp_path, monkeypatch):
+    """dataset.yaml records when the logs were imported, so the same logs imported twice differed in that line (and
+    every hash of the file); with SOURCE_DATE_EPOCH set, the date is that one and the bytes are equal."""
+    source = tmp_path / "logs.csv"
+    tiny_logs().to_csv(source, index=False)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    import_logs(source, None, tmp_path / "base")
+    first = {p.name: p.read_bytes() for p in (tmp_path / "base").iterdir()}
+    import_logs(source, None, tmp_path / "base", force=True)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "base").iterdir()} == first
+    assert yaml.safe_load(first["dataset.yaml"])["provenance"]["imported"] == "2026-01-01T00:00:00Z"
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    import_logs(source, None, tmp_path / "now")
+    stamp = yaml.safe_load((tmp_path / "now" / "dataset.yaml").read_text())["provenance"]["imported"]
+    assert stamp != "2026-01-01T00:00:00Z" and stamp.endswith("Z")
