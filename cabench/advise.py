@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from cabench import registry
 from cabench.advise_plan import (
     SHOWN_SETTING,
@@ -42,10 +44,12 @@ from cabench.errors import CabenchError
 from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, too_small, with_budgets
 from cabench.recommend import any_of, per_call, recommend
-from cabench.report import check_reports
+from cabench.report import REPORT_MARKS, check_reports
+from cabench.report_cache import FILE as SECTIONS
 from cabench.report_cells import quoted_name
-from cabench.runner import check_output, run_experiment
-from cabench.storage import publish_folder, staging_folder, swap_folders
+from cabench.results import ResultSet, read_record
+from cabench.runner import check_output, run_experiment, written_by_runs
+from cabench.storage import folder_lock, publish_folder, staging_folder, swap_folders
 from cabench.units import LABELS, amount
 from cabench.yamlio import load_config_file
 
@@ -200,24 +204,44 @@ def replaced_back(waiting: Path, target: Path) -> None:
     shutil.rmtree(waiting.parent, ignore_errors=True)
 
 
-def replaced_gone(waiting: Path, target: Path, results: Path, kept: set[Path]) -> list[str]:
-    """Remove the dataset :func:`dataset_folder` replaced, and the results below ``results`` computed on it (their
-    config names ``target`` as their dataset) other than ``kept`` (the ones about to run again, replaced as they
-    run): "--replace replaces it and its results". Returns the names of the results removed."""
-    shutil.rmtree(waiting.parent, ignore_errors=True)
-    gone = []
+def results_on(target: Path, results: Path, kept: set[Path]) -> list[Path]:
+    """The experiment folders below ``results`` computed on the dataset ``target`` (their ``config.yaml`` names it)
+    other than ``kept`` (those about to run again, replaced as they run): what ``--replace`` removes with the
+    dataset ("replace it and its results"). One that is a link, holds files a run does not write, or that another
+    cabench process is writing to is refused in one line, before anything is replaced for good."""
+    found = []
     for config in sorted(results.glob("*/config.yaml")) if results.is_dir() else []:
         folder = config.parent
         if folder.resolve() in kept:
             continue
         try:
-            dataset = load_config_file(config, "results config").get("dataset")
-        except CabenchError:
-            continue  # not a result folder cabench can read: not cabench's to remove
-        if isinstance(dataset, str) and Path(dataset).resolve() == target.resolve():
+            record = read_record(config)
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):  # not cabench's: no run of this dataset
+            continue
+        dataset = record.get("dataset") if isinstance(record, dict) else None
+        if not isinstance(dataset, str) or Path(dataset).resolve() != target.resolve():
+            continue
+        if folder.is_symlink():
+            raise CabenchError(f"{folder}: results computed on the replaced dataset {target}, reached through a "
+                               "link; --replace removes only folders it finds in place: move it, or pass another --out")
+        if others := written_by_runs(folder):
+            raise CabenchError(f"{folder}: results computed on the replaced dataset {target} that also hold "
+                               f"{', '.join(others[:3])}{', ...' if len(others) > 3 else ''}, which a run does not "
+                               "write; --replace would delete them: move them, or pass another --out")
+        with folder_lock(folder):  # refused at once when another cabench process writes there
+            pass
+        found.append(folder)
+    return found
+
+
+def replaced_gone(waiting: Path, folders: list[Path]) -> list[str]:
+    """Remove the results ``folders`` computed on the dataset :func:`dataset_folder` replaced (each under its lock),
+    then that dataset; the names of the folders removed."""
+    for folder in folders:
+        with folder_lock(folder):
             shutil.rmtree(folder)
-            gone.append(folder.name)
-    return gone
+    shutil.rmtree(waiting.parent, ignore_errors=True)
+    return [folder.name for folder in folders]
 
 
 def _prices(path: Path) -> Any:
@@ -344,15 +368,16 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
                             max(leasts) if known else None)
         for cfg in configs.values():  # each setting's folder, before either runs
             check_output(cfg, request.replace)
+        stale = ([] if waiting is None else  # results of the replaced dataset, each checked before it goes
+                 results_on(folder, results, {Path(str(c.output)).resolve() for c in configs.values()}))
     except BaseException:  # refused (or interrupted) before anything ran: the replaced dataset comes back
         if waiting is not None:
             replaced_back(waiting, folder)
         raise
-    if waiting is not None:
-        gone = replaced_gone(waiting, folder, results, {Path(str(c.output)).resolve() for c in configs.values()})
-        if gone:
-            echo(f"warning: --replace: removed {len(gone)} result folder{'s' if len(gone) > 1 else ''} computed on "
-                 f"the replaced dataset {folder}: {', '.join(gone)}")
+    gone = [] if waiting is None else replaced_gone(waiting, stale)
+    if gone:
+        echo(f"warning: --replace: removed {len(gone)} result folder{'s' if len(gone) > 1 else ''} computed on "
+             f"the replaced dataset {folder}: {', '.join(gone)}")
     folders = {}
     for setting, methods in by_setting.items():
         if setting not in configs:
@@ -364,7 +389,13 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
         folders[setting] = run_experiment(cfg, replace=request.replace, quiet=quiet, echo=echo,
                                           offer_force=False).output
     say(f"report {results}" if folders else "report: nothing ran")
-    html = write_reports(results)[1] if folders else None  # what `cabench report` writes: REPORT.md and REPORT.html
+    html = None
+    if folders or gone:  # what `cabench report` writes: REPORT.md and REPORT.html, of what is left
+        if ResultSet(results).empty:  # every experiment went with the replaced dataset: so do the reports on them
+            for name in (*REPORT_MARKS, SECTIONS):
+                (results / name).unlink(missing_ok=True)
+        else:
+            html = write_reports(results)[1]
     items = {setting: recommend(path)[0] for setting, path in folders.items()}
     planned = tuple(reached(p, folders[s]) if s in folders else p for s, p in plans.items())
     return Advice(describe(ds), (len(ds.profiling_ids), len(ds.evaluation_ids)), request.budget,

@@ -149,11 +149,13 @@ def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
                            "mean per call")
     column = c.column if c.column in arms or c.column != "accuracy" else "mu_accuracy"
     if column not in arms:
-        have = [name for name, (col, _) in MEASURES.items() if col in arms] + [  # objectives as they are bounded
-            col if _is_measure_name(col.removeprefix("mu_")) else col.removeprefix("mu_")
-            for col in objective_columns(arms)]
-        near = difflib.get_close_matches(c.column.removeprefix("mu_"), have, n=1)
-        hint = f"; did you mean '{near[0]}'?" if near else ""
+        measures = {name: name for name, (col, _) in MEASURES.items() if col in arms}
+        objectives = {col.removeprefix("mu_"): col if _is_measure_name(col.removeprefix("mu_")) else
+                      col.removeprefix("mu_") for col in objective_columns(arms)}  # as each is bounded
+        have = [*measures.values(), *objectives.values()]
+        pool = objectives if c.text.strip().lower().startswith("mu_") else {**objectives, **measures}
+        near = difflib.get_close_matches(c.column.removeprefix("mu_"), list(pool), n=1)  # by name, as written
+        hint = f"; did you mean '{pool[near[0]]}'?" if near else ""
         raise CabenchError(f"--require {c.text}: the experiment's configurations have no "
                            f"{c.column.removeprefix('mu_')} (they have {', '.join(dict.fromkeys(have))}){hint}")
     return arms[column].to_numpy(dtype=float)

@@ -129,6 +129,14 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
                            f"results folder; pass another --out{force_it}")
 
 
+def written_by_runs(folder: Path) -> list[str]:
+    """The names in an experiment's results ``folder`` that no run, resume or ``cabench tune`` writes there (a
+    user's own files), sorted: a folder holding any is not cabench's alone to remove."""
+    ours = {*TABLES, "cells", LOCK_NAME, *TUNED}
+    return sorted(p.name for p in folder.iterdir()
+                  if p.name not in ours and not temporary_of(p, TUNED) and not _table_temp(p))
+
+
 def check_output(cfg: ExperimentConfig, replace: bool = False) -> None:
     """Refuse, before any work, an output folder that holds another experiment or files that are not cabench
     results (:func:`_check_owner` without the config hash, which the run checks again under its lock), for a

@@ -27,6 +27,7 @@ from cabench.data.dataset import load_dataset
 from cabench.errors import CabenchError
 from cabench.planning.search import Estimate
 from cabench.planning.targets import Target
+from cabench.storage import folder_lock
 from tests.conftest import ROOT, spread_logs, write_dataset
 
 EXAMPLE = ROOT / "examples" / "practitioner"
@@ -545,13 +546,16 @@ def test_a_refused_replace_leaves_the_dataset_it_would_have_replaced(tmp_path):
     when the budget was refused, so the results no longer matched their dataset and the first command, run again,
     was refused. Now the replaced dataset comes back whatever refuses the advice, and nothing is left beside it."""
     first, other, out = _spread(tmp_path / "a", 1), _spread(tmp_path / "b", 2), tmp_path / "advice"
+    few = tmp_path / "c" / "base.csv"  # 30 instances: 15 profiling, too few to plan from
+    few.parent.mkdir()
+    spread_logs(4, 30, seed=3).to_csv(few, index=False)
     assert _advised(first, out, "20000tokens").exit_code == 0
     before = _files(out)
-    for extra in (("--budget", "100tokens"), ("--objectives", "accuracy,nosuch")):
-        result = RUNNER.invoke(app, ["advise", str(other), "--repetitions", "3", "--out", str(out), "--quiet",
-                                     "--replace", *(("--budget", "20000tokens") if extra[0] != "--budget" else ()),
-                                     *extra])
+    for logs, extra in ((other, ("--budget", "100tokens")), (few, ("--target", "f1>=0.9"))):
+        result = RUNNER.invoke(app, ["advise", str(logs), "--repetitions", "3", "--out", str(out), "--quiet",
+                                     "--replace", *extra])
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+        assert ("too small" if extra[0] == "--budget" else "15 profiling instances are too few") in result.stderr
         assert _files(out) == before and sorted(p.name for p in (out / "data").iterdir()) == ["base"]
     again = _advised(first, out, "20000tokens")
     assert again.exit_code == 0, again.output
@@ -620,3 +624,42 @@ def test_configurations_dropped_at_import_are_said_under_quiet_and_in_both_repor
     assert report.count(line) == 2  # the online and the identification experiment
     page = (out / "results" / "REPORT.html").read_text()
     assert page.count("<p class=\"dropped\">Dropped at import: 1 configuration with missing instances") == 2
+
+
+def test_replace_refuses_results_it_cannot_remove_whole_and_keeps_the_reports_true(tmp_path):
+    """The results --replace removes with the replaced dataset: one holding a user's notes, one another cabench
+    process is writing to, and one reached through a link are refused before anything is replaced (they were
+    deleted, the lock ignored); a config.yaml that is no mapping is no run of the dataset. When no budget is run
+    (a target nothing reaches), the reports no longer describe the results removed."""
+    first, other, out = _spread(tmp_path / "a", 1), _spread(tmp_path / "b", 2), tmp_path / "advice"
+    for budget in ("20000tokens", "40000tokens"):
+        assert _advised(first, out, budget).exit_code == 0
+    held = out / "results" / "base_online_40000tokens"
+    (held / "my_notes.md").write_text("mine")
+    before = _files(out)
+    result = _advised(other, out, "20000tokens", "--replace")
+    assert result.exit_code == 2 and result.stderr == (
+        f"error: {held}: results computed on the replaced dataset {out / 'data' / 'base'} that also hold my_notes.md, "
+        "which a run does not write; --replace would delete them: move them, or pass another --out\n")
+    assert _files(out) == before
+    (held / "my_notes.md").unlink()
+    before = _files(out)
+    with folder_lock(held):
+        result = _advised(other, out, "20000tokens", "--replace")
+    assert result.exit_code == 2 and "another cabench run is writing to this results folder" in result.stderr
+    assert _files(out) == before
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(held, elsewhere)
+    (out / "results" / "base_online_40000tokens").symlink_to(elsewhere, target_is_directory=True)
+    result = _advised(other, out, "20000tokens", "--replace")
+    assert result.exit_code == 2 and "reached through a link; --replace removes only folders" in result.stderr
+    (out / "results" / "base_online_40000tokens").unlink()
+    shutil.move(elsewhere, held)
+    (out / "results" / "odd").mkdir()
+    (out / "results" / "odd" / "config.yaml").write_text("- a list\n- not a config\n")
+    result = RUNNER.invoke(app, ["advise", str(other), "--target", "f1>=0.9999", "--methods", "copsi-r",
+                                 "--repetitions", "3", "--out", str(out), "--quiet", "--replace"])
+    assert result.exit_code == 0, result.output
+    assert "removed 4 result folders computed on the replaced dataset" in result.stderr
+    assert sorted(p.name for p in (out / "results").iterdir()) == ["odd"]  # nothing left to report on
+    assert not any((out / "results" / name).exists() for name in ("REPORT.md", "REPORT.html"))

@@ -286,3 +286,15 @@ def test_a_folder_of_experiments_with_and_without_latency_answers_each_that_has_
         "five_online": True, "five_psi": True, "gsm8k_online": False, "gsm8k_psi": False}
     refused = RUNNER.invoke(app, ["recommend", str(synthetic), "--require", "latency<=2500ms"])
     assert refused.exit_code == 2 and refused.stderr.count("\n") == 1 and "have no latency_s" in refused.stderr
+
+
+def test_a_misspelt_name_is_matched_as_written_and_suggested_as_it_is_bounded():
+    """With a 'cost' objective listed as mu_cost, 'cots>=0.5' lost its hint (the misspelling was compared with
+    'mu_cost'), and 'mu_latncy' was offered the measure latency rather than the objective mu_latency."""
+    arms = pd.DataFrame({"config_id": ["a"], "mu_accuracy": [0.9], "mu_cost": [0.2], "mu_latency": [0.4],
+                         "latency_s": [1.2], "tokens": [300.0]})
+    for text, meant in (("cots>=0.5", "mu_cost"), ("mu_cots>=0.5", "mu_cost"), ("mu_latncy>=0.5", "mu_latency"),
+                        ("acuracy>=0.5", "accuracy"), ("tokns<=300", "tokens")):
+        with pytest.raises(CabenchError) as exc:
+            qualifying(arms, (parse_constraint(text),))
+        assert str(exc.value).endswith(f"; did you mean '{meant}'?"), (text, str(exc.value))

@@ -116,9 +116,15 @@ _HEADER_BYTES = 1 << 20  # a header longer than this is checked on its first MiB
 def _check_header(data: bytes) -> None:
     """Refuse a CSV header that names a column twice (pandas would read the second as ``NAME.1``, and cabench the
     first without a word): ``ValueError`` naming the column and both places."""
-    first = next(csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"))), [])
+    try:  # the header is the first line that is not empty, as pandas reads it; any line ending
+        rows = csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"), newline=None))
+        first = next((row for row in rows if row), [])
+    except csv.Error:  # not a header csv reads: pandas says what is wrong with the text, if anything
+        return
     seen: dict[str, int] = {}
     for place, column in enumerate(first, start=1):
+        if not column:  # an unnamed column (a spreadsheet's trailing commas): pandas names each apart
+            continue
         if column in seen:
             raise ValueError(f"the header names column '{column}' twice (columns {seen[column]} and {place}); keep "
                              "one, as cabench cannot tell which to read")

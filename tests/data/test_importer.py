@@ -308,3 +308,25 @@ def test_source_date_epoch_makes_a_second_import_byte_identical(tmp_path, monkey
     import_logs(source, None, tmp_path / "now")
     stamp = yaml.safe_load((tmp_path / "now" / "dataset.yaml").read_text())["provenance"]["imported"]
     assert stamp != "2026-01-01T00:00:00Z" and stamp.endswith("Z")
+
+
+@pytest.mark.parametrize("case", ["trailing commas", "carriage returns", "blank first line"])
+def test_the_header_check_reads_the_header_pandas_reads(tmp_path, case):
+    """A spreadsheet's trailing empty columns were refused as '' named twice, a file with only \\r line endings
+    crashed the check, and a blank line before the header hid a column named twice. Unnamed columns pass, any line
+    ending reads, and the header is the first line that is not empty."""
+    text = tiny_logs().to_csv(index=False)
+    source = tmp_path / "logs.csv"
+    if case == "trailing commas":
+        source.write_text("\n".join(line + ",," for line in text.splitlines()) + "\n")
+        import_logs(source, None, tmp_path / "out")
+        assert len(pd.read_csv(tmp_path / "out" / "logs.csv.gz")) == 60
+    elif case == "carriage returns":
+        source.write_bytes(text.replace("\n", "\r").encode())
+        import_logs(source, None, tmp_path / "out")
+        assert len(pd.read_csv(tmp_path / "out" / "logs.csv.gz")) == 60
+    else:
+        lines = text.splitlines()
+        source.write_text("\n" + "\n".join([lines[0] + ",tokens", *(line + ",1" for line in lines[1:])]) + "\n")
+        with pytest.raises(CabenchError, match="the header names column 'tokens' twice"):
+            import_logs(source, None, tmp_path / "out")
