@@ -32,7 +32,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 from cabench.errors import CabenchError
 
@@ -121,6 +121,17 @@ def url_secrets(url: str) -> list[str]:
     return sorted({s for s in found if s and len(s) >= MIN_SECRET}, key=len, reverse=True)
 
 
+def secret_forms(secret: str) -> list[str]:
+    """``secret`` and the forms an endpoint may echo it in, each of which gives it back: percent-encoded (every
+    reserved character, or all but ``/``), with JSON's escaped ``\\/``, and in base64 (standard and URL-safe, with
+    and without padding)."""
+    raw = secret.encode()
+    encoded = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
+    forms = [secret, quote(secret, safe=""), quote(secret, safe="/"), secret.replace("/", "\\/"),
+             *encoded, *(e.rstrip("=") for e in encoded)]
+    return [form for form in dict.fromkeys(forms) if len(form) >= MIN_SECRET]
+
+
 def request_base(url: str) -> tuple[str, str]:
     """The base URL requests are made under (``.../v1/``; ``chat/completions`` is appended to its path) and the
     query every request carries, as written (a key may be given as one: ``...?api-key=K``)."""
@@ -131,8 +142,8 @@ def request_base(url: str) -> tuple[str, str]:
 def redact(text: str, secrets: list[str], unescape: bool = False) -> str:
     """``text`` without any of ``secrets`` and without the value of any ``Authorization`` header or token; with
     ``unescape`` (a raw JSON body) its ``\\uXXXX`` escapes are read first, so a key written escaped is found too."""
-    if unescape:
-        text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
+    if unescape:  # JSON's escapes read: \\uXXXX, and \\/ (a slash some encoders escape)
+        text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text).replace("\\/", "/")
     for secret in secrets:
         text = text.replace(secret, REDACTED)
     text = _AUTH.sub(lambda m: m.group(1) + REDACTED, text)
@@ -251,8 +262,9 @@ class ChatClient:
                                    "character); export the key alone")
             headers["Authorization"] = f"Bearer {key}"
             if len(key) >= MIN_SECRET:
-                self.secrets.append(key)
-        self.secrets.sort(key=len, reverse=True)
+                self.secrets += secret_forms(key)
+        self.secrets = sorted({form for secret in self.secrets for form in secret_forms(secret)}, key=len,
+                              reverse=True)
         limits = httpx.Limits(max_connections=max(1, endpoint.concurrency) + 2)
         base, params = request_base(endpoint.base_url)
         self.client = httpx.Client(base_url=base, params=params, headers=headers, timeout=endpoint.timeout_s,

@@ -99,10 +99,10 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
                 raise CabenchError(f"{cfg.name}: stopped: {exc}; fix the endpoint and re-run to resume") from None
             raise
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: spend.json says what was paid (an earlier run's would stay)
-            caller.drain()
             facts["stopped_by"] = "interrupted"
             facts["stop_reason"] = "interrupted; re-run to resume"
-            _finish(cfg, out, caller, journal, facts, None, task, collect)
+            _despite_interrupts(caller.drain)  # a second Ctrl-C while calls are in flight: still their charges
+            _despite_interrupts(lambda: _finish(cfg, out, caller, journal, facts, None, task, collect))
             raise
         caller.drain()
         if caller.failure_stop:
@@ -119,6 +119,18 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
             bar.close()
     _refuse_untrustworthy(cfg, out, journal, result, collect)
     return result
+
+
+def _despite_interrupts(step: Callable[[], Any]) -> None:
+    """Run ``step`` to its end, again from its start after each further Ctrl-C (or SIGTERM) that lands in it: once
+    a run is stopping, waiting for the calls in flight (each bounded by ``timeout_s``) and writing ``spend.json``
+    (atomic, so again is safe) must finish, or the folder would say less than was paid."""
+    while True:
+        try:
+            step()
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def _split(cfg: LiveConfig, ids: list[str], collect: bool) -> tuple[list[str], list[str]]:

@@ -90,23 +90,36 @@ def test_live_online_within_budget_and_describable(tmp_path, dataset, server):
     assert json.loads(described.stdout)["K"] == 6 and json.loads(described.stdout)["surrogate"] is False
 
 
-def test_an_interrupted_run_leaves_spend_json_saying_what_it_paid(tmp_path, dataset, server, monkeypatch):
+@pytest.mark.parametrize("again", [0, 2], ids=["once", "twice more while waiting"])
+def test_an_interrupted_run_leaves_spend_json_saying_what_it_paid(tmp_path, dataset, server, monkeypatch, again):
     """Ctrl-C or SIGTERM after profiling: spend.json says the run was interrupted and what the journal charged (a
-    resumed run interrupted kept the spend.json of the run before it, with fewer calls and tokens)."""
+    resumed run interrupted kept the spend.json of the run before it, with fewer calls and tokens). A further
+    Ctrl-C while the calls in flight are waited for skipped spend.json; it is written all the same."""
     from cabench.live import session
+    from cabench.live.caller import Caller
 
     url, _ = server()
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
+    drain, pressed = Caller.drain, []
+
+    def pressed_again(self):  # the next ``again`` waits for the calls in flight are cut short by a Ctrl-C
+        if len(pressed) < again:
+            pressed.append(1)
+            raise KeyboardInterrupt
+        return drain(self)
+
     monkeypatch.setattr(session, "_method", interrupted)
+    monkeypatch.setattr(Caller, "drain", pressed_again)
     result = RUNNER.invoke(app, ["live", str(live_config(tmp_path, dataset, url)), "--out", str(tmp_path / "run"),
                                  "--quiet"])
     assert result.exit_code == 130, result.output
     spend = json.loads((tmp_path / "run" / "spend.json").read_text())
     assert spend["stopped_by"] == "interrupted" and spend["calls"] == len(journal(tmp_path / "run")) > 0
     assert spend["spent_tokens"] == pytest.approx(sum(r["charged"] for r in journal(tmp_path / "run")))
+    assert len(pressed) == again
 
 
 @pytest.mark.parametrize("setting", ["online", "psi"])

@@ -11,6 +11,7 @@ import os
 import signal
 import threading
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import yaml
@@ -202,6 +203,27 @@ def test_a_placeholder_key_too_short_to_be_a_secret_leaves_replies_as_written(mo
     finally:
         short.close()
         long.close()
+
+
+def test_an_environment_key_echoed_escaped_encoded_or_in_base64_is_redacted(monkeypatch):
+    """An endpoint echoed the key with JSON's escaped slash ('sk-a\\/b', as PHP writes it), percent-encoded, or in
+    base64, and each was written to calls.jsonl and spend.json as it came, giving the key back. Every such form is
+    redacted now; text that merely resembles one is kept."""
+    from cabench.live.client import ChatClient
+
+    key = "sk-adv+KEY/abc=def/1234567890xyz"
+    monkeypatch.setenv("SLASH_KEY", key)
+    client = ChatClient(Endpoint(base_url="http://127.0.0.1:9/v1", api_key_env="SLASH_KEY"))
+    try:
+        body = '{"error": {"message": "Incorrect API key provided: ' + key.replace("/", "\\/") + '"}}'
+        assert client.redact(body, unescape=True) == '{"error": {"message": "Incorrect API key provided: [redacted]"}}'
+        raw = key.encode()
+        for form in (quote(key, safe=""), quote(key, safe="/"), base64.b64encode(raw).decode(),
+                     base64.urlsafe_b64encode(raw).decode(), base64.b64encode(raw).decode().rstrip("=")):
+            assert form != key and client.redact(f"echo {form} end") == "echo [redacted] end", form
+        assert client.redact("a\\/b and sk-adv+KEY") == "a\\/b and sk-adv+KEY"
+    finally:
+        client.close()
 
 
 def test_a_key_in_the_url_is_sent_as_written_and_redacted_in_every_form():
