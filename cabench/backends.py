@@ -93,7 +93,7 @@ def _dask(backend: Backend, shared: tuple[Any, ...] = ()) -> Iterator[None]:
             remote = Client(backend.scheduler_address, timeout="20s")
         except OSError as exc:
             raise CabenchError(f"scheduler_address: cannot reach {backend.scheduler_address} ({exc})") from None
-    workers = (os.cpu_count() or 1) if backend.n_jobs == -1 else backend.n_jobs
+    workers = workers_for(backend.n_jobs)
     client = remote if remote is not None else _local_client(workers)
     try:
         with client.as_current(), joblib.parallel_config(backend="dask", scatter=list(shared) or None):
@@ -101,6 +101,13 @@ def _dask(backend: Backend, shared: tuple[Any, ...] = ()) -> Iterator[None]:
     finally:
         if remote is not None:
             remote.close()
+
+
+def workers_for(n_jobs: int) -> int:
+    """The workers a map starts for ``n_jobs``: all cores for -1, and never more than the cores (the results do not
+    depend on it; 100,000 asked for started a process per task until memory ran out)."""
+    cores = os.cpu_count() or 1
+    return cores if n_jobs == -1 else min(n_jobs, cores)
 
 
 def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]], backend: Backend,
@@ -116,7 +123,8 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
             yield function(*args)
         return
     pool = _dask(backend, shared) if backend.name == "dask" else contextlib.nullcontext()
-    options = {"n_jobs": -1} if backend.name == "dask" else {"backend": backend.name, "n_jobs": backend.n_jobs}
+    options = ({"n_jobs": -1} if backend.name == "dask"
+               else {"backend": backend.name, "n_jobs": workers_for(backend.n_jobs)})
     with pool, warnings.catch_warnings():
         # stopped early (an error saving a result, Ctrl-C): joblib's note on the tasks done or cancelled is no news
         warnings.filterwarnings("ignore", message=".*You could benefit from adjusting the input task iterator")

@@ -401,7 +401,12 @@ def plot(
     only figures whose result files or drawing code changed are drawn again."""
     from cabench.plots import plot as draw_figures
 
-    done = _guard(lambda: draw_figures(results, [f.strip() for f in fmt.split(",") if f.strip()], n_jobs))
+    def drawn():
+        if n_jobs == 0 or n_jobs < -1:  # as a config's n_jobs is checked
+            raise CabenchError(f"--n-jobs {n_jobs}: must be a positive number of processes, or -1 for all cores")
+        return draw_figures(results, [f.strip() for f in fmt.split(",") if f.strip()], n_jobs)
+
+    done = _guard(drawn)
     for path in done.written:
         typer.echo(f"wrote {path}")
     typer.echo(done.message())

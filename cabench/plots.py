@@ -55,8 +55,12 @@ class Drawn:
 
 
 def slug(text: str) -> str:
-    """A file-name-safe form of an experiment label."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "experiment"
+    """A file-name-safe form of an experiment label, one per label: a label that is one already is itself; any
+    other is its safe characters with 8 hex digits of its SHA-256 ('a b' and 'a_b' drew into one file)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+    if safe == text and not text.startswith("."):
+        return text
+    return f"{safe or 'experiment'}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def check_formats(formats: Sequence[str]) -> list[str]:

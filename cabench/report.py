@@ -258,9 +258,11 @@ def _table1(res: ResultSet) -> list[str]:
     published = {(p.dataset, p.metric): p.text for p in PUBLISHED if p.method is None}
     for name, d in rows:
         source = "surrogate" if str(d.get("surrogate")) == "True" else "logs"
-        cells = [str(d.get("title", name)), source, whole(d.get("K")), _range(d, "accuracy", 3),
+        title = str(d.get("title", name))  # a second row of one dataset (other terms, split) names its experiment
+        shown = title if name == d.get("dataset", name) else f"{title} ({d['_experiment'].label})"
+        cells = [shown, source, whole(d.get("K")), _range(d, "accuracy", 3),
                  _range(d, "latency", 3), _range(d, "tokens", 1), whole(d.get("pareto_size")), _cost_range(d)]
-        paper = d.get("dataset") in paper_sets
+        paper = d.get("dataset") in paper_sets and d["_experiment"].on_paper_terms  # compared as the paper's
         if with_subset:
             cells += ([whole(d.get("subset_pareto_size")), f"{float(d['subset_min_gap']):.4f}"]
                       if paper and finite(d.get("subset_min_gap")) else ["n/a", "n/a"])

@@ -285,6 +285,11 @@ class Experiment:
         return str(self.meta.get("cost_unit") or "tokens")
 
     @property
+    def on_paper_terms(self) -> bool:
+        """Whether the experiment compares on the paper's objectives (accuracy, efficiency) with costs in tokens."""
+        return self.objectives == DEFAULT_OBJECTIVES and self.cost_unit == "tokens"
+
+    @property
     def window(self) -> int | None:
         return int(self.trajectories["window"].iloc[0]) if self.trajectories is not None else None
 
@@ -557,11 +562,14 @@ class ResultSet:
         return sorted((e for e in self.experiments if e.paper_role == role), key=lambda e: (e.dataset_name, e.name))
 
     def datasets(self) -> dict[str, dict[str, Any]]:
-        """``dataset.csv`` rows, one per dataset content (first experiment in name order), by dataset name."""
+        """``dataset.csv`` rows, one per dataset content and terms (objectives, cost unit: they set |P*| and the
+        costs), by dataset name: the first experiment on the paper's terms, then in name order; a second row of a
+        dataset is named with its experiment."""
         out: dict[str, dict[str, Any]] = {}
         seen: set[str] = set()
-        for e in self.experiments:
-            key = f"{e.dataset_name}:{e.dataset.get('sha256', '')}:{e.meta.get('split')}"
+        for e in sorted(self.experiments, key=lambda e: not e.on_paper_terms):  # stable: name order within
+            key = (f"{e.dataset_name}:{e.dataset.get('sha256', '')}:{e.meta.get('split')}:{e.objectives}:"
+                   f"{e.cost_unit}")
             if key in seen:
                 continue
             seen.add(key)

@@ -119,3 +119,22 @@ def test_a_local_dask_cluster_serves_every_map_of_a_process_and_ends_with_it():
     workers = set().union(*maps)
     assert len(maps) == 3 and 1 <= len(workers) <= 2 and done.returncode == 0
     wait_for(lambda: not any(_alive(pid) for pid in workers), "the cluster's workers to end")
+
+
+def test_a_map_starts_no_more_workers_than_cores_and_plot_checks_its_workers(tmp_path, monkeypatch):
+    """--n-jobs 100000 started a loky process per task until memory ran out, and plot --n-jobs 0 ended in joblib's
+    traceback (exit 1). A map starts at most one worker per core (the results do not depend on it), and plot refuses
+    0 and below -1 in one line, as a config's n_jobs is."""
+    from typer.testing import CliRunner
+
+    from cabench.backends import workers_for
+    from cabench.cli import app
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert [workers_for(n) for n in (1, 2, 3, 100_000, -1)] == [1, 2, 2, 2, 2]
+    pids = set(parallel_map(os.getpid, [()] * 8, Backend("loky", n_jobs=100_000)))
+    assert 1 <= len(pids) <= 2 and os.getpid() not in pids
+    for n in ("0", "-7"):
+        done = CliRunner().invoke(app, ["plot", str(tmp_path), "--n-jobs", n])
+        assert done.exit_code == 2 and done.stderr == (f"error: --n-jobs {n}: must be a positive number of processes, "
+                                                       "or -1 for all cores\n")

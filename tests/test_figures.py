@@ -509,3 +509,23 @@ def test_figures_of_results_that_went_away_are_deleted_only_where_plot_wrote_the
     index = pd.read_csv(results / "figures.csv")
     assert not index["experiments"].str.contains("piqa_psi").any()
     assert str(edited) in done.message() and "no report shows them" in done.message()
+
+
+def test_experiments_whose_names_share_a_file_name_keep_figures_of_their_own(tmp_path):
+    """'a b' and 'a_b' both drew into figures/a_b_*.png: each plot redrew one over the other, the index handed the
+    files from one to the other, and the report showed one experiment's figures. Each label has its own file name
+    now ('a_b' stays as it is; 'a b' gets a hash of its label), and a second plot draws nothing."""
+    from cabench.plots import slug
+
+    for name in ("a b", "a_b"):
+        cfg = load_config(QUICK["psi"], overrides={"repetitions": 2, "rho": [20, 200], "name": name,
+                                                   "output": str(tmp_path / name.replace(" ", "-"))})
+        run_experiment(cfg, quiet=True)
+    assert slug("a_b") == "a_b" and slug("a b").startswith("a_b_") and len({slug("a b"), slug("a|b")}) == 2
+    first = plot(tmp_path, ["png"])
+    assert len(first.written) == 4 and len({p.name for p in first.written}) == 4
+    again = plot(tmp_path, ["png"])
+    assert again.written == [] and len(again.kept) == 4
+    index = pd.read_csv(tmp_path / "figures.csv")
+    assert sorted(index["experiments"]) == ["a b", "a b", "a_b", "a_b"]
+    assert all(Path(stem).name.startswith(slug(e)) for stem, e in zip(index["stem"], index["experiments"]))
