@@ -541,6 +541,15 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def _replace_refused(logs: Path, out: Path) -> str:
+    """``advise LOGS --replace`` into ``out``, refused in one line with every file of ``out`` as it was; the line."""
+    before = _files(out)
+    result = _advised(logs, out, "20000tokens", "--replace")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert _files(out) == before
+    return result.stderr
+
+
 def test_a_refused_replace_leaves_the_dataset_it_would_have_replaced(tmp_path):
     """--replace with a budget too small for one call: the new logs' import had already replaced OUT/data/base
     when the budget was refused, so the results no longer matched their dataset and the first command, run again,
@@ -595,12 +604,9 @@ def test_replace_never_deletes_what_an_import_did_not_write_and_out_stays_out_of
                                                        "it reads; pass another --out\n")
     assert not (dataset / "adv").exists()
     (dataset / "notes.txt").write_text("mine")
-    before = _files(out)
-    result = _advised(other, out, "20000tokens", "--replace")
-    assert result.exit_code == 2 and result.stderr == (
+    assert _replace_refused(other, out) == (
         f"error: {dataset}: holds notes.txt beside the dataset, which an import does not write; --replace would "
         "delete them: move them, or pass another --out\n")
-    assert _files(out) == before
 
 
 def test_configurations_dropped_at_import_are_said_under_quiet_and_in_both_reports(tmp_path):
@@ -636,23 +642,16 @@ def test_replace_refuses_results_it_cannot_remove_whole_and_keeps_the_reports_tr
         assert _advised(first, out, budget).exit_code == 0
     held = out / "results" / "base_online_40000tokens"
     (held / "my_notes.md").write_text("mine")
-    before = _files(out)
-    result = _advised(other, out, "20000tokens", "--replace")
-    assert result.exit_code == 2 and result.stderr == (
+    assert _replace_refused(other, out) == (
         f"error: {held}: results computed on the replaced dataset {out / 'data' / 'base'} that also hold my_notes.md, "
         "which a run does not write; --replace would delete them: move them, or pass another --out\n")
-    assert _files(out) == before
     (held / "my_notes.md").unlink()
-    before = _files(out)
     with folder_lock(held):
-        result = _advised(other, out, "20000tokens", "--replace")
-    assert result.exit_code == 2 and "another cabench run is writing to this results folder" in result.stderr
-    assert _files(out) == before
+        assert "another cabench run is writing to this results folder" in _replace_refused(other, out)
     elsewhere = tmp_path / "elsewhere"
     shutil.move(held, elsewhere)
     (out / "results" / "base_online_40000tokens").symlink_to(elsewhere, target_is_directory=True)
-    result = _advised(other, out, "20000tokens", "--replace")
-    assert result.exit_code == 2 and "reached through a link; --replace removes only folders" in result.stderr
+    assert "reached through a link; --replace removes only folders" in _replace_refused(other, out)
     (out / "results" / "base_online_40000tokens").unlink()
     shutil.move(elsewhere, held)
     (out / "results" / "odd").mkdir()
