@@ -13,6 +13,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import signal
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -52,6 +54,24 @@ _LOCAL: dict[int, Any] = {}
 _QUIET_CLUSTER = {"distributed.worker.profile.enabled": False, "distributed.scheduler.work-stealing": False}
 
 
+@contextlib.contextmanager
+def _no_ctrl_c() -> Iterator[None]:
+    """Ignore Ctrl-C (SIGINT, which the terminal sends to the whole process group) while processes start, so that
+    they ignore it too: an ignored disposition is inherited through exec (a handler or a blocked mask in this
+    thread is not: Dask spawns from its own thread), and Python keeps an ignored SIGINT ignored. The cabench
+    process alone then stops on Ctrl-C and closes the cluster; each Dask process printed its own KeyboardInterrupt
+    traceback. A Ctrl-C in the second or two the cluster takes to start is lost (press it again). Only in the main
+    thread, where signals can be set."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _local_client(workers: int) -> Any:
     """The client of the process's local cluster of ``workers`` worker processes (started if there is none).
 
@@ -65,7 +85,7 @@ def _local_client(workers: int) -> Any:
     if client is None or client.status != "running":
         environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
                    if k != "MALLOC_TRIM_THRESHOLD_"}
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ, **_QUIET_CLUSTER}):
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ, **_QUIET_CLUSTER}), _no_ctrl_c():
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=":0", memory_limit=0)
         client = _LOCAL[workers] = Client(cluster)
@@ -74,8 +94,9 @@ def _local_client(workers: int) -> Any:
 
 
 def _close(client: Any, cluster: Any) -> None:
-    client.close()
-    cluster.close()
+    with _no_ctrl_c():  # closing at exit takes a moment: a Ctrl-C then would leave the workers and a traceback
+        client.close()
+        cluster.close()
 
 
 @contextlib.contextmanager

@@ -138,3 +138,33 @@ def test_a_map_starts_no_more_workers_than_cores_and_plot_checks_its_workers(tmp
         done = CliRunner().invoke(app, ["plot", str(tmp_path), "--n-jobs", n])
         assert done.exit_code == 2 and done.stderr == (f"error: --n-jobs {n}: must be a positive number of processes, "
                                                        "or -1 for all cores\n")
+
+
+def _sigint_disposition(queue) -> None:
+    import signal
+
+    queue.put(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+
+
+def test_processes_started_for_a_local_dask_cluster_ignore_ctrl_c():
+    """Ctrl-C reaches the whole process group: each Dask worker printed its own KeyboardInterrupt traceback (4-6 of
+    them, 65-113 lines) where loky's workers left one line. Processes started while the cluster starts ignore
+    SIGINT (the disposition survives spawn's exec), and the cabench process's own handler comes back after."""
+    import multiprocessing
+    import signal
+
+    from cabench.backends import _no_ctrl_c
+
+    before = signal.getsignal(signal.SIGINT)
+    context = multiprocessing.get_context("spawn")  # as Dask starts its workers
+    queue = context.Queue()
+    with _no_ctrl_c():
+        child = context.Process(target=_sigint_disposition, args=(queue,))
+        child.start()
+    assert queue.get(timeout=SAFETY_S) is True
+    child.join(SAFETY_S)
+    assert signal.getsignal(signal.SIGINT) is before
+    outside = context.Process(target=_sigint_disposition, args=(queue,))
+    outside.start()
+    assert queue.get(timeout=SAFETY_S) is False
+    outside.join(SAFETY_S)
