@@ -423,6 +423,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     defaults = {k: v for k, v in (info.get("metadata_defaults") or {}).items() if k not in {**settings, **overrides}}
     for name, value in defaults.items():  # what the reader assumes the source's tool uses, where nothing was given
         canonical.loc[canonical[name].isna(), name] = value
+    if defaults:
+        echo(f"assumed (the logs do not say; --set to give them): {', '.join(f'{k}={v}' for k, v in defaults.items())}")
     for name in extra:
         canonical[name] = frame[_source_column(frame, name, f"kept by extra_columns in {mapping_path}", source)]
     for name, factor in scale.items():
@@ -474,6 +476,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if info.get("other_splits"):
         echo(f"left out: {_counted(info['other_splits'], 'rows of other splits than --split ' + options.split)}; "
              "--split all keeps them")
+    for why, n in (info.get("other_entries") or {}).items():
+        echo(f"left out: {n} {why}")
     if info.get("other_metrics"):
         echo(f"left out: {_counted(info['other_metrics'], 'lines of other metrics than --metric ' + str(metric))}")
     epochs = (dropped["repeats"] or {}).get("policy") == "epochs"
@@ -482,7 +486,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                                       echo, instances if epochs else None)
     tool_options = {"failed": failed, "metric": metric, **({"split": options.split} if fmt in SPLIT_FORMATS else {})}
     reader_facts = {**{key: info.get(key) for key in ("dropped_configurations", "skipped_runs", "unscored_files",
-                                                      "other_splits", "other_metrics", "latency_fields",
+                                                      "other_splits", "other_entries", "other_metrics",
+                                                      "latency_fields",
                                                       "prompt_sha256")},
                     "metadata_defaults": defaults}
     provenance = {

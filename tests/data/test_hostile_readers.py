@@ -709,3 +709,47 @@ def test_number_like_name_written_unquoted_reads_as_written(tmp_path, name):
     (folder / "dataset.yaml").write_text(yaml.safe_dump({**meta, "name": name}).replace(f"'{name}'", name))
     assert f"name: {name}\n" in (folder / "dataset.yaml").read_text()
     assert load_dataset(folder).name == name
+
+
+@pytest.mark.parametrize("field", ["working_time", "total_time"])
+def test_a_negative_inspect_time_is_refused_not_dropped_as_empty(tmp_path, field):
+    """An Inspect sample's working_time of -3 was dropped as 'latency_s empty or 0' (exit 0), where every other
+    reader refuses a negative time as a damaged log."""
+    def damage(d):
+        sample = sample_of(d)
+        if field == "total_time":
+            sample.pop("working_time", None)
+        sample[field] = -3
+
+    src = SOURCES["inspect"](tmp_path / "src")
+    _inspect_json(damage)(src if src.is_dir() else src.parent)
+    refused(imported("inspect", src, tmp_path / "ds"), "demo_1.json: sample 'q0'",
+            f"'{field}' is -3, a negative time; a damaged log")
+    assert not (tmp_path / "ds").exists()
+
+
+def test_helm_entries_that_are_no_instance_are_said_when_left_out(tmp_path):
+    """A robustness run's perturbed copies and a run's later train trials were left out with no word: read 'N rows',
+    kept fewer, nothing in dataset.yaml. Each kind is now counted in the import's output and its provenance."""
+    import copy
+
+    def more_entries(stats: list) -> None:
+        perturbed, trial = copy.deepcopy(stats[0]), copy.deepcopy(stats[0])  # copies of an unperturbed trial 0
+        perturbed["perturbation"] = {"name": "typo", "prob": 0.1}
+        trial["train_trial_index"] = 1
+        stats += [perturbed, trial]
+
+    src = SOURCES["helm"](tmp_path / "src")  # three runs of five instances, each with a perturbed copy and trial 1
+    plain = imported("helm", src, tmp_path / "plain")
+    assert plain.exit_code == 0, plain.output
+    assert ("left out: 15 entries of train trials after the first\n"
+            "left out: 15 perturbed entries (robustness variants)\n") in plain.stdout
+    _helm_stats(more_entries)(src if src.is_dir() else src.parent)
+    result = imported("helm", src, tmp_path / "ds")
+    assert result.exit_code == 0, result.output
+    assert ("left out: 16 entries of train trials after the first\n"
+            "left out: 16 perturbed entries (robustness variants)\n") in result.stdout
+    meta = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())
+    assert meta["provenance"]["other_entries"] == {"entries of train trials after the first": 16,
+                                                   "perturbed entries (robustness variants)": 16}
+    assert (tmp_path / "ds" / "logs.csv.gz").read_bytes() == (tmp_path / "plain" / "logs.csv.gz").read_bytes()

@@ -145,3 +145,35 @@ def test_holes_error_or_drop(tmp_path):
     assert prov["holes"] == {"policy": "drop-instances", "instances_dropped": 2, "instances_kept": 5}
     result = import_bfcl(src, tmp_path / "ds2", "--missing", "drop-configs")
     assert result.exit_code == 2 and "keeps 1 configuration" in result.stderr
+
+
+def test_bfcl_v3_score_files_named_as_their_results_and_an_entry_missing_a_token_count(tmp_path):
+    """The leaderboard's later folders name the score file as the result file (score/<model>/BFCL_v3_simple_score
+    .json): every result file was taken for unscored, and the import blamed latency and tokens. A line missing one
+    of its two token counts was charged the other alone; it is unmeasured now (its model left out, and said). The
+    temperature and token limit the reader assumes are printed."""
+    src = write_bfcl(tmp_path / "2024-12-29")
+    for folder in ("result", "score"):
+        for path in sorted((src / folder).rglob("*.json")):
+            if folder == "result":
+                path.rename(path.with_name(path.name.replace("gorilla_openfunctions_v1_test_", "BFCL_v3_")))
+            else:
+                path.rename(path.with_name(f"BFCL_v3_{path.name}"))
+    result = RUNNER.invoke(app, ["data", "import", str(src), "--format", "bfcl", "--out", str(tmp_path / "ds")])
+    assert result.exit_code == 0, result.output
+    assert "assumed (the logs do not say; --set to give them): temperature=0.001, max_new_tokens=1000" in result.stdout
+    logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    assert sorted(logs["config_id"].unique()) == ["alpha-model", "beta-model-FC"] and len(logs) == 14
+    result_file = src / "result" / "beta-model-FC" / "BFCL_v3_simple_result.json"
+    lines = [json.loads(line) for line in result_file.read_text().splitlines()]
+    del lines[1]["input_token_count"]
+    result_file.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    result = import_bfcl(src, tmp_path / "partial")
+    assert result.exit_code == 0, result.output
+    meta = yaml.safe_load((tmp_path / "partial" / "dataset.yaml").read_text())
+    assert meta["provenance"]["dropped_configurations"]["beta-model-FC"] == "no latency or token count on 1 instances"
+    for path in (src / "score").rglob("*.json"):
+        path.unlink()
+    result = import_bfcl(src, tmp_path / "unscored")
+    assert result.exit_code == 2 and "no result file has a score file" in result.stderr
+    assert "BFCL_v3_" in result.stderr and "latency" not in result.stderr

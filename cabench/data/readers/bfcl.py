@@ -1,7 +1,8 @@
 """``bfcl``: a Berkeley Function-Calling Leaderboard results folder (one date
 folder of the public results repository) with ``result/<model>/*_result.json``
 (JSON lines: ``id``, ``latency`` in seconds, ``input_token_count``,
-``output_token_count``) and ``score/<model>/<category>_score.json`` (first
+``output_token_count``) and ``score/<model>/<category>_score.json`` (or named as the
+result file, ``BFCL_v3_<category>_score.json``; first
 line the summary ``correct_count``/``total_count``, then one line per failed
 entry whose ``id`` is the 1-based position in the result file, so an id below
 1 or beyond the result file's last line is refused); the earliest
@@ -22,7 +23,8 @@ instance_id        ``id`` of the result line, else ``<category>_<idx>``
 correct            0 when listed in the score file's failed entries, else 1
 latency_s          ``latency``
 tokens             ``input_token_count + output_token_count`` (a negative
-                   count is refused)
+                   count is refused; one of the two missing leaves the
+                   entry unmeasured)
 =================  ==========================================================
 
 A model without latency and token counts on every instance cannot be replayed
@@ -79,7 +81,9 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
         for path in sorted(model_dir.glob("*_result.json")):
             match = _RESULT.match(path.name)
             category = match.group("category") if match else path.stem
-            score_path = scores / model / f"{category}_score.json"
+            named = (scores / model / f"{category}_score.json",  # the score file as each layout names it
+                     scores / model / path.name.replace("_result.json", "_score.json"))
+            score_path = next((p for p in named if p.is_file()), named[0])
             if not score_path.is_file():
                 unscored.append(str(path.relative_to(folder)))  # not part of the leaderboard's score
                 continue
@@ -103,9 +107,9 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
                 else:
                     raise CabenchError(f"{path}: line {line}: neither 'id' nor an integer 'idx'")
                 latency = number(item, "latency", where)
-                tokens = sum(token_count(item, part, where) or 0.0 for part in ("input_token_count",
-                                                                                "output_token_count"))
-                if latency is None or latency <= 0 or tokens <= 0:
+                parts = [token_count(item, part, where) for part in ("input_token_count", "output_token_count")]
+                tokens = None if None in parts else sum(p for p in parts if p is not None)  # one missing: unknown
+                if latency is None or latency <= 0 or tokens is None or tokens <= 0:
                     missing += 1
                 model_rows.append({"config_id": model, "model": model,
                                    "prompting": "fc" if re.search(r"-FC(\b|-|$)", model) else "prompt",
@@ -116,6 +120,10 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
             unmeasured[model] = missing
         else:
             rows += model_rows
+    if not rows and not files:
+        raise CabenchError(f"{folder}: no result file has a score file (looked for score/<model>/<category>_score.json "
+                           f"and score/<model>/<result name>_score.json, e.g. for {unscored[0] if unscored else '-'}); "
+                           "unscored categories are not part of the leaderboard's score")
     if not rows:
         raise CabenchError(f"{folder}: no model has latency and token counts on every instance")
     if options.metric is not None:

@@ -331,6 +331,14 @@ def number(item: Any, path: str, where: Where) -> float | None:
     return value
 
 
+def duration(item: Any, path: str, where: Where) -> float | None:
+    """An optional time in seconds at ``path``: a finite number that is never negative."""
+    value = number(item, path, where)
+    if value is not None and value < 0:
+        raise CabenchError(f"{_place(where)}: '{path}' is {value:g}, a negative time; a damaged log")
+    return value
+
+
 def token_count(item: Any, path: str, where: Where) -> float | None:
     """An optional token count at ``path``: a finite number that is never negative."""
     value = number(item, path, where)

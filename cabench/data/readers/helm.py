@@ -125,16 +125,19 @@ def _tokens(stats: dict[str, dict[str, Any]], where: str) -> dict[str, float | N
     return {"tokens": prompt + done, "prompt_tokens": prompt, "completion_tokens": done}
 
 
-def _instances(entries: list[Any], trials: list[int], first_trial: int,
-               stats_path: Path) -> list[tuple[int, str | int, dict[str, dict[str, Any]]]]:
+def _instances(entries: list[Any], trials: list[int], first_trial: int, stats_path: Path,
+               left: Counter[str]) -> list[tuple[int, str | int, dict[str, dict[str, Any]]]]:
     """(first entry, instance id, stats) of each unperturbed instance of the first train trial: HELM writes one entry
     per metric that scores instances (a safety run's annotator scores apart from its runtime and token counts), so
-    the entries of one instance are merged; a stat two of them give differently is refused."""
+    the entries of one instance are merged; a stat two of them give differently is refused. The entries passed over
+    are counted in ``left`` by why."""
     merged: dict[str | int, tuple[int, dict[str, dict[str, Any]]]] = {}
     for n, (entry, trial) in enumerate(zip(entries, trials)):
         where = f"{stats_path}: entry {n + 1}"
         instance = need(entry, "instance_id", (str, int), where)
         if entry.get("perturbation") or trial != first_trial:
+            left["perturbed entries (robustness variants)" if entry.get("perturbation")
+                 else "entries of train trials after the first"] += 1
             continue
         stats = _stats(entry, where)
         if instance not in merged:
@@ -164,6 +167,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
     skipped: dict[str, str] = {}
     chosen: set[str] = set()
     left_out: Counter[str] = Counter()  # instances of other splits, by split
+    passed_over: Counter[str] = Counter()  # entries that are no instance's first unperturbed trial, by why
     for spec_path in specs:
         stats_path = spec_path.parent / "per_instance_stats.json"
         if not stats_path.is_file():
@@ -193,7 +197,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
         trials = [field_at(e, "train_trial_index", int, f"{stats_path}: entry {n + 1}", 0)
                   for n, e in enumerate(entries)]
         first_trial = min(trials, default=0)
-        for n, instance, stats in _instances(entries, trials, first_trial, stats_path):
+        for n, instance, stats in _instances(entries, trials, first_trial, stats_path, passed_over):
             where = f"{stats_path}: entry {n + 1}"
             found = metric or next((m for m in CORRECTNESS if m in stats), None)
             if found is None or found not in stats:
@@ -231,4 +235,6 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
         info["skipped_runs"] = skipped
     if left_out:
         info["other_splits"] = dict(sorted(left_out.items()))
+    if passed_over:
+        info["other_entries"] = dict(sorted(passed_over.items()))
     return Read(rows, files, info, at="entry {}")

@@ -57,6 +57,7 @@ from cabench.data.readers.common import (
     Read,
     ReadOptions,
     correctness,
+    duration,
     field_at,
     files_under,
     instance_keys,
@@ -198,9 +199,9 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
                 tokens = tokens - scoring_tokens if tokens > scoring_tokens else None
             if tokens is None:
                 tokens = token_count(sample, "output.usage.total_tokens", where)
-            latency = number(sample, "working_time", where)
+            latency = duration(sample, "working_time", where)
             if latency is None:
-                latency = number(sample, "total_time", where)
+                latency = duration(sample, "total_time", where)
             if latency is not None and scoring_time:  # all of it the scoring's: its own time unknown (not measured)
                 latency = latency - scoring_time if latency > scoring_time else None
             epoch = field_at(sample, "epoch", int, where, 1)
