@@ -753,3 +753,36 @@ def test_helm_entries_that_are_no_instance_are_said_when_left_out(tmp_path):
     assert meta["provenance"]["other_entries"] == {"entries of train trials after the first": 16,
                                                    "perturbed entries (robustness variants)": 16}
     assert (tmp_path / "ds" / "logs.csv.gz").read_bytes() == (tmp_path / "plain" / "logs.csv.gz").read_bytes()
+
+
+def test_json_lines_after_a_byte_order_mark_read_as_without_it(tmp_path):
+    """An Every Eval Ever samples file saved with a UTF-8 byte order mark was refused as 'line 1: not JSON; a cut or
+    damaged file'. The mark is no text: the import is the one of the file without it."""
+    src = SOURCES["every-eval-ever"](tmp_path / "src")
+    plain = imported("every-eval-ever", src, tmp_path / "plain")
+    assert plain.exit_code == 0, plain.output
+    samples = first(src if src.is_dir() else src.parent, "*_samples.jsonl")
+    samples.write_bytes(b"\xef\xbb\xbf" + samples.read_bytes())
+    marked = imported("every-eval-ever", src, tmp_path / "marked")
+    assert marked.exit_code == 0, marked.output
+    assert (tmp_path / "marked" / "logs.csv.gz").read_bytes() == (tmp_path / "plain" / "logs.csv.gz").read_bytes()
+
+
+NULL_FIELDS = [
+    ("inspect", _inspect_json(lambda d: next(iter(sample_of(d)["scores"].values())).update(value=None)),
+     ["demo_1.json: sample 'q0'", "field 'value' is null"]),
+    ("promptfoo", _promptfoo(lambda i: i.update(success=None)), ["results.json: results.results[0]",
+                                                                  "field 'success' is null"]),
+    ("every-eval-ever", _eee_line(lambda i: i["evaluation"].update(is_correct=None)),
+     ["_samples.jsonl: line 1", "field 'evaluation.is_correct' is null"]),
+]
+
+
+@pytest.mark.parametrize("fmt, damage, words", NULL_FIELDS, ids=[c[0] for c in NULL_FIELDS])
+def test_a_null_field_is_said_to_be_null_not_missing(tmp_path, fmt, damage, words):
+    """A score field written as null was reported as a 'missing field', sending the reader to look for a field
+    that is there."""
+    src = SOURCES[fmt](tmp_path / "src")
+    damage(src if src.is_dir() else src.parent)
+    line = refused(imported(fmt, src, tmp_path / "ds"), *words)
+    assert "missing" not in line

@@ -167,7 +167,7 @@ def json_file(path: Path, what: str, one_document: str = "") -> Any:
 def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-empty line of a JSON-lines file, streamed."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # a byte order mark before the first line is no text
             for number, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
@@ -313,7 +313,8 @@ def need(item: Any, key: str, kind: type | tuple[type, ...], where: Where) -> An
         return value
     value = field_at(item, key, kind, where)
     if value is None:
-        raise CabenchError(f"{_place(where)}: missing field '{key}'")
+        given = type(item) is dict and key in item  # present and null: say so, it is no missing field
+        raise CabenchError(f"{_place(where)}: {f'field {key!r} is null' if given else f'missing field {key!r}'}")
     return value
 
 

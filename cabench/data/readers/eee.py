@@ -106,7 +106,8 @@ def _correct(evaluation: dict[str, Any], key: str, failed: bool, where: tuple[st
         return float(value)
     at = f"{where[0]}: line {where[1]}"
     if value is None and not failed:
-        raise CabenchError(f"{at}: missing field 'evaluation.{key}'")
+        raise CabenchError(f"{at}: field 'evaluation.{key}' is null" if key in evaluation
+                           else f"{at}: missing field 'evaluation.{key}'")
     if value is None:
         return None
     if key == "is_correct":
