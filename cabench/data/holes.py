@@ -43,7 +43,7 @@ def count_by(frame: pd.DataFrame, mask: pd.Series) -> dict[str, int]:
     return {str(k): int(v) for k, v in sorted(counts.items())}
 
 
-def _at(frame: pd.DataFrame, place: Callable[[int], str]) -> Callable[[int], str]:
+def placed(frame: pd.DataFrame, place: Callable[[int], str]) -> Callable[[int], str]:
     """``place`` of a row at a position of ``frame``, whose index holds the rows' positions in what was read."""
     return lambda position: place(int(frame.index[position]))
 
@@ -65,7 +65,7 @@ def resolve_repeats(frame: pd.DataFrame, policy: str, order: np.ndarray, label: 
     if not repeated.any():
         return frame, {}
     if policy == "refuse":
-        check_duplicates(pairs, label, _at(frame, place), fix)
+        check_duplicates(pairs, label, placed(frame, place), fix)
     ranked = frame.assign(_order=order).sort_values("_order", kind="stable")
     keys = [ranked["config_id"].astype(str), ranked["instance_id"].astype(str)]
     record = {"policy": policy, "pairs": int(pairs[repeated].drop_duplicates().shape[0]),
@@ -136,7 +136,7 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
         negative = values < 0
         if negative.any():
             row = int(np.flatnonzero(negative)[0])
-            raise CabenchError(f"{label}: column '{col}' is not positive at {_at(frame, place)(row)} "
+            raise CabenchError(f"{label}: column '{col}' is not positive at {placed(frame, place)(row)} "
                                f"({values[row]:g}); a negative time or count is a damaged log")
         empty = _empty(values)
         lacking[f"{col} empty or 0"] = int(empty.sum())
@@ -150,7 +150,7 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
     if policy == "refuse":
         row = int(np.flatnonzero(bad)[0])
         raise CabenchError(f"{label}: {n} rows are not measured (no score, or a latency or token count that is empty "
-                           f"or 0), the first at {_at(frame, place)(row)}; pass --unmeasured drop to leave them out")
+                           f"or 0), the first at {placed(frame, place)(row)}; pass --unmeasured drop to leave them out")
     echo(f"not measured (no score, or a latency or token count that is empty or 0): {n} rows dropped ({which})")
     return frame[~bad], {"policy": policy, "rows": n, "by_configuration": count_by(frame, pd.Series(bad,
                                                                                                   index=frame.index))}

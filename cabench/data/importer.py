@@ -30,6 +30,7 @@ from cabench.data.holes import (
     check_policy,
     failed_calls,
     fill_holes,
+    placed,
     resolve_repeats,
     unmeasured_rows,
 )
@@ -462,7 +463,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
              f"(--missing drop-configs): {named}{more}")
     elif holes:
         echo(f"dropped {holes['instances_dropped']} instances some configuration lacks (--missing drop-instances)")
-    valid = validate_logs(canonical[kept_columns(canonical.columns, extra)], label, extra)
+    valid = validate_logs(canonical[kept_columns(canonical.columns, extra)], label, extra, placed(canonical, place))
     instances = valid["instance_id"].nunique()
     echo(f"kept {valid['config_id'].nunique()} configurations x {instances} instances")
     if instances < 2:

@@ -56,9 +56,12 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _SHOW = 3
 
 
-def _rows(mask: np.ndarray | pd.Series) -> str:
-    """Describe the first offending rows (1-based data rows, header excluded)."""
+def _rows(mask: np.ndarray | pd.Series, place: Callable[[int], str] | None = None) -> str:
+    """Describe the first offending rows (1-based data rows, header excluded); with ``place`` (a tool's log: where
+    a row was read, its file and line or sample), the first of them there and how many more."""
     idx = np.flatnonzero(np.asarray(mask))
+    if place is not None:
+        return place(int(idx[0])) + (f" (and {len(idx) - 1} more)" if len(idx) > 1 else "")
     shown = ", ".join(str(i + 1) for i in idx[:_SHOW])
     more = f" and {len(idx) - _SHOW} more" if len(idx) > _SHOW else ""
     return f"row{'s' if len(idx) > 1 else ''} {shown}{more}"
@@ -199,7 +202,8 @@ def data_row(position: int) -> str:
     return f"row {position + 1}"
 
 
-def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = ()) -> pd.DataFrame:
+def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = (),
+                  place: Callable[[int], str] | None = None) -> pd.DataFrame:
     """Validate a log frame and return it with canonical dtypes.
 
     Parameters
@@ -248,7 +252,7 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = ()) -
             text = text.str.strip()
             na |= (text == "").to_numpy()
             if na.any():
-                raise CabenchError(f"{source}: column '{col}' is empty or NaN at {_rows(na)}; fill in or remove "
+                raise CabenchError(f"{source}: column '{col}' is empty or NaN at {_rows(na, place)}; fill in or remove "
                                    "those rows")
             out[col] = text
             continue
@@ -256,30 +260,31 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = ()) -
         if kind == "int":
             frac = (numbers % 1 != 0).to_numpy()
             if frac.any():
-                raise CabenchError(f"{source}: column '{col}' is not a whole number at {_rows(frac)}; "
+                raise CabenchError(f"{source}: column '{col}' is not a whole number at {_rows(frac, place)}; "
                                    "generation limits are token counts")
             big = (numbers.abs() > 2**31).to_numpy()
             if big.any():
-                raise CabenchError(f"{source}: column '{col}' is above {2**31:g} at {_rows(big)}; check the units")
+                raise CabenchError(f"{source}: column '{col}' is above {2**31:g} at {_rows(big, place)}; check the "
+                                   "units")
             out[col] = numbers.astype(np.int64)
         else:
             out[col] = numbers.astype(np.float64)
     outside = ((out["correct"] < 0) | (out["correct"] > 1)).to_numpy()
     if outside.any():
-        raise CabenchError(f"{source}: column 'correct' is outside [0, 1] at {_rows(outside)}; correctness is 0/1 "
-                           "or a score in [0, 1]")
+        raise CabenchError(f"{source}: column 'correct' is outside [0, 1] at {_rows(outside, place)}; correctness is "
+                           "0/1 or a score in [0, 1]")
     for col, top in (("latency_s", 1e7), ("tokens", 1e12)):
         big = (out[col] > top).to_numpy() if col in out else None
         if big is not None and big.any():
-            raise CabenchError(f"{source}: column '{col}' is above {top:g} at {_rows(big)}; check the units")
+            raise CabenchError(f"{source}: column '{col}' is above {top:g} at {_rows(big, place)}; check the units")
     tiny = ((out["latency_s"] > 0) & (out["latency_s"] < 1e-6)).to_numpy() if "latency_s" in out else None
     if tiny is not None and tiny.any():
-        raise CabenchError(f"{source}: column 'latency_s' is below a microsecond at {_rows(tiny)}; latencies are "
-                           "in seconds (scale them in the import mapping)")
+        raise CabenchError(f"{source}: column 'latency_s' is below a microsecond at {_rows(tiny, place)}; latencies "
+                           "are in seconds (scale them in the import mapping)")
     for col in (c for c in MEASURE_COLUMNS if c in out):
         nonpos = (out[col] <= 0).to_numpy()
         if nonpos.any():
-            raise CabenchError(f"{source}: column '{col}' is not positive at {_rows(nonpos)}; every evaluation "
+            raise CabenchError(f"{source}: column '{col}' is not positive at {_rows(nonpos, place)}; every evaluation "
                                "takes some time and some tokens")
     for col, numbers in _kept_numbers(frame, source, extra).items():
         out[col] = numbers
@@ -291,7 +296,7 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = ()) -
             cid = varying.index[0]
             bad = ((out["config_id"] == cid) & (out[col] != out.loc[out["config_id"] == cid, col].iloc[0])).to_numpy()
             raise CabenchError(
-                f"{source}: column '{col}' varies within config_id '{cid}' at {_rows(bad)}; "
+                f"{source}: column '{col}' varies within config_id '{cid}' at {_rows(bad, place)}; "
                 "configuration metadata must be constant per config_id"
             )
     counts = out.groupby("config_id", sort=False)["instance_id"].size()

@@ -786,3 +786,20 @@ def test_a_null_field_is_said_to_be_null_not_missing(tmp_path, fmt, damage, word
     damage(src if src.is_dir() else src.parent)
     line = refused(imported(fmt, src, tmp_path / "ds"), *words)
     assert "missing" not in line
+
+
+HUGE_TOKENS = [
+    ("bfcl", lambda r: edit_line(r / BFCL_RESULT, 2, lambda i: i.update(input_token_count=2e12)),
+     "simple_result.json: line 2"),
+    ("every-eval-ever", _eee_line(lambda i: i["token_usage"].update(total_tokens=2e12)), "_samples.jsonl: line 1"),
+]
+
+
+@pytest.mark.parametrize("fmt, damage, where", HUGE_TOKENS, ids=[c[0] for c in HUGE_TOKENS])
+def test_a_value_out_of_range_names_where_a_tool_log_holds_it(tmp_path, fmt, damage, where):
+    """A token count above 10^12 in a tool's log was placed at 'row 1' (of the rows the reader made), where every
+    other refusal names the file and line or sample."""
+    src = SOURCES[fmt](tmp_path / "src")
+    damage(src if src.is_dir() else src.parent)
+    line = refused(imported(fmt, src, tmp_path / "ds"), where, "column 'tokens' is above 1e+12 at ")
+    assert " at row " not in line
