@@ -253,12 +253,22 @@ def _methods(r: _Reader, raw: Any, setting: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _output(r: _Reader, raw: Any) -> str:
+    """The ``output`` folder as written: a path, never a number (``output: 5`` made a folder named 5)."""
+    if not isinstance(raw, str):
+        raise r.fail("output", f"expected a folder path, got {raw!r}")
+    return raw
+
+
 def _dataset(r: _Reader, raw: Any, base: Path) -> tuple[str | None, SyntheticSpec | None]:
     if isinstance(raw, str):
         path = Path(raw).expanduser()
         if not path.is_absolute():
             here, beside = Path.cwd() / path, base / path
             path = here if here.exists() or not beside.exists() else beside
+        if path.exists() and not path.is_dir():
+            raise r.fail("dataset", f"'{raw}' is a file, not a dataset folder (a folder with the logs and "
+                         "dataset.yaml; `cabench data import` makes one from a log file)")
         if not path.is_dir():
             places = list(dict.fromkeys([Path.cwd(), base])) if not Path(raw).expanduser().is_absolute() else []
             where = f" (looked in {' and '.join(map(str, places))})" if places else ""
@@ -468,7 +478,7 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         max_memory_gb=r.number(raw.get("max_memory_gb", 8.0), "max_memory_gb", positive=True),
         backend=backend,
         scheduler_address=address,
-        output=r.text(str(raw.get("output", f"results/{name}")), "output"),
+        output=r.text(_output(r, raw.get("output", f"results/{name}")), "output"),
         trajectories=trajectories,
         tune=tune,
         terms=terms,

@@ -803,3 +803,13 @@ def test_a_value_out_of_range_names_where_a_tool_log_holds_it(tmp_path, fmt, dam
     damage(src if src.is_dir() else src.parent)
     line = refused(imported(fmt, src, tmp_path / "ds"), where, "column 'tokens' is above 1e+12 at ")
     assert " at row " not in line
+
+
+def test_a_score_of_minus_zero_is_written_as_zero():
+    """An Inspect score of -0.0 was written to logs.csv.gz as -0.0."""
+    import math
+
+    from cabench.data.readers.common import correctness
+
+    assert math.copysign(1.0, correctness(-0.0, "x")) == 1.0 and correctness(-0.0, "x") == 0.0
+    assert correctness(0.25, "x") == 0.25 and correctness(True, "x") == 1.0

@@ -365,7 +365,7 @@ def correctness(value: Any, where: str) -> float:
         return float(value)
     if type(value) in (int, float):
         if 0 <= value <= 1:
-            return float(value)
+            return float(value) + 0.0  # -0.0 is 0.0 (written as -0.0 otherwise)
         raise CabenchError(f"{where}: score {shown(value)} is outside [0, 1]; cabench's correct is a score in [0, 1] "
                            "(1 correct, 0 incorrect, a fraction for partial credit)")
     if type(value) is str and value.strip().lower() in SCORE_TEXTS:
