@@ -53,6 +53,7 @@ class Caller:
         self.made = 0
         self.failures: dict[str, int] = {}  # configuration -> consecutive failed calls made in this run
         self.failure_stop = ""
+        self.stopping = threading.Event()  # set when the run stops: calls in flight make no further attempt
 
     def _body(self, config: Configuration, instance: Instance) -> dict[str, Any]:
         return {"model": config.model, "messages": self.task.messages(instance, config.prompting),
@@ -74,7 +75,7 @@ class Caller:
             self.journal.start(key, config.name, instance.id, worst, sum(worst_counts))
             return True
 
-        outcome = self.client.chat(self._body(config, instance), admit)
+        outcome = self.client.chat(self._body(config, instance), admit, self.stopping)
         paid, seconds = charge(outcome, config.max_tokens, worst_counts, rate, self.cfg.endpoint.charge_failed,
                                self.cfg.latency)
         record: dict[str, Any] = {
@@ -171,6 +172,10 @@ class Caller:
     def drain(self) -> None:
         while self.in_flight:
             self.wait_one()
+
+    def stop(self) -> None:
+        """The run is stopping: each call in flight ends after the attempt under way (no retry, no backoff)."""
+        self.stopping.set()
 
     def take(self, key: str) -> dict[str, Any]:
         """The result of ``key``, which has finished (KeyError otherwise)."""

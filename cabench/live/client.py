@@ -339,11 +339,13 @@ class ChatClient:
         outcome.reported_latency_s = reported
         return None
 
-    def chat(self, body: dict[str, Any], admit: Callable[[], bool] = lambda: True) -> Outcome:
+    def chat(self, body: dict[str, Any], admit: Callable[[], bool] = lambda: True,
+             stop: threading.Event | None = None) -> Outcome:
         """POST ``chat/completions`` with retries; never raises for a failed call.
 
         ``admit`` is asked before each retry that follows a billable attempt: False (the budget cannot pay
-        for another attempt) ends the call as failed.
+        for another attempt) ends the call as failed. ``stop``, once set (the run is stopping), ends the call
+        after the attempt under way: no retry, and no wait for one.
         """
         outcome = Outcome(ok=False)
         for attempt in range(self.endpoint.max_retries + 1):
@@ -360,7 +362,11 @@ class ChatClient:
                 wait = self.rng.uniform(0, cap)  # full jitter
             if retry_after is not None:
                 wait = max(wait, retry_after)
-            time.sleep(min(wait, self.endpoint.max_backoff_s))
+            if stop is None:
+                time.sleep(min(wait, self.endpoint.max_backoff_s))
+            if stop is not None and stop.wait(min(wait, self.endpoint.max_backoff_s)):
+                outcome.stopped = "the run is stopping"
+                break
             if last.billable and not admit():
                 outcome.stopped = "the budget does not cover another attempt"
                 break

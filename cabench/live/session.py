@@ -19,8 +19,11 @@ same calls in the same order, and journaled calls are not made again.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -101,8 +104,10 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: spend.json says what was paid (an earlier run's would stay)
             facts["stopped_by"] = "interrupted"
             facts["stop_reason"] = "interrupted; re-run to resume"
-            _despite_interrupts(caller.drain)  # a second Ctrl-C while calls are in flight: still their charges
-            _despite_interrupts(lambda: _finish(cfg, out, caller, journal, facts, None, task, collect))
+            caller.stop()  # the calls in flight end after their current attempt
+            with _interrupts_held():  # a further Ctrl-C while they end: their charges still reach spend.json
+                caller.drain()
+                _finish(cfg, out, caller, journal, facts, None, task, collect)
             raise
         caller.drain()
         if caller.failure_stop:
@@ -121,16 +126,20 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
     return result
 
 
-def _despite_interrupts(step: Callable[[], Any]) -> None:
-    """Run ``step`` to its end, again from its start after each further Ctrl-C (or SIGTERM) that lands in it: once
-    a run is stopping, waiting for the calls in flight (each bounded by ``timeout_s``) and writing ``spend.json``
-    (atomic, so again is safe) must finish, or the folder would say less than was paid."""
-    while True:
-        try:
-            step()
-            return
-        except KeyboardInterrupt:
-            continue
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM off while a stopping run waits for its calls in flight (each now ends after the
+    attempt under way, within ``timeout_s``) and writes ``spend.json``: a further one is noted, not raised, so
+    neither step is cut short between a call's charge and its record. Only in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
 
 
 def _split(cfg: LiveConfig, ids: list[str], collect: bool) -> tuple[list[str], list[str]]:

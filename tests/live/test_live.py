@@ -94,7 +94,9 @@ def test_live_online_within_budget_and_describable(tmp_path, dataset, server):
 def test_an_interrupted_run_leaves_spend_json_saying_what_it_paid(tmp_path, dataset, server, monkeypatch, again):
     """Ctrl-C or SIGTERM after profiling: spend.json says the run was interrupted and what the journal charged (a
     resumed run interrupted kept the spend.json of the run before it, with fewer calls and tokens). A further
-    Ctrl-C while the calls in flight are waited for skipped spend.json; it is written all the same."""
+    Ctrl-C or SIGTERM while the calls in flight are waited for skipped spend.json; it is held off now."""
+    import signal
+
     from cabench.live import session
     from cabench.live.caller import Caller
 
@@ -103,12 +105,14 @@ def test_an_interrupted_run_leaves_spend_json_saying_what_it_paid(tmp_path, data
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    drain, pressed = Caller.drain, []
+    drain, pressed, waited = Caller.drain, [], []
 
-    def pressed_again(self):  # the next ``again`` waits for the calls in flight are cut short by a Ctrl-C
-        if len(pressed) < again:
-            pressed.append(1)
-            raise KeyboardInterrupt
+    def pressed_again(self):  # while the stopping run waits for its calls in flight, ``again`` more signals arrive
+        if self.stopping.is_set() and not waited:  # set: the calls in flight make no further attempt
+            waited.append(True)
+            for sig in (signal.SIGINT, signal.SIGTERM)[:again]:
+                pressed.append(sig)
+                os.kill(os.getpid(), sig)
         return drain(self)
 
     monkeypatch.setattr(session, "_method", interrupted)
@@ -119,7 +123,7 @@ def test_an_interrupted_run_leaves_spend_json_saying_what_it_paid(tmp_path, data
     spend = json.loads((tmp_path / "run" / "spend.json").read_text())
     assert spend["stopped_by"] == "interrupted" and spend["calls"] == len(journal(tmp_path / "run")) > 0
     assert spend["spent_tokens"] == pytest.approx(sum(r["charged"] for r in journal(tmp_path / "run")))
-    assert len(pressed) == again
+    assert len(pressed) == again and waited == [True]
 
 
 @pytest.mark.parametrize("setting", ["online", "psi"])

@@ -431,3 +431,32 @@ def test_resume_counts_every_journaled_charge_before_new_calls(tmp_path, dataset
     spend = strict_loads((out / "spend.json").read_text())
     assert spend["lost_calls"] == 1 and spend["stopped_by"] == "token budget" and spend["spent_tokens"] <= budget
     assert ep.generated <= spend["spent_tokens"] <= budget  # both runs: the lost call was generated twice
+
+
+def test_a_stopping_run_makes_no_further_attempt_of_a_call_in_flight(monkeypatch):
+    """Once a run stops (Ctrl-C), each call in flight ended only after all its retries, with backoff (about 17 minutes
+    at the defaults, each retry billable) while further interrupts were held off. The stop is a flag each call checks
+    after the attempt under way: one attempt, then no retry and no wait."""
+    import threading
+
+    from cabench.live.client import Attempt, ChatClient
+
+    attempts = []
+
+    def unavailable(self, body, outcome):
+        attempts.append(1)
+        outcome.attempts.append(Attempt(status="http 503", seconds=0.0, billable=True))
+        return 60.0  # Retry-After: a minute
+
+    monkeypatch.setattr(ChatClient, "_attempt", unavailable)
+    client = ChatClient(Endpoint(base_url="http://127.0.0.1:9/v1", max_retries=4, backoff_s=0.0,
+                                 max_backoff_s=0.0))
+    try:
+        assert len(client.chat({}).attempts) == 5 and len(attempts) == 5  # unstopped: every retry
+        attempts.clear()
+        stop = threading.Event()
+        stop.set()
+        outcome = client.chat({}, stop=stop)
+        assert len(attempts) == 1 and outcome.stopped == "the run is stopping" and not outcome.ok
+    finally:
+        client.close()
