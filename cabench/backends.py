@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import os
 import signal
 import threading
 import warnings
@@ -127,7 +126,7 @@ def _dask(backend: Backend, shared: tuple[Any, ...] = ()) -> Iterator[None]:
 def workers_for(n_jobs: int) -> int:
     """The workers a map starts for ``n_jobs``: all cores for -1, and never more than the cores (the results do not
     depend on it; 100,000 asked for started a process per task until memory ran out)."""
-    cores = os.cpu_count() or 1
+    cores = joblib.cpu_count() or 1  # the cores this process may use (affinity, cgroup limits), as joblib counts
     return cores if n_jobs == -1 else min(n_jobs, cores)
 
 

@@ -55,11 +55,15 @@ class Drawn:
 
 
 def slug(text: str) -> str:
-    """A file-name-safe form of an experiment label, one per label: a label that is one already is itself; any
+    """A file-name-safe form of an experiment label, one per label: a label that is one already is itself, and the
+    label cabench gives one of several experiments of a name, ``name [hash8]``, is ``name_hash8`` (as ever); any
     other is its safe characters with 8 hex digits of its SHA-256 ('a b' and 'a_b' drew into one file)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
-    if safe == text and not text.startswith("."):
+    if safe and safe == text:
         return text
+    twin = re.fullmatch(r"(?P<name>[A-Za-z0-9_.-]+) \[(?P<hash>[0-9a-f]{8})\]", text)
+    if twin and twin["name"].strip("_") == twin["name"]:
+        return f"{twin['name']}_{twin['hash']}"
     return f"{safe or 'experiment'}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 

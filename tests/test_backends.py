@@ -125,12 +125,13 @@ def test_a_map_starts_no_more_workers_than_cores_and_plot_checks_its_workers(tmp
     """--n-jobs 100000 started a loky process per task until memory ran out, and plot --n-jobs 0 ended in joblib's
     traceback (exit 1). A map starts at most one worker per core (the results do not depend on it), and plot refuses
     0 and below -1 in one line, as a config's n_jobs is."""
+    import joblib
     from typer.testing import CliRunner
 
     from cabench.backends import workers_for
     from cabench.cli import app
 
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(joblib, "cpu_count", lambda: 2)  # the cores this process may use
     assert [workers_for(n) for n in (1, 2, 3, 100_000, -1)] == [1, 2, 2, 2, 2]
     pids = set(parallel_map(os.getpid, [()] * 8, Backend("loky", n_jobs=100_000)))
     assert 1 <= len(pids) <= 2 and os.getpid() not in pids

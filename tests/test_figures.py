@@ -522,6 +522,7 @@ def test_experiments_whose_names_share_a_file_name_keep_figures_of_their_own(tmp
                                                    "output": str(tmp_path / name.replace(" ", "-"))})
         run_experiment(cfg, quiet=True)
     assert slug("a_b") == "a_b" and slug("a b").startswith("a_b_") and len({slug("a b"), slug("a|b")}) == 2
+    assert slug("gsm8k_psi [0123abcd]") == "gsm8k_psi_0123abcd"  # cabench's own label of one of two namesakes
     first = plot(tmp_path, ["png"])
     assert len(first.written) == 4 and len({p.name for p in first.written}) == 4
     again = plot(tmp_path, ["png"])

@@ -58,13 +58,13 @@ _SHOW = 3
 
 def _rows(mask: np.ndarray | pd.Series, place: Callable[[int], str] | None = None) -> str:
     """Describe the first offending rows (1-based data rows, header excluded); with ``place`` (a tool's log: where
-    a row was read, its file and line or sample), the first of them there and how many more."""
+    a row was read, its file and line or sample), the first of them there and how many more are."""
     idx = np.flatnonzero(np.asarray(mask))
-    if place is not None:
-        return place(int(idx[0])) + (f" (and {len(idx) - 1} more)" if len(idx) > 1 else "")
-    shown = ", ".join(str(i + 1) for i in idx[:_SHOW])
     more = f" and {len(idx) - _SHOW} more" if len(idx) > _SHOW else ""
-    return f"row{'s' if len(idx) > 1 else ''} {shown}{more}"
+    places = [place(int(i)) for i in idx[:_SHOW]] if place is not None else [data_row(int(i)) for i in idx[:_SHOW]]
+    if all(p.startswith("row ") for p in places):  # rows of a table: 'rows 1, 2, 3'
+        return f"row{'s' if len(idx) > 1 else ''} {', '.join(p[4:] for p in places)}{more}"
+    return "; ".join(places) + more
 
 
 def unprintable(text: str) -> str | None:
@@ -157,19 +157,21 @@ def check_extra_columns(declared: Any, where: str) -> tuple[str, ...]:
     return tuple(declared)
 
 
-def _finite(values: pd.Series, col: str, source: str) -> pd.Series:
+def _finite(values: pd.Series, col: str, source: str, place: Callable[[int], str] | None = None) -> pd.Series:
     """A numeric column's values as numbers, refusing a NaN, an empty cell or a value that is not a finite number."""
     na = values.isna().to_numpy()
     if na.any():
-        raise CabenchError(f"{source}: column '{col}' is NaN at {_rows(na)}; fill in or remove those rows")
+        raise CabenchError(f"{source}: column '{col}' is NaN at {_rows(na, place)}; fill in or remove those rows")
     numbers = pd.to_numeric(values, errors="coerce")
     bad = numbers.isna().to_numpy() | ~np.isfinite(numbers.to_numpy(dtype=float))
     if bad.any():
-        raise CabenchError(f"{source}: column '{col}' is not a finite number at {_rows(bad)}; fix those values")
+        raise CabenchError(f"{source}: column '{col}' is not a finite number at {_rows(bad, place)}; fix those "
+                           "values")
     return numbers
 
 
-def _kept_numbers(frame: pd.DataFrame, source: str, extra: Sequence[str]) -> dict[str, pd.Series]:
+def _kept_numbers(frame: pd.DataFrame, source: str, extra: Sequence[str],
+                  place: Callable[[int], str] | None = None) -> dict[str, pd.Series]:
     """The optional columns the frame has (numbers >= 0) and the declared extra ones (finite numbers)."""
     lacking = [c for c in extra if c not in frame.columns]
     if lacking:
@@ -177,11 +179,11 @@ def _kept_numbers(frame: pd.DataFrame, source: str, extra: Sequence[str]) -> dic
                            "or remove it from the declaration")
     out = {}
     for col in (c for c in kept_columns(frame.columns, extra) if c not in COLUMNS):
-        numbers = _finite(frame[col], col, source).astype(np.float64)
+        numbers = _finite(frame[col], col, source, place).astype(np.float64)
         negative = (numbers < 0).to_numpy()
         if col in OPTIONAL_COLUMNS and negative.any():
-            raise CabenchError(f"{source}: column '{col}' is negative at {_rows(negative)}; token counts and costs "
-                               "are numbers >= 0")
+            raise CabenchError(f"{source}: column '{col}' is negative at {_rows(negative, place)}; token counts and "
+                               "costs are numbers >= 0")
         out[col] = numbers
     return out
 
@@ -256,7 +258,7 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = (),
                                    "those rows")
             out[col] = text
             continue
-        numbers = _finite(values, col, source)
+        numbers = _finite(values, col, source, place)
         if kind == "int":
             frac = (numbers % 1 != 0).to_numpy()
             if frac.any():
@@ -269,6 +271,7 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = (),
             out[col] = numbers.astype(np.int64)
         else:
             out[col] = numbers.astype(np.float64)
+    out["correct"] = out["correct"] + 0.0  # a score of -0.0 is 0.0 (it was written as -0.0)
     outside = ((out["correct"] < 0) | (out["correct"] > 1)).to_numpy()
     if outside.any():
         raise CabenchError(f"{source}: column 'correct' is outside [0, 1] at {_rows(outside, place)}; correctness is "
@@ -286,7 +289,7 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = (),
         if nonpos.any():
             raise CabenchError(f"{source}: column '{col}' is not positive at {_rows(nonpos, place)}; every evaluation "
                                "takes some time and some tokens")
-    for col, numbers in _kept_numbers(frame, source, extra).items():
+    for col, numbers in _kept_numbers(frame, source, extra, place).items():
         out[col] = numbers
     check_duplicates(out, source, data_row)
     for col in CONFIG_COLUMNS:

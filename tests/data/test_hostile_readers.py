@@ -735,24 +735,37 @@ def test_helm_entries_that_are_no_instance_are_said_when_left_out(tmp_path):
 
     def more_entries(stats: list) -> None:
         perturbed, trial = copy.deepcopy(stats[0]), copy.deepcopy(stats[0])  # copies of an unperturbed trial 0
-        perturbed["perturbation"] = {"name": "typo", "prob": 0.1}
-        trial["train_trial_index"] = 1
+        perturbed["perturbation"] = {"name": "synonym", "prob": 0.5}  # variants the fixture does not have yet
+        trial["train_trial_index"] = 2
         stats += [perturbed, trial]
 
     src = SOURCES["helm"](tmp_path / "src")  # three runs of five instances, each with a perturbed copy and trial 1
     plain = imported("helm", src, tmp_path / "plain")
     assert plain.exit_code == 0, plain.output
-    assert ("left out: 15 entries of train trials after the first\n"
-            "left out: 15 perturbed entries (robustness variants)\n") in plain.stdout
+    assert ("left out: 15 instances of train trials after the first\n"
+            "left out: 15 perturbed copies of instances (robustness variants)\n") in plain.stdout
     _helm_stats(more_entries)(src if src.is_dir() else src.parent)
     result = imported("helm", src, tmp_path / "ds")
     assert result.exit_code == 0, result.output
-    assert ("left out: 16 entries of train trials after the first\n"
-            "left out: 16 perturbed entries (robustness variants)\n") in result.stdout
+    assert ("left out: 16 instances of train trials after the first\n"
+            "left out: 16 perturbed copies of instances (robustness variants)\n") in result.stdout
     meta = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())
-    assert meta["provenance"]["other_entries"] == {"entries of train trials after the first": 16,
-                                                   "perturbed entries (robustness variants)": 16}
+    assert meta["provenance"]["other_entries"] == {"instances of train trials after the first": 16,
+                                                   "perturbed copies of instances (robustness variants)": 16}
     assert (tmp_path / "ds" / "logs.csv.gz").read_bytes() == (tmp_path / "plain" / "logs.csv.gz").read_bytes()
+
+    def split_by_metric(stats: list) -> None:  # HELM writes one entry per metric: the same variants, counted once
+        halves = []
+        for entry in stats:
+            first_half, second_half = copy.deepcopy(entry), copy.deepcopy(entry)
+            first_half["stats"], second_half["stats"] = entry["stats"][:1], entry["stats"][1:]
+            halves += [first_half, second_half]
+        stats[:] = halves
+
+    _helm_stats(split_by_metric)(src if src.is_dir() else src.parent)
+    again = imported("helm", src, tmp_path / "split")
+    assert again.exit_code == 0, again.output
+    assert "left out: 16 perturbed copies of instances (robustness variants)\n" in again.stdout
 
 
 def test_json_lines_after_a_byte_order_mark_read_as_without_it(tmp_path):

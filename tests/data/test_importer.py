@@ -330,3 +330,24 @@ def test_the_header_check_reads_the_header_pandas_reads(tmp_path, case):
         source.write_text("\n" + "\n".join([lines[0] + ",tokens", *(line + ",1" for line in lines[1:])]) + "\n")
         with pytest.raises(CabenchError, match="the header names column 'tokens' twice"):
             import_logs(source, None, tmp_path / "out")
+
+
+def test_optional_columns_are_placed_as_in_the_file_and_minus_zero_is_zero(tmp_path):
+    """After rows were dropped (an empty latency, --unmeasured drop, the hole dropped with drop-instances), a
+    negative prompt_tokens was placed at the row of what was left ('row 5') rather than of the file ('row 7'); a
+    score of -0.0 was written as -0.0."""
+    frame = tiny_logs(2, 5)
+    frame["prompt_tokens"] = 10.0
+    frame["correct"] = frame["correct"].astype(float)
+    frame.loc[0, "latency_s"] = float("nan")
+    source = tmp_path / "logs.csv"
+    bad = frame.copy()
+    bad.loc[6, "prompt_tokens"] = -3.0
+    bad.to_csv(source, index=False)
+    with pytest.raises(CabenchError, match=r"column 'prompt_tokens' is negative at row 7; "):
+        import_logs(source, None, tmp_path / "bad", missing="drop-instances")
+    frame.loc[1, "correct"] = -0.0
+    frame.to_csv(source, index=False)
+    import_logs(source, None, tmp_path / "ok", missing="drop-instances")
+    text = gzip.decompress((tmp_path / "ok" / "logs.csv.gz").read_bytes()).decode()
+    assert "-0.0" not in text and "-0," not in text

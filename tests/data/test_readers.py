@@ -164,6 +164,13 @@ def test_bfcl_v3_score_files_named_as_their_results_and_an_entry_missing_a_token
     assert "assumed (the logs do not say; --set to give them): temperature=0.001, max_new_tokens=1000" in result.stdout
     logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
     assert sorted(logs["config_id"].unique()) == ["alpha-model", "beta-model-FC"] and len(logs) == 14
+    for folder in (src / "score").iterdir():  # an earlier layout's score file beside: the one named after it wins
+        (folder / "simple_score.json").write_text(json.dumps({"correct_count": 4, "total_count": 4}) + "\n")
+    both = RUNNER.invoke(app, ["data", "import", str(src), "--format", "bfcl", "--out", str(tmp_path / "both")])
+    assert both.exit_code == 0, both.output
+    assert (tmp_path / "both" / "logs.csv.gz").read_bytes() == (tmp_path / "ds" / "logs.csv.gz").read_bytes()
+    for folder in (src / "score").iterdir():
+        (folder / "simple_score.json").unlink()
     result_file = src / "result" / "beta-model-FC" / "BFCL_v3_simple_result.json"
     lines = [json.loads(line) for line in result_file.read_text().splitlines()]
     del lines[1]["input_token_count"]

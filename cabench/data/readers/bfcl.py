@@ -81,8 +81,8 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
         for path in sorted(model_dir.glob("*_result.json")):
             match = _RESULT.match(path.name)
             category = match.group("category") if match else path.stem
-            named = (scores / model / f"{category}_score.json",  # the score file as each layout names it
-                     scores / model / path.name.replace("_result.json", "_score.json"))
+            named = (scores / model / path.name.replace("_result.json", "_score.json"),  # named after this file
+                     scores / model / f"{category}_score.json")  # the earlier layouts' name
             score_path = next((p for p in named if p.is_file()), named[0])
             if not score_path.is_file():
                 unscored.append(str(path.relative_to(folder)))  # not part of the leaderboard's score
@@ -121,9 +121,10 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
         else:
             rows += model_rows
     if not rows and not files:
+        example = f", e.g. for {unscored[0]}" if unscored else ""
         raise CabenchError(f"{folder}: no result file has a score file (looked for score/<model>/<category>_score.json "
-                           f"and score/<model>/<result name>_score.json, e.g. for {unscored[0] if unscored else '-'}); "
-                           "unscored categories are not part of the leaderboard's score")
+                           f"and score/<model>/<result name>_score.json{example}); unscored categories are not part of "
+                           "the leaderboard's score")
     if not rows:
         raise CabenchError(f"{folder}: no model has latency and token counts on every instance")
     if options.metric is not None:

@@ -126,18 +126,20 @@ def _tokens(stats: dict[str, dict[str, Any]], where: str) -> dict[str, float | N
 
 
 def _instances(entries: list[Any], trials: list[int], first_trial: int, stats_path: Path,
-               left: Counter[str]) -> list[tuple[int, str | int, dict[str, dict[str, Any]]]]:
+               left: dict[str, set[tuple[Any, ...]]]) -> list[tuple[int, str | int, dict[str, dict[str, Any]]]]:
     """(first entry, instance id, stats) of each unperturbed instance of the first train trial: HELM writes one entry
     per metric that scores instances (a safety run's annotator scores apart from its runtime and token counts), so
-    the entries of one instance are merged; a stat two of them give differently is refused. The entries passed over
-    are counted in ``left`` by why."""
+    the entries of one instance are merged; a stat two of them give differently is refused. The variants passed
+    over (instance, perturbation, trial: each once, however many metric entries it has) are added to ``left`` by
+    why."""
     merged: dict[str | int, tuple[int, dict[str, dict[str, Any]]]] = {}
     for n, (entry, trial) in enumerate(zip(entries, trials)):
         where = f"{stats_path}: entry {n + 1}"
         instance = need(entry, "instance_id", (str, int), where)
         if entry.get("perturbation") or trial != first_trial:
-            left["perturbed entries (robustness variants)" if entry.get("perturbation")
-                 else "entries of train trials after the first"] += 1
+            why = ("perturbed copies of instances (robustness variants)" if entry.get("perturbation")
+                   else "instances of train trials after the first")
+            left.setdefault(why, set()).add((stats_path, instance, repr(entry.get("perturbation")), trial))
             continue
         stats = _stats(entry, where)
         if instance not in merged:
@@ -167,7 +169,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
     skipped: dict[str, str] = {}
     chosen: set[str] = set()
     left_out: Counter[str] = Counter()  # instances of other splits, by split
-    passed_over: Counter[str] = Counter()  # entries that are no instance's first unperturbed trial, by why
+    passed_over: dict[str, set[tuple[Any, ...]]] = {}  # variants that are no instance's first unperturbed trial
     for spec_path in specs:
         stats_path = spec_path.parent / "per_instance_stats.json"
         if not stats_path.is_file():
@@ -236,5 +238,5 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
     if left_out:
         info["other_splits"] = dict(sorted(left_out.items()))
     if passed_over:
-        info["other_entries"] = dict(sorted(passed_over.items()))
+        info["other_entries"] = {why: len(keys) for why, keys in sorted(passed_over.items())}
     return Read(rows, files, info, at="entry {}")
