@@ -94,6 +94,16 @@ os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
 for _ in range(3):  # three maps, as three experiments of one `cabench run`
     print(sorted(set(parallel_map(os.getpid, [()] * 8, Backend("dask", 2)))), flush=True)
 print(list(parallel_map(os.environ.get, [("MALLOC_TRIM_THRESHOLD_",)] * 2, Backend("dask", 2))), flush=True)
+
+
+def ignores_ctrl_c():
+    import signal
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+import signal
+print(list(parallel_map(ignores_ctrl_c, [()] * 2, Backend("dask", 2))), ignores_ctrl_c(),
+      signal.getsignal(signal.SIGINT) is signal.default_int_handler, flush=True)
 """
 
 
@@ -108,12 +118,13 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow
 def test_a_local_dask_cluster_serves_every_map_of_a_process_and_ends_with_it():
     """Like loky's workers, the local cluster starts once per process (the worker processes of three maps are the
-    same two), its workers keep glibc's own threshold for giving memory back (Dask's 64 KiB made the engines slower)
-    and they end when the process does."""
+    same two), its workers keep glibc's own threshold for giving memory back (Dask's 64 KiB made the engines slower),
+    leave Ctrl-C to the process that started them (each printed its own traceback) and end when it does."""
     done = subprocess.run([sys.executable, "-c", _WORKERS], capture_output=True, text=True, timeout=SAFETY_S,
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    *lines, environ = done.stdout.splitlines()
+    *lines, environ, ctrl_c = done.stdout.splitlines()
+    assert ctrl_c == "[True, True] False True"  # the workers ignore SIGINT; this process keeps its handler
     assert ast.literal_eval(environ) == [None, None]
     maps = [set(ast.literal_eval(line)) for line in lines]
     workers = set().union(*maps)
