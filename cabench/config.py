@@ -256,7 +256,9 @@ def _methods(r: _Reader, raw: Any, setting: str) -> tuple[Any, ...]:
 def _output(r: _Reader, raw: Any) -> str:
     """The ``output`` folder as written: a path, never a number (``output: 5`` made a folder named 5)."""
     if not isinstance(raw, str):
-        raise r.fail("output", f"expected a folder path, got {raw!r}")
+        quote = (f" (YAML reads it as a number: quote it, output: '{raw}')"
+                 if isinstance(raw, (int, float)) and not isinstance(raw, bool) else "")
+        raise r.fail("output", f"expected a folder path, got {raw!r}{quote}")
     return raw
 
 
