@@ -187,7 +187,7 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> tuple[Path,
             raise CabenchError(f"{target}: holds another dataset than the import of {logs} (other logs, mapping "
                                "or options); pass another --out, or --replace to replace it and its results")
         if others := sorted(p.name for p in target.iterdir() if p.name not in DATASET_FILES):
-            raise CabenchError(f"{target}: holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''} beside "
+            raise CabenchError(f"{target}: holds {_some(others)} beside "
                                "the dataset, which an import does not write; --replace would delete them: move them, "
                                "or pass another --out")
         swap_folders(fresh, target)  # the replaced dataset now waits in the staging folder
@@ -196,6 +196,11 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> tuple[Path,
     finally:
         if waiting is None:
             shutil.rmtree(staged, ignore_errors=True)
+
+
+def _some(names: list[str]) -> str:
+    """The first three of ``names``, and '...' when there are more."""
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
 
 
 def replaced_back(waiting: Path, target: Path) -> None:
@@ -226,7 +231,7 @@ def results_on(target: Path, results: Path, kept: set[Path]) -> list[Path]:
                                "link; --replace removes only folders it finds in place: move it, or pass another --out")
         if others := written_by_runs(folder):
             raise CabenchError(f"{folder}: results computed on the replaced dataset {target} that also hold "
-                               f"{', '.join(others[:3])}{', ...' if len(others) > 3 else ''}, which a run does not "
+                               f"{_some(others)}, which a run does not "
                                "write; --replace would delete them: move them, or pass another --out")
         with folder_lock(folder):  # refused at once when another cabench process writes there
             pass

@@ -57,11 +57,11 @@ _SHOW = 3
 
 
 def _rows(mask: np.ndarray | pd.Series, place: Callable[[int], str] | None = None) -> str:
-    """Describe the first offending rows (1-based data rows, header excluded); with ``place`` (a tool's log: where
-    a row was read, its file and line or sample), the first of them there and how many more are."""
+    """Describe the first offending rows: where each was read (``place``: a tool log's file and line or sample, a
+    table's row), by default the 1-based data row (header excluded), and how many more there are."""
     idx = np.flatnonzero(np.asarray(mask))
     more = f" and {len(idx) - _SHOW} more" if len(idx) > _SHOW else ""
-    places = [place(int(i)) for i in idx[:_SHOW]] if place is not None else [data_row(int(i)) for i in idx[:_SHOW]]
+    places = [(place or data_row)(int(i)) for i in idx[:_SHOW]]
     if all(p.startswith("row ") for p in places):  # rows of a table: 'rows 1, 2, 3'
         return f"row{'s' if len(idx) > 1 else ''} {', '.join(p[4:] for p in places)}{more}"
     return "; ".join(places) + more

@@ -262,7 +262,7 @@ class ChatClient:
                                    "character); export the key alone")
             headers["Authorization"] = f"Bearer {key}"
             if len(key) >= MIN_SECRET:
-                self.secrets += secret_forms(key)
+                self.secrets.append(key)
         self.secrets = sorted({form for secret in self.secrets for form in secret_forms(secret)}, key=len,
                               reverse=True)
         limits = httpx.Limits(max_connections=max(1, endpoint.concurrency) + 2)
@@ -348,6 +348,7 @@ class ChatClient:
         after the attempt under way: no retry, and no wait for one.
         """
         outcome = Outcome(ok=False)
+        stop = stop or threading.Event()  # never set: its wait is a plain sleep
         for attempt in range(self.endpoint.max_retries + 1):
             retry_after = self._attempt(body, outcome)
             last = outcome.attempts[-1]
@@ -362,9 +363,7 @@ class ChatClient:
                 wait = self.rng.uniform(0, cap)  # full jitter
             if retry_after is not None:
                 wait = max(wait, retry_after)
-            if stop is None:
-                time.sleep(min(wait, self.endpoint.max_backoff_s))
-            if stop is not None and stop.wait(min(wait, self.endpoint.max_backoff_s)):
+            if stop.wait(min(wait, self.endpoint.max_backoff_s)):
                 outcome.stopped = "the run is stopping"
                 break
             if last.billable and not admit():
