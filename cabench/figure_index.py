@@ -29,6 +29,14 @@ COLUMNS = ["stem", "caption", "experiments", "source", "formats", "inputs", "cod
 READ = ("config.yaml", "runs.*", "arms.*", "trajectories.*")
 PAPER = "paper"
 FORMATS = ("png", "pdf", "svg")  # the files a figure may have
+#: What ``cabench plot`` writes into each file's metadata (:data:`METADATA`), and how the bytes of the file show it.
+SIGNATURE = "cabench"
+METADATA: dict[str, dict[str, str | None]] = {
+    "png": {"Software": SIGNATURE},
+    "pdf": {"Creator": SIGNATURE, "Producer": None, "CreationDate": None},
+    "svg": {"Date": None, "Creator": SIGNATURE}}
+_SIGNED = {"png": b"tEXtSoftware\0" + SIGNATURE.encode(), "pdf": b"/Creator (" + SIGNATURE.encode() + b")",
+           "svg": b"<dc:title>" + SIGNATURE.encode() + b"</dc:title>"}
 
 
 def experiment_source(label: str) -> str:
@@ -108,6 +116,25 @@ def _drawn(root: Path, row: pd.Series, formats: Iterable[str]) -> bool:
         if not path.is_file() or written.get(fmt) != file_sha256(path):
             return False
     return True
+
+
+def recorded_outputs(root: Path) -> dict[str, str]:
+    """Every figure file the index of ``root`` records as written (path relative to ``root``: its SHA-256); empty
+    where there is no index or a damaged one."""
+    table = read_index(root, damaged_as_empty=True)
+    return {f"{row['stem']}.{fmt}": digest for _, row in table.iterrows() for fmt, digest in _outputs(row).items()}
+
+
+def drawn_by_cabench(path: Path, root: Path, recorded: dict[str, str]) -> bool:
+    """Whether the file at ``path`` (below ``root``) is a figure ``cabench plot`` drew, which it may replace: the
+    file the index recorded (``recorded``, :func:`recorded_outputs`) or one signed in its metadata
+    (:data:`METADATA`), as every figure is since the index may be gone. Any other file is a user's."""
+    data = path.read_bytes()
+    rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else None
+    if rel is not None and recorded.get(rel) == hashlib.sha256(data).hexdigest():
+        return True
+    signed = _SIGNED.get(path.suffix.lstrip("."))
+    return signed is not None and signed in data
 
 
 def _hash_of(root: Path, rel: str, seen: dict[str, str | None]) -> str | None:

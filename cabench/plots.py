@@ -32,7 +32,7 @@ from cabench.landscape import landscape_figure as landscape_figure
 from cabench.panels import finish, literal_text, marks
 from cabench.results import Experiment, ResultSet
 from cabench.stats import wilson
-from cabench.storage import save_figure
+from cabench.storage import figure_bytes, replaced_together, write_atomic
 from cabench.units import LABELS
 
 MODE_LINE = {"deterministic": "-", "stochastic": "--"}
@@ -40,9 +40,10 @@ FORMATS = figure_index.FORMATS
 #: The modules whose code draws figures: a figure is drawn again when one of them (or the library) changes.
 DRAWING = ("cabench.plots", "cabench.landscape", "cabench.panels", "cabench.methods.styles", "cabench.stats",
            "cabench.units")
-_SAVE: dict[str, dict[str, Any]] = {"png": {"dpi": 200, "metadata": {"Software": None}},
-         "pdf": {"metadata": {"Creator": None, "Producer": None, "CreationDate": None}},
-         "svg": {"metadata": {"Date": None, "Creator": None}}}
+#: ``savefig``'s options by format: no date or library version in a file (equal figures give equal bytes), and
+#: cabench's signature, by which ``plot`` tells a figure it drew from a user's file of the same name.
+_SAVE: dict[str, dict[str, Any]] = {fmt: {"metadata": metadata, **({"dpi": 200} if fmt == "png" else {})}
+                                    for fmt, metadata in figure_index.METADATA.items()}
 
 
 @dataclass(frozen=True)
@@ -78,15 +79,24 @@ def check_formats(formats: Sequence[str]) -> list[str]:
 
 
 @literal_text
-def save(fig, stem: Path, formats: Sequence[str]) -> list[Path]:
+def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]]:
+    """``fig`` drawn in memory in each of ``formats``, each with the file it is for (``stem`` and the format's
+    suffix); the figure is closed."""
     out = []
-    stem.parent.mkdir(parents=True, exist_ok=True)
     for fmt in check_formats(formats):
         path = stem.with_suffix(f".{fmt}") if stem.suffix != f".{fmt}" else stem
-        save_figure(fig, path, fmt, bbox_inches="tight", **_SAVE[fmt])
-        out.append(path)
+        out.append((path, figure_bytes(fig, fmt, bbox_inches="tight", **_SAVE[fmt])))
     plt.close(fig)
     return out
+
+
+def save(fig, stem: Path, formats: Sequence[str]) -> list[Path]:
+    """Draw ``fig`` (:func:`rendered`) and write each file atomically; return the files."""
+    files = rendered(fig, stem, formats)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    for path, data in files:
+        write_atomic(path, data)
+    return [path for path, _ in files]
 
 
 def _pair(fig, axes, e: Experiment, titles: Sequence[str], note: str) -> None:
@@ -279,9 +289,10 @@ def _cost_mode_figure(experiments: list[Experiment]):
 # --- drawing what changed -------------------------------------------------------------------------------
 
 def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[str], current: dict[str, str]
-          ) -> list[tuple[Drawn, list[Path]]]:
-    """One experiment's figures, or (given the paper's experiments) the paper's figures, each with the files written:
-    none for a figure ``current`` lists (stem: its experiments) with the same experiments."""
+          ) -> list[tuple[Drawn, list[tuple[Path, bytes]]]]:
+    """One experiment's figures, or (given the paper's experiments) the paper's figures, each with its files drawn
+    in memory (:func:`rendered`): none for a figure ``current`` lists (stem: its experiments) with the same
+    experiments."""
     if isinstance(subject, list):
         figures = [(stem, fig, caption, tuple(e.label for e in parts))
                    for stem, fig, caption, parts in _paper_figures(subject)]
@@ -293,7 +304,7 @@ def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[
         keep = current.get(stem) == "; ".join(parts)
         if keep:
             plt.close(fig)
-        out.append((Drawn(stem, caption, parts), [] if keep else save(fig, root / stem, formats)))
+        out.append((Drawn(stem, caption, parts), [] if keep else rendered(fig, root / stem, formats)))
     return out
 
 
@@ -368,26 +379,42 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
         if rows.empty or drawn_from != labels or not rows["stem"].isin(current).all():
             stale.append(source)  # drawn again; its figures still current are not written
     first = sorted(stale, key=lambda s: s != figure_index.PAPER)  # the longest task first: no tail on one worker
-    try:
-        done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current) for s in first],
-                                            Backend("loky", n_jobs))))
-        drawn = [done[s] for s in stale]
-    except OSError as exc:
-        raise CabenchError(f"{exc.filename or root}: cannot write figures ({exc.strerror}); pass a writable "
-                           "results folder, or make room") \
-            from None
-    written = [p for part in drawn for _, paths in part for p in paths]
+    done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current) for s in first],
+                                        Backend("loky", n_jobs))))
+    drawn = [done[s] for s in stale]
+    written = _write(root, [file for part in drawn for _, files in part for file in files])
     ours = index[index["source"].isin(subjects) & index["stem"].isin(current)]
     kept = [root / f"{stem}.{fmt}" for stem in ours["stem"] for fmt in formats]
     old = index.set_index("stem")
     rows = [figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, inputs(d.parts), version, root)
-            if paths else {"stem": d.stem, **old.loc[d.stem].to_dict()}
-            for source, part in zip(stale, drawn) for d, paths in part]
+            if files else {"stem": d.stem, **old.loc[d.stem].to_dict()}
+            for source, part in zip(stale, drawn) for d, files in part]
     replaced = set(stale) | (set(index["source"]) - set(subjects) if root == folder else set())
     left = figure_index.remove_figures(root, index[index["source"].isin(replaced) & ~index["stem"].isin(current)],
                                        keep=written)
     figure_index.record_figures(root, rows, replaced)
     return Plotted(root, written, kept, left)
+
+
+def _write(root: Path, files: list[tuple[Path, bytes]]) -> list[Path]:
+    """Write the figures drawn, all or none (:func:`~cabench.storage.replaced_together`): refused, before any is
+    written, where a file that is not a figure cabench drew (:func:`~cabench.figure_index.drawn_by_cabench`) has a
+    figure's name; a file system's error (a full disk) leaves every file as it was."""
+    recorded = figure_index.recorded_outputs(root)
+    theirs = [path for path, _ in files if path.is_file() and not figure_index.drawn_by_cabench(path, root, recorded)]
+    if theirs:
+        more = f" (and {len(theirs) - 1} more)" if len(theirs) > 1 else ""
+        raise CabenchError(f"{theirs[0]}{more}: a file cabench did not draw has the name of a figure it draws; "
+                           "nothing was drawn over it: move it away, or plot into another folder")
+    try:
+        with replaced_together() as batch:
+            for path, data in files:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                batch.write(path, data)
+    except OSError as exc:
+        raise CabenchError(f"{exc.filename or root}: cannot write figures ({exc.strerror}); pass a writable "
+                           "results folder, or make room") from None
+    return [path for path, _ in files]
 
 
 def plot_results(root: Path, formats: Sequence[str], n_jobs: int = 1) -> list[Path]:

@@ -4,8 +4,7 @@
   it over the target, so a reader (or a crash) sees the old file or the new
   one, never a part.
 * :func:`replaced_together` writes several files so that a failure while writing any changes none.
-* :func:`save_figure` draws a figure in memory (:func:`figure_bytes`) and writes it with
-  :func:`write_atomic`.
+* :func:`figure_bytes` draws a figure in memory, for a writer above to write.
 * :func:`publish_folder` moves a fully written temporary folder into place;
   replacing an existing folder uses the kernel's atomic exchange
   (``renameat2(RENAME_EXCHANGE)``) where there is one, so that a kill at any
@@ -149,12 +148,6 @@ def figure_bytes(fig: Any, fmt: str, **options: Any) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, **options)
     return buffer.getvalue()
-
-
-def save_figure(fig: Any, path: Path, fmt: str, **options: Any) -> None:
-    """Draw the matplotlib figure ``fig`` as ``fmt`` in memory (:func:`figure_bytes`), then write it to ``path``
-    with :func:`write_atomic`: a full disk leaves the file that was there, never a cut figure."""
-    write_atomic(path, figure_bytes(fig, fmt, **options))
 
 
 def to_csv(frame: pd.DataFrame) -> str:

@@ -18,15 +18,18 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.patches import FancyArrowPatch
+from typer.testing import CliRunner
 
 from cabench import panels
 from cabench.config import load_config
+from cabench.errors import CabenchError
 from cabench.figure_index import current_figures
 from cabench.landscape import landscape_figure
 from cabench.plots import _paper_figures, experiment_figures, plot, save
 from cabench.results import ResultSet
 from cabench.runner import run_experiment
 from tests.conftest import ROOT, built_once, copied, shipped
+from tests.test_torture import checksums, one_line_error
 
 QUICK = {"online": ROOT / "configs" / "piqa_online_quick.yaml", "psi": ROOT / "configs" / "piqa_psi_quick.yaml"}
 
@@ -322,14 +325,44 @@ def test_a_second_plot_redraws_nothing_and_a_changed_result_redraws_its_figures(
     assert {str(p.relative_to(results)) for p in third.written} == changed - {"figures.csv"}
 
 
-def test_a_figure_file_replaced_since_it_was_drawn_is_drawn_again_and_never_embedded(results):
+def test_a_figure_file_replaced_since_it_was_drawn_is_never_embedded_nor_drawn_over(results):
+    """A file at a figure's name that is not the figure plot drew (replaced or edited since) is left out of the
+    report and is not plot's to draw over: refused, naming it, with nothing written; moved away, the figure is drawn
+    again."""
     damaged = results / "figures" / "piqa_psi_landscape.png"
     damaged.write_bytes(b"not the figure")
     assert "figures/piqa_psi_landscape" not in set(current_figures(results)["stem"])  # the report leaves it out
+    before = checksums(results)
+    with pytest.raises(CabenchError, match=f"^{re.escape(str(damaged))}: a file cabench did not draw"):
+        plot(results, ["png"])
+    assert checksums(results) == before
+    damaged.unlink()
     done = plot(results, ["png"])
     assert [str(p.relative_to(results)) for p in done.written] == ["figures/piqa_psi_landscape.png"]
     assert damaged.read_bytes().startswith(b"\x89PNG")
     assert "figures/piqa_psi_landscape" in set(current_figures(results)["stem"])
+
+
+def test_plot_never_draws_over_a_file_it_did_not_draw(results):
+    """With the index gone, plot tells its own figures (signed in their metadata) from a user's file of a figure's
+    name: the user's file is refused in one line naming it, and nothing is written; without it every figure is
+    drawn again over plot's own files."""
+    from cabench.cli import app
+
+    (results / "figures.csv").unlink()
+    drawn = sorted(results.rglob("*.png"))
+    assert drawn and all(b"tEXtSoftware\0cabench" in p.read_bytes() for p in drawn)
+    mine = results / "fig1_landscapes.png"
+    mine.write_bytes(b"\x89PNG the paper's own Figure 1, kept beside ours")
+    before = checksums(results)
+    refused = CliRunner().invoke(app, ["plot", str(results), "--format", "png"])
+    one_line_error(refused, f"{mine}: a file cabench did not draw has the name of a figure it draws; nothing was "
+                   "drawn over it")
+    assert checksums(results) == before
+    mine.unlink()
+    again = CliRunner().invoke(app, ["plot", str(results), "--format", "png"])
+    assert again.exit_code == 0, again.output
+    assert sorted(results.rglob("*.png")) == drawn and len(current_figures(results)) == len(drawn)
 
 
 def test_plot_of_a_subfolder_keeps_the_root_index(results):
@@ -421,8 +454,6 @@ def test_no_index_means_no_current_figures(tmp_path):
 
 
 def test_a_second_plot_says_nothing_was_redrawn(tmp_path):
-    from typer.testing import CliRunner
-
     from cabench.cli import app
     from cabench.config import parse_config
     from cabench.runner import run_experiment
