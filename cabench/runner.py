@@ -84,7 +84,10 @@ class Outcome:
     written: bool = True  # False: every cell reused and the result files already built from them, none rewritten
 
 
+@cache
 def git_commit() -> str:
+    """The commit of cabench's checkout, asked of git once per process: the code a process runs is the code it
+    loaded, whatever the checkout later moves to ("unknown" outside a checkout)."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
                              cwd=Path(cabench.__file__).resolve().parent)
