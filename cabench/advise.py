@@ -38,7 +38,7 @@ from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
 from cabench.data.describe import describe
 from cabench.data.importer import import_logs, profiling_split
-from cabench.data.io import LOG_NAMES, META_NAME, find_log_file, read_logs, read_metadata
+from cabench.data.io import DATASET_FILES, META_NAME, find_log_file, read_logs, read_metadata
 from cabench.data.terms import Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.html_report import write_reports
@@ -49,7 +49,7 @@ from cabench.report_cache import FILE as SECTIONS
 from cabench.report_cells import quoted_name
 from cabench.results import ResultSet, read_record
 from cabench.runner import check_output, run_experiment, written_by_runs
-from cabench.storage import folder_lock, publish_folder, staging_folder, swap_folders
+from cabench.storage import folder_lock, new_folders, publish_folder, remove_empty, staging_folder, swap_folders
 from cabench.units import LABELS, amount
 from cabench.yamlio import load_config_file
 
@@ -141,10 +141,6 @@ def is_dataset(path: Path) -> bool:
     return path.is_dir() and (path / META_NAME).is_file()
 
 
-#: What an import writes in a dataset folder: ``--replace`` replaces a folder holding nothing else.
-DATASET_FILES = frozenset({*LOG_NAMES, META_NAME})
-
-
 def dataset_folder(request: Request, echo: Callable[[str], None]) -> tuple[Path, Path | None]:
     """The dataset to advise on: ``logs`` itself when it is a dataset folder, else its import into ``OUT/data``;
     and, where the import replaced a dataset there (``replace``), where that one waits (:func:`replaced_back`,
@@ -166,6 +162,7 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> tuple[Path,
     if target.resolve().is_relative_to(logs.resolve()) or logs.resolve().is_relative_to(target.resolve()):
         raise CabenchError(f"--out {request.out}: the dataset {target} would hold or replace the logs {logs}; pass "
                            "another --out")
+    made = new_folders(target.parent)  # removed again, where left empty, if the import is refused
     staged = staging_folder(target)
     waiting = None
     try:
@@ -196,6 +193,7 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> tuple[Path,
     finally:
         if waiting is None:
             shutil.rmtree(staged, ignore_errors=True)
+            remove_empty(made)
 
 
 def _some(names: list[str]) -> str:

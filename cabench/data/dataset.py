@@ -305,12 +305,13 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def declared_split(meta: dict[str, Any], folder: Path) -> Split:
-    """The split ``dataset.yaml`` declares (``split: {profiling_size, seed}``), else 200 / seed 0."""
+def declared_split(meta: dict[str, Any], folder: Path, where: str = "") -> Split:
+    """The split ``dataset.yaml`` declares (``split: {profiling_size, seed}``), else 200 / seed 0; an error names
+    ``where`` (default: the folder's ``dataset.yaml``)."""
     declared = meta.get("split")
     if declared is None:
         return Split()
-    where = f"{folder / 'dataset.yaml'}: split"
+    where = f"{where or (str(folder / 'dataset.yaml') + ': ')}split"
     if not isinstance(declared, dict) or set(declared) - {"profiling_size", "seed"}:
         raise CabenchError(f"{where}: expected a mapping with profiling_size and seed, got {declared!r}")
     values = []
@@ -322,12 +323,13 @@ def declared_split(meta: dict[str, Any], folder: Path) -> Split:
     return Split(*values)
 
 
-def declared_terms(meta: dict[str, Any], folder: Path) -> Terms:
-    """The terms ``dataset.yaml`` declares (``objectives``, ``cost``, ``prices``), else the paper's."""
+def declared_terms(meta: dict[str, Any], folder: Path, where: str = "") -> Terms:
+    """The terms ``dataset.yaml`` declares (``objectives``, ``cost``, ``prices``), else the paper's; an error names
+    ``where`` (default: the folder's ``dataset.yaml``)."""
     if not declares_terms(meta):
         return PAPER_TERMS
-    where = folder / "dataset.yaml"
-    return parse_terms(meta, lambda key, message: CabenchError(f"{where}: {key}: {message}"))
+    where = where or f"{folder / 'dataset.yaml'}: "
+    return parse_terms(meta, lambda key, message: CabenchError(f"{where}{key}: {message}"))
 
 
 def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | None = None,

@@ -24,7 +24,7 @@ import pandas as pd
 import yaml
 
 import cabench
-from cabench.data.dataset import Split, file_digest, question_of
+from cabench.data.dataset import Split, declared_split, declared_terms, file_digest, question_of
 from cabench.data.holes import (
     REPEATS_FIX,
     check_policy,
@@ -34,7 +34,15 @@ from cabench.data.holes import (
     resolve_repeats,
     unmeasured_rows,
 )
-from cabench.data.io import is_dataset_name, write_logs, write_metadata
+from cabench.data.io import (
+    DATASET_FILES,
+    META_NAME,
+    MISSING_POLICIES,
+    check_dataset_keys,
+    is_dataset_name,
+    write_logs,
+    write_metadata,
+)
 from cabench.data.readers import READERS, SPLIT_FORMATS, ReadOptions, read_source
 from cabench.data.schema import (
     COLUMNS,
@@ -50,7 +58,7 @@ from cabench.data.schema import (
     validate_logs,
 )
 from cabench.errors import CabenchError
-from cabench.storage import publish_folder, staging_folder
+from cabench.storage import new_folders, publish_folder, remove_empty, staging_folder
 from cabench.yamlio import Loader, load_config_file, load_yaml
 
 MAPPING_KEYS = ("columns", "constants", "scale", "extra_columns", "dataset")
@@ -90,7 +98,21 @@ def _mapping(path: Path) -> dict[str, Any]:
     if "extra_columns" in raw["dataset"]:
         raise CabenchError(f"{path}: dataset.extra_columns: give extra_columns at the top of the mapping, where the "
                            "import keeps and validates them")
+    _check_dataset_part(raw["dataset"], path)
     return raw
+
+
+def _check_dataset_part(part: dict[str, Any], path: Path) -> None:
+    """The mapping's ``dataset`` part, checked as the loader checks a ``dataset.yaml`` (its keys, split, terms and
+    ``missing``), each error naming ``dataset.KEY`` of the mapping: an import never writes a dataset it cannot
+    load."""
+    where = f"{path}: dataset."
+    check_dataset_keys(part, where)
+    declared_split(part, path.parent, where)
+    declared_terms(part, path.parent, where)
+    if part.get("missing", "error") not in MISSING_POLICIES:
+        raise CabenchError(f"{where}missing: expected {', '.join(MISSING_POLICIES[:-1])} or {MISSING_POLICIES[-1]}, "
+                           f"got {shown(part['missing'])}")
 
 
 def _names_as_written(constants: dict[str, Any], path: Path) -> None:
@@ -358,6 +380,14 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if out.is_dir() and any(out.iterdir()) and not force:
         raise CabenchError(f"{out}: folder exists and is not empty; pass another --out, or --force to replace it "
                            "(the old folder is replaced only once the new one is complete)")
+    if out.is_dir() and any(out.iterdir()):  # --force replaces a dataset, and nothing an import does not write
+        if not (out / META_NAME).is_file():
+            raise CabenchError(f"{out}: not a cabench dataset (it has no {META_NAME}); --force replaces only a "
+                               "dataset folder: pass another --out")
+        if others := sorted(p.name for p in out.iterdir() if p.name not in DATASET_FILES):
+            raise CabenchError(f"{out}: holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''} beside the "
+                               "dataset, which an import does not write; --force would delete them: move them, or "
+                               "pass another --out")
     if fmt not in FORMATS:
         near = difflib.get_close_matches(fmt, FORMATS, n=1)
         raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}"
@@ -512,7 +542,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if not is_dataset_name(meta.get("name")):
         named = f"{mapping_path}: dataset.name" if "name" in mapping["dataset"] else f"--out {out}: the folder name"
         raise CabenchError(f"{named}: expected a non-empty text on one line without '/', got {meta.get('name')!r}")
-    staged = None
+    staged, made = None, new_folders(out.parent)
     try:
         staged = staging_folder(out)
         write_logs(valid, staged / "logs.csv.gz", extra=extra)
@@ -521,6 +551,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     except OSError as exc:
         if staged is not None:  # what was written of the new dataset: on a full disk, room the user needs
             shutil.rmtree(staged, ignore_errors=True)
+        remove_empty(made)
         raise CabenchError(f"{out}: cannot write the dataset ({exc.strerror}); a dataset already "
                            "there is kept; make room, or pass --out with a writable place") from None
     return out

@@ -8,6 +8,7 @@ that cannot be read or parsed is a :class:`~cabench.errors.CabenchError`.
 from __future__ import annotations
 
 import csv
+import difflib
 import gzip
 import io
 import json
@@ -32,7 +33,18 @@ from cabench.yamlio import Loader, dump_yaml, load_yaml, yaml_problem
 
 LOG_NAMES = ("logs.csv.gz", "logs.csv", "logs.parquet")
 META_NAME = "dataset.yaml"
+#: What an import writes in a dataset folder: a folder holding anything else is not replaced (``--force``,
+#: ``--replace``), as those files are not the import's to delete.
+DATASET_FILES = frozenset({*LOG_NAMES, META_NAME})
 META_KEYS = ("name", "description", "provenance", "surrogate", "licence")
+#: Every key a ``dataset.yaml`` may hold: :data:`META_KEYS`, the optional ones the loader reads (the terms among
+#: them: ``objectives``, ``cost``, ``prices``) and the surrogate logs' record of how they were made. Any other key is
+#: refused: a misspelt ``objectivs`` or ``split.sed`` would otherwise leave the data on terms the user did not
+#: declare.
+#: What a ``dataset.yaml``'s ``missing`` may say of holes in the logs.
+MISSING_POLICIES = ("error", "drop-instances", "drop-configs")
+DATASET_KEYS = (*META_KEYS, "title", "split", "missing", "extra_columns", "objectives", "cost", "prices",
+                "generator", "calibration_targets")
 #: A gzipped table unpacks to at most this many bytes, or ``GZIP_RATIO`` times its own size when that is more: logs
 #: compress about tenfold, while a few megabytes of gzip can unpack to gigabytes.
 MAX_UNPACKED_BYTES = 512 * 2**20
@@ -224,16 +236,27 @@ def read_metadata(folder: Path) -> dict[str, Any]:
     missing = [k for k in META_KEYS if k not in meta]
     if missing:
         raise CabenchError(f"{path}: missing key(s) {', '.join(missing)}")
+    check_dataset_keys(meta, f"{path}: ")
     _text_as_written(meta, text)
     if not isinstance(meta["surrogate"], bool):
         raise CabenchError(f"{path}: key 'surrogate' must be true or false")
     if not is_dataset_name(meta["name"]):
         raise CabenchError(f"{path}: name: expected a non-empty text on one line without '/', got "
                            f"{shown(meta['name'])}")
-    if meta.get("missing", "error") not in ("error", "drop-instances", "drop-configs"):
+    if meta.get("missing", "error") not in MISSING_POLICIES:
         raise CabenchError(f"{path}: missing: expected error, drop-instances or drop-configs, got {meta['missing']!r}")
     check_extra_columns(meta.get("extra_columns"), f"{path}: extra_columns")
     return meta
+
+
+def check_dataset_keys(meta: dict[str, Any], where: str) -> None:
+    """Refuse a key of ``meta`` (a ``dataset.yaml``, or the ``dataset`` part of an import's mapping) that is not one
+    of :data:`DATASET_KEYS`, in one line starting with ``where`` and naming the nearest key."""
+    for key in meta:
+        if key not in DATASET_KEYS:
+            near = difflib.get_close_matches(str(key), DATASET_KEYS, n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else f"; allowed keys: {', '.join(DATASET_KEYS)}"
+            raise CabenchError(f"{where}{key}: unknown key{hint}")
 
 
 def is_dataset_name(name: Any) -> bool:

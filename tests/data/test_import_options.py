@@ -649,13 +649,13 @@ def test_declared_split_too_large_is_refused_at_import(tmp_path):
 
 
 def test_one_instance_is_refused_and_two_are_enough(tmp_path):
-    (tmp_path / "ds").mkdir()
-    (tmp_path / "ds" / "keep.txt").write_text("an earlier dataset")
+    tiny_logs(3, 2).to_csv(tmp_path / "two.csv", index=False)
+    assert "profiling split: 1 of 2 instances" in ok(imported("canonical", tmp_path / "two.csv", tmp_path / "ds"))
+    earlier = {p.name: p.read_bytes() for p in (tmp_path / "ds").iterdir()}
     tiny_logs(3, 1).to_csv(tmp_path / "one.csv", index=False)
     refused(imported("canonical", tmp_path / "one.csv", tmp_path / "ds", "--force"),
             "one.csv: 1 instance kept; a dataset needs at least 2")
-    assert [p.name for p in (tmp_path / "ds").iterdir()] == ["keep.txt"]
-    tiny_logs(3, 2).to_csv(tmp_path / "two.csv", index=False)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "ds").iterdir()} == earlier  # the earlier dataset kept
     assert "profiling split: 1 of 2 instances" in ok(imported("canonical", tmp_path / "two.csv", tmp_path / "two"))
     described = json.loads(ok(RUNNER.invoke(app, ["data", "describe", str(tmp_path / "two"), "--json"])))
     assert described["K"] == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -351,3 +352,69 @@ def test_optional_columns_are_placed_as_in_the_file_and_minus_zero_is_zero(tmp_p
     import_logs(source, None, tmp_path / "ok", missing="drop-instances")
     text = gzip.decompress((tmp_path / "ok" / "logs.csv.gz").read_bytes()).decode()
     assert "-0.0" not in text and "-0," not in text
+
+
+@pytest.mark.parametrize(("dataset", "words"), [
+    ({"split": {"profiling_sise": 5, "seed": 0}}, "map.yaml: dataset.split: expected a mapping with profiling_size"),
+    ({"license": "MIT"}, "map.yaml: dataset.license: unknown key; did you mean 'licence'?"),
+    ({"descripton": "x"}, "map.yaml: dataset.descripton: unknown key; did you mean 'description'?"),
+    ({"objectives": ["accuracy", "latncy"]}, "map.yaml: dataset.objectives[1]: 'latncy' is not one of"),
+    ({"cost": "usd", "prices": {"*": {"input": 1, "ouput": 2}}}, "map.yaml: dataset.prices.*: expected {input:"),
+    ({"missing": "drop"}, "map.yaml: dataset.missing: expected error, drop-instances or drop-configs, got 'drop'"),
+])
+def test_the_mappings_dataset_part_is_checked_as_the_loader_checks_it(tmp_path, dataset, words):
+    """A misspelt key or a bad value in the mapping's ``dataset`` part was written to ``dataset.yaml``, which the
+    loader then refused (or, unknown, ignored): the import refuses it, naming the mapping's key, and writes nothing."""
+    source, _ = _source(tmp_path)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump({**MAPPING, "dataset": {**MAPPING["dataset"], **dataset}}))
+    with pytest.raises(CabenchError, match=re.escape(f"{mapping}: {words.removeprefix('map.yaml: ')}")):
+        import_logs(source, mapping, tmp_path / "mine")
+    assert not (tmp_path / "mine").exists()
+
+
+def test_a_dataset_yaml_with_a_key_the_loader_does_not_know_is_refused(tmp_path):
+    """``objectivs`` in ``dataset.yaml`` left the data on the paper's objectives, silently."""
+    source, _ = _source(tmp_path)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump(MAPPING))
+    out = import_logs(source, mapping, tmp_path / "mine")
+    meta = out / "dataset.yaml"
+    meta.write_text(meta.read_text() + "objectivs: [accuracy, latency]\n")
+    with pytest.raises(CabenchError, match=re.escape(f"{meta}: objectivs: unknown key; did you mean 'objectives'?")):
+        load_dataset(out)
+
+
+def test_force_replaces_a_dataset_and_nothing_an_import_does_not_write(tmp_path):
+    """``data import --force`` replaced any folder whole, a user's notes with it: it now replaces a dataset folder
+    holding only what an import writes, and refuses a folder of the user's or a dataset with other files in it."""
+    source, _ = _source(tmp_path)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump(MAPPING))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "notes.txt").write_text("important")
+    with pytest.raises(CabenchError, match=re.escape(f"{notes}: not a cabench dataset (it has no dataset.yaml)")):
+        import_logs(source, mapping, notes, force=True)
+    assert (notes / "notes.txt").read_text() == "important"
+    out = import_logs(source, mapping, tmp_path / "mine")
+    assert import_logs(source, mapping, out, force=True) == out  # a dataset alone: replaced
+    (out / "mine.txt").write_text("mine")
+    with pytest.raises(CabenchError, match=re.escape(f"{out}: holds mine.txt beside the dataset, which an import "
+                                                     "does not write; --force would delete them")):
+        import_logs(source, mapping, out, force=True)
+    assert sorted(p.name for p in out.iterdir()) == ["dataset.yaml", "logs.csv.gz", "mine.txt"]
+
+
+def test_a_negative_part_of_a_sum_is_shown_as_the_file_holds_it(tmp_path):
+    """The message showed numpy's repr of the cell, ``(np.int64(-3))``."""
+    source, frame = _source(tmp_path)
+    frame["input_tokens"], frame["output_tokens"] = frame["n_tok"] - 10, 10
+    frame.loc[7, "input_tokens"] = -3
+    frame.to_csv(source, index=False)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump({**MAPPING, "columns": {**MAPPING["columns"],
+                                                              "tokens": ["input_tokens", "output_tokens"]}}))
+    with pytest.raises(CabenchError, match=r"column 'input_tokens' \(a part of tokens in .*\) is not a number >= 0 "
+                                           r"at row 8 \(-3\);"):
+        import_logs(source, mapping, tmp_path / "mine")
