@@ -255,6 +255,24 @@ def _stale_staging(folder: Path, prefix: str) -> bool:
     return tail is not None and (tail[1] is None or not _running(int(tail[1])))
 
 
+def new_folders(path: Path) -> list[Path]:
+    """``path`` and the folders above it that do not exist yet, deepest first: what a writer about to create them
+    removes again with :func:`remove_empty` when it fails."""
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    return missing
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove each of ``folders`` (deepest first) that is empty; a folder something was written into stays."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
 def staging_folder(dest: Path) -> Path:
     """A new empty folder beside ``dest`` to write into before :func:`publish_folder`.
 

@@ -662,3 +662,14 @@ def test_replace_refuses_results_it_cannot_remove_whole_and_keeps_the_reports_tr
     assert "removed 4 result folders computed on the replaced dataset" in result.stderr
     assert sorted(p.name for p in (out / "results").iterdir()) == ["odd"]  # nothing left to report on
     assert not any((out / "results" / name).exists() for name in ("REPORT.md", "REPORT.html"))
+
+
+def test_logs_the_import_refuses_leave_no_folder_behind(tmp_path):
+    """An empty CSV left an empty ``OUT/data`` (and ``OUT``) behind its one-line refusal; a folder that was there
+    before stays."""
+    logs = tmp_path / "evals.csv"
+    logs.write_text("")
+    for out in (tmp_path / "new" / "advice", tmp_path):
+        result = RUNNER.invoke(app, ["advise", str(logs), "--budget", "1e5tokens", "--out", str(out)])
+        assert result.exit_code == 2 and "evals.csv: unreadable file" in result.stderr, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evals.csv"]

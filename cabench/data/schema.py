@@ -77,6 +77,8 @@ def shown(value: object) -> str:
     """A value as a message shows it: a container by its kind (never its content), else cut to 40 characters."""
     if isinstance(value, (dict, list)):
         return "an object" if isinstance(value, dict) else "a list"
+    if isinstance(value, np.generic):  # a cell of a column read by pandas: -3, not np.int64(-3)
+        value = value.item()
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:37]}..."
 
