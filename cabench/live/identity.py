@@ -1,5 +1,6 @@
 """Which config a live run folder belongs to: ``live.json`` holds the config's digest, and a run of another
-config into the folder is refused in one line."""
+config into the folder is refused in one line — but for a raised budget while the method has made no call (a run
+stopped because its budget did not cover profiling resumes with a larger one, keeping the profiling calls paid)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from pathlib import Path
 import cabench
 from cabench.data.terms import PAPER_TERMS
 from cabench.errors import CabenchError
-from cabench.jsonio import strict_dumps
+from cabench.jsonio import strict_dumps, strict_loads
 from cabench.live.config import TOKEN_COUNTS, LiveConfig
 from cabench.storage import write_atomic
 
 
-def config_digest(cfg: LiveConfig) -> str:
+def config_digest(cfg: LiveConfig, budget: bool = True) -> str:
     """What makes two live runs the same run (the endpoint's URL and concurrency may change on resume).
 
     The method counts by its name and parameters (its registry entry holds functions, whose text differs from
@@ -29,7 +30,9 @@ def config_digest(cfg: LiveConfig) -> str:
         data.pop(key)
     if data["method"] is not None:
         data["method"].pop("entry", None)
-    data["budget_tokens"] = data.pop("budget")
+    stated = data.pop("budget")
+    if budget:
+        data["budget_tokens"] = stated
     counts = {unit: name for name, unit in TOKEN_COUNTS.items()}
     terms = cfg.terms
     if terms.objectives == PAPER_TERMS.objectives and not terms.prices and terms.cost in counts:
@@ -51,9 +54,30 @@ def check_identity(cfg: LiveConfig, out: Path) -> None:
         if not isinstance(held, dict):
             raise CabenchError(f"{marker}: damaged (not the JSON object cabench writes); it names the config this "
                                "folder belongs to: restore it, or pass another --out to start a new run")
-        if held.get("config_digest") != digest:
+        if held.get("config_digest") == digest:
+            return
+        if held.get("digest_but_budget") != config_digest(cfg, budget=False) or _method_called(out):
             raise CabenchError(f"{out}: holds the run of another config ({held.get('name')}, {held.get('source')}); "
                                "pass another --out to start a new run")
-    else:
-        write_atomic(marker, strict_dumps({"name": cfg.name, "source": cfg.source, "config_digest": digest,
-                                           "cabench_version": cabench.__version__}, indent=2) + "\n")
+    write_atomic(marker, strict_dumps({"name": cfg.name, "source": cfg.source, "config_digest": digest,
+                                       "digest_but_budget": config_digest(cfg, budget=False),
+                                       "cabench_version": cabench.__version__}, indent=2) + "\n")
+
+
+def _method_called(out: Path) -> bool:
+    """Whether the journal of ``out`` records a call of the method (key ``e:``): its asks depend on the budget, so
+    a run whose method has started never changes its budget."""
+    journal = out / "calls.jsonl"
+    if not journal.is_file():
+        return False
+    with journal.open("rb") as fh:
+        for line in fh:
+            if not line.endswith(b"\n"):
+                continue  # a last line cut by a kill: the journal drops it on loading
+            try:
+                record = strict_loads(line)
+            except (ValueError, RecursionError):
+                return True  # a damaged journal: not a run to give another budget
+            if not isinstance(record, dict) or str(record.get("key", "e:")).startswith("e:"):
+                return True
+    return False

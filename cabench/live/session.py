@@ -97,6 +97,8 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
             caller.drain()
             facts["stopped_by"] = "failures" if caller.failure_stop else "error"
             facts["stop_reason"] = str(exc)
+            if not collect:
+                facts = {**_profiling_spend(cfg, journal), **facts}  # stopped during profiling: what it paid
             _finish(cfg, out, caller, journal, facts, None, task, collect)
             if isinstance(exc, FailureStop):
                 raise CabenchError(f"{cfg.name}: stopped: {exc}; fix the endpoint and re-run to resume") from None
@@ -107,6 +109,8 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
             caller.stop()  # the calls in flight end after their current attempt
             with _interrupts_held():  # a further Ctrl-C while they end: their charges still reach spend.json
                 caller.drain()
+                if not collect:
+                    facts = {**_profiling_spend(cfg, journal), **facts}
                 _finish(cfg, out, caller, journal, facts, None, task, collect)
             raise
         caller.drain()
@@ -194,8 +198,16 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
     try:
         keys = _grid(cfg, caller, by_id, prof_ids, "p")
     except BudgetStop:
+        caller.drain()
+        unit = cfg.terms.cost
+        made = sum(1 for key in caller.journal.done if key.startswith("p:"))
+        paid = caller.journal.charged_for("p:")
+        need = (f"; at that rate profiling needs about {amount(paid * k * len(prof_ids) / made, unit)}"
+                if made else "")
         raise CabenchError(f"{cfg.source}: the budget does not cover profiling ({k} configurations x "
-                           f"{len(prof_ids)} instances); raise the budget or lower profiling.instances") from None
+                           f"{len(prof_ids)} instances): {made} profiling calls cost {amount(paid, unit)}{need}; "
+                           "raise the budget and re-run into the same folder (the calls made are kept), or lower "
+                           "profiling.instances") from None
     records = {key: caller.take(key) for key in keys}  # _grid returns once every call has finished
     failed = [key for key, r in records.items() if not r["ok"]]
     if failed:
@@ -208,11 +220,17 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
     norm = fit_normalisation(columns, cfg.source, "profile more instances", cfg.terms)
     unit = cfg.terms.cost
     return {"norm": norm,  # profiling's charges, failed and lost attempts included
-            "facts": {f"profiling_{unit}": caller.journal.charged_for("p:"),
-                      "profiling_tokens": caller.journal.charged_for("p:", tokens=True),
+            "facts": {**_profiling_spend(cfg, caller.journal),
                       "profiling_instances": len(prof_ids), "c_max": norm.c_max, "lambda": norm.lam,
                       "tau5": norm.tau5, "tau95": norm.tau95,
                       "profile_cost": {c.name: float(v) for c, v in zip(cfg.configurations, norm.profile_cost)}}}
+
+
+def _profiling_spend(cfg: LiveConfig, journal: Journal) -> dict[str, float]:
+    """What profiling's calls were charged so far (failed and lost attempts included), in the cost unit and in
+    tokens: ``spend.json`` says it whether profiling finished or not."""
+    return {f"profiling_{cfg.terms.cost}": journal.charged_for("p:"),
+            "profiling_tokens": journal.charged_for("p:", tokens=True)}
 
 
 ASK_WINDOW = MAX_CONCURRENCY

@@ -322,3 +322,39 @@ def test_shipped_dollar_config_and_its_digest_across_processes():
     from cabench.live.identity import config_digest
 
     assert other.stdout.strip() == config_digest(cfg)  # (each process hashes text with its own random seed)
+
+
+def test_a_budget_short_of_profiling_is_raised_in_place_keeping_the_calls_paid(tmp_path, dataset, serve):
+    """A budget that does not cover profiling stopped the run with its profiling spend recorded as 0 and a folder
+    that refused the raised budget, so what profiling paid was lost: the stop now says what profiling cost and
+    would need, spend.json counts it as profiling's, and the same folder resumes with a raised budget, making no
+    profiling call twice, until the method has called."""
+    url, endpoint = serve(dataset)
+    prices = {m: {"input": 1.0 + c, "output": 4.0} for c, m in enumerate(MODELS)}
+    price_of, most = config_prices(dataset, prices)
+    dearest = max(worst_dollars(price_of[c], most[c]) for c in price_of)
+    out = tmp_path / "run"
+
+    def attempt(budget: float):
+        config = write_config(tmp_path, dataset, url, cost="usd", prices=prices, budget={"usd": budget})
+        return RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"])
+
+    short = attempt(2.5 * dearest)  # a few of the K x PROFILING profiling calls, never all
+    lines_out = short.stderr.strip().splitlines()
+    assert short.exit_code == 2 and len(lines_out) == 1, short.output
+    assert "the budget does not cover profiling (4 configurations x 3 instances): " in lines_out[0]
+    assert "at that rate profiling needs about $" in lines_out[0] and "re-run into the same folder" in lines_out[0]
+    spend = json.loads((out / "spend.json").read_text())
+    paid = [r for r in lines(out) if not r.get("start")]
+    assert 0 < len(paid) < K * PROFILING and all(r["key"].startswith("p:") for r in paid)
+    assert spend["profiling_usd"] == spend["spent_usd"] == pytest.approx(sum(r["charged"] for r in paid), rel=1e-12)
+    assert spend["profiling_usd"] > 0 and f"{len(paid)} profiling calls cost $" in lines_out[0]
+    billed = len(endpoint.billed)
+    raised = attempt(60 * PROFILING * K * dearest)
+    assert raised.exit_code == 0, raised.output
+    profiling = [r["key"] for r in lines(out) if not r.get("start") and r["key"].startswith("p:")]
+    assert sorted(profiling) == sorted({f"p:{c}:{j}" for c in range(K) for j in range(PROFILING)})  # each once
+    method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
+    assert method and len(endpoint.billed) == billed + K * PROFILING - len(paid) + len(method)
+    again = attempt(70 * PROFILING * K * dearest)  # the method has called: its budget is the run's
+    assert again.exit_code == 2 and "holds the run of another config" in again.stderr, again.output
