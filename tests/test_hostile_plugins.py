@@ -107,6 +107,20 @@ def test_method_that_raises_or_returns_nan_stops_the_run_in_one_line(tmp_path, s
     assert not (tmp_path / "out" / "runs.csv").exists()
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_an_index_that_reduces_over_the_arms_is_refused_and_one_arm_by_arm_runs(tmp_path, n_jobs):
+    """An index reading the pulls of every arm it is given (UCB1's total) was called on the arms just pulled, one
+    per repetition, so its results changed with chunk_size: refused in one line, nothing written. The same bonus on
+    the arm's own pulls runs, and alike for every chunk size."""
+    line = one_line(run(tmp_path, "online", ["cohv-ucb", f"{ONLINE}:total_pulls"], n_jobs),
+                    f"{ONLINE}:total_pulls: the index of an arm depends on the other arms it is called with (")
+    assert "arms, " in line and " alone); the loops compute it arm by arm" in line
+    assert not (tmp_path / "out" / "runs.csv").exists()
+    method = OnlineMethod(f"{ONLINE}:own_pulls")
+    by_chunk = [run_online(PROBLEM, method, 4, KEYS[rows]).counts for rows in (slice(0, 3), slice(0, 1))]
+    assert by_chunk[0][:1].tolist() == by_chunk[1].tolist() and by_chunk[0].sum() > 0
+
+
 def test_user_method_error_survives_pickling():
     """joblib's process workers send the error back pickled: it comes back the same one line."""
     for error in (CabenchError("a\nb  c"), UserMethodError("methods: m:f raised X: y")):

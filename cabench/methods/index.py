@@ -2,11 +2,11 @@
 
 CoHV-UCB, HV-UCB and Accuracy-Cost-UCB read the optimistic rewards ``U`` and the cost lower bound
 ``c_lcb`` of Algorithm 1 (lines 5-6). Each entry holds its index twice, written separately: over
-``[..., K]`` arrays for the numpy loop, and over one arm's numbers for the ask/tell policy and the compiled
+arrays of arms for the numpy loop, and over one arm's numbers for the ask/tell policy and the compiled
 loop (in the part of Python numba compiles, so the same function reads a list or an array). An index
-function of your own registers through the same constructor — :func:`index_method` as a decorator, or
-``module:object`` in a config (:func:`index_entry`) — and the policy calls it on arrays of one repetition;
-the compiled loop runs it when numba can compile it, else the numpy loop does.
+function of your own (arm by arm: :func:`arm_by_arm`) registers through the same constructor —
+:func:`index_method` as a decorator, or ``module:object`` in a config (:func:`index_entry`) — and the policy
+calls it on one arm at a time; the compiled loop runs it when numba can compile it, else the numpy loop does.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from cabench.methods.online import PARAMETERS, CompiledIndex, OnlineEntry, Pulls
 from cabench.methods.spec import Spec, Style, register, user_style
-from cabench.methods.user import UserMethod, checked
+from cabench.methods.user import UserMethod, UserMethodError, checked
 
 IndexFunction = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 IndexOfOne = Callable[[int, list[float], float], float]
@@ -46,6 +46,10 @@ class IndexMethod(OnlineEntry):
         function = self.of_arrays.function if isinstance(self.of_arrays, UserMethod) else self.of_arrays
         return CompiledIndex(function, per_arm=False)
 
+    def check_arm_by_arm(self, n_objectives: int) -> None:
+        if isinstance(self.of_arrays, UserMethod):
+            arm_by_arm(self.of_arrays, n_objectives)
+
     def choose(self, policy: Pulls, candidates: list[int]) -> int:
         choice, best = -1, -math.inf
         for i in candidates:  # lines 4-9: argmax of the index, ties to the lowest arm
@@ -57,6 +61,44 @@ class IndexMethod(OnlineEntry):
             if value > best:
                 choice, best = i, value
         return choice
+
+
+#: The probes :func:`arm_by_arm` ran: (id of the function, number of objectives).
+_PROBED: set[tuple[int, int]] = set()
+PROBE_ARMS = 5  # arms per repetition of the probe, two repetitions
+
+
+def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
+    """Refuse an index of your own whose value for an arm depends on the other arms it is called with.
+
+    Algorithm 1's indices are functions of one arm's numbers (line 7), and the loops rely on it: the numpy loop
+    computes the index of the arms just pulled, one per repetition of the batch, the compiled loop and the policy
+    one arm at a time. An index that reduces over what it is given (a total of pulls over the arms) would change
+    with the batch's size, and so with ``chunk_size`` and ``n_jobs``. Probed once per process and number of
+    objectives, on two repetitions of :data:`PROBE_ARMS` arms with spread numbers against each arm alone (equal
+    within a relative 1e-9, so that rounding in a vectorised library routine is not taken for a dependence)."""
+    if (id(index.function), n_objectives) in _PROBED:
+        return
+    rng = np.random.Generator(np.random.PCG64(20260))  # fixed probe values, a spread of each argument
+    shape = (2, PROBE_ARMS)
+    n = rng.integers(1, 60, shape).astype(np.int64)
+    upper = rng.uniform(0.05, 1.5, (*shape, n_objectives))
+    lower_cost = rng.uniform(0.05, 1.0, shape)
+    _PROBED.add((id(index.function), n_objectives))
+    try:
+        together = index(n, upper, lower_cost)
+        each = {(r, a): index(n[r, a:a + 1], upper[r, a:a + 1], lower_cost[r, a:a + 1])[0]
+                for r, a in np.ndindex(shape)}
+    except UserMethodError:
+        return  # what the method does wrong on these numbers, the loop that meets it names
+    for (r, a), alone in each.items():
+        same = alone == together[r, a] or abs(alone - together[r, a]) <= 1e-9 * max(abs(alone), abs(together[r, a]))
+        if not same:
+            among, single = float(together[r, a]), float(alone)
+            raise UserMethodError(f"methods: {index.name}: the index of an arm depends on the other arms it is called "
+                                  f"with ({among!r} among {PROBE_ARMS} arms, {single!r} alone); the loops compute it "
+                                  "arm by arm, on the arms just pulled: it may read only that arm's n, upper and "
+                                  "lower_cost")
 
 
 def index_entry(name: str, function: IndexFunction, *, shown: Style | None = None, origin: str = "user",

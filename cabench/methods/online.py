@@ -2,7 +2,7 @@
 
 Every online method runs the same budgeted loop — initial rounds, feasibility, charging, stopping —
 and only chooses the next arm among the feasible ones: batched, by the argmax of
-:meth:`OnlineEntry.index` over ``[..., K]`` arrays (ties to the lowest arm); pull by pull, for the
+:meth:`OnlineEntry.index` of the arms, computed arm by arm (ties to the lowest arm); pull by pull, for the
 ask/tell policy, by :meth:`OnlineEntry.choose`.
 """
 
@@ -70,6 +70,10 @@ class OnlineEntry(Method):
         """The index the compiled loop calls, or ``None``: the numpy loop calls :meth:`index`. It must give the
         numbers :meth:`index` gives, bit for bit."""
         return None
+
+    def check_arm_by_arm(self, n_objectives: int) -> None:
+        """Refuse (one line) an index that is not computed arm by arm, before a loop runs with ``n_objectives``
+        objectives: the loops call it on the arms whose numbers changed, in batches of any size. A built-in's is."""
 
     @abstractmethod
     def choose(self, policy: Pulls, candidates: list[int]) -> int:

@@ -69,6 +69,7 @@ def run_online(problem: Problem, method: OnlineMethod, rho: float, keys: np.ndar
     compile (:mod:`cabench.online.compiled`), else (or with ``compiled=False``)
     the numpy loop; both make the same pulls with the same numbers.
     """
+    method.entry.check_arm_by_arm(problem.n_objectives)
     loop = loop_constants(problem, method, rho)
     log = bool(trajectory_points or record_arms)
     outcome = run_compiled(problem, method, loop, keys, log) if compiled else None

@@ -87,3 +87,15 @@ def extra_keywords(n, upper, lower_cost, **options):
 
 def any_arguments(*args):
     return hv_per_cost(*args)
+
+
+def total_pulls(n, upper, lower_cost):
+    """UCB1's bonus on the pulls of every arm it is given: a reduction over the arms, so the value of an arm changed
+    with the batch it was computed in (and the results with chunk_size and n_jobs)."""
+    t = np.sum(n, axis=-1, keepdims=True)
+    return upper[..., 0] + np.sqrt(np.log(t + 1.0) / n)
+
+
+def own_pulls(n, upper, lower_cost):
+    """The same bonus on the arm's own pulls: arm by arm."""
+    return upper[..., 0] + np.sqrt(np.log(n + 1.0) / n)
