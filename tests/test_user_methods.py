@@ -116,3 +116,48 @@ def test_results_show_a_method_of_your_own_as_its_run_recorded_without_importing
     fresh = subprocess.run([sys.executable, "-m", "cabench.cli", "recommend", str(tmp_path / "out")], cwd=tmp_path,
                            capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert fresh.returncode == 0 and "sqrt-cost HV-UCB exploits " in fresh.stdout, fresh.stdout + fresh.stderr
+
+
+def test_editing_a_module_a_method_imports_recomputes_its_cells(tmp_path, monkeypatch):
+    """The cells of ``mine_index:index`` were reused, as up to date, after an edit of ``mine_helper``, which the
+    index imports: the key hashes the modules of your own a method imports, at any depth (not numpy's, nor
+    cabench's); a module importing none of your own hashes as its source alone, as before."""
+    import hashlib
+
+    from cabench.methods.spec import own_imports, source_digest
+
+    home = tmp_path / "code"
+    (home / "mine_pkg").mkdir(parents=True)
+    (home / "mine_pkg" / "__init__.py").write_text("")
+    (home / "mine_pkg" / "weights.py").write_text("WEIGHT = 1.0\n")
+    (home / "mine_helper.py").write_text("from mine_pkg import weights\n\n\n"
+                                         "def score(n, upper, lower_cost):\n"
+                                         "    return weights.WEIGHT * upper[..., 0] * upper[..., 1] / lower_cost\n")
+    (home / "mine_index.py").write_text("import numpy as np\n\nimport mine_helper\n\n\n"
+                                        "def index(n, upper, lower_cost):\n"
+                                        "    return mine_helper.score(n, upper, lower_cost)\n")
+    (home / "mine_alone.py").write_text("import numpy as np\n\n\ndef index(n, upper, lower_cost):\n"
+                                        "    return np.asarray(upper[..., 0] / lower_cost)\n")
+    monkeypatch.syspath_prepend(str(home))
+    cfg = {"name": "helpers", "setting": "online", "repetitions": 4, "seed": 0, "rho": [6], "n_jobs": 1,
+           "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7]], "costs": [10, 20, 15]}},
+           "methods": ["mine_index:index"], "output": str(tmp_path / "out")}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+
+    def run() -> tuple[str, bytes]:
+        for name in ("mine_index", "mine_helper", "mine_pkg", "mine_pkg.weights", "mine_alone"):
+            sys.modules.pop(name, None)  # as a new process would import them
+        result = RUNNER.invoke(app, ["run", str(tmp_path / "c.yaml")])
+        assert result.exit_code == 0, result.output
+        return result.output, (tmp_path / "out" / "runs.csv").read_bytes()
+
+    assert set(own_imports("mine_index")) == {"mine_helper", "mine_pkg", "mine_pkg.weights"}
+    first, runs = run()
+    assert "nothing written" in run()[0]  # nothing edited: every cell reused
+    digest = source_digest("mine_index")
+    (home / "mine_pkg" / "weights.py").write_text("WEIGHT = -1.0\n")  # two imports down
+    assert source_digest("mine_index") != digest
+    again, changed = run()
+    assert "nothing written" not in again and changed != runs
+    alone = (home / "mine_alone.py").read_bytes()
+    assert own_imports("mine_alone") == {} and source_digest("mine_alone") == hashlib.sha256(alone).hexdigest()

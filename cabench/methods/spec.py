@@ -10,13 +10,21 @@ enter the table alike, through their family's constructor (:func:`register`).
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import math
+import os
 import re
+import site
+import sys
+import sysconfig
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from cabench.errors import CabenchError
@@ -139,13 +147,97 @@ class Method(ABC):
 
 
 def source_digest(module_name: str) -> str:
-    """SHA-256 of a module's source (its ``repr`` when the source cannot be read)."""
+    """SHA-256 of a module's source (its ``repr`` when the source cannot be read) and of the sources of the modules
+    of your own it imports, at any depth (:func:`own_imports`): editing a helper module a method imports changes
+    the key of every cell that ran the method. A module importing none of your own hashes as its source alone."""
     module = importlib.import_module(module_name)
     try:
         text = inspect.getsource(module)
     except (OSError, TypeError):
         text = repr(module)
-    return hashlib.sha256(text.encode()).hexdigest()
+    h = hashlib.sha256(text.encode())
+    for name, path in sorted(own_imports(module_name).items()):
+        h.update(f"\0{name}\0".encode() + path.read_bytes())
+    return h.hexdigest()
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    """The folders of the standard library, of installed packages and of cabench: modules there are not yours
+    (an installed library's version is what it is; cabench's code is in every key)."""
+    roots = {str(Path(cabench_file()).parent)}
+    for base in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        paths = sysconfig.get_paths(vars=base or None)
+        roots.update(paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths)
+    roots.add(site.getusersitepackages())
+    return tuple(os.path.realpath(root) for root in roots)
+
+
+def cabench_file() -> str:
+    import cabench
+
+    return str(cabench.__file__)
+
+
+def _file_of(name: str) -> Path | None:
+    """The source file of module ``name`` (found without running it where its parent is imported), or None."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    origin = getattr(spec, "origin", None)
+    return Path(os.path.realpath(origin)) if origin and origin.endswith(".py") else None
+
+
+def own_imports(module_name: str) -> dict[str, Path]:
+    """The modules of your own that module ``module_name`` imports, at any depth, by name: those whose source is
+    neither in the standard library, nor in installed packages, nor cabench's — or that belong to the same
+    top-level package as ``module_name`` wherever it is installed. Found by parsing ``import`` statements (a
+    module imported by a computed name is not followed)."""
+    top = module_name.split(".")[0]
+    roots = _library_roots()
+    found: dict[str, Path] = {}
+    todo, seen = [module_name], {module_name}
+    while todo:
+        name = todo.pop()
+        path = _file_of(name)
+        if path is None:
+            continue
+        if name != module_name:
+            found[name] = path
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for imported in _imported_names(tree, name, path.name == "__init__.py"):
+            if imported in seen:
+                continue
+            seen.add(imported)
+            where = _file_of(imported)
+            if where is not None and (imported.split(".")[0] == top
+                                      or not any(str(where).startswith(root + os.sep) for root in roots)):
+                todo.append(imported)
+    return found
+
+
+def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """Every module an ``import`` statement of ``tree`` names (at any level of the code), relative ones resolved,
+    with the names ``from M import x`` may import as submodules."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = module.split(".")
+                parts = parts[: len(parts) - node.level + (1 if is_package else 0)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base:
+                names.add(base)
+                names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+    return names
 
 
 _TABLE: dict[tuple[str, str], Method] = {}
