@@ -250,7 +250,36 @@ def _methods(r: _Reader, raw: Any, setting: str) -> tuple[Any, ...]:
         if (refused := unused(method, values)) is not None:
             raise r.fail(f"{key}.{refused[0]}", refused[1])
         out.append(method)
+    _distinct_displays(r, out)
     return tuple(out)
+
+
+def _distinct_displays(r: _Reader, methods: list[Any]) -> None:
+    """Refuse two methods of an experiment that one name would show as one: the display of one is the display or
+    the name of another (compared case-insensitively, stripped). A clash is blamed on a method of your own rather
+    than a built-in one, else on the later one."""
+
+    def fold(text: str) -> str:
+        return text.strip().casefold()
+
+    for j, later in enumerate(methods):
+        for i, earlier in enumerate(methods[:j]):
+            culprit, other, pos = (earlier, later, i) if (earlier.entry.spec.origin == "user" and
+                                                           later.entry.spec.origin != "user") else (later, earlier, j)
+            mine, theirs = culprit.entry.spec.display, other.entry.spec.display
+            other_pos = i + j - pos
+            if fold(mine) == fold(theirs):
+                clash = f"is shown as '{mine}', as {other.name} (methods[{other_pos}]) is"
+            elif fold(mine) == fold(other.name):
+                clash = f"is shown as '{mine}', the name of {other.name} (methods[{other_pos}])"
+            elif fold(culprit.name) == fold(theirs):
+                clash = f"is named as {other.name} (methods[{other_pos}]) is shown, '{theirs}'"
+            elif fold(culprit.name) == fold(other.name):
+                clash = f"differs only in case from {other.name} (methods[{other_pos}])"
+            else:
+                continue
+            raise r.fail(f"methods[{pos}].name", f"{culprit.name} {clash}; tables, reports and legends would show "
+                         f"them as one method: give {culprit.name} a display of its own")
 
 
 def _output(r: _Reader, raw: Any) -> str:

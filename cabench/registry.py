@@ -11,7 +11,7 @@ your own that cannot be loaded here is shown by its name.
 from __future__ import annotations
 
 from cabench.methods import lookup
-from cabench.methods.spec import Parameter, Spec, registered
+from cabench.methods.spec import Parameter, Spec, display_problem, registered
 
 
 def names(setting: str) -> tuple[str, ...]:
@@ -41,11 +41,12 @@ def shown_facts(names: list[str]) -> dict[str, dict[str, object]]:
 
 def remember_shown(recorded: object) -> None:
     """Show the ``module:object`` methods of a results folder as its run recorded them (``methods_shown`` of
-    ``config.yaml``), without importing them; anything malformed is left out (the methods show by name)."""
+    ``config.yaml``), without importing them; anything malformed (a display that is not one printable line) is
+    left out (the methods show by name)."""
     if not isinstance(recorded, dict):
         return
     for name, facts in recorded.items():
-        if isinstance(name, str) and isinstance(facts, dict) and isinstance(facts.get("display"), str):
+        if isinstance(name, str) and isinstance(facts, dict) and display_problem(facts.get("display")) is None:
             lookup.remember(name, facts["display"], facts.get("prefers") is not False)
 
 

@@ -232,3 +232,68 @@ def test_live_run_with_a_failing_method_ends_in_one_line_and_records_why(tmp_pat
     spend = json.loads((tmp_path / "run" / "spend.json").read_text())
     assert spend["stopped_by"] is not None and method in json.dumps(spend)
     assert not (tmp_path / "run" / "decision.json").exists()
+
+
+# --- display: the name tables, reports and legends show -------------------------------------------------------
+
+DISPLAYS = "tests.plugins_hostile.displays"
+
+
+@pytest.mark.parametrize("methods, words", [
+    (["cohv-ucb", f"{DISPLAYS}:as_cohv"],
+     f"methods[1].name: {DISPLAYS}:as_cohv is shown as 'CoHV-UCB', as cohv-ucb (methods[0]) is; tables, reports "
+     f"and legends would show them as one method: give {DISPLAYS}:as_cohv a display of its own"),
+    ([f"{DISPLAYS}:as_cohv", "hv-ucb", "cohv-ucb"],  # blamed on the method of one's own, listed first
+     f"methods[0].name: {DISPLAYS}:as_cohv is shown as 'CoHV-UCB', as cohv-ucb (methods[2]) is"),
+    (["cohv-ucb", f"{DISPLAYS}:as_cohv_name"], "COHV-ucb ', as cohv-ucb (methods[0]) is"),
+    (["cohv-ucb", "hv-ucb", f"{DISPLAYS}:as_hv_lower"],
+     f"methods[2].name: {DISPLAYS}:as_hv_lower is shown as 'hv-ucb', as hv-ucb (methods[1]) is"),
+    ([f"{DISPLAYS}:mine", "uniform", f"{DISPLAYS}:mine_again"],
+     f"methods[2].name: {DISPLAYS}:mine_again is shown as 'mine', as {DISPLAYS}:mine (methods[0]) is"),
+    (["cohv-ucb", f"{DISPLAYS}:two_lines"],
+     f"methods[1].name: methods: {DISPLAYS}:two_lines: its display 'Line1\\nLine2, with comma' holds '\\n': a display "
+     "is one line of printable text"),
+    (["cohv-ucb", f"{DISPLAYS}:blank"], f"methods: {DISPLAYS}:blank: its display is blank; give it the name"),
+    (["cohv-ucb", f"{DISPLAYS}:tabbed"], "its display 'a\\tb' holds '\\t'"),
+    (["cohv-ucb", f"{DISPLAYS}:number"], "its display is int 3, not text"),
+])
+def test_display_that_cannot_be_shown_apart_is_refused_before_any_cell(tmp_path, methods, words):
+    """A ``display`` equal (case-insensitively, stripped) to another method's display or name showed two identical
+    rows, "CoHV-UCB vs CoHV-UCB" and one legend entry; one on two lines broke tables, a blank one showed nothing."""
+    one_line(run(tmp_path, "online", methods), words)
+    assert not (tmp_path / "out").exists()
+
+
+def test_display_of_one_printable_line_that_no_other_method_has_is_accepted(tmp_path):
+    from cabench.config import parse_config
+
+    raw = {"name": "shown", "setting": "online", "rho": [4], "repetitions": 2, "output": str(tmp_path / "out"),
+           "dataset": {"synthetic": {"means": [list(m) for m in SPEC.means], "costs": list(SPEC.costs)}},
+           "methods": ["cohv-ucb", "hv-ucb", f"{DISPLAYS}:plain", f"{DISPLAYS}:mine"]}
+    cfg = parse_config(raw, "c.yaml")
+    assert [m.entry.spec.display for m in cfg.methods] == ["CoHV-UCB", "HV-UCB", "A | B, c (mine)", "Mine"]
+
+
+@pytest.mark.parametrize("display, words", [("a\nb", "holds '\\n'"), ("", "is blank"), (" ", "is blank")])
+def test_decorator_refuses_a_display_it_cannot_show(display, words):
+    from cabench.methods.elimination import schedule
+    from cabench.methods.index import index_method
+    from cabench.methods.spec import find
+
+    for decorator, setting in ((index_method, "online"), (schedule, "psi")):
+        with pytest.raises(CabenchError, match="^methods: bad-display: its display ") as refused:
+            decorator("bad-display", display=display)(lambda *args: None)
+        assert words in str(refused.value)
+        assert find("bad-display", setting) is None  # not registered
+
+
+def test_results_recording_a_display_that_cannot_be_shown_show_the_method_by_name():
+    """``methods_shown`` of a results folder (written by someone else, or an older cabench) is read, never refused:
+    a display that is not one printable line is left out and the method shows by its name."""
+    from cabench import registry
+
+    registry.remember_shown({"old_run:two_lines": {"display": "a\nb"}, "old_run:blank": {"display": "  "},
+                             "old_run:fine": {"display": "Fine", "prefers": False}})
+    assert registry.display("old_run:two_lines") == "old_run:two_lines"
+    assert registry.display("old_run:blank") == "old_run:blank"
+    assert registry.display("old_run:fine") == "Fine" and not registry.prefers("old_run:fine", "online")

@@ -35,7 +35,7 @@ from cabench.methods.identification import (
     empirical_gaps,
     too_small,
 )
-from cabench.methods.spec import Spec, Style, register, user_style
+from cabench.methods.spec import Spec, Style, checked_display, register, user_style
 from cabench.methods.user import UserMethod, checked
 from cabench.pareto import TIE_ATOL, TIE_RTOL, classification_gaps, harmonic_l, removal_choice
 from cabench.problem import Problem
@@ -367,6 +367,8 @@ def schedule(name: str, *, display: str | None = None, color: str | None = None,
     ``name`` (a decorator; the function is returned unchanged)."""
 
     def decorate(function: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        if display is not None:
+            checked_display(name, display)
         register(schedule_entry(name, function, shown=user_style(name, display, color, marker),
                                 source=function.__module__))
         return function

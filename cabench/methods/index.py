@@ -19,7 +19,7 @@ from typing import cast
 import numpy as np
 
 from cabench.methods.online import PARAMETERS, CompiledIndex, OnlineEntry, Pulls
-from cabench.methods.spec import Spec, Style, register, user_style
+from cabench.methods.spec import Spec, Style, checked_display, register, user_style
 from cabench.methods.user import UserMethod, UserMethodError, checked
 
 IndexFunction = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -127,6 +127,8 @@ def index_method(name: str, *, display: str | None = None, color: str | None = N
 
     def decorate(function: IndexFunction) -> IndexFunction:
         user = origin == "user"
+        if user and display is not None:
+            checked_display(name, display)
         register(index_entry(name, function, shown=user_style(name, display, color, marker) if user else None,
                              origin=origin, of_one=of_one, proposed=proposed, comparison_rank=comparison_rank,
                              source=function.__module__ if user else None, quality_first=quality_first))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from cabench.errors import CabenchError
 from cabench.methods.elimination import schedule_entry
 from cabench.methods.index import index_entry
-from cabench.methods.spec import SETTINGS, Method, Spec, find, registered, user_style
+from cabench.methods.spec import SETTINGS, Method, Spec, checked_display, find, registered, user_style
 from cabench.methods.user import load_user
 
 _KIND = {"online": ("online", "index function"), "psi": ("identification", "schedule")}
@@ -38,7 +38,7 @@ def get(name: str, setting: str) -> Method:
         return method
     if is_module_object(name):
         function = load_user(name)
-        shown = user_style(name, str(getattr(function, "display", name)))
+        shown = user_style(name, checked_display(name, getattr(function, "display", name)))
         module = name.partition(":")[0]
         method = (index_entry(name, function, shown=shown, source=module) if setting == "online"
                   else schedule_entry(name, function, shown=shown, source=module))

@@ -52,6 +52,34 @@ def user_style(name: str, display: str | None = None, color: str | None = None, 
     return Style(display or name, color or chosen[0], marker or chosen[1])
 
 
+def display_problem(display: object) -> str | None:
+    """What is wrong with ``display`` as the name tables, reports and legends show a method by (None: nothing):
+    it must be text, not blank, on one line of printable characters (no newline, tab or control character)."""
+    if not isinstance(display, str):
+        return f"is {type(display).__name__} {_short(display)}, not text"
+    if not display.strip():
+        return "is blank"
+    bad = next((c for c in display if not c.isprintable()), None)
+    if bad is not None:
+        return f"{_short(display)} holds {bad!r}: a display is one line of printable text"
+    return None
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def checked_display(name: str, display: object) -> str:
+    """``display`` as the display name of the method ``name`` of your own; a one-line :class:`CabenchError`
+    naming the method when it is not one line of printable text or is blank (:func:`display_problem`)."""
+    problem = display_problem(display)
+    if problem is not None:
+        raise CabenchError(f"methods: {name}: its display {problem}; give it the name tables, reports and legends "
+                           "should show")
+    return str(display)
+
+
 @dataclass(frozen=True)
 class Parameter:
     """A method parameter: its default and the values it may take.
