@@ -1,13 +1,18 @@
-"""YAML as cabench reads it: safe, YAML 1.2 numbers, no duplicate keys.
+"""YAML as cabench reads it: safe, YAML 1.2 numbers and booleans, no duplicate keys.
 
-PyYAML implements YAML 1.1, where ``1e9`` and ``1e-3`` (no dot) are strings;
-cabench reads them as the numbers every user means. A key given twice in one
-mapping is an error (PyYAML would silently keep the last).
+PyYAML implements YAML 1.1, where ``1e9`` and ``1e-3`` (no dot) are strings, ``010`` is 8 (octal), ``0o10`` a
+string, ``1:30`` is 90 (base 60) and ``yes``, ``no``, ``on``, ``off`` are booleans. cabench reads them as YAML
+1.2's core schema does, as every user means them: ``1e9`` is a number, ``010`` is 10, ``0o10`` is 8, ``0x10`` is
+16, ``1:30`` and ``yes`` are strings, and only ``true``/``false`` (also ``True``, ``TRUE``, ``False``, ``FALSE``)
+are booleans. One leniency over the core schema stays: ``_`` between digits (``1_000``) is read as PyYAML reads it.
+A key given twice in one mapping is an error (PyYAML would silently keep the last).
 
-Every YAML file cabench writes goes through :func:`dump_yaml`, whose dumper
-resolves plain scalars with the same rules as :class:`Loader`: a string that
-would read back as a number (a hash ``253592126e722573``, a name ``1e5``) is
-quoted, so each file reads back exactly as written.
+Every YAML file cabench writes goes through :func:`dump_yaml`, whose dumper quotes every string that either
+reading takes for something else: one YAML 1.2 reads as a number (a hash ``253592126e722573``, a name ``1e5``,
+``0o10``) and one YAML 1.1 reads as a number, a boolean or a date (``010``, ``yes``, ``1:30``), so each file reads
+back exactly as written, by cabench and by any YAML 1.1 reader (``yaml.safe_load``) alike. A results
+``config.yaml`` written by an older cabench is YAML 1.1: :func:`cabench.results.read_record` reads it so where
+the readings differ.
 """
 
 from __future__ import annotations
@@ -18,10 +23,27 @@ from typing import Any
 
 import yaml
 
-_FLOAT_12 = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)
-    |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+_FLOAT_12 = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?
     |[-+]?\.(?:inf|Inf|INF)
     |\.(?:nan|NaN|NAN))$""", re.X)
+_INT_12 = re.compile(r"""^(?:[-+]?[0-9][0-9_]*
+    |0o[0-7][0-7_]*
+    |0x[0-9a-fA-F][0-9a-fA-F_]*)$""", re.X)
+_BOOL_12 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+#: The implicit types whose YAML 1.1 rules :class:`Loader` replaces with YAML 1.2's.
+_REPLACED = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+def _yaml_12_resolvers() -> dict[Any, list[Any]]:
+    """PyYAML's safe resolvers with YAML 1.2 core booleans, integers and floats in place of YAML 1.1's."""
+    out = {k: [r for r in v if r[0] not in _REPLACED] for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    for tag, pattern, first in (("tag:yaml.org,2002:bool", _BOOL_12, "tTfF"),
+                                ("tag:yaml.org,2002:int", _INT_12, "-+0123456789"),
+                                ("tag:yaml.org,2002:float", _FLOAT_12, "-+0123456789.")):
+        for char in first:
+            out.setdefault(char, []).append((tag, pattern))
+    return {k: v for k, v in out.items() if v}
 
 
 #: PyYAML's safe loader with libyaml's parser where PyYAML was built with it (YAML 1.1, as ``yaml.safe_load``).
@@ -29,7 +51,14 @@ C_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Rules:
-    """YAML 1.2 floats and duplicate-key errors, over a safe loader."""
+    """YAML 1.2 integers and duplicate-key errors, over a safe loader."""
+
+    def construct_yaml_int_12(self, node: yaml.ScalarNode) -> int:
+        """An integer as YAML 1.2 reads it: decimal (a leading 0 too), ``0o`` octal, ``0x`` hexadecimal."""
+        value = str(self.construct_scalar(node)).replace("_", "")  # type: ignore[attr-defined]
+        if value.startswith(("0o", "0x")):
+            return int(value[2:], 8 if value[1] == "o" else 16)
+        return int(value, 10)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -48,9 +77,9 @@ class _Rules:
 
 
 class Loader(_Rules, yaml.SafeLoader):
-    """Safe loader with YAML 1.2 floats and duplicate-key errors."""
+    """Safe loader with YAML 1.2 booleans, integers and floats, and duplicate-key errors."""
 
-    yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    yaml_implicit_resolvers = _yaml_12_resolvers()
 
 
 class _FastLoader(_Rules, C_SAFE_LOADER):  # type: ignore[misc,valid-type]
@@ -60,18 +89,26 @@ class _FastLoader(_Rules, C_SAFE_LOADER):  # type: ignore[misc,valid-type]
     yaml_implicit_resolvers = Loader.yaml_implicit_resolvers
 
 
+for _cls in (Loader, _FastLoader):
+    _cls.add_constructor("tag:yaml.org,2002:int", _Rules.construct_yaml_int_12)
+
+
 class Dumper(yaml.SafeDumper):
-    """Safe dumper that quotes every string :class:`Loader` would not read back as that string."""
+    """Safe dumper that quotes every string :class:`Loader` or a YAML 1.1 reader would not read back as that
+    string: its resolvers are YAML 1.1's and YAML 1.2's together."""
 
     yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeDumper.yaml_implicit_resolvers.items()}
 
 
-for _cls in (Loader, Dumper):
-    _cls.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789."))
+for _char, _resolvers in Loader.yaml_implicit_resolvers.items():
+    for _resolver in _resolvers:
+        if _resolver not in Dumper.yaml_implicit_resolvers.get(_char, []):
+            Dumper.yaml_implicit_resolvers.setdefault(_char, []).append(_resolver)
 
 
 def dump_yaml(data: Any, sort_keys: bool = False, width: int = 88) -> str:
-    """YAML text of ``data`` that :func:`load_yaml` reads back equal (strings stay strings)."""
+    """YAML text of ``data`` that :func:`load_yaml` and a YAML 1.1 reader both read back equal (strings stay
+    strings)."""
     return yaml.dump(data, Dumper=Dumper, sort_keys=sort_keys, allow_unicode=True, width=width)
 
 

@@ -87,6 +87,29 @@ def test_folder_written_by_an_older_cabench_is_read_as_written_and_resumes(tmp_p
     assert (meta["name"], meta["config_hash"]) == ("1e5", word)
 
 
+@pytest.mark.parametrize("name", ["0o10", "08"])
+def test_folder_whose_name_an_older_cabench_left_unquoted_an_integer_to_yaml_12_is_read_as_written(tmp_path,
+                                                                                                monkeypatch, name):
+    """YAML 1.1 reads ``0o10`` and ``08`` as text, so an older cabench wrote them unquoted; YAML 1.2 reads them as
+    the integers 8: where the readings differ the file is an older one, and its YAML 1.1 reading stands."""
+    from cabench.results import read_record
+
+    root = tmp_path / "root"
+    config = _write_config(tmp_path, SYNTHETIC, root / "older")
+    with monkeypatch.context() as older:
+        older.setattr("cabench.runner.dump_yaml", lambda data, width: yaml.safe_dump(data, sort_keys=False,
+                                                                                      width=width))
+        assert cli("run", config, "--name", name, "--quiet").exit_code == 0
+    text = (root / name / "config.yaml").read_text()
+    assert f"name: {name}\n" in text and load_yaml(text)["name"] == 8
+    assert read_record(root / name / "config.yaml")["name"] == name
+    [item] = _reads_everywhere(root)
+    assert item["experiment"] == name
+    resumed = cli("run", config, "--name", name)
+    assert resumed.exit_code == 0 and "(4 reused, 0 to run)" in resumed.stdout, resumed.output
+    assert load_yaml((root / name / "config.yaml").read_text())["name"] == name  # rewritten quoted
+
+
 # --- experiment names ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["two\nlines", "tab\there", "nul\x00", "bell\x07", "line\u2028separator", "a/b"],
