@@ -162,6 +162,9 @@ def test_live_policy_with_a_nan_index_stops_in_one_line_not_silently():
 
 
 PSI_RETURNS = [
+    ("negative", "returned -3 (1 of 1 values); a target is a finite number of samples below 2^63, never negative"),
+    ("negative_in_second_phase", "returned -1 (3 of 3 values); a target is a finite number of samples below 2^63, "
+                                 "never negative"),
     ("nan_in_second_phase", "returned nan"),
     ("infinite", "returned inf"),
     ("beyond_int64", "returned 1e+30"),
@@ -297,3 +300,55 @@ def test_results_recording_a_display_that_cannot_be_shown_show_the_method_by_nam
     assert registry.display("old_run:two_lines") == "old_run:two_lines"
     assert registry.display("old_run:blank") == "old_run:blank"
     assert registry.display("old_run:fine") == "Fine" and not registry.prefers("old_run:fine", "online")
+
+
+# --- a schedule whose first phase gives no arm a sample ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, words", [
+    ("negative", "returned -3 (1 of 1 values); a target is a finite number of samples below 2^63, never negative"),
+    ("negative_in_second_phase", "returned -1 (4 of 4 values); a target is a finite number of samples below 2^63, "
+                                 "never negative"),
+    ("zero", "returned 0 as its first phase's target at rho 60 on 4 arms, so no arm gets a sample, where CoPSI's "
+             "first phase gives every arm 23; it gives none at any rho up to 1e+09 either"),
+    ("below_one", "returned 0.5 as its first phase's target at rho 60 on 4 arms, so no arm gets a sample"),
+])
+def test_schedule_giving_no_sample_where_copsi_does_is_the_methods_fault_not_the_budgets(tmp_path, name, words):
+    """A schedule returning negative or zero targets was reported as "rho 60 is too small for <method> ... its first
+    phase gives an arm no sample", blaming a budget at which CoPSI gives every arm 23 samples."""
+    line = one_line(run(tmp_path, "psi", ["copsi", f"{PSI}:{name}"]), f"error: methods: {PSI}:{name} ", words)
+    assert "too small" not in line
+    assert not (tmp_path / "out" / "runs.csv").exists()
+
+
+def test_schedule_that_samples_only_from_a_larger_budget_says_so():
+    """Zero is not always a bug: a schedule keeping back half the budget samples from twice CoPSI's smallest rho."""
+    method = PsiMethod(f"{PSI}:needs_twice_copsi")
+    with pytest.raises(UserMethodError, match=f"^methods: {PSI}:needs_twice_copsi returned 0 as its first phase's "
+                                              "target at rho 5 on 4 arms") as refused:
+        run_psi(PROBLEM, method, 5, KEYS)
+    assert str(refused.value).endswith("where CoPSI's first phase gives every arm 1; it samples only from a larger "
+                                       "budget (rho 10 does): it cannot be compared with the built-in schedules here, "
+                                       "so give a larger rho, or make its first target at least 1 where theirs is")
+    assert run_psi(PROBLEM, method, 10, KEYS).samples.min() >= 1  # it runs where it samples
+
+
+@pytest.mark.parametrize("name, returned", [("zero", "0"), ("below_one", "0.5")])
+def test_policy_refuses_a_first_phase_without_samples_as_the_method_does(name, returned):
+    """The per-pull policy (``cabench live``) at a budget where CoPSI samples: the same fault, named by budget."""
+    with pytest.raises(UserMethodError, match=f"^methods: {PSI}:{name} returned {returned} as its first phase's target "
+                                              "at budget 100 on 3 arms, so no arm gets a sample, where CoPSI's first "
+                                              "phase gives every arm 20;"):
+        PsiPolicy(PsiMethod(f"{PSI}:{name}"), 2, [0.5, 1.0, 0.75], 100.0)
+
+
+def test_budget_too_small_for_copsi_too_is_still_the_budgets():
+    """Where CoPSI's first phase gives no sample either, a schedule's empty first phase is the budget's: the cell is
+    not run, as for a built-in method."""
+    from cabench.methods.lookup import get
+
+    for name in ("zero", "needs_twice_copsi"):
+        assert get(f"{PSI}:{name}", "psi").skip(PROBLEM, 1) == (
+            f"rho 1 is too small for {PSI}:{name} on 4 arms: its first phase gives an arm no sample, as CoPSI's "
+            "gives none below rho 2.567")
+    assert get("copsi", "psi").skip(PROBLEM, 1).endswith("the smallest workable rho is 2.567")

@@ -36,7 +36,7 @@ from cabench.methods.identification import (
     too_small,
 )
 from cabench.methods.spec import Spec, Style, checked_display, register, user_style
-from cabench.methods.user import UserMethod, checked
+from cabench.methods.user import UserMethod, UserMethodError, checked
 from cabench.pareto import TIE_ATOL, TIE_RTOL, classification_gaps, harmonic_l, removal_choice
 from cabench.problem import Problem
 
@@ -118,11 +118,15 @@ class Elimination(IdentificationEntry):
         if basis.first_phase_cost is not None:
             return too_small(rho, self.spec.display, budget, costs, basis.first_phase_cost(l_k, mean_cost, costs))
         k = len(costs)
-        first = basis.target(Phase(budget, l_k, mean_cost, np.zeros(1), np.zeros(1, dtype=np.int64), costs[None, :],
-                                   np.array([costs.sum()]), k))
-        if int(first[0]) >= 1:
+        returned = _first_target(basis.target, budget, l_k, mean_cost, costs)
+        if int(returned) >= 1:
             return None
-        return f"rho {rho:g} is too small for {self.spec.display} on {k} arms: its first phase gives an arm no sample"
+        copsi = int(_copsi_of_one(budget, l_k, mean_cost, 0.0, 0, list(costs)))
+        if copsi >= 1:  # every built-in schedule gives every arm a sample here: this one is refused
+            raise first_phase_error(self.spec.name, returned, f"rho {rho:g}", k, copsi,
+                                    _first_sampling_rho(basis.target, problem, rho, self))
+        return (f"rho {rho:g} is too small for {self.spec.display} on {k} arms: its first phase gives an arm no "
+                f"sample, as CoPSI's gives none{_copsi_from(problem, rho)}")
 
     def identify(self, samples: Samples) -> Identification:
         reps, k = samples.n.shape
@@ -189,6 +193,12 @@ class _Eliminating(PhasePlan):
         self.cbar = sum(costs) / policy.k
         self.schedule = method.target_of_one
         self.phase = 0
+        if isinstance(method.target_of_one, _OfOne):  # a schedule of your own: refused where CoPSI samples
+            returned = method.target_of_one.raw(policy.budget, self.l_k, self.cbar, policy.spend, 0, list(costs))
+            copsi = _copsi_of_one(policy.budget, self.l_k, self.cbar, 0.0, 0, list(costs))
+            if int(returned) < 1 and copsi >= 1:
+                at = f"rho {rho:g}" if rho is not None else f"budget {policy.budget:g}"
+                raise first_phase_error(method.spec.name, returned, at, policy.k, copsi, None)
         if self._target((method.floor or method).target_of_one) < 1:
             raise CabenchError(f"rho {rho if rho is not None else policy.budget:g}: the first phase of "
                                f"{method.spec.display} cannot give every arm one sample")
@@ -337,9 +347,12 @@ class _Batched:
 
     function: UserMethod
 
+    def raw(self, phase: Phase) -> np.ndarray:
+        """The targets as the schedule returned them (checked: finite, not negative), before truncation."""
+        return self.function(phase.budget, phase.l_k, phase.spend, phase.level, phase.active_costs, phase.k_active)
+
     def __call__(self, phase: Phase) -> np.ndarray:
-        return np.asarray(self.function(phase.budget, phase.l_k, phase.spend, phase.level, phase.active_costs,
-                                        phase.k_active), dtype=np.int64)
+        return np.asarray(self.raw(phase), dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -348,8 +361,64 @@ class _OfOne:
 
     function: UserMethod
 
+    def raw(self, budget: float, l_k: float, cbar: float, spend: float, level: int, costs: list[float]) -> float:
+        """The target as the schedule returned it (checked: finite, not negative), before truncation."""
+        values = self.function(budget, l_k, np.array([spend]), np.array([level]), np.array([costs]), len(costs))
+        return float(values[0])
+
     def __call__(self, budget: float, l_k: float, cbar: float, spend: float, level: int, costs: list[float]) -> int:
-        return int(self.function(budget, l_k, np.array([spend]), np.array([level]), np.array([costs]), len(costs))[0])
+        return int(self.raw(budget, l_k, cbar, spend, level, costs))
+
+
+#: The largest rho a config may give: how far :func:`_first_sampling_rho` looks.
+_LARGEST_RHO = 1e9
+
+
+def _first_target(target: BatchedTarget, budget: float, l_k: float, mean_cost: float, costs: np.ndarray) -> float:
+    """A schedule's first-phase target at budget ``B~`` (nothing spent, no samples yet), as it returned it."""
+    phase = Phase(budget, l_k, mean_cost, np.zeros(1), np.zeros(1, dtype=np.int64), costs[None, :],
+                  np.array([costs.sum()]), len(costs))
+    return float((target.raw(phase) if isinstance(target, _Batched) else target(phase))[0])
+
+
+def _first_sampling_rho(target: BatchedTarget, problem: Problem, rho: float, method: Elimination) -> float | None:
+    """The first of ``2 rho, 4 rho, ...`` (up to the largest rho a config may give) at which the schedule's first
+    phase gives every arm a sample; None when none does."""
+    costs = problem.psi_profile_cost()
+    l_k, mean_cost = method.l_k(costs), float(np.mean(costs))
+    at = 2.0 * rho
+    while at <= _LARGEST_RHO:
+        if _first_target(target, problem.psi_budget(at), l_k, mean_cost, costs) >= 1:
+            return at
+        at *= 2.0
+    return None
+
+
+def _copsi_from(problem: Problem, rho: float) -> str:
+    """`` below rho R``: the smallest rho at which CoPSI's first phase gives every arm a sample."""
+    reason = COPSI.skip(problem, rho)
+    smallest = reason.rpartition("the smallest workable rho is ")[2] if reason else ""
+    return f" below rho {smallest}" if smallest else ""
+
+
+def first_phase_error(name: str, returned: float, at: str, k: int, copsi: int, later: float | None
+                      ) -> UserMethodError:
+    """A schedule of your own whose first phase gives no arm a sample (it returned ``returned``) ``at`` a budget
+    where CoPSI's gives every arm ``copsi`` (and every built-in schedule at least one), as one line. Not
+    necessarily a bug: a schedule may keep back what the built-in ones spend; ``later`` is the first doubled rho
+    at which it does sample (None: none up to the largest rho a config may give, or not looked for)."""
+    head = (f"methods: {name} returned {returned:g} as its first phase's target at {at} on {k} arms, so no arm gets "
+            f"a sample, where CoPSI's first phase gives every arm {copsi}")
+    if later is None and at.startswith("rho"):
+        return UserMethodError(f"{head}; it gives none at any rho up to {_LARGEST_RHO:g} either: a first target is "
+                               "the cumulative samples each arm gets, at least 1; fix the method or remove it from "
+                               "methods")
+    if later is None:
+        return UserMethodError(f"{head}; a first target is the cumulative samples each arm gets, at least 1 wherever "
+                               "the built-in schedules sample: fix the method or remove it from methods")
+    return UserMethodError(f"{head}; it samples only from a larger budget (rho {later:g} does): it cannot be "
+                           "compared with the built-in schedules here, so give a larger rho, or make its first "
+                           "target at least 1 where theirs is")
 
 
 def schedule_entry(name: str, function: Callable[..., np.ndarray], *, shown: Style | None = None,

@@ -63,7 +63,7 @@ class UserMethod:
     ``KeyboardInterrupt``) into a :class:`UserMethodError`, and checks the result: numbers of exactly
     the shape of ``n`` (online) or ``spend`` (identification); an index may be ``+inf`` (pull first;
     ties go to the lowest arm) but not NaN or ``-inf`` (the loop masks infeasible arms with
-    ``-inf``); a target is a finite number of samples within the int64 range.
+    ``-inf``); a target is a finite number of samples within the int64 range, never negative.
     """
 
     name: str
@@ -100,8 +100,9 @@ class UserMethod:
             bad = np.isnan(values) | (values == -np.inf)
             rule = "an index is a number or +inf, never NaN or -inf"
         else:
-            bad = ~(np.abs(values.astype(np.float64)) < _INT64_LIMIT)
-            rule = "a target is a finite number of samples below 2^63"
+            as_float = values.astype(np.float64)
+            bad = ~(np.abs(as_float) < _INT64_LIMIT) | (as_float < 0)
+            rule = "a target is a finite number of samples below 2^63, never negative"
         if bad.any():
             first = int(np.flatnonzero(bad.reshape(-1))[0])
             raise UserMethodError(f"{where} {values.reshape(-1)[first]} ({int(bad.sum())} of {values.size} values); "

@@ -46,3 +46,26 @@ def spends_nothing(budget, l_k, spend, level, active_costs, k_active):
     """Writes into its arguments: if that reached the loop, the spend would restart at 0 every phase."""
     spend[:] = 0.0
     return front_loaded(budget, l_k, spend, level, active_costs, k_active)
+
+
+def negative(budget, l_k, spend, level, active_costs, k_active):
+    return np.full(np.shape(spend), -3)
+
+
+def negative_in_second_phase(budget, l_k, spend, level, active_costs, k_active):
+    target = front_loaded(budget, l_k, spend, level, active_costs, k_active)
+    return target if spend.max() == 0 else np.full_like(target, -1)
+
+
+def zero(budget, l_k, spend, level, active_costs, k_active):
+    return np.zeros(np.shape(spend), dtype=np.int64)
+
+
+def below_one(budget, l_k, spend, level, active_costs, k_active):
+    return np.full(np.shape(spend), 0.5)
+
+
+def needs_twice_copsi(budget, l_k, spend, level, active_costs, k_active):
+    """CoPSI's target at half the budget: a schedule that keeps half back, whose first phase gives no sample
+    below twice CoPSI's smallest budget."""
+    return level + np.floor(budget / 2 / (l_k * active_costs.sum(axis=1))).astype(np.int64)
