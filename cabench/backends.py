@@ -22,6 +22,7 @@ from typing import Any
 import joblib
 
 from cabench.errors import CabenchError
+from cabench.interrupts import handling
 
 BACKENDS = ("loky", "threading", "sequential", "dask")
 
@@ -139,8 +140,9 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
     every task receives (the problem of an experiment): Dask sends them to the workers once.
     """
     if backend.in_process:
-        for args in tasks:
-            yield function(*args)
+        with handling():  # Ctrl-C waits for a compiled kernel running here to return (:mod:`cabench.interrupts`)
+            for args in tasks:
+                yield function(*args)
         return
     pool = _dask(backend, shared) if backend.name == "dask" else contextlib.nullcontext()
     options = ({"n_jobs": -1} if backend.name == "dask"
@@ -150,3 +152,4 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
         warnings.filterwarnings("ignore", message=".*You could benefit from adjusting the input task iterator")
         with joblib.Parallel(return_as="generator" if ordered else "generator_unordered", **options) as parallel:
             yield from parallel(joblib.delayed(function)(*args) for args in tasks)
+

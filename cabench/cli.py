@@ -604,22 +604,18 @@ def collect(
     typer.echo(f"wrote {out}")
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    """SIGTERM ends a run like Ctrl-C: workers are stopped and finished cells are kept."""
-    raise KeyboardInterrupt
-
-
 def main() -> None:
     import signal
+
+    from cabench.interrupts import handling
 
     argv = sys.argv[1:]
     if "--debug" in argv[1:]:  # --debug is accepted after the subcommand too
         argv = ["--debug", *[a for a in argv if a != "--debug"]]
-    signal.signal(signal.SIGTERM, _terminate)
-    try:
+    # SIGTERM ends a command as Ctrl-C does (workers stopped, finished cells kept); either waits for a compiled kernel
+    # running in this process to return (cabench.interrupts). Past the command, a SIGTERM just ends the process.
+    with handling(signal.SIGINT, signal.SIGTERM):
         app(args=argv, prog_name="cabench")
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # past the command, a SIGTERM just ends the process
 
 
 if __name__ == "__main__":

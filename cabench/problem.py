@@ -17,6 +17,7 @@ import numpy as np
 from cabench.data.dataset import Dataset
 from cabench.data.normalisation import Normalisation
 from cabench.data.terms import COST_COLUMN, USD_COLUMN
+from cabench.interrupts import in_kernel
 
 
 class Sampler(Protocol):
@@ -77,15 +78,17 @@ class ReplaySampler:
         from cabench.kernels import streams as kernel  # numba loads only when sampling
 
         keys, counts = np.ascontiguousarray(keys, dtype=np.uint64), np.ascontiguousarray(counts, dtype=np.int64)
-        return {unit: kernel.replay_spent(keys, counts, np.ascontiguousarray(table, dtype=np.float64))
-                for unit, table in self.also.items()}
+        with in_kernel:
+            return {unit: kernel.replay_spent(keys, counts, np.ascontiguousarray(table, dtype=np.float64))
+                    for unit, table in self.also.items()}
 
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         from cabench.kernels import streams as kernel
 
         keys, arms, counts = np.broadcast_arrays(keys, arms, counts)
-        rewards, costs = kernel.replay_sample(flat(keys, np.uint64), flat(arms, np.int64), flat(counts, np.int64),
-                                              self._rewards, self._costs, np.zeros(0))
+        with in_kernel:
+            rewards, costs = kernel.replay_sample(flat(keys, np.uint64), flat(arms, np.int64),
+                                                  flat(counts, np.int64), self._rewards, self._costs, np.zeros(0))
         return rewards.reshape(*keys.shape, -1), costs.reshape(keys.shape)
 
     def reward_sums(self, keys: np.ndarray, arms: np.ndarray, starts: np.ndarray,
@@ -93,8 +96,9 @@ class ReplaySampler:
         """:func:`block_sums` without building per-pull reward rows: each block summed where it is drawn."""
         from cabench.kernels import streams as kernel
 
-        return kernel.replay_block_sums(flat(keys, np.uint64), flat(arms, np.int64), flat(starts, np.int64),
-                                        flat(lengths, np.int64), self._rewards)
+        with in_kernel:
+            return kernel.replay_block_sums(flat(keys, np.uint64), flat(arms, np.int64), flat(starts, np.int64),
+                                            flat(lengths, np.int64), self._rewards)
 
     def compiled_draw(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
         """The compiled online loop's sampler and its tables (:func:`cabench.kernels.streams.replay_draw`)."""

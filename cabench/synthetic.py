@@ -14,6 +14,7 @@ import numpy as np
 
 from cabench.data.normalisation import Normalisation, Objective
 from cabench.errors import CabenchError
+from cabench.interrupts import in_kernel
 from cabench.problem import Problem, flat
 from cabench.quantize import quantize
 from cabench.streams import DRAWS
@@ -91,11 +92,14 @@ class SyntheticSampler:
         keys, arms, counts = np.broadcast_arrays(keys, arms, counts)
         flat_keys, flat_counts = flat(keys, np.uint64), flat(counts, np.int64)
         if self.noise == "bernoulli":
-            rewards, tokens = kernel.bernoulli_sample(flat_keys, flat(arms, np.int64), flat_counts, *self._tables())
+            with in_kernel:
+                rewards, tokens = kernel.bernoulli_sample(flat_keys, flat(arms, np.int64), flat_counts,
+                                                          *self._tables())
             return rewards.reshape(*keys.shape, -1), tokens.reshape(keys.shape)
         d, w = self.means.shape[1], self.draws
         slots = np.arange(2 * d) if self.cost_spread == 0 else np.append(np.arange(2 * d), w - 1)
-        u = kernel.uniforms(flat_keys, flat_counts, slots, w).reshape(*keys.shape, len(slots))
+        with in_kernel:
+            u = kernel.uniforms(flat_keys, flat_counts, slots, w).reshape(*keys.shape, len(slots))
         normal = np.sqrt(-2.0 * np.log1p(-u[..., 0 : 2 * d : 2])) * np.cos(2.0 * np.pi * u[..., 1 : 2 * d : 2])
         rewards = quantize(self.means[arms] + self.sigma * normal)
         tokens = self.costs[arms]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +18,7 @@ from cabench.cli import app
 from cabench.config import load_config, parse_config
 from cabench.errors import CabenchError
 from cabench.runner import run_experiment
-from tests.conftest import DATA, PAUSED, SAFETY_S
+from tests.conftest import DATA, PAUSED, ROOT, SAFETY_S
 
 ONLINE = {"name": "t_online", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2, 6],
           "methods": ["cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform"], "repetitions": 6, "chunk_size": 3,
@@ -246,6 +248,40 @@ def test_ctrl_c_stops_cleanly_and_resumes(tmp_path, held_run):
     assert "interrupted:" in err and "run the same command again to resume" in err and "Traceback" not in err
     resumed = run_experiment(load_config(config), quiet=True)
     assert done >= 5 and resumed.reused >= done and resumed.computed == resumed.cells - resumed.reused
+    _run(raw, tmp_path / "clean")
+    assert (tmp_path / "stopped" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
+
+
+SYNTHETIC = {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7], [0.2, 0.2]], "costs": [10, 20, 15, 12]}}
+
+
+def _cabench_run(config: Path, *extra: str, **environ: str) -> subprocess.CompletedProcess:
+    """``cabench run CONFIG --quiet`` in a process of its own, SIGINT not ignored there (a shell's background job
+    would pass that on)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **environ}
+    return subprocess.run([sys.executable, "-m", "cabench.cli", "run", str(config), "--quiet", *extra], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=SAFETY_S,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_while_a_compiled_kernel_runs_in_the_run_process_stops_cleanly_and_resumes(tmp_path, sig):
+    """n_jobs 1: the signal arrives while the online loop's kernel runs in the run's own process (sent from inside
+    it by the method's compiled index, after the four cells of CoHV-UCB are saved: a state, not a time). It was
+    raised inside numba's callback as the kernel returned (SystemError, a lost interrupt or SIGSEGV); now: exit
+    130, one line, the four cells kept, and a resume that reuses them and ends byte-identical."""
+    raw = {"name": "in_kernel", "dataset": SYNTHETIC, "setting": "online", "rho": [4, 8], "repetitions": 4,
+           "chunk_size": 2, "n_jobs": 1, "methods": ["cohv-ucb", "tests.plugins_hostile.own_process:signals_in_kernel"]}
+    config = tmp_path / "exp.yaml"
+    config.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "stopped")}))
+    done = _cabench_run(config, CABENCH_TEST_SIGNAL=str(int(sig)))
+    cells = tmp_path / "stopped" / "cells"
+    assert (done.returncode, done.stderr) == (130, f"interrupted: 4 of 8 cells are saved in {cells}; run the same "
+                                                   "command again to resume\n")
+    assert len(_done(cells)) == 4 and not (tmp_path / "stopped" / "runs.csv").exists()
+    resumed = run_experiment(load_config(config), quiet=True)
+    assert (resumed.reused, resumed.computed) == (4, 4)
     _run(raw, tmp_path / "clean")
     assert (tmp_path / "stopped" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from cabench.interrupts import in_kernel
+
 _compiled = numba.njit(cache=True, nogil=True)
 #: Work compiled into its caller's loop: no array views built for a call per repetition (costly at small K).
 _inlined = numba.njit(cache=True, nogil=True, inline="always")
@@ -360,7 +362,8 @@ def classification_gaps(mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     mu = np.ascontiguousarray(mu, dtype=np.float64)
     flat = mu.reshape(-1, *mu.shape[-2:])
     minus, plus = np.empty(flat.shape[:2]), np.empty(flat.shape[:2])
-    _all_pairs(flat, minus, np.empty(minus.shape, np.int64), plus, np.empty(plus.shape, np.int64))
+    with in_kernel:
+        _all_pairs(flat, minus, np.empty(minus.shape, np.int64), plus, np.empty(plus.shape, np.int64))
     minus, plus = minus.reshape(mu.shape[:-1]), plus.reshape(mu.shape[:-1])
     dominated = minus > 0
     return minus, plus, np.where(dominated, minus, plus), dominated
@@ -388,13 +391,15 @@ class IncrementalGaps:
 
     def update(self, n: np.ndarray, sums: np.ndarray, active: np.ndarray) -> None:
         """The gaps of the active arms."""
-        _keep(n, sums, active, self.mu, self.seen, self.kept, self.delta_minus, self.minus_count, self.delta_plus,
-              self.plus_count, np.empty(n.shape, np.int64), np.empty(len(n), np.int64))
+        with in_kernel:
+            _keep(n, sums, active, self.mu, self.seen, self.kept, self.delta_minus, self.minus_count,
+                  self.delta_plus, self.plus_count, np.empty(n.shape, np.int64), np.empty(len(n), np.int64))
 
     def leave(self, n: np.ndarray, sums: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Algorithm 2 lines 11-20: the gaps of the active arms, then the arm that leaves each repetition
         ``[reps]`` and whether it is accepted (not empirically dominated)."""
         out, accepted = np.empty(len(n), dtype=np.int64), np.empty(len(n), dtype=bool)
-        _leave(n, sums, active, self.mu, self.seen, self.kept, self.delta_minus, self.minus_count, self.delta_plus,
-               self.plus_count, self.atol, self.rtol, self.gamma, self.dominated, out, accepted)
+        with in_kernel:
+            _leave(n, sums, active, self.mu, self.seen, self.kept, self.delta_minus, self.minus_count,
+                   self.delta_plus, self.plus_count, self.atol, self.rtol, self.gamma, self.dominated, out, accepted)
         return out, accepted

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from cabench.interrupts import in_kernel
 from cabench.methods.configured import OnlineMethod
 from cabench.online.loop import Loop, Outcome
 from cabench.problem import Problem
@@ -40,9 +41,10 @@ def run_compiled(problem: Problem, method: OnlineMethod, loop: Loop, keys: np.nd
     arms_by = np.ascontiguousarray(np.stack([loop.profile, loop.gap, loop.hv]), dtype=np.float64)
     by_cost = np.argsort(-arms_by[0], kind="stable")
     try:
-        fine, offsets, pulls = kernel.online_loop(index_of, sampler, np.ascontiguousarray(keys, dtype=np.uint64),
-                                                  table, costs, params, arms_by, by_cost, loop.best, loop.n_init,
-                                                  scalars, log, counts, totals, optimal)
+        with in_kernel:
+            fine, offsets, pulls = kernel.online_loop(index_of, sampler, np.ascontiguousarray(keys, dtype=np.uint64),
+                                                      table, costs, params, arms_by, by_cost, loop.best,
+                                                      loop.n_init, scalars, log, counts, totals, optimal)
     except Exception:
         if index.per_arm:
             raise

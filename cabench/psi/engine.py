@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cabench.errors import CabenchError
+from cabench.interrupts import in_kernel
 from cabench.methods.configured import PsiMethod
 from cabench.pareto import pareto_mask
 from cabench.problem import Problem, expand_blocks
@@ -98,17 +99,20 @@ class _Samples:
         from cabench.kernels import blocks  # deferred: numba loads when a method first runs
 
         if self.replay is not None:
-            blocks.replay_bring_up(target, active, self.n, self.stopped, self.spend, self.costs, self.budget,
-                                   self.keys, self.replay, self.sums)
+            with in_kernel:
+                blocks.replay_bring_up(target, active, self.n, self.stopped, self.spend, self.costs, self.budget,
+                                       self.keys, self.replay, self.sums)
             return
         rows, arms, starts, lengths = np.empty((4, int(active.sum())), dtype=np.int64)  # a block per active arm
-        count = blocks.plan(target, active, self.n, self.stopped, self.spend, self.costs, self.budget, rows, arms,
-                            starts, lengths)
+        with in_kernel:
+            count = blocks.plan(target, active, self.n, self.stopped, self.spend, self.costs, self.budget, rows,
+                                arms, starts, lengths)
         if count:
             rows, arms, starts, lengths = rows[:count], arms[:count], starts[:count], lengths[:count]
             sums = self.problem.reward_sums(self.keys[rows, arms], arms, starts, lengths)
-            blocks.add(rows, arms, lengths, np.ascontiguousarray(sums, dtype=np.float64), self.costs, self.n,
-                       self.sums, self.spend)
+            with in_kernel:
+                blocks.add(rows, arms, lengths, np.ascontiguousarray(sums, dtype=np.float64), self.costs, self.n,
+                           self.sums, self.spend)
 
     def _bring_up_pulls(self, rows: np.ndarray, arms: np.ndarray, lengths: np.ndarray) -> None:
         """Realised costs: every pull's cost is read from its stream element; the pulls that fit the
