@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import re
 import signal
 import threading
 import warnings
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import joblib
+from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 from cabench.errors import CabenchError
 from cabench.interrupts import handling
@@ -151,5 +153,28 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
         # stopped early (an error saving a result, Ctrl-C): joblib's note on the tasks done or cancelled is no news
         warnings.filterwarnings("ignore", message=".*You could benefit from adjusting the input task iterator")
         with joblib.Parallel(return_as="generator" if ordered else "generator_unordered", **options) as parallel:
-            yield from parallel(joblib.delayed(function)(*args) for args in tasks)
+            try:
+                yield from parallel(joblib.delayed(function)(*args) for args in tasks)
+            except TerminatedWorkerError as exc:
+                raise WorkerEnded(_how_ended(str(exc))) from None
 
+
+class WorkerEnded(CabenchError):
+    """A worker process ended abruptly while running tasks (killed: by the system when memory runs out, or by a
+    signal; or a task ended its process). ``how`` says with which exit codes or signals, where known."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+        super().__init__(f"a worker process ended abruptly{f' ({how})' if how else ''}")
+
+
+def _how_ended(message: str) -> str:
+    """How the workers ended, from loky's message (``The exit codes of the workers are {SIGKILL(-9), EXIT(3)}``):
+    ``killed by SIGKILL, exit code 3``; empty where it does not say."""
+    found = re.search(r"exit codes of the workers are \{([^}]*)\}", message)
+    ways = []
+    for name, code in re.findall(r"(\w+)\((-?\d+)\)", found.group(1) if found else ""):
+        way = f"killed by {name}" if name.startswith("SIG") else f"exit code {code}"
+        if way not in ways:
+            ways.append(way)
+    return ", ".join(ways)

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 import cabench
 from cabench import registry
-from cabench.backends import Backend, parallel_map
+from cabench.backends import Backend, WorkerEnded, parallel_map
 from cabench.cell_keys import cell_key, code_hash
 from cabench.cells import Cell, run_cell
 from cabench.config import ExperimentConfig
@@ -413,6 +413,12 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
         finished = sum(_cell_state(cache, k) == "done" for k in keys)
         raise Interrupted(f"interrupted: {finished} of {len(cells)} cells are saved in {cache}; "
                           "run the same command again to resume") from None
+    except WorkerEnded as exc:
+        finished = sum(_cell_state(cache, k) == "done" for k in keys)
+        memory = (" (SIGKILL is what the system sends when memory runs out: a lower n_jobs or chunk_size needs "
+                  "less)") if "SIGKILL" in exc.how else ""
+        raise CabenchError(f"{exc} while computing cells of {cfg.name}; {finished} of {len(cells)} cells are "
+                           f"saved in {cache}; run the same command again to resume{memory}") from None
 
     unit = problem.norm.cost_unit
     resolved = cfg.resolved()

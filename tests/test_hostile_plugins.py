@@ -7,7 +7,10 @@ The plugins live in :mod:`tests.plugins_hostile`, importable by name in every wo
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,10 +29,12 @@ from cabench.psi import PsiMethod, run_psi
 from cabench.psi.reference import reference_psi
 from cabench.streams import stream_keys
 from cabench.synthetic import SyntheticSpec, synthetic_problem
+from tests.conftest import ROOT, SAFETY_S
 
 RUNNER = CliRunner()
 ONLINE = "tests.plugins_hostile.online"
 PSI = "tests.plugins_hostile.schedules"
+OWN_PROCESS = "tests.plugins_hostile.own_process"
 SPEC = SyntheticSpec("hostile", means=((0.5, 0.5), (0.6, 0.4), (0.3, 0.7), (0.2, 0.2)), costs=(10, 20, 15, 12))
 PROBLEM = synthetic_problem(SPEC)
 KEYS = stream_keys(0, np.arange(3), PROBLEM.arm_ids)
@@ -119,6 +124,40 @@ def test_an_index_that_reduces_over_the_arms_is_refused_and_one_arm_by_arm_runs(
     method = OnlineMethod(f"{ONLINE}:own_pulls")
     by_chunk = [run_online(PROBLEM, method, 4, KEYS[rows]).counts for rows in (slice(0, 3), slice(0, 1))]
     assert by_chunk[0][:1].tolist() == by_chunk[1].tolist() and by_chunk[0].sum() > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method, how", [("killed", "killed by SIGKILL"), ("exits", "exit code 3")])
+def test_a_worker_that_ends_abruptly_is_one_line_and_keeps_the_saved_cells(tmp_path, method, how):
+    """A method that ends its worker process (SIGKILL, as the out-of-memory killer sends; ``os._exit``) with two
+    workers: joblib's 64-line TerminatedWorkerError and exit 1 before; now exit 2, one line saying how the worker
+    ended and how many cells are saved, the saved cells untouched, and the same command resumes once the method
+    no longer ends its process, byte-identical to a run never broken."""
+    cells = tmp_path / "out" / "cells"
+    raw = {"name": "ended", "setting": "online", "n_jobs": 2, "repetitions": 4, "chunk_size": 2, "seed": 0,
+           "dataset": {"synthetic": {"means": [list(m) for m in SPEC.means], "costs": list(SPEC.costs)}},
+           "rho": [4, 8], "methods": ["cohv-ucb"], "output": str(tmp_path / "out")}
+    (tmp_path / "first.yaml").write_text(yaml.safe_dump(raw))
+    assert RUNNER.invoke(app, ["run", str(tmp_path / "first.yaml"), "--quiet"]).exit_code == 0  # four cells saved
+    saved = {p.name: p.read_bytes() for p in cells.iterdir()}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({**raw, "methods": ["cohv-ucb", f"{OWN_PROCESS}:{method}"]}))
+    command = [sys.executable, "-m", "cabench.cli", "run", str(tmp_path / "c.yaml"), "--quiet", "--replace"]
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    broken = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_S,
+                            env={**environ, "CABENCH_TEST_KILL": "1"})
+    assert broken.returncode == 2, broken.stderr
+    assert broken.stderr.startswith(
+        f"error: a worker process ended abruptly ({how}) while computing cells of ended; 4 of 8 cells are "
+        f"saved in {cells}; run the same command again to resume")
+    assert broken.stderr.count("\n") == 1 and "Traceback" not in broken.stderr
+    assert {p.name: p.read_bytes() for p in cells.iterdir() if p.name in saved} == saved
+    assert len(list(cells.glob("*.ok"))) == 4
+    resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_S, env=environ)
+    assert resumed.returncode == 0, resumed.stderr
+    clean = yaml.safe_load((tmp_path / "c.yaml").read_text()) | {"output": str(tmp_path / "clean")}
+    (tmp_path / "clean.yaml").write_text(yaml.safe_dump(clean))
+    assert RUNNER.invoke(app, ["run", str(tmp_path / "clean.yaml"), "--quiet"]).exit_code == 0
+    assert (tmp_path / "out" / "runs.csv").read_bytes() == (tmp_path / "clean" / "runs.csv").read_bytes()
 
 
 def test_user_method_error_survives_pickling():
