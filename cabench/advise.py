@@ -38,7 +38,7 @@ from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
 from cabench.data.describe import describe
 from cabench.data.importer import import_logs, profiling_split
-from cabench.data.io import DATASET_FILES, META_NAME, find_log_file, read_logs, read_metadata
+from cabench.data.io import META_NAME, check_only_dataset_files, find_log_file, read_logs, read_metadata
 from cabench.data.terms import Terms, parse_terms
 from cabench.errors import CabenchError
 from cabench.html_report import write_reports
@@ -183,10 +183,7 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> tuple[Path,
         if not request.replace:
             raise CabenchError(f"{target}: holds another dataset than the import of {logs} (other logs, mapping "
                                "or options); pass another --out, or --replace to replace it and its results")
-        if others := sorted(p.name for p in target.iterdir() if p.name not in DATASET_FILES):
-            raise CabenchError(f"{target}: holds {_some(others)} beside "
-                               "the dataset, which an import does not write; --replace would delete them: move them, "
-                               "or pass another --out")
+        check_only_dataset_files(target, "--replace")
         swap_folders(fresh, target)  # the replaced dataset now waits in the staging folder
         waiting = fresh
         return target, waiting

@@ -22,6 +22,7 @@ from typing import Any
 
 import cabench
 from cabench.cells import Cell
+from cabench.methods.spec import modules_named
 from cabench.record import stable_hash
 
 #: The modules that compute a cell's result: the cell (engines, method rules and streams, by its
@@ -64,22 +65,8 @@ def _run_time_nodes(tree: ast.AST) -> Iterator[ast.AST]:
 
 def imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     """``cabench`` modules a parsed module imports when it runs (absolute and relative imports)."""
-    found: set[str] = set()
-    for node in _run_time_nodes(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == "cabench")
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parent = module.split(".")
-                parent = parent[: len(parent) - node.level + (1 if is_package else 0)]
-                base = ".".join(parent + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            if base.split(".")[0] != "cabench":
-                continue
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)  # submodules imported by name
-    return found
+    return {name for node in _run_time_nodes(tree) for name in modules_named(node, module, is_package)
+            if name.split(".")[0] == "cabench"}
 
 
 @cache

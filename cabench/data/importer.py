@@ -35,10 +35,10 @@ from cabench.data.holes import (
     unmeasured_rows,
 )
 from cabench.data.io import (
-    DATASET_FILES,
     META_NAME,
     MISSING_POLICIES,
     check_dataset_keys,
+    check_only_dataset_files,
     is_dataset_name,
     write_logs,
     write_metadata,
@@ -384,10 +384,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         if not (out / META_NAME).is_file():
             raise CabenchError(f"{out}: not a cabench dataset (it has no {META_NAME}); --force replaces only a "
                                "dataset folder: pass another --out")
-        if others := sorted(p.name for p in out.iterdir() if p.name not in DATASET_FILES):
-            raise CabenchError(f"{out}: holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''} beside the "
-                               "dataset, which an import does not write; --force would delete them: move them, or "
-                               "pass another --out")
+        check_only_dataset_files(out, "--force")
     if fmt not in FORMATS:
         near = difflib.get_close_matches(fmt, FORMATS, n=1)
         raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}"

@@ -249,6 +249,16 @@ def read_metadata(folder: Path) -> dict[str, Any]:
     return meta
 
 
+def check_only_dataset_files(folder: Path, option: str) -> None:
+    """Refuse, in one line naming the first three, files in dataset folder ``folder`` that an import does not write
+    (:data:`DATASET_FILES`): replacing the folder (``option``: ``--force``, ``--replace``) would delete them."""
+    others = sorted(p.name for p in folder.iterdir() if p.name not in DATASET_FILES)
+    if others:
+        raise CabenchError(f"{folder}: holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''} beside the "
+                           f"dataset, which an import does not write; {option} would delete them: move them, or "
+                           "pass another --out")
+
+
 def check_dataset_keys(meta: dict[str, Any], where: str) -> None:
     """Refuse a key of ``meta`` (a ``dataset.yaml``, or the ``dataset`` part of an import's mapping) that is not one
     of :data:`DATASET_KEYS`, in one line starting with ``where`` and naming the nearest key."""

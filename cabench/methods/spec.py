@@ -249,23 +249,24 @@ def own_imports(module_name: str) -> dict[str, Path]:
 
 
 def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """Every module an ``import`` statement of ``tree`` names (at any level of the code), relative ones resolved,
-    with the names ``from M import x`` may import as submodules."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = module.split(".")
-                parts = parts[: len(parts) - node.level + (1 if is_package else 0)]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            if base:
-                names.add(base)
-                names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
-    return names
+    """Every module an ``import`` statement of ``tree`` names, at any level of the code (:func:`modules_named`)."""
+    return {name for node in ast.walk(tree) for name in modules_named(node, module, is_package)}
+
+
+def modules_named(node: ast.AST, module: str, is_package: bool) -> list[str]:
+    """The modules an ``import`` or ``from … import`` statement ``node`` of module ``module`` names, relative ones
+    resolved, with the names ``from M import x`` may import as submodules (``M.x``); none for another statement."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level:
+        parts = module.split(".")
+        parts = parts[: len(parts) - node.level + (1 if is_package else 0)]
+        base = ".".join(parts + ([node.module] if node.module else []))
+    else:
+        base = node.module or ""
+    return [base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")] if base else []
 
 
 _TABLE: dict[tuple[str, str], Method] = {}
