@@ -122,9 +122,13 @@ class Elimination(IdentificationEntry):
         if int(returned) >= 1:
             return None
         copsi = int(_copsi_of_one(budget, l_k, mean_cost, 0.0, 0, list(costs)))
-        if copsi >= 1:  # every built-in schedule gives every arm a sample here: this one is refused
-            raise first_phase_error(self.spec.name, returned, f"rho {rho:g}", k, copsi,
-                                    _first_sampling_rho(basis.target, problem, rho, self))
+        if copsi >= 1:  # CoPSI's first phase samples here: a reason, not an error (plan scans budgets with skip)
+            later = _first_sampling_rho(basis.target, problem, rho, self)
+            where = (f"; it samples from rho {later:g}" if later is not None else
+                     f"; it samples at no rho up to {_LARGEST_RHO:g}: a first target is the cumulative samples each "
+                     "arm gets, at least 1")
+            return (f"rho {rho:g} is too small for {self.spec.display} on {k} arms: its first phase gives an arm no "
+                    f"sample (it returned {returned:g}, where CoPSI's first phase gives every arm {copsi}){where}")
         return (f"rho {rho:g} is too small for {self.spec.display} on {k} arms: its first phase gives an arm no "
                 f"sample, as CoPSI's gives none{_copsi_from(problem, rho)}")
 
