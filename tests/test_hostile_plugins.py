@@ -123,9 +123,31 @@ def test_an_index_that_reduces_over_the_arms_is_refused_and_one_arm_by_arm_runs(
                     f"{ONLINE}:total_pulls: the index of an arm depends on the other arms it is called with (")
     assert "arms, " in line and " alone); the loops compute it arm by arm" in line
     assert not (tmp_path / "out" / "runs.csv").exists()
-    method = OnlineMethod(f"{ONLINE}:own_pulls")
-    by_chunk = [run_online(PROBLEM, method, 4, KEYS[rows]).counts for rows in (slice(0, 3), slice(0, 1))]
-    assert by_chunk[0][:1].tolist() == by_chunk[1].tolist() and by_chunk[0].sum() > 0
+
+
+
+def test_an_index_reducing_over_the_arms_depends_on_the_batch_and_is_refused_every_time(monkeypatch):
+    """What the probe guards against, shown with it bypassed: on 8 repetitions run together or one by one, the
+    index of the total pulls gives other counts, the index of the arm's own pulls the same. With the probe, the
+    reducing index is refused on every run in a process, not only the first."""
+    import cabench.methods.index as index_module
+
+    keys = stream_keys(0, np.arange(8), PROBLEM.arm_ids)
+
+    def by_batch(name: str) -> tuple[list, list]:
+        method = OnlineMethod(f"{ONLINE}:{name}")
+        together = run_online(PROBLEM, method, 8, keys).counts.tolist()
+        alone = [row for r in range(8) for row in run_online(PROBLEM, method, 8, keys[r:r + 1]).counts.tolist()]
+        return together, alone
+
+    for _ in range(2):
+        with pytest.raises(UserMethodError, match="the index of an arm depends on the other arms"):
+            run_online(PROBLEM, OnlineMethod(f"{ONLINE}:total_pulls"), 8, keys)
+    together, alone = by_batch("own_pulls")
+    assert together == alone and np.sum(together) > 0
+    monkeypatch.setattr(index_module, "arm_by_arm", lambda index, n_objectives: None)
+    together, alone = by_batch("total_pulls")
+    assert together != alone
 
 
 @pytest.mark.slow

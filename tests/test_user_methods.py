@@ -133,7 +133,11 @@ def test_editing_a_module_a_method_imports_recomputes_its_cells(tmp_path, monkey
     (home / "mine_helper.py").write_text("from mine_pkg import weights\n\n\n"
                                          "def score(n, upper, lower_cost):\n"
                                          "    return weights.WEIGHT * upper[..., 0] * upper[..., 1] / lower_cost\n")
-    (home / "mine_index.py").write_text("import numpy as np\n\nimport mine_helper\n\n\n"
+    (home / "mine_broken").mkdir()  # an optional import that fails: found, never run while hashing
+    (home / "mine_broken" / "__init__.py").write_text("raise RuntimeError('needs a GPU')\n")
+    (home / "mine_broken" / "sub.py").write_text("X = 1\n")
+    (home / "mine_index.py").write_text("import numpy as np\n\nimport mine_helper\n\ntry:\n"
+                                        "    import mine_broken.sub\nexcept RuntimeError:\n    pass\n\n\n"
                                         "def index(n, upper, lower_cost):\n"
                                         "    return mine_helper.score(n, upper, lower_cost)\n")
     (home / "mine_alone.py").write_text("import numpy as np\n\n\ndef index(n, upper, lower_cost):\n"
@@ -145,13 +149,13 @@ def test_editing_a_module_a_method_imports_recomputes_its_cells(tmp_path, monkey
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
 
     def run() -> tuple[str, bytes]:
-        for name in ("mine_index", "mine_helper", "mine_pkg", "mine_pkg.weights", "mine_alone"):
+        for name in ("mine_index", "mine_helper", "mine_pkg", "mine_pkg.weights", "mine_alone", "mine_broken"):
             sys.modules.pop(name, None)  # as a new process would import them
         result = RUNNER.invoke(app, ["run", str(tmp_path / "c.yaml")])
         assert result.exit_code == 0, result.output
         return result.output, (tmp_path / "out" / "runs.csv").read_bytes()
 
-    assert set(own_imports("mine_index")) == {"mine_helper", "mine_pkg", "mine_pkg.weights"}
+    assert set(own_imports("mine_index")) == {"mine_helper", "mine_pkg", "mine_pkg.weights", "mine_broken.sub"}
     first, runs = run()
     assert "nothing written" in run()[0]  # nothing edited: every cell reused
     digest = source_digest("mine_index")

@@ -84,12 +84,12 @@ def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
     n = rng.integers(1, 60, shape).astype(np.int64)
     upper = rng.uniform(0.05, 1.5, (*shape, n_objectives))
     lower_cost = rng.uniform(0.05, 1.0, shape)
-    _PROBED.add((id(index.function), n_objectives))
     try:
         together = index(n, upper, lower_cost)
         each = {(r, a): index(n[r, a:a + 1], upper[r, a:a + 1], lower_cost[r, a:a + 1])[0]
                 for r, a in np.ndindex(shape)}
     except UserMethodError:
+        _PROBED.add((id(index.function), n_objectives))
         return  # what the method does wrong on these numbers, the loop that meets it names
     for (r, a), alone in each.items():
         same = alone == together[r, a] or abs(alone - together[r, a]) <= 1e-9 * max(abs(alone), abs(together[r, a]))
@@ -99,6 +99,7 @@ def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
                                   f"with ({among!r} among {PROBE_ARMS} arms, {single!r} alone); the loops compute it "
                                   "arm by arm, on the arms just pulled: it may read only that arm's n, upper and "
                                   "lower_cost")
+    _PROBED.add((id(index.function), n_objectives))  # passed: not probed again in this process
 
 
 def index_entry(name: str, function: IndexFunction, *, shown: Style | None = None, origin: str = "user",

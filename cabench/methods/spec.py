@@ -14,7 +14,7 @@ import ast
 import functools
 import hashlib
 import importlib
-import importlib.util
+import importlib.machinery
 import inspect
 import math
 import os
@@ -208,16 +208,43 @@ def cabench_file() -> str:
 
 
 def _file_of(name: str) -> Path | None:
-    """The source file of module ``name`` (found without running it where its parent is imported), or None."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError, AttributeError):
-        return None
+    """The source file of module ``name``, found on the import path without importing it or its parents (an
+    import a method never runs — optional, for type hints — must not run now), or None."""
+    spec = _spec_of(name)
     origin = getattr(spec, "origin", None)
     return Path(os.path.realpath(origin)) if origin and origin.endswith(".py") else None
 
 
+def _spec_of(name: str) -> Any:
+    """Module ``name``'s spec from the loaded module, else from the path finder (its parent's search locations
+    for a submodule); None when it cannot be found so."""
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return getattr(loaded, "__spec__", None)
+    parent, _, _ = name.rpartition(".")
+    try:
+        if not parent:
+            return importlib.machinery.PathFinder.find_spec(name)
+        above = _spec_of(parent)
+        locations = getattr(above, "submodule_search_locations", None)
+        return importlib.machinery.PathFinder.find_spec(name, list(locations)) if locations else None
+    except Exception:  # noqa: BLE001 - a name that cannot be found so is not followed
+        return None
+
+
 def own_imports(module_name: str) -> dict[str, Path]:
+    """:func:`_own_imports`, found once per process for each state of the module's file (its path and time)."""
+    path = _file_of(module_name)
+    stamp = path.stat().st_mtime_ns if path is not None and path.is_file() else None
+    return dict(_own_imports(module_name, str(path), stamp))
+
+
+@functools.cache
+def _own_imports(module_name: str, path: str, stamp: int | None) -> tuple[tuple[str, Path], ...]:
+    return tuple(_found_imports(module_name).items())
+
+
+def _found_imports(module_name: str) -> dict[str, Path]:
     """The modules of your own that module ``module_name`` imports, at any depth, by name: those whose source is
     neither in the standard library, nor in installed packages, nor cabench's — or that belong to the same
     top-level package as ``module_name`` wherever it is installed. Found by parsing ``import`` statements (a
