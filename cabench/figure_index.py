@@ -15,6 +15,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
@@ -35,8 +36,9 @@ METADATA: dict[str, dict[str, str | None]] = {
     "png": {"Software": SIGNATURE},
     "pdf": {"Creator": SIGNATURE, "Producer": None, "CreationDate": None},
     "svg": {"Date": None, "Creator": SIGNATURE}}
-_SIGNED = {"png": b"tEXtSoftware\0" + SIGNATURE.encode(), "pdf": b"/Creator (" + SIGNATURE.encode() + b")",
-           "svg": b"<dc:title>" + SIGNATURE.encode() + b"</dc:title>"}
+_SIGNED = {"png": re.compile(re.escape(b"tEXtSoftware\0" + SIGNATURE.encode())),
+           "pdf": re.compile(re.escape(b"/Creator (" + SIGNATURE.encode() + b")")),
+           "svg": re.compile(rb"<dc:creator>\s*<cc:Agent>\s*<dc:title>" + re.escape(SIGNATURE.encode()))}
 
 
 def experiment_source(label: str) -> str:
@@ -134,7 +136,7 @@ def drawn_by_cabench(path: Path, root: Path, recorded: dict[str, str]) -> bool:
     if rel is not None and recorded.get(rel) == hashlib.sha256(data).hexdigest():
         return True
     signed = _SIGNED.get(path.suffix.lstrip("."))
-    return signed is not None and signed in data
+    return signed is not None and signed.search(data) is not None
 
 
 def _hash_of(root: Path, rel: str, seen: dict[str, str | None]) -> str | None:

@@ -561,3 +561,19 @@ def test_experiments_whose_names_share_a_file_name_keep_figures_of_their_own(tmp
     index = pd.read_csv(tmp_path / "figures.csv")
     assert sorted(index["experiments"]) == ["a b", "a b", "a_b", "a_b"]
     assert all(Path(stem).name.startswith(slug(e)) for stem, e in zip(index["stem"], index["experiments"]))
+
+
+def test_a_figure_is_known_by_cabench_as_its_creator_not_by_the_word_anywhere(tmp_path):
+    """An SVG of the user's titled "cabench" carried the bytes the SVG signature was; each format's signature is
+    the creator's field as plot writes it, and a file of the user's is neither recorded nor signed."""
+    from cabench.figure_index import METADATA, drawn_by_cabench
+
+    for fmt, theirs in (("svg", {"Title": "cabench"}), ("pdf", {"Title": "cabench"}), ("png", {"Title": "cabench"})):
+        fig, _ = plt.subplots()
+        ours, mine = tmp_path / f"ours.{fmt}", tmp_path / f"mine.{fmt}"
+        fig.savefig(ours, format=fmt, metadata=METADATA[fmt])
+        fig.savefig(mine, format=fmt, metadata=theirs)
+        plt.close(fig)
+        assert drawn_by_cabench(ours, tmp_path, {}) and not drawn_by_cabench(mine, tmp_path, {}), fmt
+        recorded = {mine.name: hashlib.sha256(mine.read_bytes()).hexdigest()}
+        assert drawn_by_cabench(mine, tmp_path, recorded)  # the file the index records, signed or not

@@ -265,7 +265,8 @@ def check_dataset_keys(meta: dict[str, Any], where: str) -> None:
     for key in meta:
         if key not in DATASET_KEYS:
             near = difflib.get_close_matches(str(key), DATASET_KEYS, n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else f"; allowed keys: {', '.join(DATASET_KEYS)}"
+            hint = (f"; did you mean '{near[0]}'?" if near else f"; allowed keys: {', '.join(DATASET_KEYS)} (a note "
+                    "of your own goes under description or provenance)")
             raise CabenchError(f"{where}{key}: unknown key{hint}")
 
 
