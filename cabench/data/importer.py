@@ -375,6 +375,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     echo = echo or (lambda line: None)
     settings, overrides = settings or {}, overrides or {}
     _refuse_overlap(out, [source] + ([mapping_path] if mapping_path is not None else []))
+    if out.is_symlink():  # replaced, the link would become a folder and the one it names keep the old dataset
+        raise CabenchError(f"{out}: a link (to {os.readlink(out)}); pass the folder itself as --out")
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: exists and is not a folder; pass --out with a new dataset folder")
     if out.is_dir() and any(out.iterdir()) and not force:

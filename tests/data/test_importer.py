@@ -418,3 +418,19 @@ def test_a_negative_part_of_a_sum_is_shown_as_the_file_holds_it(tmp_path):
     with pytest.raises(CabenchError, match=r"column 'input_tokens' \(a part of tokens in .*\) is not a number >= 0 "
                                            r"at row 8 \(-3\);"):
         import_logs(source, mapping, tmp_path / "mine")
+
+
+def test_an_out_that_is_a_link_is_refused(tmp_path):
+    """``--out LINK --force`` turned the link into a folder, left the dataset it named as it was, and a hidden staging
+    link beside it on every run: a link is refused, naming what it points to."""
+    source, _ = _source(tmp_path)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump(MAPPING))
+    out = import_logs(source, mapping, tmp_path / "mine")
+    link = tmp_path / "link"
+    link.symlink_to(out)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for force in (False, True):
+        with pytest.raises(CabenchError, match=re.escape(f"{link}: a link (to {out}); pass the folder itself")):
+            import_logs(source, mapping, link, force=force)
+    assert link.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == before
