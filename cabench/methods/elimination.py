@@ -202,7 +202,7 @@ class _Eliminating(PhasePlan):
             copsi = _copsi_of_one(policy.budget, self.l_k, self.cbar, 0.0, 0, list(costs))
             if int(returned) < 1 and copsi >= 1:
                 at = f"rho {rho:g}" if rho is not None else f"budget {policy.budget:g}"
-                raise first_phase_error(method.spec.name, returned, at, policy.k, copsi, None)
+                raise first_phase_error(method.spec.name, returned, at, policy.k, copsi)
         if self._target((method.floor or method).target_of_one) < 1:
             raise CabenchError(f"rho {rho if rho is not None else policy.budget:g}: the first phase of "
                                f"{method.spec.display} cannot give every arm one sample")
@@ -405,24 +405,13 @@ def _copsi_from(problem: Problem, rho: float) -> str:
     return f" below rho {smallest}" if smallest else ""
 
 
-def first_phase_error(name: str, returned: float, at: str, k: int, copsi: int, later: float | None
-                      ) -> UserMethodError:
-    """A schedule of your own whose first phase gives no arm a sample (it returned ``returned``) ``at`` a budget
-    where CoPSI's gives every arm ``copsi`` (and every built-in schedule at least one), as one line. Not
-    necessarily a bug: a schedule may keep back what the built-in ones spend; ``later`` is the first doubled rho
-    at which it does sample (None: none up to the largest rho a config may give, or not looked for)."""
+def first_phase_error(name: str, returned: float, at: str, k: int, copsi: int) -> UserMethodError:
+    """A schedule of your own whose first phase gives no arm a sample (it returned ``returned``) ``at`` the budget of
+    a per-pull run, where CoPSI's gives every arm ``copsi``, as one line."""
     head = (f"methods: {name} returned {returned:g} as its first phase's target at {at} on {k} arms, so no arm gets "
             f"a sample, where CoPSI's first phase gives every arm {copsi}")
-    if later is None and at.startswith("rho"):
-        return UserMethodError(f"{head}; it gives none at any rho up to {_LARGEST_RHO:g} either: a first target is "
-                               "the cumulative samples each arm gets, at least 1; fix the method or remove it from "
-                               "methods")
-    if later is None:
-        return UserMethodError(f"{head}; a first target is the cumulative samples each arm gets, at least 1 wherever "
-                               "the built-in schedules sample: fix the method or remove it from methods")
-    return UserMethodError(f"{head}; it samples only from a larger budget (rho {later:g} does): it cannot be "
-                           "compared with the built-in schedules here, so give a larger rho, or make its first "
-                           "target at least 1 where theirs is")
+    return UserMethodError(f"{head}; a first target is the cumulative samples each arm gets, at least 1 wherever "
+                           "the built-in schedules sample: fix the method or remove it from methods")
 
 
 def schedule_entry(name: str, function: Callable[..., np.ndarray], *, shown: Style | None = None,

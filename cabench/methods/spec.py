@@ -193,18 +193,14 @@ def source_digest(module_name: str) -> str:
 def _library_roots() -> tuple[str, ...]:
     """The folders of the standard library, of installed packages and of cabench: modules there are not yours
     (an installed library's version is what it is; cabench's code is in every key)."""
-    roots = {str(Path(cabench_file()).parent)}
+    import cabench  # the package, loaded by now: a module-level import would be circular
+
+    roots = {str(Path(str(cabench.__file__)).parent)}
     for base in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
         paths = sysconfig.get_paths(vars=base or None)
         roots.update(paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths)
     roots.add(site.getusersitepackages())
     return tuple(os.path.realpath(root) for root in roots)
-
-
-def cabench_file() -> str:
-    import cabench
-
-    return str(cabench.__file__)
 
 
 def _file_of(name: str) -> Path | None:
