@@ -120,10 +120,9 @@ def _drawn(root: Path, row: pd.Series, formats: Iterable[str]) -> bool:
     return True
 
 
-def recorded_outputs(root: Path) -> dict[str, str]:
-    """Every figure file the index of ``root`` records as written (path relative to ``root``: its SHA-256); empty
-    where there is no index or a damaged one."""
-    table = read_index(root, damaged_as_empty=True)
+def recorded_outputs(table: pd.DataFrame) -> dict[str, str]:
+    """Every figure file the index ``table`` (:func:`read_index`) records as written (path relative to its root:
+    its SHA-256)."""
     return {f"{row['stem']}.{fmt}": digest for _, row in table.iterrows() for fmt, digest in _outputs(row).items()}
 
 

@@ -382,7 +382,8 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current) for s in first],
                                         Backend("loky", n_jobs))))
     drawn = [done[s] for s in stale]
-    written = _write(root, [file for part in drawn for _, files in part for file in files])
+    written = _write(root, [file for part in drawn for _, files in part for file in files],
+                     figure_index.recorded_outputs(index))
     ours = index[index["source"].isin(subjects) & index["stem"].isin(current)]
     kept = [root / f"{stem}.{fmt}" for stem in ours["stem"] for fmt in formats]
     old = index.set_index("stem")
@@ -396,11 +397,11 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     return Plotted(root, written, kept, left)
 
 
-def _write(root: Path, files: list[tuple[Path, bytes]]) -> list[Path]:
+def _write(root: Path, files: list[tuple[Path, bytes]], recorded: dict[str, str]) -> list[Path]:
     """Write the figures drawn, all or none (:func:`~cabench.storage.replaced_together`): refused, before any is
     written, where a file that is not a figure cabench drew (:func:`~cabench.figure_index.drawn_by_cabench`) has a
-    figure's name; a file system's error (a full disk) leaves every file as it was."""
-    recorded = figure_index.recorded_outputs(root)
+    figure's name (``recorded``: the files the index records); a file system's error (a full disk) leaves every file
+    as it was."""
     theirs = [path for path, _ in files if path.is_file() and not figure_index.drawn_by_cabench(path, root, recorded)]
     if theirs:
         more = f" (and {len(theirs) - 1} more)" if len(theirs) > 1 else ""

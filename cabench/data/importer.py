@@ -36,8 +36,8 @@ from cabench.data.holes import (
 )
 from cabench.data.io import (
     META_NAME,
-    MISSING_POLICIES,
     check_dataset_keys,
+    check_missing,
     check_only_dataset_files,
     is_dataset_name,
     write_logs,
@@ -110,9 +110,7 @@ def _check_dataset_part(part: dict[str, Any], path: Path) -> None:
     check_dataset_keys(part, where)
     declared_split(part, path.parent, where)
     declared_terms(part, path.parent, where)
-    if part.get("missing", "error") not in MISSING_POLICIES:
-        raise CabenchError(f"{where}missing: expected {', '.join(MISSING_POLICIES[:-1])} or {MISSING_POLICIES[-1]}, "
-                           f"got {shown(part['missing'])}")
+    check_missing(part, where)
 
 
 def _names_as_written(constants: dict[str, Any], path: Path) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from cabench.data.holes import MISSING
 from cabench.data.schema import (
     IDENTITY_COLUMNS,
     check_extra_columns,
@@ -41,8 +42,6 @@ META_KEYS = ("name", "description", "provenance", "surrogate", "licence")
 #: them: ``objectives``, ``cost``, ``prices``) and the surrogate logs' record of how they were made. Any other key is
 #: refused: a misspelt ``objectivs`` or ``split.sed`` would otherwise leave the data on terms the user did not
 #: declare.
-#: What a ``dataset.yaml``'s ``missing`` may say of holes in the logs.
-MISSING_POLICIES = ("error", "drop-instances", "drop-configs")
 DATASET_KEYS = (*META_KEYS, "title", "split", "missing", "extra_columns", "objectives", "cost", "prices",
                 "generator", "calibration_targets")
 #: A gzipped table unpacks to at most this many bytes, or ``GZIP_RATIO`` times its own size when that is more: logs
@@ -243,8 +242,7 @@ def read_metadata(folder: Path) -> dict[str, Any]:
     if not is_dataset_name(meta["name"]):
         raise CabenchError(f"{path}: name: expected a non-empty text on one line without '/', got "
                            f"{shown(meta['name'])}")
-    if meta.get("missing", "error") not in MISSING_POLICIES:
-        raise CabenchError(f"{path}: missing: expected error, drop-instances or drop-configs, got {meta['missing']!r}")
+    check_missing(meta, f"{path}: ")
     check_extra_columns(meta.get("extra_columns"), f"{path}: extra_columns")
     return meta
 
@@ -257,6 +255,14 @@ def check_only_dataset_files(folder: Path, option: str) -> None:
         raise CabenchError(f"{folder}: holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''} beside the "
                            f"dataset, which an import does not write; {option} would delete them: move them, or "
                            "pass another --out")
+
+
+def check_missing(meta: dict[str, Any], where: str) -> None:
+    """Refuse a ``missing`` of ``meta`` that is not one of the policies for holes in the logs (:data:`MISSING`), in
+    one line starting with ``where``."""
+    value = meta.get("missing", "error")
+    if value not in MISSING:
+        raise CabenchError(f"{where}missing: expected {', '.join(MISSING[:-1])} or {MISSING[-1]}, got {shown(value)}")
 
 
 def check_dataset_keys(meta: dict[str, Any], where: str) -> None:

@@ -44,7 +44,7 @@ def config_digest(cfg: LiveConfig, budget: bool = True) -> str:
 
 def check_identity(cfg: LiveConfig, out: Path) -> None:
     """Write ``live.json`` into a new folder; refuse a folder that holds the run of another config."""
-    digest = config_digest(cfg)
+    digest, but_budget = config_digest(cfg), config_digest(cfg, budget=False)
     marker = out / "live.json"
     if marker.exists():
         try:
@@ -56,11 +56,11 @@ def check_identity(cfg: LiveConfig, out: Path) -> None:
                                "folder belongs to: restore it, or pass another --out to start a new run")
         if held.get("config_digest") == digest:
             return
-        if held.get("digest_but_budget") != config_digest(cfg, budget=False) or _method_called(out):
+        if held.get("digest_but_budget") != but_budget or _method_called(out):
             raise CabenchError(f"{out}: holds the run of another config ({held.get('name')}, {held.get('source')}); "
                                "pass another --out to start a new run")
     write_atomic(marker, strict_dumps({"name": cfg.name, "source": cfg.source, "config_digest": digest,
-                                       "digest_but_budget": config_digest(cfg, budget=False),
+                                       "digest_but_budget": but_budget,
                                        "cabench_version": cabench.__version__}, indent=2) + "\n")
 
 
