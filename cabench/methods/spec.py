@@ -177,14 +177,30 @@ class Method(ABC):
 def source_digest(module_name: str) -> str:
     """SHA-256 of a module's source (its ``repr`` when the source cannot be read) and of the sources of the modules
     of your own it imports, at any depth (:func:`own_imports`): editing a helper module a method imports changes
-    the key of every cell that ran the method. A module importing none of your own hashes as its source alone."""
+    the key of every cell that ran the method. A module importing none of your own hashes as its source alone.
+    Computed once per process for each state of those files (path, size, time), not for every cell."""
+    importlib.import_module(module_name)  # loaded, so that its file is the one that runs
+    files = sorted(own_imports(module_name).items())
+    return _source_digest(module_name, tuple((name, path, *_stamp(path)) for name, path in
+                                             [(module_name, _file_of(module_name)), *files]))
+
+
+def _stamp(path: Path | None) -> tuple[int, int] | tuple[()]:
+    try:
+        return () if path is None else (path.stat().st_size, path.stat().st_mtime_ns)
+    except OSError:
+        return ()
+
+
+@functools.cache
+def _source_digest(module_name: str, state: tuple[tuple[Any, ...], ...]) -> str:
     module = importlib.import_module(module_name)
     try:
         text = inspect.getsource(module)
     except (OSError, TypeError):
         text = repr(module)
     h = hashlib.sha256(text.encode())
-    for name, path in sorted(own_imports(module_name).items()):
+    for name, path, *_ in state[1:]:
         h.update(f"\0{name}\0".encode() + path.read_bytes())
     return h.hexdigest()
 
