@@ -14,7 +14,6 @@ import atexit
 import contextlib
 import re
 import signal
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ import joblib
 from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 from cabench.errors import CabenchError
-from cabench.interrupts import handling
+from cabench.interrupts import handling, signals_set
 
 BACKENDS = ("loky", "threading", "sequential", "dask")
 
@@ -56,22 +55,14 @@ _LOCAL: dict[int, Any] = {}
 _QUIET_CLUSTER = {"distributed.worker.profile.enabled": False, "distributed.scheduler.work-stealing": False}
 
 
-@contextlib.contextmanager
-def _no_ctrl_c() -> Iterator[None]:
+def _no_ctrl_c() -> Any:
     """Ignore Ctrl-C (SIGINT, which the terminal sends to the whole process group) while processes start, so that
     they ignore it too: an ignored disposition is inherited through exec (a handler or a blocked mask in this
     thread is not: Dask spawns from its own thread), and Python keeps an ignored SIGINT ignored. The cabench
     process alone then stops on Ctrl-C and closes the cluster; each Dask process printed its own KeyboardInterrupt
     traceback. A Ctrl-C in the second or two the cluster takes to start is lost (press it again). Only in the main
     thread, where signals can be set."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    return signals_set(signal.SIG_IGN, signal.SIGINT)
 
 
 def _local_client(workers: int) -> Any:

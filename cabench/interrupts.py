@@ -16,6 +16,7 @@ import threading
 from _thread import get_ident
 from collections.abc import Iterator
 from types import FrameType, TracebackType
+from typing import Any
 
 _MAIN = threading.main_thread().ident
 _depth = 0  # how deep the main thread is in kernel calls
@@ -58,20 +59,25 @@ in_kernel = _InKernel()
 
 
 @contextlib.contextmanager
-def handling(*signums: int) -> Iterator[None]:
-    """cabench's handler for ``signums`` (default: SIGINT while its handler is Python's own, which raises
-    :class:`KeyboardInterrupt`), the previous handlers back after. An ignored signal stays ignored; only in the
-    main thread, where handlers can be set."""
+def signals_set(handler: Any, *signums: int) -> Iterator[None]:
+    """``handler`` (a function, ``SIG_IGN``) for ``signums`` while the block runs, the previous handlers back
+    after; in the main thread only, where handlers can be set (elsewhere nothing changes)."""
     if threading.get_ident() != _MAIN:
         yield
         return
-    wanted = signums or ((signal.SIGINT,) if signal.getsignal(signal.SIGINT) is signal.default_int_handler else ())
-    previous = {s: signal.getsignal(s) for s in wanted}
-    previous = {s: h for s, h in previous.items() if h not in (_handler, signal.SIG_IGN, None)}
-    for signum in previous:
-        signal.signal(signum, _handler)
+    previous = {signum: signal.signal(signum, handler) for signum in signums}
     try:
         yield
     finally:
         for signum, before in previous.items():
             signal.signal(signum, before)
+
+
+@contextlib.contextmanager
+def handling(*signums: int) -> Iterator[None]:
+    """cabench's handler for ``signums`` (default: SIGINT while its handler is Python's own, which raises
+    :class:`KeyboardInterrupt`), the previous handlers back after. An ignored signal stays ignored; only in the
+    main thread, where handlers can be set."""
+    wanted = signums or ((signal.SIGINT,) if signal.getsignal(signal.SIGINT) is signal.default_int_handler else ())
+    with signals_set(_handler, *(s for s in wanted if signal.getsignal(s) not in (_handler, signal.SIG_IGN, None))):
+        yield

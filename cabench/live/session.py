@@ -19,11 +19,9 @@ same calls in the same order, and journaled calls are not made again.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import signal
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ import numpy as np
 import cabench
 from cabench.data.normalisation import Normalisation, fit_normalisation
 from cabench.errors import CabenchError
+from cabench.interrupts import signals_set
 from cabench.jsonio import strict_dumps
 from cabench.live.caller import BudgetStop, Caller, FailureStop
 from cabench.live.client import ChatClient, public_url
@@ -130,20 +129,11 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
     return result
 
 
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
+def _interrupts_held() -> Any:
     """Hold Ctrl-C and SIGTERM off while a stopping run waits for its calls in flight (each now ends after the
     attempt under way, within ``timeout_s``) and writes ``spend.json``: a further one is noted, not raised, so
     neither step is cut short between a call's charge and its record. Only in the main thread."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in held.items():
-            signal.signal(sig, handler)
+    return signals_set(lambda *_: None, signal.SIGINT, signal.SIGTERM)
 
 
 def _split(cfg: LiveConfig, ids: list[str], collect: bool) -> tuple[list[str], list[str]]:
