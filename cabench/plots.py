@@ -81,13 +81,33 @@ def check_formats(formats: Sequence[str]) -> list[str]:
 @literal_text
 def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]]:
     """``fig`` drawn in memory in each of ``formats``, each with the file it is for (``stem`` and the format's
-    suffix); the figure is closed."""
+    suffix); the figure is closed.
+
+    Each format is cut to its own content (PDF text is measured unhinted at 72 dpi, wider than the PNG's), as
+    ``bbox_inches="tight"`` cuts it. For a PNG the box is measured here, on the canvas's renderer at the PNG's dpi,
+    which ``savefig`` then draws with (its text laid out already): with ``"tight"`` it laid the figure out twice
+    before drawing it."""
     out = []
+    fig.set_layout_engine(None)  # tight_layout leaves a placeholder engine, which would make savefig lay out again
     for fmt in check_formats(formats):
         path = stem.with_suffix(f".{fmt}") if stem.suffix != f".{fmt}" else stem
-        out.append((path, figure_bytes(fig, fmt, bbox_inches="tight", **_SAVE[fmt])))
+        out.append((path, figure_bytes(fig, fmt, bbox_inches=_box(fig, fmt), **_SAVE[fmt])))
     plt.close(fig)
     return out
+
+
+def _box(fig, fmt: str) -> Any:
+    """What ``savefig`` cuts ``fig`` to in ``fmt``: for a PNG its tight box at the PNG's dpi, padded as
+    ``bbox_inches="tight"`` pads, measured on the renderer the PNG is drawn with; for other formats ``"tight"``."""
+    if fmt != "png":
+        return "tight"
+    dpi = fig.dpi
+    try:
+        fig.set_dpi(_SAVE[fmt]["dpi"])
+        box = fig.get_tightbbox(fig.canvas.get_renderer())
+    finally:
+        fig.set_dpi(dpi)
+    return box.padded(plt.rcParams["savefig.pad_inches"])
 
 
 def save(fig, stem: Path, formats: Sequence[str]) -> list[Path]:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.patches import FancyArrowPatch
+from PIL import Image
 from typer.testing import CliRunner
 
 from cabench import panels
@@ -517,6 +518,32 @@ def test_a_pdf_is_cut_to_its_own_content_with_the_padding_around_it(tmp_path):
     inner_width, inner_height = _page(content.getvalue())
     assert width == pytest.approx(inner_width + 2 * pad, abs=0.5)
     assert height == pytest.approx(inner_height + 2 * pad, abs=0.5)
+
+
+def test_a_png_is_drawn_once_to_the_pixels_savefigs_tight_box_and_automatic_titles_give(plotted, monkeypatch):
+    """Each of an experiment's figures as a PNG: drawn once (its box measured on the renderer it is drawn with),
+    and pixel for pixel what ``savefig(bbox_inches="tight")`` drew, which laid it out twice more, from the same
+    figure built with matplotlib's automatic title placement (``axes.titley`` None)."""
+    from matplotlib.figure import Figure
+
+    from cabench.plots import _SAVE, rendered
+
+    draws = []
+    drawn = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda fig, renderer: draws.append(fig) or drawn(fig, renderer))
+    for e in ResultSet(plotted).experiments:
+        ours = experiment_figures(e)
+        with plt.rc_context({"axes.titley": None}):
+            automatic = experiment_figures(e)
+        for (name, fig, _caption), (_name, reference, _caption2) in zip(ours, automatic, strict=True):
+            draws.clear()
+            ((_path, png),) = rendered(fig, Path(name), ["png"])
+            assert draws == [fig], name
+            tight = io.BytesIO()
+            reference.savefig(tight, format="png", bbox_inches="tight", **_SAVE["png"])
+            plt.close(reference)
+            ours_pixels, their_pixels = (np.asarray(Image.open(io.BytesIO(b))) for b in (png, tight.getvalue()))
+            assert ours_pixels.shape == their_pixels.shape and (ours_pixels == their_pixels).all(), name
 
 
 def test_figures_of_results_that_went_away_are_deleted_only_where_plot_wrote_them(results):
