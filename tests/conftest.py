@@ -206,9 +206,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Before the xdist workers run a test, compile the kernels once into numba's cache (beside their sources): on a
     fresh clone every worker, and every process a test starts, compiled the same kernels at once (about a minute
     of the suite's wall time on two cores). The online and the identification kernels compile in a process each
-    (:mod:`tests.warm_kernels`). The workers start once the online kernels are in the cache (importing the online
-    loop compiles it, where it is not there), and collect the tests while the identification kernels, which take
-    twice as long, still compile; the first worker to finish collecting waits for those
+    (:mod:`tests.warm_kernels`), started here; the workers start and collect the tests meanwhile (importing
+    cabench compiles no kernel), and the first worker to finish collecting waits for both
     (:func:`pytest_xdist_node_collection_finished`), so no test runs before every kernel is in the cache. Only the
     controller of a parallel run does this; each worker and a single-process run compile what they need on first
     use, as before."""
@@ -218,21 +217,18 @@ def pytest_configure(config: pytest.Config) -> None:
         group: subprocess.Popen([sys.executable, "-m", "tests.warm_kernels", group], cwd=ROOT,
                                 env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
-        for group in ("online", "psi")}
-    _warmed(config, "online")
+        for group in ("psi", "online")}
 
 
-def _warmed(config: pytest.Config, *groups: str) -> None:
-    """Wait for the kernels of ``groups`` (all, by default) compiling (:func:`pytest_configure`); stop the run, with
-    its output, where a compilation failed."""
+def _warmed(config: pytest.Config) -> None:
+    """Wait for the kernels compiling (:func:`pytest_configure`); stop the run, with its output, where a compilation
+    failed."""
     warming = config.stash.get(_WARMING, {})
-    for group in groups or list(warming):
-        if group in warming:
-            process = warming.pop(group)
-            output, _ = process.communicate()
-            if process.returncode:
-                pytest.exit(f"compiling the {group} kernels failed (exit {process.returncode}):\n{output}",
-                            returncode=3)
+    for group in list(warming):
+        process = warming.pop(group)
+        output, _ = process.communicate()
+        if process.returncode:
+            pytest.exit(f"compiling the {group} kernels failed (exit {process.returncode}):\n{output}", returncode=3)
 
 
 _WARMING = pytest.StashKey[dict[str, subprocess.Popen]]()

@@ -193,9 +193,17 @@ def _compiled_loop(streams_digest: int) -> Any:
     return online_loop
 
 
-#: The compiled loop (see :func:`_compiled_loop`); ``sampler`` is :data:`cabench.kernels.streams.REPLAY` or
-#: :data:`~cabench.kernels.streams.BERNOULLI`.
-online_loop = _compiled_loop(source_digest(streams))
+def __getattr__(name: str) -> Any:
+    """``online_loop``: the compiled loop (see :func:`_compiled_loop`); ``sampler`` is
+    :data:`cabench.kernels.streams.REPLAY` or :data:`~cabench.kernels.streams.BERNOULLI`.
+
+    Its signature is given, so numba compiles it (or loads it from its cache) where it is made: here, on its first
+    use, not when this module is imported (by every command that reads results, and by identification runs, which
+    never call it; on a fresh install each of them compiled it, about 6 s)."""
+    if name == "online_loop":
+        loop = globals()["online_loop"] = _compiled_loop(source_digest(streams))
+        return loop
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @cache
