@@ -32,10 +32,7 @@ from cabench.units import LABELS  # noqa: E402
 
 plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
                      "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.dpi": 100, "figure.titlesize": 8,
-                     "svg.hashsalt": "cabench", "pdf.compression": 6,
-                     # titles at the axes' top: no panel has ticks or labels above it, where matplotlib's default
-                     # (None) looks on every draw (a sixth of drawing every figure) and puts the title just the same
-                     "axes.titley": 1.0})
+                     "svg.hashsalt": "cabench", "pdf.compression": 6})
 ERROR_FLOOR = 1e-3  # log10 error is drawn here (hollow marker) when no repetition erred
 ARM_NAME = "arm-name"  # the gid of a configuration's name on a landscape, placed by :func:`place_names`
 ARMS = "arms"  # the gid of a landscape's scatter of arms
@@ -43,13 +40,16 @@ PLACING = 400  # adjustText iterations: a fixed count, so that a figure does not
 
 
 def literal_text(draw: Callable) -> Callable:
-    """Run ``draw`` with mathtext off: names and titles are drawn as written, ``$`` and all.
+    """Run ``draw`` with mathtext off: names and titles are drawn as written, ``$`` and all; and with no layout
+    engine, whatever matplotlib's settings say (``figure.autolayout``, ``figure.constrained_layout.use``: a
+    figure's layout is :func:`finish`'s, made once, before its names are placed).
 
     cabench's own axis labels ask for mathtext one by one (``parse_math=True``).
     """
     @functools.wraps(draw)
     def drawn(*args, **kwargs):
-        with plt.rc_context({"text.parse_math": False}):
+        with plt.rc_context({"text.parse_math": False, "figure.autolayout": False,
+                             "figure.constrained_layout.use": False}):
             return draw(*args, **kwargs)
     return drawn
 

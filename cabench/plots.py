@@ -84,11 +84,12 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
     suffix); the figure is closed.
 
     Each format is cut to its own content (PDF text is measured unhinted at 72 dpi, wider than the PNG's), as
-    ``bbox_inches="tight"`` cuts it. For a PNG the box is measured here, on the canvas's renderer at the PNG's dpi,
-    which ``savefig`` then draws with (its text laid out already): with ``"tight"`` it laid the figure out twice
-    before drawing it."""
+    ``bbox_inches="tight"`` cuts it. A PNG's box is measured here, at the PNG's dpi, once: given a box, ``savefig``
+    draws the PNG without laying the figure out first, where with ``"tight"`` it laid it out twice before drawing
+    it. The layout is the one :func:`~cabench.panels.finish` made: no layout engine runs while the files are drawn,
+    whatever matplotlib's settings say (:func:`~cabench.panels.literal_text`)."""
     out = []
-    fig.set_layout_engine(None)  # tight_layout leaves a placeholder engine, which would make savefig lay out again
+    fig.set_layout_engine(None)  # tight_layout leaves a placeholder engine, which makes savefig lay out again
     for fmt in check_formats(formats):
         path = stem.with_suffix(f".{fmt}") if stem.suffix != f".{fmt}" else stem
         out.append((path, figure_bytes(fig, fmt, bbox_inches=_box(fig, fmt), **_SAVE[fmt])))
@@ -97,9 +98,10 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
 
 
 def _box(fig, fmt: str) -> Any:
-    """What ``savefig`` cuts ``fig`` to in ``fmt``: for a PNG its tight box at the PNG's dpi, padded as
-    ``bbox_inches="tight"`` pads, measured on the renderer the PNG is drawn with; for other formats ``"tight"``."""
-    if fmt != "png":
+    """What ``savefig`` cuts ``fig`` to in ``fmt``: for a PNG its tight box measured at the PNG's dpi and padded, as
+    ``bbox_inches="tight"`` measures and pads it; for other formats (and a figure without pyplot's canvas)
+    ``"tight"``."""
+    if fmt != "png" or not hasattr(fig.canvas, "get_renderer"):
         return "tight"
     dpi = fig.dpi
     try:

@@ -202,16 +202,19 @@ def tiny_dataset(tmp_path: Path) -> Path:
     return write_dataset(tmp_path / "tiny", tiny_logs(), split={"profiling_size": 5, "seed": 0})
 
 
-def pytest_configure(config: pytest.Config) -> None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
     """Before the xdist workers run a test, compile the kernels once into numba's cache (beside their sources): on a
     fresh clone every worker, and every process a test starts, compiled the same kernels at once (about a minute
     of the suite's wall time on two cores). The online and the identification kernels compile in a process each
     (:mod:`tests.warm_kernels`), started here; the workers start and collect the tests meanwhile (importing
     cabench compiles no kernel), and the first worker to finish collecting waits for both
     (:func:`pytest_xdist_node_collection_finished`), so no test runs before every kernel is in the cache. Only the
-    controller of a parallel run does this; each worker and a single-process run compile what they need on first
-    use, as before."""
-    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+    controller of a parallel run that will run tests does this (not ``--collect-only``; xdist's scheduler is
+    there); each worker and a single-process run compile what they need on first use, as before. Processes still
+    compiling when pytest ends (stopped, or a compilation failed) are ended (:func:`pytest_unconfigure`)."""
+    config = session.config
+    if hasattr(config, "workerinput") or not config.pluginmanager.has_plugin("dsession"):
         return
     config.stash[_WARMING] = {
         group: subprocess.Popen([sys.executable, "-m", "tests.warm_kernels", group], cwd=ROOT,
@@ -220,8 +223,16 @@ def pytest_configure(config: pytest.Config) -> None:
         for group in ("psi", "online")}
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End the kernels' compilations still running (:func:`pytest_sessionstart`): pytest stopped before the tests."""
+    for process in config.stash.get(_WARMING, {}).values():
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.communicate()
+
+
 def _warmed(config: pytest.Config) -> None:
-    """Wait for the kernels compiling (:func:`pytest_configure`); stop the run, with its output, where a compilation
+    """Wait for the kernels compiling (:func:`pytest_sessionstart`); stop the run, with its output, where a compilation
     failed."""
     warming = config.stash.get(_WARMING, {})
     for group in list(warming):
@@ -237,5 +248,5 @@ _WARMING = pytest.StashKey[dict[str, subprocess.Popen]]()
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: pytest without xdist has no such hook
 def pytest_xdist_node_collection_finished(node: Any, ids: Any) -> None:
     """Once the first worker has collected the tests, before any test is sent to a worker: wait for the kernels
-    still compiling (:func:`pytest_configure`)."""
+    still compiling (:func:`pytest_sessionstart`)."""
     _warmed(node.config)

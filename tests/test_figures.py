@@ -520,10 +520,9 @@ def test_a_pdf_is_cut_to_its_own_content_with_the_padding_around_it(tmp_path):
     assert height == pytest.approx(inner_height + 2 * pad, abs=0.5)
 
 
-def test_a_png_is_drawn_once_to_the_pixels_savefigs_tight_box_and_automatic_titles_give(plotted, monkeypatch):
-    """Each of an experiment's figures as a PNG: drawn once (its box measured on the renderer it is drawn with),
-    and pixel for pixel what ``savefig(bbox_inches="tight")`` drew, which laid it out twice more, from the same
-    figure built with matplotlib's automatic title placement (``axes.titley`` None)."""
+def test_a_png_is_drawn_once_to_the_pixels_of_savefigs_tight_box(plotted, monkeypatch):
+    """Each of an experiment's figures as a PNG: drawn once (its box measured beforehand at the PNG's dpi), and
+    pixel for pixel what ``savefig(bbox_inches="tight")``, which laid it out twice more, drew of the same figure."""
     from matplotlib.figure import Figure
 
     from cabench.plots import _SAVE, rendered
@@ -532,10 +531,8 @@ def test_a_png_is_drawn_once_to_the_pixels_savefigs_tight_box_and_automatic_titl
     drawn = Figure.draw
     monkeypatch.setattr(Figure, "draw", lambda fig, renderer: draws.append(fig) or drawn(fig, renderer))
     for e in ResultSet(plotted).experiments:
-        ours = experiment_figures(e)
-        with plt.rc_context({"axes.titley": None}):
-            automatic = experiment_figures(e)
-        for (name, fig, _caption), (_name, reference, _caption2) in zip(ours, automatic, strict=True):
+        ours, again = experiment_figures(e), experiment_figures(e)
+        for (name, fig, _caption), (_name, reference, _caption2) in zip(ours, again, strict=True):
             draws.clear()
             ((_path, png),) = rendered(fig, Path(name), ["png"])
             assert draws == [fig], name
@@ -544,6 +541,20 @@ def test_a_png_is_drawn_once_to_the_pixels_savefigs_tight_box_and_automatic_titl
             plt.close(reference)
             ours_pixels, their_pixels = (np.asarray(Image.open(io.BytesIO(b))) for b in (png, tight.getvalue()))
             assert ours_pixels.shape == their_pixels.shape and (ours_pixels == their_pixels).all(), name
+
+
+@pytest.mark.parametrize("setting", ["figure.autolayout", "figure.constrained_layout.use"])
+def test_a_users_automatic_layout_setting_changes_no_figure(setting):
+    """With a layout engine turned on in matplotlib's settings (a user's matplotlibrc), clearing the figure's engine
+    installed one, which laid the landscape out again after its names were placed: every format is the same file
+    as with matplotlib's defaults."""
+    from cabench.plots import rendered
+
+    formats = ["png", "pdf", "svg"]
+    default = [data for _, data in rendered(landscape_figure([shipped("piqa")]), Path("landscape"), formats)]
+    with plt.rc_context({setting: True}):
+        files = [data for _, data in rendered(landscape_figure([shipped("piqa")]), Path("landscape"), formats)]
+    assert files == default
 
 
 def test_figures_of_results_that_went_away_are_deleted_only_where_plot_wrote_them(results):

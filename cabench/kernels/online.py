@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -193,17 +193,20 @@ def _compiled_loop(streams_digest: int) -> Any:
     return online_loop
 
 
-def __getattr__(name: str) -> Any:
-    """``online_loop``: the compiled loop (see :func:`_compiled_loop`); ``sampler`` is
-    :data:`cabench.kernels.streams.REPLAY` or :data:`~cabench.kernels.streams.BERNOULLI`.
+if TYPE_CHECKING:
+    online_loop: Any  # made on first use (below); declared so that the module's other names stay checked
+else:
+    def __getattr__(name: str) -> Any:
+        """``online_loop``: the compiled loop (see :func:`_compiled_loop`); ``sampler`` is
+        :data:`cabench.kernels.streams.REPLAY` or :data:`~cabench.kernels.streams.BERNOULLI`.
 
-    Its signature is given, so numba compiles it (or loads it from its cache) where it is made: here, on its first
-    use, not when this module is imported (by every command that reads results, and by identification runs, which
-    never call it; on a fresh install each of them compiled it, about 6 s)."""
-    if name == "online_loop":
-        loop = globals()["online_loop"] = _compiled_loop(source_digest(streams))
-        return loop
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        Its signature is given, so numba compiles it (or loads it from its cache) where it is made: here, on its first
+        use, not when this module is imported (by every command that reads results, and by identification runs, which
+        never call it; on a fresh install each of them compiled it, about 6 s)."""
+        if name == "online_loop":
+            loop = globals()["online_loop"] = _compiled_loop(source_digest(streams))
+            return loop
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @cache

@@ -40,11 +40,12 @@ def run_compiled(problem: Problem, method: OnlineMethod, loop: Loop, keys: np.nd
     scalars = np.array([loop.budget, loop.log_term, loop.lam, s_r, s_c, loop.c_max], dtype=np.float64)
     arms_by = np.ascontiguousarray(np.stack([loop.profile, loop.gap, loop.hv]), dtype=np.float64)
     by_cost = np.argsort(-arms_by[0], kind="stable")
+    online_loop = kernel.online_loop  # compiled or loaded on first use: outside the held interrupts and the fallback
     try:
         with in_kernel:
-            fine, offsets, pulls = kernel.online_loop(index_of, sampler, np.ascontiguousarray(keys, dtype=np.uint64),
-                                                      table, costs, params, arms_by, by_cost, loop.best,
-                                                      loop.n_init, scalars, log, counts, totals, optimal)
+            fine, offsets, pulls = online_loop(index_of, sampler, np.ascontiguousarray(keys, dtype=np.uint64),
+                                               table, costs, params, arms_by, by_cost, loop.best,
+                                               loop.n_init, scalars, log, counts, totals, optimal)
     except Exception:
         if index.per_arm:
             raise
