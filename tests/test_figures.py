@@ -522,7 +522,8 @@ def test_a_pdf_is_cut_to_its_own_content_with_the_padding_around_it(tmp_path):
 
 def test_a_png_is_drawn_once_to_the_pixels_of_savefigs_tight_box(plotted, monkeypatch):
     """Each of an experiment's figures as a PNG: drawn once (its box measured beforehand at the PNG's dpi), and
-    pixel for pixel what ``savefig(bbox_inches="tight")``, which laid it out twice more, drew of the same figure."""
+    pixel for pixel what ``savefig(bbox_inches="tight")``, which laid it out twice more, drew of the same figure
+    with matplotlib placing its titles on every draw."""
     from matplotlib.figure import Figure
 
     from cabench.plots import _SAVE, rendered
@@ -531,7 +532,10 @@ def test_a_png_is_drawn_once_to_the_pixels_of_savefigs_tight_box(plotted, monkey
     drawn = Figure.draw
     monkeypatch.setattr(Figure, "draw", lambda fig, renderer: draws.append(fig) or drawn(fig, renderer))
     for e in ResultSet(plotted).experiments:
-        ours, again = experiment_figures(e), experiment_figures(e)
+        ours = experiment_figures(e)
+        with monkeypatch.context() as placed:
+            placed.setattr(panels, "title_in_place", lambda ax: None)
+            again = experiment_figures(e)
         for (name, fig, _caption), (_name, reference, _caption2) in zip(ours, again, strict=True):
             draws.clear()
             ((_path, png),) = rendered(fig, Path(name), ["png"])
@@ -541,6 +545,25 @@ def test_a_png_is_drawn_once_to_the_pixels_of_savefigs_tight_box(plotted, monkey
             plt.close(reference)
             ours_pixels, their_pixels = (np.asarray(Image.open(io.BytesIO(b))) for b in (png, tight.getvalue()))
             assert ours_pixels.shape == their_pixels.shape and (ours_pixels == their_pixels).all(), name
+
+
+def test_a_title_stays_above_the_offset_text_of_large_values():
+    """Values in the millions show the y axis' offset text (``1e7``) above the axes' top left, where matplotlib
+    lifts a long title clear of it; the panel beside it, with small values, has its title at the axes' top."""
+    fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6))
+    axes[0].plot([1, 2, 3], [1.2e7, 3.4e7, 2.2e7])
+    axes[1].plot([1, 2, 3], [0.2, 0.4, 0.3])
+    for ax in axes:
+        ax.set_title("(a) a long title of a panel, as an experiment's name makes it")
+    panels.finish(fig, axes, surrogate=False)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    offset = axes[0].yaxis.get_offset_text()
+    assert offset.get_text() and axes[1].yaxis.get_offset_text().get_text() == ""
+    title, top = axes[0].title.get_window_extent(renderer), offset.get_window_extent(renderer)
+    assert title.y0 >= top.y1 - 0.5  # clear of the offset text
+    assert axes[1].title.get_position()[1] == 1.0
+    plt.close(fig)
 
 
 @pytest.mark.parametrize("setting", ["figure.autolayout", "figure.constrained_layout.use"])
