@@ -179,9 +179,10 @@ def index_root(folder: Path) -> Path:
 
 
 def figure_row(stem: str, caption: str, experiments: Sequence[str], source: str, formats: Sequence[str],
-               inputs: dict[str, str], code: str, root: Path) -> dict[str, str]:
-    """A row of the index, recording the SHA-256 of each file just written below ``root`` (``outputs``)."""
-    outputs = {fmt: file_sha256(root / f"{stem}.{fmt}") for fmt in formats}
+               inputs: dict[str, str], code: str, files: Sequence[tuple[Path, bytes]]) -> dict[str, str]:
+    """A row of the index, recording the SHA-256 of each file just written (``files``: path and bytes, one per
+    format) as ``outputs``."""
+    outputs = {path.suffix[1:]: hashlib.sha256(data).hexdigest() for path, data in files}
     return {"stem": stem, "caption": caption, "experiments": "; ".join(experiments), "source": source,
             "formats": ";".join(formats), "inputs": json.dumps(inputs, sort_keys=True), "code": code,
             "outputs": json.dumps(outputs, sort_keys=True)}

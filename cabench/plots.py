@@ -409,7 +409,7 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     ours = index[index["source"].isin(subjects) & index["stem"].isin(current)]
     kept = [root / f"{stem}.{fmt}" for stem in ours["stem"] for fmt in formats]
     old = index.set_index("stem")
-    rows = [figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, inputs(d.parts), version, root)
+    rows = [figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, inputs(d.parts), version, files)
             if files else {"stem": d.stem, **old.loc[d.stem].to_dict()}
             for source, part in zip(stale, drawn) for d, files in part]
     replaced = set(stale) | (set(index["source"]) - set(subjects) if root == folder else set())
