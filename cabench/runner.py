@@ -409,16 +409,14 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
 
     try:
         _execute(cfg, problem, todo, save, quiet)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, WorkerEnded) as exc:
         finished = sum(_cell_state(cache, k) == "done" for k in keys)
-        raise Interrupted(f"interrupted: {finished} of {len(cells)} cells are saved in {cache}; "
-                          "run the same command again to resume") from None
-    except WorkerEnded as exc:
-        finished = sum(_cell_state(cache, k) == "done" for k in keys)
+        saved = f"{finished} of {len(cells)} cells are saved in {cache}; run the same command again to resume"
+        if isinstance(exc, KeyboardInterrupt):
+            raise Interrupted(f"interrupted: {saved}") from None
         memory = (" (SIGKILL is what the system sends when memory runs out: a lower n_jobs or chunk_size needs "
                   "less)") if "SIGKILL" in exc.how else ""
-        raise CabenchError(f"{exc} while computing cells of {cfg.name}; {finished} of {len(cells)} cells are "
-                           f"saved in {cache}; run the same command again to resume{memory}") from None
+        raise CabenchError(f"{exc} while computing cells of {cfg.name}; {saved}{memory}") from None
 
     unit = problem.norm.cost_unit
     resolved = cfg.resolved()
