@@ -38,9 +38,9 @@ from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
 from cabench.data.describe import describe
 from cabench.data.importer import import_logs, profiling_split
-from cabench.data.io import META_NAME, check_only_dataset_files, find_log_file, read_logs, read_metadata
+from cabench.data.io import META_NAME, check_only_dataset_files, find_log_file, is_dataset, read_logs, read_metadata
 from cabench.data.terms import Terms, parse_terms
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, first_three
 from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, too_small, with_budgets
 from cabench.recommend import any_of, per_call, recommend
@@ -136,11 +136,6 @@ def _same_dataset(a: Path, b: Path) -> bool:
     return file_digest(find_log_file(a)) == file_digest(find_log_file(b)) and meta(a) == meta(b)
 
 
-def is_dataset(path: Path) -> bool:
-    """Whether ``path`` is a cabench dataset folder (it has ``dataset.yaml``)."""
-    return path.is_dir() and (path / META_NAME).is_file()
-
-
 def dataset_folder(request: Request, echo: Callable[[str], None]) -> tuple[Path, Path | None]:
     """The dataset to advise on: ``logs`` itself when it is a dataset folder, else its import into ``OUT/data``;
     and, where the import replaced a dataset there (``replace``), where that one waits (:func:`replaced_back`,
@@ -193,11 +188,6 @@ def dataset_folder(request: Request, echo: Callable[[str], None]) -> tuple[Path,
             remove_empty(made)
 
 
-def _some(names: list[str]) -> str:
-    """The first three of ``names``, and '...' when there are more."""
-    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-
-
 def replaced_back(waiting: Path, target: Path) -> None:
     """Put the dataset :func:`dataset_folder` replaced back at ``target`` (a check refused the advice)."""
     swap_folders(waiting, target)
@@ -226,7 +216,7 @@ def results_on(target: Path, results: Path, kept: set[Path]) -> list[Path]:
                                "link; --replace removes only folders it finds in place: move it, or pass another --out")
         if others := written_by_runs(folder):
             raise CabenchError(f"{folder}: results computed on the replaced dataset {target} that also hold "
-                               f"{_some(others)}, which a run does not "
+                               f"{first_three(others)}, which a run does not "
                                "write; --replace would delete them: move them, or pass another --out")
         with folder_lock(folder):  # refused at once when another cabench process writes there
             pass

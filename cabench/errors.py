@@ -14,3 +14,8 @@ class CabenchError(Exception):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
+
+
+def first_three(names: list[str]) -> str:
+    """The first three of ``names``, with ', ...' when there are more: what a one-line message lists."""
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")

@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 
 import cabench
 from cabench import figure_index, landscape, panels, registry
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, first_three
 from cabench.landscape import landscape_figure as landscape_figure
 from cabench.panels import finish, literal_text, marks
 from cabench.results import Experiment, ResultSet
@@ -356,7 +356,7 @@ class Plotted:
         where = self.index / "figures.csv"
         left = "" if not self.left else (
             f"; left {len(self.left)} out-of-date file{'s' if len(self.left) > 1 else ''} it did not write as they "
-            f"are ({', '.join(str(p) for p in self.left[:3])}{', ...' if len(self.left) > 3 else ''}; no report "
+            f"are ({first_three([str(p) for p in self.left])}; no report "
             "shows them)")
         if not self.written:
             return (f"figures up to date, nothing redrawn ({len(self.kept)} files; their result files and the "

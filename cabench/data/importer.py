@@ -39,6 +39,7 @@ from cabench.data.io import (
     check_dataset_keys,
     check_missing,
     check_only_dataset_files,
+    is_dataset,
     is_dataset_name,
     write_logs,
     write_metadata,
@@ -377,11 +378,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         raise CabenchError(f"{out}: a link (to {os.readlink(out)}); pass the folder itself as --out")
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: exists and is not a folder; pass --out with a new dataset folder")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise CabenchError(f"{out}: folder exists and is not empty; pass another --out, or --force to replace it "
-                           "(the old folder is replaced only once the new one is complete)")
     if out.is_dir() and any(out.iterdir()):  # --force replaces a dataset, and nothing an import does not write
-        if not (out / META_NAME).is_file():
+        if not force:
+            raise CabenchError(f"{out}: folder exists and is not empty; pass another --out, or --force to replace "
+                               "it (the old folder is replaced only once the new one is complete)")
+        if not is_dataset(out):
             raise CabenchError(f"{out}: not a cabench dataset (it has no {META_NAME}); --force replaces only a "
                                "dataset folder: pass another --out")
         check_only_dataset_files(out, "--force")

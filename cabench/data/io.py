@@ -29,7 +29,7 @@ from cabench.data.schema import (
     unprintable,
     validate_logs,
 )
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, first_three
 from cabench.yamlio import Loader, dump_yaml, load_yaml, yaml_problem
 
 LOG_NAMES = ("logs.csv.gz", "logs.csv", "logs.parquet")
@@ -247,12 +247,17 @@ def read_metadata(folder: Path) -> dict[str, Any]:
     return meta
 
 
+def is_dataset(path: Path) -> bool:
+    """Whether ``path`` is a cabench dataset folder (it has ``dataset.yaml``)."""
+    return path.is_dir() and (path / META_NAME).is_file()
+
+
 def check_only_dataset_files(folder: Path, option: str) -> None:
     """Refuse, in one line naming the first three, files in dataset folder ``folder`` that an import does not write
     (:data:`DATASET_FILES`): replacing the folder (``option``: ``--force``, ``--replace``) would delete them."""
     others = sorted(p.name for p in folder.iterdir() if p.name not in DATASET_FILES)
     if others:
-        raise CabenchError(f"{folder}: holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''} beside the "
+        raise CabenchError(f"{folder}: holds {first_three(others)} beside the "
                            f"dataset, which an import does not write; {option} would delete them: move them, or "
                            "pass another --out")
 
