@@ -96,8 +96,6 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
             caller.drain()
             facts["stopped_by"] = "failures" if caller.failure_stop else "error"
             facts["stop_reason"] = str(exc)
-            if not collect:
-                facts = {**_profiling_spend(cfg, journal), **facts}  # stopped during profiling: what it paid
             _finish(cfg, out, caller, journal, facts, None, task, collect)
             if isinstance(exc, FailureStop):
                 raise CabenchError(f"{cfg.name}: stopped: {exc}; fix the endpoint and re-run to resume") from None
@@ -108,8 +106,6 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
             caller.stop()  # the calls in flight end after their current attempt
             with _interrupts_held():  # a further Ctrl-C while they end: their charges still reach spend.json
                 caller.drain()
-                if not collect:
-                    facts = {**_profiling_spend(cfg, journal), **facts}
                 _finish(cfg, out, caller, journal, facts, None, task, collect)
             raise
         caller.drain()
@@ -208,7 +204,6 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
     columns = {col: np.array([[records[f"p:{c}:{j}"][col] for j in range(len(prof_ids))] for c in range(k)],
                              dtype=np.float64) for col in LIVE_COLUMNS}
     norm = fit_normalisation(columns, cfg.source, "profile more instances", cfg.terms)
-    unit = cfg.terms.cost
     return {"norm": norm,  # profiling's charges, failed and lost attempts included
             "facts": {**_profiling_spend(cfg, caller.journal),
                       "profiling_instances": len(prof_ids), "c_max": norm.c_max, "lambda": norm.lam,
@@ -364,14 +359,16 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
     records = list(journal.done.values())
     attempts = [a for r in journal.records for a in r.get("attempts", [])]
     unit = cfg.terms.cost
+    # profiling's charges so far, where a run stopped before profiling said them (collecting makes no profiling call)
+    paid = {} if collect else _profiling_spend(cfg, journal)
     spends = (f"budget_{unit}", f"spent_{unit}", f"profiling_{unit}", "spent_tokens", "profiling_tokens")
     spend = {
         "cost_unit": unit,
         f"budget_{unit}": facts.get(f"budget_{unit}", None if collect else cfg.budget),
         f"spent_{unit}": journal.total_charged(),
-        f"profiling_{unit}": facts.get(f"profiling_{unit}", 0.0),
+        f"profiling_{unit}": facts.get(f"profiling_{unit}", paid.get(f"profiling_{unit}", 0.0)),
         "spent_tokens": journal.total_charged(tokens=True),
-        "profiling_tokens": facts.get("profiling_tokens", 0.0),
+        "profiling_tokens": facts.get("profiling_tokens", paid.get("profiling_tokens", 0.0)),
         "calls": sum(1 for r in records if r.get("ok")),
         "failed_calls": sum(1 for r in records if not r.get("ok")),
         "suspect_calls": sum(1 for r in journal.records if r.get("suspect")),
