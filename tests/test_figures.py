@@ -563,6 +563,8 @@ def test_a_title_stays_above_the_offset_text_of_large_values():
     title, top = axes[0].title.get_window_extent(renderer), offset.get_window_extent(renderer)
     assert title.y0 >= top.y1 - 0.5  # clear of the offset text
     assert axes[1].title.get_position()[1] == 1.0
+    # the title beside it is pinned there (matplotlib's own flag: no search on later draws); the lifted one is not
+    assert axes[1]._autotitlepos is False and axes[0]._autotitlepos is True
     plt.close(fig)
 
 

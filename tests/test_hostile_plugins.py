@@ -118,12 +118,15 @@ def test_method_that_raises_or_returns_nan_stops_the_run_in_one_line(tmp_path, s
 def test_an_index_that_reduces_over_the_arms_is_refused_and_one_arm_by_arm_runs(tmp_path, n_jobs):
     """An index reading the pulls of every arm it is given (UCB1's total) was called on the arms just pulled, one
     per repetition, so its results changed with chunk_size: refused in one line, nothing written. The same bonus on
-    the arm's own pulls runs, and alike for every chunk size."""
+    the arm's own pulls runs (the next test shows it alike however the repetitions are batched)."""
     line = one_line(run(tmp_path, "online", ["cohv-ucb", f"{ONLINE}:total_pulls"], n_jobs),
                     f"{ONLINE}:total_pulls: the index of an arm depends on the other arms it is called with (")
     assert "arms, " in line and " alone); the loops compute it arm by arm" in line
     assert not (tmp_path / "out" / "runs.csv").exists()
-
+    done = run(tmp_path, "online", ["cohv-ucb", f"{ONLINE}:own_pulls"], n_jobs)
+    assert done.exit_code == 0, done.output
+    runs = pd.read_csv(tmp_path / "out" / "runs.csv")
+    assert (runs["method"] == f"{ONLINE}:own_pulls").sum() == 4  # its four repetitions at the one budget
 
 
 def test_an_index_reducing_over_the_arms_depends_on_the_batch_and_is_refused_every_time(monkeypatch):

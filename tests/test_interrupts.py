@@ -13,7 +13,7 @@ from cabench.config import parse_config
 from cabench.interrupts import handling, in_kernel
 from cabench.kernels import blocks, gaps, online, streams
 from cabench.plan import build_problem, plan_cells, with_budgets
-from tests.conftest import DATA
+from tests.conftest import DATA, SAFETY_S
 
 SYNTHETIC = {"means": [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7], [0.2, 0.2]], "costs": [10, 20, 15, 12]}
 REPLAY_PSI = {"dataset": str(DATA / "piqa"), "arms": {"preset": "paper-subset"}, "setting": "psi", "rho": [20]}
@@ -86,7 +86,7 @@ def test_a_signal_waits_for_the_outermost_kernel_call_and_only_in_the_main_threa
         done = threading.Event()
         thread = threading.Thread(target=in_a_thread)
         thread.start()
-        held.wait()
+        assert held.wait(SAFETY_S)  # a state: the thread holds its kernel call (the limit ends a hang only)
         try:
             with pytest.raises(KeyboardInterrupt):
                 signal.raise_signal(signal.SIGINT)
