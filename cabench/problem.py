@@ -77,9 +77,9 @@ class ReplaySampler:
         """
         from cabench.kernels import streams as kernel  # numba loads only when sampling
 
-        keys, counts = np.ascontiguousarray(keys, dtype=np.uint64), np.ascontiguousarray(counts, dtype=np.int64)
+        keys, counts = np.ascontiguousarray(keys, dtype=np.uint64), read_only(counts, np.int64)
         with in_kernel:
-            return {unit: kernel.replay_spent(keys, counts, np.ascontiguousarray(table, dtype=np.float64))
+            return {unit: kernel.replay_spent(keys, counts, read_only(table, np.float64))
                     for unit, table in self.also.items()}
 
     def sample(self, keys: np.ndarray, arms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -108,11 +108,20 @@ class ReplaySampler:
 
     @property
     def _rewards(self) -> np.ndarray:
-        return np.ascontiguousarray(self.rewards, dtype=np.float64)
+        return read_only(self.rewards, np.float64)
 
     @property
     def _costs(self) -> np.ndarray:
-        return np.ascontiguousarray(self.costs, dtype=np.float64)
+        return read_only(self.costs, np.float64)
+
+
+def read_only(values: np.ndarray, dtype: type) -> np.ndarray:
+    """``values`` as a contiguous array of ``dtype`` that cannot be written (a view where no copy is needed; the
+    caller's array keeps its flags). The kernels take their input tables so, whether the problem was built here or
+    mapped read-only into a worker: a kernel compiles once for either, not once for each."""
+    view: np.ndarray = np.ascontiguousarray(values, dtype=dtype).view()
+    view.setflags(write=False)
+    return view
 
 
 def flat(values: np.ndarray, dtype: type) -> np.ndarray:

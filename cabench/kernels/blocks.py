@@ -83,7 +83,9 @@ def _replay_bring_up(streams_digest: int):
         """:func:`plan`, the blocks' reward sums (:func:`cabench.kernels.streams.replay_block_sums` on the replay
         table ``table``) and :func:`add` in one call: a phase's sampling for a log-replay problem."""
         streams_digest  # noqa: B018 - a closure variable: numba's cache key holds it
-        rows, arms, starts, lengths = np.empty((4, active.sum()), dtype=np.int64)  # a block per active arm
+        blocks = active.sum()  # at most a block per active arm; four arrays, not the rows of one, so that plan and
+        rows, arms = np.empty(blocks, np.int64), np.empty(blocks, np.int64)  # add compile once, for contiguous
+        starts, lengths = np.empty(blocks, np.int64), np.empty(blocks, np.int64)  # arrays, as Python passes them
         count = plan(target, active, n, stopped, spend, costs, budget, rows, arms, starts, lengths)
         rows, arms, starts, lengths = rows[:count], arms[:count], starts[:count], lengths[:count]
         block_keys = np.empty(count, dtype=np.uint64)

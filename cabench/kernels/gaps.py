@@ -341,7 +341,7 @@ def _keep(n, sums, active, mu, seen, kept, minus, minus_count, plus, plus_count,
                     size += 1
             for e in range(n_arms):
                 if kept[r, e] and not active[r, e]:
-                    size_after = 0
+                    size_after = np.int64(0)  # not a literal 0: _remove compiles once, for an int64 size
                     for a in range(size):
                         if current[a] != e:
                             current[size_after] = current[a]
