@@ -31,6 +31,9 @@ KERNEL_CALLS = [
     (streams, "bernoulli_sample", {**SYNTHETIC_PSI, "methods": ["copsi"], "cost_modes": ["stochastic"]}),
     (blocks, "plan", {**SYNTHETIC_PSI, "methods": ["copsi"], "cost_modes": ["deterministic"]}),
     (blocks, "add", {**SYNTHETIC_PSI, "methods": ["copsi"], "cost_modes": ["deterministic"]}),
+    (streams, "replay_spent", {**{k: v for k, v in REPLAY_PSI.items() if k != "rho"}, "cost": "usd",
+                               "prices": {"*": {"tokens": 0.2}}, "budget": {"usd": [0.05]}, "methods": ["copsi"],
+                               "cost_modes": ["deterministic"]}),
 ]
 
 
