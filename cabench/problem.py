@@ -69,6 +69,10 @@ class ReplaySampler:
     costs: np.ndarray  # [K, Q], cost unit
     also: Mapping[str, np.ndarray] = field(default_factory=dict)  # unit -> [K, Q]
 
+    def __post_init__(self) -> None:  # the tables as the kernels take them, made once (a pull reads them as they are)
+        object.__setattr__(self, "rewards", read_only(self.rewards, np.float64))
+        object.__setattr__(self, "costs", read_only(self.costs, np.float64))
+
     def spent_also(self, keys: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
         """Exact spend ``[reps]`` in each unit of ``also`` of the first ``counts[r, i]`` pulls of every arm.
 
@@ -107,18 +111,22 @@ class ReplaySampler:
         return kernel.REPLAY, self._rewards, self._costs, np.zeros(0)
 
     @property
-    def _rewards(self) -> np.ndarray:
-        return read_only(self.rewards, np.float64)
+    def _rewards(self) -> np.ndarray:  # made read-only by __post_init__, unless unpickled writable in a worker
+        return read_only(self.rewards, np.float64) if self.rewards.flags.writeable else self.rewards
 
     @property
     def _costs(self) -> np.ndarray:
-        return read_only(self.costs, np.float64)
+        return read_only(self.costs, np.float64) if self.costs.flags.writeable else self.costs
 
 
 def read_only(values: np.ndarray, dtype: type) -> np.ndarray:
-    """``values`` as a contiguous array of ``dtype`` that cannot be written (a view where no copy is needed; the
-    caller's array keeps its flags). The kernels take their input tables so, whether the problem was built here or
-    mapped read-only into a worker: a kernel compiles once for either, not once for each."""
+    """``values`` as a contiguous array of ``dtype`` that cannot be written (``values`` itself when it is one, else a
+    view where no copy is needed; the caller's array keeps its flags). The kernels take their input tables so,
+    whether the problem was built here or mapped read-only into a worker: a kernel compiles once for either, not
+    once for each."""
+    if isinstance(values, np.ndarray) and values.dtype == dtype and values.flags.c_contiguous \
+            and not values.flags.writeable:
+        return values
     view: np.ndarray = np.ascontiguousarray(values, dtype=dtype).view()
     view.setflags(write=False)
     return view
