@@ -65,6 +65,29 @@ def _no_ctrl_c() -> Any:
     return signals_set(signal.SIG_IGN, signal.SIGINT)
 
 
+@contextlib.contextmanager
+def _ctrl_c_kept_from_new_workers(backend: Backend) -> Iterator[None]:
+    """Block Ctrl-C (SIGINT) in this thread while loky starts its worker processes (when the map's first tasks are
+    sent, from this thread): a blocked signal stays blocked through exec, so the workers never get the terminal's
+    Ctrl-C, which goes to the whole process group; a worker still importing when it came printed its traceback
+    (17-49 lines in all under cabench's one line). This process alone stops, and joblib ends the workers. A Ctrl-C
+    while blocked here is not lost: it is raised as this block ends."""
+    if backend.name != "loky" or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    from joblib.externals.loky.backend import resource_tracker as loky_tracker
+
+    for tracker in (resource_tracker, loky_tracker):  # started first: the standard library's unblocks SIGINT here
+        tracker.ensure_running()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def _local_client(workers: int) -> Any:
     """The client of the process's local cluster of ``workers`` worker processes (started if there is none).
 
@@ -144,10 +167,17 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
         # stopped early (an error saving a result, Ctrl-C): joblib's note on the tasks done or cancelled is no news
         warnings.filterwarnings("ignore", message=".*You could benefit from adjusting the input task iterator")
         with joblib.Parallel(return_as="generator" if ordered else "generator_unordered", **options) as parallel:
+            outputs = None
             try:
-                yield from parallel(joblib.delayed(function)(*args) for args in tasks)
+                with _ctrl_c_kept_from_new_workers(backend):
+                    outputs = parallel(joblib.delayed(function)(*args) for args in tasks)  # sends the first tasks
+                yield from outputs
             except TerminatedWorkerError as exc:
                 raise WorkerEnded(_how_ended(str(exc))) from None
+            except KeyboardInterrupt:  # a Ctrl-C held while the workers started: joblib stops the tasks it sent
+                if outputs is not None:
+                    outputs.close()
+                raise
 
 
 class WorkerEnded(CabenchError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import gzip
 import os
+import signal
 import subprocess
 import sys
 
@@ -152,7 +153,38 @@ def test_a_map_starts_no_more_workers_than_cores_and_plot_checks_its_workers(tmp
                                                        "or -1 for all cores\n")
 
 
-def _sigint_disposition(queue) -> None:
+_LOKY_CTRL_C = """
+import os, signal
+from cabench.backends import Backend, parallel_map
+
+def blocked():
+    return signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+def tasks():
+    signal.raise_signal(signal.SIGINT)  # drawn as the map sends its first tasks, when loky starts its workers
+    yield from [()] * 4
+
+print(sorted(set(parallel_map(blocked, [()] * 4, Backend("loky", n_jobs=2)))), blocked())
+try:
+    list(parallel_map(os.getpid, tasks(), Backend("loky", n_jobs=2)))
+    print("not raised")
+except KeyboardInterrupt:
+    print("raised", blocked())
+"""
+
+
+def test_loky_workers_never_get_the_terminals_ctrl_c_and_a_ctrl_c_as_they_start_is_raised():
+    """Ctrl-C reaches the whole process group: a loky worker still importing when it came printed its traceback
+    (17-49 lines under `run`'s or `plot`'s one line). The workers start with SIGINT blocked (a blocked signal stays
+    blocked through exec), so only the cabench process gets it and ends them; its own mask comes back after, and a
+    Ctrl-C while the workers start is raised as they have started, not lost."""
+    done = subprocess.run([sys.executable, "-c", _LOKY_CTRL_C], capture_output=True, text=True, timeout=SAFETY_S,
+                          cwd=ROOT, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[True] False", "raised False"]
+
+
+def _sigint_disposition(queue) -> None:  # in a spawned process: the test module's imports are not there
     import signal
 
     queue.put(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
@@ -160,10 +192,9 @@ def _sigint_disposition(queue) -> None:
 
 def test_processes_started_for_a_local_dask_cluster_ignore_ctrl_c():
     """Ctrl-C reaches the whole process group: each Dask worker printed its own KeyboardInterrupt traceback (4-6 of
-    them, 65-113 lines) where loky's workers left one line. Processes started while the cluster starts ignore
+    them, 65-113 lines). Processes started while the cluster starts ignore
     SIGINT (the disposition survives spawn's exec), and the cabench process's own handler comes back after."""
     import multiprocessing
-    import signal
 
     from cabench.backends import _no_ctrl_c
 
