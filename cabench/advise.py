@@ -12,7 +12,6 @@ condensed into at most :data:`MAX_LINES` lines by :func:`format_advice`. Everyth
 
 from __future__ import annotations
 
-import difflib
 import re
 import shutil
 from collections.abc import Callable
@@ -40,7 +39,7 @@ from cabench.data.describe import describe
 from cabench.data.importer import import_logs, profiling_split
 from cabench.data.io import META_NAME, check_only_dataset_files, find_log_file, is_dataset, read_logs, read_metadata
 from cabench.data.terms import Terms, parse_terms
-from cabench.errors import CabenchError, first_three
+from cabench.errors import CabenchError, did_you_mean, first_three
 from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, too_small, with_budgets
 from cabench.recommend import any_of, per_call, recommend
@@ -114,9 +113,8 @@ def methods_by_setting(names: tuple[str, ...]) -> dict[str, list[str]]:
     for name in names:
         if not any(name in known[s] for s in SETTINGS):
             choices = sorted({n for s in SETTINGS for n in known[s]})
-            near = difflib.get_close_matches(name, choices, n=1)
-            raise CabenchError(f"--methods: '{name}' is not a method" + (f"; did you mean '{near[0]}'?" if near else
-                                                                         f"; methods: {', '.join(choices)}"))
+            raise CabenchError(f"--methods: '{name}' is not a method"
+                               + did_you_mean(name, choices, f"; methods: {', '.join(choices)}"))
     return {s: [n for n in dict.fromkeys(names) if n in known[s]] for s in SETTINGS
             if any(n in known[s] for n in names)}
 

@@ -4,7 +4,6 @@ that budget beside what the run reached there."""
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass, replace
@@ -24,7 +23,7 @@ from cabench.budget_plan import (
     write_plan,
 )
 from cabench.data.dataset import Dataset
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, did_you_mean
 from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.planning.draws import profiling_of
 from cabench.planning.targets import Target, parse_target
@@ -56,8 +55,7 @@ def parse_budget(text: str) -> Budget:
     found = _BUDGET.fullmatch(text)
     unit = (found.group("unit").lower() or ("usd" if found.group("dollar") else "")) if found else ""
     if found is None or unit not in COST_UNITS or (found.group("dollar") and unit != "usd"):
-        near = difflib.get_close_matches(unit, COST_UNITS, n=1) if unit not in COST_UNITS else []
-        hint = f"; did you mean '{near[0]}'?" if near else ""
+        hint = did_you_mean(unit, COST_UNITS) if unit not in COST_UNITS else ""
         raise CabenchError(f"--budget {text}: expected an amount and a unit, e.g. 2e6tokens, 5usd or $5 (units: "
                            f"{', '.join(COST_UNITS)}){hint}")
     value = float(found.group("value")) * (-1.0 if found.group("sign") == "-" else 1.0)

@@ -8,7 +8,6 @@ given.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Collection
@@ -23,7 +22,7 @@ from cabench.backends import BACKENDS
 from cabench.data.arms import PRESETS, ArmFilter
 from cabench.data.dataset import Split
 from cabench.data.terms import TERM_KEYS, Terms, declares_terms, parse_terms
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, did_you_mean
 from cabench.methods.configured import OnlineMethod, PsiMethod, unused
 from cabench.psi.engine import COST_MODES
 from cabench.synthetic import SyntheticSpec
@@ -183,8 +182,7 @@ class _Reader:
             raise self.fail(where or "config", f"expected a mapping, got {type(mapping).__name__}")
         for key in mapping:
             if not isinstance(key, str) or key not in allowed:
-                near = difflib.get_close_matches(str(key), sorted(allowed), n=1)
-                hint = f"; did you mean '{near[0]}'?" if near else f"; allowed keys: {', '.join(sorted(allowed))}"
+                hint = did_you_mean(str(key), sorted(allowed), f"; allowed keys: {', '.join(sorted(allowed))}")
                 raise self.fail(f"{where}.{key}" if where else str(key), f"unknown key{hint}")
         return mapping
 
@@ -208,8 +206,7 @@ class _Reader:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, f"expected a non-empty string, got {value!r}")
         if choices and value not in choices:
-            near = difflib.get_close_matches(value, choices, n=1, cutoff=0.5)
-            hint = f"; did you mean '{near[0]}'?" if near else ""
+            hint = did_you_mean(value, choices, cutoff=0.5)
             raise self.fail(key, f"'{value}' is not one of {', '.join(choices)}{hint}")
         return value
 
@@ -306,9 +303,8 @@ def _dataset(r: _Reader, raw: Any, base: Path) -> tuple[str | None, SyntheticSpe
             parent = Path(raw).expanduser().parent
             nearby = [p.name for d in ([parent] if parent.is_absolute() else [Path.cwd() / parent, base / parent])
                       if d.is_dir() for p in d.iterdir() if p.is_dir()]
-            near = difflib.get_close_matches(Path(raw).name, sorted(set(nearby)), n=1)
-            hint = (f"; did you mean '{parent / near[0]}'?" if near
-                    else "; give a dataset folder or a 'synthetic' mapping")
+            hint = did_you_mean(Path(raw).name, sorted(set(nearby)), "; give a dataset folder or a 'synthetic' mapping",
+                                shown=lambda name: parent / name)
             raise r.fail("dataset", f"folder '{raw}' not found{where}{hint}")
         return str(path), None
     spec = r.check_keys(raw, {"synthetic"}, "dataset")

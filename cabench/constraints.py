@@ -17,7 +17,6 @@ evaluation instances); any other name bounds that objective's normalised mean (`
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, did_you_mean
 from cabench.pareto import pareto_mask
 from cabench.record import best_nu, objective_columns
 from cabench.results import Experiment, ResultSet
@@ -154,8 +153,7 @@ def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
                       col.removeprefix("mu_") for col in objective_columns(arms)}  # as each is bounded
         have = [*measures.values(), *objectives.values()]
         pool = objectives if c.text.strip().lower().startswith("mu_") else {**objectives, **measures}
-        near = difflib.get_close_matches(c.column.removeprefix("mu_"), list(pool), n=1)  # by name, as written
-        hint = f"; did you mean '{pool[near[0]]}'?" if near else ""
+        hint = did_you_mean(c.column.removeprefix("mu_"), pool, shown=pool.get)  # by name, as written
         raise CabenchError(f"--require {c.text}: the experiment's configurations have no "
                            f"{c.column.removeprefix('mu_')} (they have {', '.join(dict.fromkeys(have))}){hint}")
     return arms[column].to_numpy(dtype=float)

@@ -8,6 +8,9 @@ exits with code 2; library users can catch it.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Callable, Iterable
+
 
 class CabenchError(Exception):
     """A user-facing error: one line, naming file, key, column or row."""
@@ -19,3 +22,11 @@ class CabenchError(Exception):
 def first_three(names: list[str]) -> str:
     """The first three of ``names``, with ', ...' when there are more: what a one-line message lists."""
     return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+
+
+def did_you_mean(name: str, choices: Iterable[str], otherwise: str = "", cutoff: float = 0.6,
+                 shown: Callable[[str], object] = str) -> str:
+    """The end of a message refusing ``name``: ``; did you mean 'X'?`` with the closest of ``choices`` (``shown`` as
+    the message writes it), else ``otherwise`` (for example the list of choices)."""
+    near = difflib.get_close_matches(name, list(choices), n=1, cutoff=cutoff)
+    return f"; did you mean '{shown(near[0])}'?" if near else otherwise

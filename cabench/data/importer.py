@@ -12,7 +12,6 @@ validated exactly like the loader.
 from __future__ import annotations
 
 import datetime
-import difflib
 import os
 import shutil
 from collections.abc import Callable
@@ -58,7 +57,7 @@ from cabench.data.schema import (
     unit_warnings,
     validate_logs,
 )
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, did_you_mean
 from cabench.storage import new_folders, publish_folder, remove_empty, staging_folder
 from cabench.yamlio import Loader, load_config_file, load_yaml
 
@@ -75,16 +74,14 @@ def _mapping(path: Path) -> dict[str, Any]:
         raise CabenchError(f"{path}: expected a mapping with keys {', '.join(MAPPING_KEYS)}")
     for key in raw:
         if key not in MAPPING_KEYS:
-            near = difflib.get_close_matches(str(key), MAPPING_KEYS, n=1)
-            raise CabenchError(f"{path}: {key}: unknown key" + (f"; did you mean '{near[0]}'?" if near else ""))
+            raise CabenchError(f"{path}: {key}: unknown key" + did_you_mean(str(key), MAPPING_KEYS))
     for key in ("columns", "constants", "scale", "dataset"):
         value = raw.get(key) or {}
         if not isinstance(value, dict):
             raise CabenchError(f"{path}: {key}: expected a mapping")
         for name in value if key in ("columns", "constants", "scale") else ():
             if name not in MAPPED:
-                near = difflib.get_close_matches(str(name), list(MAPPED), n=1)
-                hint = f"; did you mean '{near[0]}'?" if near else f"; canonical columns: {', '.join(MAPPED)}"
+                hint = did_you_mean(str(name), MAPPED, f"; canonical columns: {', '.join(MAPPED)}")
                 raise CabenchError(f"{path}: {key}.{name}: not a canonical column{hint}")
             item = value[name]
             if key == "columns":
@@ -144,8 +141,7 @@ def parse_settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
         if not sep or not key:
             raise CabenchError(f"{flag} {item}: expected key=value, e.g. {flag} prompting=cot")
         if key not in MAPPED:
-            near = difflib.get_close_matches(key, list(MAPPED), n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else f"; canonical columns: {', '.join(MAPPED)}"
+            hint = did_you_mean(key, MAPPED, f"; canonical columns: {', '.join(MAPPED)}")
             raise CabenchError(f"{flag} {item}: '{key}' is not a canonical column{hint}")
         try:
             parsed = load_yaml(value) if value.strip() else None
@@ -241,8 +237,7 @@ def _source_column(frame: pd.DataFrame, src: Any, role: str, source: Path) -> An
     """The source column ``src`` (its ``role`` says what it is for), refused in one line if the source lacks it."""
     if src in frame.columns:
         return src
-    near = difflib.get_close_matches(str(src), [str(c) for c in frame.columns], n=1)
-    hint = f"; did you mean '{near[0]}'?" if near else f"; it has {', '.join(map(str, frame.columns))}"
+    hint = did_you_mean(str(src), map(str, frame.columns), f"; it has {', '.join(map(str, frame.columns))}")
     raise CabenchError(f"{source}: no column '{src}' ({role}){hint}")
 
 
@@ -387,9 +382,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                                "dataset folder: pass another --out")
         check_only_dataset_files(out, "--force")
     if fmt not in FORMATS:
-        near = difflib.get_close_matches(fmt, FORMATS, n=1)
-        raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}"
-                           + (f"; did you mean '{near[0]}'?" if near else ""))
+        raise CabenchError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}" + did_you_mean(fmt, FORMATS))
     for flag, value in (("--failed", failed), ("--missing", missing), ("--repeats", repeats),
                         ("--unmeasured", unmeasured)):
         check_policy(flag, value)

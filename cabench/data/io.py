@@ -8,7 +8,6 @@ that cannot be read or parsed is a :class:`~cabench.errors.CabenchError`.
 from __future__ import annotations
 
 import csv
-import difflib
 import gzip
 import io
 import json
@@ -29,7 +28,7 @@ from cabench.data.schema import (
     unprintable,
     validate_logs,
 )
-from cabench.errors import CabenchError, first_three
+from cabench.errors import CabenchError, did_you_mean, first_three
 from cabench.yamlio import Loader, dump_yaml, load_yaml, yaml_problem
 
 LOG_NAMES = ("logs.csv.gz", "logs.csv", "logs.parquet")
@@ -275,9 +274,8 @@ def check_dataset_keys(meta: dict[str, Any], where: str) -> None:
     of :data:`DATASET_KEYS`, in one line starting with ``where`` and naming the nearest key."""
     for key in meta:
         if key not in DATASET_KEYS:
-            near = difflib.get_close_matches(str(key), DATASET_KEYS, n=1)
-            hint = (f"; did you mean '{near[0]}'?" if near else f"; allowed keys: {', '.join(DATASET_KEYS)} (a note "
-                    "of your own goes under description or provenance)")
+            hint = did_you_mean(str(key), DATASET_KEYS, f"; allowed keys: {', '.join(DATASET_KEYS)} (a note of your "
+                                "own goes under description or provenance)")
             raise CabenchError(f"{where}{key}: unknown key{hint}")
 
 

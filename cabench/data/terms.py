@@ -17,7 +17,6 @@ profiling split turns it into rewards and costs in :mod:`cabench.data.normalisat
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import math
 from collections.abc import Callable, Mapping
@@ -26,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, did_you_mean
 from cabench.units import COST_UNITS, LABELS
 
 #: Log columns a cost unit reads when no price table is given.
@@ -161,8 +160,7 @@ def _bounds(value: Any, fail: Callable[[str, str], CabenchError], key: str) -> s
 def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) -> ObjectiveSpec:
     if isinstance(item, str):
         if item not in BUILTIN:
-            near = difflib.get_close_matches(item, list(BUILTIN), n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else ""
+            hint = did_you_mean(item, BUILTIN)
             raise fail(key, f"'{item}' is not one of {', '.join(BUILTIN)}{hint}; a column of the logs is declared "
                             "as {column: NAME, direction: max|min}")
         return builtin(item)
@@ -243,8 +241,7 @@ def parse_terms(raw: Mapping[str, Any], fail: Callable[[str, str], CabenchError]
                                      "two objectives of one column apart)")
     cost = raw.get("cost", "tokens")
     if cost not in COST_UNITS:
-        near = difflib.get_close_matches(str(cost), COST_UNITS, n=1)
-        hint = f"; did you mean '{near[0]}'?" if near else ""
+        hint = did_you_mean(str(cost), COST_UNITS)
         raise fail("cost", f"'{cost}' is not one of {', '.join(COST_UNITS)}{hint}")
     prices = _prices(raw["prices"], fail) if raw.get("prices") is not None else ()
     return Terms(objectives, str(cost), prices)
