@@ -303,6 +303,17 @@ def test_damaged_identification_results_are_one_line(tmp_path, named_psi, column
     _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'names' / name}: ", f"row 2, column '{column}'")
 
 
+@pytest.mark.parametrize("column", ["latency_s", "tokens_ci", "accuracy_low"])
+def test_text_in_a_per_call_mean_of_arms_csv_is_one_line(tmp_path, named_psi, column):
+    """The per-call means in real units and their intervals are read where a decision is stated: text there ended
+    recommend and report in float()'s traceback (exit 1)."""
+    shutil.copytree(named_psi / "names", tmp_path / "root" / "names")
+    assert column in pd.read_csv(tmp_path / "root" / "names" / "arms.csv").columns
+    _edit_csv(tmp_path / "root" / "names", "arms.csv", column, "fast", row=1)
+    _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'names' / 'arms.csv'}: ",
+                         f"row 3, column '{column}': 'fast' is not a number")
+
+
 def test_damaged_figure_index_is_one_line_for_report(tmp_path, finished):
     shutil.copytree(finished, tmp_path / "root" / "exp")
     (tmp_path / "root" / "figures.csv").write_text("a,b\n1,2\n")
