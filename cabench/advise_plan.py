@@ -149,8 +149,12 @@ def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[st
         rows = [r for r in found.rows if r.method == names[0]]
         row = max(rows, key=lambda r: r.estimate.rho)
         line = f"plan, {SHOWN_SETTING[setting]}: {registry.display(names[0])} {describe_row(row, found)}"
-        if not math.isfinite(row.estimate.rho):
-            plans[setting] = SettingPlan(setting, names[0], line + "; not run", None)
+        if not math.isfinite(row.estimate.rho):  # every target said, the ones in reach too, and how to run at them
+            out_of_reach = [r.target for r in rows if not math.isfinite(r.estimate.rho)]
+            others = "".join(f"; {describe_row(r, found)}" for r in rows if r is not row)
+            drop = (f" (leave out {', '.join(f'--target {t}' for t in out_of_reach)} to run at the others)"
+                    if len(out_of_reach) < len(rows) else "")
+            plans[setting] = SettingPlan(setting, names[0], f"{line}{others}; not run{drop}", None)
             continue
         budget = Budget(_rounded_up(found.budget(row.estimate.rho)), found.cost_unit)
         forecasts = tuple(Forecast(t, predicted(found, next(r for r in rows if r.target == t.text), budget.value))

@@ -673,3 +673,19 @@ def test_logs_the_import_refuses_leave_no_folder_behind(tmp_path):
         result = RUNNER.invoke(app, ["advise", str(logs), "--budget", "1e5tokens", "--out", str(out)])
         assert result.exit_code == 2 and "evals.csv: unreadable file" in result.stderr, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["evals.csv"]
+
+
+def test_a_target_out_of_reach_says_every_target_of_its_setting_and_how_to_run_at_the_others(tmp_path):
+    """Two targets on one setting, one out of reach: only that one was said (exit 0, nothing run), though the plan
+    had a budget for the other. Now each is said with its plan, and which --target to leave out to run."""
+    result = RUNNER.invoke(app, ["advise", str(_spread(tmp_path, 1)), "--target", "f1>=0.9999", "--target",
+                                 "f1>=0.5", "--methods", "copsi-r", "--repetitions", "3", "--out",
+                                 str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("plan, identification: CoPSI-R "))
+    plan = pd.read_csv(next((tmp_path / "out" / "plan").glob("*/plan.csv")))
+    reach = plan.set_index("target")["rho"]
+    assert not np.isfinite(reach["f1>=0.9999"]) and np.isfinite(reach["f1>=0.5"])  # the plan: one in reach
+    assert "f1>=0.9999 not reached by" in line and "; f1>=0.5 at " in line
+    assert line.endswith("; not run (leave out --target f1>=0.9999 to run at the others)")
+    assert not (tmp_path / "out" / "results").exists() or not any((tmp_path / "out" / "results").glob("*/runs.csv"))
