@@ -131,6 +131,12 @@ def _check_header(data: bytes) -> None:
         first = next((row for row in rows if row), [])
     except csv.Error:  # not a header csv reads: pandas says what is wrong with the text, if anything
         return
+    if len(first) == 1:  # a file of another separator (a spreadsheet's export in some locales) reads as one column
+        found = [sep for sep in (";", "\t", "|") if len([c for c in first[0].split(sep) if c.strip()]) >= 2]
+        if found:
+            shown = "a tab" if found[0] == "\t" else f"'{found[0]}'"
+            raise ValueError(f"the header reads as one column, its names separated by {shown}; cabench reads "
+                             "comma-separated CSV: save the file with commas")
     seen: dict[str, int] = {}
     for place, column in enumerate(first, start=1):
         if not column:  # an unnamed column (a spreadsheet's trailing commas): pandas names each apart

@@ -294,6 +294,19 @@ def test_a_column_named_twice_in_the_header_is_refused_in_one_line(tmp_path, suf
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("sep, shown", [(";", "';'"), ("\t", "a tab"), ("|", "'|'")])
+def test_a_file_of_another_separator_is_refused_naming_it(tmp_path, sep, shown):
+    """A spreadsheet's ';'-separated export was read as one column and refused as lacking column 'model', which it
+    has. Now the header is said to read as one column, and the separator is named."""
+    source = tmp_path / "logs.csv"
+    source.write_text(tiny_logs().to_csv(index=False, sep=sep))
+    with pytest.raises(CabenchError) as exc:
+        import_logs(source, None, tmp_path / "out")
+    assert str(exc.value) == (f"{source}: unreadable file (the header reads as one column, its names separated by "
+                              f"{shown}; cabench reads comma-separated CSV: save the file with commas)")
+    assert not (tmp_path / "out").exists()
+
+
 def test_source_date_epoch_makes_a_second_import_byte_identical(tmp_path, monkeypatch):
     """dataset.yaml records when the logs were imported, so the same logs imported twice differed in that line (and
     every hash of the file); with SOURCE_DATE_EPOCH set, the date is that one and the bytes are equal."""
