@@ -403,6 +403,10 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     names = [src for name, src in mapping["columns"].items() if name in IDENTITY_COLUMNS and isinstance(src, str)]
     read = read_source(source, fmt, options, (*IDENTITY_COLUMNS, *names))
     frame, files, place, info = read.frame, read.files, read.place, read.info
+    empty = np.flatnonzero(frame.isna().all(axis=1).to_numpy()) if len(frame.columns) else []
+    if len(empty):  # a spreadsheet's row of commas: no configuration, no instance, nothing measured
+        more = f" ({len(empty) - 1} more such row{'s' if len(empty) > 2 else ''})" if len(empty) > 1 else ""
+        raise CabenchError(f"{source}: {place(int(empty[0]))} is empty (every cell){more}; remove the empty rows")
     echo(f"read {len(frame)} rows from {len(files)} file{'s' if len(files) != 1 else ''} ({fmt})")
     columns = {k: v for k, v in mapping["columns"].items() if k not in overrides}  # --override replaces a column
     for name in MAPPED:  # canonical names need no mapping

@@ -307,6 +307,24 @@ def test_a_file_of_another_separator_is_refused_naming_it(tmp_path, sep, shown):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("rows, said", [([20], "row 20 is empty (every cell)"),
+                                        ([2, 20], "row 2 is empty (every cell) (1 more such row)")])
+def test_an_empty_row_is_refused_naming_it(tmp_path, rows, said):
+    """A spreadsheet's row of commas was taken for the rows of a configuration named 'nan' (refused as having no
+    row left, or with --missing drop-configs dropped as such), and counted as one's if the logs have a 'nan'."""
+    text = tiny_logs().to_csv(index=False).splitlines()
+    blank = "," * (len(text[0].split(",")) - 1)
+    for row in sorted(rows, reverse=True):
+        text.insert(row, blank)
+    source = tmp_path / "logs.csv"
+    source.write_text("\n".join(text) + "\n")
+    for missing in ("error", "drop-configs"):
+        with pytest.raises(CabenchError) as exc:
+            import_logs(source, None, tmp_path / "out", missing=missing)
+        assert str(exc.value) == f"{source}: {said}; remove the empty rows"
+    assert not (tmp_path / "out").exists()
+
+
 def test_source_date_epoch_makes_a_second_import_byte_identical(tmp_path, monkeypatch):
     """dataset.yaml records when the logs were imported, so the same logs imported twice differed in that line (and
     every hash of the file); with SOURCE_DATE_EPOCH set, the date is that one and the bytes are equal."""
