@@ -90,6 +90,9 @@ def _mapping(path: Path) -> dict[str, Any]:
                 raise CabenchError(f"{path}: constants.{name}: expected one value (text or number), got {item!r}")
             if key == "constants" and name not in IDENTITY_COLUMNS and not _is_number(item):
                 raise CabenchError(f"{path}: constants.{name}: expected a number, got {shown(item)}")
+            if key == "scale" and name in IDENTITY_COLUMNS:  # a factor would make every cell of it empty
+                raise CabenchError(f"{path}: scale.{name}: {name} is text (a name or an id), not a number; scale "
+                                   "applies to measurements and counts only")
         raw[key] = value
     _names_as_written(raw["constants"], path)
     raw["extra_columns"] = check_extra_columns(raw.get("extra_columns"), f"{path}: extra_columns")

@@ -78,6 +78,20 @@ def test_import_rejects_unknown_canonical_column(tmp_path):
         import_logs(source, mapping, tmp_path / "mine")
 
 
+@pytest.mark.parametrize("name", ["model", "config_id", "instance_id", "prompting"])
+def test_a_scale_on_a_name_or_an_id_is_refused_in_the_mapping(tmp_path, name):
+    """scale.model made every model name empty, and the import blamed the data ("column 'model' is empty or NaN at
+    rows 1, 2, 3 and 597 more"). Now the mapping's key is refused, before the logs are read."""
+    source, _ = _source(tmp_path)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump({**MAPPING, "scale": {name: 2}}))
+    with pytest.raises(CabenchError) as exc:
+        import_logs(source, mapping, tmp_path / "mine")
+    assert str(exc.value) == (f"{mapping}: scale.{name}: {name} is text (a name or an id), not a number; scale "
+                              "applies to measurements and counts only")
+    assert not (tmp_path / "mine").exists()
+
+
 def test_canonical_logs_need_no_mapping_and_set_adds_constants(tmp_path):
     from typer.testing import CliRunner
 
