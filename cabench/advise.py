@@ -49,7 +49,7 @@ from cabench.report_cells import quoted_name
 from cabench.results import ResultSet, read_record
 from cabench.runner import check_output, run_experiment, written_by_runs
 from cabench.storage import folder_lock, new_folders, publish_folder, remove_empty, staging_folder, swap_folders
-from cabench.units import LABELS, amount
+from cabench.units import LABELS, TokenCount, amount
 from cabench.yamlio import load_config_file
 
 #: The most lines :func:`format_advice` prints.
@@ -392,11 +392,14 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
 
 def _ranges(d: dict[str, Any]) -> str:
     """The logs' per-call ranges (configuration means) of the measurements they have."""
+    count = TokenCount("{:,.0f}")
     shown = [(d["accuracy_min"], d["accuracy_max"], "accuracy {:.2f}-{:.2f}"),
              (d["latency_min"], d["latency_max"], "latency {:.3g}-{:.3g} s"),
-             (d["tokens_min"], d["tokens_max"], "{:,.0f}-{:,.0f} tokens"),
+             (d["tokens_min"], d["tokens_max"], None),
              (d["usd_min"], d["usd_max"], "${:.3g}-${:.3g}")]
-    return ", ".join(form.format(low, high) for low, high, form in shown if low is not None)
+    return ", ".join(form.format(low, high) if form else
+                     f"{count.at(low).format(low)}-{count.at(high).format(high)} tokens"
+                     for low, high, form in shown if low is not None)
 
 
 def _at_decision(item: dict[str, Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:

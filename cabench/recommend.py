@@ -22,7 +22,7 @@ from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 from cabench.report_cells import listed, measurement, quoted_name
 from cabench.results import Experiment, ResultSet
-from cabench.units import LABELS, amount
+from cabench.units import LABELS, TokenCount, amount
 
 
 def _constrained(e: Experiment, constraints: tuple[Constraint, ...], answer: ConstrainedAnswer | str | None
@@ -68,8 +68,8 @@ def recommendations_json(items: list[dict[str, Any]]) -> str:
 
 #: How the terminal shows each real-unit measurement per call: prefix, number format, suffix.
 SHOWN = {"accuracy": ("accuracy ", "{:.3f}", ""), "latency_s": ("", "{:.3g}", " s"),
-         "tokens": ("", "{:,.0f}", " tokens"), "usd": ("$", "{:.3g}", ""),
-         "completion_tokens": ("", "{:,.0f}", " completion tokens")}
+         "tokens": ("", TokenCount("{:,.0f}"), " tokens"), "usd": ("$", "{:.3g}", ""),
+         "completion_tokens": ("", TokenCount("{:,.0f}"), " completion tokens")}
 #: How many members of a decided Pareto set the condensed answer gives units for (the rest counted, as in --json).
 MEMBERS_SHOWN = 8
 

@@ -12,6 +12,7 @@ from typing import Any
 from cabench import registry
 from cabench.analysis import STATE_TEXT
 from cabench.results import finite
+from cabench.units import TokenCount
 
 
 def method_name(method: str) -> str:
@@ -68,8 +69,8 @@ def texts(table: Table) -> list[str]:
 
 #: Real-unit columns of ``arms.csv``: header and number format (mean and 95% half-width alike).
 REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency (s)", "{:.3g}"),
-                     "tokens": ("tokens", "{:,.1f}"), "usd": ("USD", "${:.3g}"),
-                     "completion_tokens": ("completion tokens", "{:,.1f}")}
+                     "tokens": ("tokens", TokenCount("{:,.1f}")), "usd": ("USD", "${:.3g}"),
+                     "completion_tokens": ("completion tokens", TokenCount("{:,.1f}"))}
 
 
 def measurement(row: Any, measure: str, number: str) -> str:
@@ -79,6 +80,8 @@ def measurement(row: Any, measure: str, number: str) -> str:
     is no interval, n/a where there is no mean."""
     mean, half = row[measure], row.get(f"{measure}_ci")
     low, high = row.get(f"{measure}_low"), row.get(f"{measure}_high")
+    if isinstance(number, TokenCount) and finite(mean):  # its precision set by the mean, for the interval too
+        number = number.at(mean)
     if finite(mean) and finite(low) and finite(high) and not (
             finite(half) and math.isclose(low, mean - half, rel_tol=1e-9, abs_tol=1e-12)
             and math.isclose(high, mean + half, rel_tol=1e-9, abs_tol=1e-12)):

@@ -17,6 +17,15 @@ COST_UNITS = ("tokens", "completion_tokens", "usd")
 LABELS = {"tokens": "tokens", "completion_tokens": "completion tokens", "usd": "USD"}
 
 
+class TokenCount(str):
+    """A format string for token counts per call, ``{:,.0f}`` say, whose :meth:`at` keeps three significant digits
+    for counts below 10: counts logged in thousands of tokens (0.11-0.31 per call) showed as 0."""
+
+    def at(self, value: float) -> str:
+        """The format for ``value`` and the numbers said with it (its interval): this one, or ``{:.3g}`` below 10."""
+        return "{:.3g}" if math.isfinite(value) and abs(value) < 10 else str(self)
+
+
 def file_columns(unit: str) -> dict[str, str]:
     """In-memory column names to the names result files give them in ``unit``."""
     return {"budget": f"budget_{unit}", "spend": f"spend_{unit}", "profile_cost": f"cost_{unit}",

@@ -18,3 +18,16 @@ from cabench.units import amount
 ])
 def test_amounts(value, unit, text):
     assert amount(value, unit) == text
+
+
+def test_token_counts_below_ten_keep_three_significant_digits_with_their_interval():
+    """Counts logged in thousands of tokens (0.11-0.31 per call) showed as '0 ± 0 tokens'."""
+    from cabench.report_cells import measurement
+    from cabench.units import TokenCount
+
+    count = TokenCount("{:,.0f}")
+    assert [count.at(v).format(v) for v in (0.1094, 9.87, 10.4, 12345.6)] == ["0.109", "9.87", "10", "12,346"]
+    assert measurement({"tokens": 0.1094, "tokens_ci": 0.0015}, "tokens", count) == "0.109 ± 0.0015"
+    assert measurement({"tokens": 126.4, "tokens_ci": 2.13}, "tokens", count) == "126 ± 2"  # as before
+    assert measurement({"tokens": 0.2, "tokens_low": 0.1, "tokens_high": 0.25}, "tokens", count) == "0.2 (0.1–0.25)"
+    assert measurement({"tokens": float("nan")}, "tokens", count) == "n/a"

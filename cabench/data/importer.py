@@ -406,7 +406,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     names = [src for name, src in mapping["columns"].items() if name in IDENTITY_COLUMNS and isinstance(src, str)]
     read = read_source(source, fmt, options, (*IDENTITY_COLUMNS, *names))
     frame, files, place, info = read.frame, read.files, read.place, read.info
-    empty = np.flatnonzero(frame.isna().all(axis=1).to_numpy()) if len(frame.columns) else []
+    empty: np.ndarray = np.flatnonzero(frame.isna().all(axis=1).to_numpy()) if len(frame.columns) else np.zeros(0, int)
     if len(empty):  # a spreadsheet's row of commas: no configuration, no instance, nothing measured
         more = f" ({len(empty) - 1} more such row{'s' if len(empty) > 2 else ''})" if len(empty) > 1 else ""
         raise CabenchError(f"{source}: {place(int(empty[0]))} is empty (every cell){more}; remove the empty rows")
