@@ -325,6 +325,9 @@ def _dataset(r: _Reader, raw: Any, base: Path) -> tuple[str | None, SyntheticSpe
     if "noise" in syn:
         kwargs["noise"] = r.text(syn["noise"], "dataset.synthetic.noise", ("bernoulli", "gaussian"))
     if "sigma" in syn:
+        if kwargs.get("noise") != "gaussian":  # Bernoulli rewards have no sigma: it would change the hash, not a run
+            raise r.fail("dataset.synthetic.sigma", "the standard deviation of Gaussian noise; give noise: gaussian "
+                         "with it, or remove it (Bernoulli rewards, the default, have none)")
         kwargs["sigma"] = r.number(syn["sigma"], "dataset.synthetic.sigma", positive=True)
     if "cost_spread" in syn:
         kwargs["cost_spread"] = r.number(syn["cost_spread"], "dataset.synthetic.cost_spread", minimum=0)
@@ -402,6 +405,9 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
                      "missing; a config needs dataset, setting, rho (or budget) and methods")
     setting = r.text(raw["setting"], "setting", SETTINGS)
     dataset, synthetic = _dataset(r, raw["dataset"], base)
+    if synthetic is not None and raw.get("arms") is not None:  # recorded in config.yaml and the hash, never applied
+        raise r.fail("arms", "a synthetic instance runs every arm of dataset.synthetic.means (list only the arms to "
+                             "run there); remove arms")
     terms = parse_terms(raw, r.fail) if declares_terms(raw) else None
     if synthetic is not None and terms is not None:
         raise r.fail(next(k for k in TERM_KEYS if raw.get(k) is not None),

@@ -169,3 +169,25 @@ def test_a_bad_value_given_on_the_command_line_names_its_option():
         parse_config(raw, "ok.yaml", overrides={"repetitions": 0})
     with pytest.raises(CabenchError, match=r"^ok.yaml: methods\[0\].name \(from --methods\): 'copsi' is not one of"):
         parse_config(raw, "ok.yaml", overrides={"methods": ["copsi"]})
+
+
+@pytest.mark.parametrize("extra, said", [
+    ({"arms": {"config_ids": ["arm0", "arm1"]}},
+     "arms: a synthetic instance runs every arm of dataset.synthetic.means (list only the arms to run there); "
+     "remove arms"),
+    ({"arms": {"preset": "paper-subset"}}, "remove arms"),
+    ({"dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4]], "costs": [1, 2], "sigma": 0.3}}},
+     "dataset.synthetic.sigma: the standard deviation of Gaussian noise; give noise: gaussian with it, or remove "
+     "it (Bernoulli rewards, the default, have none)"),
+])
+def test_what_a_synthetic_instance_would_ignore_is_refused(extra, said):
+    """arms, and sigma with Bernoulli rewards, were recorded in config.yaml and its hash and never applied: every arm
+    ran, the runs identical. (split stays: it sets the profiling sample `cabench plan` draws from the instance.)"""
+    raw = {"name": "s", "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4]], "costs": [1, 2]}},
+           "setting": "online", "rho": [4], "methods": ["cohv-ucb"], **extra}
+    with pytest.raises(CabenchError) as exc:
+        parse_config(raw, "s.yaml")
+    assert str(exc.value).startswith("s.yaml: ") and str(exc.value).endswith(said)
+    parse_config({**raw, "arms": None, "split": {"profiling_size": 50},  # without them: accepted
+                  "dataset": {"synthetic": {**raw["dataset"]["synthetic"], "noise": "gaussian", "sigma": 0.3}}},
+                 "s.yaml")

@@ -86,9 +86,11 @@ def find_log_file(folder: Path) -> Path:
     """Return the log file of a dataset folder."""
     if not folder.is_dir():
         raise CabenchError(f"{folder}: dataset folder not found; pass a folder with logs.csv.gz and dataset.yaml")
-    for name in LOG_NAMES:
-        if (folder / name).is_file():
-            return folder / name
+    found = [name for name in LOG_NAMES if (folder / name).is_file()]
+    if len(found) > 1:  # one was read and the other ignored, an edit to it without effect
+        raise CabenchError(f"{folder}: holds {' and '.join(found)}; a dataset has one log file: remove the others")
+    if found:
+        return folder / found[0]
     raise CabenchError(f"{folder}: no log file; expected one of {', '.join(LOG_NAMES)}")
 
 

@@ -117,3 +117,19 @@ def test_tied_configurations_have_a_gap_of_zero_not_minus_zero(tmp_path):
     frame = pd.concat([first.assign(config_id=f"cfg{c}", model=f"m{c}") for c in range(3)], ignore_index=True)
     d = describe(load_dataset(write_dataset(tmp_path / "tied", frame, split={"profiling_size": 10})))
     assert d["full_min_gap"] == 0.0 and str(d["full_min_gap"]) == "0.0"
+
+
+def test_a_folder_with_two_log_files_is_refused_naming_both(tmp_path):
+    """With logs.csv beside logs.csv.gz, the .gz was read and an edit to logs.csv had no effect, without a word."""
+    import gzip
+
+    folder = write_dataset(tmp_path / "ds", tiny_logs(), split={"profiling_size": 10, "seed": 0})
+    logs = next(p for p in folder.iterdir() if p.name.startswith("logs."))
+    text = gzip.decompress(logs.read_bytes()) if logs.suffix == ".gz" else logs.read_bytes()
+    (folder / "logs.csv").write_bytes(text)
+    (folder / "logs.csv.gz").write_bytes(gzip.compress(text))
+    with pytest.raises(CabenchError) as exc:
+        load_dataset(folder)
+    assert str(exc.value) == f"{folder}: holds logs.csv.gz and logs.csv; a dataset has one log file: remove the others"
+    (folder / "logs.csv").unlink()
+    assert load_dataset(folder).n_arms == 3
