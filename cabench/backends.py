@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import re
 import signal
 import warnings
@@ -75,17 +76,34 @@ def _ctrl_c_kept_from_new_workers(backend: Backend) -> Iterator[None]:
     if backend.name != "loky" or not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    from multiprocessing import resource_tracker
-
-    from joblib.externals.loky.backend import resource_tracker as loky_tracker
-
-    for tracker in (resource_tracker, loky_tracker):  # started first: the standard library's unblocks SIGINT here
-        tracker.ensure_running()
+    _start_trackers()  # started first: the standard library's unblocks SIGINT in this thread as it starts
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _start_trackers() -> None:
+    """Start loky's and the standard library's resource trackers (where not running) without their warnings: a
+    tracker cleaning up after a worker that ended abruptly warned on stderr (``resource_tracker: ...:
+    FileNotFoundError``) of a file joblib had removed, under the one line that says how the worker ended (about one
+    run in ten under load). A tracker's process reads its warning filter from the environment it starts with;
+    cabench's own environment is left as it was."""
+    from multiprocessing import resource_tracker
+
+    from joblib.externals.loky.backend import resource_tracker as loky_tracker
+
+    before = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (before, "ignore:resource_tracker:UserWarning")))
+    try:
+        for tracker in (resource_tracker, loky_tracker):
+            tracker.ensure_running()
+    finally:
+        if before is None:
+            del os.environ["PYTHONWARNINGS"]
+        else:
+            os.environ["PYTHONWARNINGS"] = before
 
 
 def _local_client(workers: int) -> Any:
@@ -163,6 +181,8 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
     pool = _dask(backend, shared) if backend.name == "dask" else contextlib.nullcontext()
     options = ({"n_jobs": -1} if backend.name == "dask"
                else {"backend": backend.name, "n_jobs": workers_for(backend.n_jobs)})
+    if backend.name == "loky":
+        _start_trackers()  # before joblib starts loky's (as it enters its pool)
     with pool, warnings.catch_warnings():
         # stopped early (an error saving a result, Ctrl-C): joblib's note on the tasks done or cancelled is no news
         warnings.filterwarnings("ignore", message=".*You could benefit from adjusting the input task iterator")
