@@ -34,6 +34,22 @@ def _score(problem: Problem, method: OnlineMethod, rhos: tuple[float, ...], keys
     return float(np.mean([run_online(problem, method, rho, keys).regret_hv.mean() for rho in rhos]))
 
 
+#: How the files tune writes begin: a file of that name that begins otherwise is not replaced.
+TUNING_MARKS = {"tune.csv": "s_r,s_c,eta,mean_regret_hv\n", "tune.yaml": "chosen:"}
+
+
+def _check_tuning_files(out: Path) -> None:
+    """Refuse, before any work, to replace a ``tune.csv`` or ``tune.yaml`` of ``out`` that tune did not write."""
+    for name, mark in TUNING_MARKS.items():
+        path = out / name
+        if path.is_file():
+            with open(path, "rb") as fh:
+                head = fh.read(len(mark.encode())).decode("utf-8", errors="replace")
+            if head != mark:
+                raise CabenchError(f"{path}: not a file cabench tune wrote (it does not begin with "
+                                   f"{mark.strip()!r}); move it, or pass another --out")
+
+
 def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame, dict, Path]:
     """Grid search; writes ``tune.csv`` (every triple) and ``tune.yaml`` (the choice) to the output folder."""
     if cfg.setting != "online":
@@ -43,7 +59,8 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     problem, _, _ = build_problem(cfg, source="profiling")
     check_budgets(cfg, problem)
     out = Path(cfg.output)
-    prepare_output(cfg, out, force=False)  # another experiment's folder is refused
+    _check_tuning_files(out)
+    prepare_output(cfg, out, force=False, offer_force=False)  # another experiment's folder is refused
     spec = cfg.tune
     rhos = spec.rho or cfg.rho
     grid = list(itertools.product(spec.s_r, spec.s_c, spec.eta))

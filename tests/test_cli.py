@@ -179,6 +179,22 @@ def test_tune_writes_choice(tmp_path):
     again = runner.invoke(app, ["tune", str(config), "--quiet"])  # its own folder: tuned again, then run into it
     assert again.exit_code == 0, again.output
     assert runner.invoke(app, ["run", str(config), "--quiet"]).exit_code == 0
+    # a tune.csv or tune.yaml tune did not write is kept (they were replaced), and no --force is offered (tune has
+    # none): a folder of a user's notes is refused naming another --out
+    for name, text in (("tune.csv", "my own grid notes\n"), ("tune.yaml", "mine: 1\n")):
+        mine = tmp_path / f"mine_{name}"
+        mine.mkdir()
+        (mine / name).write_text(text)
+        refused = runner.invoke(app, ["tune", str(config), "--quiet", "--out", str(mine)])
+        mark = "s_r,s_c,eta,mean_regret_hv" if name == "tune.csv" else "chosen:"
+        assert refused.exit_code == 2 and refused.stderr == (
+            f"error: {mine / name}: not a file cabench tune wrote (it does not begin with '{mark}'); move it, or "
+            "pass another --out\n")
+        assert [p.name for p in mine.iterdir()] == [name] and (mine / name).read_text() == text
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "notes.txt").write_text("x")
+    refused = runner.invoke(app, ["tune", str(config), "--quiet", "--out", str(tmp_path / "notes")])
+    assert refused.exit_code == 2 and "pass another --out" in refused.stderr and "--force" not in refused.stderr
 
 
 def test_landscape_and_table1(tmp_path):
