@@ -105,16 +105,21 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
         return
     previous = out / "config.yaml"
     if previous.is_file():
+        force_it = ", or --force to replace its results" if offer_force else ""
         try:
-            old = read_record(previous) or {}
-        except (yaml.YAMLError, UnicodeDecodeError, OSError):
-            old = {}
-        if not isinstance(old, dict) or (old.get("name"), old.get("setting")) != (cfg.name, cfg.setting):
-            other = old.get("name") if isinstance(old, dict) else "?"
-            raise CabenchError(
-                f"{out}: results folder holds experiment '{other}', not '{cfg.name}'; pass another --out"
-                + (", or --force to replace its results" if offer_force else "")
-            )
+            old = read_record(previous)
+        except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
+            why = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise CabenchError(f"{previous}: unreadable ({why}), so the folder's experiment is unknown; move the "
+                               f"folder, or pass another --out{force_it}") from None
+        if not isinstance(old, dict) or not isinstance(old.get("name"), str) or not isinstance(old.get("setting"), str):
+            raise CabenchError(f"{previous}: names no experiment and setting (a damaged file), so the folder's "
+                               f"experiment is unknown; move the folder, or pass another --out{force_it}")
+        if (old["name"], old["setting"]) != (cfg.name, cfg.setting):
+            other, this = ((old["name"], cfg.name) if old["name"] != cfg.name else
+                           (f"{old['name']} ({old['setting']})", f"{cfg.name} ({cfg.setting})"))
+            raise CabenchError(f"{out}: results folder holds experiment '{other}', not '{this}'; pass another "
+                               f"--out{force_it}")
         if chash is not None and not replace and old.get("config_hash") not in (None, chash):
             raise CabenchError(
                 f"{out}: results folder holds experiment '{cfg.name}' with config hash {old.get('config_hash')}, "

@@ -418,6 +418,28 @@ def test_tune_refuses_another_experiments_folder(tmp_path, kept):
     assert checksums(kept) == before
 
 
+@pytest.mark.parametrize("text, words", [
+    ("garbage: [\n", "config.yaml: unreadable (while parsing a flow node), so the folder's experiment is unknown; "
+                    "move the folder, or pass another --out, or --force to replace its results"),
+    ("name: kept\n", "config.yaml: names no experiment and setting (a damaged file), so the folder's experiment is "
+                    "unknown; move the folder, or pass another --out, or --force to replace its results"),
+])
+def test_a_run_into_a_folder_whose_config_yaml_is_damaged_names_that_file(tmp_path, kept, text, words):
+    """It said the folder held experiment 'None', not 'kept' (or 'kept', not 'kept'); every file stays."""
+    (kept / "config.yaml").write_text(text)
+    before = checksums(kept)
+    config = tmp_path / "again.yaml"
+    config.write_text(yaml.safe_dump({**PSI, "output": str(kept)}))
+    one_line_error(cli("run", config, "--quiet"), f"{kept / words}")
+    assert checksums(kept) == before
+
+
+def test_a_folder_of_the_same_name_and_another_setting_says_both_settings(tmp_path, kept):
+    config = tmp_path / "online.yaml"
+    config.write_text(yaml.safe_dump({**ONLINE, "name": "kept", "output": str(kept)}))
+    one_line_error(cli("run", config, "--quiet"), "holds experiment 'kept (psi)', not 'kept (online)'")
+
+
 def test_debug_after_the_subcommand_and_parquet_hint(tmp_path):
     done = subprocess.run([sys.executable, "-m", "cabench.cli", "report", str(tmp_path / "none"), "--debug"],
                           capture_output=True, text=True, cwd=ROOT)
