@@ -28,6 +28,10 @@ from cabench.units import LABELS, amount
 
 ALPHA = 0.05
 #: How a verdict's state reads in the scorecard.
+#: A mean paired difference this small against the values compared is a tie: the means are equal, the difference
+#: rounding error of the sums (F1 of two methods with equal means gave -5.6e-18, "does not hold", or +5.6e-18,
+#: "inconclusive", by the order of the additions).
+TIE_TOLERANCE = 1e-12
 STATE_TEXT = {"holds": "holds", "fails": "does not hold", "inconclusive": "inconclusive", "n/a": "not tested"}
 #: Below this ratio of the largest to the smallest profiling cost, weighting by cost can change little.
 NARROW_COSTS = 2.0
@@ -109,8 +113,11 @@ def comparisons(e: Experiment) -> list[dict]:
         a, b = a.loc[common].to_numpy(float), b.loc[common].to_numpy(float)
         lo, hi = bootstrap_mean_ci(a - b)
         better, worse = (a > b, a < b) if metric == "f1" else (a < b, a > b)
+        diff = math.fsum(a - b) / len(a)
+        if abs(diff) <= TIE_TOLERANCE * max(1.0, float(np.abs(a).max()), float(np.abs(b).max())):
+            diff = 0.0  # equal means, whatever the order of the additions (a verdict turned on the sign of 1e-18)
         row = {"other": other, "mode": mode, "metric": metric, "rho": rho, "n": len(common),
-               "base_mean": a.mean(), "other_mean": b.mean(), "diff": float((a - b).mean()), "low": lo, "high": hi,
+               "base_mean": a.mean(), "other_mean": b.mean(), "diff": diff, "low": lo, "high": hi,
                "base_better": float(np.mean(better)), "other_better": float(np.mean(worse))}
         if metric == "error":
             row.update(test="McNemar", **mcnemar_exact(a, b))

@@ -94,3 +94,25 @@ def test_a_metric_by_cost_mode_is_that_mode_s_runs_by_repetition(tmp_path):
     assert at(e, "copsi", 10, "spend", "deterministic").tolist() != at(e, "copsi", 10, "spend", "stochastic").tolist()
     assert at(e, "copsi", 10, "spend").shape == (24,)
     assert at(e, "copsi", 20, "spend", "stochastic").empty and at(e, "copsi", 10, "spend", "realised").empty
+
+
+def test_equal_mean_f1_is_a_difference_of_zero_whatever_the_order_of_the_sums(tmp_path):
+    """CoPSI and PSI-SR with equal mean F1 (0.733 each, 10 repetitions): the mean paired difference came out
+    -5.6e-18, and the verdict "does not hold", where +5.6e-18 would have said "inconclusive"."""
+    from cabench.analysis import comparisons, verdicts
+    from cabench.config import parse_config
+    from cabench.results import load_experiment
+    from cabench.runner import run_experiment
+    from tests.conftest import DATA
+
+    raw = {"name": "tie", "dataset": str(DATA / "gsm8k"), "arms": {"preset": "paper-subset"}, "setting": "psi",
+           "rho": [20, 200], "methods": ["copsi", "psi-sr"], "cost_modes": ["deterministic"], "repetitions": 10,
+           "seed": 0, "chunk_size": 5, "output": str(tmp_path / "tie")}
+    run_experiment(parse_config(raw, "tie.yaml"), quiet=True)
+    e = load_experiment(tmp_path / "tie")
+    rows = comparisons(e)
+    row = next(r for r in rows if r["metric"] == "f1")
+    assert row["base_mean"] == pytest.approx(row["other_mean"], abs=1e-12) and row["diff"] == 0.0
+    assert row["low"] < 0 < row["high"]
+    f1 = next(v for v in verdicts(e, rows) if v.kind == "f1-above")
+    assert f1.state == "fails" and f1.estimate == 0.0 and "+0.000 [95% CI" in f1.quantity
