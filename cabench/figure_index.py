@@ -61,6 +61,18 @@ def experiment_inputs(folder: Path, root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): file_sha256(p) for p in files}
 
 
+def check_index_is_ours(root: Path) -> None:
+    """Refuse, before any drawing, a ``ROOT/figures.csv`` whose header does not begin as cabench's (``stem,``): a
+    user's own file of that name, which ``plot`` would otherwise rebuild over as a damaged index."""
+    path = root / INDEX
+    if path.is_file():
+        with open(path, "rb") as fh:
+            head = fh.read(len(COLUMNS[0]) + 1)
+        if head != f"{COLUMNS[0]},".encode():
+            raise CabenchError(f"{path}: not a figure index cabench wrote (it does not begin with '{COLUMNS[0]},'); "
+                               "move it, or plot into another folder")
+
+
 def read_index(root: Path, damaged_as_empty: bool = False) -> pd.DataFrame:
     """``ROOT/figures.csv`` as text, every column of :data:`COLUMNS` present (empty where an older cabench wrote
     none); an empty table when there is no index. A damaged one is a one-line error, or with

@@ -372,6 +372,7 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
 
     formats = check_formats(formats)
     root = figure_index.index_root(folder)
+    figure_index.check_index_is_ours(root)  # a user's figures.csv is never rebuilt over
     res = ResultSet(root, selections=False)  # labels and paper experiments as the report sees them; no selections
     mine = [e for e in res.experiments
             if any(f.resolve().is_relative_to(folder.resolve()) for f in (e.folder, *e.duplicates))]

@@ -624,7 +624,8 @@ def write_text(path: Path, text: str) -> Path:
 
 #: How each report cabench writes begins (REPORT.md: its first line; REPORT.html: within its head), since its first
 #: version: a file of that name that begins otherwise is a user's own, never replaced without ``--force``.
-REPORT_MARKS = {"REPORT.md": "# cabench report\n", "REPORT.html": "<title>cabench report</title>"}
+REPORT_MARKS = {"REPORT.md": "# cabench report\n", "REPORT.html": "<title>cabench report</title>",
+                "report_sections.json": '{"sections":'}
 
 
 def check_reports(root: Path, names: tuple[str, ...] = tuple(REPORT_MARKS), force: bool = False,
@@ -638,8 +639,9 @@ def check_reports(root: Path, names: tuple[str, ...] = tuple(REPORT_MARKS), forc
         with open(path, "rb") as fh:
             head = fh.read(4096).decode("utf-8", errors="replace")
         mark = REPORT_MARKS[name]
-        if not (head.startswith(mark) if name.endswith(".md") else mark in head):
-            raise CabenchError(f"{path}: not a report cabench wrote (it does not begin with {mark.strip()!r}); "
+        if not (mark in head if name.endswith(".html") else head.startswith(mark)):
+            what = "the reports' cache" if name.endswith(".json") else "a report"
+            raise CabenchError(f"{path}: not {what} cabench wrote (it does not begin with {mark.strip()!r}); "
                                f"{remedy}")
 
 

@@ -314,6 +314,29 @@ def test_text_in_a_per_call_mean_of_arms_csv_is_one_line(tmp_path, named_psi, co
                          f"row 3, column '{column}': 'fast' is not a number")
 
 
+def test_a_users_figures_csv_or_report_sections_json_is_never_replaced(tmp_path, finished):
+    """Beside a results folder, a user's own figures.csv was rebuilt over by plot (as a damaged index) and a user's
+    report_sections.json replaced by report, exit 0. Each is now refused in one line, the file as it was; report
+    --force replaces what it writes, as for REPORT.md."""
+    root = tmp_path / "root"
+    shutil.copytree(finished, root / "exp")
+    (root / "figures.csv").write_text("my,own,index\n")
+    result = cli("plot", root, "--format", "png")
+    one_line_error(result, f"{root / 'figures.csv'}: not a figure index cabench wrote (it does not begin with "
+                           "'stem,'); move it, or plot into another folder")
+    assert (root / "figures.csv").read_text() == "my,own,index\n" and not (root / "figures").exists()
+    (root / "figures.csv").unlink()
+    assert cli("plot", root, "--format", "png").exit_code == 0
+    (root / "report_sections.json").write_text('{"my": "notes"}')
+    one_line_error(cli("report", root), f"{root / 'report_sections.json'}: not the reports' cache cabench wrote "
+                                         "(it does not begin with '{\"sections\":'); move it, or pass --force to "
+                                         "replace it")
+    assert (root / "report_sections.json").read_text() == '{"my": "notes"}'
+    assert not (root / "REPORT.md").exists()
+    assert cli("report", root, "--force").exit_code == 0
+    assert (root / "report_sections.json").read_text().startswith('{"sections":')
+
+
 def test_damaged_figure_index_is_one_line_for_report(tmp_path, finished):
     shutil.copytree(finished, tmp_path / "root" / "exp")
     (tmp_path / "root" / "figures.csv").write_text("a,b\n1,2\n")
