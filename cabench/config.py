@@ -434,8 +434,10 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     if "cost_modes" in raw:
         if setting != "psi":
             raise r.fail("cost_modes", "only applies to setting 'psi'")
-        cost_modes = tuple(dict.fromkeys(r.text(v, "cost_modes", COST_MODES)
-                                         for v in r.sequence(raw["cost_modes"], "cost_modes")))
+        listed = [r.text(v, "cost_modes", COST_MODES) for v in r.sequence(raw["cost_modes"], "cost_modes")]
+        if len(set(listed)) < len(listed):  # as rho and methods are: a repeat is a slip, not a wish
+            raise r.fail("cost_modes", f"has repeated values {listed}")
+        cost_modes = tuple(listed)
     trajectories = None
     if raw.get("trajectories") is not None:
         if setting != "online":

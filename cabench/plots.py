@@ -69,7 +69,7 @@ def slug(text: str) -> str:
 
 
 def check_formats(formats: Sequence[str]) -> list[str]:
-    formats = [f for f in formats if f]
+    formats = list(dict.fromkeys(f for f in formats if f))  # png,png draws (and counts) each figure once
     if not formats:
         raise CabenchError(f"--format: give at least one of {', '.join(FORMATS)}")
     for fmt in formats:

@@ -191,3 +191,13 @@ def test_what_a_synthetic_instance_would_ignore_is_refused(extra, said):
     parse_config({**raw, "arms": None, "split": {"profiling_size": 50},  # without them: accepted
                   "dataset": {"synthetic": {**raw["dataset"]["synthetic"], "noise": "gaussian", "sigma": 0.3}}},
                  "s.yaml")
+
+
+def test_a_repeated_cost_mode_is_refused_as_a_repeated_rho_is():
+    raw = {"name": "c", "dataset": str(DATA / "gsm8k"), "setting": "psi", "rho": [20], "methods": ["copsi"],
+           "cost_modes": ["stochastic", "stochastic"]}
+    with pytest.raises(CabenchError) as exc:
+        parse_config(raw, "c.yaml")
+    assert str(exc.value) == "c.yaml: cost_modes: has repeated values ['stochastic', 'stochastic']"
+    assert parse_config({**raw, "cost_modes": ["stochastic", "deterministic"]}, "c.yaml").cost_modes == (
+        "stochastic", "deterministic")

@@ -640,3 +640,10 @@ def test_a_figure_is_known_by_cabench_as_its_creator_not_by_the_word_anywhere(tm
         assert drawn_by_cabench(ours, tmp_path, {}) and not drawn_by_cabench(mine, tmp_path, {}), fmt
         recorded = {mine.name: hashlib.sha256(mine.read_bytes()).hexdigest()}
         assert drawn_by_cabench(mine, tmp_path, recorded)  # the file the index records, signed or not
+
+
+def test_a_format_given_twice_is_drawn_and_counted_once():
+    """plot --format png,png said it drew 6 files where it wrote 3."""
+    from cabench.plots import check_formats
+
+    assert check_formats(["png", "png", "", "pdf", "png"]) == ["png", "pdf"]
