@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from cabench.errors import CabenchError
-from cabench.storage import to_csv, write_atomic
+from cabench.storage import refuse_unless_ours, to_csv, write_atomic
 
 INDEX = "figures.csv"
 COLUMNS = ["stem", "caption", "experiments", "source", "formats", "inputs", "code", "outputs"]
@@ -64,13 +64,8 @@ def experiment_inputs(folder: Path, root: Path) -> dict[str, str]:
 def check_index_is_ours(root: Path) -> None:
     """Refuse, before any drawing, a ``ROOT/figures.csv`` whose header does not begin as cabench's (``stem,``): a
     user's own file of that name, which ``plot`` would otherwise rebuild over as a damaged index."""
-    path = root / INDEX
-    if path.is_file():
-        with open(path, "rb") as fh:
-            head = fh.read(len(COLUMNS[0]) + 1)
-        if head != f"{COLUMNS[0]},".encode():
-            raise CabenchError(f"{path}: not a figure index cabench wrote (it does not begin with '{COLUMNS[0]},'); "
-                               "move it, or plot into another folder")
+    refuse_unless_ours(root / INDEX, f"{COLUMNS[0]},", "a figure index cabench wrote",
+                       "move it, or plot into another folder")
 
 
 def read_index(root: Path, damaged_as_empty: bool = False) -> pd.DataFrame:

@@ -65,7 +65,7 @@ from cabench.report_cells import (
 from cabench.report_requirements import requirement_lines, requirements_sentence
 from cabench.results import Experiment, ResultSet, finite, unfinished_note
 from cabench.stats import Z95
-from cabench.storage import replaced_together
+from cabench.storage import refuse_unless_ours, replaced_together
 from cabench.units import LABELS, amount
 
 # --- paired comparisons -------------------------------------------------------------------------------
@@ -632,17 +632,10 @@ def check_reports(root: Path, names: tuple[str, ...] = tuple(REPORT_MARKS), forc
                   remedy: str = "move it, or pass --force to replace it") -> None:
     """Refuse, in one line and before any work, to replace a file ``names`` of ``root`` that cabench did not write
     (:data:`REPORT_MARKS`), saying the ``remedy`` the command offers; ``force`` replaces it."""
-    for name in names:
-        path = root / name
-        if force or not path.is_file():
-            continue
-        with open(path, "rb") as fh:
-            head = fh.read(4096).decode("utf-8", errors="replace")
-        mark = REPORT_MARKS[name]
-        if not (mark in head if name.endswith(".html") else head.startswith(mark)):
-            what = "the reports' cache" if name.endswith(".json") else "a report"
-            raise CabenchError(f"{path}: not {what} cabench wrote (it does not begin with {mark.strip()!r}); "
-                               f"{remedy}")
+    for name in names if not force else ():
+        what = "the reports' cache" if name.endswith(".json") else "a report"
+        refuse_unless_ours(root / name, REPORT_MARKS[name], f"{what} cabench wrote", remedy,
+                           within=name.endswith(".html"))
 
 
 def write_report(root: Path) -> Path:

@@ -94,6 +94,18 @@ def _write_temporary(path: Path, data: str | bytes) -> str:
     return tmp
 
 
+def refuse_unless_ours(path: Path, mark: str, what: str, remedy: str, within: bool = False) -> None:
+    """Refuse, in one line, to replace ``path`` (a file of a name cabench writes) where it does not begin with
+    ``mark`` (``within``: where its first 4 KiB do not hold it): a user's own file, ``what`` cabench's is not,
+    said with the ``remedy`` the command offers."""
+    if not path.is_file():
+        return
+    with open(path, "rb") as fh:
+        head = fh.read(4096).decode("utf-8", errors="replace")
+    if not (mark in head if within else head.startswith(mark)):
+        raise CabenchError(f"{path}: not {what} (it does not begin with {mark.strip()!r}); {remedy}")
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
 

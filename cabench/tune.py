@@ -25,7 +25,7 @@ from cabench.online import run_online
 from cabench.plan import build_problem, check_budgets
 from cabench.problem import Problem
 from cabench.runner import prepare_output
-from cabench.storage import replaced_together
+from cabench.storage import refuse_unless_ours, replaced_together
 from cabench.streams import stream_keys
 from cabench.yamlio import dump_yaml
 
@@ -41,13 +41,7 @@ TUNING_MARKS = {"tune.csv": "s_r,s_c,eta,mean_regret_hv\n", "tune.yaml": "chosen
 def _check_tuning_files(out: Path) -> None:
     """Refuse, before any work, to replace a ``tune.csv`` or ``tune.yaml`` of ``out`` that tune did not write."""
     for name, mark in TUNING_MARKS.items():
-        path = out / name
-        if path.is_file():
-            with open(path, "rb") as fh:
-                head = fh.read(len(mark.encode())).decode("utf-8", errors="replace")
-            if head != mark:
-                raise CabenchError(f"{path}: not a file cabench tune wrote (it does not begin with "
-                                   f"{mark.strip()!r}); move it, or pass another --out")
+        refuse_unless_ours(out / name, mark, "a file cabench tune wrote", "move it, or pass another --out")
 
 
 def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame, dict, Path]:

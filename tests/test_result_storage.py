@@ -157,3 +157,19 @@ def test_results_take_a_fraction_of_the_plain_size(finished):
     scale, where the per-arm tables dominate); a third bounds it with room."""
     _, out = finished
     assert _size(out, plain=False) < _size(out, plain=True) / 3
+
+
+def test_a_file_of_a_name_cabench_writes_is_replaced_only_where_it_begins_as_cabench_writes_it(tmp_path):
+    """The one check behind REPORT.md, REPORT.html, report_sections.json, figures.csv, tune.csv and tune.yaml."""
+    from cabench.errors import CabenchError
+    from cabench.storage import refuse_unless_ours
+
+    path = tmp_path / "tune.csv"
+    refuse_unless_ours(path, "s_r,", "a file cabench tune wrote", "move it")  # no file: nothing to refuse
+    path.write_text("s_r,s_c\n0.1,0.2\n")
+    refuse_unless_ours(path, "s_r,", "a file cabench tune wrote", "move it")
+    path.write_text("notes\ns_r,s_c\n")  # the mark, but not at the start
+    with pytest.raises(CabenchError) as exc:
+        refuse_unless_ours(path, "s_r,", "a file cabench tune wrote", "move it")
+    assert str(exc.value) == f"{path}: not a file cabench tune wrote (it does not begin with 's_r,'); move it"
+    refuse_unless_ours(path, "s_r,", "a file cabench tune wrote", "move it", within=True)  # held within the head
