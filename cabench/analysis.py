@@ -27,11 +27,11 @@ from cabench.stats import MIN_PAIRED, bootstrap_mean_ci, holm, log_growth, mcnem
 from cabench.units import LABELS, amount
 
 ALPHA = 0.05
-#: How a verdict's state reads in the scorecard.
 #: A mean paired difference this small against the values compared is a tie: the means are equal, the difference
 #: rounding error of the sums (F1 of two methods with equal means gave -5.6e-18, "does not hold", or +5.6e-18,
 #: "inconclusive", by the order of the additions).
 TIE_TOLERANCE = 1e-12
+#: How a verdict's state reads in the scorecard.
 STATE_TEXT = {"holds": "holds", "fails": "does not hold", "inconclusive": "inconclusive", "n/a": "not tested"}
 #: Below this ratio of the largest to the smallest profiling cost, weighting by cost can change little.
 NARROW_COSTS = 2.0

@@ -67,16 +67,16 @@ def _no_ctrl_c() -> Any:
 
 
 @contextlib.contextmanager
-def _ctrl_c_kept_from_new_workers(backend: Backend) -> Iterator[None]:
+def _ctrl_c_kept_from_new_workers() -> Iterator[None]:
     """Block Ctrl-C (SIGINT) in this thread while loky starts its worker processes (when the map's first tasks are
     sent, from this thread): a blocked signal stays blocked through exec, so the workers never get the terminal's
     Ctrl-C, which goes to the whole process group; a worker still importing when it came printed its traceback
     (17-49 lines in all under cabench's one line). This process alone stops, and joblib ends the workers. A Ctrl-C
-    while blocked here is not lost: it is raised as this block ends."""
-    if backend.name != "loky" or not hasattr(signal, "pthread_sigmask"):
+    while blocked here is not lost: it is raised as this block ends. The resource trackers are running already
+    (:func:`_start_trackers`): the standard library's unblocks SIGINT in the thread that starts it."""
+    if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    _start_trackers()  # started first: the standard library's unblocks SIGINT in this thread as it starts
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
@@ -181,15 +181,16 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
     pool = _dask(backend, shared) if backend.name == "dask" else contextlib.nullcontext()
     options = ({"n_jobs": -1} if backend.name == "dask"
                else {"backend": backend.name, "n_jobs": workers_for(backend.n_jobs)})
-    if backend.name == "loky":
-        _start_trackers()  # before joblib starts loky's (as it enters its pool)
+    loky = backend.name == "loky"
+    if loky:
+        _start_trackers()  # before joblib starts loky's (as it enters its pool) and before SIGINT is blocked
     with pool, warnings.catch_warnings():
         # stopped early (an error saving a result, Ctrl-C): joblib's note on the tasks done or cancelled is no news
         warnings.filterwarnings("ignore", message=".*You could benefit from adjusting the input task iterator")
         with joblib.Parallel(return_as="generator" if ordered else "generator_unordered", **options) as parallel:
             outputs = None
             try:
-                with _ctrl_c_kept_from_new_workers(backend):
+                with _ctrl_c_kept_from_new_workers() if loky else contextlib.nullcontext():
                     outputs = parallel(joblib.delayed(function)(*args) for args in tasks)  # sends the first tasks
                 yield from outputs
             except TerminatedWorkerError as exc:
