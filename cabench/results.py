@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import gzip
 import importlib.util
+import io
 import math
 import zlib
 from collections.abc import Callable, Collection
@@ -87,18 +88,31 @@ def read_csv(path: Path, large: bool = False) -> pd.DataFrame:
     """Read a result CSV (plain or gzip) with exact float round-trip; name columns (:data:`TEXT`) stay text,
     empty as ``''``. A ``large`` table (``selections.csv``: one row per run and arm, no empty number) is parsed by
     pyarrow when it is installed, several times faster and to the same frame."""
-    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
     try:
-        header = _header(path)
-        if large and importlib.util.find_spec("pyarrow") is not None:
-            return pd.read_csv(path, engine="pyarrow", keep_default_na=False,
-                               dtype={c: str for c in TEXT if c in header})
-        return pd.read_csv(path, keep_default_na=False, dtype={c: str for c in TEXT},
-                           na_values={c: ["", "nan", "NaN"] for c in header if c not in TEXT}, **exact)
+        return _parsed(path, _header(path), large)
     except (OSError, ValueError, UnicodeDecodeError, EOFError, zlib.error, csv.Error, pd.errors.ParserError) as exc:
         # (EOFError: a gzip file cut short; uncaught, the command line would end as 'Aborted.')
         why = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise CabenchError(f"{path}: unreadable result file ({why}); {AGAIN}") from exc
+
+
+def read_csv_text(text: str, where: Path) -> pd.DataFrame:
+    """:func:`read_csv` of CSV text (``where`` names it in an error)."""
+    try:
+        return _parsed(io.StringIO(text), next(csv.reader(io.StringIO(text.partition("\n")[0])), []))
+    except (ValueError, csv.Error, pd.errors.ParserError) as exc:
+        why = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise CabenchError(f"{where}: unreadable result file ({why}); {AGAIN}") from exc
+
+
+def _parsed(source: Any, header: list[str], large: bool = False) -> pd.DataFrame:
+    """pandas' parse of a result CSV whose column names are ``header`` (:func:`read_csv`)."""
+    if large and importlib.util.find_spec("pyarrow") is not None:
+        return pd.read_csv(source, engine="pyarrow", keep_default_na=False,
+                           dtype={c: str for c in TEXT if c in header})
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    return pd.read_csv(source, keep_default_na=False, dtype={c: str for c in TEXT},
+                       na_values={c: ["", "nan", "NaN"] for c in header if c not in TEXT}, **exact)
 
 
 def _header(path: Path) -> list[str]:
@@ -129,6 +143,9 @@ def _fail_at(path: Path, frame: pd.DataFrame, bad: Any, col: str, what: str) -> 
 def _check_column(path: Path, frame: pd.DataFrame, col: str) -> None:
     """A required column: no empty cell; numbers (finite, positive where they must be) where numbers belong."""
     values = frame[col]
+    if values.dtype.kind in "iuf" and (col in NUMERIC or col.startswith("mu_")):
+        _check_numbers(path, frame, col, values.to_numpy(dtype=float))
+        return
     empty = values.isna() | (values == "") if col in TEXT else values.isna()
     if col not in MAY_BE_EMPTY and empty.any():
         row = int(np.flatnonzero(empty.to_numpy())[0]) + 2
@@ -140,6 +157,19 @@ def _check_column(path: Path, frame: pd.DataFrame, col: str) -> None:
             _fail_at(path, frame, np.isinf(number), col, "is not a finite number")
         if col in POSITIVE:
             _fail_at(path, frame, number <= 0, col, "is not positive")
+
+
+def _check_numbers(path: Path, frame: pd.DataFrame, col: str, number: np.ndarray) -> None:
+    """:func:`_check_column` of a column the CSV reader parsed as numbers (every cell a number or empty): the same
+    checks on its array, without pandas' per-call cost (a result is often many small tables of a dozen columns)."""
+    empty = np.isnan(number)
+    if col not in MAY_BE_EMPTY and empty.any():
+        row = int(np.flatnonzero(empty)[0]) + 2
+        raise CabenchError(f"{path}: row {row}, column '{col}': empty (a cut or damaged file); {AGAIN}")
+    if col not in MAY_BE_INFINITE:
+        _fail_at(path, frame, np.isinf(number), col, "is not a finite number")
+    if col in POSITIVE:
+        _fail_at(path, frame, number <= 0, col, "is not positive")
 
 
 def _checked(path: Path, columns: Collection[str], unit: str = "tokens", trajectory: bool = False,

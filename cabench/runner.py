@@ -49,7 +49,7 @@ from cabench.plan import (
 )
 from cabench.problem import Problem
 from cabench.record import arms_table, config_hash
-from cabench.results import read_csv, read_record, stored_name
+from cabench.results import read_csv, read_csv_text, read_record, stored_name
 from cabench.storage import (
     LOCK_NAME,
     FileSet,
@@ -312,6 +312,16 @@ def _joined(paths: list[Path], name: str, chash: str) -> str:
     return "".join(parts)
 
 
+def _stacked(paths: list[Path]) -> pd.DataFrame:
+    """Cell CSV tables one under the other, as their frames concatenated: parsed once, as one text, where their
+    headers agree (a cell's table is small, and parsing each on its own cost more than its rows); else each."""
+    texts = [read_text(path) for path in paths]
+    heads = [text.partition("\n") for text in texts]
+    if len({head for head, _, _ in heads}) > 1 or not all(body.endswith("\n") for _, _, body in heads):
+        return pd.concat([read_csv(path) for path in paths], ignore_index=True)
+    return read_csv_text(heads[0][0] + "\n" + "".join(body for _, _, body in heads), paths[0].parent)
+
+
 def _identified(frame: pd.DataFrame, name: str, chash: str) -> pd.DataFrame:
     """``frame`` with the experiment's name and config hash as its first columns."""
     frame = frame.copy()
@@ -460,7 +470,7 @@ def _write_tables(cfg: ExperimentConfig, problem: Problem, ds: Dataset | None, r
     ``summary.csv`` from the cell files into ``files`` (:func:`~cabench.storage.replaced_together`); return the
     summary."""
     chash, unit, keys = record["config_hash"], problem.norm.cost_unit, [k for _, k in cells]
-    runs = pd.concat([read_csv(_cell_table(cache, k)) for k in keys], ignore_index=True)
+    runs = _stacked([_cell_table(cache, k) for k in keys])
     measured = (ds.evaluation, question_codes(ds.meta, ds.evaluation_ids)) if ds is not None else (None, None)
     arms = arms_table(problem, ds.configs if ds is not None else None, tuple(record["objectives"]), *measured)
     files.write(out / "arms.csv", to_csv(_identified(to_files(arms, unit), cfg.name, chash)))
@@ -473,7 +483,7 @@ def _write_tables(cfg: ExperimentConfig, problem: Problem, ds: Dataset | None, r
     files.write(out / "runs.csv", to_csv(runs))
     traj_files = [_cell_table(cache, k, ".traj") for c, k in cells if c.trajectory]
     if cfg.trajectories is not None and traj_files:
-        per_rep = pd.concat([read_csv(p) for p in traj_files], ignore_index=True)
+        per_rep = _stacked(traj_files)
         aggregated = aggregate_trajectories(from_files(per_rep, unit, trajectory=True), problem.name,
                                             cfg.trajectories.window)
         files.write(out / "trajectories.csv",

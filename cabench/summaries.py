@@ -4,6 +4,7 @@ budget spent; trajectories averaged over repetitions; and the terminal's table o
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from cabench import registry
@@ -52,13 +53,23 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
 def aggregate_trajectories(per_rep: pd.DataFrame, dataset: str, window: int) -> pd.DataFrame:
     """Mean and standard error over repetitions at every grid point; ``window`` is the moving average's."""
+    # the groups in the order grouping meets them, each a run of rows in their own order (a stable sort): the
+    # numbers of pandas' group-by loop, without its per-group cost (a trajectory has a row per point and method)
+    group = per_rep.groupby(["method", "rho", "point"], sort=False).ngroup().to_numpy()
+    order = np.argsort(group, kind="stable")
+    order = order[group[order] >= 0]  # (a row with an empty key belongs to no group)
+    starts = np.flatnonzero(np.diff(group[order], prepend=-1))
+    ends = np.append(starts[1:], len(order))
+    method, rho, point, spend = (per_rep[c].to_numpy()[order] for c in ("method", "rho", "point", "spend"))
+    cum_regret, moving_avg = (per_rep[c].to_numpy()[order] for c in ("cum_regret", "moving_avg"))
     rows = []
-    for (method, rho, point), g in per_rep.groupby(["method", "rho", "point"], sort=False):
-        cm, cs = mean_se(g["cum_regret"].to_numpy())
-        mm, ms = mean_se(g["moving_avg"].to_numpy())
-        rows.append({"dataset": dataset, "method": method, "rho": rho, "point": point,
-                     "spend": g["spend"].iloc[0], "cum_regret_mean": cm, "cum_regret_se": cs,
-                     "moving_avg_mean": mm, "moving_avg_se": ms, "n_reps": int(g["moving_avg"].notna().sum()),
+    for start, end in zip(starts, ends):
+        cm, cs = mean_se(cum_regret[start:end])
+        mm, ms = mean_se(moving_avg[start:end])
+        rows.append({"dataset": dataset, "method": method[start], "rho": rho[start], "point": point[start],
+                     "spend": spend[start], "cum_regret_mean": cm, "cum_regret_se": cs,
+                     "moving_avg_mean": mm, "moving_avg_se": ms,
+                     "n_reps": int(np.count_nonzero(~np.isnan(moving_avg[start:end].astype(float)))),
                      "window": int(window)})
     return pd.DataFrame(rows)
 

@@ -16,7 +16,7 @@ import yaml
 
 from cabench.recommend import recommendations_json
 from cabench.runner import _joined, csv_records
-from cabench.storage import to_csv
+from cabench.storage import compressed, to_csv
 from cabench.yamlio import load_yaml
 from tests.conftest import tiny_logs, write_dataset
 from tests.test_torture import checksums, cli, one_line_error
@@ -141,6 +141,32 @@ def test_joined_cell_files_keep_quoted_fields_whole(tmp_path):
     assert set(back["experiment"]) == {'exp,"1"'} and set(back["config_hash"]) == {"253592126e722573"}
 
 
+def test_cell_tables_parsed_as_one_text_are_the_frames_concatenated(tmp_path):
+    """Cell tables stacked as one text and parsed once give pandas' concatenation of each parsed alone: the same
+    values and types where a column is whole numbers in one cell and not in another, empty in one, or a quoted name
+    holds a newline; tables whose headers differ are parsed one by one."""
+    from cabench.results import read_csv
+    from cabench.runner import _stacked
+
+    frames = [pd.DataFrame({"config_id": ["a,b", "two\nlines"], "rep": [0, 1], "spend": [3.0, 4.5],
+                            "regret_hv": [1.0, np.nan], "samples": [2, 3]}),
+              pd.DataFrame({"config_id": ["", "plain"], "rep": [2, 3], "spend": [7.0, 8.0],
+                            "regret_hv": [np.nan, np.nan], "samples": [2.5, 1e300]})]
+    paths = []
+    for i, frame in enumerate(frames):
+        paths.append(tmp_path / f"cell{i}.csv.gz")
+        paths[-1].write_bytes(compressed(to_csv(frame)))
+    stacked, concatenated = _stacked(paths), pd.concat([read_csv(p) for p in paths], ignore_index=True)
+    assert stacked.equals(concatenated) and list(stacked.dtypes) == list(concatenated.dtypes)
+    assert list(stacked["config_id"]) == ["a,b", "two\nlines", "", "plain"] and stacked["samples"].dtype == float
+    assert to_csv(stacked) == to_csv(concatenated)
+    other = tmp_path / "other.csv.gz"
+    other.write_bytes(compressed(to_csv(frames[1].rename(columns={"samples": "pulls"}))))
+    mixed = _stacked([paths[0], other])
+    assert mixed.equals(pd.concat([read_csv(paths[0]), read_csv(other)], ignore_index=True))
+    assert mixed["pulls"].isna().sum() == 2 and mixed["samples"].isna().sum() == 2
+
+
 @pytest.fixture(scope="module")
 def named(tmp_path_factory) -> Path:
     """A dataset whose configuration names hold a comma, a quote, mathtext, a number and a missing value."""
@@ -242,6 +268,8 @@ DAMAGE = [  # (label, damage, file, words in the error)
     ("setting differs from config.yaml", lambda f: _edit_csv(f, "runs.csv", "setting", "psi"), "runs.csv",
      "column 'setting'"),
     ("regret infinite", lambda f: _edit_csv(f, "runs.csv", "regret_hv", "inf"), "runs.csv", "column 'regret_hv'"),
+    ("objective mean empty", lambda f: _edit_csv(f, "arms.csv", "mu_objective1", ""), "arms.csv",
+     "column 'mu_objective1': empty"),
     ("budget zero", lambda f: _edit_csv(f, "runs.csv", "budget_tokens", "0"), "runs.csv", "column 'budget_tokens'"),
     ("share text", lambda f: _edit_csv(f, "runs.csv", "frac_optimal", "x"), "runs.csv", "column 'frac_optimal'"),
     ("dataset K text", lambda f: _edit_csv(f, "dataset.csv", "K", "many"), "dataset.csv", "column 'K'"),

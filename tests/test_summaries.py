@@ -1,0 +1,44 @@
+"""Trajectories averaged over repetitions (cabench.summaries.aggregate_trajectories) against pandas' group-by,
+computed here with numpy's mean and standard deviation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from cabench.summaries import aggregate_trajectories
+
+
+def _by_groupby(per_rep: pd.DataFrame, window: int) -> pd.DataFrame:
+    rows = []
+    for (method, rho, point), g in per_rep.groupby(["method", "rho", "point"], sort=False):
+        row = {"dataset": "d", "method": method, "rho": rho, "point": point, "spend": g["spend"].iloc[0]}
+        for column in ("cum_regret", "moving_avg"):
+            v = g[column].to_numpy()
+            v = v[~np.isnan(v)]
+            row[f"{column}_mean"] = v.mean() if len(v) else math.nan
+            row[f"{column}_se"] = (v.std(ddof=1) / math.sqrt(len(v)) if len(v) > 1 else 0.0) if len(v) else math.nan
+        rows.append({**row, "n_reps": int(g["moving_avg"].notna().sum()), "window": window})
+    return pd.DataFrame(rows)
+
+
+def test_trajectories_are_pandas_groups_in_the_order_met():
+    """Methods and budgets interleaved, rows of a group scattered and out of order, a moving average empty for some
+    repetitions and for every repetition at a point: the same rows, in the order grouping meets them, to the bit."""
+    rng = np.random.default_rng(7)
+    n = 3_000
+    per_rep = pd.DataFrame({"method": rng.choice(["uniform", "cohv-ucb", "hv-ucb"], n),
+                            "rho": rng.choice([8.0, 2.0], n), "point": rng.integers(0, 40, n),
+                            "rep": rng.integers(0, 9, n), "spend": rng.random(n) * 1e4,
+                            "cum_regret": rng.random(n) * 50,
+                            "moving_avg": np.where(rng.random(n) < 0.3, np.nan, rng.random(n))})
+    per_rep.loc[per_rep["point"] == 0, "moving_avg"] = np.nan
+    got = aggregate_trajectories(per_rep, "d", 20)
+    expected = _by_groupby(per_rep, 20)
+    assert len(got) == len(expected) == per_rep.groupby(["method", "rho", "point"]).ngroups
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert got["moving_avg_mean"][got["point"] == 0].isna().all() and (got["n_reps"][got["point"] == 0] == 0).all()
+    first = per_rep.iloc[0]
+    assert tuple(got.iloc[0][["method", "rho", "point"]]) == (first["method"], first["rho"], first["point"])
