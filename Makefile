@@ -52,7 +52,7 @@ SUITE = $(if $(SUITE_TMP),TMPDIR=$(SUITE_TMP) )PYTHONDONTWRITEBYTECODE= $(BIN)/p
 # container's 64 MB /dev/shm is passed over), else where TMPDIR says. The suite writes about 400 MB there in some
 # 26,000 atomic writes, each synced to disk (fsync): on a disk the syncs held the two workers about 13 s, a
 # twentieth of the suite's wall time; on a memory file system a sync returns at once. pytest keeps the folders
-# of failed tests only (tmp_path_retention_policy in pyproject.toml), so the memory holds none once all pass.
+# of failed tests only (tmp_path_retention_policy in pyproject.toml): a passing run leaves about 50 MB there.
 SUITE_TMP = $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] \
                 && [ "$$(df -Pk $$d 2>/dev/null | awk 'NR == 2 {print $$4}')" -ge 2000000 ] 2>/dev/null && echo $$d)
 
