@@ -317,7 +317,7 @@ def _stacked(paths: list[Path]) -> pd.DataFrame:
     headers agree (a cell's table is small, and parsing each on its own cost more than its rows); else each."""
     texts = [read_text(path) for path in paths]
     heads = [text.partition("\n") for text in texts]
-    if len({head for head, _, _ in heads}) > 1 or not all(body.endswith("\n") for _, _, body in heads):
+    if len({head for head, _, _ in heads}) != 1 or not all(body.endswith("\n") for _, _, body in heads):
         return pd.concat([read_csv(path) for path in paths], ignore_index=True)
     return read_csv_text(heads[0][0] + "\n" + "".join(body for _, _, body in heads), paths[0].parent)
 
