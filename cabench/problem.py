@@ -111,12 +111,12 @@ class ReplaySampler:
         return kernel.REPLAY, self._rewards, self._costs, np.zeros(0)
 
     @property
-    def _rewards(self) -> np.ndarray:  # made read-only by __post_init__, unless unpickled writable in a worker
-        return read_only(self.rewards, np.float64) if self.rewards.flags.writeable else self.rewards
+    def _rewards(self) -> np.ndarray:  # read-only from __post_init__ (a view of it where unpickled writable)
+        return read_only(self.rewards, np.float64)
 
     @property
     def _costs(self) -> np.ndarray:
-        return read_only(self.costs, np.float64) if self.costs.flags.writeable else self.costs
+        return read_only(self.costs, np.float64)
 
 
 def read_only(values: np.ndarray, dtype: type) -> np.ndarray:

@@ -90,19 +90,26 @@ def read_csv(path: Path, large: bool = False) -> pd.DataFrame:
     pyarrow when it is installed, several times faster and to the same frame."""
     try:
         return _parsed(path, _header(path), large)
-    except (OSError, ValueError, UnicodeDecodeError, EOFError, zlib.error, csv.Error, pd.errors.ParserError) as exc:
-        # (EOFError: a gzip file cut short; uncaught, the command line would end as 'Aborted.')
-        why = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise CabenchError(f"{path}: unreadable result file ({why}); {AGAIN}") from exc
+    except _UNREADABLE as exc:
+        raise _unreadable(path, exc) from exc
 
 
 def read_csv_text(text: str, where: Path) -> pd.DataFrame:
     """:func:`read_csv` of CSV text (``where`` names it in an error)."""
     try:
         return _parsed(io.StringIO(text), next(csv.reader(io.StringIO(text.partition("\n")[0])), []))
-    except (ValueError, csv.Error, pd.errors.ParserError) as exc:
-        why = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise CabenchError(f"{where}: unreadable result file ({why}); {AGAIN}") from exc
+    except _UNREADABLE as exc:
+        raise _unreadable(where, exc) from exc
+
+
+#: What reading a damaged result file raises (EOFError: a gzip file cut short; uncaught, the command line would end
+#: as 'Aborted.').
+_UNREADABLE = (OSError, ValueError, UnicodeDecodeError, EOFError, zlib.error, csv.Error, pd.errors.ParserError)
+
+
+def _unreadable(where: Path, exc: Exception) -> CabenchError:
+    why = (str(exc).splitlines() or [type(exc).__name__])[0]
+    return CabenchError(f"{where}: unreadable result file ({why}); {AGAIN}")
 
 
 def _parsed(source: Any, header: list[str], large: bool = False) -> pd.DataFrame:

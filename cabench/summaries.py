@@ -61,7 +61,7 @@ def aggregate_trajectories(per_rep: pd.DataFrame, dataset: str, window: int) -> 
     starts = np.flatnonzero(np.diff(group[order], prepend=-1))
     ends = np.append(starts[1:], len(order))
     method, rho, point, spend = (per_rep[c].to_numpy()[order] for c in ("method", "rho", "point", "spend"))
-    cum_regret, moving_avg = (per_rep[c].to_numpy()[order] for c in ("cum_regret", "moving_avg"))
+    cum_regret, moving_avg = (per_rep[c].to_numpy(dtype=float)[order] for c in ("cum_regret", "moving_avg"))
     rows = []
     for start, end in zip(starts, ends):
         cm, cs = mean_se(cum_regret[start:end])
@@ -69,7 +69,7 @@ def aggregate_trajectories(per_rep: pd.DataFrame, dataset: str, window: int) -> 
         rows.append({"dataset": dataset, "method": method[start], "rho": rho[start], "point": point[start],
                      "spend": spend[start], "cum_regret_mean": cm, "cum_regret_se": cs,
                      "moving_avg_mean": mm, "moving_avg_se": ms,
-                     "n_reps": int(np.count_nonzero(~np.isnan(moving_avg[start:end].astype(float)))),
+                     "n_reps": int(np.count_nonzero(~np.isnan(moving_avg[start:end]))),
                      "window": int(window)})
     return pd.DataFrame(rows)
 

@@ -25,7 +25,7 @@ from cabench.online import run_online
 from cabench.plan import build_problem, check_budgets
 from cabench.problem import Problem
 from cabench.runner import prepare_output
-from cabench.storage import refuse_unless_ours, replaced_together
+from cabench.storage import refuse_unless_ours, replaced_together, to_csv
 from cabench.streams import stream_keys
 from cabench.yamlio import dump_yaml
 
@@ -35,7 +35,8 @@ def _score(problem: Problem, method: OnlineMethod, rhos: tuple[float, ...], keys
 
 
 #: How the files tune writes begin: a file of that name that begins otherwise is not replaced.
-TUNING_MARKS = {"tune.csv": "s_r,s_c,eta,mean_regret_hv\n", "tune.yaml": "chosen:"}
+TUNE_COLUMNS = ("s_r", "s_c", "eta", "mean_regret_hv")  # tune.csv's, in order
+TUNING_MARKS = {"tune.csv": ",".join(TUNE_COLUMNS) + "\n", "tune.yaml": "chosen:"}
 
 
 def _check_tuning_files(out: Path) -> None:
@@ -68,11 +69,12 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     backend = Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address)
     scores = list(tqdm(parallel_map(_score, tasks, backend), total=len(grid), desc="tune", disable=quiet,
                        leave=False))
-    table = pd.DataFrame([{"s_r": a, "s_c": b, "eta": c, "mean_regret_hv": s} for (a, b, c), s in zip(grid, scores)])
-    table = table.sort_values(["mean_regret_hv", "s_r", "s_c", "eta"], kind="stable").reset_index(drop=True)
-    best = {k: float(table.iloc[0][k]) for k in ("s_r", "s_c", "eta")}
+    table = pd.DataFrame([(*triple, score) for triple, score in zip(grid, scores)], columns=list(TUNE_COLUMNS))
+    *parameters, score = TUNE_COLUMNS
+    table = table.sort_values([score, *parameters], kind="stable").reset_index(drop=True)
+    best = {k: float(table.iloc[0][k]) for k in parameters}
     with replaced_together() as files:  # a full disk while writing either leaves both as they were
-        files.write(out / "tune.csv", table.to_csv(index=False, lineterminator="\n"))
+        files.write(out / "tune.csv", to_csv(table))
         files.write(out / "tune.yaml", dump_yaml({
             "chosen": best, "scored_on": "profiling split", "method": tuned, "rho": list(rhos),
             "repetitions": spec.repetitions, "seed": cfg.seed}))
