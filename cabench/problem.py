@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -18,6 +19,7 @@ from cabench.data.dataset import Dataset
 from cabench.data.normalisation import Normalisation
 from cabench.data.terms import COST_COLUMN, USD_COLUMN
 from cabench.interrupts import in_kernel
+from cabench.quantize import QUANTUM
 
 
 class Sampler(Protocol):
@@ -97,12 +99,30 @@ class ReplaySampler:
 
     def reward_sums(self, keys: np.ndarray, arms: np.ndarray, starts: np.ndarray,
                     lengths: np.ndarray) -> np.ndarray:
-        """:func:`block_sums` without building per-pull reward rows: each block summed where it is drawn."""
+        """:func:`block_sums` without building per-pull reward rows: each block summed where it is drawn (in whole
+        quanta where the rewards are quantised, :attr:`quanta`)."""
         from cabench.kernels import streams as kernel
 
+        blocks = flat(keys, np.uint64), flat(arms, np.int64), flat(starts, np.int64), flat(lengths, np.int64)
         with in_kernel:
-            return kernel.replay_block_sums(flat(keys, np.uint64), flat(arms, np.int64), flat(starts, np.int64),
-                                            flat(lengths, np.int64), self._rewards)
+            if self.quanta is not None:
+                return kernel.replay_quanta_sums(*blocks, read_only(self.quanta, np.int64))
+            return kernel.replay_block_sums(*blocks, self._rewards)
+
+    @cached_property
+    def quanta(self) -> np.ndarray | None:
+        """The rewards as whole multiples of :data:`cabench.quantize.QUANTUM` (int64, read-only), if every reward is
+        one (below 2^30 in size), else None. A block's sum of them, times the quantum, is its sum of rewards
+        exactly (both sums are exact); the kernels add integers in vector lanes, where floating-point additions keep
+        their order."""
+        rewards = self._rewards
+        if not np.all(np.abs(rewards) < 2.0**30):  # NaN and infinities too
+            return None
+        quanta = np.rint(rewards / QUANTUM).astype(np.int64)
+        if not np.array_equal(quanta * QUANTUM, rewards):
+            return None
+        quanta.setflags(write=False)
+        return quanta
 
     def compiled_draw(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
         """The compiled online loop's sampler and its tables (:func:`cabench.kernels.streams.replay_draw`)."""

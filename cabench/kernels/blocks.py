@@ -80,8 +80,9 @@ def _replay_bring_up(streams_digest: int):
 
     @_compiled
     def replay_bring_up(target, active, n, stopped, spend, costs, budget, keys, table, sums):
-        """:func:`plan`, the blocks' reward sums (:func:`cabench.kernels.streams.replay_block_sums` on the replay
-        table ``table``) and :func:`add` in one call: a phase's sampling for a log-replay problem."""
+        """:func:`plan`, the blocks' reward sums (:func:`cabench.kernels.streams.replay_quanta_sums` on the replay
+        table in whole quanta, ``table``) and :func:`add` in one call: a phase's sampling for a log-replay
+        problem."""
         streams_digest  # noqa: B018 - a closure variable: numba's cache key holds it
         blocks = active.sum()  # at most a block per active arm; four arrays, not the rows of one, so that plan and
         rows, arms = np.empty(blocks, np.int64), np.empty(blocks, np.int64)  # add compile once, for contiguous
@@ -91,7 +92,7 @@ def _replay_bring_up(streams_digest: int):
         block_keys = np.empty(count, dtype=np.uint64)
         for b in range(count):
             block_keys[b] = keys[rows[b], arms[b]]
-        sums_of_blocks = streams.replay_block_sums(block_keys, arms, starts, lengths, table)
+        sums_of_blocks = streams.replay_quanta_sums(block_keys, arms, starts, lengths, table)
         add(rows, arms, lengths, sums_of_blocks, costs, n, sums, spend)
 
     return replay_bring_up

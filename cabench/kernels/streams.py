@@ -14,6 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from cabench.quantize import QUANTUM
+
 _compiled = numba.njit(cache=True, nogil=True)
 _inlined = numba.njit(cache=True, nogil=True, inline="always")  # the online loop's per-pull work, in its body
 
@@ -21,6 +23,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _U53 = 2.0**-53
+_QUANTUM = QUANTUM
 _INDEX_DRAWS = 8  # a bootstrap index reads sub-draw 0 of 8 (cabench.streams.stream_index)
 
 #: The samplers the compiled online loop knows: their draws of one pull, ``draw(key, arm, count, table, costs,
@@ -82,11 +85,24 @@ _GROUP = 8
 
 
 @_inlined
+def reciprocals(size):
+    """``(2^11 / size, 1 / size)``: what :func:`_remainder` multiplies by, found once for many rows."""
+    return 2048.0 / size, 1.0 / size
+
+
+@_inlined
 def rows(key, start, length, size, out):
     """``out[n] = row(key, start + n, size)`` for ``n < length``: the rows of a run of pulls of one stream, each
     with :func:`_remainder` (multiplications, which the compiler vectorises, instead of a 64-bit division). ``out``
     needs room for ``length`` rounded up to a multiple of :data:`_GROUP`: the rows after ``length`` are drawn too."""
-    scale, inverse = 2048.0 / size, 1.0 / size
+    scale, inverse = reciprocals(size)
+    rows_of(key, start, length, size, scale, inverse, out)
+
+
+@_inlined
+def rows_of(key, start, length, size, scale, inverse, out):
+    """:func:`rows` with the reciprocals of ``size`` given (:func:`reciprocals`): a kernel drawing many runs from
+    one table finds them once, not once a run."""
     for n in range((length + _GROUP - 1) // _GROUP * _GROUP):
         out[n] = _remainder(bits(key, start + n, 0, _INDEX_DRAWS), size, scale, inverse)
 
@@ -159,10 +175,30 @@ def replay_block_sums(keys, arms, starts, lengths, table):
     """Reward sums ``[blocks, D]`` of stream elements ``[start, start + length)`` of each block."""
     sums = np.zeros((keys.shape[0], table.shape[2]))
     q = np.empty((lengths.max() if keys.shape[0] else 0) + _GROUP, np.int64)
+    scale, inverse = reciprocals(table.shape[1])
     for b in range(keys.shape[0]):
-        rows(keys[b], starts[b], lengths[b], table.shape[1], q)
+        rows_of(keys[b], starts[b], lengths[b], table.shape[1], scale, inverse, q)
         for d in range(table.shape[2]):
             sums[b, d] = _sum_of_rows(table, arms[b], q, lengths[b], d)
+    return sums
+
+
+@_compiled
+def replay_quanta_sums(keys, arms, starts, lengths, quanta):
+    """:func:`replay_block_sums` of a table held as whole multiples of :data:`cabench.quantize.QUANTUM`
+    (``quanta`` ``[K, Q, D]`` int64): each block's sum in integers, which the compiler adds in vector lanes (a
+    floating-point sum keeps its order), then scaled, exactly (below 2^53 quanta), to the same sums."""
+    sums = np.zeros((keys.shape[0], quanta.shape[2]))
+    q = np.empty((lengths.max() if keys.shape[0] else 0) + _GROUP, np.int64)
+    scale, inverse = reciprocals(quanta.shape[1])
+    for b in range(keys.shape[0]):
+        rows_of(keys[b], starts[b], lengths[b], quanta.shape[1], scale, inverse, q)
+        arm = arms[b]
+        for d in range(quanta.shape[2]):
+            total = np.int64(0)
+            for n in range(lengths[b]):
+                total += quanta[arm, q[n], d]
+            sums[b, d] = np.float64(total) * _QUANTUM
     return sums
 
 
@@ -172,10 +208,11 @@ def replay_spent(keys, counts, values):
     replayed, added rep by rep, arm by arm, pull by pull (``values`` ``[K, Q]``)."""
     out = np.zeros(keys.shape[0])
     q = np.empty((counts.max() if counts.size else 0) + _GROUP, np.int64)
+    scale, inverse = reciprocals(values.shape[1])
     for r in range(keys.shape[0]):
         total = 0.0
         for i in range(keys.shape[1]):
-            rows(keys[r, i], 0, counts[r, i], values.shape[1], q)
+            rows_of(keys[r, i], 0, counts[r, i], values.shape[1], scale, inverse, q)
             for n in range(counts[r, i]):
                 total += values[i, q[n]]
         out[r] = total

@@ -21,7 +21,7 @@ from cabench.errors import CabenchError
 from cabench.interrupts import in_kernel
 from cabench.methods.configured import PsiMethod
 from cabench.pareto import pareto_mask
-from cabench.problem import Problem, expand_blocks
+from cabench.problem import Problem, ReplaySampler, expand_blocks, read_only
 
 COST_MODES = ("deterministic", "stochastic")
 
@@ -54,16 +54,10 @@ def running_total(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return total - np.repeat(total[first] - values[first], np.diff(np.r_[first, len(groups)]))
 
 
-def _replay_table(problem: Problem) -> np.ndarray | None:
-    """The rewards ``[K, Q, D]`` a log-replay sampler draws from (its compiled draw's table), else None."""
-    compiled_draw = getattr(problem.sampler, "compiled_draw", None)
-    found = compiled_draw() if compiled_draw is not None else None
-    if found is None:
-        return None
-    from cabench.kernels import streams  # deferred: numba loads when a method first runs
-
-    kind, table, _, _ = found
-    return table if kind == streams.REPLAY else None
+def _replay_quanta(problem: Problem) -> np.ndarray | None:
+    """The rewards ``[K, Q, D]`` a log-replay sampler draws from, in whole quanta (its ``quanta``), else None."""
+    quanta = problem.sampler.quanta if isinstance(problem.sampler, ReplaySampler) else None
+    return read_only(quanta, np.int64) if quanta is not None else None
 
 
 class _Samples:
@@ -73,7 +67,7 @@ class _Samples:
         self.problem, self.keys, self.budget = problem, keys, budget
         self.costs, self.stochastic = costs, stochastic
         reps, k = keys.shape
-        self.replay = _replay_table(problem)
+        self.replay = _replay_quanta(problem)
         self.n = np.zeros((reps, k), dtype=np.int64)
         self.sums = np.zeros((reps, k, problem.n_objectives))
         self.spend = np.zeros(reps)

@@ -159,6 +159,41 @@ def test_compiled_replay_sampler_is_numpy_replay():
     assert np.array_equal(sampler.reward_sums(flat_keys, flat_arms, starts, lengths), want)
 
 
+@pytest.mark.parametrize("quantised", [True, False])
+@pytest.mark.parametrize("objectives", [1, 2, 3])
+def test_block_sums_of_any_number_of_objectives_are_sums_of_pulls(objectives, quantised):
+    """Quantised rewards are summed in whole quanta (integers), exactly the sums of the pulls' rewards; other
+    rewards in floating point, in another order than numpy's, so to rounding."""
+    rng = np.random.default_rng(objectives)
+    raw = rng.uniform(0, 1, (5, 70, objectives))
+    rewards = quantize(raw) if quantised else raw
+    sampler = ReplaySampler(rewards, np.ones((5, 70)))
+    assert (sampler.quanta is not None) == quantised
+    keys = stream_keys(7, np.arange(40), np.arange(5)).reshape(-1)
+    arms = np.tile(np.arange(5), 40)
+    starts, lengths = rng.integers(0, 10**5, len(keys)), rng.integers(1, 30, len(keys))
+    pulls = np.repeat(np.arange(len(keys)), lengths)
+    elements = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths) + starts[pulls]
+    drawn = rewards[arms[pulls], stream_index(keys[pulls], elements, 70)]
+    want = np.add.reduceat(drawn, np.cumsum(lengths) - lengths, axis=0)
+    got = sampler.reward_sums(keys, arms, starts, lengths)
+    if quantised:
+        assert np.array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_quanta_only_of_quantised_finite_rewards():
+    rewards = quantize(np.linspace(0, 1, 24).reshape(2, 4, 3))
+    quanta = ReplaySampler(rewards, np.ones((2, 4))).quanta
+    assert quanta is not None and quanta.dtype == np.int64 and not quanta.flags.writeable
+    assert np.array_equal(quanta, np.round(rewards * 2**24)) and quanta[1, 3, 2] == 2**24
+    for bad in (0.5 + 2.0**-30, np.nan, np.inf, 2.0**31):
+        other = rewards.copy()
+        other[1, 2, 0] = bad
+        assert ReplaySampler(other, np.ones((2, 4))).quanta is None, bad
+
+
 def test_spend_in_other_units_is_added_pull_by_pull():
     tokens = np.random.default_rng(2).uniform(1, 900, (4, 50))
     sampler = ReplaySampler(np.zeros((4, 50, 2)), np.ones((4, 50)), {"tokens": tokens})
