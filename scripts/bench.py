@@ -135,7 +135,8 @@ import resource, sys, time
 from cabench.config import load_config
 from cabench.runner import run_experiment
 start = time.perf_counter()
-run_experiment(load_config(sys.argv[1], overrides={"output": sys.argv[2]}), force=True, quiet=True)
+run_experiment(load_config(sys.argv[1], overrides={"output": sys.argv[2]}), force=True, quiet=True,
+               echo=lambda line: print(line, file=sys.stderr))  # its warnings apart from the numbers below
 wall = time.perf_counter() - start
 try:
     from joblib.externals.loky import get_reusable_executor
@@ -205,7 +206,8 @@ def reproduce(tmp: Path) -> dict:
     post-processing (plot, report, recommend) is set against the runs, the issue's target being a fifth.
     """
     work = project_copy(tmp)
-    make = "make -o .venv/.installed-stamp"  # never reinstall into the shared environment
+    # never reinstall into the shared environment; no "Entering directory" lines where make bench runs this
+    make = "make --no-print-directory -o .venv/.installed-stamp"
     recipe = subprocess.run(f"{make} -n reproduce", shell=True, cwd=work, check=True, capture_output=True, text=True)
     commands = [line for line in recipe.stdout.splitlines() if line.strip()]
     commands.append(commands[-1].replace(" report results", " recommend results"))
