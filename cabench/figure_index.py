@@ -186,13 +186,30 @@ def index_root(folder: Path) -> Path:
 
 
 def figure_row(stem: str, caption: str, experiments: Sequence[str], source: str, formats: Sequence[str],
-               inputs: dict[str, str], code: str, files: Sequence[tuple[Path, bytes]]) -> dict[str, str]:
+               inputs: dict[str, str], code: str, files: Sequence[tuple[Path, bytes]],
+               carried: dict[str, str] | None = None) -> dict[str, str]:
     """A row of the index, recording the SHA-256 of each file just written (``files``: path and bytes, one per
-    format) as ``outputs``."""
-    outputs = {path.suffix[1:]: hashlib.sha256(data).hexdigest() for path, data in files}
+    format) as ``outputs``, and of each file ``carried`` over from an earlier drawing (:func:`carried_formats`:
+    format: SHA-256), its format recorded after those drawn."""
+    outputs = {**(carried or {}), **{path.suffix[1:]: hashlib.sha256(data).hexdigest() for path, data in files}}
+    formats = [*formats, *(f for f in FORMATS if f in (carried or {}) and f not in formats)]
     return {"stem": stem, "caption": caption, "experiments": "; ".join(experiments), "source": source,
             "formats": ";".join(formats), "inputs": json.dumps(inputs, sort_keys=True), "code": code,
             "outputs": json.dumps(outputs, sort_keys=True)}
+
+
+def carried_formats(root: Path, row: pd.Series | None, inputs: dict[str, str], code: str,
+                    formats: Sequence[str]) -> dict[str, str]:
+    """The files of the figure ``row`` (its earlier drawing) in formats other than ``formats`` that stay current
+    when it is drawn again in ``formats`` from the same ``inputs`` by the same ``code``: each one still the file
+    ``cabench plot`` wrote (format: SHA-256). ``plot --format pdf`` after ``plot --format png`` keeps the PNGs
+    (the same figure, drawn by the same code from the same results); after the results changed they are out of
+    date, and none is carried."""
+    if row is None or recorded_inputs(row) != inputs or row["code"] != code:
+        return {}
+    written = _outputs(row)
+    return {fmt: written[fmt] for fmt in row["formats"].split(";")
+            if fmt and fmt not in formats and fmt in written and _drawn(root, row, [fmt])}
 
 
 def is_current(root: Path, row: pd.Series, inputs: dict[str, str], code: str, formats: Sequence[str]) -> bool:

@@ -409,15 +409,23 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
                      figure_index.recorded_outputs(index))
     ours = index[index["source"].isin(subjects) & index["stem"].isin(current)]
     kept = [root / f"{stem}.{fmt}" for stem in ours["stem"] for fmt in formats]
-    old = index.set_index("stem")
-    rows = [figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, inputs(d.parts), version, files)
-            if files else {"stem": d.stem, **old.loc[d.stem].to_dict()}
-            for source, part in zip(stale, drawn) for d, files in part]
+    old = index.drop_duplicates("stem", keep="last").set_index("stem", drop=False)
+    rows, carried = [], []  # carried: files of other formats, drawn before from the same inputs by the same code
+    for source, part in zip(stale, drawn):
+        for d, files in part:
+            if not files:
+                rows.append({"stem": d.stem, **old.loc[d.stem].to_dict()})
+                continue
+            before = old.loc[d.stem] if d.stem in old.index else None
+            also = figure_index.carried_formats(root, before, inputs(d.parts), version, formats)
+            carried += [root / f"{d.stem}.{fmt}" for fmt in also]
+            rows.append(figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, inputs(d.parts),
+                                                version, files, also))
     replaced = set(stale) | (set(index["source"]) - set(subjects) if root == folder else set())
     left = figure_index.remove_figures(root, index[index["source"].isin(replaced) & ~index["stem"].isin(current)],
-                                       keep=written)
+                                       keep=[*written, *carried])
     figure_index.record_figures(root, rows, replaced)
-    return Plotted(root, written, kept, left)
+    return Plotted(root, written, [*kept, *carried], left)
 
 
 def _write(root: Path, files: list[tuple[Path, bytes]], recorded: dict[str, str]) -> list[Path]:

@@ -647,3 +647,33 @@ def test_a_format_given_twice_is_drawn_and_counted_once():
     from cabench.plots import check_formats
 
     assert check_formats(["png", "png", "", "pdf", "png"]) == ["png", "pdf"]
+
+
+def test_a_figure_drawn_in_another_format_keeps_its_files_of_the_first(tmp_path):
+    """plot --format pdf after plot --format png deleted the PNGs (the report's figures), though the results and the
+    drawing code had not changed: the index recorded one set of formats per figure. The PNGs stay, the index records
+    both formats, a third plot in both draws nothing; once the results change, a PNG not drawn again goes."""
+    from cabench.config import parse_config
+    from tests.conftest import DATA
+
+    raw = {"name": "formats", "dataset": str(DATA / "piqa"), "setting": "online", "rho": [2],
+           "methods": ["uniform"], "repetitions": 2, "output": str(tmp_path / "r" / "formats")}
+    run_experiment(parse_config(raw, "t.yaml"), quiet=True)
+    root = tmp_path / "r"
+    first = plot(root, ["png"])
+    pngs = {path: path.read_bytes() for path in first.written}
+    assert pngs and all(path.suffix == ".png" for path in pngs)
+    second = plot(root, ["pdf"])
+    assert {path.with_suffix(".png") for path in second.written} == set(pngs)
+    assert all(path.read_bytes() == data for path, data in pngs.items())
+    assert sorted(second.kept) == sorted(pngs)
+    index = pd.read_csv(root / "figures.csv")
+    assert set(index["formats"]) == {"pdf;png"}
+    assert len(current_figures(root)) == len(pngs)
+    third = plot(root, ["png", "pdf"])
+    assert third.written == [] and len(third.kept) == 2 * len(pngs)
+    _change(root / "formats" / "runs.csv")
+    fourth = plot(root, ["pdf"])
+    assert sorted(fourth.written) == sorted(second.written)
+    assert not any(path.exists() for path in pngs)
+    assert set(pd.read_csv(root / "figures.csv")["formats"]) == {"pdf"}
