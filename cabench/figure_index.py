@@ -214,9 +214,11 @@ def carried_formats(root: Path, row: pd.Series | None, inputs: dict[str, str], c
 
 def is_current(root: Path, row: pd.Series, inputs: dict[str, str], code: str, formats: Sequence[str]) -> bool:
     """Whether the figure ``row`` needs no drawing: drawn by ``code`` from exactly the files ``inputs`` (path:
-    SHA-256), with a file in every format of ``formats``."""
+    SHA-256), with a file in every format of ``formats`` and every file it records (one gone is drawn again, or
+    :func:`current_figures` would drop the figure from the report)."""
+    recorded = row["formats"].split(";")
     return (recorded_inputs(row) == inputs and row["code"] == code
-            and set(formats) <= set(row["formats"].split(";")) and _drawn(root, row, formats))
+            and set(formats) <= set(recorded) and _drawn(root, row, recorded))
 
 
 def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> list[Path]:

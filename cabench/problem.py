@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -75,6 +75,11 @@ class ReplaySampler:
         object.__setattr__(self, "rewards", read_only(self.rewards, np.float64))
         object.__setattr__(self, "costs", read_only(self.costs, np.float64))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without :attr:`quanta` (derived, as large as the rewards): a worker derives it again if it
+        samples blocks."""
+        return {name: value for name, value in self.__dict__.items() if name != "quanta"}
+
     def spent_also(self, keys: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
         """Exact spend ``[reps]`` in each unit of ``also`` of the first ``counts[r, i]`` pulls of every arm.
 
@@ -112,11 +117,12 @@ class ReplaySampler:
     @cached_property
     def quanta(self) -> np.ndarray | None:
         """The rewards as whole multiples of :data:`cabench.quantize.QUANTUM` (int64, read-only), if every reward is
-        one (below 2^30 in size), else None. A block's sum of them, times the quantum, is its sum of rewards
-        exactly (both sums are exact); the kernels add integers in vector lanes, where floating-point additions keep
-        their order."""
+        one and at most 1 in size (normalised objectives), else None. A block's sum of them, times the quantum, is
+        its sum of rewards exactly, as the floating-point sum is, for blocks of fewer than 2^29 samples (the sums
+        stay below 2^53 quanta; the integers cannot overflow); the kernels add integers in vector lanes, where
+        floating-point additions keep their order."""
         rewards = self._rewards
-        if not np.all(np.abs(rewards) < 2.0**30):  # NaN and infinities too
+        if not np.all(np.abs(rewards) <= 1.0):  # NaN and infinities too
             return None
         quanta = np.rint(rewards / QUANTUM).astype(np.int64)
         if not np.array_equal(quanta * QUANTUM, rewards):

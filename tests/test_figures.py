@@ -672,8 +672,14 @@ def test_a_figure_drawn_in_another_format_keeps_its_files_of_the_first(tmp_path)
     assert len(current_figures(root)) == len(pngs)
     third = plot(root, ["png", "pdf"])
     assert third.written == [] and len(third.kept) == 2 * len(pngs)
+    gone = second.written[0]
+    gone.unlink()  # a recorded file gone: drawn again, not taken as current (the report would drop the figure)
+    fourth = plot(root, ["png"])
+    assert fourth.written == [gone.with_suffix(".png")]
+    assert len(current_figures(root)) == len(pngs)
+    plot(root, ["pdf"])
     _change(root / "formats" / "runs.csv")
-    fourth = plot(root, ["pdf"])
-    assert sorted(fourth.written) == sorted(second.written)
+    fifth = plot(root, ["pdf"])
+    assert sorted(fifth.written) == sorted(second.written)
     assert not any(path.exists() for path in pngs)
     assert set(pd.read_csv(root / "figures.csv")["formats"]) == {"pdf"}

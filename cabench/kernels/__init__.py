@@ -12,28 +12,27 @@ compiled with the whole width instead (:func:`full_width_vectors`, ``docs/decisi
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from types import ModuleType
 
 
 def full_width_vectors() -> None:
     """Let LLVM vectorise the kernels' loops at the processor's whole width where it has 512-bit vectors (the
-    bootstrap rows' hash and remainder: 8 lanes, not 4). Numba reads its target's features from
-    ``NUMBA_CPU_FEATURES`` when it first compiles or loads a function; this sets that variable, for this process and
-    the workers it starts, to the host's features with LLVM's ``prefer-256-bit`` tuning turned off. The values are
-    the same (integer operations and correctly rounded ones, each lane as the scalar code); only the speed changes.
-    Nothing is changed where ``NUMBA_CPU_NAME`` or ``NUMBA_CPU_FEATURES`` is set (your choice stands), or without
-    AVX-512."""
-    if os.environ.get("NUMBA_CPU_NAME") or os.environ.get("NUMBA_CPU_FEATURES"):
-        return
+    bootstrap rows' hash and remainder: 8 lanes, not 4). Numba reads its target's features from its config when it
+    first compiles or loads a function in a process; this sets them, in this process only, to the host's features
+    with LLVM's ``prefer-256-bit`` tuning turned off (a worker process does the same for its own host when it
+    imports the kernels). The values are the same (integer operations and correctly rounded ones, each lane as the
+    scalar code); only the speed changes. Nothing is changed where numba's target is already set (``NUMBA_CPU_NAME``
+    or ``NUMBA_CPU_FEATURES``, ``.numba_config.yaml`` or code: your choice stands), or without AVX-512 (or with
+    ``NUMBA_ENABLE_AVX=0``). Where numba compiled before this import, its target is set already and stays."""
     from numba.core import codegen, config
 
-    features = codegen.get_host_cpu_features()
-    if "+avx512f" not in features.split(","):
+    settings = vars(config)  # numba makes its settings at run time, from the environment
+    if settings.get("CPU_NAME") is not None or settings.get("CPU_FEATURES") is not None:
         return
-    os.environ["NUMBA_CPU_FEATURES"] = f"{features},-prefer-256-bit"
-    config.reload_config()
+    features = codegen.get_host_cpu_features()
+    if "+avx512f" in features.split(","):
+        settings["CPU_FEATURES"] = f"{features},-prefer-256-bit"
 
 
 full_width_vectors()

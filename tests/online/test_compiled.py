@@ -3,6 +3,7 @@ the same pulls, tallies, trajectories and values, bit for bit."""
 
 from __future__ import annotations
 
+import pickle
 import re
 
 import numpy as np
@@ -188,10 +189,20 @@ def test_quanta_only_of_quantised_finite_rewards():
     quanta = ReplaySampler(rewards, np.ones((2, 4))).quanta
     assert quanta is not None and quanta.dtype == np.int64 and not quanta.flags.writeable
     assert np.array_equal(quanta, np.round(rewards * 2**24)) and quanta[1, 3, 2] == 2**24
-    for bad in (0.5 + 2.0**-30, np.nan, np.inf, 2.0**31):
+    for bad in (0.5 + 2.0**-30, np.nan, np.inf, 1.0 + 2.0**-24, -2.0):
         other = rewards.copy()
         other[1, 2, 0] = bad
         assert ReplaySampler(other, np.ones((2, 4))).quanta is None, bad
+    negative = ReplaySampler(-rewards, np.ones((2, 4))).quanta
+    assert negative is not None and negative[1, 3, 2] == -(2**24)
+
+
+def test_a_pickled_replay_sampler_leaves_its_quanta_behind():
+    sampler = ReplaySampler(quantize(np.linspace(0, 1, 24).reshape(2, 4, 3)), np.ones((2, 4)))
+    assert sampler.quanta is not None and "quanta" in vars(sampler)
+    copy = pickle.loads(pickle.dumps(sampler))
+    assert "quanta" not in vars(copy) and np.array_equal(copy.rewards, sampler.rewards)
+    assert np.array_equal(copy.quanta, sampler.quanta)
 
 
 def test_spend_in_other_units_is_added_pull_by_pull():
