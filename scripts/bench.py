@@ -156,7 +156,7 @@ def config_runs(tmp: Path) -> list[dict]:
         done = subprocess.run([sys.executable, "-c", _CHILD, str(ROOT / "configs" / f"{name}.yaml"),
                                str(tmp / name)], cwd=ROOT, capture_output=True, text=True, check=True)
         total = time.perf_counter() - start
-        wall, own, kids = done.stdout.split()
+        wall, own, kids = done.stdout.splitlines()[-1].split()  # the child's last line: its numbers
         rows.append({"config": name, "wall_s": total, "run_s": float(wall),
                      "peak_main_mb": int(own) / 1024, "peak_worker_mb": int(kids) / 1024})
     return rows
@@ -198,6 +198,17 @@ def _kind(path: Path) -> str:
     return "figures" if path.suffix in (".png", ".pdf", ".svg") else "the rest"
 
 
+#: make, never reinstalling into the shared environment, and without "Entering directory" lines where ``make bench``
+#: runs this (a make inside make prints them, and they would be taken for commands).
+MAKE = "make --no-print-directory -o .venv/.installed-stamp"
+
+
+def recipe(work: Path, target: str = "reproduce") -> list[str]:
+    """The commands of ``target``'s recipe in the project at ``work`` (``make -n``), one per line."""
+    listed = subprocess.run(f"{MAKE} -n {target}", shell=True, cwd=work, check=True, capture_output=True, text=True)
+    return [line for line in listed.stdout.splitlines() if line.strip()]
+
+
 def reproduce(tmp: Path) -> dict:
     """``make reproduce`` step by step in a copy of the project (in ``tmp``), then ``recommend``, the size of
     ``results/``, ``cabench run`` again and ``make reproduce`` again, with every cell cached.
@@ -206,10 +217,7 @@ def reproduce(tmp: Path) -> dict:
     post-processing (plot, report, recommend) is set against the runs, the issue's target being a fifth.
     """
     work = project_copy(tmp)
-    # never reinstall into the shared environment; no "Entering directory" lines where make bench runs this
-    make = "make --no-print-directory -o .venv/.installed-stamp"
-    recipe = subprocess.run(f"{make} -n reproduce", shell=True, cwd=work, check=True, capture_output=True, text=True)
-    commands = [line for line in recipe.stdout.splitlines() if line.strip()]
+    commands = recipe(work)
     commands.append(commands[-1].replace(" report results", " recommend results"))
     load_before = os.getloadavg()
     steps = [{"step": _step(c), "command": c, "s": _wall(c, work)} for c in commands]
@@ -219,7 +227,7 @@ def reproduce(tmp: Path) -> dict:
     for path in (work / "results").rglob("*"):
         if path.is_file():
             sizes[_kind(path)] = sizes.get(_kind(path), 0.0) + path.stat().st_size / 1e6
-    cached = _wall(f"{make} reproduce", work)
+    cached = _wall(f"{MAKE} reproduce", work)
     spent = {name: sum(s["s"] for s in steps if s["step"] == name) for name in ("run", "plot", "report", "recommend")}
     post = spent["plot"] + spent["report"] + spent["recommend"]
     return {"steps": steps, "run_s": spent["run"], "post_s": post, "post_over_run": post / spent["run"],
