@@ -8,6 +8,7 @@ import os
 import pytest
 from numba.core import codegen, config
 
+from cabench import kernels
 from cabench.kernels import full_width_vectors
 
 _SUFFIX = ",-prefer-256-bit"
@@ -19,10 +20,13 @@ _SET_HERE = ("+avx512f" in codegen.get_host_cpu_features().split(",") and config
 
 @pytest.fixture
 def host(monkeypatch):
-    """The host's features as given and numba's target unset; afterwards numba's config as it was (its target
-    already made for the real processor is not rebuilt)."""
+    """The host's features as given, numba's target unset and not built yet; afterwards numba's config and the
+    environment as they were (its target, built for the real processor, is not rebuilt)."""
     monkeypatch.setattr(config, "CPU_NAME", None)
     monkeypatch.setattr(config, "CPU_FEATURES", None)
+    monkeypatch.setattr(kernels, "_target_built", lambda: False)
+    for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
+        monkeypatch.delenv(name, raising=False)
 
     def features(flags: str) -> None:
         monkeypatch.setattr(codegen, "get_host_cpu_features", lambda: flags)
@@ -53,6 +57,25 @@ def test_your_numba_target_stands(host, monkeypatch, setting, value):
     full_width_vectors()
     assert getattr(config, setting) == value
     assert config.CPU_FEATURES in (None, "+avx2", "")
+
+
+@pytest.mark.parametrize("variable", ["NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"])
+def test_a_target_in_the_environment_set_after_numba_loaded_stands(host, monkeypatch, variable):
+    """Numba reads its environment when it loads and again when it next compiles: a target put there in between is
+    the user's, not overridden."""
+    host("+avx2,+avx512f")
+    monkeypatch.setenv(variable, "+avx2" if variable == "NUMBA_CPU_FEATURES" else "generic")
+    full_width_vectors()
+    assert config.CPU_FEATURES is None
+
+
+def test_a_target_numba_built_already_is_left_as_it_is(host, monkeypatch):
+    """Numba fixed its target's features when it built it (a function decorated before the kernels were imported):
+    a later setting would not reach it, and config would no longer say what the target is."""
+    host("+avx2,+avx512f")
+    monkeypatch.setattr(kernels, "_target_built", lambda: True)
+    full_width_vectors()
+    assert config.CPU_FEATURES is None
 
 
 @pytest.mark.skipif(not _SET_HERE, reason="not an AVX-512 processor, or numba's target set by the environment")

@@ -12,27 +12,37 @@ compiled with the whole width instead (:func:`full_width_vectors`, ``docs/decisi
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from types import ModuleType
 
 
 def full_width_vectors() -> None:
     """Let LLVM vectorise the kernels' loops at the processor's whole width where it has 512-bit vectors (the
-    bootstrap rows' hash and remainder: 8 lanes, not 4). Numba reads its target's features from its config when it
-    first compiles or loads a function in a process; this sets them, in this process only, to the host's features
-    with LLVM's ``prefer-256-bit`` tuning turned off (a worker process does the same for its own host when it
-    imports the kernels). The values are the same (integer operations and correctly rounded ones, each lane as the
-    scalar code); only the speed changes. Nothing is changed where numba's target is already set (``NUMBA_CPU_NAME``
-    or ``NUMBA_CPU_FEATURES``, ``.numba_config.yaml`` or code: your choice stands), or without AVX-512 (or with
-    ``NUMBA_ENABLE_AVX=0``). Where numba compiled before this import, its target is set already and stays."""
+    bootstrap rows' hash and remainder: 8 lanes, not 4). Numba fixes its target's features from its config when it
+    builds its CPU target, as the first function is decorated in a process; this sets them, in this process only,
+    to the host's features with LLVM's ``prefer-256-bit`` tuning turned off (a worker process does the same for its
+    own host when it imports the kernels). The values are the same (integer operations and correctly rounded ones,
+    each lane as the scalar code); only the speed changes. Nothing is changed where numba's target is set already
+    (``NUMBA_CPU_NAME`` or ``NUMBA_CPU_FEATURES``, even set after numba loaded, ``.numba_config.yaml`` or code: your
+    choice stands), where numba built its target before this import (the setting would not reach it), or without
+    AVX-512 (or with ``NUMBA_ENABLE_AVX=0``)."""
     from numba.core import codegen, config
 
     settings = vars(config)  # numba makes its settings at run time, from the environment
-    if settings.get("CPU_NAME") is not None or settings.get("CPU_FEATURES") is not None:
+    if (settings.get("CPU_NAME") is not None or settings.get("CPU_FEATURES") is not None
+            or "NUMBA_CPU_NAME" in os.environ or "NUMBA_CPU_FEATURES" in os.environ or _target_built()):
         return
     features = codegen.get_host_cpu_features()
     if "+avx512f" in features.split(","):
         settings["CPU_FEATURES"] = f"{features},-prefer-256-bit"
+
+
+def _target_built() -> bool:
+    """Whether numba built its CPU target in this process already (its features are fixed then)."""
+    from numba.core import registry
+
+    return "_toplevel_target_context" in vars(registry.cpu_target)
 
 
 full_width_vectors()
