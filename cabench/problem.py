@@ -111,7 +111,7 @@ class ReplaySampler:
         blocks = flat(keys, np.uint64), flat(arms, np.int64), flat(starts, np.int64), flat(lengths, np.int64)
         with in_kernel:
             if self.quanta is not None:
-                return kernel.replay_quanta_sums(*blocks, read_only(self.quanta, np.int64))
+                return kernel.replay_quanta_sums(*blocks, self.quanta)
             return kernel.replay_block_sums(*blocks, self._rewards)
 
     @cached_property

@@ -153,26 +153,24 @@ def _check_column(path: Path, frame: pd.DataFrame, col: str) -> None:
     if values.dtype.kind in "iuf" and (col in NUMERIC or col.startswith("mu_")):
         _check_numbers(path, frame, col, values.to_numpy(dtype=float))
         return
-    empty = values.isna() | (values == "") if col in TEXT else values.isna()
-    if col not in MAY_BE_EMPTY and empty.any():
-        row = int(np.flatnonzero(empty.to_numpy())[0]) + 2
-        raise CabenchError(f"{path}: row {row}, column '{col}': empty (a cut or damaged file); {AGAIN}")
+    _fail_empty(path, col, (values.isna() | (values == "") if col in TEXT else values.isna()).to_numpy())
     if col in NUMERIC or col.startswith("mu_"):
         number = pd.to_numeric(values, errors="coerce")
         _fail_at(path, frame, number.isna() & values.notna(), col, "is not a number")
-        if col not in MAY_BE_INFINITE:
-            _fail_at(path, frame, np.isinf(number), col, "is not a finite number")
-        if col in POSITIVE:
-            _fail_at(path, frame, number <= 0, col, "is not positive")
+        _check_numbers(path, frame, col, number.to_numpy(dtype=float))  # its empty cells were checked above
+
+
+def _fail_empty(path: Path, col: str, empty: np.ndarray) -> None:
+    """One line naming the first empty cell of ``col`` (``empty``: a mask of its rows), unless it may be empty."""
+    if col not in MAY_BE_EMPTY and empty.any():
+        row = int(np.flatnonzero(empty)[0]) + 2
+        raise CabenchError(f"{path}: row {row}, column '{col}': empty (a cut or damaged file); {AGAIN}")
 
 
 def _check_numbers(path: Path, frame: pd.DataFrame, col: str, number: np.ndarray) -> None:
     """:func:`_check_column` of a column the CSV reader parsed as numbers (every cell a number or empty): the same
     checks on its array, without pandas' per-call cost (a result is often many small tables of a dozen columns)."""
-    empty = np.isnan(number)
-    if col not in MAY_BE_EMPTY and empty.any():
-        row = int(np.flatnonzero(empty)[0]) + 2
-        raise CabenchError(f"{path}: row {row}, column '{col}': empty (a cut or damaged file); {AGAIN}")
+    _fail_empty(path, col, np.isnan(number))
     if col not in MAY_BE_INFINITE:
         _fail_at(path, frame, np.isinf(number), col, "is not a finite number")
     if col in POSITIVE:

@@ -90,7 +90,8 @@ def test_kernels_use_512_bit_vectors_here():
     @numba.njit
     def rows(key, length, size):
         out = np.empty(length + 8, np.int64)
-        streams.rows(key, 0, length, size, out)
+        scale, inverse = streams.reciprocals(size)
+        streams.rows(key, 0, length, size, scale, inverse, out)
         return out
 
     rows(np.uint64(1), 20, 7)

@@ -23,7 +23,6 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _U53 = 2.0**-53
-_QUANTUM = QUANTUM
 _INDEX_DRAWS = 8  # a bootstrap index reads sub-draw 0 of 8 (cabench.streams.stream_index)
 
 #: The samplers the compiled online loop knows: their draws of one pull, ``draw(key, arm, count, table, costs,
@@ -91,18 +90,11 @@ def reciprocals(size):
 
 
 @_inlined
-def rows(key, start, length, size, out):
+def rows(key, start, length, size, scale, inverse, out):
     """``out[n] = row(key, start + n, size)`` for ``n < length``: the rows of a run of pulls of one stream, each
-    with :func:`_remainder` (multiplications, which the compiler vectorises, instead of a 64-bit division). ``out``
-    needs room for ``length`` rounded up to a multiple of :data:`_GROUP`: the rows after ``length`` are drawn too."""
-    scale, inverse = reciprocals(size)
-    rows_of(key, start, length, size, scale, inverse, out)
-
-
-@_inlined
-def rows_of(key, start, length, size, scale, inverse, out):
-    """:func:`rows` with the reciprocals of ``size`` given (:func:`reciprocals`): a kernel drawing many runs from
-    one table finds them once, not once a run."""
+    with :func:`_remainder` (multiplications, which the compiler vectorises, instead of a 64-bit division), given
+    the :func:`reciprocals` of ``size`` (found once for the many runs a kernel draws from one table). ``out`` needs
+    room for ``length`` rounded up to a multiple of :data:`_GROUP`: the rows after ``length`` are drawn too."""
     for n in range((length + _GROUP - 1) // _GROUP * _GROUP):
         out[n] = _remainder(bits(key, start + n, 0, _INDEX_DRAWS), size, scale, inverse)
 
@@ -177,7 +169,7 @@ def replay_block_sums(keys, arms, starts, lengths, table):
     q = np.empty((lengths.max() if keys.shape[0] else 0) + _GROUP, np.int64)
     scale, inverse = reciprocals(table.shape[1])
     for b in range(keys.shape[0]):
-        rows_of(keys[b], starts[b], lengths[b], table.shape[1], scale, inverse, q)
+        rows(keys[b], starts[b], lengths[b], table.shape[1], scale, inverse, q)
         for d in range(table.shape[2]):
             sums[b, d] = _sum_of_rows(table, arms[b], q, lengths[b], d)
     return sums
@@ -192,13 +184,13 @@ def replay_quanta_sums(keys, arms, starts, lengths, quanta):
     q = np.empty((lengths.max() if keys.shape[0] else 0) + _GROUP, np.int64)
     scale, inverse = reciprocals(quanta.shape[1])
     for b in range(keys.shape[0]):
-        rows_of(keys[b], starts[b], lengths[b], quanta.shape[1], scale, inverse, q)
+        rows(keys[b], starts[b], lengths[b], quanta.shape[1], scale, inverse, q)
         arm = arms[b]
         for d in range(quanta.shape[2]):
             total = np.int64(0)
             for n in range(lengths[b]):
                 total += quanta[arm, q[n], d]
-            sums[b, d] = np.float64(total) * _QUANTUM
+            sums[b, d] = np.float64(total) * QUANTUM
     return sums
 
 
@@ -212,7 +204,7 @@ def replay_spent(keys, counts, values):
     for r in range(keys.shape[0]):
         total = 0.0
         for i in range(keys.shape[1]):
-            rows_of(keys[r, i], 0, counts[r, i], values.shape[1], scale, inverse, q)
+            rows(keys[r, i], 0, counts[r, i], values.shape[1], scale, inverse, q)
             for n in range(counts[r, i]):
                 total += values[i, q[n]]
         out[r] = total

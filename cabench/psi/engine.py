@@ -21,7 +21,7 @@ from cabench.errors import CabenchError
 from cabench.interrupts import in_kernel
 from cabench.methods.configured import PsiMethod
 from cabench.pareto import pareto_mask
-from cabench.problem import Problem, ReplaySampler, expand_blocks, read_only
+from cabench.problem import Problem, ReplaySampler, expand_blocks
 
 COST_MODES = ("deterministic", "stochastic")
 
@@ -56,8 +56,7 @@ def running_total(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 def _replay_quanta(problem: Problem) -> np.ndarray | None:
     """The rewards ``[K, Q, D]`` a log-replay sampler draws from, in whole quanta (its ``quanta``), else None."""
-    quanta = problem.sampler.quanta if isinstance(problem.sampler, ReplaySampler) else None
-    return read_only(quanta, np.int64) if quanta is not None else None
+    return problem.sampler.quanta if isinstance(problem.sampler, ReplaySampler) else None
 
 
 class _Samples:

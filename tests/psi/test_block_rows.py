@@ -14,7 +14,8 @@ from cabench.streams import stream_index, stream_keys
 
 @numba.njit
 def _remainders(values, size):
-    """``streams._remainder`` of every value, with the reciprocals :func:`cabench.kernels.streams.rows` takes."""
+    """``streams._remainder`` of every value, with the reciprocals :func:`cabench.kernels.streams.rows` takes
+    (computed here, not by :func:`cabench.kernels.streams.reciprocals`)."""
     scale, inverse = 2048.0 / size, 1.0 / size
     out = np.empty(len(values), np.int64)
     for p in range(len(values)):
@@ -47,8 +48,9 @@ def test_remainder_without_division_is_the_remainder():
 @numba.njit
 def _rows(keys, starts, lengths, size):
     out = np.zeros((len(keys), lengths.max() + 8), np.int64)  # room for whole groups of 8
+    scale, inverse = streams.reciprocals(size)
     for b in range(len(keys)):
-        streams.rows(keys[b], starts[b], lengths[b], size, out[b])
+        streams.rows(keys[b], starts[b], lengths[b], size, scale, inverse, out[b])
     return out
 
 
