@@ -416,11 +416,11 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
             if not files:
                 rows.append({"stem": d.stem, **old.loc[d.stem].to_dict()})
                 continue
-            before = old.loc[d.stem] if d.stem in old.index else None
-            also = figure_index.carried_formats(root, before, inputs(d.parts), version, formats)
+            before, read = old.loc[d.stem] if d.stem in old.index else None, inputs(d.parts)
+            also = figure_index.carried_formats(root, before, read, version, formats)
             carried += [root / f"{d.stem}.{fmt}" for fmt in also]
-            rows.append(figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, inputs(d.parts),
-                                                version, files, also))
+            rows.append(figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, read, version, files,
+                                                also))
     replaced = set(stale) | (set(index["source"]) - set(subjects) if root == folder else set())
     left = figure_index.remove_figures(root, index[index["source"].isin(replaced) & ~index["stem"].isin(current)],
                                        keep=[*written, *carried])
