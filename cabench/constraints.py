@@ -50,6 +50,11 @@ _REQUIREMENT = re.compile(r"\s*(?P<name>[A-Za-z_$][\w.]*|\$)\s*(?P<op><=|>=)\s*(
                           r"(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z_$]*)\s*")
 
 
+class DamagedMeasure(CabenchError):
+    """A bounded mean of ``arms.csv`` that is empty or not finite: the results are damaged, which refuses the whole
+    command, unlike a measure an experiment does not have (that experiment alone is not answered)."""
+
+
 @dataclass(frozen=True)
 class Constraint:
     """One requirement: ``column`` of ``arms.csv`` (a real-unit mean, or ``mu_<objective>``) ``op`` ``value``."""
@@ -159,16 +164,28 @@ def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
     return arms[column].to_numpy(dtype=float)
 
 
-def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...]) -> tuple[np.ndarray, np.ndarray]:
+def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...], where: str = "arms.csv"
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Boolean masks over the rows of ``arms.csv``: the configurations that satisfy every requirement, and those
     whose qualifying could go either way within their 95% intervals (where recorded: :func:`_straddles`) — a
     qualifying configuration whose interval straddles a bound, or one failing only bounds its intervals straddle
-    (one failing a bound its whole interval fails is not borderline, whatever its other intervals)."""
+    (one failing a bound its whole interval fails is not borderline, whatever its other intervals).
+
+    A bounded mean that is empty or not finite (a hand-edited ``arms.csv``; cabench writes every mean it records)
+    is refused in one line naming ``where``, the row and the configuration: the configuration would otherwise
+    silently fail every requirement on it."""
     ok = np.ones(len(arms), dtype=bool)
     may_qualify = np.ones(len(arms), dtype=bool)
     may_fail = np.zeros(len(arms), dtype=bool)
     for c in constraints:
         values = _values(arms, c)
+        unknown = np.flatnonzero(~np.isfinite(values))
+        if len(unknown):
+            row, column = int(unknown[0]), c.column if c.column in arms else "mu_accuracy"
+            shown = "empty" if np.isnan(values[row]) else f"{values[row]:g} is not finite"
+            raise DamagedMeasure(f"{where}: row {row + 2}, column '{column}': {shown}, so "
+                               f"--require {c.text} cannot be judged for {arms['config_id'].iloc[row]}; run the "
+                               "experiment again")
         holds, straddles = c.holds(values), _straddles(arms, c.column, values, c.value)
         ok &= holds
         may_qualify &= holds | straddles
@@ -267,6 +284,8 @@ def answers_under(res: ResultSet, constraints: tuple[Constraint, ...]) -> dict[s
     for e in res.experiments if constraints else []:
         try:
             out[e.label] = constrained_answer(e, constraints)
+        except DamagedMeasure:
+            raise
         except CabenchError as exc:
             out[e.label] = str(exc)
     if out and all(isinstance(a, str) for a in out.values()):
@@ -280,7 +299,7 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
     configurations equals it, from ``selections.csv`` (nothing, when no configuration qualifies)."""
     arms = e.arms
     names = arms["config_id"].astype(str).to_numpy()
-    ok, borderline = qualifying(arms, constraints)
+    ok, borderline = qualifying(arms, constraints, str(e.folder / "arms.csv"))
     mu = arms[objective_columns(arms)].to_numpy(dtype=float)
     within = np.zeros(len(arms), dtype=bool)
     if ok.any():

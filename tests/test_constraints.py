@@ -298,3 +298,33 @@ def test_a_misspelt_name_is_matched_as_written_and_suggested_as_it_is_bounded():
         with pytest.raises(CabenchError) as exc:
             qualifying(arms, (parse_constraint(text),))
         assert str(exc.value).endswith(f"; did you mean '{meant}'?"), (text, str(exc.value))
+
+
+def test_an_empty_bounded_mean_in_arms_csv_is_refused_naming_the_file_row_and_configuration(quick, synthetic,
+                                                                                             tmp_path):
+    """A hand-emptied latency cell made that configuration fail every latency requirement silently (13 of 14
+    qualified). Now recommend and report refuse in one line naming the file, row, column and configuration, with
+    exit code 2, in a folder of one experiment and of several, and the report writes nothing."""
+    import shutil
+
+    root = tmp_path / "damaged"
+    shutil.copytree(quick, root / "quick")
+    shutil.copytree(synthetic, root / "synthetic")
+    path = root / "quick" / "gsm8k_psi_quick" / "arms.csv"
+    arms = pd.read_csv(path, dtype=str, keep_default_na=False)
+    arms.loc[3, "latency_s"] = ""
+    arms.to_csv(path, index=False)
+    name = arms.loc[3, "config_id"]
+    for folder in (root / "quick", root):
+        for command in (["recommend"], ["report"]):
+            result = RUNNER.invoke(app, [*command, str(folder), "--require", "latency<=2500ms"])
+            assert result.exit_code == 2, result.output
+            assert result.stderr == (f"error: {path}: row 5, column 'latency_s': empty, so --require latency<=2500ms "
+                                     f"cannot be judged for {name}; run the experiment again\n")
+        assert not list(folder.glob("REPORT.*"))
+    ok = RUNNER.invoke(app, ["recommend", str(root / "quick"), "--require", "accuracy>=0.05"])
+    assert ok.exit_code == 0, ok.output  # a requirement on another measure is judged as before
+    arms.loc[3, "latency_s"] = "inf"
+    arms.to_csv(path, index=False)
+    with pytest.raises(CabenchError, match=r"row 5, column 'latency_s': inf is not finite"):
+        constrained_answer(load_experiment(path.parent), parse_constraints(["latency<=2500ms"]))
