@@ -9,8 +9,10 @@ arm from the split seed's streams, and its truth is the instance itself.
     python scripts/calibrate_plan.py --out results-plan            # every case, 20 splits (about an hour)
     python scripts/calibrate_plan.py --cases gsm8k-subset --splits 3 --draws 8 --out /tmp/cal   # a smoke run
 
-Writes OUT/calibration.csv (one row per case, method and split) and OUT/calibration.md (the table in
-docs/methods.md).
+Writes OUT/calibration.csv (one row per case, method and split), OUT/calibration_summary.csv,
+OUT/calibration_rescaled.csv (whether a single factor applied to the plans after the fact would mend the misses)
+and OUT/calibration.md (the tables in docs/methods.md). Run again on the same OUT, it computes only the splits
+missing and writes the tables.
 """
 
 from __future__ import annotations
@@ -111,6 +113,64 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def best_window(planned: np.ndarray, needed: np.ndarray) -> tuple[float, int]:
+    """The smallest single factor ``c`` that puts the most splits' ``c * planned`` within ``[needed, 2 * needed]``
+    (chosen after seeing ``needed``: a ceiling, not a plan), and on how many splits it does. A split planned or needed
+    beyond the grid (infinite) is never within. The count only changes where ``c * planned`` crosses an end of a
+    window, so the factors that start a window (``needed / planned``) are the only ones to try."""
+    ok = np.isfinite(planned) & np.isfinite(needed) & (planned > 0)
+    if not ok.any():
+        return math.nan, 0
+    lo = needed[ok] / planned[ok]
+    counts = np.array([int(((lo <= c * (1 + 1e-9)) & (c <= 2 * lo * (1 + 1e-9))).sum()) for c in lo])
+    return float(lo[counts == counts.max()].min()), int(counts.max())  # the smallest of the best factors
+
+
+def narrowest_spread(planned: np.ndarray, needed: np.ndarray, share: float = 0.8) -> float:
+    """The narrowest ratio ``max / min`` of ``needed / planned`` over ``share`` of the splits (of all of them,
+    beyond-the-grid ones counting as never covered): a single factor can put ``c * planned`` within ``[needed,
+    2 * needed]`` on that share of the splits only where this is at most 2. Infinite where fewer splits are
+    finite."""
+    ok = np.isfinite(planned) & np.isfinite(needed) & (planned > 0)
+    want = math.ceil(share * len(planned) - 1e-9)
+    ratios = np.sort(needed[ok] / planned[ok])
+    if want < 1 or len(ratios) < want:
+        return math.inf
+    return float(np.min(ratios[want - 1:] / ratios[:len(ratios) - want + 1]))
+
+
+def rescaled(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per case and method, whether the misses are an offset a factor would mend or a scatter none can: on how
+    many splits the plan lies within ``[needed, 2 * needed]`` (the plan as made; "needed" is the smallest budget
+    of the replay's grid that meets the target), and with the best single factor applied afterwards to the plans,
+    or to the profiling rows' own need (:func:`best_window`); and the narrowest spread of needed / planned over
+    80% of the splits (:func:`narrowest_spread`: above 2, no factor reaches 80%)."""
+    out = []
+    for (case, method, target), g in frame.groupby(["case", "method", "target"], sort=False):
+        rho, need = g["rho"].to_numpy(dtype=float), g["smallest_rho"].to_numpy(dtype=float)
+        own = g["profiling_need"].to_numpy(dtype=float)
+        finite = np.isfinite(rho) & np.isfinite(need)
+        factor, count = best_window(rho, need)
+        own_factor, own_count = best_window(own, need)
+        out.append({"case": case, "method": method, "target": target, "splits": len(g),
+                    "within_now": int((finite & (need <= rho * (1 + 1e-9)) & (rho <= 2 * need * (1 + 1e-9))).sum()),
+                    "best_factor": factor, "within_best": count, "own_factor": own_factor, "own_within_best": own_count,
+                    "spread_80": narrowest_spread(rho, need), "own_spread_80": narrowest_spread(own, need)})
+    return pd.DataFrame(out)
+
+
+def rescaled_markdown(table: pd.DataFrame) -> str:
+    head = ("| case | method | target | splits | plan within [needed, 2x needed] | best factor on the plans (after "
+            "the fact) | within with it | best factor on the profiling rows' need | within with it | needed / "
+            "planned: narrowest spread over 80% of splits | the same for the profiling rows' need |")
+    lines = [head, "|" + "---|" * (head.count(" | ") + 1)]
+    for r in table.itertuples():
+        lines.append(f"| {r.case} | {r.method} | {r.target} | {r.splits} | {r.within_now} | {r.best_factor:.2f} | "
+                     f"{r.within_best} | {r.own_factor:.2f} | {r.own_within_best} | {r.spread_80:.2f}x | "
+                     f"{r.own_spread_80:.2f}x |")
+    return "\n".join(lines)
+
+
 def markdown(table: pd.DataFrame) -> str:
     head = ("| case | method | target | splits | replay reaches it | planned | met at the plan | plan <= 2x needed | "
             "both | rightly declined | needed in the 80% interval | planned / needed (median where both finite) | "
@@ -159,10 +219,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label} split {seed}: " + "; ".join(
                 f"{r['method']} rho {r['rho']:.4g} (needed {r['smallest_rho']:.4g}) {r['target']} -> "
                 f"{r['realised']:.3f}" for r in rows), flush=True)
-    table = summary(done)
+    table, scaled = summary(done), rescaled(done)
     table.to_csv(args.out / "calibration_summary.csv", index=False)
-    (args.out / "calibration.md").write_text(markdown(table) + "\n")
-    print(markdown(table))
+    scaled.to_csv(args.out / "calibration_rescaled.csv", index=False)
+    (args.out / "calibration.md").write_text(markdown(table) + "\n\n" + rescaled_markdown(scaled) + "\n")
+    print(markdown(table) + "\n\n" + rescaled_markdown(scaled))
     return 0
 
 
