@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -123,8 +124,16 @@ def _local_client(workers: int) -> Any:
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=":0", memory_limit=0)
         client = _LOCAL[workers] = Client(cluster)
+        client.run(_quiet_cancellations)
         atexit.register(_close, client, cluster)
     return client
+
+
+def _quiet_cancellations() -> None:
+    """In a worker of the local cluster: tasks cancelled when a run stops (Ctrl-C, an error saving a result) are no
+    news; each worker logged a warning line per cancelled task ("Async instruction ... ended with CancelledError")
+    after cabench's own "interrupted: ..." line. A task's error still reaches the run as its exception."""
+    logging.getLogger("distributed.worker.state_machine").setLevel(logging.ERROR)
 
 
 def _close(client: Any, cluster: Any) -> None:
