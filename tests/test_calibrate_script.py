@@ -39,9 +39,20 @@ def test_the_best_factor_counts_the_splits_whose_rescaled_plan_lies_within_their
 
 def test_the_rescaled_table_reads_the_calibration_rows(calibrate):
     rows = pd.DataFrame({"case": "c", "method": "m", "target": "f1>=0.7", "rho": [100.0, 200.0, 400.0],
-                         "smallest_rho": [100.0, 100.0, 100.0], "profiling_need": [50.0, 50.0, 200.0]})
-    table = calibrate.rescaled(rows).iloc[0]
-    assert table["within_now"] == 2  # 100 and 200 lie within [100, 200]; 400 does not
-    assert (table["best_factor"], table["within_best"]) == (pytest.approx(0.5), 2)  # 0.5 and 1 both cover two
-    assert (table["own_factor"], table["own_within_best"]) == (pytest.approx(2.0), 2)
-    assert table["spread_80"] == pytest.approx(4.0)  # 80% of three is three: 1 / 0.25
+                         "smallest_rho": [100.0, 100.0, 150.0], "profiling_need": [50.0, 50.0, 200.0],
+                         "needs": ["10 60 20", "40 100 60", "300 100 150"]})
+    table = calibrate.rescaled(rows).set_index("statistic")
+    plan = table.loc["the plan"]
+    assert plan["within_as_is"] == 2  # 100 and 200 lie within [100, 200]; 400 not within [150, 300]
+    # needed / plan: 1, 0.5, 0.375; c = 0.5 covers 0.5 (0.5 <= c <= 1) and 0.375 (0.375 <= c <= 0.75), not 1
+    assert (plan["best_factor"], plan["within_best"]) == (pytest.approx(0.5), 2)
+    assert plan["spread_80"] == pytest.approx(1 / 0.375)  # 80% of three is three
+    own = table.loc["the profiling rows' need"]  # needed / own: 2, 2, 0.75 (200 lies within [150, 300])
+    assert (own["within_as_is"], own["best_factor"], own["within_best"]) == (1, pytest.approx(2.0), 2)
+    draws = table.loc["the draws' median need"]  # medians 20, 60, 150: needed / median 5, 5/3, 1
+    assert (draws["within_as_is"], draws["best_factor"], draws["within_best"]) == (1, pytest.approx(5 / 3), 2)
+    assert draws["spread_80"] == pytest.approx(5.0)
+    partly = calibrate.rescaled(rows.assign(needs=["10 60 20", "40 inf inf", "300 100 150"])).set_index("statistic")
+    assert partly.loc["the draws' median need", "spread_80"] == math.inf  # two finite medians of three
+    one = table.loc["one budget for every split"]  # needed 100, 100, 150: 150 covers all three
+    assert (one["best_factor"], one["within_best"], one["spread_80"]) == (pytest.approx(150.0), 3, pytest.approx(1.5))
