@@ -7,7 +7,6 @@ file, the column and the first offending rows. Nothing is silently dropped.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
@@ -49,9 +48,6 @@ CONFIG_COLUMNS = ("model", "temperature", "max_new_tokens", "prompting")
 
 #: Columns whose text names a configuration or an instance; it is written into CSV files, YAML and figure labels.
 IDENTITY_COLUMNS = ("model", "prompting", "instance_id", "config_id")
-#: Characters identity text may not hold: control characters (a newline, a carriage return, a tab...), line and
-#: paragraph separators, and lone surrogates (which no file encoding can write).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 _SHOW = 3
 
@@ -68,9 +64,14 @@ def _rows(mask: np.ndarray | pd.Series, place: Callable[[int], str] | None = Non
 
 
 def unprintable(text: str) -> str | None:
-    """The first character of ``text`` that would break a line of a CSV file or a YAML scalar, if any."""
-    found = _UNPRINTABLE.search(text)
-    return found.group() if found else None
+    """The first character of ``text`` that is not printable (``str.isprintable``), if any: control characters (a
+    newline, a tab...), which break a line of a CSV file or a YAML scalar; line and paragraph separators; lone
+    surrogates, which no file encoding can write; and characters that print as nothing or as a space — a zero-width
+    space, a right-to-left override (which reverses the rest of a terminal's line), a no-break space — with which
+    two different names would read alike in every table."""
+    if text.isprintable():
+        return None
+    return next(c for c in text if not c.isprintable())
 
 
 def shown(value: object) -> str:

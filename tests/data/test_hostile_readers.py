@@ -633,6 +633,13 @@ UNPRINTABLE = [
      ["logs.csv", "column 'instance_id'", "row 4"], "'\\x1b'"),
     ("canonical", "line separator in model", _canonical_with("model", "m\u2028x"),
      ["logs.csv", "column 'model'", "row 4"], "'\\u2028'"),
+    # characters that print as nothing or as a space: two names differing by one read alike in every table
+    ("canonical", "zero-width space in config_id", _canonical_with("config_id", "cfg0\u200b"),
+     ["logs.csv", "column 'config_id'", "row 4"], "'\\u200b'"),
+    ("canonical", "right-to-left override in model", _canonical_with("model", "m\u202ex"),
+     ["logs.csv", "column 'model'", "row 4"], "'\\u202e'"),
+    ("canonical", "no-break space in prompting", _canonical_with("prompting", "di\u00a0rect"),
+     ["logs.csv", "column 'prompting'", "row 4"], "'\\xa0'"),
     ("every-eval-ever", "newline in model_id", _damaged("every-eval-ever", _eee_line(lambda i: i.update(
         model_id="org/m\nsmall"))), ["_samples.jsonl: line 1", "column 'model'"], "'\\n'"),
     ("every-eval-ever", "lone surrogate in sample_id", _damaged("every-eval-ever", _eee_line(lambda i: i.update(
