@@ -59,7 +59,10 @@ def parse_budget(text: str) -> Budget:
         raise CabenchError(f"--budget {text}: expected an amount and a unit, e.g. 2e6tokens, 5usd or $5 (units: "
                            f"{', '.join(COST_UNITS)}){hint}")
     value = float(found.group("value")) * (-1.0 if found.group("sign") == "-" else 1.0)
-    if not (math.isfinite(value) and value > 0):
+    if not math.isfinite(value):
+        raise CabenchError(f"--budget {text}: expected a finite amount ({found.group('value')} is beyond a float's "
+                           "range)")
+    if not value > 0:
         raise CabenchError(f"--budget {text}: expected a positive amount")
     return Budget(value, unit)
 

@@ -96,6 +96,21 @@ def git_commit() -> str:
         return "unknown"
 
 
+def _differing(old: dict[str, Any], cfg: ExperimentConfig) -> str:
+    """Which keys of the config differ from the ``config.yaml`` a folder holds (``old``), as a refusal names them:
+    ``rho, repetitions differ``; where none does, what else the hash covers (the dataset's content, which the path
+    does not show, and the configurations' names)."""
+    new = cfg.identity()
+    new.pop("dataset", None)  # a path: the hash takes the dataset's content
+    if new.get("split") is None:
+        new.pop("split", None)  # the dataset's own, which config.yaml records as the split in force
+    keys = [k for k in dict.fromkeys([*new, *(k for k in ("budget", "trajectories") if k in old)])
+            if old.get(k) != new.get(k)]
+    if not keys:
+        return "the same keys: another dataset content or arm set"
+    return f"{', '.join(keys)} {'differs' if len(keys) == 1 else 'differ'}"
+
+
 def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | None = None,
                  replace: bool = False, offer_force: bool = True) -> None:
     """Refuse a folder that holds another experiment (another name or setting, or the same name with another
@@ -123,9 +138,9 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
         if chash is not None and not replace and old.get("config_hash") not in (None, chash):
             raise CabenchError(
                 f"{out}: results folder holds experiment '{cfg.name}' with config hash {old.get('config_hash')}, "
-                f"and this config's hash is {chash} (another dataset, arm set, budget grid, methods, repetitions "
-                "or seed); pass --name (or --out) to keep both, or --replace to replace those results (reusing the "
-                f"cells both share{'; --force recomputes every cell' if offer_force else ''})")
+                f"and this config's hash is {chash} ({_differing(old, cfg)}); pass --name (or --out) to keep both, "
+                "or --replace to replace those results (reusing the cells both share"
+                f"{'; --force recomputes every cell' if offer_force else ''})")
         return
     ours = ("cells", LOCK_NAME, *TUNED)  # what a run or `cabench tune` leaves before config.yaml
     foreign = sorted(p.name for p in out.iterdir()  # (a tune stopped while writing leaves a temporary file)

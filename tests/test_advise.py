@@ -223,6 +223,13 @@ def test_a_budget_of_nothing_or_less_says_it_must_be_positive(text):
         parse_budget(text)
 
 
+def test_a_budget_beyond_a_floats_range_says_so():
+    """1e400tokens was refused as 'expected a positive amount', which it is."""
+    with pytest.raises(CabenchError, match=r"^--budget 1e400tokens: expected a finite amount \(1e400 is beyond a "
+                                           r"float's range\)$"):
+        parse_budget("1e400tokens")
+
+
 @pytest.mark.parametrize("text", ["--5usd", "-$-5", "+-5usd"])
 def test_a_budget_signed_twice_is_no_budget(text):
     with pytest.raises(CabenchError, match="expected an amount and a unit"):

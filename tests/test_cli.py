@@ -231,6 +231,7 @@ def test_a_copied_config_never_replaces_the_originals_results(tmp_path):
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     old_hash = yaml.safe_load((tmp_path / "piqa_psi" / "config.yaml").read_text())["config_hash"]
     assert f"config hash {old_hash}, and this config's hash is " in result.output and "--replace" in result.output
+    assert "(rho differs);" in result.output  # what changed, named
     assert "--force recomputes every cell" in result.output
     assert (tmp_path / "piqa_psi" / "runs.csv").read_bytes() == before
     assert runner.invoke(app, ["run", str(tmp_path / "my.yaml"), "--quiet", "--replace"]).exit_code == 0

@@ -92,6 +92,19 @@ def test_a_scale_on_a_name_or_an_id_is_refused_in_the_mapping(tmp_path, name):
     assert not (tmp_path / "mine").exists()
 
 
+@pytest.mark.parametrize("factor, shown", [(float("inf"), "inf"), (0, "0"), (-0.001, "-0.001")])
+def test_a_scale_that_is_not_a_positive_finite_number_is_refused_in_the_mapping(tmp_path, factor, shown):
+    """scale.latency_s: .inf was blamed on the data ("column 'latency_s' is not a finite number at rows 1, 2, 3 and
+    597 more"), where 0 and a negative factor named the mapping's key."""
+    source, _ = _source(tmp_path)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(yaml.safe_dump({**MAPPING, "scale": {"latency_s": factor}}))
+    with pytest.raises(CabenchError) as exc:
+        import_logs(source, mapping, tmp_path / "mine")
+    assert str(exc.value) == f"{mapping}: scale.latency_s: expected a positive finite number, got {shown}"
+    assert not (tmp_path / "mine").exists()
+
+
 def test_canonical_logs_need_no_mapping_and_set_adds_constants(tmp_path):
     from typer.testing import CliRunner
 
