@@ -586,9 +586,17 @@ def live(
     tokens = "" if unit == "tokens" else f" ({spend['spent_tokens']:,.0f} tokens)"
     typer.echo(f"{cfg.name}: spent {amount(spend[f'spent_{unit}'], unit)}{tokens} of "
                f"{amount(spend[f'budget_{unit}'], unit)} ({amount(spend[f'profiling_{unit}'], unit)} profiling) in "
-               f"{spend['calls']} calls, {spend['failed_attempts']} failed attempts; stopped by {spend['stopped_by']}")
+               f"{spend['calls']} calls, {spend['failed_attempts']} failed attempts; stopped by {_stop_reason(spend)}")
     typer.echo(f"{'configuration' if cfg.setting == 'online' else 'Pareto set'}: {chosen}")
     typer.echo(f"wrote {out}")
+
+
+def _stop_reason(spend: dict) -> str:
+    """Why a live run stopped, as its summary line says it."""
+    if spend["stopped_by"] == "call limit":
+        return (f"the call limit ({spend['call_limit']:,} method calls, twice what the budget buys at the cheapest "
+                "configuration's profiling cost: the endpoint's calls were costing next to nothing)")
+    return str(spend["stopped_by"])
 
 
 @app.command("collect")

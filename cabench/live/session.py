@@ -20,6 +20,7 @@ same calls in the same order, and journaled calls are not made again.
 from __future__ import annotations
 
 import datetime
+import math
 import signal
 from collections.abc import Callable
 from dataclasses import asdict
@@ -224,6 +225,15 @@ constant (the largest ``concurrency``), so the sequence of asks and tells depend
 the concurrency a run is resumed with."""
 
 
+def call_limit(method_budget: float, norm: Normalisation) -> int:
+    """The most calls the method may make: twice what its budget ``B`` buys at the cheapest configuration's
+    profiling cost ``lambda c_max`` — a cost the online methods never take a call to fall below half of (their
+    cost bound's floor, ``lambda / 2``; SPEC §5). Calls whose reported cost is 0 (an endpoint counting no
+    completion tokens under ``cost: completion``, or a price of 0) spend none of the budget, and were made
+    without end; the calls the budget pays for at their profiling costs are far fewer."""
+    return max(1, math.ceil(2.0 * method_budget / (norm.lam * norm.c_max)))
+
+
 def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_ids: list[str], profile: dict,
             facts: dict[str, Any]) -> dict[str, Any]:
     """The method on the evaluation instances with what the budget leaves after profiling."""
@@ -256,11 +266,16 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
     asked = [0] * k
     queue: list[tuple[str, int]] = []  # asks not yet told, in order
     stopped = False
+    limit = call_limit(method_budget, norm)
     while True:
         arm = WAIT if stopped or len(queue) >= ASK_WINDOW else policy.ask()
         if arm is None and not queue:
             facts["stopped_by"] = facts["stopped_by"] or "method"
             break
+        if arm is not None and arm != WAIT and sum(asked) >= limit:  # calls that cost (almost) nothing
+            stopped = True
+            facts["stopped_by"], facts["call_limit"] = "call limit", limit
+            continue
         if arm is not None and arm != WAIT:
             index, occurrence = order(arm, asked[arm])
             key = f"e:{sum(asked)}"

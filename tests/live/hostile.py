@@ -176,6 +176,8 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 reply["usage"] = [1, 2]
             elif how == "missing":
                 del reply["usage"]
+            elif how == "no-completion":  # the prompt counted, no completion token: free under cost: completion
+                usage["prompt_tokens"], usage["completion_tokens"] = usage["prompt_tokens"] + 10, 0
             elif how == "choices-text":
                 reply["choices"] = "answer"
             elif how == "message-text":

@@ -128,6 +128,28 @@ def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, en
         assert all(written < size - 1 for written, size in ep.trickled), ep.trickled
 
 
+def test_calls_that_cost_nothing_end_at_the_call_limit(tmp_path, dataset, endpoint):
+    """Under cost: completion, an endpoint counting no completion token after profiling made every method call free:
+    the budget never ran out and the run called the endpoint without end (790 calls in 40 s). The method now makes
+    at most twice the calls its budget buys at the cheapest configuration's profiling cost, and says so."""
+    import math
+
+    ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else "no-completion")
+    path = config(tmp_path, dataset, url)
+    raw = yaml.safe_load(path.read_text())
+    del raw["budget_tokens"]
+    path.write_text(yaml.safe_dump({**raw, "cost": "completion", "budget": {"completion_tokens": BUDGET}}))
+    out = tmp_path / "run"
+    result = run(path, out)
+    assert result.exit_code == 0, result.output
+    spend = strict_loads((out / "spend.json").read_text())
+    limit = math.ceil(2 * spend["method_completion_tokens"] / (spend["lambda"] * spend["c_max"]))
+    assert spend["stopped_by"] == "call limit" and spend["call_limit"] == limit
+    assert len([r for r in finished(out) if r["key"].startswith("e:")]) == limit == ep.requests - PROFILING_CALLS
+    assert spend["spent_completion_tokens"] == spend["profiling_completion_tokens"] <= BUDGET
+    assert f"stopped by the call limit ({limit} method calls, twice what the budget buys" in result.stdout
+
+
 def test_failed_calls_charged_as_configured(tmp_path, dataset, endpoint):
     """500s without usage: worst-case charges each billable attempt its worst case, none charges nothing."""
     spent = {}
