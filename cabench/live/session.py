@@ -31,7 +31,7 @@ import numpy as np
 
 import cabench
 from cabench.data.normalisation import Normalisation, fit_normalisation
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, first_three
 from cabench.interrupts import signals_set
 from cabench.jsonio import strict_dumps
 from cabench.live.caller import BudgetStop, Caller, FailureStop
@@ -42,16 +42,29 @@ from cabench.live.journal import Journal, LogFile
 from cabench.live.tasks import Instance, Task, build_task
 from cabench.methods.user import UserMethodError
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
-from cabench.storage import folder_lock, replaced_together
+from cabench.storage import LOCK_NAME, folder_lock, replaced_together
 from cabench.units import amount
 from cabench.yamlio import dump_yaml
 
 
 def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool = False) -> dict[str, Any]:
     """Run ``cabench live`` (or ``collect``) into ``out``; resumable. Returns ``spend.json``'s content."""
+    _refuse_foreign(out)
     out.mkdir(parents=True, exist_ok=True)
     with folder_lock(out):
         return _run_locked(cfg, out, quiet, collect)
+
+
+def _refuse_foreign(out: Path) -> None:
+    """Refuse, before anything is written into it, a folder that holds files but no ``live.json``: not a live
+    run's (a dataset folder, results, anything else). A run wrote its ``logs.csv`` and ``dataset.yaml`` over a
+    dataset's own, with exit code 0."""
+    if not out.is_dir() or (out / "live.json").exists():
+        return
+    held = sorted(p.name for p in out.iterdir() if p.name != LOCK_NAME)
+    if held:
+        raise CabenchError(f"{out}: holds {first_three(held)} and no live.json, so it is not a live run's folder "
+                           "(a dataset?); nothing was written; pass --out a new or empty folder")
 
 
 def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:

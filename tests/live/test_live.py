@@ -280,6 +280,29 @@ def test_collect_refuses_a_budget_it_would_not_keep(tmp_path, stated):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command", ["collect", "live"])
+def test_a_folder_that_is_not_a_live_runs_is_refused_untouched(tmp_path, command):
+    """`collect --out` a dataset folder replaced its logs and dataset.yaml (132,001 rows became 6) with exit code 0,
+    and `live --out` one rewrote its dataset.yaml beside a new logs.csv. A folder holding files but no live.json is
+    refused in one line before anything is written into it (no lock file either)."""
+    ds = ROOT / "data" / "gsm8k"
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for name in ("logs.csv.gz", "dataset.yaml"):
+        (folder / name).write_bytes((ds / name).read_bytes())
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({
+        "name": "into_a_dataset", "task": {"kind": "replay", "dataset": str(ds)}, "configurations_from": str(ds),
+        "evaluation": {"instances": 5}, **({"budget_tokens": 10**6} if command == "live" else {}),
+        "endpoint": {"base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "max_failures": 1}}))
+    result = RUNNER.invoke(app, [command, str(config), "--out", str(folder), "--quiet"])
+    assert result.exit_code == 2 and result.stderr == (
+        f"error: {folder}: holds dataset.yaml, logs.csv.gz and no live.json, so it is not a live run's folder (a "
+        "dataset?); nothing was written; pass --out a new or empty folder\n")
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
 def _live_child(config: str, out: str) -> None:  # a forked process: the run a kill -9 interrupts
     from cabench.live.config import load_live
     from cabench.live.session import run_session
