@@ -1,6 +1,7 @@
 """Which config a live run folder belongs to: ``live.json`` holds the config's digest, and a run of another
-config into the folder is refused in one line — but for a raised budget while the method has made no call (a run
-stopped because its budget did not cover profiling resumes with a larger one, keeping the profiling calls paid)."""
+config into the folder is refused in one line (a lowered budget too) — but for a raised budget while the method has
+made no call (a run stopped because its budget did not cover profiling resumes with a larger one, keeping the
+profiling calls paid)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps, strict_loads
 from cabench.live.config import TOKEN_COUNTS, LiveConfig
 from cabench.storage import write_atomic
+from cabench.units import amount
 
 
 def config_digest(cfg: LiveConfig, budget: bool = True) -> str:
@@ -59,9 +61,27 @@ def check_identity(cfg: LiveConfig, out: Path) -> None:
         if held.get("digest_but_budget") != but_budget or _method_called(out):
             raise CabenchError(f"{out}: holds the run of another config ({held.get('name')}, {held.get('source')}); "
                                "pass another --out to start a new run")
+        before = _held_budget(held, out, cfg)
+        if before is not None and not (cfg.budget is not None and cfg.budget > before):
+            now = "stated as rho" if cfg.budget is None else amount(cfg.budget, cfg.terms.cost)
+            raise CabenchError(f"{out}: holds this run with a budget of {amount(before, cfg.terms.cost)}, and a run "
+                               f"resumes only with a larger one (this config's is {now}); raise the budget, or pass "
+                               "another --out to start a new run")
     write_atomic(marker, strict_dumps({"name": cfg.name, "source": cfg.source, "config_digest": digest,
-                                       "digest_but_budget": but_budget,
+                                       "digest_but_budget": but_budget, "budget": cfg.budget,
                                        "cabench_version": cabench.__version__}, indent=2) + "\n")
+
+
+def _held_budget(held: dict, out: Path, cfg: LiveConfig) -> float | None:
+    """The budget the folder's run was last given: ``live.json``'s, else (a folder written before it recorded one)
+    ``spend.json``'s; None where neither says (a budget stated as rho)."""
+    value = held.get("budget")
+    if value is None and (out / "spend.json").is_file():
+        try:
+            value = strict_loads((out / "spend.json").read_text(encoding="utf-8")).get(f"budget_{cfg.terms.cost}")
+        except (ValueError, RecursionError, AttributeError, OSError):
+            value = None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _method_called(out: Path) -> bool:

@@ -350,6 +350,10 @@ def test_a_budget_short_of_profiling_is_raised_in_place_keeping_the_calls_paid(t
     assert spend["profiling_usd"] == spend["spent_usd"] == pytest.approx(sum(r["charged"] for r in paid), rel=1e-12)
     assert spend["profiling_usd"] > 0 and f"{len(paid)} profiling calls cost $" in lines_out[0]
     billed = len(endpoint.billed)
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    lowered = attempt(2 * dearest)  # a lowered budget was taken, and spend.json then said more spent than budgeted
+    assert lowered.exit_code == 2 and "and a run resumes only with a larger one" in lowered.stderr, lowered.output
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before and len(endpoint.billed) == billed
     raised = attempt(60 * PROFILING * K * dearest)
     assert raised.exit_code == 0, raised.output
     profiling = [r["key"] for r in lines(out) if not r.get("start") and r["key"].startswith("p:")]
