@@ -76,8 +76,9 @@ class Caller:
             return True
 
         outcome = self.client.chat(self._body(config, instance), admit, self.stopping)
+        bound = self.task.worst_case(instance, config.prompting, config.max_tokens, config.model, config.temperature)
         paid, seconds = charge(outcome, config.max_tokens, worst_counts, rate, self.cfg.endpoint.charge_failed,
-                               self.cfg.latency)
+                               self.cfg.latency, bound)
         record: dict[str, Any] = {
             "key": key, "config": config.name, "model": config.model, "temperature": config.temperature,
             "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,

@@ -34,6 +34,7 @@ from typing import Any
 
 from cabench.live.client import Attempt, Outcome
 from cabench.live.tariff import Tariff
+from cabench.live.tasks import Bound
 from cabench.units import amount
 
 CHARGE_FAILED = ("worst-case", "reported", "none")
@@ -91,14 +92,17 @@ def _shown(value: Any) -> str:
     return kind
 
 
-def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff) -> tuple[Counts | None, str, Counts]:
+def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff, bound: Bound | None = None
+                 ) -> tuple[Counts | None, str, Counts]:
     """(the prompt and completion tokens ``usage`` counts, or None; why it is not believed; what a suspect call
     is charged).
 
     ``worst`` is the call's costliest split in ``tariff``. ``(None, "", NOTHING)`` means no usage was reported
     at all (or zero tokens). A suspect call is charged its worst case, also when the reported count costs more:
     the worst case bounds the prompt by its bytes, so a count above it is no byte-level tokenizer's, and the
-    budget admitted the call at its worst case.
+    budget admitted the call at its worst case. ``bound`` (the call's :meth:`Task.worst_case`) bounds each count
+    too, whatever the tariff charges: a prompt count above the prompt's bytes is no tokenizer's even where prompt
+    tokens cost nothing (``cost: completion``), and such counts would be logged and replayed as the call's tokens.
     """
     if usage is None:
         return None, "", NOTHING
@@ -121,6 +125,11 @@ def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff) -> 
     if cost > most:
         return None, (f"{amount(cost, tariff.unit)} reported, above the call's worst case "
                       f"{amount(most, tariff.unit)}; charged its worst case"), worst
+    for what, count, most_tokens in (("usage.prompt_tokens", claimed[0], bound.prompt if bound else math.inf),
+                                     ("the usage's total", sum(claimed), bound.total if bound else math.inf)):
+        if count > most_tokens:
+            return None, (f"{what} {count:.0f} is above the call's bound of {most_tokens:.0f} tokens; charged its "
+                          "worst case"), worst
     if sum(claimed) <= 0:
         return None, "", NOTHING
     return claimed, "", claimed
@@ -138,11 +147,11 @@ def reported_latency(value: Any) -> tuple[float | None, str]:
 
 
 def _failed_attempt(attempt: Attempt, max_tokens: int, worst: Counts, tariff: Tariff,
-                    mode: str) -> tuple[Counts, str]:
+                    mode: str, bound: Bound | None = None) -> tuple[Counts, str]:
     """(charge, suspect reason) of a failed attempt."""
     if not attempt.billable or mode == "none":
         return NOTHING, ""
-    counts, why, claimed = usage_counts(attempt.usage, max_tokens, worst, tariff)
+    counts, why, claimed = usage_counts(attempt.usage, max_tokens, worst, tariff, bound)
     suspect = f"{attempt.status}: {why}" if why else ("a malformed reply" if attempt.status == "malformed" else "")
     if counts is not None:
         return counts, suspect
@@ -152,21 +161,21 @@ def _failed_attempt(attempt: Attempt, max_tokens: int, worst: Counts, tariff: Ta
 
 
 def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mode: str,
-           latency: str = "measured") -> tuple[Charge, float]:
+           latency: str = "measured", bound: Bound | None = None) -> tuple[Charge, float]:
     """The :class:`Charge` of a finished call and the latency (seconds) to log for it; ``worst`` is the call's
-    costliest split in ``tariff`` (:meth:`Tariff.worst`)."""
+    costliest split in ``tariff`` (:meth:`Tariff.worst`) of its ``bound`` (:meth:`Task.worst_case`)."""
     charged: list[Counts] = []
     suspects = []
     attempts = outcome.attempts[:-1] if outcome.ok else outcome.attempts
     for attempt in attempts:
-        counts, why = _failed_attempt(attempt, max_tokens, worst, tariff, mode)
+        counts, why = _failed_attempt(attempt, max_tokens, worst, tariff, mode, bound)
         charged.append(counts)
         if why:
             suspects.append(why)
     if not outcome.ok:
         return Charge(None, tuple(charged), "; ".join(suspects), outcome.error or outcome.stopped), 0.0
     seconds = outcome.latency_s
-    usage, why, claimed = usage_counts(outcome.usage, max_tokens, worst, tariff)
+    usage, why, claimed = usage_counts(outcome.usage, max_tokens, worst, tariff, bound)
     if why:
         suspects.append(why)
         return Charge(None, (*charged, claimed), "; ".join(suspects), f"suspect reply: {why}"), 0.0

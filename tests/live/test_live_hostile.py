@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from urllib.parse import quote
 
+import pandas as pd
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -148,6 +149,25 @@ def test_calls_that_cost_nothing_end_at_the_call_limit(tmp_path, dataset, endpoi
     assert len([r for r in finished(out) if r["key"].startswith("e:")]) == limit == ep.requests - PROFILING_CALLS
     assert spend["spent_completion_tokens"] == spend["profiling_completion_tokens"] <= BUDGET
     assert f"stopped by the call limit ({limit} method calls, twice what the budget buys" in result.stdout
+
+
+def test_a_prompt_count_above_its_bound_is_suspect_where_prompts_cost_nothing(tmp_path, dataset, endpoint):
+    """Under cost: completion a prompt_tokens of 10^12 cost nothing, so the worst-case check (on the cost) believed
+    it: the call was logged with 10^12 tokens, which a replay of the folder would read. Each count is now held to
+    its own bound (the prompt's, the total's) whatever the tariff charges."""
+    ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else "huge-prompt")
+    path = config(tmp_path, dataset, url)
+    raw = yaml.safe_load(path.read_text())
+    del raw["budget_tokens"]
+    path.write_text(yaml.safe_dump({**raw, "cost": "completion", "budget": {"completion_tokens": BUDGET}}))
+    out = tmp_path / "run"
+    result = run(path, out)
+    assert result.exit_code == 2 and "3 calls of" in result.stderr, result.output
+    assert "usage.prompt_tokens 1000000000000 is above the call's bound of " in result.stderr
+    method = [r for r in finished(out) if r["key"].startswith("e:")]
+    assert len(method) == 3 and all(r["suspect"] and not r["ok"] for r in method)
+    logs = out / "logs.csv"
+    assert not logs.exists() or max(pd.read_csv(logs)[["tokens", "prompt_tokens"]].max()) < 1e6  # none logged
 
 
 def test_failed_calls_charged_as_configured(tmp_path, dataset, endpoint):
