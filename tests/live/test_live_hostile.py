@@ -129,6 +129,15 @@ def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, en
         assert all(written < size - 1 for written, size in ep.trickled), ep.trickled
 
 
+def completion_config(tmp_path: Path, dataset: Path, url: str) -> Path:
+    """:func:`config` with the cost in completion tokens (prompt tokens cost nothing) and BUDGET of them."""
+    path = config(tmp_path, dataset, url)
+    raw = yaml.safe_load(path.read_text())
+    del raw["budget_tokens"]
+    path.write_text(yaml.safe_dump({**raw, "cost": "completion", "budget": {"completion_tokens": BUDGET}}))
+    return path
+
+
 def test_calls_that_cost_nothing_end_at_the_call_limit(tmp_path, dataset, endpoint):
     """Under cost: completion, an endpoint counting no completion token after profiling made every method call free:
     the budget never ran out and the run called the endpoint without end (790 calls in 40 s). The method now makes
@@ -136,12 +145,8 @@ def test_calls_that_cost_nothing_end_at_the_call_limit(tmp_path, dataset, endpoi
     import math
 
     ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else "no-completion")
-    path = config(tmp_path, dataset, url)
-    raw = yaml.safe_load(path.read_text())
-    del raw["budget_tokens"]
-    path.write_text(yaml.safe_dump({**raw, "cost": "completion", "budget": {"completion_tokens": BUDGET}}))
     out = tmp_path / "run"
-    result = run(path, out)
+    result = run(completion_config(tmp_path, dataset, url), out)
     assert result.exit_code == 0, result.output
     spend = strict_loads((out / "spend.json").read_text())
     limit = math.ceil(2 * spend["method_completion_tokens"] / (spend["lambda"] * spend["c_max"]))
@@ -156,12 +161,8 @@ def test_a_prompt_count_above_its_bound_is_suspect_where_prompts_cost_nothing(tm
     it: the call was logged with 10^12 tokens, which a replay of the folder would read. Each count is now held to
     its own bound (the prompt's, the total's) whatever the tariff charges."""
     ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else "huge-prompt")
-    path = config(tmp_path, dataset, url)
-    raw = yaml.safe_load(path.read_text())
-    del raw["budget_tokens"]
-    path.write_text(yaml.safe_dump({**raw, "cost": "completion", "budget": {"completion_tokens": BUDGET}}))
     out = tmp_path / "run"
-    result = run(path, out)
+    result = run(completion_config(tmp_path, dataset, url), out)
     assert result.exit_code == 2 and "3 calls of" in result.stderr, result.output
     assert "usage.prompt_tokens 1000000000000 is above the call's bound of " in result.stderr
     method = [r for r in finished(out) if r["key"].startswith("e:")]
