@@ -595,7 +595,7 @@ def _stop_reason(spend: dict) -> str:
     """Why a live run stopped, as its summary line says it."""
     if spend["stopped_by"] == "call limit":
         return (f"the call limit ({spend['call_limit']:,} method calls, twice what the budget buys at the cheapest "
-                "configuration's profiling cost: the endpoint's calls were costing next to nothing)")
+                "profiling call's cost: the endpoint's calls were costing next to nothing)")
     return str(spend["stopped_by"])
 
 

@@ -96,18 +96,24 @@ def git_commit() -> str:
         return "unknown"
 
 
+#: Keys of the config that ``config.yaml`` holds in the experiment record's form instead (:func:`experiment_record`).
+RECORDED_OVER = ("objectives", "cost_unit")
+
+
 def _differing(old: dict[str, Any], cfg: ExperimentConfig) -> str:
     """Which keys of the config differ from the ``config.yaml`` a folder holds (``old``), as a refusal names them:
     ``rho, repetitions differ``; where none does, what else the hash covers (the dataset's content, which the path
     does not show, and the configurations' names)."""
     new = cfg.identity()
     new.pop("dataset", None)  # a path: the hash takes the dataset's content
+    for key in RECORDED_OVER:
+        new.pop(key, None)  # config.yaml holds the record's form (objectives by name), not the config's
     if new.get("split") is None:
         new.pop("split", None)  # the dataset's own, which config.yaml records as the split in force
     keys = [k for k in dict.fromkeys([*new, *(k for k in ("budget", "trajectories") if k in old)])
             if old.get(k) != new.get(k)]
     if not keys:
-        return "the same keys: another dataset content or arm set"
+        return "no key config.yaml shows as given differs: another dataset content, arm set, objectives or costs"
     return f"{', '.join(keys)} {'differs' if len(keys) == 1 else 'differ'}"
 
 

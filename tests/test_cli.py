@@ -257,3 +257,18 @@ def test_help_and_version_still_exit_0():
     assert cabench("--version").stdout.startswith("cabench ") and cabench("--version").returncode == 0
     shown = runner.invoke(app, ["run", "--help"], prog_name="cabench")
     assert shown.exit_code == 0 and "Usage: cabench run" in shown.output
+
+
+def test_a_refusal_names_only_the_keys_that_differ_with_objectives_of_ones_own():
+    """config.yaml holds the objectives by name (the experiment record's form), and a config with an objective of its
+    own holds a mapping: every refusal said 'objectives differ' beside what did."""
+    from cabench.config import load_config
+    from cabench.runner import _differing
+
+    own = ["accuracy", "latency", "cost", {"column": "tokens", "direction": "min"}]
+    cfg = load_config(ROOT / "configs" / "terms" / "gsm8k_dollars_psi.yaml", {"objectives": own})
+    assert cfg.resolved()["objectives"][-1] != "tokens"  # held as a mapping in the config
+    held = {**cfg.resolved(), "objectives": ["accuracy", "latency", "cost", "tokens"],
+            "repetitions": cfg.repetitions + 1}
+    assert _differing(held, cfg) == "repetitions differs"
+    assert _differing({**held, "repetitions": cfg.repetitions}, cfg).startswith("no key config.yaml shows as given")

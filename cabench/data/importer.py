@@ -12,7 +12,6 @@ validated exactly like the loader.
 from __future__ import annotations
 
 import datetime
-import math
 import os
 import shutil
 from collections.abc import Callable
@@ -458,8 +457,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     for name in extra:
         canonical[name] = frame[_source_column(frame, name, f"kept by extra_columns in {mapping_path}", source)]
     for name, factor in scale.items():
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor < math.inf:
-            raise CabenchError(f"{mapping_path}: scale.{name}: expected a positive finite number, got {factor!r}")
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor < 1e300:
+            raise CabenchError(f"{mapping_path}: scale.{name}: expected a positive finite number, got {factor!r:.40}")
         if name not in canonical:
             raise CabenchError(f"{mapping_path}: scale.{name}: the source has no {name}; map a column to it or "
                                "remove the factor")

@@ -92,6 +92,11 @@ def _shown(value: Any) -> str:
     return kind
 
 
+#: A count is not believed past ``FAR_ABOVE`` times its bound plus ``SLACK_TOKENS``: a provider may add tokens the
+#: request does not show (a default system prompt, a date block), which a count a little above the bound is.
+FAR_ABOVE, SLACK_TOKENS = 2.0, 1024.0
+
+
 def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff, bound: Bound | None = None
                  ) -> tuple[Counts | None, str, Counts]:
     """(the prompt and completion tokens ``usage`` counts, or None; why it is not believed; what a suspect call
@@ -127,9 +132,9 @@ def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff, bou
                       f"{amount(most, tariff.unit)}; charged its worst case"), worst
     for what, count, most_tokens in (("usage.prompt_tokens", claimed[0], bound.prompt if bound else math.inf),
                                      ("the usage's total", sum(claimed), bound.total if bound else math.inf)):
-        if count > most_tokens:
-            return None, (f"{what} {count:.0f} is above the call's bound of {most_tokens:.0f} tokens; charged its "
-                          "worst case"), worst
+        if count > FAR_ABOVE * most_tokens + SLACK_TOKENS:
+            return None, (f"{what} {count:.0f} is far above the call's bound of {most_tokens:.0f} tokens; charged "
+                          "its worst case"), worst
     if sum(claimed) <= 0:
         return None, "", NOTHING
     return claimed, "", claimed

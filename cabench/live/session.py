@@ -42,7 +42,7 @@ from cabench.live.journal import Journal, LogFile
 from cabench.live.tasks import Instance, Task, build_task
 from cabench.methods.user import UserMethodError
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
-from cabench.storage import LOCK_NAME, folder_lock, replaced_together
+from cabench.storage import folder_lock, replaced_together
 from cabench.units import amount
 from cabench.yamlio import dump_yaml
 
@@ -61,7 +61,7 @@ def _refuse_foreign(out: Path) -> None:
     dataset's own, with exit code 0."""
     if not out.is_dir() or (out / "live.json").exists():
         return
-    held = sorted(p.name for p in out.iterdir() if p.name != LOCK_NAME)
+    held = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))  # the lock, a write cut short
     if held:
         raise CabenchError(f"{out}: holds {first_three(held)} and no live.json, so it is not a live run's folder "
                            "(a dataset?); nothing was written; pass --out a new or empty folder")
@@ -239,9 +239,9 @@ the concurrency a run is resumed with."""
 
 
 def call_limit(method_budget: float, norm: Normalisation) -> int:
-    """The most calls the method may make: twice what its budget ``B`` buys at the cheapest configuration's
-    profiling cost ``lambda c_max`` — a cost the online methods never take a call to fall below half of (their
-    cost bound's floor, ``lambda / 2``; SPEC §5). Calls whose reported cost is 0 (an endpoint counting no
+    """The most calls the method may make (asks, failed ones included): twice what its budget ``B`` buys at the
+    cheapest profiling call's cost ``lambda c_max`` — the floor of the online methods' cost bound is half of it
+    (``lambda / 2``; SPEC §5). Calls whose reported cost is 0 (an endpoint counting no
     completion tokens under ``cost: completion``, or a price of 0) spend none of the budget, and were made
     without end; the calls the budget pays for at their profiling costs are far fewer."""
     return max(1, math.ceil(2.0 * method_budget / (norm.lam * norm.c_max)))

@@ -92,7 +92,8 @@ def test_a_scale_on_a_name_or_an_id_is_refused_in_the_mapping(tmp_path, name):
     assert not (tmp_path / "mine").exists()
 
 
-@pytest.mark.parametrize("factor, shown", [(float("inf"), "inf"), (0, "0"), (-0.001, "-0.001")])
+@pytest.mark.parametrize("factor, shown", [(float("inf"), "inf"), (0, "0"), (-0.001, "-0.001"),
+                                           (10**400, "1" + "0" * 39)])  # an int no float holds: was a traceback
 def test_a_scale_that_is_not_a_positive_finite_number_is_refused_in_the_mapping(tmp_path, factor, shown):
     """scale.latency_s: .inf was blamed on the data ("column 'latency_s' is not a finite number at rows 1, 2, 3 and
     597 more"), where 0 and a negative factor named the mapping's key."""

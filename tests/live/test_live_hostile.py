@@ -141,7 +141,7 @@ def completion_config(tmp_path: Path, dataset: Path, url: str) -> Path:
 def test_calls_that_cost_nothing_end_at_the_call_limit(tmp_path, dataset, endpoint):
     """Under cost: completion, an endpoint counting no completion token after profiling made every method call free:
     the budget never ran out and the run called the endpoint without end (790 calls in 40 s). The method now makes
-    at most twice the calls its budget buys at the cheapest configuration's profiling cost, and says so."""
+    at most twice the calls its budget buys at the cheapest profiling call's cost, and says so."""
     import math
 
     ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else "no-completion")
@@ -164,7 +164,7 @@ def test_a_prompt_count_above_its_bound_is_suspect_where_prompts_cost_nothing(tm
     out = tmp_path / "run"
     result = run(completion_config(tmp_path, dataset, url), out)
     assert result.exit_code == 2 and "3 calls of" in result.stderr, result.output
-    assert "usage.prompt_tokens 1000000000000 is above the call's bound of " in result.stderr
+    assert "usage.prompt_tokens 1000000000000 is far above the call's bound of " in result.stderr
     method = [r for r in finished(out) if r["key"].startswith("e:")]
     assert len(method) == 3 and all(r["suspect"] and not r["ok"] for r in method)
     logs = out / "logs.csv"
@@ -503,3 +503,21 @@ def test_a_stopping_run_makes_no_further_attempt_of_a_call_in_flight(monkeypatch
         assert len(attempts) == 1 and outcome.stopped == "the run is stopping" and not outcome.ok
     finally:
         client.close()
+
+
+def test_a_count_a_little_above_its_bound_is_believed_one_far_above_is_not():
+    """A provider may add tokens the request does not show (a default system prompt): a prompt of 25 tokens against
+    a bound of 19 was made suspect, and the run stopped. A count is held to twice its bound plus 1,024."""
+    from cabench.live.charges import usage_counts
+    from cabench.live.tariff import Tariff
+    from cabench.live.tasks import Bound
+
+    bound, rate = Bound(19.0, 64.0, 83.0), Tariff("tokens", 1.0, 1.0)
+    worst = rate.worst(bound)
+    assert usage_counts({"prompt_tokens": 25, "completion_tokens": 5}, 64, worst, rate, bound) == ((25, 5), "", (25, 5))
+    free_prompts = Tariff("completion_tokens", 0.0, 1.0)
+    counts, why, charged = usage_counts({"prompt_tokens": 1063, "completion_tokens": 5}, 64,
+                                        free_prompts.worst(bound), free_prompts, bound)
+    assert counts is None and why.startswith("usage.prompt_tokens 1063 is far above the call's bound of 19 tokens")
+    assert usage_counts({"prompt_tokens": 1062, "completion_tokens": 5}, 64, free_prompts.worst(bound), free_prompts,
+                        bound)[0] == (1062, 5)  # 2 x 19 + 1,024
