@@ -24,7 +24,7 @@ from cabench.live.client import ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
 from cabench.live.tariff import tariff
-from cabench.live.tasks import Instance, Task
+from cabench.live.tasks import Bound, Instance, Task
 
 
 class BudgetStop(Exception):
@@ -59,7 +59,7 @@ class Caller:
         return {"model": config.model, "messages": self.task.messages(instance, config.prompting),
                 "temperature": config.temperature, "max_tokens": config.max_tokens}
 
-    def _call(self, key: str, config: Configuration, instance: Instance, occurrence: int,
+    def _call(self, key: str, config: Configuration, instance: Instance, occurrence: int, bound: Bound,
               worst_counts: tuple[float, float], held: list[float]) -> dict[str, Any]:
         assert self.client is not None
         rate = self.tariffs[config.name]
@@ -76,7 +76,6 @@ class Caller:
             return True
 
         outcome = self.client.chat(self._body(config, instance), admit, self.stopping)
-        bound = self.task.worst_case(instance, config.prompting, config.max_tokens, config.model, config.temperature)
         paid, seconds = charge(outcome, config.max_tokens, worst_counts, rate, self.cfg.endpoint.charge_failed,
                                self.cfg.latency, bound)
         record: dict[str, Any] = {
@@ -127,9 +126,8 @@ class Caller:
                 return
         if self.failure_stop:
             raise FailureStop(self.failure_stop)
-        worst_counts = self.tariffs[config.name].worst(
-            self.task.worst_case(instance, config.prompting, config.max_tokens, config.model,
-                                config.temperature))
+        bound = self.task.worst_case(instance, config.prompting, config.max_tokens, config.model, config.temperature)
+        worst_counts = self.tariffs[config.name].worst(bound)
         worst = self.tariffs[config.name].cost(*worst_counts)
         if self.client is None:
             raise CabenchError("no endpoint to call")
@@ -141,7 +139,7 @@ class Caller:
                 raise BudgetStop(key)
         self.journal.start(key, config.name, instance.id, worst, sum(worst_counts))
         held = [worst]
-        future = self.pool.submit(self._call, key, config, instance, occurrence, worst_counts, held)
+        future = self.pool.submit(self._call, key, config, instance, occurrence, bound, worst_counts, held)
         self.in_flight[future] = (key, held)
 
     def wait_one(self) -> None:
