@@ -23,6 +23,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -113,6 +114,12 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def within_window(planned: Any, needed: Any) -> Any:
+    """Whether each planned budget lies within ``[needed, 2 * needed]`` (to rounding); never where either is
+    infinite."""
+    return (needed <= planned * (1 + 1e-9)) & (planned <= 2 * needed * (1 + 1e-9)) & np.isfinite(needed)
+
+
 def best_window(planned: np.ndarray, needed: np.ndarray) -> tuple[float, int]:
     """The smallest single factor ``c`` that puts the most splits' ``c * planned`` within ``[needed, 2 * needed]``
     (chosen after seeing ``needed``: a ceiling, not a plan), and on how many splits it does. A split planned or needed
@@ -122,7 +129,7 @@ def best_window(planned: np.ndarray, needed: np.ndarray) -> tuple[float, int]:
     if not ok.any():
         return math.nan, 0
     lo = needed[ok] / planned[ok]
-    counts = np.array([int(((lo <= c * (1 + 1e-9)) & (c <= 2 * lo * (1 + 1e-9))).sum()) for c in lo])
+    counts = np.array([int(within_window(c, lo).sum()) for c in lo])
     return float(lo[counts == counts.max()].min()), int(counts.max())  # the smallest of the best factors
 
 
@@ -160,10 +167,9 @@ def rescaled(frame: pd.DataFrame) -> pd.DataFrame:
         need = g["smallest_rho"].to_numpy(dtype=float)
         for name, statistic in STATISTICS.items():
             x = statistic(g)
-            finite = np.isfinite(x) & np.isfinite(need)
             factor, count = best_window(x, need)
             out.append({"case": case, "method": method, "target": target, "statistic": name, "splits": len(g),
-                        "within_as_is": int((finite & (need <= x * (1 + 1e-9)) & (x <= 2 * need * (1 + 1e-9))).sum()),
+                        "within_as_is": int(within_window(x, need).sum()),
                         "best_factor": factor, "within_best": count, "spread_80": narrowest_spread(x, need)})
     return pd.DataFrame(out)
 
