@@ -49,17 +49,25 @@ def from_files(frame: pd.DataFrame, unit: str, trajectory: bool = False) -> pd.D
 
 
 def amount(value: float, unit: str) -> str:
-    """A budget or a spend as a sentence says it: ``12,345 tokens`` or ``$1.23``."""
+    """A budget or a spend as a sentence says it: ``12,345 tokens`` or ``$1.23``; an amount below ten of another
+    unit keeps three significant digits, as :class:`TokenCount` keeps them (a budget of ``1e-9tokens`` said "0
+    tokens")."""
     if unit == "usd":  # cents from a dollar on; below, four significant digits (unless they round up to $1)
         return f"${value:,.2f}" if abs(float(f"{value:.4g}")) >= 1 else f"${value:.4g}"
+    if value and math.isfinite(value) and abs(float(f"{value:.3g}")) < 10:
+        return f"{value:.3g} {LABELS[unit]}"
     return f"{value:,.0f} {LABELS[unit]}"
 
 
 def amount_up(value: float, unit: str) -> float:
-    """``value`` rounded up to the precision :func:`amount` shows it at (whole tokens; cents from a dollar on, four
-    significant digits below), so that the amount said is never less than ``value``."""
+    """``value`` rounded up to the precision :func:`amount` shows it at (whole tokens from ten on, three significant
+    digits below; cents from a dollar on, four significant digits below), so that the amount said is never less
+    than ``value``."""
     if unit != "usd":
-        return math.ceil(value)
+        if not 0 < value < 10:
+            return math.ceil(value)
+        digits = 2 - math.floor(math.log10(value))
+        return min(math.ceil(value * 10.0 ** digits) / 10.0 ** digits, 10.0)
     if value >= 1:
         return math.ceil(value * 100) / 100
     digits = 3 - math.floor(math.log10(value))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cabench.units import amount
+from cabench.units import amount, amount_up
 
 
 @pytest.mark.parametrize("value, unit, text", [
@@ -15,6 +15,10 @@ from cabench.units import amount
     (0.99999, "usd", "$1.00"),  # four significant digits round it up to one dollar: said in cents, as $1 is
     (0.99994, "usd", "$0.9999"),
     (0.0123456, "usd", "$0.01235"),
+    (1e-9, "tokens", "1e-09 tokens"),  # a budget below one token said "0 tokens"
+    (9.874, "tokens", "9.87 tokens"),
+    (9.996, "tokens", "10 tokens"),
+    (0.0, "tokens", "0 tokens"),
 ])
 def test_amounts(value, unit, text):
     assert amount(value, unit) == text
@@ -31,3 +35,14 @@ def test_token_counts_below_ten_keep_three_significant_digits_with_their_interva
     assert measurement({"tokens": 126.4, "tokens_ci": 2.13}, "tokens", count) == "126 ± 2"  # as before
     assert measurement({"tokens": 0.2, "tokens_low": 0.1, "tokens_high": 0.25}, "tokens", count) == "0.2 (0.1–0.25)"
     assert measurement({"tokens": float("nan")}, "tokens", count) == "n/a"
+
+
+@pytest.mark.parametrize("value, unit", [(0.12341, "tokens"), (9.8712, "tokens"), (9.9991, "tokens"), (1e-9, "tokens"),
+                                         (12.2, "tokens"), (0.012341, "usd"), (3.141, "usd")])
+def test_an_amount_rounded_up_is_said_as_no_less_than_it_is(value, unit):
+    """``amount_up`` rounds to what ``amount`` shows, upwards: the least budget a message asks for is enough."""
+    up = amount_up(value, unit)
+    assert up >= value
+    said = amount(up, unit).replace("$", "").replace(",", "").split()[0]
+    assert float(said) == pytest.approx(up, rel=1e-12)
+    assert up - value <= 0.01 * max(value, 1e-300) + (1 if unit == "tokens" and value >= 10 else 0)
