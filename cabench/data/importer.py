@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -112,6 +113,35 @@ def _check_dataset_part(part: dict[str, Any], path: Path) -> None:
     declared_split(part, path.parent, where)
     declared_terms(part, path.parent, where)
     check_missing(part, where)
+    if part.get("surrogate") is True:  # reports would call the logs calibrated to the paper's statistics
+        raise CabenchError(f"{where}surrogate: an import holds real logs (surrogate: false); surrogate logs are "
+                           "the ones scripts/make_surrogate_logs.py writes")
+    _with_notes({}, part.get("provenance"), path)
+
+
+def _with_notes(record: dict[str, Any], notes: Any, path: Path | None) -> dict[str, Any]:
+    """The import's ``provenance`` record with the mapping's own ``dataset.provenance`` notes beside it: a note
+    never replaces what the import records (its sources, options, what it dropped), and one that would is refused
+    naming the key."""
+    if notes is None:
+        return record
+    if not isinstance(notes, dict):
+        raise CabenchError(f"{path}: dataset.provenance: expected a mapping of your notes (note: ...), got "
+                           f"{shown(notes)}")
+    for key in notes:
+        if key in RECORDED or key in record:
+            raise CabenchError(f"{path}: dataset.provenance.{key}: the import records {key} itself; give your "
+                               "note another key")
+    return {**record, **notes}
+
+
+#: What a tool's reader reports having left out or assumed, recorded in ``provenance`` when it has something to say.
+READER_FACTS = ("dropped_configurations", "skipped_runs", "unscored_files", "empty_files", "other_splits",
+                "other_entries", "other_metrics", "latency_fields", "prompt_sha256")
+#: Every key the import may write in ``provenance`` (a note of the mapping may not take one).
+RECORDED = ("format", "sources", "options", "ignored_columns", "derived", "filled", "replaced", "metric", "repeats",
+            "failed_calls", "unmeasured", "holes", "rows", *READER_FACTS, "metadata_defaults", "cabench_version",
+            "imported")
 
 
 def _names_as_written(constants: dict[str, Any], path: Path) -> None:
@@ -134,6 +164,10 @@ def _check_source(item: Any, name: str, path: Path) -> None:
                            f"{shown(item)}")
 
 
+#: A number as a log's cell writes it: digits with an optional sign, point and exponent.
+DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
 def parse_settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
     """``--set key=value`` (or ``--override``) items as constants (values read as YAML scalars: 256 is a number;
     a name or id is the text given: ``model=1.10`` stays ``1.10``)."""
@@ -152,6 +186,12 @@ def parse_settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
             parsed = value
         if parsed is None or isinstance(parsed, (list, dict)):
             raise CabenchError(f"{flag} {item}: expected one value (text or number)")
+        if key in out:  # the last would have won without a word
+            raise CabenchError(f"{flag} {item}: '{key}' is given twice; give it once")
+        if (key not in IDENTITY_COLUMNS and isinstance(parsed, (int, float)) and not isinstance(parsed, bool)
+                and not DECIMAL.fullmatch(value.strip())):  # YAML reads 0x10 as 16 and 1_0 as 10; a CSV cell does not
+            raise CabenchError(f"{flag} {item}: expected a decimal number (such as 0.7, 256 or 1e3), as a log's "
+                               "cell gives it")
         out[key] = value.strip() if key in IDENTITY_COLUMNS and not isinstance(parsed, str) else parsed
     return out
 
@@ -482,6 +522,14 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     canonical, dropped["unmeasured"] = unmeasured_rows(canonical, unmeasured, label, place, echo)
     for name, why in (info.get("dropped_configurations") or {}).items():
         echo(f"dropped configuration {name}: {why}")
+    for run, why in (info.get("skipped_runs") or {}).items():
+        echo(f"skipped run {run}: {why}")
+    for path in info.get("empty_files") or []:
+        echo(f"skipped {path}: it holds no sample")
+    if info.get("unscored_files"):
+        unscored = info["unscored_files"]
+        echo(f"left out: {len(unscored)} result file{'s' if len(unscored) > 1 else ''} without a score file, "
+             f"e.g. {unscored[0]} (unscored categories are not part of the leaderboard's score)")
     canonical, holes = fill_holes(canonical, missing, label, configurations)
     if holes.get("configurations"):  # a warning: said even where the steps are not (advise --quiet)
         gone = holes["configurations"]
@@ -514,10 +562,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     split_at_import = profiling_split(questions, mapping["dataset"].get("split"), f"{mapping_path}: dataset.split",
                                       echo, instances if epochs else None)
     tool_options = {"failed": failed, "metric": metric, **({"split": options.split} if fmt in SPLIT_FORMATS else {})}
-    reader_facts = {**{key: info.get(key) for key in ("dropped_configurations", "skipped_runs", "unscored_files",
-                                                      "other_splits", "other_entries", "other_metrics",
-                                                      "latency_fields",
-                                                      "prompt_sha256")},
+    reader_facts = {**{key: info.get(key) for key in READER_FACTS},
                     "metadata_defaults": defaults}
     provenance = {
         "format": fmt, "sources": [{"path": str(p.resolve()), "sha256": file_digest(p)} for p in files],
@@ -531,8 +576,10 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         "cabench_version": cabench.__version__,
         "imported": import_time().strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+    given_part = {key: value for key, value in mapping["dataset"].items() if key != "provenance"}
+    provenance = _with_notes(provenance, mapping["dataset"].get("provenance"), mapping_path)
     meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": provenance,
-            "surrogate": False, "licence": "unspecified", **mapping["dataset"],
+            "surrogate": False, "licence": "unspecified", **given_part,
             **({"split": split_at_import} if split_at_import else {}),
             **({"extra_columns": list(extra)} if extra else {})}
     if not isinstance(meta["surrogate"], bool):

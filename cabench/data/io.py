@@ -7,6 +7,7 @@ that cannot be read or parsed is a :class:`~cabench.errors.CabenchError`.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -103,6 +104,9 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
     (names and ids) are read as the text the file holds."""
     if name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
         data = source.read_bytes() if isinstance(source, Path) else source.read()
+        data = data.removeprefix(codecs.BOM_UTF8)  # as a CSV's is: a text editor's mark, not part of the first line
+        if b"NaN" in data or b"Infinity" in data:  # JSON has no such number; pandas reads them as missing values
+            _no_constants(data)
         try:
             frame = pd.read_json(io.BytesIO(data), lines=True, dtype=False, precise_float=True)
         except (ValueError, TypeError) as exc:  # pandas says where in bytes (or fails on a line not an object)
@@ -147,6 +151,22 @@ def _check_header(data: bytes) -> None:
             raise ValueError(f"the header names column '{column}' twice (columns {seen[column]} and {place}); keep "
                              "one, as cabench cannot tell which to read")
         seen[column] = place
+
+
+def _no_constants(data: bytes) -> None:
+    """Refuse a JSON-lines text with a bare ``NaN``, ``Infinity`` or ``-Infinity`` (Python writes them, JSON has no
+    such number): ``ValueError`` naming the line. A missing value is ``null``; the CSV reader refuses the same
+    cells."""
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not a JSON number (a missing value is null)")
+
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if b"NaN" in line or b"Infinity" in line:
+            try:
+                json.loads(line.decode("utf-8", errors="replace"), parse_constant=refuse)
+            except ValueError as exc:
+                if "is not a JSON number" in str(exc):
+                    raise ValueError(f"line {number}: {exc}") from None
 
 
 def _bad_line(data: bytes) -> str | None:

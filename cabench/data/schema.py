@@ -207,6 +207,10 @@ def data_row(position: int) -> str:
     return f"row {position + 1}"
 
 
+#: The generation limit of a configuration that had none (as Ollama's and llama.cpp's ``num_predict`` write it).
+NO_LIMIT = -1
+
+
 def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = (),
                   place: Callable[[int], str] | None = None) -> pd.DataFrame:
     """Validate a log frame and return it with canonical dtypes.
@@ -274,6 +278,15 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = (),
             out[col] = numbers.astype(np.int64)
         else:
             out[col] = numbers.astype(np.float64)
+    cold = (out["temperature"] < 0).to_numpy()
+    if cold.any():
+        raise CabenchError(f"{source}: column 'temperature' is negative at {_rows(cold, place)}; a sampling "
+                           "temperature is 0 or more")
+    unbounded = (out["max_new_tokens"] == NO_LIMIT).to_numpy()
+    short = (out["max_new_tokens"] <= 0).to_numpy() & ~unbounded
+    if short.any():
+        raise CabenchError(f"{source}: column 'max_new_tokens' is not positive at {_rows(short, place)}; a "
+                           f"generation limit is a positive token count ({NO_LIMIT}: none)")
     out["correct"] = out["correct"] + 0.0  # a score of -0.0 is 0.0 (it was written as -0.0)
     outside = ((out["correct"] < 0) | (out["correct"] > 1)).to_numpy()
     if outside.any():

@@ -96,6 +96,9 @@ BROKEN = [
     ("latency of the wrong type", lambda r: _edit(
         r / "result/beta-model-FC/gorilla_openfunctions_v1_test_relevance_result.json", '"latency": 0.9',
         '"latency": "fast"'), "'latency' is 'fast', not a number"),
+    ("negative latency", lambda r: _edit(  # a damaged log, as every other reader says; it dropped the model
+        r / "result/beta-model-FC/gorilla_openfunctions_v1_test_relevance_result.json", '"latency": 0.9',
+        '"latency": -1'), "'latency' is -1, a negative time; a damaged log"),
     ("summary that disagrees", lambda r: _edit(r / "score/alpha-model/simple_score.json", '"correct_count": 3',
                                                '"correct_count": 4'), "does not match"),
     ("failed entry without a position", lambda r: _edit(r / "score/alpha-model/simple_score.json", '"id": 2,',

@@ -37,7 +37,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cabench.data.readers.common import Read, ReadOptions, json_lines, need, number, token_count
+from cabench.data.readers.common import Read, ReadOptions, duration, json_lines, need, token_count
 from cabench.data.schema import shown
 from cabench.errors import CabenchError
 
@@ -106,7 +106,7 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
                     instance = f"{category}_{item['idx']}"  # the older layout numbers entries by position
                 else:
                     raise CabenchError(f"{path}: line {line}: neither 'id' nor an integer 'idx'")
-                latency = number(item, "latency", where)
+                latency = duration(item, "latency", where)
                 parts = [token_count(item, part, where) for part in ("input_token_count", "output_token_count")]
                 tokens = None if None in parts else sum(p for p in parts if p is not None)  # one missing: unknown
                 if latency is None or latency <= 0 or tokens is None or tokens <= 0:

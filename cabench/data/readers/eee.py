@@ -129,6 +129,7 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
     seen_text: dict[str, str] = {}
     latency_from: Counter[str] = Counter()
     other_metrics: Counter[str] = Counter()  # lines left out by --metric, by evaluation_result_id
+    empty: list[str] = []  # files without a sample: whose they are, no line says
 
     def intern(text: str) -> str:  # one string object per distinct model, evaluation and sample id
         return seen_text.setdefault(text, text)
@@ -142,6 +143,7 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
         prompting = None if reasoning is None else ("cot" if reasoning else "direct")
         temperature, limit = args.get("temperature"), args.get("max_tokens")
         text = str(path)
+        lines_before = len(groups) + sum(other_metrics.values())
         for line, item in json_lines(path):
             where = (text, line)  # formatted only for an error
             name = intern(need(item, "evaluation_name", str, where))
@@ -172,6 +174,8 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
             cols["position"].append(line)
             groups.append(name)
             results.append(result_id)
+        if len(groups) + sum(other_metrics.values()) == lines_before:
+            empty.append(str(path))
     if not groups:
         why = f" for --metric {metric}" if metric else " (its *_samples.jsonl files hold no line)"
         raise CabenchError(f"{source}: no samples{why}")
@@ -187,5 +191,6 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
                                f"({', '.join(sorted(seen[several]))}); keep one with --metric")
     cols["instance_id"] = instance_keys(groups, cols["instance_id"])
     info = {"latency_fields": dict(latency_from), **({"metric": metric} if metric else {}),
-            **({"other_metrics": dict(sorted(other_metrics.items()))} if other_metrics else {})}
+            **({"other_metrics": dict(sorted(other_metrics.items()))} if other_metrics else {}),
+            **({"empty_files": empty} if empty else {})}
     return Read([], files, info, columns=cols)

@@ -170,6 +170,9 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
     chosen: set[str] = set()
     left_out: Counter[str] = Counter()  # instances of other splits, by split
     passed_over: dict[str, set[tuple[Any, ...]]] = {}  # variants that are no instance's first unperturbed trial
+    for stats_path in sorted(source.rglob("per_instance_stats.json")):
+        if not (stats_path.parent / "run_spec.json").exists():
+            skipped[str(stats_path.parent.relative_to(source))] = "no run_spec.json (its configuration is not recorded)"
     for spec_path in specs:
         stats_path = spec_path.parent / "per_instance_stats.json"
         if not stats_path.is_file():
@@ -195,6 +198,9 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
         if not isinstance(entries, list):
             raise CabenchError(f"{stats_path}: expected a list of per-instance entries")
         files += [spec_path, stats_path]
+        if not entries:
+            skipped[str(spec_path.parent.relative_to(source))] = "per_instance_stats.json holds no entry"
+            continue
         scenario = _scenario_key(spec, name)
         trials = [field_at(e, "train_trial_index", int, f"{stats_path}: entry {n + 1}", 0)
                   for n, e in enumerate(entries)]
@@ -234,7 +240,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
             row["model"] = deployment
     info: dict[str, Any] = {"metric": sorted(chosen)[0] if len(chosen) == 1 else sorted(chosen)}
     if skipped:
-        info["skipped_runs"] = skipped
+        info["skipped_runs"] = dict(sorted(skipped.items()))
     if left_out:
         info["other_splits"] = dict(sorted(left_out.items()))
     if passed_over:
