@@ -91,7 +91,9 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
     out = []
     fig.set_layout_engine(None)  # tight_layout leaves a placeholder engine, which makes savefig lay out again
     for fmt in check_formats(formats):
-        path = stem.with_suffix(f".{fmt}") if stem.suffix != f".{fmt}" else stem
+        # the format's suffix added to the stem, never put in place of a part of it: figures of experiments
+        # "run.1" and "run.2" were both drawn into run.png
+        path = stem if stem.suffix == f".{fmt}" else stem.with_name(f"{stem.name}.{fmt}")
         out.append((path, figure_bytes(fig, fmt, bbox_inches=_box(fig, fmt), **_SAVE[fmt])))
     plt.close(fig)
     return out

@@ -683,3 +683,18 @@ def test_a_figure_drawn_in_another_format_keeps_its_files_of_the_first(tmp_path)
     assert sorted(fifth.written) == sorted(second.written)
     assert not any(path.exists() for path in pngs)
     assert set(pd.read_csv(root / "figures.csv")["formats"]) == {"pdf"}
+
+
+def test_a_dot_in_a_figures_name_keeps_its_files_apart(tmp_path):
+    """The format's suffix was put in place of what followed a dot: figures of experiments "run.1" and "run.2" (and
+    both figures of "gauss.v1.5") were all drawn into one file."""
+    written = []
+    for stem in ("run.1_landscape", "run.2_landscape", "gauss.v1.5_regret", "plain"):
+        fig, _ = plt.subplots()
+        written += save(fig, tmp_path / "figures" / stem, ["png", "pdf"])
+    assert [p.name for p in written] == [
+        "run.1_landscape.png", "run.1_landscape.pdf", "run.2_landscape.png", "run.2_landscape.pdf",
+        "gauss.v1.5_regret.png", "gauss.v1.5_regret.pdf", "plain.png", "plain.pdf"]
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == sorted(p.name for p in written)
+    fig, _ = plt.subplots()
+    assert [p.name for p in save(fig, tmp_path / "landscape.pdf", ["pdf"])] == ["landscape.pdf"]  # -o's own name
