@@ -84,6 +84,21 @@ def _path(r: _Reader, value: Any, key: str, base: Path, folder: bool = False) ->
     return str(path)
 
 
+def _httpx_host(text: str, host: str) -> str | None:
+    """``host``, or None when httpx refuses ``text`` as a URL (httpx missing: checked when the client starts). The
+    import is apart from the check: an interrupt during the import reached ``except httpx.InvalidURL`` with httpx
+    unbound, a traceback where Ctrl-C says "interrupted"."""
+    try:
+        import httpx
+    except ImportError:
+        return host
+    try:
+        httpx.URL(text)
+    except httpx.InvalidURL:
+        return None
+    return host
+
+
 def _base_url(r: _Reader, value: Any) -> str:
     """An http(s) URL with a host (and a port in 1..65535 if given); the error never echoes it (it may hold a
     key in its userinfo or query)."""
@@ -95,14 +110,7 @@ def _base_url(r: _Reader, value: Any) -> str:
     except ValueError:
         host = None
     if host and text.isprintable():
-        try:
-            import httpx
-
-            httpx.URL(text)
-        except ImportError:
-            pass  # checked again when the client starts
-        except httpx.InvalidURL:
-            host = None
+        host = _httpx_host(text, host)
     if (not text.startswith(("http://", "https://")) or not text.isprintable() or not host
             or (port is not None and not 1 <= port <= 65535)):
         raise r.fail("endpoint.base_url", f"not an http(s) URL with a host and a port in 1..65535 "
@@ -275,9 +283,9 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
         raise r.fail("configurations", "give either 'configurations' (a list) or 'configurations_from' (a "
                      "dataset folder whose configurations to use)")
     if "configurations_from" in raw:
-        source = _path(r, raw["configurations_from"], "configurations_from", base, folder=True)
-        configurations = _configurations_from(r, source, raw.get("arms"))
-        if kind == "replay" and Path(source).resolve() != Path(task["dataset"]).resolve():
+        configured = _path(r, raw["configurations_from"], "configurations_from", base, folder=True)
+        configurations = _configurations_from(r, configured, raw.get("arms"))
+        if kind == "replay" and Path(configured).resolve() != Path(task["dataset"]).resolve():
             _, logged = _logged(task["dataset"])
             configurations = tuple(_replayed(r, c, f"configurations_from ({c.name})", task["dataset"], logged)
                                    for c in configurations)

@@ -42,7 +42,7 @@ from cabench.live.journal import Journal, LogFile
 from cabench.live.tasks import Instance, Task, build_task
 from cabench.methods.user import UserMethodError
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
-from cabench.storage import folder_lock, replaced_together
+from cabench.storage import LOCK_NAME, TEMPORARY, folder_lock, replaced_together
 from cabench.units import amount
 from cabench.yamlio import dump_yaml
 
@@ -61,10 +61,16 @@ def _refuse_foreign(out: Path) -> None:
     dataset's own, with exit code 0."""
     if not out.is_dir() or (out / "live.json").exists():
         return
-    held = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))  # the lock, a write cut short
+    held = sorted(p.name for p in out.iterdir() if not _own(p.name))
     if held:
         raise CabenchError(f"{out}: holds {first_three(held)} and no live.json, so it is not a live run's folder "
                            "(a dataset?); nothing was written; pass --out a new or empty folder")
+
+
+def _own(name: str) -> bool:
+    """Whether a file of that name is one a live run leaves behind before its ``live.json``: the folder's lock, or
+    a write cut short (``.NAME.XXXX.tmp``). Any other, hidden or not (``.git``, ``.env``), is someone's."""
+    return name == LOCK_NAME or (name.startswith(".") and name.endswith(TEMPORARY))
 
 
 def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
@@ -74,11 +80,15 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
             if c.prompting not in task.templates:
                 raise CabenchError(f"{cfg.source}: configurations[{i}].prompting: '{c.prompting}' has no prompt in "
                                    f"task.prompts (it has {', '.join(task.templates) or 'none'}); add one")
-    check_identity(cfg, out)
-    ids = [inst.id for inst in task.instances]
-    by_id = {inst.id: inst for inst in task.instances}
-    prof_ids, eval_ids = _split(cfg, ids, collect)
-    client = ChatClient(cfg.endpoint, cfg.seed)
+    client = ChatClient(cfg.endpoint, cfg.seed)  # its key checked before the folder records this run
+    try:
+        check_identity(cfg, out)
+        ids = [inst.id for inst in task.instances]
+        by_id = {inst.id: inst for inst in task.instances}
+        prof_ids, eval_ids = _split(cfg, ids, collect)
+    except BaseException:
+        client.close()
+        raise
     journal = Journal(out)
     usd = cfg.terms.cost == "usd"
     logs = LogFile(out, list(journal.done.values()), usd, _key_order)

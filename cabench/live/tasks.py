@@ -58,6 +58,18 @@ def _read_jsonl(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
     return out
 
 
+def _distinct(instances: list[Instance], lines: list[int], path: Path) -> tuple[Instance, ...]:
+    """``instances`` once each: an id given twice is refused naming both lines (a call would be asked the last
+    one's question, and its answers counted as repeated evaluations of one instance)."""
+    first: dict[str, int] = {}
+    for instance, line in zip(instances, lines):
+        if instance.id in first:
+            raise CabenchError(f"{path}: line {line}: id '{instance.id}' is the id of line {first[instance.id]} too; "
+                               "give each instance its own id")
+        first[instance.id] = line
+    return tuple(instances)
+
+
 def _field(item: dict[str, Any], key: str, path: Path, line: int) -> Any:
     if key not in item or item[key] is None:
         raise CabenchError(f"{path}: line {line}: missing field '{key}'")
@@ -68,9 +80,10 @@ def number_value(text: str) -> Decimal | None:
     """A number written in text: ``$1,234.50`` -> 1234.50; ``None`` when it is not one."""
     cleaned = text.replace(",", "").replace("$", "").replace(" ", "").rstrip(".")
     try:
-        return Decimal(cleaned)
+        value = Decimal(cleaned)
     except InvalidOperation:
         return None
+    return value if value.is_finite() else None  # NaN, sNaN and Infinity are no answer (sNaN raises when compared)
 
 
 def final_number(reply: str) -> Decimal | None:
@@ -166,7 +179,7 @@ PIQA_PROMPTS = {
 
 
 def gsm8k_task(path: Path) -> Task:
-    out = []
+    out, lines = [], []
     for n, (line, item) in enumerate(_read_jsonl(path, "GSM8K")):
         answer = str(_field(item, "answer", path, line))
         if "####" not in answer:
@@ -175,7 +188,8 @@ def gsm8k_task(path: Path) -> Task:
         if gold is None:
             raise CabenchError(f"{path}: line {line}: the answer after '####' is not a number")
         out.append(Instance(str(item.get("id", n)), {"question": str(_field(item, "question", path, line))}, gold))
-    return Task("gsm8k", tuple(out), GSM8K_PROMPTS, "number")
+        lines.append(line)
+    return Task("gsm8k", _distinct(out, lines, path), GSM8K_PROMPTS, "number")
 
 
 def piqa_task(path: Path, labels: Path | None = None) -> Task:
@@ -187,14 +201,15 @@ def piqa_task(path: Path, labels: Path | None = None) -> Task:
         label_list = [x.strip() for x in labels.read_text().splitlines() if x.strip()]
         if len(label_list) != len(rows):
             raise CabenchError(f"{labels}: {len(label_list)} labels for {len(rows)} PIQA items")
-    out = []
+    out, lines = [], []
     for n, (line, item) in enumerate(rows):
         label = label_list[n] if label_list is not None else _field(item, "label", path, line)
         if str(label) not in ("0", "1"):
             raise CabenchError(f"{path}: line {line}: label {label!r} is not 0 or 1")
         fields = {k: str(_field(item, k, path, line)) for k in ("goal", "sol1", "sol2")}
         out.append(Instance(str(item.get("id", n)), fields, str(int(label) + 1)))
-    return Task("piqa", tuple(out), PIQA_PROMPTS, "choice", choices=("1", "2"))
+        lines.append(line)
+    return Task("piqa", _distinct(out, lines, path), PIQA_PROMPTS, "choice", choices=("1", "2"))
 
 
 def replay_key(model: str, temperature: float, max_tokens: int, prompting: str) -> tuple[str, float, int, str]:
@@ -253,7 +268,7 @@ def template_task(spec: dict[str, Any], where: str) -> Task:
         except re.error as exc:
             raise CabenchError(f"{where}.extract: not a regular expression ({exc})") from None
     path = Path(spec["path"])
-    out = []
+    out, lines = [], []
     for n, (line, item) in enumerate(_read_jsonl(path, "task")):
         ident = str(item.get(spec.get("id_field", "id"), n))
         answer = _field(item, spec["answer_field"], path, line)
@@ -261,7 +276,9 @@ def template_task(spec: dict[str, Any], where: str) -> Task:
             for slot in names:
                 _field(item, slot, path, line)
         out.append(Instance(ident, {k: str(v) for k, v in item.items()}, answer))
-    return Task(str(spec.get("name", path.stem)), tuple(out), dict(prompts), normaliser, spec.get("extract"),
+        lines.append(line)
+    return Task(str(spec.get("name", path.stem)), _distinct(out, lines, path), dict(prompts), normaliser,
+                spec.get("extract"),
                 tuple(str(c) for c in choices))
 
 

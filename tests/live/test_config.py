@@ -60,6 +60,7 @@ def test_listed_replay_configurations_are_the_datasets_own(tmp_path, dataset):
                                   Configuration("mistral", "Mistral-7B", 0.5, 128, "direct", 2))
     whole = load_live(config_file(tmp_path, dataset, configurations_from=str(dataset)))
     assert cfg.configurations[0] == whole.configurations[1]
+    assert whole.source == str(tmp_path / "listed.yaml")  # the config file, not the folder it takes them from
 
 
 @pytest.mark.parametrize("item, message", [
@@ -148,3 +149,27 @@ def test_accuracy_cost_ucb_live_needs_accuracy_first(tmp_path, dataset):
         load_live(config)
     assert load_live(config_file(tmp_path, dataset, configurations_from=str(dataset), method="acc-cost-ucb",
                                  objectives=["accuracy", "latency"])).method.name == "acc-cost-ucb"
+
+
+def test_ctrl_c_while_httpx_is_imported_stays_an_interrupt(monkeypatch):
+    """An interrupt during ``import httpx`` reached ``except httpx.InvalidURL`` with httpx unbound: an
+    UnboundLocalError traceback and exit 1 where Ctrl-C says "interrupted"."""
+    import builtins
+    import sys
+
+    from cabench.live.config import _httpx_host
+
+    real = builtins.__import__
+
+    def interrupted(name, *args, **kwargs):
+        if name == "httpx":
+            raise KeyboardInterrupt
+        return real(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "httpx", raising=False)
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _httpx_host("http://127.0.0.1:9/v1", "127.0.0.1")
+    monkeypatch.setattr(builtins, "__import__", real)
+    assert _httpx_host("http://127.0.0.1:9/v1", "127.0.0.1") == "127.0.0.1"
+    assert _httpx_host("http://[::1/v1", "x") is None

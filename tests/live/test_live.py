@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from cabench.cli import app
 from cabench.data.dataset import load_dataset
+from cabench.errors import CabenchError
 from cabench.live.serve import ReplayEndpoint, parse_faults, serve_in_thread
 from cabench.online import OnlineMethod
 from cabench.online.reference import reference_online
@@ -193,6 +194,9 @@ def test_api_key_is_never_written(tmp_path, dataset, server, monkeypatch):
     monkeypatch.delenv("CABENCH_TEST_KEY")
     result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / "other"), "--quiet"])
     assert result.exit_code == 2 and "CABENCH_TEST_KEY is not set" in result.stderr
+    # refused before the folder records the run: it held live.json after, and then bound a config and a budget
+    assert not (tmp_path / "other" / "live.json").exists()
+    assert [p.name for p in (tmp_path / "other").iterdir()] in ([], [".cabench.lock"])
 
 
 def test_listed_configurations_run_as_configurations_from_picks_them(tmp_path, dataset, server):
@@ -301,6 +305,24 @@ def test_a_folder_that_is_not_a_live_runs_is_refused_untouched(tmp_path, command
         f"error: {folder}: holds dataset.yaml, logs.csv.gz and no live.json, so it is not a live run's folder (a "
         "dataset?); nothing was written; pass --out a new or empty folder\n")
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("hidden", [".env", ".git"])
+def test_a_folder_of_hidden_files_is_someones_and_refused(tmp_path, hidden):
+    """Every hidden name was passed over as the lock or a write cut short: a clone or a home folder (``.git``,
+    ``.env``) took a run's files. Only the lock and a cabench temporary file are a live run's own."""
+    from cabench.live.session import _refuse_foreign
+
+    folder = tmp_path / "mine"
+    (folder / ".git").mkdir(parents=True) if hidden == ".git" else folder.mkdir()
+    (folder / ".env").write_text("SECRET=1\n") if hidden == ".env" else (folder / ".git" / "config").write_text("x")
+    with pytest.raises(CabenchError, match=rf"holds {hidden} and no live.json"):
+        _refuse_foreign(folder)
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / ".cabench.lock").write_text("")
+    (own / ".spend.json.k2j4.tmp").write_text("")
+    _refuse_foreign(own)  # a run that stopped before its live.json
 
 
 def _live_child(config: str, out: str) -> None:  # a forked process: the run a kill -9 interrupts

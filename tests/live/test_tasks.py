@@ -138,3 +138,34 @@ def test_replay_worst_case_is_the_largest_call_logged_for_the_configuration_aske
     assert task.worst_case(instance, "direct", 128, "Mistral-7B", 0.5) == Bound(151.0, 128.0, 151.0)
     assert task.worst_case(instance, "direct", 128, "GPT-2", 1.0) == Bound(95.0, 95.0, 95.0)
     assert task.worst_case(instance, "direct", 128, "GPT-2", 0.5) == Bound(140.0, 128.0, 140.0)
+
+
+@pytest.mark.parametrize("gold", ["sNaN", "NaN", "Infinity", "-inf"])
+def test_a_gsm8k_answer_that_is_no_finite_number_is_refused_on_load(tmp_path, gold):
+    """``#### sNaN`` was read as a number: scoring the first paid reply then raised, the run stopped with a
+    traceback before writing its spend, and each run again paid for the same call."""
+    path = _jsonl(tmp_path / "t.jsonl", [{"question": "1 + 1?", "answer": "#### 2"},
+                                          {"question": "2 + 2?", "answer": f"#### {gold}"}])
+    with pytest.raises(CabenchError, match=r"line 2: the answer after '####' is not a number"):
+        gsm8k_task(path)
+
+
+def test_a_reply_that_is_no_finite_number_is_wrong_not_an_error(gsm8k):
+    for reply in ("The answer is sNaN", "NaN", "#### Infinity"):
+        assert final_number(reply) is None or final_number(reply).is_finite()
+        assert gsm8k.score(gsm8k.instances[0], reply) == 0.0
+
+
+@pytest.mark.parametrize("kind", ["gsm8k", "piqa", "template"])
+def test_an_instance_id_given_twice_is_refused_naming_both_lines(tmp_path, kind):
+    """Every call was asked the last row's question, and the answers counted as repeated evaluations of it."""
+    items = {"gsm8k": [{"id": "same", "question": f"{i} + 2?", "answer": f"#### {i + 2}"} for i in range(3)],
+             "piqa": [{"id": "same", "goal": f"g{i}", "sol1": "a", "sol2": "b", "label": 0} for i in range(3)],
+             "template": [{"id": "same", "q": f"q{i}", "a": "x"} for i in range(3)]}[kind]
+    items[0]["id"] = "other"
+    path = _jsonl(tmp_path / "t.jsonl", items)
+    build = {"gsm8k": lambda: gsm8k_task(path), "piqa": lambda: piqa_task(path),
+             "template": lambda: template_task({"path": str(path), "prompts": {"direct": "{q}"}, "answer_field": "a"},
+                                               "task")}[kind]
+    with pytest.raises(CabenchError, match=r"t.jsonl: line 3: id 'same' is the id of line 2 too"):
+        build()
