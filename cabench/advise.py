@@ -440,6 +440,8 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
                         if len(shown) > TIED_SHOWN else [])
     shares = f"{registry.display(first['method'])} exploits it in {share(first)} of {first['repetitions']} " \
              "repetitions" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
+    if d.get("no_single"):  # the rest pulled several configurations most, equally often
+        shares += f" (none pulled most alone in {100 * d['no_single']:.0f}%)"
     lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}; spent {100 * first['spend_share']:.1f}% of "
              f"{amount(d['budget'], unit)}{idle_note}"]
     return lines + ([f"  per call: {per_call(c)}"] if per_call(c) else [])

@@ -11,7 +11,6 @@ decisions shows. ``cabench recommend``, REPORT.md and REPORT.html all state the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -45,22 +44,39 @@ def arm_facts(arms: pd.DataFrame, name: str) -> dict[str, Any]:
     return row_facts(arms, name, arms[arms["config_id"].astype(str) == name].iloc[0])
 
 
-def _online(e: Experiment) -> list[dict[str, Any]]:
+def _online(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
     names = e.arms["config_id"].astype(str)
     first = ~names.duplicated()
     facts = {name: row_facts(e.arms, name, row)
              for name, row in zip(names[first], e.arms[first].to_dict("records"))}  # each arm's, once
+    tied = _tied_repetitions(e)
+    runs = e.runs if rho is None else e.runs[e.runs["rho"] == rho]
     out = []
-    for (method, rho), g in e.runs.groupby(["method", "rho"], sort=False):
-        counts = g["exploited"].astype(str).value_counts()
+    for (method, r), g in runs.groupby(["method", "rho"], sort=False):
+        level = pd.MultiIndex.from_arrays([g["method"], g["rho"], g["rep"]])
+        even = level.isin(tied)
+        counts = g.loc[~even, "exploited"].astype(str).value_counts()
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         n = len(g)
         out.append({
-            "method": method, "rho": float(rho), "budget": float(g["budget"].iloc[0]),
+            "method": method, "rho": float(r), "budget": float(g["budget"].iloc[0]),
             "repetitions": n, "spend_share": float((g["spend"] / g["budget"]).mean()),
             "exploited": [{**facts[name], "share": c / n} for name, c in ranked],
+            "no_single": float(even.sum()) / n,
         })
     return out
+
+
+def _tied_repetitions(e: Experiment) -> pd.MultiIndex:
+    """The online runs (method, rho, rep) that end with several configurations pulled most, equally often: the
+    ``exploited`` of runs.csv is then the first of them in the logs' order, which says nothing (a budget that ends
+    with one pull of each makes every configuration "exploited" by the first)."""
+    s = e.selections
+    keys = [s["method"], s["rho"], s["rep"]]
+    pulls = s["pulls"]
+    most = pulls.groupby(keys, sort=False).transform("max")
+    at_most = (pulls == most).groupby(keys, sort=False).sum()
+    return at_most.index[at_most.to_numpy() > 1]
 
 
 def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
@@ -91,7 +107,7 @@ def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
 def answers(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
     """Every method's answer at every budget (and cost mode) of an experiment; at budget ``rho`` only if given."""
     if e.setting == "online":
-        return _online(e if rho is None else replace(e, runs=e.runs[e.runs["rho"] == rho]))
+        return _online(e, rho)
     return _psi(e, rho)
 
 
@@ -120,9 +136,16 @@ def indifferent(e: Experiment) -> str | None:
 
 
 def no_decision(e: Experiment) -> str:
-    """What the answers say where :func:`decision` gives none: :func:`indifferent`'s reason, or that only round
-    robins were run."""
-    return indifferent(e) or "no method with a preference was run"
+    """What the answers say where :func:`decision` gives none: :func:`indifferent`'s reason, that no repetition of
+    the best method at the largest budget ended pulling one configuration most, or that only round robins were
+    run."""
+    reason = indifferent(e)
+    if reason is None and e.setting == "online" and any(
+            registry.prefers(r["method"], "online") and not r["exploited"] for r in top_answers(e)):
+        reason = ("no decision: at the largest budget no repetition ends with one configuration pulled more often "
+                  "than every other (the budget is spent before the methods tell the configurations apart); give a "
+                  "larger budget")
+    return reason or "no method with a preference was run"
 
 
 def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -141,10 +164,13 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             return None
         best = top.sort_values("regret_hv", kind="stable").iloc[0]
         row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
+        if not row["exploited"]:  # no repetition pulled one configuration most: no_decision says so
+            return None
         return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
                 "repetitions": row["repetitions"], "criterion": f"lowest mean R_HV ({best['regret_hv']:.4g})",
                 "configuration": row["exploited"][0],
-                "tied": [x for x in row["exploited"][1:] if x["share"] == row["exploited"][0]["share"]]}
+                "tied": [x for x in row["exploited"][1:] if x["share"] == row["exploited"][0]["share"]],
+                "no_single": row["no_single"]}
     best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
     row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
                and r["cost_mode"] == best["cost_mode"])

@@ -176,6 +176,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
         elif item["setting"] == "online":
             c = d["configuration"]
             tied = ", the runs do not choose between them" if d["tied"] else ""
+            tied += (f"; in {_of(d['no_single'], d['repetitions'])} no one configuration is pulled most"
+                     if d.get("no_single") else "")
             lines.append(f"  pay for {any_of(d)}: {registry.display(d['method'])} exploits "
                          f"{'each' if d['tied'] else 'it'} in {_of(c['share'], d['repetitions'])} at "
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}{tied})")

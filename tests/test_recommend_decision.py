@@ -332,3 +332,34 @@ def test_names_with_a_comma_or_a_quote_are_quoted_in_lists_of_names():
 
     assert listed(["gpt 4o, mini", "a/b c", " pad", 'say "q"', "模型/β"]) == \
         '"gpt 4o, mini", a/b c, " pad", "say \\"q\\"", 模型/β'
+
+
+def test_a_budget_that_ends_with_configurations_pulled_equally_often_decides_nothing(tmp_path):
+    """At a budget of about one pull per configuration every repetition ends with each pulled once, and runs.csv's
+    ``exploited`` is the first of them in the logs' order: the same logs listed in another order named another
+    configuration — one worse on every objective — as the one to pay for, "in 100% of the repetitions"."""
+    from cabench.answers import no_decision, top_decision
+    from cabench.results import load_experiment
+    from tests.conftest import tiny_logs, write_dataset
+
+    frame = tiny_logs(n_configs=4, n_instances=40).assign(tokens=100)  # B = rho K c: rho 1 pays one pull each
+    for order in ("as written", "reversed"):
+        logs = frame if order == "as written" else frame.iloc[::-1]
+        data = write_dataset(tmp_path / order.replace(" ", "_"), logs.reset_index(drop=True),
+                             split={"profiling_size": 20})
+        for rho in (1, 16):
+            out = tmp_path / f"{order.replace(' ', '_')}_{rho}"
+            run_experiment(parse_config({"name": "tie", "dataset": str(data), "setting": "online", "rho": [rho],
+                                         "methods": ["cohv-ucb"], "repetitions": 4, "output": str(out)}, "t.yaml"),
+                           quiet=True)
+            e = load_experiment(out)
+            pulls = e.selections.groupby("rep")["pulls"].agg(["max", lambda p: int((p == p.max()).sum())])
+            d = top_decision(e)
+            if rho == 1:
+                assert (pulls["max"] == 1).all() and (pulls.iloc[:, 1] == 4).all()  # one pull each, every rep
+                assert set(e.runs["exploited"]) == {e.arms["config_id"].iloc[0]}  # the logs' first, as written
+                assert d is None and "no repetition ends with one configuration pulled more often" in no_decision(e)
+            else:
+                alone = int((pulls.iloc[:, 1] == 1).sum())
+                assert alone >= 1 and d["configuration"]["share"] <= alone / 4
+                assert d["no_single"] == pytest.approx(1 - alone / 4)
