@@ -396,11 +396,14 @@ def _relative_hypervolume(e: Experiment) -> pd.DataFrame:
 def exploited_at_largest(e: Experiment) -> dict[str, tuple[tuple[str, ...], float]]:
     """Online: each method's most exploited configurations at its largest budget — the configuration most often
     the most-pulled one of a repetition, with any as often (in name order) — and the share of repetitions each
-    was."""
+    was. A repetition that ends with several configurations pulled most exploits none (``Experiment.
+    exploited_alone``); a method none of whose repetitions exploits one is left out."""
     out = {}
-    for method, g in e.runs.groupby("method", sort=False):
+    for method, g in e.runs.assign(alone=e.exploited_alone).groupby("method", sort=False):
         last = g[g["rho"] == g["rho"].max()]
-        counts = last["exploited"].astype(str).value_counts()
+        counts = last.loc[last["alone"], "exploited"].astype(str).value_counts()
+        if counts.empty:
+            continue
         top = int(counts.max())
         out[str(method)] = (tuple(sorted(str(n) for n in counts.index[counts == top])), top / len(last))
     return out
@@ -438,9 +441,10 @@ def found_by(e: Experiment, names: list[str], rho: float, mode: str | None = Non
     exploited configuration is one of ``names`` (configurations exploited equally often: any of them);
     identification (cost ``mode``), the share returning exactly the set ``names``. Methods not run at ``rho`` are
     left out."""
-    runs = e.runs[e.runs["rho"] == rho]
-    if e.setting == "online":
-        return {str(m): float(g["exploited"].astype(str).isin(names).mean())
+    if e.setting == "online":  # a repetition that pulled several configurations most finds none of them
+        runs = e.runs.assign(alone=e.exploited_alone)
+        runs = runs[runs["rho"] == rho]
+        return {str(m): float((g["exploited"].astype(str).isin(names) & g["alone"]).mean())
                 for m, g in runs.groupby("method", sort=False)}
     target = e.returned.index_of(names)
     same = e.returned.set_of == target if target is not None else np.zeros(len(e.runs), dtype=bool)

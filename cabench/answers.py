@@ -49,12 +49,12 @@ def _online(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
     first = ~names.duplicated()
     facts = {name: row_facts(e.arms, name, row)
              for name, row in zip(names[first], e.arms[first].to_dict("records"))}  # each arm's, once
-    tied = _tied_repetitions(e)
-    runs = e.runs if rho is None else e.runs[e.runs["rho"] == rho]
+    runs = e.runs.assign(alone=e.exploited_alone)
+    if rho is not None:
+        runs = runs[runs["rho"] == rho]
     out = []
     for (method, r), g in runs.groupby(["method", "rho"], sort=False):
-        level = pd.MultiIndex.from_arrays([g["method"], g["rho"], g["rep"]])
-        even = level.isin(tied)
+        even = ~g["alone"].to_numpy()
         counts = g.loc[~even, "exploited"].astype(str).value_counts()
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         n = len(g)
@@ -65,18 +65,6 @@ def _online(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
             "no_single": float(even.sum()) / n,
         })
     return out
-
-
-def _tied_repetitions(e: Experiment) -> pd.MultiIndex:
-    """The online runs (method, rho, rep) that end with several configurations pulled most, equally often: the
-    ``exploited`` of runs.csv is then the first of them in the logs' order, which says nothing (a budget that ends
-    with one pull of each makes every configuration "exploited" by the first)."""
-    s = e.selections
-    keys = [s["method"], s["rho"], s["rep"]]
-    pulls = s["pulls"]
-    most = pulls.groupby(keys, sort=False).transform("max")
-    at_most = (pulls == most).groupby(keys, sort=False).sum()
-    return at_most.index[at_most.to_numpy() > 1]
 
 
 def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:

@@ -239,6 +239,9 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
             elif item["setting"] == "online" and r["method"] in item["no_preference"]:
                 lines.append(f"  {method:<18} rho {r['rho']:<6g} a round robin: no preference; spent "
                              f"{100 * r['spend_share']:.1f}% of B")
+            elif item["setting"] == "online" and not r["exploited"]:
+                lines.append(f"  {method:<18} rho {r['rho']:<6g} no configuration pulled most alone in any of "
+                             f"{r['repetitions']} repetitions; spent {100 * r['spend_share']:.1f}% of B")
             elif item["setting"] == "online":
                 first = r["exploited"][0]
                 others = "; ".join(f"{quoted_name(x['config_id'])} {100 * x['share']:.0f}%"

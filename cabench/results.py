@@ -279,6 +279,19 @@ class Experiment:
         return load_selections(self.folder, self.meta, self.runs, self.arms)
 
     @cached_property
+    def exploited_alone(self) -> np.ndarray:
+        """Online: per row of ``runs``, whether its repetition ended with one configuration pulled more often than
+        every other. Where several are pulled most, equally often, ``exploited`` is the first of them in the logs'
+        order (a budget that ends with one pull of each names the first configuration): such a repetition exploits
+        none of them."""
+        s = self.selections
+        keys = [s["method"], s["rho"], s["rep"]]
+        pulls = s["pulls"]
+        at_most = (pulls == pulls.groupby(keys, sort=False).transform("max")).groupby(keys, sort=False).sum()
+        tied = at_most.index[at_most.to_numpy() > 1]
+        return ~pd.MultiIndex.from_arrays([self.runs["method"], self.runs["rho"], self.runs["rep"]]).isin(tied)
+
+    @cached_property
     def rho_grid(self) -> list[float]:
         return sorted(float(r) for r in self.runs["rho"].unique())
 
