@@ -358,8 +358,9 @@ def plan(
     confidence: Annotated[float, typer.Option("--confidence", min=0.01, max=0.99, help="Share of the drawn problems "
                                                                                     "that must meet the target at "
                                                                                     "the planned budget.")] = 0.8,
-    max_share: Annotated[float, typer.Option("--max-share", min=1e-3, help="Largest budget, in multiples of "
-                                                                          "the exhaustive evaluation's cost.")] = 10.0,
+    max_share: Annotated[float, typer.Option("--max-share", min=1e-3, max=1e6,
+                                                             help="Largest budget, in multiples of the exhaustive "
+                                                                  "evaluation's cost.")] = 10.0,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the draws and streams (default: the "
                                                                    "config's).")] = None,
     n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,

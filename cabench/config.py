@@ -358,6 +358,10 @@ def _arms(r: _Reader, raw: Any) -> tuple[str | None, ArmFilter]:
     if "max_new_tokens" in spec:
         fields["max_new_tokens"] = tuple(r.number(v, "arms.max_new_tokens", integer=True, positive=True)
                                          for v in r.sequence(spec["max_new_tokens"], "arms.max_new_tokens"))
+    for key, values in fields.items():  # a value listed twice selects nothing more, but changed the config's hash
+        if len(set(values)) < len(values):
+            again = next(v for n, v in enumerate(values) if v in values[:n])
+            raise r.fail(f"arms.{key}", f"lists {again!r} twice; list each once")
     return None, ArmFilter(**fields)
 
 

@@ -236,6 +236,9 @@ def test_plan_command_prints_the_table_and_writes_its_files(tmp_path):
     assert np.allclose(curves["budget_tokens"], 5 * curves["rho"])  # B = rho K cbar with five unit costs
     bad = RUNNER.invoke(app, ["plan", str(config), "--target", "share>=0.9"])
     assert bad.exit_code == 2 and "online setting" in bad.output and len(bad.output.strip().splitlines()) == 1
+    for share in ("inf", "1e308"):  # the grid's top overflowed: a traceback and exit 1
+        bad = RUNNER.invoke(app, ["plan", str(config), "--target", "error<=0.2", "--max-share", share])
+        assert bad.exit_code == 2 and "--max-share" in bad.output and len(bad.output.strip().splitlines()) == 1
 
 
 def test_a_plan_asked_otherwise_is_never_replaced_without_force(tmp_path):

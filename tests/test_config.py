@@ -201,3 +201,20 @@ def test_a_repeated_cost_mode_is_refused_as_a_repeated_rho_is():
     assert str(exc.value) == "c.yaml: cost_modes: has repeated values ['stochastic', 'stochastic']"
     assert parse_config({**raw, "cost_modes": ["stochastic", "deterministic"]}, "c.yaml").cost_modes == (
         "stochastic", "deterministic")
+
+
+@pytest.mark.parametrize("key, values, said", [
+    ("config_ids", ["gpt-2_t0.5_g128_direct", "gpt-2_t0.5_g128_direct"], "'gpt-2_t0.5_g128_direct'"),
+    ("models", ["GPT-2", "Mistral-7B", "GPT-2"], "'GPT-2'"),
+    ("temperatures", [0.5, 0.5], "0.5"),
+    ("max_new_tokens", [128, 128], "128"),
+])
+def test_an_arm_filter_listing_a_value_twice_is_refused(key, values, said):
+    """The repeat selected the same arms under another config hash: two identical experiments, one refused from
+    the other's folder as "a different config"."""
+    raw = {"name": "g", "dataset": str(DATA / "gsm8k"), "setting": "psi", "rho": [20], "methods": ["copsi"],
+           "arms": {key: values}}
+    with pytest.raises(CabenchError) as exc:
+        parse_config(raw, "g.yaml")
+    assert str(exc.value) == f"g.yaml: arms.{key}: lists {said} twice; list each once"
+    parse_config({**raw, "arms": {key: list(dict.fromkeys(values))}}, "g.yaml")
