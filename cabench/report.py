@@ -53,6 +53,7 @@ from cabench.report_cells import (
     Table,
     code,
     dropped_at_import,
+    inert_html,
     mark,
     md_table,
     measurement,
@@ -196,7 +197,7 @@ def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer 
     front = e.arms[e.arms["pareto"] == 1]["config_id"].astype(str).tolist()
     best = e.arms[e.arms["optimal"] == 1]["config_id"].astype(str).tolist()
     budgets = ", ".join(amount(float(b), e.cost_unit) for b in e.runs.groupby("rho")["budget"].first())
-    lines = [f"## Experiment `{e.label}`", "",
+    lines = [f"## Experiment {code(e.label)}", "",
              f"- setting: {'online selection' if e.setting == 'online' else 'Pareto set identification'}; "
              f"data: {e.title}, {source}; K = {e.k} arms; config hash `{e.config_hash}`",
              f"- objectives: {', '.join(e.objectives)} (each normalised on the profiling split, larger is better); "
@@ -503,7 +504,7 @@ def scorecard_counts(c: Contents) -> str:
 
 
 def _scorecard(c: Contents) -> list[str]:
-    rows = [[f"`{e.label}`", v.claim, STATE_TEXT[v.state], v.quantity, v.reason or "—"]
+    rows = [[code(e.label), v.claim, STATE_TEXT[v.state], v.quantity, v.reason or "—"]
             for e in c.results.experiments for v in c.verdicts(e.label)]
     return ["## Scorecard", "",
             f"Each claim the report tests, experiment by experiment ({scorecard_counts(c)}): the verdict, the "
@@ -596,7 +597,7 @@ def markdown(c: Contents) -> str:
             lines += section_lines(c, e)
     lines += _paper_section(c.paper)
     lines += _figures(c)
-    return "\n".join(lines).rstrip() + "\n"
+    return inert_html("\n".join(lines).rstrip() + "\n")
 
 
 def build_report(root: Path, constraints: tuple[Constraint, ...] = ()) -> str:

@@ -51,6 +51,39 @@ def code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+_TICKS = re.compile(r"`+")
+#: A ``<`` that would open raw HTML in Markdown (a tag, a closing tag, a comment, a declaration or an instruction).
+_OPENS_HTML = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def inert_html(text: str) -> str:
+    """Markdown ``text`` whose ``<`` that would start raw HTML is written ``&lt;`` outside code spans, line by line:
+    a name, caption or method's display from results of unknown origin (``<img src=x onerror=...>``) shows as
+    text in every viewer instead of running. Code spans keep their text as written (Markdown shows it literally),
+    and ``p < 0.05`` is left alone."""
+    return "\n".join(_inert_line(line) for line in text.split("\n"))
+
+
+def _inert_line(line: str) -> str:
+    if "<" not in line:
+        return line
+    out, at = [], 0
+    runs = list(_TICKS.finditer(line))
+    n = 0
+    while n < len(runs):
+        opener = runs[n]
+        closer = next((m for m in runs[n + 1:] if len(m.group()) == len(opener.group())), None)
+        if closer is None:  # backticks without their pair are text
+            n += 1
+            continue
+        out.append(_OPENS_HTML.sub("&lt;", line[at:opener.start()]))
+        out.append(line[opener.start():closer.end()])
+        at = closer.end()
+        n = runs.index(closer) + 1
+    out.append(_OPENS_HTML.sub("&lt;", line[at:]))
+    return "".join(out)
+
+
 #: A table cell: its text and the value it sorts by (REPORT.md shows the text; REPORT.html both).
 Cell = tuple[str, Any]
 Table = tuple[list[str], list[list[Cell]]]

@@ -81,6 +81,7 @@ def test_recommend_names_and_exact_set_frequency(quick_results):
     online = items["piqa_online"]
     arms = pd.read_csv(quick_results / "piqa_online_quick" / "arms.csv")
     for r in online["results"]:
-        assert sum(x["share"] for x in r["exploited"]) == pytest.approx(1.0)
+        # every repetition exploits one configuration, or none where several are pulled most, equally often
+        assert sum(x["share"] for x in r["exploited"]) + r["no_single"] == pytest.approx(1.0)
         assert {x["config_id"] for x in r["exploited"]} <= set(arms["config_id"])
     assert online["max_nu"]["config_id"] == arms.loc[arms["nu"].idxmax(), "config_id"]

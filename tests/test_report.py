@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -183,3 +184,27 @@ def test_a_budget_not_run_is_said_in_both_reports_as_summary_csv_says_it(tmp_pat
     assert f"- {line}\n" in (tmp_path / "root" / "REPORT.md").read_text()
     page = (tmp_path / "root" / "REPORT.html").read_text()
     assert re.findall(r'<p class="not-run">([^<]*)</p>', page) == [html_text.escape(line, quote=True)]
+
+
+def test_hostile_names_stay_text_in_report_md(tmp_path):
+    """A name with a backtick broke out of the single-backtick span of its heading and scorecard row, and captions
+    carried names raw: ``<img src=x onerror=...>`` became an element in Markdown viewers that pass HTML through.
+    Rendered by markdown-it (CommonMark, HTML allowed), REPORT.md holds no element of the names."""
+    markdown_it = pytest.importorskip("markdown_it")
+    from cabench.report_cells import inert_html
+
+    assert inert_html("p < 0.05 and a<b, `<i>` <i>x</i> ``a`<b>`` `<u>") == (
+        "p < 0.05 and a&lt;b, `<i>` &lt;i>x&lt;/i> ``a`<b>`` `&lt;u>")
+    hostile = ["q`<img src=x onerror=alert(1)>`", "<svg onload=alert(2)>"]
+    for n, name in enumerate(hostile):
+        config = tmp_path / f"h{n}.yaml"
+        config.write_text(yaml.safe_dump({
+            "name": name, "setting": "online", "rho": [4], "methods": ["cohv-ucb"], "repetitions": 2,
+            "dataset": {"synthetic": {"means": [[0.9, 0.2], [0.5, 0.6], [0.2, 0.9]], "costs": [1.0, 2.0, 3.0]}},
+            "output": str(tmp_path / "root" / f"e{n}")}))
+        run_experiment(load_config(config), quiet=True)
+    text = build_report(tmp_path / "root")
+    assert all(code(name) in text for name in hostile)
+    html = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
+    assert "<img" not in html and "<svg" not in html
+    assert html.count("&lt;img src=x onerror=alert(1)&gt;") >= 2 and html.count("&lt;svg onload=alert(2)&gt;") >= 2

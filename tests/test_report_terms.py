@@ -123,20 +123,34 @@ def test_most_exploited_configuration_at_the_largest_budget(root, report):
     assert not shown["why"].str.contains("Uniform").any()
 
 
+def _online(runs: pd.DataFrame, arms: pd.DataFrame) -> Experiment:
+    """An online experiment of ``runs`` whose selections pull each repetition's ``exploited`` arm twice and every
+    other once: it is the most-pulled arm alone."""
+    runs = runs.assign(rep=runs.groupby(["method", "rho"]).cumcount())
+    selections = pd.DataFrame([{"method": r.method, "rho": r.rho, "rep": r.rep, "config_id": a,
+                                "pulls": 2 if a == r.exploited else 1}
+                               for r in runs.itertuples() for a in arms["config_id"]])
+    return Experiment(Path("."), {"setting": "online"}, runs, selections, arms, {}, None)
+
+
 def test_most_exploited_is_counted_at_each_methods_largest_budget():
     arms = pd.DataFrame({"config_id": ["X", "Y", "Z"], "mu_accuracy": [0.9, 0.5, 0.4],
                          "mu_efficiency": [0.2, 0.6, 0.5], "pareto": [1, 1, 0], "optimal": [0, 1, 0]})
     runs = pd.DataFrame({"method": ["cohv-ucb"] * 5 + ["uniform"] * 4, "rho": [2, 2, 8, 8, 8, 2, 2, 4, 4],
                          "exploited": ["X", "X", "Z", "Y", "Z", "X", "X", "Z", "Y"]})
-    e = Experiment(Path("."), {"setting": "online"}, runs, runs.iloc[:0], arms, {}, None)
+    e = _online(runs, arms)
     assert exploited_at_largest(e) == {"cohv-ucb": (("Z",), 2 / 3), "uniform": (("Y", "Z"), 0.5)}  # a tie: both
     rows = key_configurations(e).set_index("config_id")["why"].to_dict()
     assert rows == {"X": "Pareto", "Y": "Pareto; max-ν", "Z": "exploited by CoHV-UCB (67% of repetitions)"}
     tied = runs.assign(exploited=["X", "X", "Z", "X", "Y", "X", "X", "Z", "Y"])  # CoHV-UCB: X, Y, Z once each
-    e = Experiment(Path("."), {"setting": "online"}, tied, runs.iloc[:0], arms, {}, None)
+    e = _online(tied, arms)
     rows = key_configurations(e).set_index("config_id")["why"].to_dict()
     assert rows == {k: f"{v}exploited by CoHV-UCB (33% of repetitions)" for k, v in
                     (("X", "Pareto; "), ("Y", "Pareto; max-ν; "), ("Z", ""))}
+    even = e.selections.assign(pulls=1)  # every repetition ends with one pull of each: none is exploited
+    e = Experiment(Path("."), {"setting": "online"}, e.runs, even, arms, {}, None)
+    assert exploited_at_largest(e) == {}
+    assert key_configurations(e).set_index("config_id")["why"].to_dict() == {"X": "Pareto", "Y": "Pareto; max-ν"}
 
 
 def test_a_round_robins_most_pulled_configuration_is_not_a_configuration_that_matters():
@@ -146,7 +160,7 @@ def test_a_round_robins_most_pulled_configuration_is_not_a_configuration_that_ma
                          "mu_efficiency": [0.1, 0.2, 0.6], "pareto": [0, 1, 1], "optimal": [0, 0, 1]})
     runs = pd.DataFrame({"method": ["cohv-ucb"] * 2 + ["uniform"] * 2, "rho": [4, 4, 4, 4],
                          "exploited": ["Y", "Y", "W", "W"]})
-    e = Experiment(Path("."), {"setting": "online"}, runs, runs.iloc[:0], arms, {}, None)
+    e = _online(runs, arms)
     assert exploited_at_largest(e)["uniform"] == (("W",), 1.0)
     rows = key_configurations(e).set_index("config_id")["why"].to_dict()
     assert rows == {"X": "Pareto", "Y": "Pareto; max-ν; exploited by CoHV-UCB (100% of repetitions)"}
