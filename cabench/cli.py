@@ -24,6 +24,11 @@ class _Commands(typer.core.TyperGroup):
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
         try:
             code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except SystemExit as exc:  # typer ends a command whose standard output closed with a quiet exit 1
+            if exc.code != 1 or type(sys.stdout).__name__ != "PacifyFlushWrapper":
+                raise
+            typer.echo(f"error: {_output_name()}: Broken pipe; the output is incomplete", err=True)
+            code = 2
         except typer.Abort:
             typer.echo("Aborted!", err=True)
             code = 1
