@@ -28,8 +28,8 @@ from cabench.results import Experiment
 from cabench.storage import write_atomic
 
 FILE = "report_sections.json"
-#: The files of an experiment's results folder that the report reads (the tables plain or gzip).
-READ = ("config.yaml", "runs.csv*", "selections.csv*", "arms.csv*", "dataset.csv*", "trajectories.csv*")
+#: The files of an experiment's results folder that the report reads or cites (the tables plain or gzip).
+READ = ("config.yaml", "runs.csv*", "summary.csv", "selections.csv*", "arms.csv*", "dataset.csv*", "trajectories.csv*")
 _LIBRARIES = ("numpy", "pandas", "jinja2", "plotly")
 
 

@@ -352,7 +352,36 @@ class Experiment:
 
     @cached_property
     def _summary(self) -> pd.DataFrame:
-        return summarize(self.runs)
+        summary = summarize(self.runs)
+        if self.given_selections is None:  # read from a folder: the summary.csv the reports cite says the same
+            _check_summary(self.folder / "summary.csv", summary, self.cost_unit)
+        return summary
+
+
+def _check_summary(path: Path, summary: pd.DataFrame, unit: str) -> None:
+    """Refuse a ``summary.csv`` that is missing or says other than the summary of ``runs.csv`` (edited, or left by
+    another run): the reports compute their numbers from ``runs.csv`` and cite ``summary.csv`` for them."""
+    if not path.is_file():
+        raise CabenchError(f"{path}: missing (deleted?); the reports cite it for the numbers of runs.csv; "
+                           f"{AGAIN}")
+    expected = to_files(summary, unit).reset_index(drop=True)
+    written = read_csv(path)
+    if "status" in written:  # the cells the run skipped are rows of their own
+        written = written[written["status"] == "ok"]
+    written = written.reset_index(drop=True)
+    same = set(expected.columns) <= set(written.columns) and len(written) == len(expected) and all(
+        _same_column(expected[c], written[c]) for c in expected.columns)
+    if not same:
+        raise CabenchError(f"{path}: does not say what runs.csv says (one of them was edited, or they come from "
+                           f"different runs); {AGAIN}")
+
+
+def _same_column(expected: pd.Series, written: pd.Series) -> bool:
+    """Whether a column of ``summary.csv`` holds the values computed from ``runs.csv``: numbers exactly (both
+    missing counts as the same), anything else as text."""
+    if pd.api.types.is_numeric_dtype(expected) and pd.api.types.is_numeric_dtype(written):
+        return bool(np.array_equal(expected.to_numpy(float), written.to_numpy(float), equal_nan=True))
+    return bool((expected.astype(str).to_numpy() == written.astype(str).to_numpy()).all())
 
 
 def read_record(path: Path) -> Any:

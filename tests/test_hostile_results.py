@@ -386,3 +386,30 @@ def test_config_nested_too_deeply_is_one_line(tmp_path):
     path = tmp_path / "deep.yaml"
     path.write_text("[" * 100_000)
     one_line_error(cli("run", path), "deep.yaml: malformed YAML: nested too deeply")
+
+
+@pytest.mark.parametrize("damage", ["summary value", "summary deleted", "runs value"])
+def test_a_summary_that_runs_csv_does_not_back_is_refused(tmp_path, named_psi, damage):
+    """The reports compute their numbers from runs.csv and cite summary.csv for them: with summary.csv deleted or
+    edited, or a runs.csv value edited, they went on citing a file that said otherwise (exit 0)."""
+    root = tmp_path / "root"
+    shutil.copytree(named_psi, root)
+    folder = root / "names"
+    assert cli("recommend", root).exit_code == 0
+    if damage == "summary value":
+        summary = pd.read_csv(folder / "summary.csv")
+        summary.loc[0, "spend_share"] = 0.111
+        (folder / "summary.csv").write_text(summary.to_csv(index=False))
+    elif damage == "summary deleted":
+        (folder / "summary.csv").unlink()
+    else:
+        runs = (folder / "runs.csv").read_text().splitlines()
+        header = runs[0].split(",")
+        row = runs[1].split(",")
+        row[header.index("f1")] = "0.5" if row[header.index("f1")] != "0.5" else "0.25"
+        (folder / "runs.csv").write_text("\n".join([runs[0], ",".join(row), *runs[2:]]) + "\n")
+    before = checksums(root)
+    for command in ("recommend", "report"):
+        said = "missing (deleted?)" if damage == "summary deleted" else "does not say what runs.csv says"
+        one_line_error(cli(command, root), f"{folder / 'summary.csv'}: {said}")
+    assert checksums(root) == before
