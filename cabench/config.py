@@ -40,6 +40,8 @@ TOP_KEYS = {
 LIMITS = {"rho": 1e9, "repetitions": 10**7, "chunk_size": 10**6, "points": 10**6, "window": 10**7,
           "tune_repetitions": 10**6, "radius": 1e6, "seed": 2**63 - 1}
 SPLIT_KEYS = {"profiling_size", "seed"}
+#: The folder of a results root that ``cabench plot`` draws into: no experiment's name.
+FIGURES = "figures"
 ARMS_KEYS = {"preset", "models", "temperatures", "max_new_tokens", "prompting", "config_ids"}
 SYNTHETIC_KEYS = {"name", "means", "costs", "noise", "sigma", "cost_spread"}
 TRAJECTORY_KEYS = {"rho", "budget", "points", "window"}
@@ -494,6 +496,11 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     if not name.isprintable():
         raise r.fail("name", f"{name[:40]!r} holds a character that is not printable (a newline, a tab or another "
                              "control character); an experiment name is one line of printable text")
+    if name != name.strip():  # ' lead' and 'lead' read alike in every report
+        raise r.fail("name", f"{name[:40]!r} begins or ends with a space; leave it out")
+    if name == FIGURES:
+        raise r.fail("name", f"'{FIGURES}' is the folder `cabench plot` draws a results root's figures into; "
+                             "choose another name")
     return ExperimentConfig(
         name=name,
         source=source,

@@ -6,6 +6,7 @@ which cells to run, so editing it never invalidates a cached cell.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from cabench import registry
 from cabench.cells import Cell
 from cabench.config import ExperimentConfig, flag_note, resolve_budgets
 from cabench.data.dataset import Dataset, load_dataset
+from cabench.data.io import find_log_file
 from cabench.data.terms import quality_not_first
 from cabench.errors import CabenchError
 from cabench.problem import Problem, ReplaySampler, replay_problem
@@ -29,6 +31,10 @@ def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
                     "source": source}
         return synthetic_problem(cfg.synthetic), identity, None
     assert cfg.dataset is not None  # a config gives a dataset folder or a synthetic instance
+    try:  # a folder without logs is named with the config key that gave it (the logs' own errors name their file)
+        find_log_file(Path(cfg.dataset))
+    except CabenchError as exc:
+        raise CabenchError(f"{cfg.source}: dataset: {exc}") from None
     ds = load_dataset(cfg.dataset, cfg.split, cfg.terms, cfg.source)
     unfit = quality_not_first(ds.terms, registry.quality_first([m.name for m in cfg.methods], cfg.setting))
     if unfit:

@@ -218,3 +218,26 @@ def test_an_arm_filter_listing_a_value_twice_is_refused(key, values, said):
         parse_config(raw, "g.yaml")
     assert str(exc.value) == f"g.yaml: arms.{key}: lists {said} twice; list each once"
     parse_config({**raw, "arms": {key: list(dict.fromkeys(values))}}, "g.yaml")
+
+
+@pytest.mark.parametrize("name, said", [(" lead", "' lead' begins or ends with a space"),
+                                        ("trail ", "'trail ' begins or ends with a space"),
+                                        ("figures", "'figures' is the folder `cabench plot` draws")])
+def test_a_name_that_reads_like_another_or_is_plots_folder_is_refused(name, said):
+    """' lead' and 'lead' read alike in every report; an experiment named figures at a results root got plot's
+    files in its own folder."""
+    raw = {"name": name, "dataset": str(DATA / "gsm8k"), "setting": "psi", "rho": [20], "methods": ["copsi"]}
+    with pytest.raises(CabenchError) as exc:
+        parse_config(raw, "n.yaml")
+    assert str(exc.value).startswith(f"n.yaml: name: {said}")
+    parse_config({**raw, "name": "figures-1"}, "n.yaml")
+
+
+def test_a_dataset_folder_without_logs_is_named_with_the_config_key(tmp_path):
+    from cabench.plan import build_problem
+
+    (tmp_path / "empty").mkdir()
+    raw = {"name": "e", "dataset": str(tmp_path / "empty"), "setting": "psi", "rho": [20], "methods": ["copsi"]}
+    with pytest.raises(CabenchError) as exc:
+        build_problem(parse_config(raw, "e.yaml"))
+    assert str(exc.value).startswith(f"e.yaml: dataset: {tmp_path / 'empty'}: no log file")
