@@ -40,8 +40,25 @@ def row_facts(arms: pd.DataFrame, name: str, row: Mapping[str, Any]) -> dict[str
 
 
 def arm_facts(arms: pd.DataFrame, name: str) -> dict[str, Any]:
-    """An arm's normalised means, cost ``c_i``, ``nu``, and its real-unit means with 95% intervals where known."""
-    return row_facts(arms, name, arms[arms["config_id"].astype(str) == name].iloc[0])
+    """An arm's normalised means, cost ``c_i``, ``nu``, and its real-unit means with 95% intervals where known; for
+    one no other arm dominates that one would dominate but for a tie, ``tie_dominated_by`` names that arm
+    (:func:`dominated_but_for_ties`)."""
+    facts = row_facts(arms, name, arms[arms["config_id"].astype(str) == name].iloc[0])
+    better = dominated_but_for_ties(arms, name)
+    return {**facts, "tie_dominated_by": better} if better is not None else facts
+
+
+def dominated_but_for_ties(arms: pd.DataFrame, name: str) -> str | None:
+    """The first arm of ``arms`` at least as good as ``name`` on every objective and better on one (weak dominance),
+    for an arm that no arm dominates strictly; None for any other. The Pareto set dominates strictly in every
+    objective (paper §3.2): an arm that ties the better one on accuracy (k/n with few instances) and is worse on
+    the rest stays in it, which the answers say beside its name."""
+    means = arms[objective_columns(arms)].to_numpy(float)
+    i = int(np.flatnonzero(arms["config_id"].astype(str).to_numpy() == name)[0])
+    if ((means > means[i]).all(axis=1)).any():
+        return None  # dominated outright
+    weak = (means >= means[i]).all(axis=1) & (means > means[i]).any(axis=1)
+    return str(arms["config_id"].iloc[int(np.flatnonzero(weak)[0])]) if weak.any() else None
 
 
 def _online(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:

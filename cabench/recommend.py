@@ -81,6 +81,13 @@ def _facts(a: dict[str, Any], unit: str) -> str:
     return f"{real}normalised {objectives}; cost c_i {amount(a['profile_cost'], unit)}, nu {a['nu']:.3f}"
 
 
+def but_for_ties(a: dict[str, Any]) -> str:
+    """What a Pareto member that another configuration dominates but for a tie says of it, or nothing."""
+    other = a.get("tie_dominated_by")
+    return "" if other is None else (f" — no better than {quoted_name(other)} on any objective, worse on some; in "
+                                     "the set only by a tie (dominance is strict)")
+
+
 def per_call(a: dict[str, Any]) -> str:
     """Real units per call where known, each with its 95% interval (:func:`~cabench.report_cells.measurement`)."""
     return ", ".join(f"{prefix}{measurement(a, measure, number)}{suffix}"
@@ -195,8 +202,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                 lines.append(f"    {WEAK}: this budget is short of identifying the Pareto set (--all: how "
                              "often each configuration is returned)")
             for m in d["members"][:MEMBERS_SHOWN]:
-                if per_call(m):
-                    lines.append(f"    {quoted_name(m['config_id'])}: {per_call(m)}")
+                if per_call(m) or m.get("tie_dominated_by"):
+                    lines.append(f"    {quoted_name(m['config_id'])}: {per_call(m)}{but_for_ties(m)}")
             if len(d["members"]) > MEMBERS_SHOWN and per_call(d["members"][0]):
                 lines.append(f"    … {len(d['members']) - MEMBERS_SHOWN} more (--json lists all)")
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
