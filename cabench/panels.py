@@ -13,7 +13,8 @@ import contextlib
 import functools
 import math
 import threading
-from collections.abc import Callable, Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import matplotlib
@@ -49,9 +50,22 @@ def literal_text(draw: Callable) -> Callable:
     @functools.wraps(draw)
     def drawn(*args, **kwargs):
         with plt.rc_context({"text.parse_math": False, "figure.autolayout": False,
-                             "figure.constrained_layout.use": False}):
+                             "figure.constrained_layout.use": False}), warnings.catch_warnings():
+            # a character the font lacks is drawn as a box, a warning per character and figure: plot says it once
+            # (:func:`missing_glyphs`)
+            warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
             return draw(*args, **kwargs)
     return drawn
+
+
+def missing_glyphs(texts: Iterable[str]) -> list[str]:
+    """The characters of ``texts`` the figures' font has no glyph for (drawn as boxes), in order of first use."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    font = FT2Font(font_manager.findfont(font_manager.FontProperties()))
+    seen = dict.fromkeys(ch for text in texts for ch in text if ch.isprintable() and not ch.isspace())
+    return [ch for ch in seen if font.get_char_index(ord(ch)) == 0]
 
 
 def side_by_side(n: int, height: float = 2.5):

@@ -351,6 +351,7 @@ class Plotted:
     written: list[Path]
     kept: list[Path]
     left: list[Path] = field(default_factory=list)  # out-of-date figure files plot did not write: not deleted
+    boxes: list[str] = field(default_factory=list)  # characters of the names drawn that the font has no glyph for
 
     def message(self) -> str:
         """One line saying what was drawn and what was up to date (and which old files were not cabench's to
@@ -363,7 +364,10 @@ class Plotted:
         if not self.written:
             return (f"figures up to date, nothing redrawn ({len(self.kept)} files; their result files and the "
                     f"drawing code are unchanged); index {where}{left}")
-        return f"drew {len(self.written)} files, kept {len(self.kept)} up to date; index {where}{left}"
+        boxes = "" if not self.boxes else (
+            f"; the figures' font has no glyph for {', '.join(repr(c) for c in self.boxes[:5])}"
+            f"{' and more' if len(self.boxes) > 5 else ''} (drawn as boxes; the reports write the names in full)")
+        return f"drew {len(self.written)} files, kept {len(self.kept)} up to date; index {where}{left}{boxes}"
 
 
 def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
@@ -427,7 +431,8 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     left = figure_index.remove_figures(root, index[index["source"].isin(replaced) & ~index["stem"].isin(current)],
                                        keep=[*written, *carried])
     figure_index.record_figures(root, rows, replaced)
-    return Plotted(root, written, [*kept, *carried], left)
+    names = [text for e in mine for text in (e.label, *e.arms["config_id"].astype(str))] if written else []
+    return Plotted(root, written, [*kept, *carried], left, panels.missing_glyphs(names))
 
 
 def _write(root: Path, files: list[tuple[Path, bytes]], recorded: dict[str, str]) -> list[Path]:

@@ -698,3 +698,16 @@ def test_a_dot_in_a_figures_name_keeps_its_files_apart(tmp_path):
     assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == sorted(p.name for p in written)
     fig, _ = plt.subplots()
     assert [p.name for p in save(fig, tmp_path / "landscape.pdf", ["pdf"])] == ["landscape.pdf"]  # -o's own name
+
+
+def test_characters_the_font_lacks_are_said_once_not_warned_per_figure(tmp_path):
+    """A name in CJK or with an emoji printed matplotlib's "Glyph ... missing" warning per character and figure, with
+    cabench's and adjustText's paths; plot now says once which characters are drawn as boxes."""
+    import warnings
+
+    assert panels.missing_glyphs(["plain-name_1.0", "名前 🚀", "名"]) == ["名", "前", "🚀"]  # DejaVu Sans: matplotlib's
+    fig, ax = plt.subplots()
+    ax.set_title("名前 🚀")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        save(fig, tmp_path / "boxes", ["png", "pdf"])

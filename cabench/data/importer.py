@@ -162,6 +162,9 @@ def _check_source(item: Any, name: str, path: Path) -> None:
         summed = f", or a list of source columns to sum ({', '.join(SUMMABLE)})" if name in SUMMABLE else ""
         raise CabenchError(f"{path}: columns.{name}: expected the name of one source column{summed}, got "
                            f"{shown(item)}")
+    again = next((p for n, p in enumerate(parts) if p in parts[:n]), None)
+    if again is not None:  # summed twice, the count would double
+        raise CabenchError(f"{path}: columns.{name}: lists {again!r} twice; list each column once")
 
 
 #: A number as a log's cell writes it: digits with an optional sign, point and exponent.
@@ -489,6 +492,10 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping) or give "
                                f"a constant (--set {name}=...)")
     given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
+    for name, filled in (given.get("filled") or {}).items():
+        if not filled:  # the source gives the column on every row: --set changed nothing
+            echo(f"warning: --set {name}: the logs give {name} on every row, so nothing was filled (--set fills "
+                 f"empty cells only; `cabench data import --override {name}=...` replaces the logs' values)")
     defaults = {k: v for k, v in (info.get("metadata_defaults") or {}).items() if k not in {**settings, **overrides}}
     for name, value in defaults.items():  # what the reader assumes the source's tool uses, where nothing was given
         canonical.loc[canonical[name].isna(), name] = value

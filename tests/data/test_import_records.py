@@ -187,3 +187,27 @@ def test_set_reads_numbers_as_a_logs_cell_does_and_once(tmp_path):
     for value, read in (("0.7", 0.7), (".5", 0.5), ("1e-1", 0.1), ("+2", 2.0)):
         ok(imported("canonical", path, tmp_path / value, "--set", f"temperature={value}"))
         assert set(pd.read_csv(tmp_path / value / "logs.csv.gz")["temperature"]) == {read}
+
+
+def test_set_on_a_column_the_logs_fill_says_it_changed_nothing(tmp_path):
+    """``--set correct=1`` on logs that give correct on every row ran on the logs' values without a word."""
+    logs = tmp_path / "logs.csv"
+    frame = tiny_logs(n_configs=2, n_instances=6).drop(columns="prompting")
+    frame.loc[0, "temperature"] = None  # one empty cell for --set to fill
+    frame.to_csv(logs, index=False)
+    result = imported("canonical", logs, tmp_path / "ds", "--set", "correct=1", "--set", "prompting=cot",
+                      "--set", "temperature=0.5")
+    ok(result)
+    assert ("warning: --set correct: the logs give correct on every row, so nothing was filled" in result.stdout)
+    assert "--set prompting" not in result.stdout and "--set temperature" not in result.stdout  # given; filled
+    assert provenance(tmp_path / "ds")["filled"] == {"correct": 0, "temperature": 1}
+    assert set(pd.read_csv(tmp_path / "ds" / "logs.csv.gz")["correct"]) == {0, 1}
+
+
+def test_a_column_summed_twice_is_refused(tmp_path):
+    """``tokens: [pin, pin]`` doubled every token count without a word."""
+    logs = _logs(tmp_path)
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text("columns: {tokens: [tokens, tokens]}\n")
+    refused(imported("canonical", logs, tmp_path / "ds", "--mapping", str(mapping)), str(mapping),
+            "columns.tokens: lists 'tokens' twice")
