@@ -454,6 +454,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         more = f" ({len(empty) - 1} more such row{'s' if len(empty) > 2 else ''})" if len(empty) > 1 else ""
         raise CabenchError(f"{source}: {place(int(empty[0]))} is empty (every cell){more}; remove the empty rows")
     echo(f"read {len(frame)} rows from {len(files)} file{'s' if len(files) != 1 else ''} ({fmt})")
+    if frame.empty:  # an empty file said "model: no such column" (JSON lines) or "no columns to parse" (CSV)
+        raise CabenchError(f"{source}: no rows; a log needs one row per (configuration, instance)")
     columns = {k: v for k, v in mapping["columns"].items() if k not in overrides}  # --override replaces a column
     for name in MAPPED:  # canonical names need no mapping
         if name not in columns and name not in mapping["constants"] and name not in overrides and name in frame:

@@ -8,6 +8,7 @@ that cannot be read or parsed is a :class:`~cabench.errors.CabenchError`.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import gzip
 import io
@@ -223,6 +224,9 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
                            "object per line) or parquet")
     capped = None
     text = list(text)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == 0:  # (a missing file is said below)
+            raise CabenchError(f"{path}: an empty file; a log needs one row per (configuration, instance)")
     try:
         if name.endswith(".parquet"):
             return pd.read_parquet(path)

@@ -211,3 +211,13 @@ def test_a_column_summed_twice_is_refused(tmp_path):
     mapping.write_text("columns: {tokens: [tokens, tokens]}\n")
     refused(imported("canonical", logs, tmp_path / "ds", "--mapping", str(mapping)), str(mapping),
             "columns.tokens: lists 'tokens' twice")
+
+
+def test_an_empty_log_says_so_whatever_its_format(tmp_path):
+    """An empty JSON-lines file said "model: no such column" and an empty CSV "unreadable file (No columns to
+    parse from file)"."""
+    for name, content in (("e.jsonl", ""), ("e.csv", ""), ("blank.jsonl", "\n\n")):
+        path = tmp_path / name
+        path.write_text(content)
+        said = "no rows" if content else "an empty file"
+        refused(imported("canonical", path, tmp_path / "ds"), f"{path}: {said}; a log needs one row per")

@@ -352,12 +352,26 @@ def _cut(path: Path) -> None:
     path.write_text(path.read_text()[:-40])
 
 
+def _runtime_as_text(path: Path) -> None:
+    entries = json.loads(path.read_text())
+    stat = next(s for s in entries[0]["stats"] if s["name"]["name"] == "inference_runtime")
+    stat["sum"] = str(stat["sum"])
+    path.write_text(json.dumps(entries, indent=2))
+
+
 BROKEN = [
     ("helm", "truncated", lambda r: _cut(_first(r, "per_instance_stats.json")), "not valid JSON"),
     ("helm", "missing field", lambda r: _edit(_first(r, "per_instance_stats.json"), '"instance_id": "id0"',
                                               '"instance": "id0"'), "missing field 'instance_id'"),
     ("helm", "wrong type", lambda r: _edit(_first(r, "per_instance_stats.json"), '"sum": 100,', '"sum": "many",'),
      "'sum' is 'many', not a number"),
+    ("helm", "text runtime", lambda r: _runtime_as_text(_first(r, "per_instance_stats.json")),  # the stat named
+     "entry 1: inference_runtime: 'sum' is '1.5', not a number"),
+    ("helm", "NaN temperature", lambda r: _edit(_first(r, "run_spec.json"), '"temperature": 0.0',
+                                                '"temperature": NaN'),  # was taken for "not recorded"
+     "adapter_spec 'temperature' is nan, not a finite number"),
+    ("inspect", "NaN temperature", lambda r: _edit(_first(r, "*.json"), '"temperature": 0.0', '"temperature": NaN'),
+     "generation config: 'temperature' is nan, not a finite number"),
     ("inspect", "truncated", lambda r: _cut(_first(r, "*.json")), "not valid JSON"),
     ("inspect", "truncated archive", lambda r: _first(r, "*.eval").write_bytes(_first(r, "*.eval").read_bytes()[:200]),
      "damaged .eval log"),

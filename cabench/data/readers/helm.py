@@ -46,6 +46,7 @@ completion_tokens  ``num_completion_tokens`` (else ``num_output_tokens``)
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -193,7 +194,10 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
                 "prompting": "cot" if cot else "direct", "deployment": deployment}
         for key in ("temperature", "max_new_tokens"):
             if meta[key] is not None:
-                check(meta[key], (int, float), f"{spec_path}: adapter_spec '{'max_tokens' if key[0] == 'm' else key}'")
+                said = f"{spec_path}: adapter_spec '{'max_tokens' if key[0] == 'm' else key}'"
+                check(meta[key], (int, float), said)
+                if not math.isfinite(meta[key]):  # NaN read as "not recorded" and asked for with --set
+                    raise CabenchError(f"{said} is {meta[key]}, not a finite number")
         entries = json_file(stats_path, "HELM per_instance_stats.json")
         if not isinstance(entries, list):
             raise CabenchError(f"{stats_path}: expected a list of per-instance entries")
@@ -217,10 +221,10 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
                 left_out[split] += 1
                 continue
             chosen.add(found)
-            value = _value(stats[found], "mean", where)
+            value = _value(stats[found], "mean", f"{where}: {found}")
             rows.append({**meta, "instance_id": str(instance),
                          "correct": None if value is None else correctness(value, f"{where}: {found}"),
-                         "latency_s": _value(stats.get("inference_runtime"), "sum", where),
+                         "latency_s": _value(stats.get("inference_runtime"), "sum", f"{where}: inference_runtime"),
                          **_tokens(stats, where), "file": stats_path, "position": n + 1,
                          "failed": False})
             groups.append(scenario)

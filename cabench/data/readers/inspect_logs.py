@@ -48,6 +48,7 @@ failed             the sample has an ``error``
 from __future__ import annotations
 
 import datetime
+import math
 from pathlib import Path
 from typing import Any
 
@@ -133,9 +134,13 @@ def _settings(header: dict[str, Any], where: str) -> dict[str, Any]:
               **{k: v for k, v in field_at(header, "plan.config", dict, where, {}).items() if v is not None}}
     steps = field_at(header, "plan.steps", list, where, [])
     cot = any(isinstance(s, dict) and str(s.get("solver", "")).split("/")[-1] == "chain_of_thought" for s in steps)
-    return {"temperature": field_at(config, "temperature", (int, float), f"{where}: generation config"),
-            "max_new_tokens": field_at(config, "max_tokens", (int, float), f"{where}: generation config"),
-            "prompting": "cot" if cot else "direct"}
+    out = {"temperature": field_at(config, "temperature", (int, float), f"{where}: generation config"),
+           "max_new_tokens": field_at(config, "max_tokens", (int, float), f"{where}: generation config"),
+           "prompting": "cot" if cot else "direct"}
+    for key, value in (("temperature", out["temperature"]), ("max_tokens", out["max_new_tokens"])):
+        if value is not None and not math.isfinite(value):  # NaN was read as "not recorded"
+            raise CabenchError(f"{where}: generation config: '{key}' is {value}, not a finite number")
+    return out
 
 
 _SCORING = ("scorer", "scorers")  # the span (and, before spans, step) types of a sample's scoring
