@@ -58,8 +58,12 @@ def check_identity(cfg: LiveConfig, out: Path) -> None:
                                "folder belongs to: restore it, or pass another --out to start a new run")
         if held.get("config_digest") == digest:
             return
-        if held.get("digest_but_budget") != but_budget or _method_called(out):
+        if held.get("digest_but_budget") != but_budget:
             raise CabenchError(f"{out}: holds the run of another config ({held.get('name')}, {held.get('source')}); "
+                               "pass another --out to start a new run")
+        if _method_called(out):  # the same config but for its budget: the method's calls were chosen under the other
+            raise CabenchError(f"{out}: holds this run with another budget, and its method has made calls chosen "
+                               "under that budget, so it resumes only with the same one; restore the budget, or "
                                "pass another --out to start a new run")
         before = _held_budget(held, out, cfg)
         if before is not None and not (cfg.budget is not None and cfg.budget > before):

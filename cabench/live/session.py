@@ -212,8 +212,9 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
         unit = cfg.terms.cost
         made = sum(1 for key in caller.journal.done if key.startswith("p:"))
         paid = caller.journal.charged_for("p:")
-        need = (f"; at that rate profiling needs about {amount(paid * k * len(prof_ids) / made, unit)}"
-                if made else "")
+        need = (f"; at that rate profiling needs about {amount(paid * k * len(prof_ids) / made, unit)}, plus the "
+                "worst case of its last call (a call starts only while its worst case, the prompt and the generation "
+                "limit, fits in what is left)" if made else "")
         raise CabenchError(f"{cfg.source}: the budget does not cover profiling ({k} configurations x "
                            f"{len(prof_ids)} instances): {made} profiling calls cost {amount(paid, unit)}{need}; "
                            "raise the budget and re-run into the same folder (the calls made are kept), or lower "

@@ -361,4 +361,5 @@ def test_a_budget_short_of_profiling_is_raised_in_place_keeping_the_calls_paid(t
     method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
     assert method and len(endpoint.billed) == billed + K * PROFILING - len(paid) + len(method)
     again = attempt(70 * PROFILING * K * dearest)  # the method has called: its budget is the run's
-    assert again.exit_code == 2 and "holds the run of another config" in again.stderr, again.output
+    assert again.exit_code == 2 and "holds this run with another budget, and its method has made calls" in \
+        again.stderr, again.output  # only the budget differs: said so, not "another config"
