@@ -66,9 +66,15 @@ def amount_up(value: float, unit: str) -> float:
     if unit != "usd":
         if not 0 < value < 10:
             return math.ceil(value)
-        digits = 2 - math.floor(math.log10(value))
-        return min(math.ceil(value * 10.0 ** digits) / 10.0 ** digits, 10.0)
+        return min(_up(value, 2 - math.floor(math.log10(value))), 10.0)
     if value >= 1:
-        return math.ceil(value * 100) / 100
-    digits = 3 - math.floor(math.log10(value))
-    return math.ceil(value * 10.0 ** digits) / 10.0 ** digits
+        return _up(value, 2)
+    return _up(value, 3 - math.floor(math.log10(value)))
+
+
+def _up(value: float, digits: int) -> float:
+    """``value`` rounded up to ``digits`` decimals, never below it: ``ceil(value * 10^d) / 10^d`` in floats can land a
+    hair under (0.013000000000000001 gave 0.013), so it is taken one step up then."""
+    scale = 10.0 ** digits
+    up = math.ceil(value * scale) / scale
+    return up if up >= value else (math.ceil(value * scale) + 1) / scale

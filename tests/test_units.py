@@ -38,11 +38,12 @@ def test_token_counts_below_ten_keep_three_significant_digits_with_their_interva
 
 
 @pytest.mark.parametrize("value, unit", [(0.12341, "tokens"), (9.8712, "tokens"), (9.9991, "tokens"), (1e-9, "tokens"),
-                                         (12.2, "tokens"), (0.012341, "usd"), (3.141, "usd")])
+                                         (12.2, "tokens"), (0.012341, "usd"), (3.141, "usd"),
+                                         (0.013000000000000001, "usd"), (1.1300000000000001, "usd")])  # float steps
 def test_an_amount_rounded_up_is_said_as_no_less_than_it_is(value, unit):
     """``amount_up`` rounds to what ``amount`` shows, upwards: the least budget a message asks for is enough."""
     up = amount_up(value, unit)
     assert up >= value
     said = amount(up, unit).replace("$", "").replace(",", "").split()[0]
     assert float(said) == pytest.approx(up, rel=1e-12)
-    assert up - value <= 0.01 * max(value, 1e-300) + (1 if unit == "tokens" and value >= 10 else 0)
+    assert up - value <= 0.011 * max(value, 1e-300) + (1 if unit == "tokens" and value >= 10 else 0)

@@ -282,11 +282,10 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = (),
     if cold.any():
         raise CabenchError(f"{source}: column 'temperature' is negative at {_rows(cold, place)}; a sampling "
                            "temperature is 0 or more")
-    unbounded = (out["max_new_tokens"] == NO_LIMIT).to_numpy()
-    short = (out["max_new_tokens"] <= 0).to_numpy() & ~unbounded
-    if short.any():
-        raise CabenchError(f"{source}: column 'max_new_tokens' is not positive at {_rows(short, place)}; a "
-                           f"generation limit is a positive token count ({NO_LIMIT}: none)")
+    short = ((out["max_new_tokens"] < 0) & (out["max_new_tokens"] != NO_LIMIT)).to_numpy()
+    if short.any():  # 0: a call scored on its prompt's log-probabilities (HELM's multiple_choice_separate_*)
+        raise CabenchError(f"{source}: column 'max_new_tokens' is negative at {_rows(short, place)}; a generation "
+                           f"limit is a token count ({NO_LIMIT}: none)")
     out["correct"] = out["correct"] + 0.0  # a score of -0.0 is 0.0 (it was written as -0.0)
     outside = ((out["correct"] < 0) | (out["correct"] > 1)).to_numpy()
     if outside.any():

@@ -153,22 +153,24 @@ def test_json_lines_with_a_byte_order_mark_read_as_without(tmp_path):
 
 def test_impossible_sampling_settings_are_refused_naming_rows(tmp_path):
     """A negative temperature or generation limit became a configuration named ``..._t-1.0_g-256_...``; -1 is the
-    limit of a configuration without one (Ollama's and llama.cpp's ``num_predict``)."""
+    limit of a configuration without one (Ollama's and llama.cpp's ``num_predict``), 0 that of a call scored on its
+    prompt's log-probabilities (HELM's ``multiple_choice_separate_*`` runs write ``max_tokens: 0``)."""
     frame = tiny_logs(n_configs=2, n_instances=6)
     path = tmp_path / "logs.csv"
     for column, value, words in [("temperature", -1.0, "column 'temperature' is negative at rows 1, 2, 3"),
-                                 ("max_new_tokens", -256, "column 'max_new_tokens' is not positive at rows 1, 2, 3"),
-                                 ("max_new_tokens", 0, "a generation limit is a positive token count (-1: none)")]:
+                                 ("max_new_tokens", -256, "column 'max_new_tokens' is negative at rows 1, 2, 3"),
+                                 ("max_new_tokens", -2, "a generation limit is a token count (-1: none)")]:
         bad = frame.copy()
         bad.loc[bad["config_id"] == "cfg0", column] = value
         bad.to_csv(path, index=False)
         refused(imported("canonical", path, tmp_path / "ds"), str(path), words)
     unlimited = frame.copy()
     unlimited.loc[unlimited["config_id"] == "cfg0", "max_new_tokens"] = -1
+    unlimited.loc[unlimited["config_id"] == "cfg1", "max_new_tokens"] = 0  # scored on log-probabilities (HELM)
     unlimited.to_csv(path, index=False)
     ok(imported("canonical", path, tmp_path / "ds"))
     logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
-    assert set(logs["max_new_tokens"]) == {-1, 128}
+    assert set(logs["max_new_tokens"]) == {-1, 0}
     no_temperature = tmp_path / "nt.csv"
     frame.drop(columns="temperature").to_csv(no_temperature, index=False)
     refused(imported("canonical", no_temperature, tmp_path / "ds2", "--set", "temperature=-0.5"), "negative")
