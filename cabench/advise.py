@@ -419,6 +419,8 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
         return [f"online: {item['undecided']}{idle_note}"]
     c = d["configuration"]
     first, *others = _at_decision(item, ("rho",))
+    # the deciding method's repetitions that pulled several configurations most, equally often: they chose nothing
+    alone = f" (none pulled most alone in {100 * d['no_single']:.0f}%)" if d.get("no_single") else ""
 
     def share(r: dict[str, Any]) -> str:
         return f"{100 * next((x['share'] for x in r['exploited'] if x['config_id'] == c['config_id']), 0.0):.0f}%"
@@ -430,7 +432,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
             return f"{100 * sum(x['share'] for x in r['exploited'] if x['config_id'] in tied):.0f}%"
 
         lines = [f"online: pay for {any_of(d)} — {registry.display(first['method'])} exploits each in "
-                 f"{share(first)} of {first['repetitions']} repetitions (one of them in {one_of(first)}"
+                 f"{share(first)} of {first['repetitions']} repetitions (one of them in {one_of(first)}{alone}"
                  + "".join(f", {registry.display(r['method'])} in {one_of(r)}" for r in others)
                  + f"; the runs do not choose between them); spent {100 * first['spend_share']:.1f}% of "
                  f"{amount(d['budget'], unit)}{idle_note}"]
@@ -439,9 +441,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
         return lines + ([f"  … and {len(shown) - TIED_SHOWN} more (the report lists them)"]
                         if len(shown) > TIED_SHOWN else [])
     shares = f"{registry.display(first['method'])} exploits it in {share(first)} of {first['repetitions']} " \
-             "repetitions" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
-    if d.get("no_single"):  # the rest pulled several configurations most, equally often
-        shares += f" (none pulled most alone in {100 * d['no_single']:.0f}%)"
+             f"repetitions{alone}" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
     lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}; spent {100 * first['spend_share']:.1f}% of "
              f"{amount(d['budget'], unit)}{idle_note}"]
     return lines + ([f"  per call: {per_call(c)}"] if per_call(c) else [])

@@ -1,7 +1,8 @@
 """What each method answered in an experiment's results, and the decision they support.
 
 Per method and budget (:func:`answers`): online, the configuration each repetition ends up exploiting (the
-most-pulled arm at the end of the budget, ties to the lowest arm) and how often; identification, the returned Pareto
+most-pulled arm at the end of the budget; a repetition that ends with several pulled most, equally often, exploits
+none of them: ``Experiment.exploited_alone``) and how often; identification, the returned Pareto
 set by configuration name — how often each configuration is returned, the most frequent returned set and the share
 of repetitions returning exactly the true set (Algorithm 2, line 14). :func:`decision` condenses them to the answer
 at the largest budget by the best method there, and :func:`brief` to the few fields the reports' overview of
@@ -145,12 +146,21 @@ def no_decision(e: Experiment) -> str:
     the best method at the largest budget ended pulling one configuration most, or that only round robins were
     run."""
     reason = indifferent(e)
-    if reason is None and e.setting == "online" and any(
-            registry.prefers(r["method"], "online") and not r["exploited"] for r in top_answers(e)):
-        reason = ("no decision: at the largest budget no repetition ends with one configuration pulled more often "
-                  "than every other (the budget is spent before the methods tell the configurations apart); give a "
-                  "larger budget")
+    best = None if reason is not None or e.setting != "online" else _best_online(e)
+    row = None if best is None else next(r for r in top_answers(e) if r["method"] == best["method"])
+    if best is not None and row is not None and not row["exploited"]:
+        reason = (f"no decision: at the largest budget no repetition of {registry.display(best['method'])} (lowest "
+                  "mean R_HV) ends with one configuration pulled more often than every other (the budget is spent "
+                  "before it tells the configurations apart); give a larger budget")
     return reason or "no method with a preference was run"
+
+
+def _best_online(e: Experiment) -> Any:
+    """The summary row of the method with a preference and the lowest mean R_HV at the largest budget, or None."""
+    summary = e.summary()
+    top = summary[summary["rho"] == summary["rho"].max()]
+    top = top[[registry.prefers(m, "online") for m in top["method"]]]
+    return None if top.empty else top.sort_values("regret_hv", kind="stable").iloc[0]
 
 
 def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -164,10 +174,9 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
         summary = summary[summary["cost_mode"] == "deterministic"]
     top = summary[summary["rho"] == summary["rho"].max()]
     if e.setting == "online":
-        top = top[[registry.prefers(m, "online") for m in top["method"]]]
-        if top.empty or indifferent(e):
+        best = _best_online(e)
+        if best is None or indifferent(e):
             return None
-        best = top.sort_values("regret_hv", kind="stable").iloc[0]
         row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
         if not row["exploited"]:  # no repetition pulled one configuration most: no_decision says so
             return None
@@ -220,8 +229,9 @@ def brief(e: Experiment) -> dict[str, Any] | None:
     """The decision at the largest budget (:func:`decision`) in the few plain fields the reports' overview shows:
     the method, budget, cost mode, the configuration names (online: the one exploited most, and any exploited as
     often; identification: the returned set), how often that method gives it and in how many repetitions, and for
-    identification how often it returns the exact true set. None where :func:`decision` gives none
-    (:func:`no_decision`)."""
+    identification how often it returns the exact true set; online, the share of repetitions that pulled several
+    configurations most (``no_single``), identification, the members in the set only by a tie (``tie_only``). None
+    where :func:`decision` gives none (:func:`no_decision`)."""
     d = top_decision(e)
     if d is None:
         return None
@@ -229,4 +239,6 @@ def brief(e: Experiment) -> dict[str, Any] | None:
     return {"method": d["method"], "rho": d["rho"], "budget": d["budget"], "cost_mode": d.get("cost_mode") or "",
             "names": [x["config_id"] for x in answered(d)] if online else list(d["pareto_set"]),
             "share": float(d["configuration"]["share"] if online else d["share"]), "repetitions": d["repetitions"],
-            "exact_true_set": None if online else float(d["exact_true_set"])}
+            "exact_true_set": None if online else float(d["exact_true_set"]),
+            "no_single": float(d.get("no_single") or 0.0),
+            "tie_only": [] if online else [m["config_id"] for m in d["members"] if m.get("tie_dominated_by")]}

@@ -588,6 +588,8 @@ def live(
     cfg, spend = _session(config, out, base_url, quiet, collect=False)
     decision = json.loads((out / "decision.json").read_text())
     chosen = decision.get("configuration") or ", ".join(decision.get("pareto_set", []))
+    if decision.get("tied"):  # evaluated most, equally often: the run does not choose between them
+        chosen = f"none chosen: {', '.join(decision['tied'])} were evaluated most, equally often"
     unit = spend["cost_unit"]
     tokens = "" if unit == "tokens" else f" ({spend['spent_tokens']:,.0f} tokens)"
     typer.echo(f"{cfg.name}: spent {amount(spend[f'spent_{unit}'], unit)}{tokens} of "

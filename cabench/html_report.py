@@ -116,6 +116,14 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
     finders = [{"method": m, "name": registry.display(m), "share": _share(shares[m]), "chosen": m == d["method"],
                 "note": "" if e.setting == "psi" or registry.prefers(m, "online")
                 else f"a round robin: no preference ({registry.IN_TURN})"} for m in methods]
+    notes = []
+    if d.get("no_single"):
+        notes.append(f"In {_share(d['no_single'])['text']} of its repetitions {registry.display(d['method'])} ended "
+                     "with several configurations pulled most, equally often: those repetitions chose none.")
+    for m in d.get("members") or []:
+        if m.get("tie_dominated_by"):
+            notes.append(f"{m['config_id']} is no better than {m['tie_dominated_by']} on any objective and worse on "
+                         "some: it is in the set only by a tie (dominance is strict, paper §3.2).")
     what = ((f"pay for {names[0]}" if len(names) == 1 else f"pay for any of {listed(names)} (exploited "
              "equally often: the runs do not choose between them)") if e.setting == "online"
             else f"the Pareto set of {len(names)} configuration{'s' if len(names) != 1 else ''}")
@@ -124,7 +132,7 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
             "budget": amount(d["budget"], e.cost_unit), "criterion": d["criterion"], "mode": mode or "",
             "share": _share(d["configuration"]["share"] if e.setting == "online" else d["share"]),
             "exact_true_set": _share(d["exact_true_set"]) if e.setting == "psi" else None,
-            "header": header, "rows": rows, "finders": finders,
+            "header": header, "rows": rows, "finders": finders, "notes": notes,
             "finder_header": ("exploits it most in" if len(names) == 1 else "exploits one of them most in")
             if e.setting == "online" else "returns exactly this set in"}
 

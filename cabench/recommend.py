@@ -201,11 +201,14 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             if weak(d["share"]):
                 lines.append(f"    {WEAK}: this budget is short of identifying the Pareto set (--all: how "
                              "often each configuration is returned)")
-            for m in d["members"][:MEMBERS_SHOWN]:
-                if per_call(m) or m.get("tie_dominated_by"):
-                    lines.append(f"    {quoted_name(m['config_id'])}: {per_call(m)}{but_for_ties(m)}")
-            if len(d["members"]) > MEMBERS_SHOWN and per_call(d["members"][0]):
-                lines.append(f"    … {len(d['members']) - MEMBERS_SHOWN} more (--json lists all)")
+            noted = [m for m in d["members"] if per_call(m) or m.get("tie_dominated_by")]
+            for m in noted[:MEMBERS_SHOWN]:
+                shown_units = f": {per_call(m)}" if per_call(m) else ""
+                lines.append(f"    {quoted_name(m['config_id'])}{shown_units}{but_for_ties(m)}")
+            if len(noted) > MEMBERS_SHOWN:
+                ties = sum(1 for m in noted[MEMBERS_SHOWN:] if m.get("tie_dominated_by"))
+                lines.append(f"    … {len(noted) - MEMBERS_SHOWN} more (--json lists all"
+                             + (f"; {ties} of them in the set only by a tie)" if ties else ")"))
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
         lines += constrained_lines(item)
         if item["no_preference"]:

@@ -541,7 +541,9 @@ def decision_rows(c: Contents) -> list[dict]:
         each = "each in " if len(names) > 1 and not psi else ""  # online configurations exploited equally often
         often = f"{each}{round(d['share'] * n)} of {n} repetitions" + (
             f" (the exact true set in {round(d['exact_true_set'] * n)})" if psi else "") + (
-            f"; {WEAK}" if psi and weak(d["share"]) else "")
+            f"; {WEAK}" if psi and weak(d["share"]) else "") + (
+            f"; in {round(d['no_single'] * n)} no one configuration is pulled most" if d.get("no_single") else "") + (
+            f"; in the set only by a tie: {', '.join(d['tie_only'])}" if d.get("tie_only") else "")
         out.append({"experiment": e.label, "names": names[:NAMED], "more": max(len(names) - NAMED, 0),
                     "lead": ("pay for" if len(names) == 1 else "pay for any of") if e.setting == "online"
                     else f"the Pareto set of {len(names)}:",

@@ -678,7 +678,7 @@ def test_logs_the_import_refuses_leave_no_folder_behind(tmp_path):
     logs.write_text("")
     for out in (tmp_path / "new" / "advice", tmp_path):
         result = RUNNER.invoke(app, ["advise", str(logs), "--budget", "1e5tokens", "--out", str(out)])
-        assert result.exit_code == 2 and "evals.csv: unreadable file" in result.stderr, result.output
+        assert result.exit_code == 2 and "evals.csv: an empty file" in result.stderr, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["evals.csv"]
 
 

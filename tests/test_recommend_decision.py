@@ -147,8 +147,8 @@ def test_a_weak_identification_answer_is_flagged_in_both_reports_decisions(tmp_p
     write_reports(tmp_path)
     row = next(x for x in (tmp_path / "REPORT.md").read_text().split("## Decisions", 1)[1].splitlines()
                if x.startswith("| `short` |"))
-    assert row.endswith(f"| {k} of 4 repetitions (the exact true set in {round(d['exact_true_set'] * 4)}); no set came "
-                        "back in most repetitions |")
+    assert f"| {k} of 4 repetitions (the exact true set in {round(d['exact_true_set'] * 4)}); no set came back in " \
+           "most repetitions" in row and row.endswith(" |")  # (then any member in the set only by a tie)
     page = (tmp_path / "REPORT.html").read_text()
     assert f"{k} of 4 repetitions (the exact true set in {round(d['exact_true_set'] * 4)}); no set came back" in page
     assert "no set came back in most repetitions: this budget is short" in RUNNER.invoke(app, ["recommend",
@@ -358,7 +358,8 @@ def test_a_budget_that_ends_with_configurations_pulled_equally_often_decides_not
             if rho == 1:
                 assert (pulls["max"] == 1).all() and (pulls.iloc[:, 1] == 4).all()  # one pull each, every rep
                 assert set(e.runs["exploited"]) == {e.arms["config_id"].iloc[0]}  # the logs' first, as written
-                assert d is None and "no repetition ends with one configuration pulled more often" in no_decision(e)
+                assert d is None and ("no repetition of CoHV-UCB (lowest mean R_HV) ends with one configuration "
+                                      "pulled more often") in no_decision(e)
             else:
                 alone = int((pulls.iloc[:, 1] == 1).sum())
                 assert alone >= 1 and d["configuration"]["share"] <= alone / 4
@@ -380,3 +381,42 @@ def test_a_pareto_member_dominated_but_for_a_tie_is_said_to_be():
     assert but_for_ties(arm_facts(arms, "E")) == ""
     even = arms.assign(mu_efficiency=[0.5, 0.5, 0.9, 0.4])  # C equal to A everywhere: neither is better
     assert dominated_but_for_ties(even, "C") is None and dominated_but_for_ties(even, "A") is None
+
+
+def test_both_reports_say_what_recommend_says_of_ties(tmp_path):
+    """recommend and advise said that a Pareto member is in the set only by a tie, and how many repetitions pulled
+    several configurations most; REPORT.md and REPORT.html said neither."""
+    from cabench.html_report import render_html
+    from cabench.report import build_report, gather
+    from tests.conftest import tiny_logs, write_dataset
+
+    frame = tiny_logs(n_configs=3, n_instances=60)
+    twin = frame["config_id"] == "cfg1"
+    frame.loc[twin, "correct"] = frame.loc[frame["config_id"] == "cfg2", "correct"].to_numpy()  # cfg1 ties cfg2
+    frame.loc[twin, "latency_s"] = frame.loc[frame["config_id"] == "cfg2", "latency_s"].to_numpy() * 2  # and is
+    frame.loc[twin, "tokens"] = frame.loc[frame["config_id"] == "cfg2", "tokens"].to_numpy() * 2  # worse on the rest
+    data = write_dataset(tmp_path / "tie", frame, split={"profiling_size": 20})
+    root = tmp_path / "root"
+    for setting, rho, methods in (("psi", 200, ["copsi-r"]), ("online", 1, ["cohv-ucb"])):
+        run_experiment(parse_config({
+            "name": setting, "dataset": str(data), "setting": setting, "rho": [rho], "methods": methods,
+            "objectives": ["accuracy", "latency", "cost"], "repetitions": 4, "output": str(root / setting)},
+            "t.yaml"), quiet=True)
+    arms = pd.read_csv(root / "psi" / "arms.csv").set_index("config_id")
+    assert arms.loc["cfg1", "pareto"] == 1 and arms.loc["cfg1", "mu_accuracy"] == arms.loc["cfg2", "mu_accuracy"]
+    items = {i["experiment"]: i for i in recommend(root)}
+    assert items["psi"]["decision"]["members"][[m["config_id"] for m in items["psi"]["decision"]["members"]].index(
+        "cfg1")]["tie_dominated_by"] == "cfg2"
+    text = build_report(root)
+    decisions = text.split("## Decisions")[1].split("\n## ")[0].splitlines()
+    row = next(line for line in decisions if line.startswith("| `psi` |"))
+    assert "in the set only by a tie: cfg1" in row
+    page = render_html(gather(root))
+    assert "cfg1 is no better than cfg2 on any objective and worse on some" in page
+    online = next(line for line in decisions if line.startswith("| `online` |"))
+    alone = pd.read_csv(root / "online" / "selections.csv.gz").groupby("rep")["pulls"].apply(
+        lambda p: int((p == p.max()).sum()) == 1)
+    if items["online"]["decision"] is None:  # every repetition pulled several most
+        assert not alone.any() and "no repetition of CoHV-UCB" in online
+    else:
+        assert f"in {int((~alone).sum())} no one configuration is pulled most" in online or alone.all()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime
 import math
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -328,9 +328,8 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
     caller.drain()
     names = [o.name for o in norm.objectives]
     if cfg.setting == "online":
-        chosen = policy.decision()
         return {"setting": "online", "method": cfg.method.name, "objectives": names, "cost_unit": unit,
-                "configuration": cfg.configurations[chosen].name,
+                **online_decision(policy.n, [c.name for c in cfg.configurations]),
                 "estimates": {c.name: _estimates(policy.estimates(i), names) for i, c in
                               enumerate(cfg.configurations)}}
     if policy.returned is None:  # stopped by the budget: finish the eliminations on what was seen
@@ -339,6 +338,14 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
             "pareto_set": [cfg.configurations[i].name for i in policy.returned],
             "removed": [cfg.configurations[i].name for i in policy.removed],
             "samples": {c.name: int(policy.n[i]) for i, c in enumerate(cfg.configurations)}}
+
+
+def online_decision(pulls: Sequence[int], names: Sequence[str]) -> dict[str, Any]:
+    """``configuration``: the most evaluated (the first of several); ``tied``, where several were evaluated most,
+    equally often: all of them, as the run does not choose between them."""
+    most = max(pulls)
+    tied = [name for name, n in zip(names, pulls) if n == most]
+    return {"configuration": tied[0], **({"tied": tied} if len(tied) > 1 else {})}
 
 
 def _rho(cfg: LiveConfig, norm: Normalisation, profiling: float) -> float:

@@ -169,3 +169,12 @@ def test_an_instance_id_given_twice_is_refused_naming_both_lines(tmp_path, kind)
                                                "task")}[kind]
     with pytest.raises(CabenchError, match=r"t.jsonl: line 3: id 'same' is the id of line 2 too"):
         build()
+
+
+def test_a_live_online_decision_between_configurations_evaluated_equally_often_names_them_all():
+    """decision.json named the first configuration evaluated most, as if chosen, where several were evaluated most
+    equally often (the config's order, not the run's choice)."""
+    from cabench.live.session import online_decision
+
+    assert online_decision([3, 9, 2], ["a", "b", "c"]) == {"configuration": "b"}
+    assert online_decision([9, 3, 9], ["a", "b", "c"]) == {"configuration": "a", "tied": ["a", "c"]}
