@@ -161,19 +161,27 @@ def data_describe(
 def data_landscape(
     paths: Annotated[list[Path], typer.Argument(help="Dataset folder(s): one panel each.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Image file (.png, .pdf or .svg).")],
+    force: Annotated[bool, typer.Option("--force", help="Replace an image cabench did not draw.")] = False,
 ) -> None:
     """Draw Figure 1: accuracy against efficiency per configuration, the Pareto front labelled."""
     from cabench.data.dataset import load_dataset
+    from cabench.figure_index import drawn_by_cabench
     from cabench.plots import FORMATS, landscape_figure, save
 
     def act() -> list[Path]:
+        if not output.name or output.name in (".", "..") or output.is_dir():
+            raise CabenchError(f"-o {output}: give an image file's name (.png, .pdf or .svg), not a folder")
         fmt = output.suffix.lstrip(".").lower() or "png"
         if fmt not in FORMATS:
             raise CabenchError(f"-o {output}: the file name must end in one of "
                                f"{', '.join('.' + f for f in FORMATS)} (or have no ending, for .png)")
+        target = output.with_suffix(f".{fmt}")
+        if target.is_file() and not force and not drawn_by_cabench(target, target.parent, {}):
+            raise CabenchError(f"{target}: exists and is not an image cabench drew; nothing was written (--force "
+                               "replaces it)")
         datasets = [load_dataset(p) for p in paths]
         output.parent.mkdir(parents=True, exist_ok=True)
-        return save(landscape_figure(datasets), output.with_suffix(f".{fmt}"), [fmt])
+        return save(landscape_figure(datasets), target, [fmt])
     for path in _guard(act):
         typer.echo(f"wrote {path}")
 
@@ -182,6 +190,8 @@ def data_landscape(
 def data_table1(
     paths: Annotated[list[Path], typer.Argument(help="Dataset folder(s): one row each.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="CSV file to write.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace a file that is not a Table 1 cabench wrote.")
+                     ] = False,
 ) -> None:
     """Write Table 1 (K, accuracy, latency and token ranges, |P*|) of the datasets as CSV."""
     from cabench.data.dataset import load_dataset
@@ -189,12 +199,28 @@ def data_table1(
     from cabench.storage import to_csv, write_atomic
 
     def act() -> Any:
+        if not output.name or output.name in (".", "..") or output.is_dir():
+            raise CabenchError(f"-o {output}: give a CSV file's name, not a folder")
         frame = table1([load_dataset(p) for p in paths])
+        text = to_csv(frame)
+        if output.is_file() and not force and not _same_first_line(output, text):
+            raise CabenchError(f"{output}: exists and is not a Table 1 cabench wrote (its header differs); nothing "
+                               "was written (--force replaces it)")
         output.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(output, to_csv(frame))
+        write_atomic(output, text)
         return frame
     typer.echo(_guard(act).to_string(index=False))
     typer.echo(f"wrote {output}")
+
+
+def _same_first_line(path: Path, text: str) -> bool:
+    """Whether the file at ``path`` begins with the first line of ``text`` (a table of the same columns)."""
+    head = text.partition("\n")[0].encode()
+    try:
+        with path.open("rb") as f:
+            return f.read(len(head) + 1) in (head + b"\n", head + b"\r")
+    except OSError:
+        return False
 
 
 @data_app.command("import")

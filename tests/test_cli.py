@@ -272,3 +272,25 @@ def test_a_refusal_names_only_the_keys_that_differ_with_objectives_of_ones_own()
             "repetitions": cfg.repetitions + 1}
     assert _differing(held, cfg) == "repetitions differs"
     assert _differing({**held, "repetitions": cfg.repetitions}, cfg).startswith("no key config.yaml shows as given")
+
+
+@pytest.mark.parametrize("command, name", [("table1", "mine.csv"), ("landscape", "mine.png")])
+def test_data_outputs_never_replace_a_file_cabench_did_not_write(tmp_path, command, name):
+    """``data table1 -o`` and ``data landscape -o`` replaced any file, a results folder's runs.csv too; ``-o .``
+    ended in a traceback. A file of the user's is refused in one line (--force replaces it); cabench's own is
+    written again."""
+    runner = CliRunner()
+    mine = tmp_path / name
+    mine.write_text("my precious data\n")
+    refused = runner.invoke(app, ["data", command, str(DATA / "gsm8k"), "-o", str(mine)])
+    what = "a Table 1 cabench wrote (its header differs)" if command == "table1" else "an image cabench drew"
+    assert refused.exit_code == 2 and refused.stderr == (
+        f"error: {mine}: exists and is not {what}; nothing was written (--force replaces it)\n")
+    assert mine.read_text() == "my precious data\n"
+    ours = tmp_path / f"ours{mine.suffix}"
+    for _ in range(2):  # written, then written again over itself
+        assert runner.invoke(app, ["data", command, str(DATA / "gsm8k"), "-o", str(ours)]).exit_code == 0
+    assert runner.invoke(app, ["data", command, str(DATA / "gsm8k"), "-o", str(mine), "--force"]).exit_code == 0
+    assert mine.read_bytes() == ours.read_bytes()
+    folder = runner.invoke(app, ["data", command, str(DATA / "gsm8k"), "-o", str(tmp_path)])
+    assert folder.exit_code == 2 and "not a folder" in folder.stderr and len(folder.stderr.splitlines()) == 1
