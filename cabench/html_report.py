@@ -53,6 +53,7 @@ from cabench.report_cache import SectionCache, round_trip
 from cabench.report_cells import REAL_UNIT_FORMATS, Table, dropped_at_import, listed, measurement, sentence
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
+from cabench.storage import signed
 from cabench.units import LABELS, amount
 
 Cell = dict[str, str]
@@ -310,7 +311,9 @@ def write_reports(root: Path, constraints: tuple[Constraint, ...] = (), force: b
     c = gather(root, constraints, cache)
     if cache is not None:
         c = replace(c, sections=_sections(c))
-    md, html = write_texts({root / "REPORT.md": markdown(c), root / "REPORT.html": render_html(c)})
+    page = render_html(c)
+    md, html = write_texts({root / "REPORT.md": signed(markdown(c)),
+                            root / "REPORT.html": signed(page if page.endswith("\n") else page + "\n")})
     paths = (md, html)
     if cache is not None:
         cache.save({c.keys[label]: section for label, section in c.sections.items()})

@@ -66,7 +66,7 @@ from cabench.report_cells import (
 from cabench.report_requirements import requirement_lines, requirements_sentence
 from cabench.results import Experiment, ResultSet, finite, unfinished_note
 from cabench.stats import Z95
-from cabench.storage import refuse_unless_ours, replaced_together
+from cabench.storage import refuse_unless_ours, replaced_together, signed
 from cabench.units import LABELS, amount
 
 # --- paired comparisons -------------------------------------------------------------------------------
@@ -645,4 +645,4 @@ def write_report(root: Path) -> Path:
     """Write ``ROOT/REPORT.md`` (``cabench report`` also writes REPORT.html: :mod:`cabench.html_report`); a file of
     that name cabench did not write is refused (:func:`check_reports`)."""
     check_reports(root, ("REPORT.md",))
-    return write_text(root / "REPORT.md", build_report(root))
+    return write_text(root / "REPORT.md", signed(build_report(root)))

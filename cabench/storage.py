@@ -97,13 +97,40 @@ def _write_temporary(path: Path, data: str | bytes) -> str:
 def refuse_unless_ours(path: Path, mark: str, what: str, remedy: str, within: bool = False) -> None:
     """Refuse, in one line, to replace ``path`` (a file of a name cabench writes) where it does not begin with
     ``mark`` (``within``: where its first 4 KiB do not hold it): a user's own file, ``what`` cabench's is not,
-    said with the ``remedy`` the command offers."""
+    said with the ``remedy`` the command offers; and one cabench signed (:func:`signed`) whose text has changed
+    since: notes added to a report would be lost."""
     if not path.is_file():
         return
     with open(path, "rb") as fh:
         head = fh.read(4096).decode("utf-8", errors="replace")
     if not (mark in head if within else head.startswith(mark)):
         raise CabenchError(f"{path}: not {what} (it does not begin with {mark.strip()!r}); {remedy}")
+    if edited(path):
+        raise CabenchError(f"{path}: edited since cabench wrote it (its text no longer matches the signature on its "
+                           f"last line); {remedy}")
+
+
+_SIGNED = b"<!-- cabench sha256:"
+_SIGNATURE = re.compile(rb"<!-- cabench sha256:([0-9a-f]{64}) -->\n")
+
+
+def signed(text: str) -> str:
+    """``text`` (ending in a newline) with a last line holding the SHA-256 of what precedes it, in an HTML comment
+    (which Markdown and HTML show as nothing): a later run can tell its own file from one edited since."""
+    return f"{text}<!-- cabench sha256:{hashlib.sha256(text.encode()).hexdigest()} -->\n"
+
+
+def edited(path: Path) -> bool:
+    """Whether the file at ``path`` holds a :func:`signed` line that is not its last, or that its text no longer
+    matches (a file without one, written before cabench signed its reports, is not said to be edited)."""
+    data = path.read_bytes()
+    at = data.rfind(_SIGNED)
+    if at < 0:
+        return False
+    found = _SIGNATURE.match(data, at)
+    if found is None or found.end() != len(data):  # damaged, or text added after it
+        return True
+    return hashlib.sha256(data[:at]).hexdigest() != found.group(1).decode()
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

@@ -135,6 +135,18 @@ def test_a_report_file_cabench_did_not_write_is_never_replaced_without_force(tmp
     assert (root / "REPORT.md").read_text().startswith("# cabench report\n")
     again = RUNNER.invoke(app, ["report", str(root)])  # its own reports: replaced without a word
     assert again.exit_code == 0, again.output
+    # notes added to a report cabench wrote (it began with its mark, so it was taken for its own and replaced)
+    for name, edit in (("REPORT.md", lambda t: t + "MY NOTES\n"), ("REPORT.md", lambda t: t.replace("\n", "\nx\n", 3)),
+                       ("REPORT.html", lambda t: t.replace("</body>", "<p>mine</p></body>"))):
+        kept = (root / name).read_text()
+        (root / name).write_text(edit(kept))
+        edited = (root / name).read_bytes()
+        done = RUNNER.invoke(app, ["report", str(root)])
+        assert done.exit_code == 2 and len(done.stderr.strip().splitlines()) == 1, done.output
+        assert f"{root / name}: edited since cabench wrote it" in done.stderr and "--force" in done.stderr
+        assert (root / name).read_bytes() == edited
+        assert RUNNER.invoke(app, ["report", str(root), "--force"]).exit_code == 0
+        assert (root / name).read_text() == kept
 
 
 def test_an_experiment_stopped_before_its_tables_is_named_not_silently_left_out(tmp_path):
