@@ -181,7 +181,8 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
         if not row["exploited"]:  # no repetition pulled one configuration most: no_decision says so
             return None
         return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
-                "repetitions": row["repetitions"], "criterion": f"lowest mean R_HV ({best['regret_hv']:.4g})",
+                "repetitions": row["repetitions"],
+                "criterion": f"lowest mean R_HV among methods with a preference ({best['regret_hv']:.4g})",
                 "configuration": row["exploited"][0],
                 "tied": [x for x in row["exploited"][1:] if x["share"] == row["exploited"][0]["share"]],
                 "no_single": row["no_single"]}
