@@ -74,8 +74,10 @@ class Constraint:
     def describe(self) -> str:
         """The requirement as ``recommend`` prints it: ``latency <= 2 s``, ``usd <= $0.002``; a normalised objective
         whose name is also a measure per call says so (``tokens (normalised) >= 0.5``)."""
-        shown = {"latency_s": ("latency", "{:g} s"), "usd": ("usd", "${:g}"), "tokens": ("tokens", "{:g}")}
-        name, form = shown.get(self.column, (self.column.removeprefix("mu_"), "{:g}"))
+        # the bound to twelve significant digits: tokens<=125.6987 and <=125.69875 both read 125.699, and answered
+        # differently
+        shown = {"latency_s": ("latency", "{:.12g} s"), "usd": ("usd", "${:.12g}"), "tokens": ("tokens", "{:.12g}")}
+        name, form = shown.get(self.column, (self.column.removeprefix("mu_"), "{:.12g}"))
         if self.column.startswith("mu_") and _is_measure_name(name):
             name = f"{name} (normalised)"
         return f"{name} {self.op} {form.format(self.value)}"
@@ -159,8 +161,14 @@ def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
         have = [*measures.values(), *objectives.values()]
         pool = objectives if c.text.strip().lower().startswith("mu_") else {**objectives, **measures}
         hint = did_you_mean(c.column.removeprefix("mu_"), pool, shown=pool.get)  # by name, as written
-        raise CabenchError(f"--require {c.text}: the experiment's configurations have no "
-                           f"{c.column.removeprefix('mu_')} (they have {', '.join(dict.fromkeys(have))}){hint}")
+        what = (f"objective {c.column.removeprefix('mu_')}" if c.text.strip().lower().startswith("mu_")
+                else c.column.removeprefix("mu_"))  # mu_latency: no such objective, though latency is a measure
+        raise CabenchError(f"--require {c.text}: the experiment's configurations have no {what} (they have "
+                           f"{', '.join(dict.fromkeys(have))}){hint}")
+    if column.startswith("mu_") and not 0 <= c.value <= 1:  # rewards are clipped to [0, 1] (SPEC §1.3): every
+        # configuration, or none, would meet it
+        raise CabenchError(f"--require {c.text}: a normalised objective lies between 0 and 1; bound it by a number "
+                           "in [0, 1]")
     return arms[column].to_numpy(dtype=float)
 
 

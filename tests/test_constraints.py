@@ -37,6 +37,9 @@ def test_requirements_parse_with_their_units():
     assert parse_constraint("efficiency>=0.5").column == "mu_efficiency"
     assert parse_constraint("latency<=2s").describe() == "latency <= 2 s"
     assert parse_constraint("usd<=0.002").describe() == "usd <= $0.002"
+    # bounds said as given: both read "tokens <= 125.699", and qualified different configurations
+    assert [parse_constraint(t).describe() for t in ("tokens<=125.6987", "tokens<=125.69875")] == [
+        "tokens <= 125.6987", "tokens <= 125.69875"]
     for text, words in [("latency<=2usd", "not a unit of latency"), ("accuracy=0.6", "expected NAME<=VALUE"),
                         ("cost<=0.5", "cost needs its unit"), ("efficiency>=0.5s", "has no unit"),
                         ("usd<=$0.002usd", "not both"), ("accuracy>=60", "between 0 and 1 (for 60% write 0.6)"),
@@ -298,6 +301,21 @@ def test_a_misspelt_name_is_matched_as_written_and_suggested_as_it_is_bounded():
         with pytest.raises(CabenchError) as exc:
             qualifying(arms, (parse_constraint(text),))
         assert str(exc.value).endswith(f"; did you mean '{meant}'?"), (text, str(exc.value))
+
+
+def test_a_bound_on_a_normalised_objective_outside_0_1_is_refused():
+    """efficiency>=1.5 and mu_accuracy>=2 were accepted (no configuration can meet them), accuracy>=1.5 refused."""
+    arms = pd.DataFrame({"config_id": ["a"], "mu_accuracy": [0.9], "mu_efficiency": [0.2], "latency_s": [1.2]})
+    for text in ("efficiency>=1.5", "efficiency>=-0.5", "mu_accuracy>=2", "mu_efficiency<=1.0001"):
+        with pytest.raises(CabenchError) as exc:
+            qualifying(arms, (parse_constraint(text),))
+        assert str(exc.value) == (f"--require {text}: a normalised objective lies between 0 and 1; bound it by a "
+                                  "number in [0, 1]")
+    for text in ("efficiency>=0", "mu_accuracy<=1", "latency<=5s"):
+        qualifying(arms, (parse_constraint(text),))
+    with pytest.raises(CabenchError) as exc:  # an objective the experiment lacks, named as such
+        qualifying(arms, (parse_constraint("mu_latency<=0.5"),))
+    assert "have no objective latency (they have" in str(exc.value)
 
 
 def test_an_empty_bounded_mean_in_arms_csv_is_refused_naming_the_file_row_and_configuration(quick, synthetic,
