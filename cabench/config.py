@@ -477,6 +477,8 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
                 values = r.sequence(tr[key], f"tune.{key}")
                 top = LIMITS["rho" if key == "rho" else "radius"]
                 kwargs[key] = tuple(r.number(v, f"tune.{key}", positive=True, maximum=top) for v in values)
+                if len(set(kwargs[key])) < len(kwargs[key]):  # each grid point was run, and written, twice
+                    raise r.fail(f"tune.{key}", f"has repeated values {list(kwargs[key])}")
         if "repetitions" in tr:
             kwargs["repetitions"] = r.number(tr["repetitions"], "tune.repetitions", integer=True, minimum=1,
                                              maximum=LIMITS["tune_repetitions"])

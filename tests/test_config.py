@@ -241,3 +241,13 @@ def test_a_dataset_folder_without_logs_is_named_with_the_config_key(tmp_path):
     with pytest.raises(CabenchError) as exc:
         build_problem(parse_config(raw, "e.yaml"))
     assert str(exc.value).startswith(f"e.yaml: dataset: {tmp_path / 'empty'}: no log file")
+
+
+def test_a_tuning_grid_listing_a_value_twice_is_refused():
+    """tune: {s_r: [0.01, 0.01]} ran and wrote every grid point twice."""
+    raw = {"name": "t", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["cohv-ucb"],
+           "tune": {"s_r": [0.01, 0.01]}}
+    with pytest.raises(CabenchError) as exc:
+        parse_config(raw, "t.yaml")
+    assert str(exc.value) == "t.yaml: tune.s_r: has repeated values [0.01, 0.01]"
+    assert parse_config({**raw, "tune": {"s_r": [0.01, 0.03]}}, "t.yaml").tune.s_r == (0.01, 0.03)
