@@ -176,6 +176,15 @@ def _max_tokens(body: dict[str, Any]) -> int:
     return value
 
 
+def _content_text(content: Any) -> str:
+    """A chat message's text: its content, or the text of its parts where it is a list of them (OpenAI's
+    ``[{"type": "text", "text": ...}]``; a part of another type has none)."""
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content
+                         if isinstance(part, dict) and part.get("type") == "text")
+    return "" if content is None else str(content)
+
+
 @dataclass
 class ReplayEndpoint:
     """The logged configurations of a dataset, indexed for serving."""
@@ -225,9 +234,11 @@ class ReplayEndpoint:
     def complete(self, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
         """(response, delay in seconds) for a chat-completions request; Refused when it cannot be answered."""
         messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
+        if not isinstance(messages, list):
             raise Refused(400, f"messages: expected a list of chat messages, not {_json_kind(messages)}")
-        text = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+        if not messages:
+            raise Refused(400, "messages: the list is empty; give at least one chat message")
+        text = "\n".join(_content_text(m.get("content")) for m in messages if isinstance(m, dict))
         instance = _INSTANCE.search(text)
         prompting = _PROMPTING.search(text)
         if not instance or not prompting:

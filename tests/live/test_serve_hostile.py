@@ -330,3 +330,20 @@ def test_replies_leave_without_nagles_delay(dataset, monkeypatch):
         assert_good(conn)  # the connection is kept open (HTTP/1.1), its handler set up
         assert len(accepted) == 1 and accepted[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
         conn.close()
+
+
+def test_content_given_as_parts_is_read_as_its_text_and_an_empty_message_list_said_to_be_empty(dataset):
+    """OpenAI's ``content: [{"type": "text", "text": ...}]`` was read as its Python text (instance "q000'}]" not in
+    the log), and ``messages: []`` was refused as "expected a list of chat messages, not an array"."""
+    from cabench.live.serve import Refused
+
+    endpoint = ReplayEndpoint.load(dataset)
+    plain, _ = endpoint.complete(GOOD)
+    parts = {**GOOD, "messages": [{"role": m["role"], "content": [{"type": "text", "text": m["content"]}]}
+                                  for m in GOOD["messages"]]}
+    answered, _ = endpoint.complete(parts)
+    assert answered["choices"] == plain["choices"] and answered["usage"] == plain["usage"]
+    with pytest.raises(Refused) as refused:
+        endpoint.complete({**GOOD, "messages": []})
+    assert refused.value.status == 400
+    assert str(refused.value) == "messages: the list is empty; give at least one chat message"
