@@ -55,6 +55,11 @@ class DamagedMeasure(CabenchError):
     command, unlike a measure an experiment does not have (that experiment alone is not answered)."""
 
 
+class OutOfRange(CabenchError):
+    """A bound on a normalised objective outside [0, 1], found on an experiment that has the objective: the
+    requirement is wrong for every experiment, unlike an objective one experiment lacks."""
+
+
 @dataclass(frozen=True)
 class Constraint:
     """One requirement: ``column`` of ``arms.csv`` (a real-unit mean, or ``mu_<objective>``) ``op`` ``value``."""
@@ -167,7 +172,7 @@ def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
                            f"{', '.join(dict.fromkeys(have))}){hint}")
     if column.startswith("mu_") and not 0 <= c.value <= 1:  # rewards are clipped to [0, 1] (SPEC §1.3): every
         # configuration, or none, would meet it
-        raise CabenchError(f"--require {c.text}: a normalised objective lies between 0 and 1; bound it by a number "
+        raise OutOfRange(f"--require {c.text}: a normalised objective lies between 0 and 1; bound it by a number "
                            "in [0, 1]")
     return arms[column].to_numpy(dtype=float)
 
@@ -292,7 +297,7 @@ def answers_under(res: ResultSet, constraints: tuple[Constraint, ...]) -> dict[s
     for e in res.experiments if constraints else []:
         try:
             out[e.label] = constrained_answer(e, constraints)
-        except DamagedMeasure:
+        except (DamagedMeasure, OutOfRange):  # wrong whichever experiment says it: said as such, not "not here"
             raise
         except CabenchError as exc:
             out[e.label] = str(exc)

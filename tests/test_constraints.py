@@ -261,6 +261,21 @@ def test_a_bound_on_a_normalised_objective_named_like_a_measure_says_so():
     assert qualifying(arms, (parse_constraint("mu_cost>=0.5"),))[0].tolist() == [False, True]
 
 
+def test_a_bound_out_of_range_is_said_so_whichever_experiment_comes_first(quick, synthetic, tmp_path):
+    """efficiency>=1.5 over experiments with and without efficiency was refused as "have no efficiency": the first
+    experiment's reason (the synthetic ones sort first and lack it), though another has it and the bound is what
+    is wrong."""
+    import shutil
+
+    root = tmp_path / "both"
+    shutil.copytree(quick, root / "quick")
+    shutil.copytree(synthetic, root / "synthetic")
+    with pytest.raises(CabenchError) as exc:
+        recommend(root, parse_constraints(["efficiency>=1.5"]))
+    assert str(exc.value).endswith("a normalised objective lies between 0 and 1; bound it by a number in [0, 1]")
+    assert recommend(root, parse_constraints(["efficiency>=0.5"]))  # in range: answered where it applies
+
+
 def test_a_folder_of_experiments_with_and_without_latency_answers_each_that_has_it(quick, synthetic, tmp_path):
     """A latency requirement over a folder where only some experiments have latency (the synthetic ones do not):
     recommend refused the whole folder in one line while the report answered per experiment. Now both answer
