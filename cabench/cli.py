@@ -481,7 +481,8 @@ def report(
     require: Annotated[list[str] | None, typer.Option(
         "--require", help=REQUIRE_HELP)] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a REPORT.md or REPORT.html that cabench did not "
-                                                        "write (refused otherwise).")] = False,
+                                                        "write, or that was edited since it did (refused "
+                                                        "otherwise).")] = False,
 ) -> None:
     """Write REPORT.md and REPORT.html: a scorecard of the claims tested, then each experiment's decision,
     summary, paired comparisons and verdicts; the paper's numbers beside its own experiments. With --require, each

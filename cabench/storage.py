@@ -117,6 +117,7 @@ _SIGNATURE = re.compile(rb"<!-- cabench sha256:([0-9a-f]{64}) -->\n")
 def signed(text: str) -> str:
     """``text`` (ending in a newline) with a last line holding the SHA-256 of what precedes it, in an HTML comment
     (which Markdown and HTML show as nothing): a later run can tell its own file from one edited since."""
+    text += "\n"  # a blank line first: a Markdown table just above ends before the comment in every renderer
     return f"{text}<!-- cabench sha256:{hashlib.sha256(text.encode()).hexdigest()} -->\n"
 
 
