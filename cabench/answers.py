@@ -72,15 +72,15 @@ def _online(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
         runs = runs[runs["rho"] == rho]
     out = []
     for (method, r), g in runs.groupby(["method", "rho"], sort=False):
-        even = ~g["alone"].to_numpy()
-        counts = g.loc[~even, "exploited"].astype(str).value_counts()
+        alone = g["alone"].to_numpy()
+        counts = g.loc[alone, "exploited"].astype(str).value_counts()
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         n = len(g)
         out.append({
             "method": method, "rho": float(r), "budget": float(g["budget"].iloc[0]),
             "repetitions": n, "spend_share": float((g["spend"] / g["budget"]).mean()),
             "exploited": [{**facts[name], "share": c / n} for name, c in ranked],
-            "no_single": float(even.sum()) / n,
+            "no_single": float(n - alone.sum()) / n,
         })
     return out
 

@@ -101,11 +101,11 @@ def refuse_unless_ours(path: Path, mark: str, what: str, remedy: str, within: bo
     since: notes added to a report would be lost."""
     if not path.is_file():
         return
-    with open(path, "rb") as fh:
-        head = fh.read(4096).decode("utf-8", errors="replace")
+    data = path.read_bytes()  # read once: its start says whose it is, its end whether it changed since
+    head = data[:4096].decode("utf-8", errors="replace")
     if not (mark in head if within else head.startswith(mark)):
         raise CabenchError(f"{path}: not {what} (it does not begin with {mark.strip()!r}); {remedy}")
-    if edited(path):
+    if edited(data):
         raise CabenchError(f"{path}: edited since cabench wrote it (its text no longer matches the signature on its "
                            f"last line); {remedy}")
 
@@ -118,13 +118,12 @@ def signed(text: str) -> str:
     """``text`` (ending in a newline) with a last line holding the SHA-256 of what precedes it, in an HTML comment
     (which Markdown and HTML show as nothing): a later run can tell its own file from one edited since."""
     text += "\n"  # a blank line first: a Markdown table just above ends before the comment in every renderer
-    return f"{text}<!-- cabench sha256:{hashlib.sha256(text.encode()).hexdigest()} -->\n"
+    return f"{text}{_SIGNED.decode()}{hashlib.sha256(text.encode()).hexdigest()} -->\n"
 
 
-def edited(path: Path) -> bool:
-    """Whether the file at ``path`` holds a :func:`signed` line that is not its last, or that its text no longer
-    matches (a file without one, written before cabench signed its reports, is not said to be edited)."""
-    data = path.read_bytes()
+def edited(data: bytes) -> bool:
+    """Whether a file's bytes ``data`` hold a :func:`signed` line that is not their last, or that their text no
+    longer matches (a file without one, written before cabench signed its reports, is not said to be edited)."""
     at = data.rfind(_SIGNED)
     if at < 0:
         return False
