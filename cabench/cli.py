@@ -113,6 +113,14 @@ def _guard(action: Callable[[], T]) -> T:
         raise typer.Exit(130) from None
 
 
+def _largest(what: str, arms: list[str]) -> str:
+    """`max-HV arm X`, or the configurations that share the largest value: with ties there is no one arm to name."""
+    if len(arms) == 1:
+        return f"{what} arm {arms[0]}"
+    shown = ", ".join(arms[:3]) + (f" and {len(arms) - 3} more" if len(arms) > 3 else "")
+    return f"{what}: {len(arms)} arms tie ({shown})"
+
+
 @data_app.command("describe")
 def data_describe(
     path: Annotated[Path, typer.Argument(help="Dataset folder (logs.csv.gz + dataset.yaml).")],
@@ -141,7 +149,7 @@ def data_describe(
         f"{span('tokens', '.1f', 'tokens |')}{span('usd', '.3g', 'USD per call |')}   |P*| {d['pareto_size']}",
         f"  objectives {', '.join(d['objectives'])}   profiling cost c_i {d['cost_min']:.4g}-{d['cost_max']:.4g} "
         f"{unit}   c_max {d['c_max']:.4g}   lambda {d['lambda']:.4f}{tau}   clipped rows {d['clipped_rows']}",
-        f"  max-HV arm {d['max_hv_arm']}   max-HV-per-cost arm {d['max_nu_arm']}",
+        f"  {_largest('max-HV', d['max_hv_arms'])}   {_largest('max-HV-per-cost', d['max_nu_arms'])}",
         f"  full set: gaps min {d['full_min_gap']:.4f} median {d['full_median_gap']:.4f}   H {d['full_H']:.4g}   "
         f"L {d['full_L']:.3f}   "
         f"Theorem 2 from B = {d['full_theorem2_budget_' + d['cost_unit']]:.4g} {unit} "

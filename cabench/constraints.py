@@ -116,6 +116,9 @@ def parse_constraint(text: str) -> Constraint:
             raise CabenchError(f"{where}: cost needs its unit, e.g. cost<=$0.002 or cost<=300tokens (or bound usd "
                                "or tokens directly; mu_cost bounds a cost objective's normalised mean)")
         name = COST_UNIT_MEASURE[unit]
+    if name in ("c", "mu_c"):  # arms.csv's mu_c: the cost the methods are charged, over its largest, no objective
+        raise CabenchError(f"{where}: '{found['name']}' is the normalised cost the methods are charged, not an "
+                           "objective; bound the cost per call in its unit, e.g. cost<=$0.002 or cost<=300tokens")
     value = float(found["value"])
     if not math.isfinite(value):
         raise CabenchError(f"{where}: expected a finite number")

@@ -314,7 +314,8 @@ def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:
                            "synthetic": info["synthetic"], "sha256": info["sha256"] or ""}
     if ds is not None:
         d = describe(ds)
-        row.update({k: v for k, v in d.items() if not isinstance(v, dict) and k not in ("name", "surrogate")})
+        row.update({k: v for k, v in d.items() if not isinstance(v, dict)
+                    and k not in ("name", "surrogate", "max_hv_arms", "max_nu_arms")})
     else:
         row["K"] = info["K"]
     return pd.DataFrame([row])

@@ -115,6 +115,25 @@ def test_describe_names_theorem2_budget_after_the_cost_unit(tmp_path):
     assert f"Theorem 2 from B = {d['full_theorem2_budget_usd']:.4g} USD" in text
 
 
+def test_describe_names_every_configuration_tied_for_the_largest_hypervolume(tmp_path):
+    """Configurations with the same logs tie for the largest HV and HV per cost: describe says so and names them
+    (it named the first in the logs' order, an arm no better than the others)."""
+    frame = spread_logs(5, 40, seed=3)
+    measured = ["correct", "latency_s", "tokens"]
+    same = frame[frame["config_id"] == "cfg00"][measured].to_numpy()
+    for c in ("cfg01", "cfg02", "cfg03", "cfg04"):  # every configuration answers as cfg00 did
+        frame.loc[frame["config_id"] == c, measured] = same
+    folder = write_dataset(tmp_path / "ties", frame, split={"profiling_size": 15, "seed": 0})
+    d = json.loads(runner.invoke(app, ["data", "describe", str(folder), "--json"]).stdout)
+    text = runner.invoke(app, ["data", "describe", str(folder)]).output
+    assert d["max_hv_arms"] == d["max_nu_arms"] == [f"cfg{c:02d}" for c in range(5)]
+    for what in ("max-HV", "max-HV-per-cost"):
+        assert f"  {what}: 5 arms tie (cfg00, cfg01, cfg02 and 2 more)" in text
+    assert "max-HV arm" not in text
+    distinct = json.loads(runner.invoke(app, ["data", "describe", str(DATA / "gsm8k"), "--json"]).stdout)
+    assert distinct["max_hv_arms"] == [distinct["max_hv_arm"]]  # no tie: the one arm, named as before
+
+
 def test_describe_text_says_surrogate():
     result = runner.invoke(app, ["data", "describe", str(DATA / "gsm8k")])
     assert result.exit_code == 0 and "SURROGATE" in result.stdout and "|P*| 7" in result.stdout

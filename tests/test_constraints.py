@@ -44,7 +44,9 @@ def test_requirements_parse_with_their_units():
                         ("cost<=0.5", "cost needs its unit"), ("efficiency>=0.5s", "has no unit"),
                         ("usd<=$0.002usd", "not both"), ("accuracy>=60", "between 0 and 1 (for 60% write 0.6)"),
                         ("accuracy<=1.5", "between 0 and 1"), ("latency<=-1s", "latency is never negative"),
-                        ("usd<=-0.01", "usd is never negative")]:
+                        ("usd<=-0.01", "usd is never negative"),
+                        ("mu_c<=0.5", "'mu_c' is the normalised cost the methods are charged, not an objective"),
+                        ("c<=0.5", "bound the cost per call in its unit, e.g. cost<=$0.002")]:
         with pytest.raises(CabenchError, match="--require") as exc:
             parse_constraint(text)
         assert words in str(exc.value) and "\n" not in str(exc.value)

@@ -112,3 +112,26 @@ def test_an_ignored_ctrl_c_stays_ignored():
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130():
+    """The console script's entry (`cabench.__main__`) loads the command line itself: a SIGINT raised as typer is
+    imported (the moment a Ctrl-C in the first few tenths of a second lands) says "interrupted", no traceback."""
+    import subprocess
+    import sys
+
+    script = (
+        "import builtins, signal\n"
+        "real = builtins.__import__\n"
+        "def hooked(name, *args, **kwargs):\n"
+        "    if name == 'typer':\n"
+        "        builtins.__import__ = real\n"
+        "        signal.raise_signal(signal.SIGINT)\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = hooked\n"
+        "import sys; sys.argv = ['cabench', '--version']\n"
+        "from cabench.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=SAFETY_S)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")

@@ -47,6 +47,11 @@ def identification_summary(ds: Dataset, arms: np.ndarray) -> dict[str, Any]:
     }
 
 
+def _largest(ds: Dataset, values: np.ndarray) -> list[str]:
+    """Every configuration sharing the largest value (``max_hv_arm`` names the first of them, as argmax does)."""
+    return [str(c) for c in ds.configs["config_id"][np.asarray(values) == np.max(values)]]
+
+
 def describe(ds: Dataset) -> dict[str, Any]:
     """Table 1 row, profiling costs, Pareto sizes and gaps of a dataset."""
     means = ds.table1_means()
@@ -76,6 +81,8 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "subset_min_gap": subset["min_gap"] if subset else None,
         "max_hv_arm": str(ds.configs["config_id"].iloc[int(np.argmax(hv))]),
         "max_nu_arm": str(ds.configs["config_id"].iloc[int(np.argmax(nu))]),
+        "max_hv_arms": _largest(ds, hv),
+        "max_nu_arms": _largest(ds, nu),
         "max_hv_is_max_nu": bool(np.argmax(hv) == np.argmax(nu)),
         "tau5": ds.tau5,
         "tau95": ds.tau95,

@@ -1,0 +1,26 @@
+"""``cabench`` and ``python -m cabench``: start the command line.
+
+Loading the command line (typer, and through it click and rich) takes a few tenths of a second. A Ctrl-C
+(or SIGTERM) meanwhile would end the interpreter with a traceback of whichever import it landed in, so the
+command line is loaded here, where an interrupt is said in one line with the exit code of every other
+interrupted command (130), as is one that escapes the command itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+
+def main() -> None:
+    """Load :mod:`cabench.cli` and run the command; an interrupt meanwhile is one line and exit code 130."""
+    try:
+        cli = importlib.import_module("cabench.cli")
+        cli.main()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()
