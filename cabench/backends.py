@@ -124,9 +124,18 @@ def _local_client(workers: int) -> Any:
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=":0", memory_limit=0)
         client = _LOCAL[workers] = Client(cluster)
-        client.run(_quiet_cancellations)
+        client.register_plugin(_quiet_cancellations_plugin(), name="cabench-quiet-cancellations")
         atexit.register(_close, client, cluster)
+    for name in _CLUSTER_LOGGERS:  # this process runs the local cluster's scheduler and nannies
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     return client
+
+
+#: Loggers of the local cluster's scheduler, nannies and client, which run in the cabench process. A worker that
+#: dies made them log 7-70 lines (lost tasks, lost scattered data, restarts) above the run's one line that says so
+#: (:class:`WorkerEnded`); a worker restarted after a death it recovered from is no news either.
+_CLUSTER_LOGGERS = ("distributed.scheduler", "distributed.nanny", "distributed.client", "distributed.core",
+                    "distributed.worker")
 
 
 def _quiet_cancellations() -> None:
@@ -134,6 +143,18 @@ def _quiet_cancellations() -> None:
     news; each worker logged a warning line per cancelled task ("Async instruction ... ended with CancelledError")
     after cabench's own "interrupted: ..." line. A task's error still reaches the run as its exception."""
     logging.getLogger("distributed.worker.state_machine").setLevel(logging.ERROR)
+
+
+def _quiet_cancellations_plugin() -> Any:
+    """A Dask worker plugin that runs :func:`_quiet_cancellations` on every worker, those Dask starts again after
+    one dies included (a ``client.run`` reached only the workers running at the time)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class QuietCancellations(WorkerPlugin):  # type: ignore[misc]
+        def setup(self, worker: Any) -> None:
+            _quiet_cancellations()
+
+    return QuietCancellations()
 
 
 def _close(client: Any, cluster: Any) -> None:
@@ -204,6 +225,11 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
                 yield from outputs
             except TerminatedWorkerError as exc:
                 raise WorkerEnded(_how_ended(str(exc))) from None
+            except Exception as exc:
+                how = _dask_lost(exc) if backend.name == "dask" else None
+                if how is None:
+                    raise
+                raise WorkerEnded(how) from None
             except KeyboardInterrupt:  # a Ctrl-C held while the workers started: joblib stops the tasks it sent
                 if outputs is not None:
                     outputs.close()
@@ -217,6 +243,20 @@ class WorkerEnded(CabenchError):
     def __init__(self, how: str) -> None:
         self.how = how
         super().__init__(f"a worker process ended abruptly{f' ({how})' if how else ''}")
+
+
+def _dask_lost(exc: BaseException) -> str | None:
+    """How a Dask worker's death reached the map, or None for any other error (a task's own goes through as it is):
+    ``KilledWorker`` once every worker that ran a task died (Dask retries a task on another worker first), or a
+    task cancelled because the worker holding its input (the scattered problem) died."""
+    kind = type(exc)
+    if not kind.__module__.startswith("distributed."):
+        return None
+    if kind.__name__ == "KilledWorker":
+        return "on Dask, each worker that ran one of its tasks died"
+    if kind.__name__ == "FutureCancelledError":
+        return "on Dask, a worker died and its tasks were lost"
+    return None
 
 
 def _how_ended(message: str) -> str:

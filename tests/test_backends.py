@@ -113,6 +113,35 @@ def cancellations_logged():
 
 
 print(list(parallel_map(cancellations_logged, [()] * 2, Backend("dask", 2))), flush=True)
+
+
+def dies_once(marker):
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(3)
+    return os.getpid()
+
+
+import sys, tempfile
+from cabench.backends import _LOCAL, WorkerEnded
+marker = os.path.join(tempfile.mkdtemp(), "died")
+print(len(list(parallel_map(dies_once, [(marker,)] * 2, Backend("dask", 2)))), flush=True)  # Dask runs it again
+_LOCAL[2].wait_for_workers(2)  # the one started in place of the worker that died too
+print(sorted(_LOCAL[2].run(cancellations_logged).values()), flush=True)
+
+
+def raises(kind):
+    if kind == "killed":
+        from distributed.scheduler import KilledWorker
+        raise KilledWorker("batch-1", "tcp://127.0.0.1:1", 3)
+    raise ValueError("the task's own error")
+
+
+for kind in ("killed", "own"):
+    try:
+        list(parallel_map(raises, [(kind,)], Backend("dask", 2)))
+    except (WorkerEnded, ValueError) as exc:
+        print(type(exc).__name__, exc, flush=True)
 """
 
 
@@ -129,13 +158,21 @@ def test_a_local_dask_cluster_serves_every_map_of_a_process_and_ends_with_it():
     """Like loky's workers, the local cluster starts once per process (the worker processes of three maps are the
     same two), its workers keep glibc's own threshold for giving memory back (Dask's 64 KiB made the engines slower),
     leave Ctrl-C to the process that started them (each printed its own traceback), do not log the tasks a stopped
-    run cancels (a warning line per task followed cabench's "interrupted" line) and end when it does."""
+    run cancels (a warning line per task followed cabench's "interrupted" line), workers started again after one
+    dies included, and end when it does; a worker's death is one line."""
     done = subprocess.run([sys.executable, "-c", _WORKERS], capture_output=True, text=True, timeout=SAFETY_S,
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    *lines, environ, ctrl_c, cancellations = done.stdout.splitlines()
+    *lines, environ, ctrl_c, cancellations, survived, restarted, killed, own = done.stdout.splitlines()
     assert ctrl_c == "[True, True] False True"  # the workers ignore SIGINT; this process keeps its handler
     assert cancellations == "[False, False]"
+    # a worker that dies: Dask runs its task again, the worker started in its place is as quiet (a worker plugin:
+    # `client.run` reached only the workers of the time), and this process's scheduler and nannies log none of it
+    assert (survived, restarted) == ("2", "[False, False]") and "distributed" not in done.stderr
+    # each worker that ran a task died: one line (WorkerEnded), where Dask's KilledWorker traceback was; a task's
+    # own error goes through as it is
+    assert killed == "WorkerEnded a worker process ended abruptly (on Dask, each worker that ran one of its tasks died)"
+    assert own == "ValueError the task's own error"
     assert ast.literal_eval(environ) == [None, None]
     maps = [set(ast.literal_eval(line)) for line in lines]
     workers = set().union(*maps)
