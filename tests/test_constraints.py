@@ -199,6 +199,20 @@ def test_borderline_configurations_are_those_whose_interval_holds_a_bound():
     assert ok.tolist() == [True, True] and borderline.tolist() == [True, False]
 
 
+def test_an_interval_reaching_a_bound_by_a_rounding_alone_is_not_borderline():
+    """Every call alike, so no width but a sum's rounding (results written before cabench recorded such means
+    exactly): 0.6 ± 1e-17 s read borderline at latency<=0.6s, and 0.9000000000000002 ± 2.5e-17 s not at <=0.9s; a
+    configuration exactly on a bound with no interval width is on it, not across it, either way."""
+    arms = pd.DataFrame({"config_id": ["p", "q", "r", "s"], "mu_accuracy": [0.5] * 4, "accuracy": [0.5] * 4,
+                         "latency_s": [0.6, 0.9000000000000002, 0.6, 0.6],
+                         "latency_s_low": [0.6 - 1e-17, 0.9000000000000002 - 2.5e-17, 0.6, 0.55],
+                         "latency_s_high": [0.6 + 1e-17, 0.9000000000000002 + 2.5e-17, 0.6, 0.65]})
+    for bound in ("0.6", "0.9"):
+        ok, borderline = qualifying(arms, (parse_constraint(f"latency<={bound}s"),))
+        assert ok.tolist() == [True, True, True, True] if bound == "0.9" else [True, False, True, True]
+        assert borderline.tolist() == [False, False, False, bound == "0.6"]  # 's' spreads across 0.6 s
+
+
 def test_a_configuration_failing_a_bound_outright_is_not_borderline_for_straddling_another():
     """'e' straddles the accuracy bound but its whole latency interval lies above 2 s: it fails whatever its
     accuracy, so it is not borderline; 'f' fails only the bound its interval straddles, and 'g' qualifies with a

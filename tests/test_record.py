@@ -70,6 +70,20 @@ def test_real_unit_intervals_stay_within_their_range():
     assert (many["accuracy_low"][0], many["accuracy_high"][0]) == pytest.approx((0.5 - wide, 0.5 + wide))
 
 
+def test_a_measurement_alike_on_every_call_is_that_value_with_no_width():
+    """900 ms on each of 300 calls, in seconds: the mean is the calls' value, not their sum's rounding over 300
+    (0.9000000000000002 s, printed "0.9 ± 2.52e-17 s"), and its interval has no width."""
+    latency = np.full((2, 300), 900 * 0.001)
+    latency[1, 0] = 0.8  # one call apart: a mean and an interval as before
+    assert latency[0].mean() != latency[0, 0]  # the rounding this guards against
+    out = real_units({"latency_s": latency, "tokens": np.full((2, 300), 290.0)}, np.arange(2))
+    assert out["latency_s"][0] == latency[0, 0] and out["latency_s_ci"][0] == 0.0
+    assert out["latency_s_low"][0] == out["latency_s_high"][0] == latency[0, 0]
+    assert out["latency_s"][1] == latency[1].mean() and out["latency_s_ci"][1] == pytest.approx(
+        1.96 * latency[1].std(ddof=1) / np.sqrt(300))
+    assert out["tokens"].tolist() == [290.0, 290.0] and out["tokens_ci"].tolist() == [0.0, 0.0]
+
+
 def test_measurements_show_the_interval_they_have():
     row = {"accuracy": 1.0, "accuracy_ci": 0.0, "accuracy_low": 0.566, "accuracy_high": 1.0}
     assert measurement(row, "accuracy", "{:.3f}") == "1.000 (0.566–1.000)"
