@@ -225,7 +225,8 @@ def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer 
     lines += ["### Paired comparisons", ""] + _comparison_lines(e, found.comparisons)
     lines += ["### Verdicts", ""]
     lines += [f"- {v.statement}: {mark(v.state)}" + (f" — why: {v.reason}" if v.reason else "")
-              for v in found.verdicts]
+              for v in found.verdicts] or ["No claim is tested on this experiment: each compares methods or budgets "
+                                           "that it does not run."]
     return lines + [""]
 
 

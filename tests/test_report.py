@@ -220,3 +220,21 @@ def test_hostile_names_stay_text_in_report_md(tmp_path):
     html = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
     assert "<img" not in html and "<svg" not in html
     assert html.count("&lt;img src=x onerror=alert(1)&gt;") >= 2 and html.count("&lt;svg onload=alert(2)&gt;") >= 2
+
+
+def test_an_experiment_of_one_method_and_one_budget_says_it_has_nothing_to_compare_or_test(tmp_path):
+    """One method at one budget (what `advise` runs): REPORT.md's Verdicts heading stood empty at the end of the
+    section, and REPORT.html introduced comparisons "against each other method" with none below; both now say so."""
+    from tests.conftest import FIVE
+
+    cfg = parse_config({"name": "alone", "dataset": FIVE, "setting": "psi", "rho": [30], "methods": ["copsi-r"],
+                        "repetitions": 4, "output": str(tmp_path / "alone")}, "alone.yaml")
+    run_experiment(cfg, quiet=True)
+    assert RUNNER.invoke(app, ["report", str(tmp_path)]).exit_code == 0
+    md = (tmp_path / "REPORT.md").read_text()
+    section = md[md.index("## Experiment `alone`"):]
+    assert "### Paired comparisons\n\nNo other method to compare with.\n" in section
+    assert ("### Verdicts\n\nNo claim is tested on this experiment: each compares methods or budgets that it does "
+            "not run.\n") in section
+    html = (tmp_path / "REPORT.html").read_text()
+    assert "<p>No other method to compare with.</p>" in html and "against each other method" not in html
