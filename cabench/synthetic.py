@@ -63,6 +63,13 @@ class SyntheticSpec:
         if max(self.costs) > 1e12 or max(self.costs) / min(self.costs) > 1e9:
             raise CabenchError(f"{where}.costs: costs must be at most 1e12 tokens and within a factor 1e9 of each "
                                f"other, got {min(self.costs):g}..{max(self.costs):g}")
+        cheapest = min(self.costs) * (1.0 - self.cost_spread) / (max(self.costs) * (1.0 + self.cost_spread))
+        if not quantize(cheapest) > 0:  # lambda, as synthetic_problem computes it: the online bound divides by it
+            raise CabenchError(
+                f"{where}.costs: the cheapest pull ({min(self.costs):g} x {1 - self.cost_spread:g}) rounds to zero "
+                f"against the dearest ({max(self.costs):g} x {1 + self.cost_spread:g}): costs are counted in steps of "
+                "2^-24 of the dearest pull, so the online cost bound lambda would be 0; keep the costs within a factor "
+                "of about 3e7 of each other (less with cost_spread)")
         if self.sigma > 1e6 or any(abs(v) > 1e6 for m in self.means for v in m):
             raise CabenchError(f"{where}: means and sigma must be at most 1e6 in size")
 

@@ -87,6 +87,11 @@ BAD_CONFIGS = [
      "costs must be at most 1e12"),
     ("synthetic cost ratio 1e-300..1e300", {**PSI, "arms": None, "dataset": {"synthetic": {
         **SYN["synthetic"], "costs": [1.0e-300, 1.0e300]}}}, "within a factor 1e9"),
+    # lambda rounded to 0 (the online bound divided by it: a ZeroDivisionError traceback from 3.4e7 on)
+    ("synthetic cost ratio 4e7", {**ONLINE, "arms": None, "dataset": {"synthetic": {
+        **SYN["synthetic"], "costs": [1.0, 4.0e7]}}}, "rounds to zero against the dearest (4e+07 x 1)"),
+    ("synthetic cost ratio 2e7 with cost_spread 0.5", {**ONLINE, "arms": None, "dataset": {"synthetic": {
+        **SYN["synthetic"], "costs": [1.0, 2.0e7], "cost_spread": 0.5}}}, "the cheapest pull (1 x 0.5) rounds to zero"),
     ("cost_spread 0.9999999999", {**PSI, "arms": None, "dataset": {"synthetic": {
         **SYN["synthetic"], "cost_spread": 0.9999999999}}}, "cost_spread: must lie in [0, 0.99]"),
     ("negative Gaussian means", {**PSI, "arms": None, "dataset": {"synthetic": {
