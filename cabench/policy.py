@@ -40,6 +40,8 @@ class OnlinePolicy:
         self.method = method
         self.k, self.d = len(profile), n_objectives
         self.budget, self.profile, self.lam = float(budget), [float(c) for c in profile], float(lam)
+        if not 0.0 < self.lam <= 1.0:  # T_B = ceil(B / lambda) + 1 (paper §4.1); lambda is a cost over the largest
+            raise ValueError(f"lam: the cost lower bound lambda must lie in (0, 1], got {lam!r}")
         self.s_r, self.s_c = (1.0, 1.0) if method.mode == "theory" else (float(method.s_r), float(method.s_c))
         self.n_init = 1 if method.mode == "theory" else max(1, math.floor(method.eta * rho))
         t_b = math.ceil(self.budget / self.lam) + 1  # T_B (paper §4.1)

@@ -60,3 +60,10 @@ def test_online_retract_changes_nothing(name):
         policy.tell(arm, rewards, round(min(tokens / c_max, 1.0) / _Q) * _Q)
         arms.append(arm)
     assert arms == reference_online(PROBLEM, OnlineMethod(name), 20, keys)["arms"]
+
+
+@pytest.mark.parametrize("lam", [0.0, -0.1, 1.5, float("nan")])
+def test_a_cost_bound_outside_0_1_is_refused_naming_lam(lam):
+    """``lam`` is the smallest cost over the largest, in (0, 1]: 0 ended in a ZeroDivisionError deep in T_B."""
+    with pytest.raises(ValueError, match=r"^lam: the cost lower bound lambda must lie in \(0, 1\], got"):
+        OnlinePolicy(OnlineMethod("cohv-ucb"), 2, 40.0, [0.5, 1.0], lam, 4)
