@@ -45,7 +45,7 @@ from cabench.plan import build_problem, check_budgets, infeasible_cells, least_f
 from cabench.recommend import any_of, but_for_ties, per_call, recommend
 from cabench.report import REPORT_MARKS, check_reports
 from cabench.report_cache import FILE as SECTIONS
-from cabench.report_cells import quoted_name
+from cabench.report_cells import clipped_calls, quoted_name
 from cabench.results import ResultSet, read_record
 from cabench.runner import check_output, run_experiment, written_by_runs
 from cabench.storage import folder_lock, new_folders, publish_folder, remove_empty, staging_folder, swap_folders
@@ -481,8 +481,9 @@ def format_advice(advice: Advice) -> str:
              f"evaluation split's Pareto set: {d['pareto_size']} of {d['K']}"]
     if advice.budget is not None:
         rho = next(r["rho"] for item in advice.items.values() for r in item["results"])
+        clipped = clipped_calls("online" if "online" in advice.items else "psi", d, unit)
         lines.append(f"budget {amount(advice.budget.value, unit)} (about {rho:.3g} calls per configuration), "
-                     f"{advice.repetitions} repetitions")
+                     f"{advice.repetitions} repetitions" + (f"; online: {clipped}" if clipped else ""))
     lines += [line for plan in advice.planned for line in plan_lines(plan)]
     if "online" in advice.items:
         lines += _online_lines(advice.items["online"], unit)

@@ -50,7 +50,15 @@ from cabench.report import (
     write_texts,
 )
 from cabench.report_cache import SectionCache, round_trip
-from cabench.report_cells import REAL_UNIT_FORMATS, Table, dropped_at_import, listed, measurement, sentence
+from cabench.report_cells import (
+    REAL_UNIT_FORMATS,
+    Table,
+    clipped_calls,
+    dropped_at_import,
+    listed,
+    measurement,
+    sentence,
+)
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
 from cabench.storage import signed
@@ -259,6 +267,7 @@ def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
             "beyond": e in c.beyond, "decision": d, "undecided": sentence(no_decision(e)) if d is None else "",
             "summary": _summary(e, c.found[e.label].summary),
             "not_run": not_run_lines(e), "dropped": dropped_at_import(e.info),
+            "clipped": clipped_calls(e.setting, e.dataset, e.cost_unit),
             "configurations": _configurations(e, decided), "front": _front(e, decided),
             "comparisons": _comparisons(e, c.found[e.label]), "under": _under(e, c.under.get(e.label))}
 

@@ -20,7 +20,7 @@ from cabench.answers import WEAK, answered, answers, arm_facts, decision, no_dec
 from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
-from cabench.report_cells import listed, measurement, quoted_name
+from cabench.report_cells import clipped_calls, listed, measurement, quoted_name
 from cabench.results import Experiment, ResultSet
 from cabench.units import LABELS, TokenCount, amount
 
@@ -57,6 +57,7 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
             "undecided": no_decision(e) if decided is None else None,
             "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
             "results": results, "not_run": not_run(e), "constrained": _constrained(e, constraints, under.get(e.label)),
+            "clipped": clipped_calls(e.setting, e.dataset, e.cost_unit),
         })
     return out
 
@@ -210,6 +211,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                 lines.append(f"    … {len(noted) - MEMBERS_SHOWN} more (--json lists all"
                              + (f"; {ties} of them in the set only by a tie)" if ties else ")"))
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
+        if item.get("clipped"):
+            lines.append(f"  note: {item['clipped']}")
         lines += constrained_lines(item)
         if item["no_preference"]:
             shown = ", ".join(registry.display(m) for m in item["no_preference"])
@@ -238,6 +241,8 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
         unit = item["cost_unit"]
         lines.append(f"  objectives: {', '.join(item['objectives'])}; cost in {LABELS[unit]}")
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
+        if item.get("clipped"):
+            lines.append(f"  note: {item['clipped']}")
         best = item["max_nu"]
         lines.append(f"  max-nu configuration: {quoted_name(best['config_id'])} ({_facts(best, unit)})")
         for r in _in_grid(item["results"], item.get("not_run") or []):

@@ -51,6 +51,7 @@ from cabench.report_cache import SectionCache, section_key
 from cabench.report_cells import (
     REAL_UNIT_FORMATS,
     Table,
+    clipped_calls,
     code,
     dropped_at_import,
     inert_html,
@@ -217,6 +218,8 @@ def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer 
     lines += [f"- {line}" for line in not_run_lines(e)]
     if dropped := dropped_at_import(e.info):
         lines.append(f"- {dropped}")
+    if clipped := clipped_calls(e.setting, e.dataset, e.cost_unit):
+        lines.append(f"- {clipped}")
     if e.duplicates:
         lines.append(f"- also found, identical, in: {', '.join(str(p) for p in e.duplicates)} (read once)")
     lines += [""] + requirement_lines(e, under)

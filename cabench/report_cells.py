@@ -12,7 +12,7 @@ from typing import Any
 from cabench import registry
 from cabench.analysis import STATE_TEXT
 from cabench.results import finite
-from cabench.units import TokenCount
+from cabench.units import TokenCount, amount
 
 
 def method_name(method: str) -> str:
@@ -138,6 +138,22 @@ def listed(names: Iterable[str]) -> str:
 def sentence(clause: str) -> str:
     """A clause as a sentence of a report: its first letter capital, a full stop after it."""
     return f"{clause[:1].upper()}{clause[1:]}."
+
+
+def clipped_calls(setting: str, dataset: dict[str, Any], unit: str) -> str:
+    """For online selection on logs some of whose evaluation calls cost more than the dearest profiling call
+    (``dataset.csv``'s ``clipped_rows``, over all the dataset's configurations): that a replay charges each such
+    call at that amount, the paper's normalised cost ``min(cost / c_max, 1)``, so the spends it reports understate
+    what those calls cost; empty otherwise (identification charges costs unclipped)."""
+    count = dataset.get("clipped_rows")
+    if setting != "online" or count is None or not finite(count) or int(count) <= 0 \
+            or not finite(dataset.get("c_max")):
+        return ""
+    many = int(count) > 1
+    return (f"{int(count)} of the dataset's evaluation calls cost{'' if many else 's'} more than its dearest "
+            f"profiling call, c_max = {amount(float(dataset['c_max']), unit)}; a replay charges "
+            f"{'each' if many else 'it'} c_max (the paper's normalised cost min(cost / c_max, 1)), so the spends "
+            "shown understate what such calls cost")
 
 
 def dropped_at_import(info: dict[str, Any]) -> str:

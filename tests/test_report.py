@@ -238,3 +238,37 @@ def test_an_experiment_of_one_method_and_one_budget_says_it_has_nothing_to_compa
             "not run.\n") in section
     html = (tmp_path / "REPORT.html").read_text()
     assert "<p>No other method to compare with.</p>" in html and "against each other method" not in html
+
+
+def test_evaluation_calls_dearer_than_every_profiling_call_are_said_to_be_charged_c_max(tmp_path):
+    """Online selection charges a call min(cost, c_max) (the paper's normalised cost): where an evaluation call costs
+    more than every profiling call, the spends shown ("spent 100% of B") understate what such calls cost, which
+    recommend, REPORT.md and REPORT.html now say beside the online experiment (identification charges costs
+    unclipped: nothing to say there)."""
+    from cabench.data.dataset import load_dataset
+
+    frame = tiny_logs(3, 20, seed=0)
+    frame["tokens"] = 100
+    plain = write_dataset(tmp_path / "plain", frame, split={"profiling_size": 8, "seed": 0})
+    evaluation = set(load_dataset(plain).evaluation_ids)
+    dear = (frame["config_id"] == "cfg2") & frame["instance_id"].isin(evaluation)
+    frame.loc[dear[dear].index[:5], "tokens"] = 1000  # five of cfg2's evaluation calls
+    folder = write_dataset(tmp_path / "dear", frame, split={"profiling_size": 8, "seed": 0})
+    for setting in ("online", "psi"):
+        cfg = parse_config({"name": f"dear_{setting}", "dataset": str(folder), "setting": setting, "rho": [4],
+                            "methods": ["cohv-ucb"] if setting == "online" else ["copsi-r"], "repetitions": 4,
+                            "output": str(tmp_path / "results" / setting)}, "dear.yaml")
+        run_experiment(cfg, quiet=True)
+    note = ("5 of the dataset's evaluation calls cost more than its dearest profiling call, c_max = 100 tokens; a "
+            "replay charges each c_max (the paper's normalised cost min(cost / c_max, 1)), so the spends shown "
+            "understate what such calls cost")
+    assert RUNNER.invoke(app, ["report", str(tmp_path / "results")]).exit_code == 0
+    md = (tmp_path / "results" / "REPORT.md").read_text()
+    online, psi = md.index("## Experiment `dear_online`"), md.index("## Experiment `dear_psi`")
+    assert md.count(note) == 1 and online < md.index(note) < psi or psi < online < md.index(note)
+    html = (tmp_path / "results" / "REPORT.html").read_text()
+    escaped = note.replace("'", "&#39;")
+    assert html.count(f'<p class="clipped">{escaped}.</p>') == 1
+    shown = RUNNER.invoke(app, ["recommend", str(tmp_path / "results")])
+    assert shown.exit_code == 0 and shown.stdout.count(f"  note: {note}\n") == 1
+    assert shown.stdout.index("dear_online") < shown.stdout.index(note)
