@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -143,6 +144,24 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         files.write(path, data)
 
 
+_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a named pipe",
+          stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+
+
+def _replaceable(path: Path) -> None:
+    """Refuse to write ``path`` where something other than a regular file is there (through a symbolic link too): a
+    file is written by renaming a new one over its path, which would put a file where a device, a named pipe or a
+    socket was (``-o /dev/null`` run as root replaced the system's ``/dev/null``)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # nothing there (or nothing this process may see): the write itself says what is wrong
+    if not stat.S_ISREG(mode):
+        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        raise OSError(errno.EEXIST, f"{kind} is there, not a file; cabench writes a file by putting a new one in its "
+                                    "place, so give the path of a file", str(path))
+
+
 class FileSet:
     """Files replaced together (:func:`replaced_together`): each written beside its target as it is given, all
     renamed over their targets, in the order given, once every one is written."""
@@ -152,6 +171,7 @@ class FileSet:
         self.removed: list[Path] = []
 
     def write(self, path: Path, data: str | bytes) -> None:
+        _replaceable(path)
         self.written.append((_write_temporary(path, data), path))
 
     def remove(self, path: Path) -> None:

@@ -173,3 +173,35 @@ def test_a_file_of_a_name_cabench_writes_is_replaced_only_where_it_begins_as_cab
         refuse_unless_ours(path, "s_r,", "a file cabench tune wrote", "move it")
     assert str(exc.value) == f"{path}: not a file cabench tune wrote (it does not begin with 's_r,'); move it"
     refuse_unless_ours(path, "s_r,", "a file cabench tune wrote", "move it", within=True)  # held within the head
+
+
+def test_a_path_holding_a_pipe_a_device_or_a_socket_is_never_replaced_by_a_file(tmp_path):
+    """Files are written by renaming a new one over their path, so `data table1 -o PIPE` (or `-o /dev/full` run as
+    root) put a CSV where the pipe or device was and said "wrote". Such a path is refused in one line, exit 2, and
+    left as it was; through a symbolic link too."""
+    import os
+    import socket
+    import stat
+
+    from typer.testing import CliRunner
+
+    from cabench.cli import app
+    from cabench.storage import write_atomic
+
+    pipe, sock, link = tmp_path / "pipe", tmp_path / "sock", tmp_path / "link"
+    os.mkfifo(pipe)
+    link.symlink_to(pipe)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock))
+    try:
+        for path, kind in ((pipe, "a named pipe"), (link, "a named pipe"), (sock, "a socket")):
+            with pytest.raises(OSError, match=f"^.*{kind} is there, not a file") as exc:
+                write_atomic(path, "x\n")
+            assert exc.value.filename == str(path)
+            done = CliRunner().invoke(app, ["data", "table1", str(DATA / "gsm8k"), "-o", str(path)])
+            assert done.exit_code == 2 and done.stderr.startswith(f"error: {path}: {kind} is there, not a file; ")
+            assert done.stderr.count("\n") == 1
+        assert stat.S_ISFIFO(os.stat(pipe).st_mode) and link.is_symlink() and stat.S_ISSOCK(os.stat(sock).st_mode)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "pipe", "sock"]  # no temporary file left
+    finally:
+        server.close()
