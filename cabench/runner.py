@@ -136,12 +136,16 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
         if not isinstance(old, dict) or not isinstance(old.get("name"), str) or not isinstance(old.get("setting"), str):
             raise CabenchError(f"{previous}: names no experiment and setting (a damaged file), so the folder's "
                                f"experiment is unknown; move the folder, or pass another --out{force_it}")
+        if not isinstance(old.get("config_hash"), str):  # every config.yaml a run writes records its hash
+            raise CabenchError(f"{previous}: records no config_hash, so it is not the record a run writes (an "
+                               "experiment config kept in its own output folder?), and a run would replace it; keep "
+                               f"configs outside results folders, or pass another --out{force_it}")
         if (old["name"], old["setting"]) != (cfg.name, cfg.setting):
             other, this = ((old["name"], cfg.name) if old["name"] != cfg.name else
                            (f"{old['name']} ({old['setting']})", f"{cfg.name} ({cfg.setting})"))
             raise CabenchError(f"{out}: results folder holds experiment '{other}', not '{this}'; pass another "
                                f"--out{force_it}")
-        if chash is not None and not replace and old.get("config_hash") not in (None, chash):
+        if chash is not None and not replace and old["config_hash"] != chash:
             raise CabenchError(
                 f"{out}: results folder holds experiment '{cfg.name}' with config hash {old.get('config_hash')}, "
                 f"and this config's hash is {chash} ({_differing(old, cfg)}); pass --name (or --out) to keep both, "

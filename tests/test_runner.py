@@ -353,3 +353,25 @@ def test_a_configuration_far_cheaper_than_the_rest_is_warned_of_before_the_run(t
     (tmp_path / "fine.yaml").write_text(yaml.safe_dump(raw))
     result = CliRunner().invoke(app, ["run", str(tmp_path / "fine.yaml")])
     assert result.exit_code == 0 and "warning" not in result.output
+
+
+def test_an_experiment_config_kept_in_its_own_output_folder_is_never_replaced(tmp_path):
+    """`output:` naming the folder that holds the config itself, as config.yaml: the run took it, naming an experiment
+    and a setting, for the record a run writes, replaced it with that record (the user's comments and form gone)
+    and then refused the same command. A config.yaml that records no config_hash is not a run's: refused in one
+    line, the file untouched; --force replaces it, as the message says."""
+    from typer.testing import CliRunner
+
+    from cabench.cli import app
+
+    out = tmp_path / "exp"
+    out.mkdir()
+    mine = (f"# my notes: keep rho small\nname: mine\ndataset: {DATA / 'gsm8k'}\narms: {{preset: paper-subset}}\n"
+            f"setting: psi\nrho: [20]\nmethods: [copsi]\nrepetitions: 2\noutput: {out}\n")
+    (out / "config.yaml").write_text(mine)
+    done = CliRunner().invoke(app, ["run", str(out / "config.yaml"), "--quiet"])
+    assert done.exit_code == 2 and done.stderr == (
+        f"error: {out / 'config.yaml'}: records no config_hash, so it is not the record a run writes (an experiment "
+        "config kept in its own output folder?), and a run would replace it; keep configs outside results folders, "
+        "or pass another --out, or --force to replace its results\n")
+    assert (out / "config.yaml").read_text() == mine and sorted(p.name for p in out.iterdir()) == ["config.yaml"]
