@@ -9,6 +9,7 @@ import importlib
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -308,6 +309,19 @@ def test_split_in_dataset_yaml_is_honoured_by_every_command(tmp_path):
                                                                                    "profiling_size: ten"))
     one_line_error(cli("data", "describe", data), "split.profiling_size: expected a whole number")
     one_line_error(cli("data", "landscape", data, "-o", tmp_path / "l.png"), "split.profiling_size")
+    # a whole number written as a float is the number, as in a config (it read "expected a whole number of at
+    # least 1, got 10.0"); a fraction is not
+    for written, said in (("10", None), ("1e1", None), ("10.0", None), ("10.5", "got 10.5"), (".inf", "got inf")):
+        (data / "dataset.yaml").write_text(re.sub(r"profiling_size: \S+", f"profiling_size: {written}",
+                                                  (data / "dataset.yaml").read_text()))
+        described = cli("data", "describe", data, "--json")
+        if said is None:
+            assert described.exit_code == 0, described.output
+            if written == "10":
+                as_ten = described.stdout
+            assert described.stdout == as_ten  # the same split, statistics and all
+        else:
+            one_line_error(described, f"split.profiling_size: expected a whole number of at least 1, {said}")
 
 
 def test_dataset_name_must_be_text(tmp_path):

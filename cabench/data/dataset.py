@@ -11,6 +11,7 @@ configurations in order of first appearance in the log file.
 from __future__ import annotations
 
 import copy
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -317,6 +318,8 @@ def declared_split(meta: dict[str, Any], folder: Path, where: str = "") -> Split
     values = []
     for key, default, low in (("profiling_size", 200, 1), ("seed", 0, 0)):
         v = declared.get(key, default)
+        if isinstance(v, float) and math.isfinite(v) and v.is_integer():  # 2e2: a whole number, as a config reads it
+            v = int(v)
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             raise CabenchError(f"{where}.{key}: expected a whole number of at least {low}, got {v!r}")
         values.append(v)
