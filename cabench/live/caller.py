@@ -88,6 +88,8 @@ class Caller:
         }
         if paid.suspect:
             record["suspect"] = self.client.redact(paid.suspect)
+        if paid.overbilled:
+            record["overbilled"] = self.client.redact(paid.overbilled)
         if paid.usage is not None:
             prompt, completion = paid.usage
             record.update({"correct": self.task.score(instance, outcome.reply), "latency_s": seconds,
@@ -159,6 +161,11 @@ class Caller:
             self.results[key] = record
             self.progress(self.spent)
             self._count_failure(record)
+            if record.get("overbilled") and not self.failure_stop:  # no new call: the next could pass the budget
+                self.failure_stop = (f"the endpoint reported usage above the worst case {record['config']} on "
+                                     f"{record['instance']} was admitted at ({record['overbilled']}); a provider "
+                                     "bills what it reports, so a further call could pass the budget, and none was "
+                                     "made")
 
     def _count_failure(self, record: dict[str, Any]) -> None:
         name = record["config"]

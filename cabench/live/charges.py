@@ -9,7 +9,9 @@ dollars) within the call's worst case (the costliest split of
 its worst case (never more: the worst case is what the budget admitted the call
 at, so what is charged never passes the budget, whatever the endpoint reports;
 the reported count stays in ``calls.jsonl``), is not an outcome for the method,
-and the run says so. Reasons name an
+and the run says so. A reply (or failed attempt) whose usage costs more than
+that worst case is marked ``overbilled`` (:func:`billed_above`): a provider
+bills what it reports, so the caller makes no further call. Reasons name an
 endpoint's values only when they are numbers: its text may hold anything, the
 key included. Every charge is a (prompt, completion) count, so the run knows
 what it paid in the cost unit and in tokens.
@@ -29,7 +31,7 @@ attempt is admitted against the budget at its worst case before it is made.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cabench.live.client import Attempt, Outcome
@@ -51,6 +53,7 @@ class Charge:
     charged: tuple[Counts, ...]
     suspect: str = ""
     error: str = ""
+    overbilled: str = ""  # an attempt whose reported usage costs more than the worst case it was admitted at
 
     def cost(self, tariff: Tariff) -> float | None:
         """The outcome's cost in the tariff's unit (None when the call is no outcome)."""
@@ -140,6 +143,22 @@ def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff, bou
     return claimed, "", claimed
 
 
+def billed_above(usage: Any, worst: Counts, tariff: Tariff) -> str:
+    """Why ``usage``, where it is a count of tokens, costs more in ``tariff`` than the worst case ``worst`` the call
+    was admitted at (a provider bills what it reports, believed or not); empty otherwise."""
+    if not isinstance(usage, dict):
+        return ""
+    counts = [_number(usage.get(name)) for name in ("prompt_tokens", "completion_tokens")]
+    if any(c is None or not math.isfinite(c) or c < 0 for c in counts):
+        return ""
+    prompt, completion = float(counts[0]), float(counts[1])  # type: ignore[arg-type]
+    cost, most = tariff.cost(prompt, completion), tariff.cost(*worst)
+    if not cost > most:
+        return ""
+    return (f"{prompt:.0f} prompt and {completion:.0f} completion tokens reported, {amount(cost, tariff.unit)}, "
+            f"above the worst case {amount(most, tariff.unit)}")
+
+
 def reported_latency(value: Any) -> tuple[float | None, str]:
     """A reported latency in seconds, or None and why it is not believed (``value`` None: the reply reports
     none, and a latency measured instead would mix two kinds of latency in one objective)."""
@@ -170,8 +189,18 @@ def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mod
     """The :class:`Charge` of a finished call and the latency (seconds) to log for it; ``worst`` is the call's
     costliest split in ``tariff`` (:meth:`Tariff.worst`) of its ``bound`` (:meth:`Task.worst_case`)."""
     charged: list[Counts] = []
-    suspects = []
+    suspects: list[str] = []
     attempts = outcome.attempts[:-1] if outcome.ok else outcome.attempts
+    above = [billed_above(a.usage, worst, tariff) for a in attempts if a.billable]
+    above.append(billed_above(outcome.usage, worst, tariff) if outcome.ok else "")
+    over = next((why for why in above if why), "")
+    paid, seconds = _charge(outcome, max_tokens, worst, tariff, mode, latency, bound, attempts, charged, suspects)
+    return (replace(paid, overbilled=over) if over else paid), seconds
+
+
+def _charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mode: str, latency: str,
+            bound: Bound | None, attempts: list[Attempt], charged: list[Counts], suspects: list[str]
+            ) -> tuple[Charge, float]:
     for attempt in attempts:
         counts, why = _failed_attempt(attempt, max_tokens, worst, tariff, mode, bound)
         charged.append(counts)

@@ -95,6 +95,10 @@ AFTER_PROFILING = {  # how the endpoint misbehaves once profiling is done -> wor
 }
 
 
+#: Replies whose usage costs more than the call's worst case -> the end of what the record says of it
+OVERBILLED = {"huge": "above the worst case 97 tokens", "huge-prompt": "above the worst case 97 tokens"}
+
+
 @pytest.mark.parametrize("how", sorted(AFTER_PROFILING))
 def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, endpoint, how):
     """Every call after profiling misbehaves: the run stops after max_failures in one line, the endpoint's
@@ -104,13 +108,20 @@ def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, en
     result = run(config(tmp_path, dataset, url, **({"timeout_s": DEADLINE_S} if how == "trickle" else {})), out)
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1, result.output
-    assert "3 calls of" in lines[0] and "failed in a row" in lines[0] and AFTER_PROFILING[how] in lines[0], lines[0]
     spend = strict_loads((out / "spend.json").read_text())
     assert spend["stopped_by"] == "failures" and spend["spent_tokens"] <= BUDGET
     assert ep.generated <= spend["spent_tokens"] <= BUDGET  # every generated token was charged
     records = finished(out)
     method = [r for r in records if r["key"].startswith("e:")]
-    assert len(method) == 3 and not any(r["ok"] for r in method)
+    assert not any(r["ok"] for r in method)
+    if how in OVERBILLED:  # usage costing more than the call's worst case: the provider bills it, so the first such
+        # reply ends the run (concurrency 1 here: that call alone)
+        assert len(method) == 1 and method[0]["overbilled"].endswith(OVERBILLED[how]), method
+        assert (f"stopped: the endpoint reported usage above the worst case {method[0]['config']} on "
+                f"{method[0]['instance']} was admitted at (") in lines[0] and "none was made" in lines[0], lines[0]
+        return
+    assert "3 calls of" in lines[0] and "failed in a row" in lines[0] and AFTER_PROFILING[how] in lines[0], lines[0]
+    assert len(method) == 3
     if how.startswith("latency-"):  # believable usage, charged as reported; the outcome is not believed
         assert all(r["suspect"] and 0 < r["charged"] <= r["worst"] for r in method)
     elif how not in ("forbidden", "gzip-forbidden", "retry-after", "missing", "trickle", "oversized", "gzip-bomb"):
