@@ -43,6 +43,9 @@ REDACTED = "[redacted]"
 #: The shortest text taken for a secret: a local server's placeholder key (``x``, ``1``) is none, and replacing it in
 #: replies would mangle them (``12`` written as ``1[redacted]``).
 MIN_SECRET = 4
+#: A run of this many characters of a secret (or of one of its forms) is redacted wherever it stands: an endpoint
+#: may echo a key cut short ("...provided: sk-proj-AbCd...xyz1" without its last character, or its first dozen).
+FRAGMENT = 8
 _AUTH = re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+)?[^\s\"',;}]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}")
 #: A JSON ``\\uXXXX`` escape of a character that is not half of a surrogate pair: an endpoint may write the key so.
@@ -127,8 +130,9 @@ def secret_forms(secret: str) -> list[str]:
     and without padding)."""
     raw = secret.encode()
     encoded = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
-    forms = [secret, quote(secret, safe=""), quote(secret, safe="/"), secret.replace("/", "\\/"),
-             *encoded, *(e.rstrip("=") for e in encoded)]
+    quoted = [quote(secret, safe=""), quote(secret, safe="/")]
+    lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), q) for q in quoted]  # %2f is %2F (RFC 3986)
+    forms = [secret, *quoted, *lower, secret.replace("/", "\\/"), *encoded, *(e.rstrip("=") for e in encoded)]
     return [form for form in dict.fromkeys(forms) if len(form) >= MIN_SECRET]
 
 
@@ -146,8 +150,35 @@ def redact(text: str, secrets: list[str], unescape: bool = False) -> str:
         text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text).replace("\\/", "/")
     for secret in secrets:
         text = text.replace(secret, REDACTED)
+    text = _fragments_redacted(text, secrets)
     text = _AUTH.sub(lambda m: m.group(1) + REDACTED, text)
     return _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+
+
+def _fragments_redacted(text: str, secrets: list[str]) -> str:
+    """``text`` with every run of characters that holds :data:`FRAGMENT` consecutive characters of a secret (or of
+    one of its forms) replaced by one :data:`REDACTED`; shorter secrets are matched whole only."""
+    pieces = {s[i:i + FRAGMENT] for s in secrets for i in range(len(s) - FRAGMENT + 1)}
+    if not pieces or len(text) < FRAGMENT:
+        return text
+    hidden = bytearray(len(text))
+    for i in range(len(text) - FRAGMENT + 1):
+        if text[i:i + FRAGMENT] in pieces:
+            hidden[i:i + FRAGMENT] = b"\x01" * FRAGMENT
+    if not any(hidden):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hidden[i]:
+            while i < len(text) and hidden[i]:
+                i += 1
+            out.append(REDACTED)
+        else:
+            j = hidden.find(1, i)
+            j = len(text) if j < 0 else j
+            out.append(text[i:j])
+            i = j
+    return "".join(out)
 
 
 def retry_after_seconds(value: str | None, cap: float) -> float | None:
@@ -260,6 +291,9 @@ class ChatClient:
                 raise CabenchError(f"endpoint.api_key_env: the environment variable {endpoint.api_key_env} holds "
                                    "characters an HTTP header cannot carry (non-ASCII, a newline or another control "
                                    "character); export the key alone")
+            if key != key.strip():  # an HTTP header value cannot begin or end with one: every request would fail
+                raise CabenchError(f"endpoint.api_key_env: the environment variable {endpoint.api_key_env} begins "
+                                   "or ends with a space (a key pasted with one?); export the key alone")
             headers["Authorization"] = f"Bearer {key}"
             if len(key) >= MIN_SECRET:
                 self.secrets.append(key)
