@@ -310,7 +310,10 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
                 items.append(_replayed(r, Configuration(label, model, temperature, limit, prompting), key,
                                        task["dataset"], logged))
                 continue
-            label = _label(r, item.get("name", f"{model}_t{temperature}_g{limit}_{prompting}"), f"{key}.name")
+            # a model id's '/' (Qwen/Qwen2.5-1.5B-Instruct, as vLLM names models) written '--' in the derived name,
+            # which names files and CSV rows
+            derived = f"{model.replace('/', '--')}_t{temperature}_g{limit}_{prompting}"
+            label = _label(r, item.get("name", derived), f"{key}.name")
             items.append(Configuration(label, model, temperature, limit, prompting))
         configurations = tuple(items)
     names = [c.name for c in configurations]

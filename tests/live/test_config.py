@@ -173,3 +173,28 @@ def test_ctrl_c_while_httpx_is_imported_stays_an_interrupt(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", real)
     assert _httpx_host("http://127.0.0.1:9/v1", "127.0.0.1") == "127.0.0.1"
     assert _httpx_host("http://[::1/v1", "x") is None
+
+
+def test_the_readme_live_example_loads_with_model_ids_holding_a_slash(tmp_path):
+    """README's "Evaluating live" config, Hugging Face model ids (as vLLM names models) and no `name:`: the name
+    derived from the model held its '/', and the example was refused ("a name is printable text on one line,
+    without '/'"). The derived name writes it '--'; a name given with '/' is still refused."""
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    example = re.search(r"```yaml\n# my_gsm8k.yaml\n(.*?)```", readme, flags=re.S)
+    assert example is not None
+    raw = yaml.safe_load(example.group(1))
+    (tmp_path / "gsm8k").mkdir()
+    (tmp_path / "gsm8k" / "test.jsonl").write_text("".join(
+        f'{{"question": "What is {i} + 1?", "answer": "#### {i + 1}"}}\n' for i in range(30)))
+    raw["task"]["path"] = str(tmp_path / "gsm8k" / "test.jsonl")
+    (tmp_path / "my_gsm8k.yaml").write_text(yaml.safe_dump(raw))
+    cfg = load_live(tmp_path / "my_gsm8k.yaml")
+    assert [c.name for c in cfg.configurations] == ["Qwen--Qwen2.5-1.5B-Instruct_t0.0_g256_direct",
+                                                    "Qwen--Qwen2.5-1.5B-Instruct_t0.7_g512_cot"]
+    assert {c.model for c in cfg.configurations} == {"Qwen/Qwen2.5-1.5B-Instruct"}  # sent as written
+    raw["configurations"][0]["name"] = "Qwen/first"
+    (tmp_path / "named.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(CabenchError, match=r"configurations\[0\]\.name: 'Qwen/first': a name is printable text"):
+        load_live(tmp_path / "named.yaml")
