@@ -28,7 +28,11 @@ from cabench.live.tasks import Bound, Instance, Task
 
 
 class BudgetStop(Exception):
-    """The next call does not fit the budget."""
+    """The next call does not fit the budget: its key, its configuration and its worst case in the cost unit."""
+
+    def __init__(self, key: str, config: str = "", worst: float = 0.0) -> None:
+        super().__init__(key)
+        self.key, self.config, self.worst = key, config, worst
 
 
 class FailureStop(Exception):
@@ -138,7 +142,7 @@ class Caller:
             if self.failure_stop:
                 raise FailureStop(self.failure_stop)
             if not self._reserve(worst):
-                raise BudgetStop(key)
+                raise BudgetStop(key, config.name, worst)
         self.journal.start(key, config.name, instance.id, worst, sum(worst_counts))
         held = [worst]
         future = self.pool.submit(self._call, key, config, instance, occurrence, bound, worst_counts, held)

@@ -207,11 +207,26 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
     k = len(cfg.configurations)
     try:
         keys = _grid(cfg, caller, by_id, prof_ids, "p")
-    except BudgetStop:
+    except BudgetStop as stop:
         caller.drain()
         unit = cfg.terms.cost
         made = sum(1 for key in caller.journal.done if key.startswith("p:"))
         paid = caller.journal.charged_for("p:")
+        if caller.budget is not None and stop.worst > caller.budget:  # no budget of this size admits that call
+            raise CabenchError(
+                f"{cfg.source}: a call of {stop.config} may cost up to {amount(stop.worst, unit)} (its prompt's bound "
+                f"and its max_tokens at its {'price' if unit == 'usd' else 'tokens'}), more than the whole budget of "
+                f"{amount(caller.budget, unit)}: no call of it can start; raise the budget well above that, or lower "
+                "its max_tokens") from None
+        calls = [r for key, r in caller.journal.done.items() if key.startswith("p:")]
+        if calls and not any(r.get("ok") for r in calls):  # the charges of failed calls ran the budget out
+            first = calls[0]
+            raise CabenchError(
+                f"{cfg.source}: every one of the {len(calls)} profiling calls made failed (e.g. {first['config']} "
+                f"on {first['instance']}: {str(first.get('error'))[:160]}), and their charges "
+                f"({amount(paid, unit)}, endpoint.charge_failed: {cfg.endpoint.charge_failed}) left too little of the "
+                "budget for the next; fix the endpoint (or the key) and re-run into the same folder with a larger "
+                "budget") from None
         need = (f"; at that rate profiling needs about {amount(paid * k * len(prof_ids) / made, unit)}, plus the "
                 "worst case of its last call (a call starts only while its worst case, the prompt and the generation "
                 "limit, fits in what is left)" if made else "")

@@ -8,6 +8,7 @@ import errno
 import json
 import multiprocessing
 import os
+import re
 import signal
 import threading
 from pathlib import Path
@@ -542,3 +543,30 @@ def test_a_count_a_little_above_its_bound_is_believed_one_far_above_is_not():
     assert counts is None and why.startswith("usage.prompt_tokens 1063 is far above the call's bound of 19 tokens")
     assert usage_counts({"prompt_tokens": 1062, "completion_tokens": 5}, 64, free_prompts.worst(bound), free_prompts,
                         bound)[0] == (1062, 5)  # 2 x 19 + 1,024
+
+
+def test_a_budget_profiling_cannot_start_in_says_why(tmp_path, dataset, endpoint):
+    """Two stops of profiling said only "the budget does not cover profiling ... raise the budget ... or lower
+    profiling.instances": a budget below one call's worst case ("0 profiling calls cost 0 tokens"), where no
+    number of instances helps, and a budget run out by the charges of calls that all failed (every one refused:
+    a wrong key), where raising it pays the same endpoint again. Each now says which."""
+    _, url = endpoint(lambda n: "honest")
+    raw = yaml.safe_load(config(tmp_path, dataset, url).read_text())
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump({**raw, "budget_tokens": 5}))
+    tiny = run(tmp_path / "tiny.yaml", tmp_path / "tiny")
+    lines = tiny.stderr.strip().splitlines()
+    assert tiny.exit_code == 2 and len(lines) == 1, tiny.output
+    assert re.search(r"tiny\.yaml: a call of \S+ may cost up to [\d,]+ tokens \(its prompt's bound and its max_tokens "
+                     r"at its tokens\), more than the whole budget of 5 tokens: no call of it can start; raise the "
+                     r"budget well above that, or lower its max_tokens$", lines[0]), lines[0]
+    _, refusing = endpoint(lambda n: "forbidden")
+    raw = yaml.safe_load(config(tmp_path, dataset, refusing, name="refused", max_failures=50).read_text())
+    (tmp_path / "refused.yaml").write_text(yaml.safe_dump({**raw, "budget_tokens": 400}))
+    refused = run(tmp_path / "refused.yaml", tmp_path / "refused")
+    lines = refused.stderr.strip().splitlines()
+    assert refused.exit_code == 2 and len(lines) == 1, refused.output
+    made = [r for r in finished(tmp_path / "refused")]
+    assert made and not any(r["ok"] for r in made)
+    assert (f"refused.yaml: every one of the {len(made)} profiling calls made failed (e.g. " in lines[0]
+            and "HTTP 403" in lines[0] and "endpoint.charge_failed: worst-case) left too little of the budget for "
+            "the next; fix the endpoint (or the key)" in lines[0]), lines[0]
