@@ -62,6 +62,47 @@ def dominated_but_for_ties(arms: pd.DataFrame, name: str) -> str | None:
     return str(arms["config_id"].iloc[int(np.flatnonzero(weak)[0])]) if weak.any() else None
 
 
+#: The mean per call in ``arms.csv`` a built-in objective stands for, and whether larger is better. The objective
+#: scores each call on its own (latency and cost within the profiling split's 5th-95th percentiles), so its mean
+#: can rank two configurations otherwise than their means per call do. (Efficiency, the paper's inverse latency, is
+#: a mean of inverses by definition: no mean per call stands for it.)
+MEANS_OF = {"accuracy": ("accuracy", True), "latency": ("latency_s", False)}
+COST_MEANS = {"tokens": "tokens", "completion_tokens": "completion_tokens", "usd": "usd"}
+#: Why a configuration another beats on its means per call can still be the answer
+SCORED_PER_CALL = ("the objectives score each call, latency and cost within the profiling split's 5th-95th "
+                   "percentiles, so their means can rank configurations otherwise")
+
+
+def beaten_on_means(e: Experiment, name: str, with_cost: bool = False) -> str | None:
+    """The first configuration whose means per call are as good as ``name``'s on every objective (and, with
+    ``with_cost``, on the cost per call) and better on one, where no configuration is so on the objectives
+    themselves (their normalised means, and ``mu_c``): the objectives and the means per call rank it otherwise.
+    None where there is none, where the objectives rank it below another too, or where an objective has no mean
+    per call in ``arms.csv`` (efficiency, or an objective of the user's own column)."""
+    columns: list[tuple[str, bool]] = []
+    for objective in e.objectives:
+        column = (COST_MEANS.get(e.cost_unit), False) if objective == "cost" else MEANS_OF.get(str(objective))
+        if column is None or column[0] is None or column[0] not in e.arms:
+            return None
+        columns.append((str(column[0]), column[1]))
+    if with_cost:
+        cost = COST_MEANS.get(e.cost_unit)
+        if cost is None or cost not in e.arms:
+            return None
+        columns.append((cost, False))
+    means = np.column_stack([e.arms[c].to_numpy(float) * (1.0 if up else -1.0) for c, up in dict(columns).items()])
+    if not np.isfinite(means).all():
+        return None
+    i = int(np.flatnonzero(e.arms["config_id"].astype(str).to_numpy() == name)[0])
+    scored = e.arms[objective_columns(e.arms)].to_numpy(float)
+    if with_cost:
+        scored = np.column_stack([scored, -e.arms["mu_c"].to_numpy(float)])
+    if ((scored >= scored[i]).all(axis=1) & (scored > scored[i]).any(axis=1)).any():
+        return None  # the objectives rank another above it too: nothing for the means to explain
+    better = (means >= means[i]).all(axis=1) & (means > means[i]).any(axis=1)
+    return str(e.arms["config_id"].iloc[int(np.flatnonzero(better)[0])]) if better.any() else None
+
+
 def _online(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
     names = e.arms["config_id"].astype(str)
     first = ~names.duplicated()
@@ -180,10 +221,12 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
         row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
         if not row["exploited"]:  # no repetition pulled one configuration most: no_decision says so
             return None
+        chosen = row["exploited"][0]
+        beaten = beaten_on_means(e, chosen["config_id"], with_cost=True)
         return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
                 "repetitions": row["repetitions"],
                 "criterion": f"lowest mean R_HV among methods with a preference ({best['regret_hv']:.4g})",
-                "configuration": row["exploited"][0],
+                "configuration": chosen if beaten is None else {**chosen, "beaten_on_means": beaten},
                 "tied": [x for x in row["exploited"][1:] if x["share"] == row["exploited"][0]["share"]],
                 "no_single": row["no_single"]}
     best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
@@ -195,7 +238,13 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
                          f"F1 {best['f1']:.3f}",
             "pareto_set": row["modal_set"], "share": row["modal_set_share"],
             "exact_true_set": row["exact_true_set"],
-            "members": [arm_facts(e.arms, name) for name in row["modal_set"]]}
+            "members": [_with_means(e, arm_facts(e.arms, name)) for name in row["modal_set"]]}
+
+
+def _with_means(e: Experiment, facts: dict[str, Any]) -> dict[str, Any]:
+    """An arm's facts with ``beaten_on_means`` where another configuration's means beat it (:func:`beaten_on_means`)."""
+    beaten = beaten_on_means(e, facts["config_id"])
+    return facts if beaten is None else {**facts, "beaten_on_means": beaten}
 
 
 #: An identification answer its method returns in at most this share of the repetitions is a weak one.
@@ -242,4 +291,6 @@ def brief(e: Experiment) -> dict[str, Any] | None:
             "share": float(d["configuration"]["share"] if online else d["share"]), "repetitions": d["repetitions"],
             "exact_true_set": None if online else float(d["exact_true_set"]),
             "no_single": float(d.get("no_single") or 0.0),
-            "tie_only": [] if online else [m["config_id"] for m in d["members"] if m.get("tie_dominated_by")]}
+            "tie_only": [] if online else [m["config_id"] for m in d["members"] if m.get("tie_dominated_by")],
+            "means_only": [x["config_id"] for x in (answered(d) if online else d["members"])
+                           if x.get("beaten_on_means")]}

@@ -28,7 +28,7 @@ import plotly.offline
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
-from cabench.answers import answered, no_decision, top_answers, top_decision
+from cabench.answers import SCORED_PER_CALL, answered, no_decision, top_answers, top_decision
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
 from cabench.record import objective_columns
@@ -133,6 +133,10 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
         if m.get("tie_dominated_by"):
             notes.append(f"{m['config_id']} is no better than {m['tie_dominated_by']} on any objective and worse on "
                          "some: it is in the set only by a tie (dominance is strict, paper §3.2).")
+    for m in (d.get("members") or []) + ([d["configuration"]] if e.setting == "online" else []):
+        if m.get("beaten_on_means"):
+            notes.append(f"{m['beaten_on_means']} is as good as {m['config_id']} or better on every mean per call: "
+                         f"{SCORED_PER_CALL}.")
     what = ((f"pay for {names[0]}" if len(names) == 1 else f"pay for any of {listed(names)} (exploited "
              "equally often: the runs do not choose between them)") if e.setting == "online"
             else f"the Pareto set of {len(names)} configuration{'s' if len(names) != 1 else ''}")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cabench import registry
-from cabench.answers import WEAK, answered, answers, arm_facts, decision, no_decision, not_run, weak
+from cabench.answers import SCORED_PER_CALL, WEAK, answered, answers, arm_facts, decision, no_decision, not_run, weak
 from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
@@ -83,10 +83,18 @@ def _facts(a: dict[str, Any], unit: str) -> str:
 
 
 def but_for_ties(a: dict[str, Any]) -> str:
-    """What a Pareto member that another configuration dominates but for a tie says of it, or nothing."""
+    """What a Pareto member that another configuration dominates but for a tie says of it, and what a configuration
+    another beats on every mean per call says of it (:func:`but_for_means`), or nothing."""
     other = a.get("tie_dominated_by")
-    return "" if other is None else (f" — no better than {quoted_name(other)} on any objective, worse on some; in "
-                                     "the set only by a tie (dominance is strict)")
+    return ("" if other is None else (f" — no better than {quoted_name(other)} on any objective, worse on some; in "
+                                      "the set only by a tie (dominance is strict)")) + but_for_means(a)
+
+
+def but_for_means(a: dict[str, Any]) -> str:
+    """What a configuration whose means per call another configuration beats says of it, or nothing."""
+    other = a.get("beaten_on_means")
+    return "" if other is None else (f" — {quoted_name(other)} is as good or better on every mean per call ("
+                                     f"{SCORED_PER_CALL})")
 
 
 def per_call(a: dict[str, Any]) -> str:
@@ -191,7 +199,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}{tied})")
             units = [x for x in answered(d) if per_call(x)]
             for x in units[:MEMBERS_SHOWN]:
-                lines.append(f"    {'per call' if not d['tied'] else quoted_name(x['config_id'])}: {per_call(x)}")
+                lines.append(f"    {'per call' if not d['tied'] else quoted_name(x['config_id'])}: {per_call(x)}"
+                             f"{but_for_means(x)}")
             if len(units) > MEMBERS_SHOWN:
                 lines.append(f"    … {len(units) - MEMBERS_SHOWN} more (--json lists all)")
         else:
@@ -202,7 +211,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             if weak(d["share"]):
                 lines.append(f"    {WEAK}: this budget is short of identifying the Pareto set (--all: how "
                              "often each configuration is returned)")
-            noted = [m for m in d["members"] if per_call(m) or m.get("tie_dominated_by")]
+            noted = [m for m in d["members"] if per_call(m) or m.get("tie_dominated_by") or m.get("beaten_on_means")]
             for m in noted[:MEMBERS_SHOWN]:
                 shown_units = f": {per_call(m)}" if per_call(m) else ""
                 lines.append(f"    {quoted_name(m['config_id'])}{shown_units}{but_for_ties(m)}")

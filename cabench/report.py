@@ -40,7 +40,7 @@ from cabench.analysis import (
     reference_and_others,
     relative_hypervolume,
 )
-from cabench.answers import NOT_RUN, WEAK, brief, no_decision, weak
+from cabench.answers import NOT_RUN, SCORED_PER_CALL, WEAK, brief, no_decision, weak
 from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.figure_index import INDEX, current_figures, index_root, read_index
@@ -547,7 +547,9 @@ def decision_rows(c: Contents) -> list[dict]:
             f" (the exact true set in {round(d['exact_true_set'] * n)})" if psi else "") + (
             f"; {WEAK}" if psi and weak(d["share"]) else "") + (
             f"; in {round(d['no_single'] * n)} no one configuration is pulled most" if d.get("no_single") else "") + (
-            f"; in the set only by a tie: {', '.join(d['tie_only'])}" if d.get("tie_only") else "")
+            f"; in the set only by a tie: {', '.join(d['tie_only'])}" if d.get("tie_only") else "") + (
+            f"; another configuration is as good or better on every mean per call than {', '.join(d['means_only'])} "
+            f"({SCORED_PER_CALL})" if d.get("means_only") else "")
         out.append({"experiment": e.label, "names": names[:NAMED], "more": max(len(names) - NAMED, 0),
                     "lead": ("pay for" if len(names) == 1 else "pay for any of") if e.setting == "online"
                     else f"the Pareto set of {len(names)}:",

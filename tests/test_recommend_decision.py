@@ -424,3 +424,45 @@ def test_both_reports_say_what_recommend_says_of_ties(tmp_path):
     assert f"In {100 * tied / 4:.0f}% of its repetitions CoHV-UCB ended with several configurations pulled most" in page
     advised = format_decisions(recommend(root))
     assert f"in {tied} of 4 repetitions no one configuration is pulled most" in advised
+
+
+def test_an_answer_another_configuration_beats_on_every_mean_per_call_says_why(tmp_path):
+    """'flaky' answers in 0.25 s but times out (60 s) on one call in ten: the latency objective scores each call
+    within the profiling split's 5th-95th percentiles, so it ranks 'flaky' above 'good' (3 s on every call, more
+    accurate), while the means per call shown beside it (12 s against 3 s) say the opposite. The answers named it
+    "pay for" and a Pareto member without a word; each now says which configuration the means prefer, and why."""
+    from tests.conftest import write_dataset
+
+    rows = []
+    for q in range(40):
+        for name, correct, latency in (("good", q % 4 != 0, 3.0), ("flaky", q % 10 < 7, 60.0 if q % 10 == 9 else 0.25),
+                                       ("fast", q % 2 == 0, 0.5)):
+            rows.append({"config_id": name, "model": name, "temperature": 0.0, "max_new_tokens": 256,
+                         "prompting": "direct", "instance_id": f"q{q:02d}", "correct": int(correct),
+                         "latency_s": latency, "tokens": 100})
+    folder = write_dataset(tmp_path / "tail", pd.DataFrame(rows), split={"profiling_size": 20, "seed": 0})
+    for setting, methods in (("online", ["cohv-ucb"]), ("psi", ["copsi-r"])):
+        run_experiment(parse_config({"name": f"tail_{setting}", "dataset": str(folder), "setting": setting,
+                                     "objectives": ["accuracy", "latency"], "rho": [60], "methods": methods,
+                                     "repetitions": 10, "output": str(tmp_path / "res" / setting)}, "t.yaml"),
+                       quiet=True)
+    items = {item["experiment"]: item for item in recommend(tmp_path / "res")}
+    arms = pd.read_csv(tmp_path / "res" / "online" / "arms.csv").set_index("config_id")
+    assert arms.loc["flaky", "latency_s"] > 2 * arms.loc["good", "latency_s"]  # the means per call
+    assert arms.loc["flaky", "accuracy"] < arms.loc["good", "accuracy"]
+    assert arms.loc["flaky", "mu_latency"] > arms.loc["good", "mu_latency"]  # the objective, scored per call
+    assert items["tail_online"]["decision"]["configuration"]["config_id"] == "flaky"
+    assert items["tail_online"]["decision"]["configuration"]["beaten_on_means"] == "good"
+    members = {m["config_id"]: m.get("beaten_on_means") for m in items["tail_psi"]["decision"]["members"]}
+    assert members["flaky"] == "good" and members.get("good") is None and members.get("fast") is None
+    why = ("good is as good or better on every mean per call (the objectives score each call, latency and cost "
+           "within the profiling split's 5th-95th percentiles, so their means can rank configurations otherwise)")
+    text = format_decisions(list(items.values()))
+    assert text.count(f" — {why}") == 2
+    assert RUNNER.invoke(app, ["report", str(tmp_path / "res")]).exit_code == 0
+    md = (tmp_path / "res" / "REPORT.md").read_text()
+    assert md.count("another configuration is as good or better on every mean per call than flaky (the objectives "
+                    "score each call") == 2
+    html = (tmp_path / "res" / "REPORT.html").read_text()
+    assert html.count("good is as good as flaky or better on every mean per call: the objectives score each "
+                      "call") == 2
