@@ -43,6 +43,7 @@ from cabench.report import (
     gather,
     markdown,
     not_run_lines,
+    of_the_paper,
     paper_cells,
     scorecard_counts,
     section_lines,
@@ -268,7 +269,8 @@ def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
             "k": e.k, "objectives": ", ".join(e.objectives), "unit": LABELS[e.cost_unit],
             "grid": ", ".join(f"{r:g}" for r in e.rho_grid), "repetitions": e.repetitions,
             "config_hash": e.config_hash, "methods": ", ".join(registry.display(m) for m in e.methods),
-            "beyond": e in c.beyond, "decision": d, "undecided": sentence(no_decision(e)) if d is None else "",
+            "beyond": e in c.beyond and of_the_paper(c.results),  # a user's own logs: nothing to go beyond
+            "decision": d, "undecided": sentence(no_decision(e)) if d is None else "",
             "summary": _summary(e, c.found[e.label].summary),
             "not_run": not_run_lines(e), "dropped": dropped_at_import(e.info),
             "clipped": clipped_calls(e.setting, e.dataset, e.cost_unit),

@@ -281,7 +281,8 @@ def _table1(res: ResultSet) -> list[str]:
             if with_subset:
                 cells += [g["subset_pareto_size"], g["subset_min_gap"]]
             table.append(cells)
-    return ["## Table 1: the data", "", "Configuration-level means over all instances (|P*| and gaps on the "
+    heading = "Table 1: the data" if of_the_paper(res) else "The data"  # the paper's table where it has a say
+    return [f"## {heading}", "", "Configuration-level means over all instances (|P*| and gaps on the "
             "evaluation split).", "", *md_table(head, table)]
 
 
@@ -379,6 +380,13 @@ def _figures(c: Contents) -> list[str]:
     for note in figure_notes(c):
         lines += [f"{note['count']} {note['before']} `{note['command']}` {note['after']}", ""]
     return lines if len(lines) > 2 else []
+
+
+def of_the_paper(res: ResultSet) -> bool:
+    """Whether the results hold an experiment of the paper's, or one on the paper's data: their report speaks of
+    the paper (Table 1, "beyond the paper"); a user's own experiments on their own logs are just experiments."""
+    published = {p.dataset for p in PUBLISHED}
+    return any(e.paper_role or e.dataset_name in published for e in res.experiments)
 
 
 def is_beyond(e: Experiment) -> bool:
@@ -589,7 +597,7 @@ def markdown(c: Contents) -> str:
                               ", ".join(f"{r:g}" for r in e.rho_grid), str(e.repetitions), code(e.config_hash)]
                              for e in res.experiments])]
     lines += _table1(res)
-    beyond = c.beyond
+    beyond = c.beyond if of_the_paper(res) else []  # a user's own experiments on their own logs: nothing beyond
     for e in res.experiments:
         if e not in beyond:
             lines += section_lines(c, e)

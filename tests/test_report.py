@@ -83,15 +83,23 @@ def _user_results(tmp_path, root_name: str = "root"):
 
 
 def test_beyond_the_paper_speaks_of_the_papers_experiments_only_where_there_are_some(tmp_path):
+    """A user's own experiments on their own logs are listed in order after "The data": the report put them
+    "Beyond the paper" under the paper's "Table 1", and REPORT.html tagged them so. Beside an experiment of the
+    paper's (or one on its data), the paper's words come back."""
     root = _user_results(tmp_path)
     text = build_report(root)
-    beyond = text[text.index("## Beyond the paper"):]
-    assert "## Experiment `mine_psi`" in beyond and "## Experiment `mine_online`" not in beyond
-    assert "the paper's experiments above" not in text  # mine_online is no experiment of the paper's
+    assert "Beyond the paper" not in text and "Table 1" not in text and "\n## The data\n" in text
+    order = [text.index(f"## {h}") for h in ("The data", "Experiment `mine_online`", "Experiment `mine_psi`")]
+    assert order == sorted(order)
+    assert RUNNER.invoke(app, ["report", str(root)]).exit_code == 0
+    assert "beyond the paper" not in (root / "REPORT.html").read_text().lower()
     cfg = load_config(ROOT / "configs" / "gsm8k_psi_quick.yaml",
                       overrides={"repetitions": 2, "rho": [200], "output": str(root / "paper")})
     run_experiment(cfg, quiet=True)
     text = build_report(root)
+    beyond = text[text.index("## Beyond the paper"):]
+    assert "## Experiment `mine_psi`" in beyond and "## Experiment `mine_online`" not in beyond
+    assert "\n## Table 1: the data\n" in text
     assert "These results are kept apart from the paper's experiments above and from its figures." in text
 
 
