@@ -42,7 +42,7 @@ from cabench.data.terms import Terms, parse_terms
 from cabench.errors import CabenchError, did_you_mean, first_three
 from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, too_small, with_budgets
-from cabench.recommend import any_of, but_for_means, but_for_ties, per_call, recommend
+from cabench.recommend import any_of, but_for_means, but_for_ties, per_call, recommend, same_nu
 from cabench.report import REPORT_MARKS, check_reports
 from cabench.report_cache import FILE as SECTIONS
 from cabench.report_cells import clipped_calls, quoted_name
@@ -442,8 +442,8 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
                         if len(shown) > TIED_SHOWN else [])
     shares = f"{registry.display(first['method'])} exploits it in {share(first)} of {first['repetitions']} " \
              f"repetitions{alone}" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
-    lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}; spent {100 * first['spend_share']:.1f}% of "
-             f"{amount(d['budget'], unit)}{idle_note}"]
+    lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}{same_nu(d)}; spent "
+             f"{100 * first['spend_share']:.1f}% of {amount(d['budget'], unit)}{idle_note}"]
     return lines + ([f"  per call: {per_call(c)}{but_for_means(c)}"] if per_call(c) else [])
 
 

@@ -223,11 +223,12 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             return None
         chosen = row["exploited"][0]
         beaten = beaten_on_means(e, chosen["config_id"], with_cost=True)
+        tied = [x for x in row["exploited"][1:] if x["share"] == chosen["share"]]
         return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
                 "repetitions": row["repetitions"],
                 "criterion": f"lowest mean R_HV among methods with a preference ({best['regret_hv']:.4g})",
                 "configuration": chosen if beaten is None else {**chosen, "beaten_on_means": beaten},
-                "tied": [x for x in row["exploited"][1:] if x["share"] == row["exploited"][0]["share"]],
+                "tied": tied, "same_nu": _same_nu(e, row, [chosen, *tied]),
                 "no_single": row["no_single"]}
     best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
     row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
@@ -239,6 +240,16 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "pareto_set": row["modal_set"], "share": row["modal_set_share"],
             "exact_true_set": row["exact_true_set"],
             "members": [_with_means(e, arm_facts(e.arms, name)) for name in row["modal_set"]]}
+
+
+def _same_nu(e: Experiment, row: dict[str, Any], answer: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The configurations outside the online ``answer`` whose ν equals its (identical configurations, say), each
+    with the share of repetitions that exploit it: the answer is any of them, whatever the shares."""
+    nu = dict(zip(e.arms["config_id"].astype(str), e.arms["nu"].astype(float)))
+    named = {x["config_id"] for x in answer}
+    shares = {x["config_id"]: x["share"] for x in row["exploited"]}
+    return [{"config_id": name, "share": float(shares.get(name, 0.0))} for name, value in nu.items()
+            if name not in named and value == nu[answer[0]["config_id"]]]
 
 
 def _with_means(e: Experiment, facts: dict[str, Any]) -> dict[str, Any]:
@@ -293,4 +304,5 @@ def brief(e: Experiment) -> dict[str, Any] | None:
             "no_single": float(d.get("no_single") or 0.0),
             "tie_only": [] if online else [m["config_id"] for m in d["members"] if m.get("tie_dominated_by")],
             "means_only": [x["config_id"] for x in (answered(d) if online else d["members"])
-                           if x.get("beaten_on_means")]}
+                           if x.get("beaten_on_means")],
+            "same_nu": [x["config_id"] for x in d.get("same_nu") or []]}

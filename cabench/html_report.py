@@ -134,6 +134,9 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
         if m.get("tie_dominated_by"):
             notes.append(f"{m['config_id']} is no better than {m['tie_dominated_by']} on any objective and worse on "
                          "some: it is in the set only by a tie (dominance is strict, paper §3.2).")
+    for x in d.get("same_nu") or []:
+        notes.append(f"{x['config_id']} has the same ν as {names[0]} (exploited in {_share(x['share'])['text']} of "
+                     "the repetitions): any of them is as good.")
     for m in (d.get("members") or []) + ([d["configuration"]] if e.setting == "online" else []):
         if m.get("beaten_on_means"):
             notes.append(f"{m['beaten_on_means']} is as good as {m['config_id']} or better on every mean per call: "

@@ -165,6 +165,17 @@ def any_of(d: dict[str, Any]) -> str:
     return quoted_name(names[0]) if len(names) == 1 else f"any of {listed(names)}"
 
 
+def same_nu(d: dict[str, Any]) -> str:
+    """What an online decision says of configurations outside it with the same ν (any of them is as good), or
+    nothing."""
+    same = d.get("same_nu") or []
+    if not same:
+        return ""
+    n = d["repetitions"]
+    return ("; " + ", ".join(f"{quoted_name(x['config_id'])} (exploited in {round(x['share'] * n)})" for x in same)
+            + f" {'has' if len(same) == 1 else 'have'} the same ν: any of them is as good")
+
+
 def _of(share: float, n: int) -> str:
     """A share of ``n`` repetitions as the count it is: ``1 of 200 repetitions`` (a percentage would say 0%)."""
     return f"{round(share * n)} of {n} repetitions"
@@ -193,7 +204,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             c = d["configuration"]
             tied = ", the runs do not choose between them" if d["tied"] else ""
             tied += (f"; in {_of(d['no_single'], d['repetitions'])} no one configuration is pulled most"
-                     if d.get("no_single") else "")
+                     if d.get("no_single") else "") + same_nu(d)
             lines.append(f"  pay for {any_of(d)}: {registry.display(d['method'])} exploits "
                          f"{'each' if d['tied'] else 'it'} in {_of(c['share'], d['repetitions'])} at "
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}{tied})")

@@ -466,3 +466,36 @@ def test_an_answer_another_configuration_beats_on_every_mean_per_call_says_why(t
     html = (tmp_path / "res" / "REPORT.html").read_text()
     assert html.count("good is as good as flaky or better on every mean per call: the objectives score each "
                       "call") == 2
+
+
+def test_a_configuration_with_the_same_nu_as_the_answer_is_named_beside_it(tmp_path):
+    """An identical copy of the best configuration: CoHV-UCB exploits one or the other, and the answer said "pay
+    for X in 60% of repetitions" without a word of the copy exploited in the other 40%. Configurations with the same
+    ν as the answer are now named beside it with their shares, in recommend, advise's lines, REPORT.md and
+    REPORT.html."""
+    from tests.conftest import spread_logs, write_dataset
+
+    frame = spread_logs(4, 60, seed=5)
+    probe = write_dataset(tmp_path / "probe", frame, split={"profiling_size": 20, "seed": 0})
+    run_experiment(parse_config({"name": "probe", "dataset": str(probe), "setting": "online", "rho": [8],
+                                 "methods": ["cohv-ucb"], "repetitions": 2, "output": str(tmp_path / "p")}, "p.yaml"),
+                   quiet=True)
+    best = pd.read_csv(tmp_path / "p" / "arms.csv").query("optimal == 1")["config_id"].iloc[0]
+    twin = frame[frame["config_id"] == best].assign(config_id="twin", model="twin")
+    folder = write_dataset(tmp_path / "twins", pd.concat([frame, twin]), split={"profiling_size": 20, "seed": 0})
+    run_experiment(parse_config({"name": "twins", "dataset": str(folder), "setting": "online", "rho": [16],
+                                 "methods": ["cohv-ucb"], "repetitions": 20, "output": str(tmp_path / "res" / "t")},
+                                "t.yaml"), quiet=True)
+    (item,) = recommend(tmp_path / "res")
+    d = item["decision"]
+    pair = {d["configuration"]["config_id"], *(x["config_id"] for x in d["same_nu"])}
+    assert pair == {best, "twin"} and not d["tied"]
+    other = d["same_nu"][0]
+    runs = pd.read_csv(tmp_path / "res" / "t" / "runs.csv")
+    assert round(other["share"] * 20) == int((runs["exploited"].astype(str) == other["config_id"]).sum()) > 0
+    said = f"; {other['config_id']} (exploited in {round(other['share'] * 20)}) has the same ν: any of them is as good"
+    assert said in format_decisions([item])
+    assert RUNNER.invoke(app, ["report", str(tmp_path / "res")]).exit_code == 0
+    assert f"; the same ν: {other['config_id']}, as good" in (tmp_path / "res" / "REPORT.md").read_text()
+    assert f"{other['config_id']} has the same ν as {d['configuration']['config_id']} (exploited in " in \
+        (tmp_path / "res" / "REPORT.html").read_text()
