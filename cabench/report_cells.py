@@ -152,7 +152,7 @@ def clipped_calls(setting: str, dataset: dict[str, Any], unit: str) -> str:
     many = int(count) > 1
     return (f"{int(count)} of the dataset's evaluation calls cost{'' if many else 's'} more than its dearest "
             f"profiling call, c_max = {amount(float(dataset['c_max']), unit)}; a replay charges "
-            f"{'each' if many else 'it'} c_max (the paper's normalised cost min(cost / c_max, 1)), so the spends "
+            f"{'each' if many else 'it'} c_max (a call's normalised cost is min(cost / c_max, 1)), so the spends "
             "shown understate what such calls cost")
 
 

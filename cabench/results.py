@@ -516,6 +516,36 @@ def load_selections(folder: Path, meta: dict[str, Any], runs: pd.DataFrame, arms
     return selections
 
 
+#: What runs.csv records of the config on every row, beside config.yaml: the seed, and each online method's
+#: parameters (by method)
+_RECORDED_PARAMETERS = ("mode", "s_r", "s_c", "eta", "alpha")
+
+
+def _check_recorded(meta_path: Path, meta: dict[str, Any], runs: pd.DataFrame) -> None:
+    """Refuse a config.yaml that says other than runs.csv's rows of the values both record (the seed, an online
+    method's parameters): one of them was edited, and the reports, which state config.yaml's, would misstate how
+    the results were made."""
+    said = f"(one of the two was edited); {AGAIN}"
+    if "seed" in runs.columns and "seed" in meta:
+        seeds = sorted({int(s) for s in runs["seed"]})
+        if seeds != [int(meta["seed"])]:
+            raise CabenchError(f"{meta_path}: seed {meta['seed']}, but runs.csv's rows have seed "
+                               f"{', '.join(map(str, seeds))} {said}")
+    for entry in meta.get("methods") or []:
+        if not isinstance(entry, dict) or "name" not in entry:
+            continue
+        rows = runs[runs["method"].astype(str) == str(entry["name"])]
+        for key in _RECORDED_PARAMETERS:
+            if key not in entry or key not in rows.columns or rows.empty:
+                continue
+            values = set(rows[key].astype(str)) if key == "mode" else set(rows[key].astype(float))
+            wanted = str(entry[key]) if key == "mode" else float(entry[key])
+            if values != {wanted}:
+                shown = ", ".join(sorted(map(str, values)))
+                raise CabenchError(f"{meta_path}: {entry['name']}'s {key} is {entry[key]}, but runs.csv's rows have "
+                                   f"{shown} {said}")
+
+
 def load_experiment(folder: Path, selections: bool = True) -> Experiment:
     """Read one results folder; every file it needs must be there and consistent. ``selections.csv.gz`` is read
     now, or with ``selections=False`` when first asked for (:attr:`Experiment.selections`)."""
@@ -555,6 +585,7 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
     expected = int(meta["repetitions"]) * cells * modes
     if expected and len(runs) != expected:
         raise CabenchError(f"{folder / 'runs.csv'}: {len(runs)} rows, but config.yaml plans {expected}; {AGAIN}")
+    _check_recorded(meta_path, meta, runs)
     if len(files["dataset.csv"]) != 1:
         raise CabenchError(f"{folder / 'dataset.csv'}: {len(files['dataset.csv'])} rows, expected one (a damaged "
                            f"file); {AGAIN}")

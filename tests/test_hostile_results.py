@@ -413,3 +413,22 @@ def test_a_summary_that_runs_csv_does_not_back_is_refused(tmp_path, named_psi, d
         said = "missing (deleted?)" if damage == "summary deleted" else "does not say what runs.csv says"
         one_line_error(cli(command, root), f"{folder / 'summary.csv'}: {said}")
     assert checksums(root) == before
+
+
+@pytest.mark.parametrize("edit, words", [
+    (("seed: 0", "seed: 7"), "config.yaml: seed 7, but runs.csv's rows have seed 0 (one of the two was edited)"),
+    (("s_r: 0.01", "s_r: 0.5"), "config.yaml: cohv-ucb's s_r is 0.5, but runs.csv's rows have 0.01"),
+    (("mode: experimental", "mode: theory"), "config.yaml: cohv-ucb's mode is theory, but runs.csv's rows have "
+                                             "experimental")])
+def test_a_config_yaml_edited_against_runs_csv_is_one_line(tmp_path, edit, words):
+    """config.yaml's seed or a method's parameters edited by hand: the report stated "seed 7" and "s_r=0.5,
+    mode=theory" over rows that every one recorded seed 0, s_r 0.01, experimental. Both record them; a
+    disagreement is refused in one line by plot, report and recommend."""
+    folder = tmp_path / "root"
+    config = _write_config(tmp_path, {**SYNTHETIC, "name": "exp", "methods": ["cohv-ucb"], "seed": 0}, folder / "exp")
+    assert cli("run", config, "--quiet").exit_code == 0
+    path = folder / "exp" / "config.yaml"
+    text = path.read_text()
+    assert text.count(edit[0]) == 1
+    path.write_text(text.replace(*edit))
+    _one_line_everywhere(folder, f"{path}: ", words.removeprefix("config.yaml: "))

@@ -268,7 +268,7 @@ def test_evaluation_calls_dearer_than_every_profiling_call_are_said_to_be_charge
                             "output": str(tmp_path / "results" / setting)}, "dear.yaml")
         run_experiment(cfg, quiet=True)
     note = ("5 of the dataset's evaluation calls cost more than its dearest profiling call, c_max = 100 tokens; a "
-            "replay charges each c_max (the paper's normalised cost min(cost / c_max, 1)), so the spends shown "
+            "replay charges each c_max (a call's normalised cost is min(cost / c_max, 1)), so the spends shown "
             "understate what such calls cost")
     assert RUNNER.invoke(app, ["report", str(tmp_path / "results")]).exit_code == 0
     md = (tmp_path / "results" / "REPORT.md").read_text()
