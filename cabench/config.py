@@ -571,6 +571,11 @@ def resolve_budgets(cfg: ExperimentConfig, rho_of: Any, unit: str) -> Experiment
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> ExperimentConfig:
     """Read and validate a YAML experiment config."""
     path = Path(path)
+    if path.is_dir():
+        raise CabenchError(f"{path}: a folder, not a config file; give the path of a YAML config")
+    if path.exists() and not path.is_file():
+        raise CabenchError(f"{path}: not a regular file (a device, a pipe or a socket); give the path of a YAML "
+                           "config")
     if not path.is_file():
         raise CabenchError(f"{path}: config file not found")
     try:

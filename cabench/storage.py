@@ -103,6 +103,8 @@ def refuse_unless_ours(path: Path, mark: str, what: str, remedy: str, within: bo
     if not path.is_file():
         return
     data = path.read_bytes()  # read once: its start says whose it is, its end whether it changed since
+    if not data:
+        return  # an empty file holds nothing to lose (a cut index: report said "run plot again", plot "move it")
     head = data[:4096].decode("utf-8", errors="replace")
     if not (mark in head if within else head.startswith(mark)):
         raise CabenchError(f"{path}: not {what} (it does not begin with {mark.strip()!r}); {remedy}")

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -313,3 +314,36 @@ def test_data_outputs_never_replace_a_file_cabench_did_not_write(tmp_path, comma
     assert mine.read_bytes() == ours.read_bytes()
     folder = runner.invoke(app, ["data", command, str(DATA / "gsm8k"), "-o", str(tmp_path)])
     assert folder.exit_code == 2 and "not a folder" in folder.stderr and len(folder.stderr.splitlines()) == 1
+
+
+def test_a_config_path_that_is_no_file_says_what_it_is(tmp_path):
+    """A folder, a pipe or /dev/null given as the config was "config file not found", though it is there."""
+    import os
+
+    (tmp_path / "conf.yaml").mkdir()
+    os.mkfifo(tmp_path / "pipe.yaml")
+    for path, said in ((tmp_path / "conf.yaml", "a folder, not a config file"),
+                       (tmp_path / "pipe.yaml", "not a regular file (a device, a pipe or a socket)"),
+                       (Path("/dev/null"), "not a regular file (a device, a pipe or a socket)"),
+                       (tmp_path / "none.yaml", "config file not found")):
+        done = runner.invoke(app, ["run", str(path)])
+        assert done.exit_code == 2 and done.stderr.startswith(f"error: {path}: {said}") and \
+            done.stderr.count("\n") == 1, done.stderr
+
+
+def test_an_empty_figure_index_is_rebuilt_by_plot_as_report_says(tmp_path):
+    """An emptied figures.csv: report said "run `cabench plot` again", and plot refused it as not an index cabench
+    wrote ("move it"). An empty file holds nothing to lose: plot replaces it, and report then reads it."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "e", "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4]],
+                                                                           "costs": [10, 20]}},
+                                   "setting": "online", "rho": [2], "methods": ["cohv-ucb"], "repetitions": 2,
+                                   "output": str(tmp_path / "res" / "e")}))
+    assert runner.invoke(app, ["run", str(cfg), "--quiet"]).exit_code == 0
+    assert runner.invoke(app, ["plot", str(tmp_path / "res"), "--format", "png"]).exit_code == 0
+    (tmp_path / "res" / "figures.csv").write_text("")
+    report = runner.invoke(app, ["report", str(tmp_path / "res")])
+    assert report.exit_code == 2 and "run `cabench plot` again" in report.stderr
+    assert runner.invoke(app, ["plot", str(tmp_path / "res"), "--format", "png"]).exit_code == 0
+    assert (tmp_path / "res" / "figures.csv").read_text().startswith("stem,")
+    assert runner.invoke(app, ["report", str(tmp_path / "res")]).exit_code == 0
