@@ -698,3 +698,17 @@ def test_a_target_out_of_reach_says_every_target_of_its_setting_and_how_to_run_a
     assert last < 10 and f" ({last:.2g}x the exhaustive evaluation);" in line  # it said the cap, 10x
     assert line.endswith("; not run (leave out --target f1>=0.9999 to run at the others)")
     assert not (tmp_path / "out" / "results").exists() or not any((tmp_path / "out" / "results").glob("*/runs.csv"))
+
+
+def test_a_price_table_lacking_a_model_is_named_as_given(home, first, tmp_path):
+    """--prices my_prices.yaml without 'boreal-pro': the error named the dataset folder advise had imported into
+    (a folder cabench wrote), not the user's file."""
+    table = {k: v for k, v in PRICES.items() if k != "boreal-pro"}
+    (tmp_path / "my_prices.yaml").write_text(yaml.safe_dump(table))
+    result = RUNNER.invoke(app, ["advise", str(home / "advice" / "data" / "evals"), "--prices",
+                                 str(tmp_path / "my_prices.yaml"), "--budget", "0.1usd", "--repetitions", "2",
+                                 "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 2 and result.stderr == (
+        f"error: --prices {tmp_path / 'my_prices.yaml'}: no price for model 'boreal-pro'; add it (or a pattern such "
+        "as 'boreal*' matching it)\n")
+    assert not (tmp_path / "out" / "results").exists()
