@@ -212,9 +212,14 @@ def _terms(r: _Reader, raw: dict[str, Any], configurations: tuple[Configuration,
             raise r.fail("cost", "usd needs prices: {<model or pattern>: {input: $/1M tokens, output: $/1M tokens}} "
                          "(an endpoint reports tokens, not dollars)")
         for pos, config in enumerate(configurations):
-            if terms.price(config.model) is None:
+            price = terms.price(config.model)
+            if price is None:
                 raise r.fail("prices", f"no price for model '{config.model}' (configurations[{pos}]); add it, or a "
                              "pattern matching it")
+            if not any(rate for rate in (price.input, price.output, price.tokens)):  # known before any call
+                raise r.fail(f"prices.{price.pattern}", f"every call of '{config.model}' (configurations[{pos}]) "
+                             "would cost $0, which leaves the online cost bound lambda at 0 (found only after "
+                             "profiling was paid, before); give its price, or charge tokens (cost: tokens)")
     return terms
 
 

@@ -363,3 +363,18 @@ def test_a_budget_short_of_profiling_is_raised_in_place_keeping_the_calls_paid(t
     again = attempt(70 * PROFILING * K * dearest)  # the method has called: its budget is the run's
     assert again.exit_code == 2 and "holds this run with another budget, and its method has made calls" in \
         again.stderr, again.output  # only the budget differs: said so, not "another config"
+
+
+def test_a_model_priced_at_nothing_is_refused_before_any_call(tmp_path, dataset):
+    """A price of 0 for a model: every call of it free leaves the online cost bound lambda at 0, which a run found
+    only after profiling was paid; and every fix (another price, another cost) then met a folder bound to the old
+    config. It is refused as the config is read, naming the price."""
+    prices = {m: {"input": 1.0, "output": 2.0} for m in MODELS}
+    prices[MODELS[1]] = {"input": 0, "output": 0}
+    config = write_config(tmp_path, dataset, "http://127.0.0.1:9/v1", cost="usd", prices=prices,
+                          budget={"usd": 1.0})
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert (f"prices.{MODELS[1]}: every call of '{MODELS[1]}' (configurations[1]) would cost $0, which leaves the "
+            "online cost bound lambda at 0") in result.stderr
+    assert not (tmp_path / "run").exists()
