@@ -21,7 +21,7 @@ from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 from cabench.report_cells import clipped_calls, listed, measurement, quoted_name
-from cabench.results import Experiment, ResultSet
+from cabench.results import Experiment, ResultSet, finite
 from cabench.units import LABELS, TokenCount, amount
 
 
@@ -97,10 +97,18 @@ def but_for_means(a: dict[str, Any]) -> str:
                                      f"{SCORED_PER_CALL})")
 
 
+#: Objectives whose mean per call :data:`SHOWN` gives in real units (efficiency by latency, cost by its unit)
+IN_REAL_UNITS = {"accuracy", "efficiency", "latency", "cost"}
+
+
 def per_call(a: dict[str, Any]) -> str:
-    """Real units per call where known, each with its 95% interval (:func:`~cabench.report_cells.measurement`)."""
-    return ", ".join(f"{prefix}{measurement(a, measure, number)}{suffix}"
-                     for measure, (prefix, number, suffix) in SHOWN.items() if measure in a)
+    """Real units per call where known, each with its 95% interval (:func:`~cabench.report_cells.measurement`), then
+    the normalised mean of each objective of the user's own column (``helpfulness 0.200 (normalised)``), which has
+    no unit cabench knows: the decision is made on it, so it is shown."""
+    own = [f"{k[3:]} {v:.3f} (normalised)" for k, v in a.items()
+           if k.startswith("mu_") and k != "mu_c" and k[3:] not in IN_REAL_UNITS and finite(v)]
+    return ", ".join([f"{prefix}{measurement(a, measure, number)}{suffix}"
+                      for measure, (prefix, number, suffix) in SHOWN.items() if measure in a] + own)
 
 
 def _found_at(item: dict[str, Any], rows: list[dict[str, Any]]) -> str:

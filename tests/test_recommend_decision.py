@@ -499,3 +499,26 @@ def test_a_configuration_with_the_same_nu_as_the_answer_is_named_beside_it(tmp_p
     assert f"; the same ν: {other['config_id']}, as good" in (tmp_path / "res" / "REPORT.md").read_text()
     assert f"{other['config_id']} has the same ν as {d['configuration']['config_id']} (exploited in " in \
         (tmp_path / "res" / "REPORT.html").read_text()
+
+
+def test_an_objective_of_the_users_own_column_is_shown_beside_the_units_per_call(tmp_path):
+    """Objectives accuracy-free (`helpfulness`, a column of the logs, to maximise): the decision's line per call
+    showed accuracy, no objective here, and never the number the configuration was chosen on. Such an objective's
+    normalised mean is now shown after the units per call."""
+    from tests.conftest import spread_logs, write_dataset
+
+    frame = spread_logs(4, 40, seed=2)
+    frame["helpfulness"] = (frame["config_id"].str[-1].astype(int) + 1) / 5.0  # 0.2 .. 0.8 by configuration
+    folder = write_dataset(tmp_path / "own", frame, gz=False, split={"profiling_size": 15, "seed": 0})
+    (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text() + "extra_columns: [helpfulness]\n")
+    objectives = [{"column": "helpfulness", "direction": "max", "normalise": [0, 1], "name": "helpfulness"},
+                  "latency"]
+    run_experiment(parse_config({"name": "own", "dataset": str(folder), "setting": "online", "rho": [8],
+                                 "objectives": objectives, "methods": ["cohv-ucb"], "repetitions": 4,
+                                 "output": str(tmp_path / "res" / "own")}, "own.yaml"), quiet=True)
+    (item,) = recommend(tmp_path / "res")
+    chosen = item["decision"]["configuration"]
+    value = (int(chosen["config_id"][-1]) + 1) / 5.0
+    line = next(x for x in format_decisions([item]).splitlines() if x.startswith("    per call: "))
+    assert line.endswith(f" tokens, helpfulness {value:.3f} (normalised)"), line
+    assert "latency (normalised)" not in line  # latency is shown in seconds already
