@@ -272,7 +272,6 @@ def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
             "k": e.k, "objectives": ", ".join(e.objectives), "unit": LABELS[e.cost_unit],
             "grid": ", ".join(f"{r:g}" for r in e.rho_grid), "repetitions": e.repetitions,
             "config_hash": e.config_hash, "methods": ", ".join(registry.display(m) for m in e.methods),
-            "beyond": e in c.beyond and of_the_paper(c.results),  # a user's own logs: nothing to go beyond
             "decision": d, "undecided": sentence(no_decision(e)) if d is None else "",
             "summary": _summary(e, c.found[e.label].summary),
             "not_run": not_run_lines(e), "dropped": dropped_at_import(e.info),
@@ -283,7 +282,9 @@ def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
 
 def _experiment(c: Contents, e: Experiment, anchor: str) -> dict[str, Any]:
     data = c.sections[e.label]["html"] if e.label in c.sections else experiment_data(c, e)
-    return {**data, "anchor": anchor, "figures": _images(c, experiment_source(e.label))}
+    # whether an experiment goes beyond the paper depends on the others beside it, which a kept section does not
+    return {**data, "beyond": e in c.beyond and of_the_paper(c.results), "anchor": anchor,
+            "figures": _images(c, experiment_source(e.label))}
 
 
 def _environment() -> jinja2.Environment:

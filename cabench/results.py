@@ -527,10 +527,10 @@ def _check_recorded(meta_path: Path, meta: dict[str, Any], runs: pd.DataFrame) -
     the results were made."""
     said = f"(one of the two was edited); {AGAIN}"
     if "seed" in runs.columns and "seed" in meta:
-        seeds = sorted({int(s) for s in runs["seed"]})
-        if seeds != [int(meta["seed"])]:
+        seeds = sorted({str(s) for s in runs["seed"]})
+        if seeds != [str(meta["seed"])]:
             raise CabenchError(f"{meta_path}: seed {meta['seed']}, but runs.csv's rows have seed "
-                               f"{', '.join(map(str, seeds))} {said}")
+                               f"{', '.join(seeds)} {said}")
     for entry in meta.get("methods") or []:
         if not isinstance(entry, dict) or "name" not in entry:
             continue
@@ -539,7 +539,10 @@ def _check_recorded(meta_path: Path, meta: dict[str, Any], runs: pd.DataFrame) -
             if key not in entry or key not in rows.columns or rows.empty:
                 continue
             values = set(rows[key].astype(str)) if key == "mode" else set(rows[key].astype(float))
-            wanted = str(entry[key]) if key == "mode" else float(entry[key])
+            try:
+                wanted = str(entry[key]) if key == "mode" else float(entry[key])
+            except (TypeError, ValueError):  # a hand-edited value that is no number
+                wanted = None
             if values != {wanted}:
                 shown = ", ".join(sorted(map(str, values)))
                 raise CabenchError(f"{meta_path}: {entry['name']}'s {key} is {entry[key]}, but runs.csv's rows have "

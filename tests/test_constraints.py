@@ -209,7 +209,7 @@ def test_an_interval_reaching_a_bound_by_a_rounding_alone_is_not_borderline():
                          "latency_s_high": [0.6 + 1e-17, 0.9000000000000002 + 2.5e-17, 0.6, 0.65]})
     for bound in ("0.6", "0.9"):
         ok, borderline = qualifying(arms, (parse_constraint(f"latency<={bound}s"),))
-        assert ok.tolist() == [True, True, True, True] if bound == "0.9" else [True, False, True, True]
+        assert ok.tolist() == ([True, True, True, True] if bound == "0.9" else [True, False, True, True])
         assert borderline.tolist() == [False, False, False, bound == "0.6"]  # 's' spreads across 0.6 s
 
 

@@ -419,7 +419,9 @@ def test_a_summary_that_runs_csv_does_not_back_is_refused(tmp_path, named_psi, d
     (("seed: 0", "seed: 7"), "config.yaml: seed 7, but runs.csv's rows have seed 0 (one of the two was edited)"),
     (("s_r: 0.01", "s_r: 0.5"), "config.yaml: cohv-ucb's s_r is 0.5, but runs.csv's rows have 0.01"),
     (("mode: experimental", "mode: theory"), "config.yaml: cohv-ucb's mode is theory, but runs.csv's rows have "
-                                             "experimental")])
+                                             "experimental"),
+    (("seed: 0", "seed: abc"), "config.yaml: seed abc, but runs.csv's rows have seed 0"),  # no traceback
+    (("s_r: 0.01", "s_r: null"), "config.yaml: cohv-ucb's s_r is None, but runs.csv's rows have 0.01")])
 def test_a_config_yaml_edited_against_runs_csv_is_one_line(tmp_path, edit, words):
     """config.yaml's seed or a method's parameters edited by hand: the report stated "seed 7" and "s_r=0.5,
     mode=theory" over rows that every one recorded seed 0, s_r 0.01, experimental. Both record them; a

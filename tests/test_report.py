@@ -99,6 +99,8 @@ def test_beyond_the_paper_speaks_of_the_papers_experiments_only_where_there_are_
     text = build_report(root)
     beyond = text[text.index("## Beyond the paper"):]
     assert "## Experiment `mine_psi`" in beyond and "## Experiment `mine_online`" not in beyond
+    assert RUNNER.invoke(app, ["report", str(root)]).exit_code == 0  # mine_psi's section kept, its tag not
+    assert (root / "REPORT.html").read_text().count('<span class="tag">beyond the paper</span>') == 1
     assert "\n## Table 1: the data\n" in text
     assert "These results are kept apart from the paper's experiments above and from its figures." in text
 
@@ -273,7 +275,7 @@ def test_evaluation_calls_dearer_than_every_profiling_call_are_said_to_be_charge
     assert RUNNER.invoke(app, ["report", str(tmp_path / "results")]).exit_code == 0
     md = (tmp_path / "results" / "REPORT.md").read_text()
     online, psi = md.index("## Experiment `dear_online`"), md.index("## Experiment `dear_psi`")
-    assert md.count(note) == 1 and online < md.index(note) < psi or psi < online < md.index(note)
+    assert md.count(note) == 1 and (online < md.index(note) < psi or psi < online < md.index(note))
     html = (tmp_path / "results" / "REPORT.html").read_text()
     escaped = note.replace("'", "&#39;")
     assert html.count(f'<p class="clipped">{escaped}.</p>') == 1

@@ -191,7 +191,7 @@ def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mod
     charged: list[Counts] = []
     suspects: list[str] = []
     attempts = outcome.attempts[:-1] if outcome.ok else outcome.attempts
-    above = [billed_above(a.usage, worst, tariff) for a in attempts if a.billable]
+    above = [billed_above(a.usage, worst, tariff) for a in attempts if a.billable and mode != "none"]
     above.append(billed_above(outcome.usage, worst, tariff) if outcome.ok else "")
     over = next((why for why in above if why), "")
     paid, seconds = _charge(outcome, max_tokens, worst, tariff, mode, latency, bound, attempts, charged, suspects)

@@ -570,3 +570,25 @@ def test_a_budget_profiling_cannot_start_in_says_why(tmp_path, dataset, endpoint
     assert (f"refused.yaml: every one of the {len(made)} profiling calls made failed (e.g. " in lines[0]
             and "HTTP 403" in lines[0] and "endpoint.charge_failed: worst-case) left too little of the budget for "
             "the next; fix the endpoint (or the key)" in lines[0]), lines[0]
+
+
+def test_usage_billed_above_the_worst_case_is_marked_as_each_charge_failed_mode_bills_it():
+    """A reply whose usage costs more than the call's worst case is marked overbilled (the run then makes no further
+    call), and so is a failed attempt's, except under charge_failed: none, which declares failed attempts unbilled."""
+    from cabench.live.charges import charge
+    from cabench.live.client import Attempt, Outcome
+    from cabench.live.tariff import Tariff
+    from cabench.live.tasks import Bound
+
+    rate = Tariff("tokens", 1.0, 1.0)
+    worst = rate.worst(Bound(19.0, 64.0, 83.0))
+    over, fair = {"prompt_tokens": 40, "completion_tokens": 64}, {"prompt_tokens": 10, "completion_tokens": 5}
+    failed = Outcome(False, error="HTTP 500", attempts=[Attempt("http 500", 0.1, True, over)])
+    for mode, marked in (("worst-case", True), ("reported", True), ("none", False)):
+        paid, _ = charge(failed, 64, worst, rate, mode)
+        assert bool(paid.overbilled) == marked, mode
+    answered = Outcome(True, reply="4", usage=over, attempts=[Attempt("ok", 0.1)])
+    paid, _ = charge(answered, 64, worst, rate, "none")
+    assert paid.overbilled == "40 prompt and 64 completion tokens reported, 104 tokens, above the worst case 83 tokens"
+    honest = Outcome(True, reply="4", usage=fair, attempts=[Attempt("ok", 0.1)])
+    assert charge(honest, 64, worst, rate, "worst-case")[0].overbilled == ""
