@@ -127,13 +127,15 @@ def _local_client(workers: int) -> Any:
         client.register_plugin(_quiet_cancellations_plugin(), name="cabench-quiet-cancellations")
         atexit.register(_close, client, cluster)
     for name in _CLUSTER_LOGGERS:  # this process runs the local cluster's scheduler and nannies
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+        logging.getLogger(name).setLevel(logging.ERROR)
     return client
 
 
-#: Loggers of the local cluster's scheduler, nannies and client, which run in the cabench process. A worker that
-#: dies made them log 7-70 lines (lost tasks, lost scattered data, restarts) above the run's one line that says so
-#: (:class:`WorkerEnded`); a worker restarted after a death it recovered from is no news either.
+#: Loggers of the local cluster's scheduler, nannies and client, which run in the cabench process. Their warnings
+#: when a worker dies and Dask recovers (lost tasks recomputed, a worker restarted) are no news; their errors stay:
+#: a task whose workers die on every retry is said only there ("marked as failed because 4 workers died"), since
+#: joblib's Dask backend does not hand that failure to the map, which then waits (Ctrl-C ends the run, the cells
+#: finished kept).
 _CLUSTER_LOGGERS = ("distributed.scheduler", "distributed.nanny", "distributed.client", "distributed.core",
                     "distributed.worker")
 
@@ -247,8 +249,8 @@ class WorkerEnded(CabenchError):
 
 def _dask_lost(exc: BaseException) -> str | None:
     """How a Dask worker's death reached the map, or None for any other error (a task's own goes through as it is):
-    ``KilledWorker`` once every worker that ran a task died (Dask retries a task on another worker first), or a
-    task cancelled because the worker holding its input (the scattered problem) died."""
+    a task cancelled because the worker holding its input (the scattered problem) died, or ``KilledWorker`` where
+    it reaches the map (from a task; a scheduler's own ``KilledWorker`` does not: see :data:`_CLUSTER_LOGGERS`)."""
     kind = type(exc)
     if not kind.__module__.startswith("distributed."):
         return None

@@ -167,10 +167,10 @@ def test_a_local_dask_cluster_serves_every_map_of_a_process_and_ends_with_it():
     assert ctrl_c == "[True, True] False True"  # the workers ignore SIGINT; this process keeps its handler
     assert cancellations == "[False, False]"
     # a worker that dies: Dask runs its task again, the worker started in its place is as quiet (a worker plugin:
-    # `client.run` reached only the workers of the time), and this process's scheduler and nannies log none of it
+    # `client.run` reached only the workers of the time), and this process's scheduler and nannies warn of none of it
     assert (survived, restarted) == ("2", "[False, False]") and "distributed" not in done.stderr
-    # each worker that ran a task died: one line (WorkerEnded), where Dask's KilledWorker traceback was; a task's
-    # own error goes through as it is
+    # Dask's KilledWorker where it reaches the map: one line (WorkerEnded), not its traceback; a task's own error goes
+    # through as it is
     assert killed == "WorkerEnded a worker process ended abruptly (on Dask, each worker that ran one of its tasks died)"
     assert own == "ValueError the task's own error"
     assert ast.literal_eval(environ) == [None, None]
