@@ -28,11 +28,7 @@ from cabench.live.tasks import Bound, Instance, Task
 
 
 class BudgetStop(Exception):
-    """The next call does not fit the budget: its key, its configuration and its worst case in the cost unit."""
-
-    def __init__(self, key: str, config: str = "", worst: float = 0.0) -> None:
-        super().__init__(key)
-        self.key, self.config, self.worst = key, config, worst
+    """The next call does not fit the budget."""
 
 
 class FailureStop(Exception):
@@ -99,7 +95,7 @@ class Caller:
             record.update({"correct": self.task.score(instance, outcome.reply), "latency_s": seconds,
                            "measured_latency_s": outcome.latency_s, "prompt_tokens": prompt,
                            "completion_tokens": completion, "tokens": prompt + completion,
-                           "cost": paid.cost(rate), "reply": self.client.redact(outcome.reply)[:2000]})
+                           "cost": paid.cost(rate), "reply": self.client.redact(outcome.reply[:2048])[:2000]})
         else:
             record.update({"error": self.client.redact(paid.error), "tokens": 0.0})
         return record
@@ -142,7 +138,7 @@ class Caller:
             if self.failure_stop:
                 raise FailureStop(self.failure_stop)
             if not self._reserve(worst):
-                raise BudgetStop(key, config.name, worst)
+                raise BudgetStop(key)
         self.journal.start(key, config.name, instance.id, worst, sum(worst_counts))
         held = [worst]
         future = self.pool.submit(self._call, key, config, instance, occurrence, bound, worst_counts, held)

@@ -143,14 +143,15 @@ def request_base(url: str) -> tuple[str, str]:
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/", "", "")), parts.query
 
 
-def redact(text: str, secrets: list[str], unescape: bool = False) -> str:
-    """``text`` without any of ``secrets`` and without the value of any ``Authorization`` header or token; with
+def redact(text: str, secrets: list[str], unescape: bool = False, fragments: list[str] | None = None) -> str:
+    """``text`` without any of ``secrets``, any run of :data:`FRAGMENT` characters of one of ``fragments`` (the
+    key's forms: a key echoed cut short), and the value of any ``Authorization`` header or token; with
     ``unescape`` (a raw JSON body) its ``\\uXXXX`` escapes are read first, so a key written escaped is found too."""
     if unescape:  # JSON's escapes read: \\uXXXX, and \\/ (a slash some encoders escape)
         text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text).replace("\\/", "/")
     for secret in secrets:
         text = text.replace(secret, REDACTED)
-    text = _fragments_redacted(text, secrets)
+    text = _fragments_redacted(text, fragments or [])
     text = _AUTH.sub(lambda m: m.group(1) + REDACTED, text)
     return _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
 
@@ -281,6 +282,7 @@ class ChatClient:
         self.httpx = httpx
         self.endpoint = endpoint
         self.secrets = url_secrets(endpoint.base_url)
+        self.fragments: list[str] = []
         headers = {"Content-Type": "application/json", "Accept-Encoding": "gzip, deflate"}
         if endpoint.api_key_env:
             key = os.environ.get(endpoint.api_key_env)
@@ -297,6 +299,9 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {key}"
             if len(key) >= MIN_SECRET:
                 self.secrets.append(key)
+            # the key's own forms, whose fragments are redacted too (a URL's query values need not be secret: a
+            # date in api-version=2024-06-01 would take every date of that month with it)
+            self.fragments = secret_forms(key) if len(key) >= FRAGMENT else []
         self.secrets = sorted({form for secret in self.secrets for form in secret_forms(secret)}, key=len,
                               reverse=True)
         limits = httpx.Limits(max_connections=max(1, endpoint.concurrency) + 2)
@@ -311,7 +316,7 @@ class ChatClient:
 
     def redact(self, text: str, unescape: bool = False) -> str:
         """``text`` with the key, the URL's userinfo and any authorization value replaced (:func:`redact`)."""
-        return redact(text, self.secrets, unescape)
+        return redact(text, self.secrets, unescape, self.fragments)
 
     def _attempt(self, body: dict[str, Any], outcome: Outcome) -> float | None:
         """One attempt; fills ``outcome`` and returns the server's Retry-After (seconds) if it sent one."""

@@ -205,20 +205,15 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
     """Every configuration on the profiling instances: the normalisation of the declared objectives and costs
     (c_i, c_max, lambda in the cost unit, the objectives' bounds)."""
     k = len(cfg.configurations)
+    _refuse_a_call_past_the_budget(cfg, caller, [by_id[i] for i in prof_ids])
     try:
         keys = _grid(cfg, caller, by_id, prof_ids, "p")
-    except BudgetStop as stop:
+    except BudgetStop:
         caller.drain()
         unit = cfg.terms.cost
         made = sum(1 for key in caller.journal.done if key.startswith("p:"))
         paid = caller.journal.charged_for("p:")
-        if caller.budget is not None and stop.worst > caller.budget:  # no budget of this size admits that call
-            raise CabenchError(
-                f"{cfg.source}: a call of {stop.config} may cost up to {amount(stop.worst, unit)} (its prompt's bound "
-                f"and its max_tokens at its {'price' if unit == 'usd' else 'tokens'}), more than the whole budget of "
-                f"{amount(caller.budget, unit)}: no call of it can start; raise the budget well above that, or lower "
-                "its max_tokens") from None
-        calls = [r for key, r in caller.journal.done.items() if key.startswith("p:")]
+        calls = [r for key, r in caller.journal.done.items() if key.startswith("p:") and not r.get("lost")]
         if calls and not any(r.get("ok") for r in calls):  # the charges of failed calls ran the budget out
             first = calls[0]
             raise CabenchError(
@@ -249,6 +244,25 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
                       "profiling_instances": len(prof_ids), "c_max": norm.c_max, "lambda": norm.lam,
                       "tau5": norm.tau5, "tau95": norm.tau95,
                       "profile_cost": {c.name: float(v) for c, v in zip(cfg.configurations, norm.profile_cost)}}}
+
+
+def _refuse_a_call_past_the_budget(cfg: LiveConfig, caller: Caller, instances: list[Instance]) -> None:
+    """Before any profiling call: refuse a budget that one profiling call's worst case alone exceeds (its prompt's
+    bound and its max_tokens in the cost unit), naming the configuration; no number of instances makes it fit."""
+    if caller.budget is None:
+        return
+    unit = cfg.terms.cost
+    for config in cfg.configurations:
+        rate = caller.tariffs[config.name]
+        worst = max(rate.cost(*rate.worst(cfg_bound)) for cfg_bound in (
+            caller.task.worst_case(i, config.prompting, config.max_tokens, config.model, config.temperature)
+            for i in instances))
+        if worst > caller.budget:
+            raise CabenchError(
+                f"{cfg.source}: a call of {config.name} may cost up to {amount(worst, unit)} (its prompt's bound and "
+                f"its max_tokens at its {'price' if unit == 'usd' else 'tokens'}), more than the whole budget of "
+                f"{amount(caller.budget, unit)}: no call of it can start; raise the budget well above that, or lower "
+                "its max_tokens")
 
 
 def _profiling_spend(cfg: LiveConfig, journal: Journal) -> dict[str, float]:

@@ -559,6 +559,8 @@ def test_a_budget_profiling_cannot_start_in_says_why(tmp_path, dataset, endpoint
     assert re.search(r"tiny\.yaml: a call of \S+ may cost up to [\d,]+ tokens \(its prompt's bound and its max_tokens "
                      r"at its tokens\), more than the whole budget of 5 tokens: no call of it can start; raise the "
                      r"budget well above that, or lower its max_tokens$", lines[0]), lines[0]
+    calls = tmp_path / "tiny" / "calls.jsonl"
+    assert not calls.exists() or not calls.read_text().strip()  # said before any call: nothing paid
     _, refusing = endpoint(lambda n: "forbidden")
     raw = yaml.safe_load(config(tmp_path, dataset, refusing, name="refused", max_failures=50).read_text())
     (tmp_path / "refused.yaml").write_text(yaml.safe_dump({**raw, "budget_tokens": 400}))
@@ -592,3 +594,17 @@ def test_usage_billed_above_the_worst_case_is_marked_as_each_charge_failed_mode_
     assert paid.overbilled == "40 prompt and 64 completion tokens reported, 104 tokens, above the worst case 83 tokens"
     honest = Outcome(True, reply="4", usage=fair, attempts=[Attempt("ok", 0.1)])
     assert charge(honest, 64, worst, rate, "worst-case")[0].overbilled == ""
+
+
+def test_fragments_are_redacted_for_the_key_alone(monkeypatch):
+    """A URL's query values are redacted whole, not by fragment (api-version=2024-06-01 made every date of that
+    month '[redacted]15' in what was written); the key's fragments are."""
+    from cabench.live.client import ChatClient
+
+    monkeypatch.setenv("FRAG_KEY", "sk-proj-AbCdEfGhIjKlMnOp")
+    client = ChatClient(Endpoint(base_url="http://127.0.0.1:9/v1?api-version=2024-06-01", api_key_env="FRAG_KEY"))
+    try:
+        assert client.redact("on 2024-06-15 and 2024-06-01") == "on 2024-06-15 and [redacted]"
+        assert client.redact("key sk-proj-AbCdEfGh...") == "key [redacted]..."
+    finally:
+        client.close()
