@@ -1,9 +1,9 @@
 """``cabench`` and ``python -m cabench``: start the command line.
 
-Loading the command line (typer, and through it click and rich) takes a few tenths of a second. A Ctrl-C
-(or SIGTERM) meanwhile would end the interpreter with a traceback of whichever import it landed in, so the
-command line is loaded here, where an interrupt is said in one line with the exit code of every other
-interrupted command (130), as is one that escapes the command itself.
+Loading the command line (typer, and through it click and rich) takes a few tenths of a second. The command
+line is loaded here, so that a Ctrl-C meanwhile is said in one line with the exit code of every other interrupted
+command (130), as is one that escapes the command itself, rather than as a traceback of whichever import it
+landed in. (A SIGTERM before the command runs ends the process as the system's default does.)
 """
 
 from __future__ import annotations

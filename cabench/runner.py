@@ -138,8 +138,9 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
                                f"experiment is unknown; move the folder, or pass another --out{force_it}")
         if not isinstance(old.get("config_hash"), str):  # every config.yaml a run writes records its hash
             raise CabenchError(f"{previous}: records no config_hash, so it is not the record a run writes (an "
-                               "experiment config kept in its own output folder?), and a run would replace it; keep "
-                               f"configs outside results folders, or pass another --out{force_it}")
+                               "experiment config kept in its own output folder, or results of a cabench from before "
+                               "config hashes), and a run would replace it; keep configs outside results folders, or "
+                               f"pass another --out{force_it}")
         if (old["name"], old["setting"]) != (cfg.name, cfg.setting):
             other, this = ((old["name"], cfg.name) if old["name"] != cfg.name else
                            (f"{old['name']} ({old['setting']})", f"{cfg.name} ({cfg.setting})"))

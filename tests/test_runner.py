@@ -372,6 +372,7 @@ def test_an_experiment_config_kept_in_its_own_output_folder_is_never_replaced(tm
     done = CliRunner().invoke(app, ["run", str(out / "config.yaml"), "--quiet"])
     assert done.exit_code == 2 and done.stderr == (
         f"error: {out / 'config.yaml'}: records no config_hash, so it is not the record a run writes (an experiment "
-        "config kept in its own output folder?), and a run would replace it; keep configs outside results folders, "
-        "or pass another --out, or --force to replace its results\n")
+        "config kept in its own output folder, or results of a cabench from before config hashes), and a run would "
+        "replace it; keep configs outside results folders, or pass another --out, or --force to replace its "
+        "results\n")
     assert (out / "config.yaml").read_text() == mine and sorted(p.name for p in out.iterdir()) == ["config.yaml"]

@@ -218,8 +218,8 @@ def _terms(r: _Reader, raw: dict[str, Any], configurations: tuple[Configuration,
                              "pattern matching it")
             if not any(rate for rate in (price.input, price.output, price.tokens)):  # known before any call
                 raise r.fail(f"prices.{price.pattern}", f"every call of '{config.model}' (configurations[{pos}]) "
-                             "would cost $0, which leaves the online cost bound lambda at 0 (found only after "
-                             "profiling was paid, before); give its price, or charge tokens (cost: tokens)")
+                             "would cost $0, which leaves the online cost bound lambda at 0, so no budget can be "
+                             "planned on it; give its price, or charge tokens (cost: tokens)")
     return terms
 
 
