@@ -150,7 +150,8 @@ def clipped_calls(setting: str, dataset: dict[str, Any], unit: str) -> str:
             or not finite(dataset.get("c_max")):
         return ""
     many = int(count) > 1
-    return (f"{int(count)} of the dataset's evaluation calls cost{'' if many else 's'} more than its dearest "
+    return (f"{int(count)} of the dataset's evaluation calls (of any of its configurations, this experiment's or "
+            f"not) cost{'' if many else 's'} more than its dearest "
             f"profiling call, c_max = {amount(float(dataset['c_max']), unit)}; a replay charges "
             f"{'each' if many else 'it'} c_max (a call's normalised cost is min(cost / c_max, 1)), so the spends "
             "shown understate what such calls cost")

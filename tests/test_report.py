@@ -269,7 +269,8 @@ def test_evaluation_calls_dearer_than_every_profiling_call_are_said_to_be_charge
                             "methods": ["cohv-ucb"] if setting == "online" else ["copsi-r"], "repetitions": 4,
                             "output": str(tmp_path / "results" / setting)}, "dear.yaml")
         run_experiment(cfg, quiet=True)
-    note = ("5 of the dataset's evaluation calls cost more than its dearest profiling call, c_max = 100 tokens; a "
+    note = ("5 of the dataset's evaluation calls (of any of its configurations, this experiment's or not) cost more "
+            "than its dearest profiling call, c_max = 100 tokens; a "
             "replay charges each c_max (a call's normalised cost is min(cost / c_max, 1)), so the spends shown "
             "understate what such calls cost")
     assert RUNNER.invoke(app, ["report", str(tmp_path / "results")]).exit_code == 0
