@@ -49,6 +49,12 @@ def arm_facts(arms: pd.DataFrame, name: str) -> dict[str, Any]:
     return {**facts, "tie_dominated_by": better} if better is not None else facts
 
 
+def weakly_above(values: np.ndarray, i: int) -> np.ndarray:
+    """Which rows of ``values`` (``[arms, D]``, larger is better) are at least as good as row ``i`` in every column
+    and better in one (weak dominance)."""
+    return (values >= values[i]).all(axis=1) & (values > values[i]).any(axis=1)
+
+
 def dominated_but_for_ties(arms: pd.DataFrame, name: str) -> str | None:
     """The first arm of ``arms`` at least as good as ``name`` on every objective and better on one (weak dominance),
     for an arm that no arm dominates strictly; None for any other. The Pareto set dominates strictly in every
@@ -58,7 +64,7 @@ def dominated_but_for_ties(arms: pd.DataFrame, name: str) -> str | None:
     i = int(np.flatnonzero(arms["config_id"].astype(str).to_numpy() == name)[0])
     if ((means > means[i]).all(axis=1)).any():
         return None  # dominated outright
-    weak = (means >= means[i]).all(axis=1) & (means > means[i]).any(axis=1)
+    weak = weakly_above(means, i)
     return str(arms["config_id"].iloc[int(np.flatnonzero(weak)[0])]) if weak.any() else None
 
 
@@ -97,9 +103,9 @@ def beaten_on_means(e: Experiment, name: str, with_cost: bool = False) -> str | 
     scored = e.arms[objective_columns(e.arms)].to_numpy(float)
     if with_cost:
         scored = np.column_stack([scored, -e.arms["mu_c"].to_numpy(float)])
-    if ((scored >= scored[i]).all(axis=1) & (scored > scored[i]).any(axis=1)).any():
+    if weakly_above(scored, i).any():
         return None  # the objectives rank another above it too: nothing for the means to explain
-    better = (means >= means[i]).all(axis=1) & (means > means[i]).any(axis=1)
+    better = weakly_above(means, i)
     return str(e.arms["config_id"].iloc[int(np.flatnonzero(better)[0])]) if better.any() else None
 
 
