@@ -53,6 +53,7 @@ class Caller:
         self.made = 0
         self.failures: dict[str, int] = {}  # configuration -> consecutive failed calls made in this run
         self.failure_stop = ""
+        self.overbilled = ""  # why the run makes no further call: a reply billed above its worst case
         self.stopping = threading.Event()  # set when the run stops: calls in flight make no further attempt
 
     def _body(self, config: Configuration, instance: Instance) -> dict[str, Any]:
@@ -161,11 +162,12 @@ class Caller:
             self.results[key] = record
             self.progress(self.spent)
             self._count_failure(record)
-            if record.get("overbilled") and not self.failure_stop:  # no new call: the next could pass the budget
-                self.failure_stop = (f"the endpoint reported usage above the worst case {record['config']} on "
-                                     f"{record['instance']} was admitted at ({record['overbilled']}); a provider "
-                                     "bills what it reports, so a further call could pass the budget, and none was "
-                                     "made")
+            if record.get("overbilled") and not self.overbilled:  # no new call: the next could pass the budget
+                # said first, before a stop for failures in a row that came with it (that one is said after)
+                self.overbilled = (f"the endpoint reported usage above the worst case {record['config']} on "
+                                   f"{record['instance']} was admitted at ({record['overbilled']}); a provider "
+                                   "bills what it reports, so a further call could pass the budget, and none was made")
+                self.failure_stop = self.overbilled + (f"; also {self.failure_stop}" if self.failure_stop else "")
 
     def _count_failure(self, record: dict[str, Any]) -> None:
         name = record["config"]

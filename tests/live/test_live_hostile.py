@@ -608,3 +608,16 @@ def test_fragments_are_redacted_for_the_key_alone(monkeypatch):
         assert client.redact("key sk-proj-AbCdEfGh...") == "key [redacted]..."
     finally:
         client.close()
+
+
+def test_a_reply_billed_above_its_worst_case_is_the_stop_said_first(tmp_path, dataset, endpoint):
+    """With endpoint.max_failures 1, the first overbilled reply also ended a run of failures: spend.json's reason
+    named the failures only, and the overbilling was in calls.jsonl alone. The overbilling is said first."""
+    _, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else "huge")
+    out = tmp_path / "run"
+    result = run(config(tmp_path, dataset, url, max_failures=1), out)
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
+    spend = strict_loads((out / "spend.json").read_text())
+    assert spend["stop_reason"].startswith("the endpoint reported usage above the worst case ")
+    assert "; also 1 calls of " in spend["stop_reason"] and "failed in a row" in spend["stop_reason"]
+    assert "stopped: the endpoint reported usage above the worst case" in result.stderr
