@@ -188,19 +188,20 @@ def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mod
            latency: str = "measured", bound: Bound | None = None) -> tuple[Charge, float]:
     """The :class:`Charge` of a finished call and the latency (seconds) to log for it; ``worst`` is the call's
     costliest split in ``tariff`` (:meth:`Tariff.worst`) of its ``bound`` (:meth:`Task.worst_case`)."""
-    charged: list[Counts] = []
-    suspects: list[str] = []
-    attempts = outcome.attempts[:-1] if outcome.ok else outcome.attempts
-    above = [billed_above(a.usage, worst, tariff) for a in attempts if a.billable and mode != "none"]
+    failed = outcome.attempts[:-1] if outcome.ok else outcome.attempts
+    above = [billed_above(a.usage, worst, tariff) for a in failed if a.billable and mode != "none"]
     above.append(billed_above(outcome.usage, worst, tariff) if outcome.ok else "")
     over = next((why for why in above if why), "")
-    paid, seconds = _charge(outcome, max_tokens, worst, tariff, mode, latency, bound, attempts, charged, suspects)
+    paid, seconds = _charge(outcome, max_tokens, worst, tariff, mode, latency, bound)
     return (replace(paid, overbilled=over) if over else paid), seconds
 
 
 def _charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mode: str, latency: str,
-            bound: Bound | None, attempts: list[Attempt], charged: list[Counts], suspects: list[str]
-            ) -> tuple[Charge, float]:
+            bound: Bound | None) -> tuple[Charge, float]:
+    """:func:`charge` but for the overbilling."""
+    charged: list[Counts] = []
+    suspects: list[str] = []
+    attempts = outcome.attempts[:-1] if outcome.ok else outcome.attempts
     for attempt in attempts:
         counts, why = _failed_attempt(attempt, max_tokens, worst, tariff, mode, bound)
         charged.append(counts)

@@ -162,24 +162,18 @@ def _fragments_redacted(text: str, secrets: list[str]) -> str:
     pieces = {s[i:i + FRAGMENT] for s in secrets for i in range(len(s) - FRAGMENT + 1)}
     if not pieces or len(text) < FRAGMENT:
         return text
-    hidden = bytearray(len(text))
+    spans: list[list[int]] = []  # [start, end) of each run to hide, overlapping matches merged
     for i in range(len(text) - FRAGMENT + 1):
         if text[i:i + FRAGMENT] in pieces:
-            hidden[i:i + FRAGMENT] = b"\x01" * FRAGMENT
-    if not any(hidden):
-        return text
-    out, i = [], 0
-    while i < len(text):
-        if hidden[i]:
-            while i < len(text) and hidden[i]:
-                i += 1
-            out.append(REDACTED)
-        else:
-            j = hidden.find(1, i)
-            j = len(text) if j < 0 else j
-            out.append(text[i:j])
-            i = j
-    return "".join(out)
+            if spans and i <= spans[-1][1]:
+                spans[-1][1] = i + FRAGMENT
+            else:
+                spans.append([i, i + FRAGMENT])
+    out, at = [], 0
+    for start, end in spans:
+        out += [text[at:start], REDACTED]
+        at = end
+    return "".join(out) + text[at:]
 
 
 def retry_after_seconds(value: str | None, cap: float) -> float | None:
