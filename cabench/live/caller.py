@@ -101,6 +101,13 @@ class Caller:
             record.update({"error": self.client.redact(paid.error), "tokens": 0.0})
         return record
 
+    def worst_case(self, config: Configuration, instance: Instance) -> tuple[Bound, tuple[float, float], float]:
+        """A call's token bounds (:meth:`Task.worst_case`), their costliest split at its configuration's tariff, and
+        that split's cost in the cost unit: what the budget admits the call at."""
+        bound = self.task.worst_case(instance, config.prompting, config.max_tokens, config.model, config.temperature)
+        counts = self.tariffs[config.name].worst(bound)
+        return bound, counts, self.tariffs[config.name].cost(*counts)
+
     def _reserve(self, worst: float) -> bool:
         """Reserve ``worst`` if the charges, the reservations in flight and ``worst`` fit the budget (one step)."""
         with self._lock:
@@ -129,9 +136,7 @@ class Caller:
                 return
         if self.failure_stop:
             raise FailureStop(self.failure_stop)
-        bound = self.task.worst_case(instance, config.prompting, config.max_tokens, config.model, config.temperature)
-        worst_counts = self.tariffs[config.name].worst(bound)
-        worst = self.tariffs[config.name].cost(*worst_counts)
+        bound, worst_counts, worst = self.worst_case(config, instance)
         if self.client is None:
             raise CabenchError("no endpoint to call")
         if not self._reserve(worst):

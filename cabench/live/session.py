@@ -253,10 +253,7 @@ def _refuse_a_call_past_the_budget(cfg: LiveConfig, caller: Caller, instances: l
         return
     unit = cfg.terms.cost
     for config in cfg.configurations:
-        rate = caller.tariffs[config.name]
-        worst = max(rate.cost(*rate.worst(cfg_bound)) for cfg_bound in (
-            caller.task.worst_case(i, config.prompting, config.max_tokens, config.model, config.temperature)
-            for i in instances))
+        worst = max(caller.worst_case(config, instance)[2] for instance in instances)
         if worst > caller.budget:
             raise CabenchError(
                 f"{cfg.source}: a call of {config.name} may cost up to {amount(worst, unit)} (its prompt's bound and "
