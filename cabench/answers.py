@@ -73,7 +73,6 @@ def dominated_but_for_ties(arms: pd.DataFrame, name: str) -> str | None:
 #: can rank two configurations otherwise than their means per call do. (Efficiency, the paper's inverse latency, is
 #: a mean of inverses by definition: no mean per call stands for it.)
 MEANS_OF = {"accuracy": ("accuracy", True), "latency": ("latency_s", False)}
-COST_MEANS = {"tokens": "tokens", "completion_tokens": "completion_tokens", "usd": "usd"}
 #: Why a configuration another beats on its means per call can still be the answer
 SCORED_PER_CALL = ("the objectives score each call, latency and cost within the profiling split's 5th-95th "
                    "percentiles, so their means can rank configurations otherwise")
@@ -85,18 +84,12 @@ def beaten_on_means(e: Experiment, name: str, with_cost: bool = False) -> str | 
     themselves (their normalised means, and ``mu_c``): the objectives and the means per call rank it otherwise.
     None where there is none, where the objectives rank it below another too, or where an objective has no mean
     per call in ``arms.csv`` (efficiency, or an objective of the user's own column)."""
-    columns: list[tuple[str, bool]] = []
-    for objective in e.objectives:
-        column = (COST_MEANS.get(e.cost_unit), False) if objective == "cost" else MEANS_OF.get(str(objective))
-        if column is None or column[0] is None or column[0] not in e.arms:
-            return None
-        columns.append((str(column[0]), column[1]))
-    if with_cost:
-        cost = COST_MEANS.get(e.cost_unit)
-        if cost is None or cost not in e.arms:
-            return None
-        columns.append((cost, False))
-    means = np.column_stack([e.arms[c].to_numpy(float) * (1.0 if up else -1.0) for c, up in dict(columns).items()])
+    spent = (e.cost_unit, False)  # the cost per call: arms.csv names its mean after the unit
+    columns = [spent if o == "cost" else MEANS_OF.get(str(o)) for o in e.objectives] + ([spent] if with_cost else [])
+    if any(c is None or c[0] not in e.arms for c in columns):
+        return None
+    means = np.column_stack([e.arms[c].to_numpy(float) * (1.0 if up else -1.0)
+                             for c, up in dict(c for c in columns if c is not None).items()])
     if not np.isfinite(means).all():
         return None
     i = int(np.flatnonzero(e.arms["config_id"].astype(str).to_numpy() == name)[0])
