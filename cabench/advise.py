@@ -307,11 +307,8 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
         meta = read_metadata(folder)
         frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
         raw_terms, terms, why = declared_terms(given, origin, folder, set(frame.columns))
-        if "prices" in given:  # the user's table, named as given (the dataset folder is cabench's own import)
-            unpriced = next((m for m in map(str, frame["model"].unique()) if terms.price(m) is None), None)
-            if unpriced is not None:
-                raise CabenchError(f"{origin['prices']}: no price for model '{unpriced}'; add it (or a pattern such "
-                                   f"as '{unpriced.split('-')[0]}*' matching it)")
+        if "prices" in given and (missing := terms.unpriced(frame["model"].unique())):
+            raise CabenchError(f"{origin['prices']}: {missing}")  # the user's table, named as given
         if request.budget is not None and raw_terms["cost"] != request.budget.unit:
             cost = raw_terms["cost"]
             raise CabenchError(f"--budget {amount(request.budget.value, request.budget.unit)}: the cost is in "

@@ -120,6 +120,12 @@ class Terms:
         exact = next((p for p in self.prices if p.pattern == model), None)
         return exact or next((p for p in self.prices if fnmatch.fnmatchcase(model, p.pattern)), None)
 
+    def unpriced(self, models: Any) -> str:
+        """Why the price table cannot price one of ``models`` (the first it lacks), or nothing."""
+        model = next((str(m) for m in models if self.price(str(m)) is None), None)
+        return "" if model is None else (f"no price for model '{model}'; add it (or a pattern such as "
+                                         f"'{model.split('-')[0]}*' matching it)")
+
 
 #: Log columns that measure what a call takes (time, tokens, money), not how good its answer is.
 SPENT_COLUMNS = frozenset({"latency_s", COST_COLUMN, USD_COLUMN, "tokens", "prompt_tokens", "completion_tokens",
@@ -253,11 +259,11 @@ def usd_per_call(frame: Any, terms: Terms, source: str) -> np.ndarray | None:
     if terms.prices:
         models = frame["model"].astype(str)
         rates = {}
+        if missing := terms.unpriced(models.unique()):
+            raise CabenchError(f"{source}: prices: {missing} to prices")
         for model in models.unique():
             price = terms.price(model)
-            if price is None:
-                raise CabenchError(f"{source}: prices: no price for model '{model}'; add it (or a pattern such as "
-                                   f"'{model.split('-')[0]}*' matching it) to prices")
+            assert price is not None
             needs = ("tokens",) if price.tokens is not None else ("prompt_tokens", "completion_tokens")
             lacking = [c for c in needs if c not in frame]
             if lacking:
