@@ -63,8 +63,7 @@ class SyntheticSpec:
         if max(self.costs) > 1e12 or max(self.costs) / min(self.costs) > 1e9:
             raise CabenchError(f"{where}.costs: costs must be at most 1e12 tokens and within a factor 1e9 of each "
                                f"other, got {min(self.costs):g}..{max(self.costs):g}")
-        cheapest = min(self.costs) * (1.0 - self.cost_spread) / (max(self.costs) * (1.0 + self.cost_spread))
-        if not quantize(cheapest) > 0:  # lambda, as synthetic_problem computes it: the online bound divides by it
+        if not self.lam > 0:  # the online bound divides by lambda
             raise CabenchError(
                 f"{where}.costs: the cheapest pull ({min(self.costs):g} x {1 - self.cost_spread:g}) rounds to zero "
                 f"against the dearest ({max(self.costs):g} x {1 + self.cost_spread:g}): costs are counted in steps of "
@@ -72,6 +71,16 @@ class SyntheticSpec:
                 "of about 3e7 of each other (less with cost_spread)")
         if self.sigma > 1e6 or any(abs(v) > 1e6 for m in self.means for v in m):
             raise CabenchError(f"{where}: means and sigma must be at most 1e6 in size")
+
+    @property
+    def c_max(self) -> float:
+        """The largest token cost a pull can have."""
+        return float(max(self.costs) * (1.0 + self.cost_spread))
+
+    @property
+    def lam(self) -> float:
+        """The online cost bound lambda: the smallest cost a pull can have over :attr:`c_max`, quantised."""
+        return float(quantize(min(self.costs) * (1.0 - self.cost_spread) / self.c_max))
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,8 +149,7 @@ def synthetic_problem(spec: SyntheticSpec) -> Problem:
     """
     means = np.asarray(spec.means, dtype=np.float64)
     costs = np.asarray(spec.costs, dtype=np.float64)
-    c_max = float(costs.max() * (1.0 + spec.cost_spread))
-    lam = float(quantize(costs.min() * (1.0 - spec.cost_spread) / c_max))
+    c_max, lam = spec.c_max, spec.lam
     k = len(costs)
     names = [f"objective{d + 1}" for d in range(means.shape[1])]
     norm = Normalisation(objectives=tuple(Objective(n, n) for n in names), profile_cost=costs, c_max=c_max, lam=lam)
