@@ -25,6 +25,7 @@ from cabench.data.terms import TERM_KEYS, Terms, declares_terms, parse_terms
 from cabench.errors import CabenchError, did_you_mean
 from cabench.methods.configured import OnlineMethod, PsiMethod, unused
 from cabench.psi.engine import COST_MODES
+from cabench.storage import not_a_file
 from cabench.synthetic import SyntheticSpec
 from cabench.units import COST_UNITS
 from cabench.yamlio import load_yaml
@@ -571,11 +572,8 @@ def resolve_budgets(cfg: ExperimentConfig, rho_of: Any, unit: str) -> Experiment
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> ExperimentConfig:
     """Read and validate a YAML experiment config."""
     path = Path(path)
-    if path.is_dir():
-        raise CabenchError(f"{path}: a folder, not a config file; give the path of a YAML config")
-    if path.exists() and not path.is_file():
-        raise CabenchError(f"{path}: not a regular file (a device, a pipe or a socket); give the path of a YAML "
-                           "config")
+    if kind := not_a_file(path):
+        raise CabenchError(f"{path}: {kind}, not a config file; give the path of a YAML config")
     if not path.is_file():
         raise CabenchError(f"{path}: config file not found")
     try:

@@ -104,7 +104,7 @@ def refuse_unless_ours(path: Path, mark: str, what: str, remedy: str, within: bo
         return
     data = path.read_bytes()  # read once: its start says whose it is, its end whether it changed since
     if not data:
-        return  # an empty file holds nothing to lose (a cut index: report said "run plot again", plot "move it")
+        return  # an empty file holds nothing to lose: it is replaced as if it were not there
     head = data[:4096].decode("utf-8", errors="replace")
     if not (mark in head if within else head.startswith(mark)):
         raise CabenchError(f"{path}: not {what} (it does not begin with {mark.strip()!r}); {remedy}")
@@ -150,16 +150,21 @@ _KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", st
           stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
 
 
-def _replaceable(path: Path) -> None:
-    """Refuse to write ``path`` where something other than a regular file is there (through a symbolic link too): a
-    file is written by renaming a new one over its path, which would put a file where a device, a named pipe or a
-    socket was (``-o /dev/null`` run as root replaced the system's ``/dev/null``)."""
+def not_a_file(path: Path) -> str:
+    """What stands at ``path`` (through a symbolic link too) where it is something other than a regular file: ``a
+    folder``, ``a named pipe``, ``a character device``...; empty where it is a file, or nothing this process sees."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
-        return  # nothing there (or nothing this process may see): the write itself says what is wrong
-    if not stat.S_ISREG(mode):
-        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        return ""
+    return "" if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def _replaceable(path: Path) -> None:
+    """Refuse to write ``path`` where something other than a regular file is there: a file is written by renaming a
+    new one over its path, which would put a file where a device, a named pipe or a socket was (``-o /dev/null`` run
+    as root would replace the system's ``/dev/null``)."""
+    if kind := not_a_file(path):
         raise OSError(errno.EEXIST, f"{kind} is there, not a file; cabench writes a file by putting a new one in its "
                                     "place, so give the path of a file", str(path))
 

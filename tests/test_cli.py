@@ -323,8 +323,8 @@ def test_a_config_path_that_is_no_file_says_what_it_is(tmp_path):
     (tmp_path / "conf.yaml").mkdir()
     os.mkfifo(tmp_path / "pipe.yaml")
     for path, said in ((tmp_path / "conf.yaml", "a folder, not a config file"),
-                       (tmp_path / "pipe.yaml", "not a regular file (a device, a pipe or a socket)"),
-                       (Path("/dev/null"), "not a regular file (a device, a pipe or a socket)"),
+                       (tmp_path / "pipe.yaml", "a named pipe, not a config file"),
+                       (Path("/dev/null"), "a character device, not a config file"),
                        (tmp_path / "none.yaml", "config file not found")):
         done = runner.invoke(app, ["run", str(path)])
         assert done.exit_code == 2 and done.stderr.startswith(f"error: {path}: {said}") and \
