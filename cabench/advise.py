@@ -42,7 +42,7 @@ from cabench.data.terms import Terms, parse_terms
 from cabench.errors import CabenchError, did_you_mean, first_three
 from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, too_small, with_budgets
-from cabench.recommend import any_of, but_for_means, but_for_ties, per_call, recommend, same_nu
+from cabench.recommend import any_of, but_for_means, member_notes, per_call, recommend, same_nu
 from cabench.report import REPORT_MARKS, check_reports
 from cabench.report_cache import FILE as SECTIONS
 from cabench.report_cells import clipped_calls, quoted_name
@@ -461,7 +461,7 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[st
     short = [f"  {WEAK}: this budget is short of identifying the Pareto set"] if weak(d["share"]) else []  # as
     # recommend and the reports say it
     room -= len(short)
-    members = [f"  {quoted_name(m['config_id'])}" + (f": {per_call(m)}" if per_call(m) else "") + but_for_ties(m)
+    members = [f"  {quoted_name(m['config_id'])}" + (f": {per_call(m)}" if per_call(m) else "") + member_notes(m)
                for m in d["members"]]
     if len(members) > room:  # (at least the count, however little room the lines above leave)
         kept = max(room - 1, 0)

@@ -82,9 +82,9 @@ def _facts(a: dict[str, Any], unit: str) -> str:
     return f"{real}normalised {objectives}; cost c_i {amount(a['profile_cost'], unit)}, nu {a['nu']:.3f}"
 
 
-def but_for_ties(a: dict[str, Any]) -> str:
-    """What a Pareto member that another configuration dominates but for a tie says of it, and what a configuration
-    another beats on every mean per call says of it (:func:`but_for_means`), or nothing."""
+def member_notes(a: dict[str, Any]) -> str:
+    """What a Pareto member's line says of it beyond its units: that another configuration dominates it but for a
+    tie, and that another beats it on every mean per call (:func:`but_for_means`); or nothing."""
     other = a.get("tie_dominated_by")
     return ("" if other is None else (f" — no better than {quoted_name(other)} on any objective, worse on some; in "
                                       "the set only by a tie (dominance is strict)")) + but_for_means(a)
@@ -233,7 +233,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             noted = [m for m in d["members"] if per_call(m) or m.get("tie_dominated_by") or m.get("beaten_on_means")]
             for m in noted[:MEMBERS_SHOWN]:
                 shown_units = f": {per_call(m)}" if per_call(m) else ""
-                lines.append(f"    {quoted_name(m['config_id'])}{shown_units}{but_for_ties(m)}")
+                lines.append(f"    {quoted_name(m['config_id'])}{shown_units}{member_notes(m)}")
             if len(noted) > MEMBERS_SHOWN:
                 ties = sum(1 for m in noted[MEMBERS_SHOWN:] if m.get("tie_dominated_by"))
                 lines.append(f"    … {len(noted) - MEMBERS_SHOWN} more (--json lists all"

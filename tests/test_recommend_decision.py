@@ -372,15 +372,15 @@ def test_a_pareto_member_dominated_but_for_a_tie_is_said_to_be():
     """The Pareto set dominates strictly in every objective (paper §3.2): C ties A on accuracy and is worse on the
     rest, so it stays in the set a practitioner is told to pay for; the answer now says so beside it."""
     from cabench.answers import arm_facts, dominated_but_for_ties
-    from cabench.recommend import but_for_ties
+    from cabench.recommend import member_notes
 
     arms = pd.DataFrame({"config_id": ["A", "C", "E", "D"], "mu_accuracy": [0.9, 0.9, 0.2, 0.5],
                          "mu_efficiency": [0.5, 0.1, 0.9, 0.4], "mu_c": [1.0] * 4, "profile_cost": [1.0] * 4,
                          "nu": [1.0] * 4, "pareto": [1, 1, 1, 0], "optimal": [1, 0, 0, 0]})
     assert [dominated_but_for_ties(arms, n) for n in ("A", "C", "E", "D")] == [None, "A", None, None]
     assert arm_facts(arms, "C")["tie_dominated_by"] == "A" and "tie_dominated_by" not in arm_facts(arms, "A")
-    assert but_for_ties(arm_facts(arms, "C")).startswith(" — no better than A on any objective, worse on some")
-    assert but_for_ties(arm_facts(arms, "E")) == ""
+    assert member_notes(arm_facts(arms, "C")).startswith(" — no better than A on any objective, worse on some")
+    assert member_notes(arm_facts(arms, "E")) == ""
     even = arms.assign(mu_efficiency=[0.5, 0.5, 0.9, 0.4])  # C equal to A everywhere: neither is better
     assert dominated_but_for_ties(even, "C") is None and dominated_but_for_ties(even, "A") is None
 
