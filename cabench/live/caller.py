@@ -32,7 +32,18 @@ class BudgetStop(Exception):
 
 
 class FailureStop(Exception):
-    """A configuration's calls failed ``max_failures`` times in a row."""
+    """A configuration's calls failed ``max_failures`` times in a row, or a call was billed above its worst case."""
+
+
+#: What a stopped run says to do next: a folder with an overbilled call makes no further call (:class:`Caller`)
+RESUME = "fix the endpoint and re-run to resume"
+NEW_FOLDER = ("a run resumed in this folder would make no call: once the endpoint's usage fits a call's worst case, "
+              "use a new --out folder")
+
+
+def next_step(overbilled: bool) -> str:
+    """What to do after a stop for failures (:data:`RESUME`), or for an overbilled call (:data:`NEW_FOLDER`)."""
+    return NEW_FOLDER if overbilled else RESUME
 
 
 class Caller:
@@ -54,6 +65,12 @@ class Caller:
         self.failures: dict[str, int] = {}  # configuration -> consecutive failed calls made in this run
         self.failure_stop = ""
         self.overbilled = ""  # why the run makes no further call: a reply billed above its worst case
+        earlier = next((r for r in journal.records if r.get("overbilled")), None)
+        if earlier is not None:  # the journal's charges fall short of what the provider billed: no call in this folder
+            self.overbilled = self.failure_stop = (
+                f"an earlier run in this folder had usage reported above the worst case {earlier['config']} on "
+                f"{earlier['instance']} was admitted at ({earlier['overbilled']}); a provider bills what it reports, "
+                "so the journal's charges fall short of the bill, and no further call is made here")
         self.stopping = threading.Event()  # set when the run stops: calls in flight make no further attempt
 
     def _body(self, config: Configuration, instance: Instance) -> dict[str, Any]:

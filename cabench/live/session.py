@@ -34,7 +34,7 @@ from cabench.data.normalisation import Normalisation, fit_normalisation
 from cabench.errors import CabenchError, first_three
 from cabench.interrupts import signals_set
 from cabench.jsonio import strict_dumps
-from cabench.live.caller import BudgetStop, Caller, FailureStop
+from cabench.live.caller import BudgetStop, Caller, FailureStop, next_step
 from cabench.live.client import ChatClient, public_url
 from cabench.live.config import LIVE_COLUMNS, MAX_CONCURRENCY, LiveConfig
 from cabench.live.identity import check_identity
@@ -122,7 +122,7 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
             facts["stop_reason"] = str(exc)
             _finish(cfg, out, caller, journal, facts, None, task, collect)
             if isinstance(exc, FailureStop):
-                raise CabenchError(f"{cfg.name}: stopped: {exc}; fix the endpoint and re-run to resume") from None
+                raise CabenchError(f"{cfg.name}: stopped: {exc}; {next_step(bool(caller.overbilled))}") from None
             raise
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: spend.json says what was paid (an earlier run's would stay)
             facts["stopped_by"] = "interrupted"
@@ -182,8 +182,8 @@ def _refuse_untrustworthy(cfg: LiveConfig, out: Path, journal: Journal, spend: d
     """After the files are written: one line (exit 2) when the run stopped on failures, when the endpoint's
     claims were not believed, or when ``collect`` could not make every call."""
     if spend["stopped_by"] == "failures":
-        raise CabenchError(f"{cfg.name}: stopped: {spend['stop_reason']}; {out}/spend.json has the spend; fix the "
-                           "endpoint and re-run to resume")
+        raise CabenchError(f"{cfg.name}: stopped: {spend['stop_reason']}; {out}/spend.json has the spend; "
+                           f"{next_step(bool(spend.get('overbilled_calls')))}")
     suspect = [r for r in journal.records if r.get("suspect")]
     if suspect:
         raise CabenchError(f"{cfg.name}: {len(suspect)} calls had replies or usage that could not be believed (e.g. "
@@ -445,6 +445,7 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         "failed_calls": sum(1 for r in records if not r.get("ok")),
         "suspect_calls": sum(1 for r in journal.records if r.get("suspect")),
         "lost_calls": sum(1 for r in journal.records if r.get("lost")),
+        "overbilled_calls": sum(1 for r in journal.records if r.get("overbilled")),
         "attempts": len(attempts),
         "failed_attempts": sum(1 for a in attempts if a.get("status") != "ok"),
         "calls_made_this_run": caller.made,

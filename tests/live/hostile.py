@@ -248,11 +248,15 @@ def start(endpoint: HostileEndpoint) -> tuple[ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
 
 
-def mixed(seed: int, honest_share: float = 0.6, honest_first: int = 0) -> Callable[[int], str]:
-    """Every kind of misbehaviour, drawn per request after the first ``honest_first`` (a seeded draw: the
-    same sequence each time)."""
-    kinds = ["failed-negative", "negative", "huge", "inf", "nan", "missing", "text-usage", "choices-text",
-             "latency-negative", "retry-after", "trickle", "forbidden"]
+MIXED = ("failed-negative", "negative", "huge", "inf", "nan", "missing", "text-usage", "choices-text",
+         "latency-negative", "retry-after", "trickle", "forbidden")
+
+
+def mixed(seed: int, honest_share: float = 0.6, honest_first: int = 0, leave_out: tuple[str, ...] = ()
+          ) -> Callable[[int], str]:
+    """Every kind of misbehaviour (but ``leave_out``), drawn per request after the first ``honest_first`` (a
+    seeded draw: the same sequence each time)."""
+    kinds = [kind for kind in MIXED if kind not in leave_out]
     draws = random.Random(seed)
     table = [("honest" if draws.random() < honest_share else draws.choice(kinds)) for _ in range(100_000)]
     return lambda number: "honest" if number <= honest_first else table[(number - 1) % len(table)]
