@@ -408,11 +408,11 @@ def _child(path: str, out: str) -> None:  # a forked process: the run a kill -9 
 
 @pytest.mark.slow
 def test_kill_9_five_times_against_a_hostile_endpoint(tmp_path, dataset, endpoint):
-    """Negative, huge, non-finite and missing usage, 403s, 429s with Retry-After 100000 and trickled replies,
-    and five kill -9 mid-run, each while a call is in flight (the endpoint stops the run's process when a
-    request arrives: a state, not a time): the tokens the endpoint generated never exceed the budget, nor
-    what was charged. Usage billed above the worst case is left out: it stops every call in the folder (tested
-    on its own), and whether a round's kill lands before or after such a reply depends on the two calls' order."""
+    """Negative, non-finite and missing usage, 403s, 429s with Retry-After 100000 and trickled replies, and
+    five kill -9 mid-run, each while a call is in flight (the endpoint stops the run's process when a request
+    arrives: a state, not a time): the tokens the endpoint generated never exceed the budget, nor what was
+    charged. Usage billed above the worst case is left out: it stops every later call in the folder (tested on
+    its own), so whether the later rounds make calls would depend on which of two concurrent calls got it."""
     ep, url = endpoint(hostile.mixed(seed=3, honest_share=0.7, honest_first=12, leave_out=("huge",)))
     path = config(tmp_path, dataset, url, concurrency=2, max_failures=6, max_retries=2, timeout_s=DEADLINE_S)
     out = tmp_path / "run"
