@@ -266,13 +266,16 @@ def data_import(
                              "hole) or refuse.")] = "drop",
 ) -> None:
     """Turn your own logs, or a tool's results, into a canonical dataset folder, validated like the loader."""
-    from cabench.data.importer import import_logs, parse_settings
+    from cabench.data.importer import import_logs, parse_settings, unloadable
 
     folder = _guard(lambda: import_logs(
         source, mapping, out, force, parse_settings(settings or []), fmt, missing, failed, metric, echo=typer.echo,
         overrides=parse_settings(overrides or [], "--override"), split=split, repeats=repeats,
         unmeasured=unmeasured))
     typer.echo(f"wrote {folder}")
+    why = unloadable(folder)
+    if why:  # the dataset is kept: other objectives or a larger split, declared in its dataset.yaml, may serve
+        typer.echo(f"warning: describe and run will refuse it as declared: {why}", err=True)
 
 
 def _overrides(**values: Any) -> dict[str, Any]:

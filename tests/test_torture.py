@@ -295,7 +295,8 @@ def test_constant_latencies_are_refused(tmp_path):
     frame = tiny_logs(3, 20)
     frame["latency_s"] = 1.5
     write_dataset(tmp_path / "flat", frame, split={"profiling_size": 5})
-    one_line_error(cli("data", "describe", tmp_path / "flat"), "percentiles of the profiling latencies are equal")
+    one_line_error(cli("data", "describe", tmp_path / "flat"),
+                   "percentiles of the 15 profiling latencies (3 configurations x 5 instances) are equal")
 
 
 def test_split_in_dataset_yaml_is_honoured_by_every_command(tmp_path):

@@ -196,16 +196,20 @@ def fill_holes(frame: pd.DataFrame, missing: str, label: str, configurations: Se
         raise CabenchError(f"{label}: {holes} (configuration, instance) cells are missing in {short} of {len(sets)} "
                            "configurations; pass --missing drop-configs (keep configurations with every instance) "
                            "or --missing drop-instances (keep instances every configuration has)")
+    keep = [c for c, st in sets.items() if st == union]
+    common = frozenset.intersection(*sets)
+    neither = (f"neither --missing policy leaves a dataset: {len(keep)} of {len(sets)} configurations have every "
+               f"instance and {len(common)} instances every configuration; logs of different tasks or benchmarks "
+               "are imported one task at a time")
     if missing == "drop-configs":
-        keep = [c for c, st in sets.items() if st == union]
         if len(keep) < 2:
-            raise CabenchError(f"{label}: --missing drop-configs keeps {len(keep)} configuration(s); try "
-                               "--missing drop-instances")
+            raise CabenchError(f"{label}: --missing drop-configs keeps {len(keep)} configuration(s); " + (
+                "try --missing drop-instances" if common else neither))
         dropped = {str(c): f"{len(union) - len(st)} of {len(union)} instances missing"
                    for c, st in sets.items() if st != union}
         return frame[frame["config_id"].isin(keep)], {"policy": missing, "configurations": dropped}
-    common = frozenset.intersection(*sets)
     if not common:
-        raise CabenchError(f"{label}: no instance was evaluated by every configuration; try --missing drop-configs")
+        raise CabenchError(f"{label}: no instance was evaluated by every configuration; " + (
+            "try --missing drop-configs" if len(keep) >= 2 else neither))
     out = frame[frame["instance_id"].astype(str).isin(common)]
     return out, {"policy": missing, "instances_dropped": len(union) - len(common), "instances_kept": len(common)}

@@ -5,8 +5,9 @@ that holds it or a list of source columns summed into it (``columns``) or a
 constant (``constants``), optional unit factors (``scale``, e.g.
 ``latency_s: 0.001`` for milliseconds), further numeric source columns to keep
 (``extra_columns``) and the ``dataset`` metadata. Without a ``config_id``
-column, the id is built from the configuration metadata. The result is
-validated exactly like the loader.
+column, the id is built from the configuration metadata. The rows are
+validated exactly like the loader; ``data import`` then warns when the folder
+would still not load on its declared objectives and split (:func:`unloadable`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pandas as pd
 import yaml
 
 import cabench
-from cabench.data.dataset import Split, declared_split, declared_terms, file_digest, question_of
+from cabench.data.dataset import Split, declared_split, declared_terms, file_digest, load_dataset, question_of
 from cabench.data.holes import (
     REPEATS_FIX,
     check_policy,
@@ -609,3 +610,14 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         raise CabenchError(f"{out}: cannot write the dataset ({exc.strerror}); a dataset already "
                            "there is kept; make room, or pass --out with a writable place") from None
     return out
+
+
+def unloadable(folder: Path) -> str:
+    """Why ``folder``, as written, cannot be loaded on the objectives and split its ``dataset.yaml`` declares (the
+    paper's where it declares none), or "" when it loads. An import keeps such a dataset: declaring other
+    objectives (``objectives: [accuracy, cost]``) or a larger split may make it usable, so this is a warning."""
+    try:
+        load_dataset(folder)
+    except CabenchError as exc:
+        return str(exc)
+    return ""

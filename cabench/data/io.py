@@ -221,7 +221,8 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
     name = path.name.lower()
     if name.endswith(".json"):
         raise CabenchError(f"{path}: a .json file is not a log table; give CSV, CSV.gz, JSONL (one JSON "
-                           "object per line) or parquet")
+                           "object per line) or parquet, or read a tool's JSON results with --format (inspect, "
+                           "promptfoo, every-eval-ever)")
     capped = None
     text = list(text)
     with contextlib.suppress(OSError):

@@ -170,6 +170,15 @@ def _bounded(spec: ObjectiveSpec, values: np.ndarray | None, where: str) -> Obje
     return Objective(spec.name, spec.column, worst=worst, best=best)
 
 
+def _calls(latency: np.ndarray) -> str:
+    """How many profiling latencies there are, and of how many configurations and instances."""
+    if latency.ndim != 2:
+        return f"{latency.size} profiling latencies"
+    k, n = latency.shape
+    return (f"{latency.size} profiling latencies ({k} configuration{'s' * (k != 1)} x {n} instance"
+            f"{'s' * (n != 1)})")
+
+
 def fit_normalisation(profiling: Mapping[str, np.ndarray], where: str, remedy: str,
                       terms: Terms = PAPER_TERMS,
                       names: tuple[Sequence[str], Sequence[str]] | None = None) -> Normalisation:
@@ -195,12 +204,13 @@ def fit_normalisation(profiling: Mapping[str, np.ndarray], where: str, remedy: s
             column = profiling.get(spec.column)
             objectives.append(_bounded(spec, None if column is None else np.asarray(column, dtype=float), where))
             continue
-        if tau5 is None or tau95 is None:
+        if latency is None or tau5 is None or tau95 is None:
             raise CabenchError(f"{where}: objective '{spec.name}' needs latency_s, which the logs lack; declare "
-                               "objectives without latency, e.g. objectives: [accuracy, cost]")
+                               "objectives without latency, e.g. objectives: [accuracy, cost] in dataset.yaml (or "
+                               "in an import mapping's dataset: part)")
         if not tau95 > tau5:
             raise CabenchError(
-                f"{where}: latency_s: the 5th and 95th percentiles of the profiling latencies are equal ({tau5:g} s), "
+                f"{where}: latency_s: the 5th and 95th percentiles of the {_calls(latency)} are equal ({tau5:g} s), "
                 f"so the efficiency reward (App. A) is undefined; {remedy}")
         objectives.append(efficiency(tau5, tau95))
     cost = np.asarray(profiling[COST_COLUMN] if COST_COLUMN in profiling else profiling[COST_COLUMNS[terms.cost]],

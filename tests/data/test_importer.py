@@ -493,3 +493,58 @@ def test_an_out_that_is_a_link_is_refused(tmp_path):
         with pytest.raises(CabenchError, match=re.escape(f"{link}: a link (to {out}); pass the folder itself")):
             import_logs(source, mapping, link, force=force)
     assert link.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_when_neither_missing_policy_leaves_a_dataset_the_advice_says_so(tmp_path):
+    """Logs of different tasks: no configuration has every instance and no instance every configuration.
+    drop-configs said "try drop-instances" and drop-instances said "try drop-configs", each failing; now both say
+    that neither leaves a dataset, with the counts. Where the other policy works, it is still named."""
+    frame = tiny_logs(3, 6)
+    task = {"cfg0": {"q000", "q001", "q002"}, "cfg1": {"q003", "q004", "q005"}, "cfg2": {"q000", "q003"}}
+    frame = frame[[i in task[c] for c, i in zip(frame["config_id"], frame["instance_id"])]]
+    source = tmp_path / "tasks.csv"
+    frame.to_csv(source, index=False)
+    for missing in ("drop-configs", "drop-instances"):
+        with pytest.raises(CabenchError) as exc:
+            import_logs(source, None, tmp_path / "ds", missing=missing)
+        assert "try --missing" not in str(exc.value), missing
+        assert str(exc.value).endswith("neither --missing policy leaves a dataset: 0 of 3 configurations have every "
+                                       "instance and 0 instances every configuration; logs of different tasks or "
+                                       "benchmarks are imported one task at a time"), str(exc.value)
+    frame = tiny_logs(3, 6)
+    frame = frame[~((frame["config_id"] != "cfg0") & (frame["instance_id"] == "q005"))]  # cfg0 alone has q005
+    frame.to_csv(source, index=False)
+    with pytest.raises(CabenchError, match="keeps 1 configuration\\(s\\); try --missing drop-instances$"):
+        import_logs(source, None, tmp_path / "ds", missing="drop-configs")
+
+
+def test_a_folder_or_an_inspect_log_read_as_a_table_names_the_format(tmp_path):
+    (tmp_path / "logs").mkdir()
+    result = _cli(tmp_path / "logs", "--out", tmp_path / "ds")
+    assert result.exit_code == 2 and result.stderr == (
+        f"error: {tmp_path / 'logs'}: a folder, and the canonical format reads one log table; a tool's results folder "
+        "is read with --format (bfcl, helm, inspect, promptfoo, every-eval-ever)\n")
+    (tmp_path / "run.eval").write_bytes(b"PK\x03\x04\xf9\x00")
+    result = _cli(tmp_path / "run.eval", "--out", tmp_path / "ds")
+    assert result.exit_code == 2 and result.stderr == (
+        f"error: {tmp_path / 'run.eval'}: an Inspect log (.eval), not a log table; pass --format inspect\n")
+    (tmp_path / "run.json").write_text("{}")
+    result = _cli(tmp_path / "run.json", "--out", tmp_path / "ds")
+    assert result.exit_code == 2 and "--format (inspect, promptfoo, every-eval-ever)" in result.stderr
+    assert not (tmp_path / "ds").exists()
+
+
+def test_an_import_the_loader_would_refuse_is_kept_with_a_warning_naming_why(tmp_path):
+    """Import wrote a dataset whose latencies do not vary and said nothing; `data describe` then refused it. The
+    dataset is kept (objectives without latency would serve), and the import says why in one warning line."""
+    frame = tiny_logs(3, 20).assign(latency_s=1.5)
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    result = _cli(tmp_path / "logs.csv", "--out", tmp_path / "ds")
+    assert result.exit_code == 0 and (tmp_path / "ds" / "logs.csv.gz").is_file()
+    assert result.stderr == (
+        f"warning: describe and run will refuse it as declared: {tmp_path / 'ds'}: latency_s: the 5th and 95th "
+        "percentiles of the 30 profiling latencies (3 configurations x 10 instances) are equal (1.5 s), so the "
+        "efficiency reward (App. A) is undefined; the logs need latencies that vary\n")
+    frame.assign(latency_s=[1.0 + i % 7 for i in range(len(frame))]).to_csv(tmp_path / "varied.csv", index=False)
+    result = _cli(tmp_path / "varied.csv", "--out", tmp_path / "ds3")
+    assert result.exit_code == 0 and result.stderr == "", result.stderr

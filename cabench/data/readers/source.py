@@ -53,10 +53,13 @@ def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str
     """The rows of ``source``: a table (``canonical``), its ``text`` columns as the text the file holds, or a tool's
     results read by its reader."""
     if fmt == "canonical":
+        if source.is_dir():
+            raise CabenchError(f"{source}: a folder, and the canonical format reads one log table; a tool's results "
+                               f"folder is read with --format ({', '.join(READERS)})")
         if not source.is_file():
-            raise CabenchError(f"{source}: source log file not found" + (
-                "; a folder is read with --format (bfcl, helm, inspect, promptfoo, every-eval-ever)"
-                if source.is_dir() else ""))
+            raise CabenchError(f"{source}: source log file not found")
+        if source.name.lower().endswith(".eval"):
+            raise CabenchError(f"{source}: an Inspect log (.eval), not a log table; pass --format inspect")
         if options.metric is not None:
             raise CabenchError("--metric: a canonical table has its 'correct' column; --metric is for tool formats")
         frame = read_table(source, text)
