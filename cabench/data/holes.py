@@ -68,8 +68,9 @@ def resolve_repeats(frame: pd.DataFrame, policy: str, order: np.ndarray, label: 
         check_duplicates(pairs, label, placed(frame, place), fix)
     ranked = frame.assign(_order=order).sort_values("_order", kind="stable")
     keys = [ranked["config_id"].astype(str), ranked["instance_id"].astype(str)]
-    record = {"policy": policy, "pairs": int(pairs[repeated].drop_duplicates().shape[0]),
-              "by_configuration": count_by(frame, pd.Series(repeated, index=frame.index))}
+    once = repeated & ~pairs.duplicated(keep="first").to_numpy()  # each repeated pair counted once, at its first row
+    record = {"policy": policy, "pairs": int(once.sum()),
+              "by_configuration": count_by(frame, pd.Series(once, index=frame.index))}  # pairs, as "pairs" counts
     if policy == "epochs":
         run = ranked.groupby(keys, sort=False).cumcount() + 1
         ranked = ranked.assign(instance_id=ranked["instance_id"].astype(str) + "#" + run.astype(str))

@@ -398,6 +398,7 @@ def test_repeated_runs_kept_as_asked(tmp_path, policy):
     assert dict(zip(logs["instance_id"], logs["tokens"])) == {k: v[2] + v[3] for k, v in runs.items()}
     record = provenance(tmp_path / "ds")["repeats"]
     assert record["policy"] == policy and record["pairs"] == 5
+    assert sum(record["by_configuration"].values()) == 5  # pairs, not the 10 rows read of them
 
 
 def test_repeated_rows_of_a_table(tmp_path):
