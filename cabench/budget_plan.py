@@ -58,7 +58,8 @@ PLUGIN_SCALE = 5
 @dataclass(frozen=True)
 class PlanSpec:
     """How a plan is computed: targets, posterior draws, repetitions per draw and budget, stream seed, the online
-    target's relative ``epsilon``, the share of draws the planned budget must satisfy (``confidence``), the
+    target's relative ``epsilon``, the quantile of the draws' needs over their median that scales the extrapolated
+    level (``confidence``; not a share of draws meeting the target at the planned budget), the
     interval's ``level``, the largest budget (a multiple of the exhaustive evaluation's cost) and the ratio of the
     budget grid."""
 
@@ -236,7 +237,8 @@ def plan_frame(plan: BudgetPlan) -> pd.DataFrame:
                     "cost_mode": row.cost_mode or "", "target": row.target, "rho": e.rho, "rho_low": e.low,
                     "rho_high": e.high, f"budget_{unit}": plan.budget(e.rho), f"budget_{unit}_low": plan.budget(e.low),
                     f"budget_{unit}_high": plan.budget(e.high), "exhaustive_share": e.rho / plan.instances,
-                    "draws_reaching": e.reach, "draws": plan.spec.draws, "repetitions": plan.spec.repetitions,
+                    "draws_reaching": e.reach, "rho_profiling_rows": e.plugin, "rho_draws_median": draws_median(e),
+                    "draws": plan.spec.draws, "repetitions": plan.spec.repetitions,
                     "profiling_instances": plan.profiling.instances,
                     "instances": plan.instances, "max_rho": float(plan.grid[-1])})
     return pd.DataFrame(out)
@@ -345,4 +347,21 @@ def format_plan(plan: BudgetPlan) -> str:
     lines.append("  draws: the share of the drawn problems that reach the target within the grid; the budget is the "
                  "profiling rows' need, extrapolated to the evaluation split, so it can lie beyond what the draws "
                  "need (docs/methods.md)")
+    reversed_rows = [f"{registry.display(r.method)} {r.target}" for r in plan.rows if reversed_premise(r.estimate)]
+    if reversed_rows:
+        lines.append(f"  note: for {', '.join(reversed_rows)}, the draws need more than the profiling rows (plan.csv: "
+                     "rho_draws_median, rho_profiling_rows), the reverse of what the extrapolation assumes, which then "
+                     "carries the level below the profiling rows' need: the plan may fall short")
     return "\n".join(lines)
+
+
+def draws_median(e: Estimate) -> float:
+    """The draws' median need (rho; inf when it lies beyond the grid)."""
+    return float(np.quantile(e.needs, 0.5, method="inverted_cdf")) if e.needs else math.inf
+
+
+def reversed_premise(e: Estimate) -> bool:
+    """Whether the draws need more than the profiling rows: the extrapolation assumes the reverse (a draw's added
+    sampling error widens the gaps), so there it carries the level below the profiling rows' own need, and the
+    plan may fall short."""
+    return math.isfinite(e.rho) and math.isfinite(draws_median(e)) and draws_median(e) > e.plugin

@@ -397,9 +397,9 @@ def plan(
     epsilon: Annotated[float, typer.Option("--epsilon", min=0.0, max=1.0, help="share: a configuration counts when "
                                                                               "its nu is within this relative "
                                                                               "shortfall of the best.")] = 0.05,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.01, max=0.99, help="Share of the drawn problems "
-                                                                                    "that must meet the target at "
-                                                                                    "the planned budget.")] = 0.8,
+    confidence: Annotated[float, typer.Option("--confidence", min=0.01, max=0.99, help=(
+        "Quantile of the draws' needs (over their median) that scales the extrapolated level: higher plans more. "
+        "Not the share of draws meeting the target at the plan (docs/methods.md)."))] = 0.8,
     max_share: Annotated[float, typer.Option("--max-share", min=1e-3, max=1e6,
                                                              help="Largest budget, in multiples of the exhaustive "
                                                                   "evaluation's cost.")] = 10.0,

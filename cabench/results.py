@@ -631,7 +631,8 @@ class ResultSet:
 
     def __init__(self, root: Path, selections: bool = True) -> None:
         if not root.is_dir():
-            raise CabenchError(f"{root}: results folder not found")
+            raise CabenchError(f"{root}: " + ("a file, not a results folder; give the folder that holds it" if
+                                              root.exists() else "results folder not found"))
         self.root = root
         found: dict[str, Experiment] = {}
         for path in sorted(root.rglob("runs.csv")):

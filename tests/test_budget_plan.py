@@ -454,3 +454,25 @@ def test_a_stricter_target_is_never_planned_below_a_looser_one():
     plans = [Estimate(50.0, 40.0, 60.0, 1.0), Estimate(30.0, 20.0, 90.0, 1.0)]
     assert no_less_than_looser(errors, plans, 1) == Estimate(50.0, 40.0, 90.0, 1.0)
     assert no_less_than_looser(errors, plans, 0) == plans[0]
+
+
+def test_a_plan_whose_draws_need_more_than_the_profiling_rows_says_so():
+    """The extrapolation assumes a draw needs less than the profiling rows (its added sampling error widens the
+    gaps). Where the draws need more, it carried the level below the profiling rows' own need unsaid (the shipped
+    GSM8K subset, f1>=0.8: planned 41,539 tokens, F1 0.53 there on the evaluation split). plan.csv records both
+    needs, and the table names the rows."""
+    cfg = parse_config({"dataset": FIVE, "setting": "online", "rho": [10], "methods": ["cohv-ucb", "acc-cost-ucb"],
+                        "split": {"profiling_size": 40, "seed": 2}}, "five_online.yaml")
+    found = plan_config(cfg, PlanSpec((Target("share", 0.8),), draws=2, repetitions=4, max_share=2.0), quiet=True)
+    usual = Estimate(40.0, 30.0, 60.0, 1.0, plugin=32.0, needs=(16.0, 20.0, 24.0, 28.0), scale=1.5)
+    reverse = Estimate(20.0, 10.0, 40.0, 1.0, plugin=25.0, needs=(30.0, 40.0, 45.0, 50.0, 60.0), scale=0.5)
+    rows = (dataclasses.replace(found.rows[0], estimate=usual), dataclasses.replace(found.rows[1], estimate=reverse))
+    mixed = dataclasses.replace(found, rows=rows)
+    note = [line for line in format_plan(mixed).splitlines() if "note:" in line]
+    assert note == ["  note: for Accuracy-Cost-UCB share>=0.8, the draws need more than the profiling rows (plan.csv: "
+                    "rho_draws_median, rho_profiling_rows), the reverse of what the extrapolation assumes, which then "
+                    "carries the level below the profiling rows' need: the plan may fall short"]
+    frame = plan_frame(mixed)
+    assert frame["rho_profiling_rows"].tolist() == [32.0, 25.0] and frame["rho_draws_median"].tolist() == [20.0, 45.0]
+    usual_only = dataclasses.replace(found, rows=(rows[0],))
+    assert "note:" not in format_plan(usual_only)

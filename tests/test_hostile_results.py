@@ -434,3 +434,13 @@ def test_a_config_yaml_edited_against_runs_csv_is_one_line(tmp_path, edit, words
     assert text.count(edit[0]) == 1
     path.write_text(text.replace(*edit))
     _one_line_everywhere(folder, f"{path}: ", words.removeprefix("config.yaml: "))
+
+
+@pytest.mark.parametrize("command", ["recommend", "report", "plot"])
+def test_a_results_path_that_is_a_file_says_so(tmp_path, command):
+    """Given a file of a results folder (runs.csv), the commands said 'results folder not found' of a path that
+    exists."""
+    (tmp_path / "runs.csv").write_text("method,rho\n")
+    one_line_error(cli(command, tmp_path / "runs.csv"), "runs.csv: a file, not a results folder; give the folder "
+                                                        "that holds it")
+    one_line_error(cli(command, tmp_path / "gone"), "gone: results folder not found")
