@@ -20,6 +20,7 @@ from cabench.budget_plan import (
     describe_row,
     plan_key,
     plan_profiling,
+    reversed_premise,
     write_plan,
 )
 from cabench.data.dataset import Dataset
@@ -152,6 +153,8 @@ def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[st
         rows = [r for r in found.rows if r.method == names[0]]
         row = max(rows, key=lambda r: r.estimate.rho)
         line = f"plan, {SHOWN_SETTING[setting]}: {registry.display(names[0])} {describe_row(row, found)}"
+        if reversed_premise(row.estimate):
+            line += " (the draws need more than the profiling rows: the plan may fall short; see plan.csv)"
         if not math.isfinite(row.estimate.rho):  # every target said, the ones in reach too, and how to run at them
             out_of_reach = [r.target for r in rows if not math.isfinite(r.estimate.rho)]
             others = "".join(f"; {describe_row(r, found)}" for r in rows if r is not row)

@@ -299,6 +299,8 @@ def test_advise_takes_a_budget_or_targets_and_spends_the_plan(tmp_path):
     planned = pd.read_csv(tmp_path / "advice" / "plan" / "five_online" / "plan.csv")
     spent = line.split("; spending ")[1].split(" ")[0]
     assert float(spent.replace(",", "")) >= planned.loc[0, "budget_tokens"]  # rounded up, never below the plan
+    reverse = planned.loc[0, "rho_draws_median"] > planned.loc[0, "rho_profiling_rows"]
+    assert ("the draws need more than the profiling rows" in line) == reverse, (line, reverse)
     assert (tmp_path / "advice" / "results" / f"five_online_{spent.replace(',', '')}tokens").is_dir()
     kept = (tmp_path / "advice" / "plan" / "five_online" / "plan.csv").read_bytes()
     other = RUNNER.invoke(app, ["advise", str(folder), "--target", "share>=0.7", "--methods", "cohv-ucb",
@@ -476,3 +478,17 @@ def test_a_plan_whose_draws_need_more_than_the_profiling_rows_says_so():
     assert frame["rho_profiling_rows"].tolist() == [32.0, 25.0] and frame["rho_draws_median"].tolist() == [20.0, 45.0]
     usual_only = dataclasses.replace(found, rows=(rows[0],))
     assert "note:" not in format_plan(usual_only)
+
+
+def test_advise_says_when_its_plan_may_fall_short(tmp_path, monkeypatch):
+    """advise prints the plan in one line: where the draws need more than the profiling rows (here made so), that
+    line says the plan may fall short."""
+    from cabench import advise_plan
+
+    monkeypatch.setattr(advise_plan, "reversed_premise", lambda estimate: math.isfinite(estimate.rho))
+    folder = write_dataset(tmp_path / "five", spread_logs(5, n_instances=60), split={"profiling_size": 30, "seed": 0})
+    result = RUNNER.invoke(app, ["advise", str(folder), "--target", "share>=0.6", "--methods", "cohv-ucb",
+                                 "--repetitions", "4", "--out", str(tmp_path / "advice"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("plan, online: CoHV-UCB share>=0.6 at "))
+    assert " (the draws need more than the profiling rows: the plan may fall short; see plan.csv); spending " in line
