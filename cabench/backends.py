@@ -143,8 +143,11 @@ _CLUSTER_LOGGERS = ("distributed.scheduler", "distributed.nanny", "distributed.c
 def _quiet_cancellations() -> None:
     """In a worker of the local cluster: tasks cancelled when a run stops (Ctrl-C, an error saving a result) are no
     news; each worker logged a warning line per cancelled task ("Async instruction ... ended with CancelledError")
-    after cabench's own "interrupted: ..." line. A task's error still reaches the run as its exception."""
-    logging.getLogger("distributed.worker.state_machine").setLevel(logging.ERROR)
+    after cabench's own "interrupted: ..." line. A task's error still reaches the run as its exception. The
+    worker's load warnings ("Event loop was unresponsive in Worker for 3.2s", full garbage collections) are no news
+    either on a busy two-core machine, and went to the run's standard error."""
+    for name in ("distributed.worker.state_machine", "distributed.core", "distributed.utils_perf"):
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def _quiet_cancellations_plugin() -> Any:

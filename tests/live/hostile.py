@@ -59,6 +59,8 @@ class HostileEndpoint:
         self.seen_authorization: list[str] = []
         self.seen_paths: list[str] = []  # each request's path and query, as received
         self.trickled: list[tuple[int, int]] = []  # per trickled reply: (bytes written before the client hung up, size)
+        self.trickles_started = 0  # replies the endpoint began to trickle (an attempt whose deadline passed before
+        # its request arrived, on a loaded machine, starts none)
         self.lock = threading.Lock()
         self.stop = ClientStop()
         gzip_bomb()
@@ -211,6 +213,8 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 return self.send(200, gzip_bomb(), {"Content-Encoding": "gzip"})
             elif how == "trickle":  # every byte but the last, slowly; the last never (until the client hangs up)
                 payload = json.dumps(reply).encode()
+                with endpoint.lock:
+                    endpoint.trickles_started += 1
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))

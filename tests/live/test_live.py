@@ -176,7 +176,11 @@ def test_faults_are_retried_recorded_and_change_nothing(tmp_path, dataset, serve
     statuses = [a["status"] for r in journal(tmp_path / "faulty") for a in r["attempts"]]
     assert spend["failed_attempts"] == sum(s != "ok" for s in statuses) > 0.2 * spend["calls"]
     assert {"http 429", "http 500"} <= set(statuses)
-    assert spend["attempts"] == endpoint.requests  # every attempt the server saw is recorded, timeouts included
+    # every attempt the server saw is recorded, timeouts included; an attempt whose deadline passed before its request
+    # reached the server (a loaded machine) is recorded as a timeout the server never saw
+    timeouts = sum(s == "timeout" for s in statuses)
+    assert spend["attempts"] == len(statuses) and endpoint.requests <= spend["attempts"] <= endpoint.requests + timeouts
+    assert sum(s != "timeout" for s in statuses) <= endpoint.requests
 
 
 def test_api_key_is_never_written(tmp_path, dataset, server, monkeypatch):

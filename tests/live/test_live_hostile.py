@@ -136,8 +136,9 @@ def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, en
         assert all(a["status"] == "timeout" for r in method for a in r["attempts"])
         # a deadline per attempt, not per read: the client hung up while bytes still came (the whole reply but its
         # last byte takes the endpoint about 20 deadlines to trickle; a deadline per read would wait for all of it)
-        attempts = sum(len(r["attempts"]) for r in method)
-        wait_for(lambda: len(ep.trickled) >= attempts, "every trickled reply to end")
+        attempts = sum(len(r["attempts"]) for r in method)  # the run has ended: no trickle starts after this
+        wait_for(lambda: len(ep.trickled) >= ep.trickles_started, "every trickled reply to end")
+        assert 0 < ep.trickles_started <= attempts
         assert all(written < size - 1 for written, size in ep.trickled), ep.trickled
 
 
