@@ -120,7 +120,12 @@ class BudgetPlan:
 def budget_grid(profiling: Profiling, spec: PlanSpec) -> np.ndarray:
     """``rho = step^k`` from 1 up to ``max_share`` times the exhaustive evaluation (``rho = instances``); at least
     ``rho = 1``."""
-    top = spec.max_share * (profiling.population or profiling.instances)
+    instances = profiling.population or profiling.instances
+    top = spec.max_share * instances
+    if top < 1:
+        raise CabenchError(f"--max-share {spec.max_share:g}: the grid's budgets start at rho = 1 (each configuration "
+                           f"once, 1/{instances} of the exhaustive evaluation), above that cap; give at least "
+                           f"--max-share {1 / instances:.3g}")
     return spec.step ** np.arange(max(int(math.floor(math.log(top) / math.log(spec.step) + 1e-9)), 0) + 1)
 
 

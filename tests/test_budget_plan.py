@@ -492,3 +492,15 @@ def test_advise_says_when_its_plan_may_fall_short(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     line = next(x for x in result.stdout.splitlines() if x.startswith("plan, online: CoHV-UCB share>=0.6 at "))
     assert " (the draws need more than the profiling rows: the plan may fall short; see plan.csv); spending " in line
+
+
+def test_a_cap_below_the_grids_first_budget_is_refused():
+    """--max-share 0.001 of 800 instances capped the grid below rho = 1, which the grid planned all the same
+    (1,812 tokens against a 1,450-token cap); now refused in one line naming the least cap."""
+    cfg = parse_config({"dataset": FIVE, "setting": "online", "rho": [10], "methods": ["cohv-ucb"],
+                        "split": {"profiling_size": 40, "seed": 2}}, "five_online.yaml")
+    profiling = config_profiling(cfg)
+    instances = profiling.population or profiling.instances
+    with pytest.raises(CabenchError, match=rf"give at least --max-share {1 / instances:.3g}$"):
+        plan_config(cfg, PlanSpec((Target("share", 0.8),), draws=2, repetitions=2, max_share=0.5 / instances),
+                    quiet=True)
