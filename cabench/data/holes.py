@@ -131,6 +131,11 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
     either way.
     """
     check_policy("--unmeasured", policy)
+    latency = _measures(frame).get("latency_s")
+    if latency is not None and len(latency) and _empty(latency).all():  # logs that time nothing: no latency at all
+        echo("no row has a latency (latency_s empty or 0 on every row): the dataset is written without one, and "
+             "its objectives must leave latency out (objectives: [accuracy, cost])")
+        frame = frame.drop(columns=["latency_s"])
     bad = frame["correct"].isna().to_numpy()
     lacking = {"no score": int(bad.sum())}  # rows lacking each, for the messages
     for col, values in _measures(frame).items():

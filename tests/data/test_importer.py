@@ -548,3 +548,25 @@ def test_an_import_the_loader_would_refuse_is_kept_with_a_warning_naming_why(tmp
     frame.assign(latency_s=[1.0 + i % 7 for i in range(len(frame))]).to_csv(tmp_path / "varied.csv", index=False)
     result = _cli(tmp_path / "varied.csv", "--out", tmp_path / "ds3")
     assert result.exit_code == 0 and result.stderr == "", result.stderr
+
+
+def test_logs_that_time_nothing_are_imported_without_latency(tmp_path):
+    """Logs whose every latency is empty (a tool that records no timing) were refused as 'none of the rows is
+    measured; nothing can be replayed', with no way in. They are now written without latency_s, said in a line; on
+    objectives without latency the dataset loads."""
+    frame = tiny_logs(3, 20).assign(latency_s=float("nan"))
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    result = _cli(tmp_path / "logs.csv", "--out", tmp_path / "ds")
+    assert result.exit_code == 0, result.output
+    assert ("no row has a latency (latency_s empty or 0 on every row): the dataset is written without one, and its "
+            "objectives must leave latency out (objectives: [accuracy, cost])") in result.stdout
+    assert "objective 'efficiency' needs latency_s, which the logs lack" in result.stderr  # the paper's objectives
+    written = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    assert "latency_s" not in written.columns and len(written) == 60
+    meta = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())
+    (tmp_path / "ds" / "dataset.yaml").write_text(yaml.safe_dump({**meta, "objectives": ["accuracy", "cost"]}))
+    ds = load_dataset(tmp_path / "ds")
+    assert ds.n_arms == 3 and [o.name for o in ds.terms.objectives] == ["accuracy", "cost"]
+    frame.assign(latency_s=[float("nan")] * 59 + [1.5]).to_csv(tmp_path / "one.csv", index=False)
+    result = _cli(tmp_path / "one.csv", "--out", tmp_path / "one")  # one row timed: the others are unmeasured rows
+    assert result.exit_code == 2 and "59 rows dropped (latency_s empty or 0: 59)" in result.stdout, result.output
