@@ -153,9 +153,12 @@ class Journal:
         """Every charge, in the cost unit (or in tokens)."""
         return self.charged_for("", tokens)
 
-    def charged_for(self, phase: str, tokens: bool = False) -> float:
+    def charged_for(self, phase: str, tokens: bool = False, lost: bool = True) -> float:
         """What the calls whose key starts with ``phase`` (``p:`` profiling, ``e:`` the method) were charged, in
-        the cost unit (or in tokens)."""
+        the cost unit (or in tokens); without ``lost``, less the worst cases charged for attempts a kill cut off."""
+        if not lost:
+            return float(sum(charged(r, tokens) for r in self.records
+                             if r["key"].startswith(phase) and not r.get("lost")))
         return float(sum(v for k, v in (self.token_charges if tokens else self.charges).items()
                          if k.startswith(phase)))
 

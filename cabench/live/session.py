@@ -291,7 +291,9 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
     norm: Normalisation = profile["norm"]
     unit = cfg.terms.cost
     profiling = facts[f"profiling_{unit}"]
-    rho = _rho(cfg, norm, profiling)
+    # rho from what profiling's calls cost, not the worst cases of calls a kill cut off (remade since): so a resumed
+    # run asks what the uninterrupted one asks, and the lost charges only make the budget stop it sooner
+    rho = _rho(cfg, norm, caller.journal.charged_for("p:", lost=False))
     method_budget = norm.budget(rho)  # B = rho K cbar (SPEC §3), in the cost unit
     if caller.budget is None:  # stated as rho: profiling plus B
         caller.budget = profiling + method_budget

@@ -21,6 +21,7 @@ import re
 import signal
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -77,7 +78,8 @@ class HostileEndpoint:
         text = f"answer {instance}" if correct else f"not the answer to {instance}"
         return ({"choices": [{"message": {"role": "assistant", "content": text}}],
                  "usage": {"prompt_tokens": tokens - completion, "completion_tokens": completion},
-                 "cabench": {"latency_s": 0.1 + 0.01 * (hash(config) % 50)}}, tokens, limit)
+                 # a latency per configuration that is the same in every process (hash() of a str is not)
+                 "cabench": {"latency_s": 0.1 + 0.01 * (zlib.crc32(config.encode()) % 50)}}, tokens, limit)
 
 
 class ClientStop:

@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import signal
 import threading
 from pathlib import Path
@@ -642,3 +643,29 @@ def test_a_folder_with_an_overbilled_call_makes_no_further_call(tmp_path, datase
     assert "above the worst case" in lines[0] and "new --out folder" in lines[0], lines[0]
     spend = strict_loads((out / "spend.json").read_text())
     assert spend["stopped_by"] == "failures" and spend["stop_reason"].startswith("an earlier run in this folder")
+
+
+def test_a_kill_during_profiling_leaves_the_methods_run_as_it_was(tmp_path, dataset, endpoint):
+    """A profiling call cut off by a kill is charged its worst case, then made again. That charge was counted as
+    profiling's in rho, so the resumed run got a smaller rho, other initial rounds and other asks (on one
+    dollar run, another decision). rho now comes from the calls' own charges: the method asks what the
+    uninterrupted run asks, and the lost charge only makes the budget stop it sooner."""
+    ep, url = endpoint(lambda n: "honest")
+    path = config(tmp_path, dataset, url)
+    assert run(path, tmp_path / "whole").exit_code == 0
+    shutil.copytree(tmp_path / "whole", tmp_path / "killed")
+    journal_path = tmp_path / "killed" / "calls.jsonl"
+    lines = journal_path.read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"p:1:1"' in line and '"start"' not in line)
+    journal_path.write_text("\n".join(lines[:cut]) + "\n")  # as if killed while p:1:1 was in flight
+    for name in ("spend.json", "decision.json"):
+        (tmp_path / "killed" / name).unlink()
+    assert run(path, tmp_path / "killed").exit_code == 0
+    whole, killed = (strict_loads((tmp_path / f / "spend.json").read_text()) for f in ("whole", "killed"))
+    assert killed["lost_calls"] == 1 and killed["profiling_tokens"] > whole["profiling_tokens"]
+    assert killed["rho"] == whole["rho"] and killed["spent_tokens"] <= BUDGET
+
+    def asks(folder: str) -> list[tuple[str, str]]:
+        return [(r["config"], r["instance"]) for r in finished(tmp_path / folder) if r["key"].startswith("e:")]
+    assert 0 < len(asks("killed")) <= len(asks("whole"))
+    assert asks("killed") == asks("whole")[:len(asks("killed"))]  # the same asks, stopped sooner at most
