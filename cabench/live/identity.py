@@ -47,6 +47,7 @@ def config_digest(cfg: LiveConfig, budget: bool = True) -> str:
 def check_identity(cfg: LiveConfig, out: Path) -> None:
     """Write ``live.json`` into a new folder; refuse a folder that holds the run of another config."""
     digest, but_budget = config_digest(cfg), config_digest(cfg, budget=False)
+    prices = resolved_prices(cfg)
     marker = out / "live.json"
     if marker.exists():
         try:
@@ -56,6 +57,7 @@ def check_identity(cfg: LiveConfig, out: Path) -> None:
         if not isinstance(held, dict):
             raise CabenchError(f"{marker}: damaged (not the JSON object cabench writes); it names the config this "
                                "folder belongs to: restore it, or pass another --out to start a new run")
+        _check_prices(held, prices, out)
         if held.get("config_digest") == digest:
             return
         if held.get("digest_but_budget") != but_budget:
@@ -73,7 +75,33 @@ def check_identity(cfg: LiveConfig, out: Path) -> None:
                                "another --out to start a new run")
     write_atomic(marker, strict_dumps({"name": cfg.name, "source": cfg.source, "config_digest": digest,
                                        "digest_but_budget": but_budget, "budget": cfg.budget,
+                                       **({"prices": prices} if prices else {}),
                                        "cabench_version": cabench.__version__}, indent=2) + "\n")
+
+
+def resolved_prices(cfg: LiveConfig) -> dict[str, dict[str, float]]:
+    """Each configuration's model and the price it is charged at (its own entry, else the first pattern matching it).
+    The digest hashes the price table as a mapping, which loses the patterns' order, and the order decides a
+    model's price: ``live.json`` records the prices themselves."""
+    out = {}
+    for c in cfg.configurations:
+        price = cfg.terms.price(c.model) if cfg.terms.prices else None
+        if price is not None:
+            out[c.model] = {k: float(v) for k, v in price.describe().items()}
+    return out
+
+
+def _check_prices(held: dict, prices: dict[str, dict[str, float]], out: Path) -> None:
+    """Refuse a folder whose run charged its models at other prices (a folder from before ``live.json`` recorded
+    them is checked by its digest alone)."""
+    before = held.get("prices")
+    if before is None or before == prices:
+        return
+    changed = next((m for m in sorted(set(before) | set(prices)) if before.get(m) != prices.get(m)), "")
+    raise CabenchError(f"{out}: holds this run with other prices for its models ({changed}: was "
+                       f"{before.get(changed)}, now {prices.get(changed)}; a model's price is its own entry, else the "
+                       "first pattern that matches it, so the patterns' order counts); restore the prices, or pass "
+                       "another --out to start a new run")
 
 
 def _held_budget(held: dict, out: Path, cfg: LiveConfig) -> float | None:

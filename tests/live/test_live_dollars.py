@@ -378,3 +378,30 @@ def test_a_model_priced_at_nothing_is_refused_before_any_call(tmp_path, dataset)
     assert (f"prices.{MODELS[1]}: every call of '{MODELS[1]}' (configurations[1]) would cost $0, which leaves the "
             "online cost bound lambda at 0") in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_price_patterns_in_another_order_are_other_prices(tmp_path, dataset, serve):
+    """A model's price is its own entry, else the first pattern that matches it. The folder's digest hashed the
+    price table as a mapping, so swapping two patterns (halving some models' price) resumed silently, charging new
+    calls at the new prices (1.9x the budget at the folder's prices). live.json now records each model's price."""
+    url, endpoint = serve(dataset)
+    first = {f"{MODELS[0]}*": {"input": 2.0, "output": 8.0}, "*": {"input": 1.0, "output": 4.0}}
+    swapped = dict(reversed(list(first.items())))
+    out = tmp_path / "run"
+    config = write_config(tmp_path / "a", dataset, url, cost="usd", prices=first, budget={"usd": 1e-6})
+    stopped = RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"])
+    assert stopped.exit_code == 2, stopped.output  # a budget too small for profiling: raised in place below
+    held = json.loads((out / "live.json").read_text())["prices"]
+    assert held[MODELS[0]] == {"input": 2.0, "output": 8.0} and held[MODELS[1]] == {"input": 1.0, "output": 4.0}
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    billed = len(endpoint.billed)
+    config = write_config(tmp_path / "b", dataset, url, cost="usd", prices=swapped, budget={"usd": 1e-6})
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"])
+    assert result.exit_code == 2 and result.stderr == (
+        f"error: {out}: holds this run with other prices for its models ({MODELS[0]}: was {{'input': 2.0, 'output': "
+        "8.0}, now {'input': 1.0, 'output': 4.0}; a model's price is its own entry, else the first pattern that "
+        "matches it, so the patterns' order counts); restore the prices, or pass another --out to start a new run\n")
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before and len(endpoint.billed) == billed
+    config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=first, budget={"usd": 1e-6})
+    assert RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).exit_code == 2  # the same stop
+    assert "other prices" not in RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).stderr
