@@ -472,6 +472,8 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         files.write(out / "spend.json", strict_dumps(spend, indent=2) + "\n")
         if decision is not None:
             files.write(out / "decision.json", strict_dumps(decision, indent=2) + "\n")
+        else:  # an earlier run's decision would stand beside this run's spend and journal
+            files.remove(out / "decision.json")
         files.write(out / "dataset.yaml", dump_yaml(meta))
     return spend
 

@@ -127,6 +127,25 @@ def test_an_interrupted_run_leaves_spend_json_saying_what_it_paid(tmp_path, data
     assert len(pressed) == again and waited == [True]
 
 
+def test_a_run_that_ends_without_a_decision_leaves_no_earlier_one(tmp_path, dataset, server, monkeypatch):
+    """An interrupted run wrote spend.json and kept the decision.json an earlier run in the folder wrote: the two
+    described different runs (31 pulls in the decision, 62 method calls in the journal)."""
+    from cabench.live import session
+
+    url, _ = server()
+    config, out = live_config(tmp_path, dataset, url), tmp_path / "run"
+    assert RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).exit_code == 0
+    assert (out / "decision.json").is_file()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(session, "_method", interrupted)
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"])
+    assert result.exit_code == 130, result.output
+    assert json.loads((out / "spend.json").read_text())["stopped_by"] == "interrupted"
+    assert not (out / "decision.json").exists()
+
+
 @pytest.mark.parametrize("setting", ["online", "psi"])
 def test_pulls_equal_the_replay_engines_on_its_streams(tmp_path, dataset, server, setting):
     """Live on the replay engine's instance sequence makes the replay engine's pulls."""
