@@ -57,26 +57,36 @@ def check_identity(cfg: LiveConfig, out: Path) -> None:
         if not isinstance(held, dict):
             raise CabenchError(f"{marker}: damaged (not the JSON object cabench writes); it names the config this "
                                "folder belongs to: restore it, or pass another --out to start a new run")
-        _check_prices(held, prices, out)
-        if held.get("config_digest") == digest:
-            return
-        if held.get("digest_but_budget") != but_budget:
+        same = held.get("config_digest") == digest
+        if not same and held.get("digest_but_budget") != but_budget:
             raise CabenchError(f"{out}: holds the run of another config ({held.get('name')}, {held.get('source')}); "
                                "pass another --out to start a new run")
-        if _method_called(out):  # the same config but for its budget: the method's calls were chosen under the other
-            raise CabenchError(f"{out}: holds this run with another budget, and its method has made calls chosen "
-                               "under that budget, so it resumes only with the same one; restore the budget, or "
-                               "pass another --out to start a new run")
-        before = _held_budget(held, out, cfg)
-        if before is not None and not (cfg.budget is not None and cfg.budget > before):
-            now = "stated as rho" if cfg.budget is None else amount(cfg.budget, cfg.terms.cost)
-            raise CabenchError(f"{out}: holds this run with a budget of {amount(before, cfg.terms.cost)}, and a run "
-                               f"resumes only with a larger one (this config's is {now}); raise the budget, or pass "
-                               "another --out to start a new run")
+        _check_prices(held, prices, out)
+        if same:
+            if "prices" in held or not prices:
+                return
+            # a folder from before live.json recorded prices: they are recorded now, and checked from then on
+        else:
+            _check_budget(held, cfg, out)
     write_atomic(marker, strict_dumps({"name": cfg.name, "source": cfg.source, "config_digest": digest,
                                        "digest_but_budget": but_budget, "budget": cfg.budget,
                                        **({"prices": prices} if prices else {}),
                                        "cabench_version": cabench.__version__}, indent=2) + "\n")
+
+
+def _check_budget(held: dict, cfg: LiveConfig, out: Path) -> None:
+    """The same config but for its budget: refused once the method has called (its calls were chosen under the
+    other), and unless the budget is raised."""
+    if _method_called(out):
+        raise CabenchError(f"{out}: holds this run with another budget, and its method has made calls chosen "
+                           "under that budget, so it resumes only with the same one; restore the budget, or "
+                           "pass another --out to start a new run")
+    before = _held_budget(held, out, cfg)
+    if before is not None and not (cfg.budget is not None and cfg.budget > before):
+        now = "stated as rho" if cfg.budget is None else amount(cfg.budget, cfg.terms.cost)
+        raise CabenchError(f"{out}: holds this run with a budget of {amount(before, cfg.terms.cost)}, and a run "
+                           f"resumes only with a larger one (this config's is {now}); raise the budget, or pass "
+                           "another --out to start a new run")
 
 
 def resolved_prices(cfg: LiveConfig) -> dict[str, dict[str, float]]:

@@ -405,3 +405,12 @@ def test_price_patterns_in_another_order_are_other_prices(tmp_path, dataset, ser
     config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=first, budget={"usd": 1e-6})
     assert RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).exit_code == 2  # the same stop
     assert "other prices" not in RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).stderr
+    other = write_config(tmp_path / "d", dataset, url, cost="usd", prices=swapped, budget={"usd": 1e-6},
+                         method="cohv-ucb", seed=7)  # another config, at other prices too: named as another config
+    result = RUNNER.invoke(app, ["live", str(other), "--out", str(out), "--quiet"])
+    assert result.exit_code == 2 and "holds the run of another config" in result.stderr, result.output
+    marker = json.loads((out / "live.json").read_text())
+    del marker["prices"]  # a folder from before live.json recorded prices: they are recorded on its next run
+    (out / "live.json").write_text(json.dumps(marker))
+    assert RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).exit_code == 2  # the same stop
+    assert json.loads((out / "live.json").read_text())["prices"] == held
