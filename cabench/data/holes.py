@@ -122,17 +122,18 @@ def _no_cost(frame: pd.DataFrame) -> np.ndarray:
 
 
 def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callable[[int], str],
-               echo: Callable[[str], None]) -> tuple[pd.DataFrame, dict[str, Any]]:
+                    echo: Callable[[str], None], timeless: bool = True) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Apply ``--unmeasured`` to rows without a score, or whose latency or token count is empty or zero.
 
     Such a row cannot be replayed: ``drop`` leaves it out (counted per
     configuration; the hole follows ``--missing``), ``refuse`` names where the
     first was read. A negative latency or token count is a damaged log, refused
-    either way.
+    either way. Logs whose every latency is empty or 0 time nothing: with ``timeless`` (the source leaves latencies
+    blank only where it records none; not promptfoo's cached answers) they are kept without ``latency_s``.
     """
     check_policy("--unmeasured", policy)
     latency = _measures(frame).get("latency_s")
-    if latency is not None and len(latency) and _empty(latency).all():  # logs that time nothing: no latency at all
+    if timeless and latency is not None and len(latency) and _empty(latency).all():  # no latency at all
         echo("no row has a latency (latency_s empty or 0 on every row): the dataset is written without one, and "
              "its objectives must leave latency out (objectives: [accuracy, cost])")
         frame = frame.drop(columns=["latency_s"])
@@ -205,8 +206,8 @@ def fill_holes(frame: pd.DataFrame, missing: str, label: str, configurations: Se
     keep = [c for c, st in sets.items() if st == union]
     common = frozenset.intersection(*sets)
     neither = (f"neither --missing policy leaves a dataset: {len(keep)} of {len(sets)} configurations have every "
-               f"instance and {len(common)} instances every configuration; logs of different tasks or benchmarks "
-               "are imported one task at a time")
+               f"instance and {len(common)} instances every configuration (logs of different tasks or benchmarks "
+               "are imported one task at a time)")
     if missing == "drop-configs":
         if len(keep) < 2:
             raise CabenchError(f"{label}: --missing drop-configs keeps {len(keep)} configuration(s); " + (

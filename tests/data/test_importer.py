@@ -509,8 +509,8 @@ def test_when_neither_missing_policy_leaves_a_dataset_the_advice_says_so(tmp_pat
             import_logs(source, None, tmp_path / "ds", missing=missing)
         assert "try --missing" not in str(exc.value), missing
         assert str(exc.value).endswith("neither --missing policy leaves a dataset: 0 of 3 configurations have every "
-                                       "instance and 0 instances every configuration; logs of different tasks or "
-                                       "benchmarks are imported one task at a time"), str(exc.value)
+                                       "instance and 0 instances every configuration (logs of different tasks or "
+                                       "benchmarks are imported one task at a time)"), str(exc.value)
     frame = tiny_logs(3, 6)
     frame = frame[~((frame["config_id"] != "cfg0") & (frame["instance_id"] == "q005"))]  # cfg0 alone has q005
     frame.to_csv(source, index=False)

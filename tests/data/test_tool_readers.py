@@ -401,3 +401,18 @@ def test_broken_files_are_one_line(tmp_path, fmt, label, damage, words):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], lines
     assert not (tmp_path / "ds").exists()
+
+
+def test_a_promptfoo_run_answered_from_its_cache_is_not_taken_for_logs_without_latency(tmp_path):
+    """Cached answers took no time, so promptfoo's reader leaves their latency blank as not measured. A run answered
+    wholly from the cache was written without latency (the cache's token counts as each call's cost) when logs that
+    time nothing became importable; it is refused as unmeasured, as docs/real-data.md says (re-run with
+    --no-cache)."""
+    src = write_promptfoo(tmp_path / "src")
+    doc = json.loads(src.read_text())
+    for result in doc["results"]["results"]:
+        result["response"]["cached"] = True
+    src.write_text(json.dumps(doc))
+    result = run_import("promptfoo", src, tmp_path / "ds")
+    assert result.exit_code == 2 and "none of the 15 rows is measured (latency_s empty or 0: 15)" in result.stderr
+    assert "no row has a latency" not in result.output and not (tmp_path / "ds").exists()

@@ -220,6 +220,7 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
     prompts = _Prompts(listed)
     rows: list[dict[str, Any]] = []
     tests: list[int | None] = []
+    cached = 0  # results answered from promptfoo's cache
     keys: list[str | None] = []
     for n, item in enumerate(body["results"]):
         where = f"{source}: results.results[{n}]"
@@ -253,6 +254,7 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
         latency = number(item, "latencyMs", where)
         if field_at(item, "response", dict, where, {}).get("cached"):
             latency = None
+            cached += 1
         rows.append({"model": name, "temperature": generation.get("temperature"),
                      "max_new_tokens": generation.get("max_tokens"), "prompting": prompting,
                      "correct": float(success) if not failed else 0.0,
@@ -269,6 +271,8 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
             del r["prompt_tokens"], r["completion_tokens"]
     why = _instances(rows, tests, keys, source)
     info: dict[str, Any] = {"repeats_why": why} if why else {}
+    if cached:  # their latency is blank as not measured, not because the tool times nothing
+        info["cached_rows"] = cached
     if prompts.hashes:
         info["prompt_sha256"] = dict(sorted(prompts.hashes.items()))
     return Read(rows, [source], info, at="results.results[{}]")
