@@ -117,6 +117,12 @@ class BudgetPlan:
         return self.budget(float(self.instances))
 
 
+def _rounded_up(value: float) -> str:
+    """``value`` to three significant digits, rounded up: a least cap said so is itself enough."""
+    digits = 2 - math.floor(math.log10(value))
+    return f"{math.ceil(value * 10**digits) / 10**digits:.{max(digits, 0)}f}"
+
+
 def budget_grid(profiling: Profiling, spec: PlanSpec) -> np.ndarray:
     """``rho = step^k`` from 1 up to ``max_share`` times the exhaustive evaluation (``rho = instances``); at least
     ``rho = 1``."""
@@ -125,7 +131,7 @@ def budget_grid(profiling: Profiling, spec: PlanSpec) -> np.ndarray:
     if top < 1:
         raise CabenchError(f"--max-share {spec.max_share:g}: the grid's budgets start at rho = 1 (each configuration "
                            f"once, 1/{instances} of the exhaustive evaluation), above that cap; give at least "
-                           f"--max-share {1 / instances:.3g}")
+                           f"--max-share {_rounded_up(1 / instances)}")
     return spec.step ** np.arange(max(int(math.floor(math.log(top) / math.log(spec.step) + 1e-9)), 0) + 1)
 
 

@@ -501,6 +501,10 @@ def test_a_cap_below_the_grids_first_budget_is_refused():
                         "split": {"profiling_size": 40, "seed": 2}}, "five_online.yaml")
     profiling = config_profiling(cfg)
     instances = profiling.population or profiling.instances
-    with pytest.raises(CabenchError, match=rf"give at least --max-share {1 / instances:.3g}$"):
+    with pytest.raises(CabenchError, match=r"give at least --max-share (\S+)$") as refused:
         plan_config(cfg, PlanSpec((Target("share", 0.8),), draws=2, repetitions=2, max_share=0.5 / instances),
                     quiet=True)
+    least = float(str(refused.value).rsplit(" ", 1)[1])
+    assert least * instances >= 1 and (least - 0.001 * least) * instances < 1  # enough, and hardly more
+    for n in (3, 9, 49, 300, 900, 999):  # the cap named is itself enough (0.333 x 3 was refused)
+        assert float(budget_plan._rounded_up(1 / n)) * n >= 1 and float(budget_plan._rounded_up(1 / n)) < 1.01 / n
