@@ -40,7 +40,9 @@ def test_targets_parse_and_refuse_in_one_line():
     assert parse_target("share>=0.9", "online").text == "share>=0.9"
     for text, setting, words in [("error>=0.1", "psi", "bounded with <="), ("share>=0.9", "psi", "online setting"),
                                  ("f1>=0.7", "online", "psi setting"), ("error<=1", "psi", "(0, 1)"),
-                                 ("regret<=3", "psi", "expected error<=D")]:
+                                 ("regret<=3", "psi", "expected error<=D"), ("error<=-0.1", "psi", "(0, 1)"),
+                                 ("f1>=nan", "psi", "(0, 1]"), ("error<=inf", "psi", "(0, 1)"),
+                                 ("share>=-1", "online", "(0, 1]")]:
         with pytest.raises(CabenchError, match="--target") as exc:
             parse_target(text, setting)
         assert words in str(exc.value) and "\n" not in str(exc.value)

@@ -17,7 +17,9 @@ from cabench.errors import CabenchError
 
 #: Each metric: the direction its target bounds and the setting that has it.
 METRICS = {"error": ("<=", "psi"), "f1": (">=", "psi"), "share": (">=", "online")}
-_TARGET = re.compile(r"\s*(?P<metric>[a-z0-9_]+)\s*(?P<op><=|>=)\s*(?P<value>\d*\.?\d+(?:[eE][-+]?\d+)?)\s*")
+# any number, signed, inf or nan: a value out of range is said to be so, not taken for a malformed target
+_TARGET = re.compile(r"\s*(?P<metric>[a-z0-9_]+)\s*(?P<op><=|>=)\s*"
+                     r"(?P<value>[-+]?(?:\d*\.?\d+(?:[eE][-+]?\d+)?|inf|nan))\s*")
 
 
 @dataclass(frozen=True)
