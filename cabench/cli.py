@@ -22,6 +22,7 @@ class _Commands(typer.core.TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        _state["said_interrupted"] = False
         try:
             code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except SystemExit as exc:  # typer ends a command whose standard output closed with a quiet exit 1
@@ -47,6 +48,8 @@ class _Commands(typer.core.TyperGroup):
             if type(exc).__name__ != "NoArgsIsHelpError":  # that one has printed the help already
                 see = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
                 typer.echo(f"error: {exc.format_message()}{see}", err=True)
+        if code == 130 and not _state["said_interrupted"]:  # typer ends a command a signal stopped before _guard
+            typer.echo("interrupted", err=True)  # (while it loads what it needs) with a silent exit 130
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
@@ -66,7 +69,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 data_app = typer.Typer(no_args_is_help=True, help="Inspect, plot and import evaluation logs.")
 app.add_typer(data_app, name="data")
 
-_state = {"debug": False}
+_state = {"debug": False, "said_interrupted": False}
 T = TypeVar("T")
 
 
@@ -95,6 +98,7 @@ def _guard(action: Callable[[], T]) -> T:
         return action()
     except Interrupted as exc:
         typer.echo(str(exc), err=True)
+        _state["said_interrupted"] = True
         raise typer.Exit(130) from None
     except CabenchError as exc:
         if _state["debug"]:
@@ -110,6 +114,7 @@ def _guard(action: Callable[[], T]) -> T:
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
+        _state["said_interrupted"] = True
         raise typer.Exit(130) from None
 
 

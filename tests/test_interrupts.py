@@ -114,6 +114,29 @@ def test_an_ignored_ctrl_c_stays_ignored():
         signal.signal(signal.SIGINT, before)
 
 
+def test_a_signal_while_a_command_loads_what_it_needs_is_one_line_and_exit_130(tmp_path):
+    """A SIGTERM in the first second of `cabench run` landed while the command imported the runner, before its
+    errors are handled: typer turned the interrupt into a silent exit 130. It says "interrupted" now."""
+    import subprocess
+    import sys
+
+    script = (
+        "import builtins, signal\n"
+        "real = builtins.__import__\n"
+        "def hooked(name, *args, **kwargs):\n"
+        "    if name == 'cabench.runner':\n"
+        "        builtins.__import__ = real\n"
+        "        signal.raise_signal(signal.SIGTERM)\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = hooked\n"
+        f"import sys; sys.argv = ['cabench', 'run', {str(tmp_path / 'none.yaml')!r}]\n"
+        "from cabench.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=SAFETY_S)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
+
+
 def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130():
     """The console script's entry (`cabench.__main__`) loads the command line itself: a SIGINT raised as typer is
     imported (the moment a Ctrl-C in the first few tenths of a second lands) says "interrupted", no traceback."""
