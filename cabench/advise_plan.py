@@ -21,6 +21,7 @@ from cabench.budget_plan import (
     plan_key,
     plan_profiling,
     reversed_premise,
+    rounded_up,
     write_plan,
 )
 from cabench.data.dataset import Dataset
@@ -109,12 +110,6 @@ def targets_by_setting(budget: Budget | None, targets: tuple[str, ...], by_setti
     return out
 
 
-def _rounded_up(value: float) -> float:
-    """``value`` rounded up to three significant digits (a planned budget as a person would state it)."""
-    scale = 10.0 ** (math.floor(math.log10(value)) - 2)
-    return math.ceil(value / scale - 1e-9) * scale
-
-
 def predicted(plan: BudgetPlan, row: Planned, budget: float) -> tuple[float, float, float]:
     """What ``plan`` predicts of ``row``'s metric at ``budget``: its draws' curves (mean and the ``1 - confidence``
     and ``confidence`` quantiles) at the budget a draw needs for what the evaluation split needs at ``budget`` (the
@@ -162,7 +157,7 @@ def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[st
                     if len(out_of_reach) < len(rows) else "")
             plans[setting] = SettingPlan(setting, names[0], f"{line}{others}; not run{drop}", None)
             continue
-        budget = Budget(_rounded_up(found.budget(row.estimate.rho)), found.cost_unit)
+        budget = Budget(rounded_up(found.budget(row.estimate.rho)), found.cost_unit)
         forecasts = tuple(Forecast(t, predicted(found, next(r for r in rows if r.target == t.text), budget.value))
                           for t in wanted)
         plans[setting] = SettingPlan(setting, names[0], f"{line}; spending {amount(budget.value, budget.unit)}",

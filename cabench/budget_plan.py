@@ -117,10 +117,11 @@ class BudgetPlan:
         return self.budget(float(self.instances))
 
 
-def _rounded_up(value: float) -> str:
-    """``value`` to three significant digits, rounded up: a least cap said so is itself enough."""
-    digits = 2 - math.floor(math.log10(value))
-    return f"{math.ceil(value * 10**digits) / 10**digits:.{max(digits, 0)}f}"
+def rounded_up(value: float) -> float:
+    """``value`` rounded up to three significant digits (a budget or a cap as a person would state it, and still
+    enough)."""
+    scale = 10.0 ** (math.floor(math.log10(value)) - 2)
+    return math.ceil(value / scale - 1e-9) * scale
 
 
 def budget_grid(profiling: Profiling, spec: PlanSpec) -> np.ndarray:
@@ -131,7 +132,7 @@ def budget_grid(profiling: Profiling, spec: PlanSpec) -> np.ndarray:
     if top < 1:
         raise CabenchError(f"--max-share {spec.max_share:g}: the grid's budgets start at rho = 1 (each configuration "
                            f"once, 1/{instances} of the exhaustive evaluation), above that cap; give at least "
-                           f"--max-share {_rounded_up(1 / instances)}")
+                           f"--max-share {rounded_up(1 / instances):g}")
     return spec.step ** np.arange(max(int(math.floor(math.log(top) / math.log(spec.step) + 1e-9)), 0) + 1)
 
 
@@ -375,4 +376,5 @@ def reversed_premise(e: Estimate) -> bool:
     """Whether the draws need more than the profiling rows: the extrapolation assumes the reverse (a draw's added
     sampling error widens the gaps), so there it carries the level below the profiling rows' own need, and the
     plan may fall short."""
-    return math.isfinite(e.rho) and math.isfinite(draws_median(e)) and draws_median(e) > e.plugin
+    median = draws_median(e)
+    return math.isfinite(e.rho) and math.isfinite(median) and median > e.plugin

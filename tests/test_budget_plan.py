@@ -509,4 +509,4 @@ def test_a_cap_below_the_grids_first_budget_is_refused():
     least = float(str(refused.value).rsplit(" ", 1)[1])
     assert least * instances >= 1 and (least - 0.001 * least) * instances < 1  # enough, and hardly more
     for n in (3, 9, 49, 300, 900, 999):  # the cap named is itself enough (0.333 x 3 was refused)
-        assert float(budget_plan._rounded_up(1 / n)) * n >= 1 and float(budget_plan._rounded_up(1 / n)) < 1.01 / n
+        assert float(budget_plan.rounded_up(1 / n)) * n >= 1 and float(budget_plan.rounded_up(1 / n)) < 1.01 / n
