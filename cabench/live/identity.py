@@ -93,12 +93,8 @@ def resolved_prices(cfg: LiveConfig) -> dict[str, dict[str, float]]:
     """Each configuration's model and the price it is charged at (its own entry, else the first pattern matching it).
     The digest hashes the price table as a mapping, which loses the patterns' order, and the order decides a
     model's price: ``live.json`` records the prices themselves."""
-    out = {}
-    for c in cfg.configurations:
-        price = cfg.terms.price(c.model) if cfg.terms.prices else None
-        if price is not None:
-            out[c.model] = {k: float(v) for k, v in price.describe().items()}
-    return out
+    priced = ((c.model, cfg.terms.price(c.model)) for c in cfg.configurations) if cfg.terms.prices else ()
+    return {model: {k: float(v) for k, v in price.describe().items()} for model, price in priced if price is not None}
 
 
 def _check_prices(held: dict, prices: dict[str, dict[str, float]], out: Path) -> None:
