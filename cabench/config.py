@@ -21,6 +21,7 @@ from cabench import registry
 from cabench.backends import BACKENDS
 from cabench.data.arms import PRESETS, ArmFilter
 from cabench.data.dataset import Split
+from cabench.data.io import META_NAME, read_metadata
 from cabench.data.terms import TERM_KEYS, Terms, declares_terms, parse_terms
 from cabench.errors import CabenchError, did_you_mean
 from cabench.methods.configured import OnlineMethod, PsiMethod, unused
@@ -340,6 +341,28 @@ def _dataset(r: _Reader, raw: Any, base: Path) -> tuple[str | None, SyntheticSpe
         raise CabenchError(f"{r.source}: {exc}") from None
 
 
+def _terms(r: _Reader, raw: dict[str, Any], dataset: str | None) -> Terms | None:
+    """The terms a config declares, key by key over its dataset's: ``objectives``, ``cost`` and ``prices`` each
+    replace the dataset's own where the config gives them, and a key it leaves out is the one ``dataset.yaml``
+    declares, else the default (README, the config keys). None where the config declares none (the dataset's
+    terms, else the paper's, apply as they are). An error in a key taken from ``dataset.yaml`` names that file."""
+    if not declares_terms(raw):
+        return None
+    given = {key: raw[key] for key in TERM_KEYS if raw.get(key) is not None}
+    stated: dict[str, Any] = {}
+    where = Path(dataset or ".") / META_NAME
+    if dataset is not None:
+        meta = read_metadata(Path(dataset))
+        stated = {key: meta[key] for key in TERM_KEYS if meta.get(key) is not None and key not in given}
+
+    def fail(key: str, message: str) -> CabenchError:
+        if re.split(r"[.[]", key)[0] in stated:
+            return CabenchError(f"{where}: {key}: {message}")
+        return r.fail(key, message)
+
+    return parse_terms({**stated, **given}, fail)
+
+
 def _arms(r: _Reader, raw: Any) -> tuple[str | None, ArmFilter]:
     if raw is None:
         return "all", ArmFilter()
@@ -415,7 +438,7 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     if synthetic is not None and raw.get("arms") is not None:  # recorded in config.yaml and the hash, never applied
         raise r.fail("arms", "a synthetic instance runs every arm of dataset.synthetic.means (list only the arms to "
                              "run there); remove arms")
-    terms = parse_terms(raw, r.fail) if declares_terms(raw) else None
+    terms = _terms(r, raw, dataset)
     if synthetic is not None and terms is not None:
         raise r.fail(next(k for k in TERM_KEYS if raw.get(k) is not None),
                      "a synthetic instance draws its own rewards and costs; objectives, cost and prices apply to logs")

@@ -251,3 +251,43 @@ def test_a_tuning_grid_listing_a_value_twice_is_refused():
         parse_config(raw, "t.yaml")
     assert str(exc.value) == "t.yaml: tune.s_r: has repeated values [0.01, 0.01]"
     assert parse_config({**raw, "tune": {"s_r": [0.01, 0.03]}}, "t.yaml").tune.s_r == (0.01, 0.03)
+
+
+def _declaring(tmp_path, **terms):
+    """The tiny logs in a folder whose dataset.yaml declares ``terms`` (objectives, cost, prices)."""
+    from cabench.data.io import write_metadata
+    from tests.conftest import tiny_logs, write_dataset
+
+    folder = write_dataset(tmp_path / "declared", tiny_logs(), split={"profiling_size": 5, "seed": 0})
+    meta = yaml.safe_load((folder / "dataset.yaml").read_text())
+    write_metadata({**meta, **terms}, folder / "dataset.yaml")
+    return folder
+
+
+STATED = {"objectives": ["accuracy", "latency"], "cost": "usd", "prices": {"*": {"tokens": 2.0}}}
+
+
+@pytest.mark.parametrize("declared, expected", [
+    ({"objectives": ["accuracy", "efficiency"]}, (("accuracy", "efficiency"), "usd", ("*",))),
+    ({"cost": "tokens"}, (("accuracy", "latency"), "tokens", ("*",))),
+    ({"prices": {"m*": {"tokens": 3.0}}}, (("accuracy", "latency"), "usd", ("m*",))),
+    ({"cost": "usd", "objectives": ["accuracy", "cost"]}, (("accuracy", "cost"), "usd", ("*",))),
+])
+def test_a_config_replaces_the_terms_it_declares_and_keeps_the_datasets_others(tmp_path, declared, expected):
+    """objectives, cost and prices override the dataset's one key at a time: a config that states only its
+    objectives keeps the dataset's cost unit and prices (it was charged in tokens), one that states only prices
+    keeps the dataset's objectives and cost."""
+    folder = _declaring(tmp_path, **STATED)
+    cfg = parse_config({**BASE, "dataset": str(folder), **declared}, "exp.yaml")
+    assert cfg.terms is not None
+    assert (cfg.terms.names, cfg.terms.cost, tuple(p.pattern for p in cfg.terms.prices)) == expected
+    assert cfg.resolved()["cost"] == expected[1]  # what config.yaml records
+
+
+def test_a_bad_key_the_config_takes_from_the_dataset_names_dataset_yaml(tmp_path):
+    folder = _declaring(tmp_path, cost="dollars")
+    with pytest.raises(CabenchError) as info:
+        parse_config({**BASE, "dataset": str(folder), "objectives": ["accuracy", "latency"]}, "exp.yaml")
+    assert str(info.value).startswith(f"{folder / 'dataset.yaml'}: cost: 'dollars' is not one of")
+    cfg = parse_config({**BASE, "dataset": str(folder), "cost": "tokens"}, "exp.yaml")  # replaced: never read
+    assert cfg.terms is not None and cfg.terms.cost == "tokens"
