@@ -55,6 +55,7 @@ from cabench.report_cells import (
     code,
     dropped_at_import,
     inert_html,
+    listed,
     mark,
     md_table,
     measurement,
@@ -555,9 +556,9 @@ def decision_rows(c: Contents) -> list[dict]:
             f" (the exact true set in {round(d['exact_true_set'] * n)})" if psi else "") + (
             f"; {WEAK}" if psi and weak(d["share"]) else "") + (
             f"; in {round(d['no_single'] * n)} no one configuration is pulled most" if d.get("no_single") else "") + (
-            f"; in the set only by a tie: {', '.join(d['tie_only'])}" if d.get("tie_only") else "") + (
-            f"; the same ν: {', '.join(d['same_nu'])}, as good" if d.get("same_nu") else "") + (
-            f"; another configuration is as good or better on every mean per call than {', '.join(d['means_only'])} "
+            f"; in the set only by a tie: {listed(d['tie_only'])}" if d.get("tie_only") else "") + (
+            f"; the same ν: {listed(d['same_nu'])}, as good" if d.get("same_nu") else "") + (
+            f"; another configuration is as good or better on every mean per call than {listed(d['means_only'])} "
             f"({SCORED_PER_CALL})" if d.get("means_only") else "")
         out.append({"experiment": e.label, "names": names[:NAMED], "more": max(len(names) - NAMED, 0),
                     "lead": ("pay for" if len(names) == 1 else "pay for any of") if e.setting == "online"

@@ -8,7 +8,18 @@ from __future__ import annotations
 from cabench import registry
 from cabench.constraints import ConstrainedAnswer, Constraint, Found
 from cabench.record import objective_columns
-from cabench.report_cells import REAL_UNIT_FORMATS, Cell, Table, measurement, method_name, sentence, shown, texts
+from cabench.report_cells import (
+    REAL_UNIT_FORMATS,
+    Cell,
+    Table,
+    listed,
+    measurement,
+    method_name,
+    quoted_name,
+    sentence,
+    shown,
+    texts,
+)
 from cabench.results import Experiment
 from cabench.units import LABELS, amount
 
@@ -21,7 +32,7 @@ def requirements_sentence(constraints: tuple[Constraint, ...]) -> str:
 
 
 def _names(names: tuple[str, ...]) -> str:
-    return ", ".join(names) or "(empty)"
+    return listed(names) or "(empty)"
 
 
 def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str]:
@@ -30,7 +41,7 @@ def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str
     sentence when no configuration qualifies."""
     if isinstance(a, str):
         return [f"The requirements cannot be applied to this experiment: {a}."]
-    near = (f" Borderline, qualifying or not (their 95% interval crosses a bound): {', '.join(a.borderline)}."
+    near = (f" Borderline, qualifying or not (their 95% interval crosses a bound): {listed(a.borderline)}."
             if a.borderline else "")
     if not a.qualifying:
         return [f"No configuration satisfies {', '.join(a.constraints)}: none of the {e.k} configurations qualifies, "
@@ -38,7 +49,7 @@ def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str
     n = len(a.qualifying)
     which = (f"all {n} configurations satisfy {', '.join(a.constraints)}" if n == e.k else
              f"{n} of {e.k} configurations satisf{'ies' if n == 1 else 'y'} {', '.join(a.constraints)}: "
-             f"{', '.join(a.qualifying)}")
+             f"{listed(a.qualifying)}")
     lines = [sentence(which) + near]
     if a.undecided:
         lines.append(sentence(a.undecided))
@@ -47,8 +58,8 @@ def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str
                      "counts, per method and budget, the repetitions whose most-pulled qualifying configuration is "
                      "one of them.")
     elif e.setting == "online":
-        lines.append(f"Pay for {a.answer[0]}: the largest ν among them. The table of methods counts, per method and "
-                     "budget, the repetitions whose most-pulled qualifying configuration is it (qualifying "
+        lines.append(f"Pay for {quoted_name(a.answer[0])}: the largest ν among them. The table of methods counts, per "
+                     "method and budget, the repetitions whose most-pulled qualifying configuration is it (qualifying "
                      "configurations tied for the most pulls are no answer; the most frequent answer then lists "
                      "them).")
     else:
@@ -57,7 +68,7 @@ def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str
                      "restricted to them is exactly this set.")
         if a.only_within:
             lines.append("Also Pareto among the qualifying configurations only, because what dominates them fails a "
-                         f"requirement (a filtered answer never holds them): {', '.join(a.only_within)}.")
+                         f"requirement (a filtered answer never holds them): {listed(a.only_within)}.")
     idle = sorted({registry.display(f.method) for f in a.found if not _prefers(e, f.method)})
     if idle:
         lines.append(f"{', '.join(idle)}: a round robin, no preference (left out of the table).")
