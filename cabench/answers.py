@@ -144,6 +144,7 @@ def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
             "budget": float(budget[at[0]]), "repetitions": n, "spend_share": float(share[at].mean()),
             "exact_true_set": float(np.sum(set_of == truth)) / n if truth is not None else 0.0,
             "modal_set": sorted(returned.names_of(modal)), "modal_set_share": counts[modal] / n,
+            "modal_tied": int(np.sum(counts == counts[modal])) - 1,
             "configurations": [{"config_id": returned.names[i], "share": freq[i] / n,
                                 "pareto": bool(pareto[i])} for i in listed],
         })
@@ -236,7 +237,7 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "cost_mode": best["cost_mode"], "repetitions": row["repetitions"],
             "criterion": f"lowest P(error) {best['error']:.3f} [{best['error_low']:.3f}, {best['error_high']:.3f}], "
                          f"F1 {best['f1']:.3f}",
-            "pareto_set": row["modal_set"], "share": row["modal_set_share"],
+            "pareto_set": row["modal_set"], "share": row["modal_set_share"], "tied_sets": row["modal_tied"],
             "exact_true_set": row["exact_true_set"],
             "members": [_with_means(e, arm_facts(e.arms, name)) for name in row["modal_set"]]}
 
@@ -261,6 +262,15 @@ def _with_means(e: Experiment, facts: dict[str, Any]) -> dict[str, Any]:
 WEAK_SHARE = 0.5
 #: What ``recommend`` and both reports say of a weak identification answer.
 WEAK = "no set came back in most repetitions"
+
+
+def tied_sets_note(d: dict[str, Any]) -> str:
+    """For an identification decision (:func:`decision`, or :func:`brief`'s fields) where other sets came back
+    exactly as often as the one shown (``tied_sets``; only a weak answer can tie): that the runs do not choose
+    between them, the one shown being first only by its members' names; else nothing."""
+    tied = int(d.get("tied_sets") or 0)
+    return "" if not tied else (f"; {tied} other set{'s' if tied > 1 else ''} came back as often: the runs do not "
+                                "choose between them (this one is shown first by its members' names)")
 
 
 def weak(share: float) -> bool:
@@ -300,6 +310,7 @@ def brief(e: Experiment) -> dict[str, Any] | None:
             "names": [x["config_id"] for x in answered(d)] if online else list(d["pareto_set"]),
             "share": float(d["configuration"]["share"] if online else d["share"]), "repetitions": d["repetitions"],
             "exact_true_set": None if online else float(d["exact_true_set"]),
+            "tied_sets": 0 if online else int(d["tied_sets"]),
             "no_single": float(d.get("no_single") or 0.0),
             "tie_only": [] if online else [m["config_id"] for m in d["members"] if m.get("tie_dominated_by")],
             "means_only": [x["config_id"] for x in (answered(d) if online else d["members"])

@@ -28,7 +28,16 @@ import plotly.offline
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
-from cabench.answers import SCORED_PER_CALL, answered, no_decision, top_answers, top_decision
+from cabench.answers import (
+    SCORED_PER_CALL,
+    WEAK,
+    answered,
+    no_decision,
+    tied_sets_note,
+    top_answers,
+    top_decision,
+    weak,
+)
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
 from cabench.record import objective_columns
@@ -127,6 +136,8 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
                 "note": "" if e.setting == "psi" or registry.prefers(m, "online")
                 else f"a round robin: no preference ({registry.IN_TURN})"} for m in methods]
     notes = []
+    if e.setting == "psi" and weak(d["share"]):
+        notes.append(sentence(f"{WEAK}: this budget is short of identifying the Pareto set{tied_sets_note(d)}"))
     if d.get("no_single"):
         notes.append(f"In {_share(d['no_single'])['text']} of its repetitions {registry.display(d['method'])} ended "
                      "with several configurations pulled most, equally often: those repetitions chose none.")

@@ -16,7 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from cabench import registry
-from cabench.answers import SCORED_PER_CALL, WEAK, answered, answers, arm_facts, decision, no_decision, not_run, weak
+from cabench.answers import (
+    SCORED_PER_CALL,
+    WEAK,
+    answered,
+    answers,
+    arm_facts,
+    decision,
+    no_decision,
+    not_run,
+    tied_sets_note,
+    weak,
+)
 from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
@@ -229,7 +240,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                          f"the exact true set in {round(d['exact_true_set'] * d['repetitions'])})")
             if weak(d["share"]):
                 lines.append(f"    {WEAK}: this budget is short of identifying the Pareto set (--all: how "
-                             "often each configuration is returned)")
+                             f"often each configuration is returned){tied_sets_note(d)}")
             noted = [m for m in d["members"] if per_call(m) or m.get("tie_dominated_by") or m.get("beaten_on_means")]
             for m in noted[:MEMBERS_SHOWN]:
                 shown_units = f": {per_call(m)}" if per_call(m) else ""

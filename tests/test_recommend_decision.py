@@ -153,8 +153,20 @@ def test_a_weak_identification_answer_is_flagged_in_both_reports_decisions(tmp_p
            "most repetitions" in row and row.endswith(" |")  # (then any member in the set only by a tie)
     page = (tmp_path / "REPORT.html").read_text()
     assert f"{k} of 4 repetitions (the exact true set in {round(d['exact_true_set'] * 4)}); no set came back" in page
-    assert "no set came back in most repetitions: this budget is short" in RUNNER.invoke(app, ["recommend",
-                                                                                             str(tmp_path)]).output
+    shown = RUNNER.invoke(app, ["recommend", str(tmp_path)]).output
+    assert "no set came back in most repetitions: this budget is short" in shown
+    # sets returned as often as the one shown, counted again from selections.csv: the runs do not choose among them
+    sel = pd.read_csv(tmp_path / "short" / "selections.csv.gz")
+    sets = sel[sel["returned"] == 1].groupby("rep")["config_id"].agg(lambda c: tuple(sorted(c)))
+    sets = sets.reindex(range(4), fill_value=())  # a repetition that returned no configuration: the empty set
+    counts = sets.value_counts()
+    assert counts.max() == k
+    tied = int((counts == k).sum()) - 1
+    assert tied >= 1  # four repetitions at rho 10 on 132 configurations: no two alike
+    note = (f"; {tied} other set{'s' if tied > 1 else ''} came back as often: the runs do not choose between them "
+            "(this one is shown first by its members' names)")
+    assert note in shown and note in row
+    assert note.replace("'", "&#39;") in page
 
 
 def test_cells_not_run_are_listed_by_all_and_json_as_the_reports_list_them(tmp_path):
