@@ -490,10 +490,9 @@ def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFr
 
 def _checked_hash(path: Path, frame: pd.DataFrame, meta: dict[str, Any]) -> None:
     """Every row of ``frame`` (read from ``path``) carries the experiment's hash of config.yaml."""
-    hashes = set(frame["config_hash"].astype(str).unique())
-    if hashes - {meta["config_hash"]}:
-        raise CabenchError(f"{path}: rows of experiment {sorted(hashes)[0]} in a folder of {meta['config_hash']} "
-                           f"(config.yaml); {AGAIN}")
+    foreign = (frame["config_hash"].astype(str) != str(meta["config_hash"])).to_numpy()
+    _fail_at(path, frame, foreign, "config_hash", f"is another experiment's, in a folder of {meta['config_hash']} "
+                                                  "(config.yaml)")
 
 
 def load_selections(folder: Path, meta: dict[str, Any], runs: pd.DataFrame, arms: pd.DataFrame) -> pd.DataFrame:

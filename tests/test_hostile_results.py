@@ -278,6 +278,8 @@ DAMAGE = [  # (label, damage, file, words in the error)
     ("selections cut short", lambda f: _cut(f / "selections.csv.gz", 100), "selections.csv.gz",
      "unreadable result file"),
     ("a repetition twice", lambda f: _repeat_a_repetition(f), "runs.csv", "appears twice"),
+    ("another experiment's row", lambda f: _edit_csv(f, "runs.csv", "config_hash", "deadbeefdeadbeef", row=1),
+     "runs.csv", "row 3, column 'config_hash': 'deadbeefdeadbeef' is another experiment's, in a folder of "),
 ]
 
 
