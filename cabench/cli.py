@@ -55,6 +55,21 @@ class _Commands(typer.core.TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+def _stdout_broken(exc: OSError) -> bool:
+    """Whether ``exc`` was raised printing a line to standard output (a full disk, a closed pipe): it came from
+    click's ``echo`` writing to standard output, not from writing a file."""
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "echo":
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                stream = frame.f_locals.get("file")
+                if stream is not None and stream.fileno() == sys.__stdout__.fileno():
+                    return True
+        tb = tb.tb_next
+    return False
+
+
 def _output_name() -> str:
     """Where standard output goes, for an error writing it: the file's path where the system says."""
     with contextlib.suppress(OSError, ValueError):
@@ -108,6 +123,9 @@ def _guard(action: Callable[[], T]) -> T:
     except OSError as exc:  # the environment: full or read-only disk, a path that is a folder, a long name
         if _state["debug"]:
             traceback.print_exc()
+        if exc.filename is None and _stdout_broken(exc):  # a line the command printed: not a file of its own
+            typer.echo(f"error: {_output_name()}: {exc.strerror or exc}; the output is incomplete", err=True)
+            raise typer.Exit(2) from None
         where = exc.filename or "output"
         typer.echo(f"error: {where}: {exc.strerror or exc}; nothing already written was changed (check the "
                    "path, its permissions and free space)", err=True)

@@ -207,6 +207,20 @@ def test_output_to_a_full_disk_is_one_line_and_exit_2(tmp_path, args):
     assert table.is_file() == (args[1] == "table1")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (every write to it fails: disk full)")
+def test_a_line_import_prints_to_a_full_disk_names_standard_output(tmp_path):
+    """`data import` prints as it reads (inside the command, where a file's error names the file): standard output
+    on a full disk is named as such, not taken for a file it writes."""
+    source = tmp_path / "logs.csv"
+    tiny_logs(n_configs=4).to_csv(source, index=False)
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "cabench.cli", "data", "import", source, "--out",
+                               tmp_path / "ds"], stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                              timeout=SAFETY_S)
+    assert done.returncode == 2 and done.stderr == ("error: standard output (/dev/full): No space left on device; "
+                                                    "the output is incomplete\n"), done.stderr
+
+
 def test_a_full_disk_while_importing_keeps_the_dataset_and_leaves_no_partial_copy(tmp_path, monkeypatch):
     import cabench.data.importer
 
