@@ -58,13 +58,13 @@ class _Commands(typer.core.TyperGroup):
 def _stdout_broken(exc: OSError) -> bool:
     """Whether ``exc`` was raised printing a line to standard output (a full disk, a closed pipe): it came from
     click's ``echo`` writing to standard output, not from writing a file."""
-    tb = exc.__traceback__
-    while tb is not None:
+    tb, stdout = exc.__traceback__, sys.__stdout__
+    while tb is not None and stdout is not None:
         frame = tb.tb_frame
         if frame.f_code.co_name == "echo":
             with contextlib.suppress(AttributeError, OSError, ValueError):
                 stream = frame.f_locals.get("file")
-                if stream is not None and stream.fileno() == sys.__stdout__.fileno():
+                if stream is not None and stream.fileno() == stdout.fileno():
                     return True
         tb = tb.tb_next
     return False
