@@ -66,6 +66,8 @@ from cabench.yamlio import Loader, load_config_file, load_yaml
 MAPPING_KEYS = ("columns", "constants", "scale", "extra_columns", "dataset")
 #: The columns a mapping may name: the canonical ones and the optional ones.
 MAPPED = (*COLUMNS, *OPTIONAL_COLUMNS)
+#: What a call measured (its answer's score, time, tokens, dollars): a mapping constant never replaces them.
+MEASURED = ("correct", *MEASURE_COLUMNS, *OPTIONAL_COLUMNS)
 #: Columns a mapping may fill with the sum of several source columns.
 SUMMABLE = ("latency_s", "tokens", *OPTIONAL_COLUMNS)
 
@@ -461,6 +463,14 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     for name in MAPPED:  # canonical names need no mapping
         if name not in columns and name not in mapping["constants"] and name not in overrides and name in frame:
             columns[name] = name
+    recorded = [name for name in mapping["constants"] if name in MEASURED and name not in columns
+                and name not in overrides and name in frame and frame[name].notna().any()]
+    if recorded:  # a shared mapping's constant would turn the logs' measurements into one value, unsaid
+        name = recorded[0]
+        raise CabenchError(f"{mapping_path}: constants.{name}: the logs record {name} (column '{name}', "
+                           f"{int(frame[name].notna().sum())} of {len(frame)} rows); a constant would replace every "
+                           f"recorded value: remove it (--set {name}=... fills empty cells only), or pass --override "
+                           f"{name}=... to replace them")
     constants = {**mapping["constants"], **{k: v for k, v in settings.items() if k not in columns}, **overrides}
     derived: dict[str, Any] = {}  # columns the import computes from others (provenance.derived)
     parts = [columns.get(part) for part in ("prompt_tokens", "completion_tokens")]

@@ -570,3 +570,25 @@ def test_logs_that_time_nothing_are_imported_without_latency(tmp_path):
     frame.assign(latency_s=[float("nan")] * 59 + [1.5]).to_csv(tmp_path / "one.csv", index=False)
     result = _cli(tmp_path / "one.csv", "--out", tmp_path / "one")  # one row timed: the others are unmeasured rows
     assert result.exit_code == 2 and "59 rows dropped (latency_s empty or 0: 59)" in result.stdout, result.output
+
+
+@pytest.mark.parametrize("column, value", [("correct", 1), ("tokens", 100), ("latency_s", 0.5)])
+def test_a_mapping_constant_never_replaces_what_the_logs_record(tmp_path, column, value):
+    """constants: {correct: 1} in a mapping made every one of the logs' scores 1 (the source column was only listed
+    as ignored): refused in one line naming the mapping key; --override replaces the values knowingly, and a
+    constant still fills a column the logs leave empty."""
+    frame = tiny_logs(n_instances=10)
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump({"constants": {column: value}}))
+    result = _cli(tmp_path / "logs.csv", "--mapping", tmp_path / "map.yaml", "--out", tmp_path / "ds")
+    assert result.exit_code == 2 and not (tmp_path / "ds").exists()
+    assert result.stderr == (f"error: {tmp_path / 'map.yaml'}: constants.{column}: the logs record {column} (column "
+                             f"'{column}', {len(frame)} of {len(frame)} rows); a constant would replace every recorded "
+                             f"value: remove it (--set {column}=... fills empty cells only), or pass --override "
+                             f"{column}=... to replace them\n")
+    replaced = _cli(tmp_path / "logs.csv", "--out", tmp_path / "over", "--override", f"{column}={value}")
+    assert replaced.exit_code == 0, replaced.output
+    frame[column] = float("nan")  # recorded nowhere: the constant is the only value there is
+    frame.to_csv(tmp_path / "empty.csv", index=False)
+    filled = _cli(tmp_path / "empty.csv", "--mapping", tmp_path / "map.yaml", "--out", tmp_path / "filled")
+    assert filled.exit_code == 0, filled.output
