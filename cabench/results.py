@@ -34,6 +34,7 @@ import yaml
 
 from cabench import registry
 from cabench.errors import CabenchError
+from cabench.pareto import pareto_mask
 from cabench.record import ALL_REAL_UNITS, objective_columns
 from cabench.returned import ReturnedSets, returned_sets
 from cabench.summaries import summarize
@@ -472,6 +473,10 @@ def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFr
     if int(arms["optimal"].sum()) != 1:
         raise CabenchError(f"{where['arms.csv']}: column 'optimal': {int(arms['optimal'].sum())} arms marked "
                            f"optimal, expected exactly one (a damaged file); {AGAIN}")
+    front = pareto_mask(arms[objectives].to_numpy(dtype=float))  # the true Pareto set every answer is scored on
+    _fail_at(where["arms.csv"], arms, arms["pareto"].to_numpy() != front, "pareto",
+             f"does not follow from {', '.join(objectives)} (Pareto: no other configuration as good on every "
+             "objective and better on one)")
     names = set(arms["config_id"])
     unknown = "is not a configuration of arms.csv"
     _fail_at(where["runs.csv"], runs, runs["setting"] != meta["setting"], "setting",

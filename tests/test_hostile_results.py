@@ -238,6 +238,10 @@ def _cut(path: Path, size: int) -> None:
     path.write_bytes(path.read_bytes()[:size])
 
 
+def _pareto_of(folder: Path, row: int) -> bool:
+    return bool(pd.read_csv(folder / "arms.csv")["pareto"].iloc[row])
+
+
 def _repeat_a_repetition(folder: Path) -> None:
     """Copy one run's row over another repetition of the same method and budget: the row count still fits."""
     frame = pd.read_csv(folder / "runs.csv", dtype=str, keep_default_na=False)
@@ -278,6 +282,8 @@ DAMAGE = [  # (label, damage, file, words in the error)
     ("selections cut short", lambda f: _cut(f / "selections.csv.gz", 100), "selections.csv.gz",
      "unreadable result file"),
     ("a repetition twice", lambda f: _repeat_a_repetition(f), "runs.csv", "appears twice"),
+    ("a Pareto flag edited", lambda f: _edit_csv(f, "arms.csv", "pareto", "0" if _pareto_of(f, 0) else "1"),
+     "arms.csv", "row 2, column 'pareto': "),
     ("another experiment's row", lambda f: _edit_csv(f, "runs.csv", "config_hash", "deadbeefdeadbeef", row=1),
      "runs.csv", "row 3, column 'config_hash': 'deadbeefdeadbeef' is another experiment's, in a folder of "),
 ]
