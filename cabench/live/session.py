@@ -50,9 +50,20 @@ from cabench.yamlio import dump_yaml
 def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool = False) -> dict[str, Any]:
     """Run ``cabench live`` (or ``collect``) into ``out``; resumable. Returns ``spend.json``'s content."""
     _refuse_foreign(out)
-    out.mkdir(parents=True, exist_ok=True)
-    with folder_lock(out):
-        return _run_locked(cfg, out, quiet, collect)
+    task = build_task(cfg.task, f"{cfg.source}: task")
+    if task.replay is None:  # every configuration's prompting has a prompt, before the folder records this run
+        for i, c in enumerate(cfg.configurations):
+            if c.prompting not in task.templates:
+                raise CabenchError(f"{cfg.source}: configurations[{i}].prompting: '{c.prompting}' has no prompt in "
+                                   f"task.prompts (it has {', '.join(task.templates) or 'none'}); add one")
+    client = ChatClient(cfg.endpoint, cfg.seed)  # its key checked before anything is written, the folder made
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with folder_lock(out):
+            return _run_locked(cfg, out, quiet, collect, task, client)
+    except BaseException:
+        client.close()  # (closing an httpx client again does nothing)
+        raise
 
 
 def _refuse_foreign(out: Path) -> None:
@@ -73,14 +84,7 @@ def _own(name: str) -> bool:
     return name == LOCK_NAME or (name.startswith(".") and name.endswith(TEMPORARY))
 
 
-def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool) -> dict:
-    task = build_task(cfg.task, f"{cfg.source}: task")
-    if task.replay is None:  # every configuration's prompting has a prompt, before the folder records this run
-        for i, c in enumerate(cfg.configurations):
-            if c.prompting not in task.templates:
-                raise CabenchError(f"{cfg.source}: configurations[{i}].prompting: '{c.prompting}' has no prompt in "
-                                   f"task.prompts (it has {', '.join(task.templates) or 'none'}); add one")
-    client = ChatClient(cfg.endpoint, cfg.seed)  # its key checked before the folder records this run
+def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Task, client: ChatClient) -> dict:
     try:
         check_identity(cfg, out)
         ids = [inst.id for inst in task.instances]
