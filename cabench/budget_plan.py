@@ -33,6 +33,7 @@ from cabench.config import ExperimentConfig
 from cabench.data.dataset import Split
 from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod, PsiMethod
+from cabench.paper import SURROGATE_NOTE
 from cabench.plan import build_problem
 from cabench.planning.curves import metric_curve
 from cabench.planning.draws import (
@@ -245,7 +246,8 @@ def plan_frame(plan: BudgetPlan) -> pd.DataFrame:
     out = []
     for row in plan.rows:
         e = row.estimate
-        out.append({"experiment": plan.name, "setting": plan.setting, "method": row.method,
+        out.append({"experiment": plan.name, "setting": plan.setting, "surrogate": plan.profiling.surrogate,
+                    "method": row.method,
                     "cost_mode": row.cost_mode or "", "target": row.target, "rho": e.rho, "rho_low": e.low,
                     "rho_high": e.high, f"budget_{unit}": plan.budget(e.rho), f"budget_{unit}_low": plan.budget(e.low),
                     f"budget_{unit}_high": plan.budget(e.high), "exhaustive_share": e.rho / plan.instances,
@@ -304,7 +306,8 @@ def write_plan(plan: BudgetPlan, out: Path, key: str, force: bool = False) -> li
              f"{plan.spec.repetitions} repetitions)")
     marks = {(r.method, r.cost_mode or "", r.target): plan.budget(r.estimate.rho) for r in plan.rows}
     png = plan_figure(plan.curves.fillna({"cost_mode": ""}), marks, plan.cost_unit,
-                      plan.exhaustive if plan.profiling.population else None, title)
+                      plan.exhaustive if plan.profiling.population else None, title,
+                      SURROGATE_NOTE if plan.profiling.surrogate else None)
     with replaced_together() as files:  # a full disk while writing any leaves the plan there whole
         files.write(written[0], to_csv(plan_frame(plan).assign(plan_key=key)))
         files.write(written[1], to_csv(plan.curves.rename(columns={"budget": f"budget_{plan.cost_unit}"})))
@@ -345,9 +348,10 @@ def format_plan(plan: BudgetPlan) -> str:
     intervals = [f"{_bound(r.estimate.low, plan)} - {_bound(r.estimate.high, plan)}" for r in plan.rows]
     interval = f"{100 * plan.spec.level:.0f}% interval"
     wide = max(map(len, ["budget", *budgets])) + 3, max(map(len, [interval, *intervals])) + 3  # a gap before each
-    lines = [f"{plan.name} ({plan.setting}): planned from {p.instances} profiling instances of {len(p.arm_names)} "
-             f"configurations ({runs}); {plan.spec.draws} draws x {plan.spec.repetitions} repetitions; cost in "
-             f"{LABELS[unit]}",
+    surrogate = ", surrogate logs" if p.surrogate else ""
+    lines = [f"{plan.name} ({plan.setting}{surrogate}): planned from {p.instances} profiling instances of "
+             f"{len(p.arm_names)} configurations ({runs}); {plan.spec.draws} draws x {plan.spec.repetitions} "
+             f"repetitions; cost in {LABELS[unit]}",
              f"  {'method':<{width}}{'cost mode':<15}{'target':<12}{'budget':>{wide[0]}}"
              f"{interval:>{wide[1]}}{'x exhaustive':>14}{'draws':>7}"]
     for row, budget, between in zip(plan.rows, budgets, intervals):

@@ -27,6 +27,7 @@ import pandas as pd  # noqa: E402
 from adjustText import adjust_text  # noqa: E402
 
 from cabench import registry  # noqa: E402
+from cabench.paper import SURROGATE_NOTE  # noqa: E402
 from cabench.results import Experiment  # noqa: E402
 from cabench.stats import Z95, mean_se, wilson  # noqa: E402
 from cabench.units import LABELS  # noqa: E402
@@ -97,7 +98,7 @@ def finish(fig, axes, surrogate: bool, title: str | None = None) -> None:
     if title:
         notes.append(title)
     if surrogate:
-        notes.append("surrogate logs calibrated to the paper's published statistics (not the paper's data)")
+        notes.append(SURROGATE_NOTE)
     fig.tight_layout()
     if notes:
         fig.text(0.5, -0.01, "\n".join(notes), ha="center", va="top", fontsize=6, style="italic")

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: What every figure drawn from the shipped surrogate logs says below it (README: the data are surrogate).
+SURROGATE_NOTE = "surrogate logs calibrated to the paper's published statistics (not the paper's data)"
+
 
 @dataclass(frozen=True)
 class Published:

@@ -19,6 +19,7 @@ from cabench.cli import app
 from cabench.config import parse_config
 from cabench.data.dataset import Split, load_dataset, split_instances
 from cabench.errors import CabenchError
+from cabench.paper import SURROGATE_NOTE
 from cabench.plan import build_problem
 from cabench.planning.curves import metrics_at
 from cabench.planning.draws import extrapolation, posterior_problem, profiling_of
@@ -510,3 +511,28 @@ def test_a_cap_below_the_grids_first_budget_is_refused():
     assert least * instances >= 1 and (least - 0.001 * least) * instances < 1  # enough, and hardly more
     for n in (3, 9, 49, 300, 900, 999):  # the cap named is itself enough (0.333 x 3 was refused)
         assert float(budget_plan.rounded_up(1 / n)) * n >= 1 and float(budget_plan.rounded_up(1 / n)) < 1.01 / n
+
+
+@pytest.mark.parametrize("surrogate", [True, False])
+def test_a_plan_of_surrogate_logs_says_so_in_its_table_file_and_figure(tmp_path, monkeypatch, surrogate):
+    """README: every figure and report of the surrogate logs says they are surrogate; the plan's table, plan.csv
+    and plan.png did not."""
+    notes = []
+
+    def figure(*args, **kwargs):
+        notes.append(args[5] if len(args) > 5 else kwargs.get("note"))
+        return b"png"
+
+    monkeypatch.setattr(budget_plan, "plan_figure", figure)
+    folder = write_dataset(tmp_path / "five", spread_logs(5, n_instances=60), surrogate=surrogate,
+                           split={"profiling_size": 30, "seed": 0})
+    config = tmp_path / "s.yaml"
+    config.write_text(yaml.safe_dump({"name": "s", "dataset": str(folder), "setting": "psi", "rho": [10],
+                                      "methods": ["copsi-r"], "output": str(tmp_path / "results" / "s")}))
+    result = RUNNER.invoke(app, ["plan", str(config), "--target", "f1>=0.9", "--draws", "3", "--repetitions", "5",
+                                 "--max-share", "2", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("s (psi, surrogate logs): planned from 30" if surrogate else
+                                    "s (psi): planned from 30")
+    assert pd.read_csv(tmp_path / "results" / "s_plan" / "plan.csv")["surrogate"].tolist() == [surrogate]
+    assert notes == [SURROGATE_NOTE if surrogate else None]

@@ -46,6 +46,7 @@ class Profiling:
     population: int | None
     questions: np.ndarray | None = None
     population_questions: int | None = None
+    surrogate: bool = False  # the logs are surrogate (dataset.yaml): every output of the plan says so
 
     @property
     def instances(self) -> int:
@@ -60,7 +61,8 @@ def profiling_of(ds: Dataset, arms: np.ndarray) -> Profiling:
     population_questions = None if evaluated is None else int(evaluated.max()) + 1
     return Profiling(ds.name, tuple(ds.configs["config_id"].astype(str).to_numpy()[arms]), arms,
                      np.ascontiguousarray(rewards), np.ascontiguousarray(ds.prof[COST_COLUMN][arms]),
-                     ds.norm.select(arms), len(ds.evaluation_ids), questions, population_questions)
+                     ds.norm.select(arms), len(ds.evaluation_ids), questions, population_questions,
+                     bool(ds.meta.get("surrogate")))
 
 
 def sampled_profiling(problem: Problem, instances: int, seed: int) -> Profiling:

@@ -21,11 +21,12 @@ TITLE_CHARACTERS_PER_INCH = 11
 
 
 def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], unit: str,
-                exhaustive: float | None, title: str) -> bytes:
+                exhaustive: float | None, title: str, note: str | None = None) -> bytes:
     """Draw ``curves`` (method, cost_mode, target, budget, profiling, low, high) as a PNG's bytes: the metric on the
     profiling rows themselves as a line, the band between the draws' ``low`` and ``high`` quantiles shaded, the
     target as a dotted line, each planned budget (``marks``) as a dot and the exhaustive evaluation's cost (replayed
-    logs) as a grey vertical line; ``title`` is wrapped to the figure's width."""
+    logs) as a grey vertical line; ``title`` is wrapped to the figure's width, ``note`` written below the panels
+    (the surrogate logs' note)."""
     targets = list(dict.fromkeys(curves["target"]))
     fig, axes = plt.subplots(1, len(targets), figsize=(5.2 * len(targets), 3.8), squeeze=False)
     for ax, target in zip(axes[0], targets):
@@ -43,12 +44,14 @@ def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], 
         ax.set_xlabel(f"budget B ({LABELS[unit]})")
         if exhaustive is not None:
             ax.axvline(exhaustive, color="grey", linewidth=1)
-            ax.set_xlabel(f"budget B ({LABELS[unit]}); grey: every configuration on every instance once")
+            ax.set_xlabel(f"budget B ({LABELS[unit]})\ngrey: every configuration on every instance once")
         ax.set_ylabel(target.split("<")[0].split(">")[0])
         ax.set_title(f"target {target}", fontsize=10)
         ax.legend(fontsize=8)
     fig.suptitle(textwrap.fill(title, int(TITLE_CHARACTERS_PER_INCH * 5.2 * len(targets))), fontsize=10)
     fig.tight_layout()
-    png = figure_bytes(fig, "png", dpi=150, metadata={"Software": None})
+    if note:
+        fig.text(0.5, -0.01, note, ha="center", va="top", fontsize=7, style="italic")
+    png = figure_bytes(fig, "png", dpi=150, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return png
