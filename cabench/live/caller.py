@@ -63,6 +63,7 @@ class Caller:
         self.progress = progress
         self.made = 0
         self.failures: dict[str, int] = {}  # configuration -> consecutive failed calls made in this run
+        self.unreached = 0  # consecutive calls (any configurations) none of whose attempts reached the endpoint
         self.failure_stop = ""
         self.overbilled = ""  # why the run makes no further call: a reply billed above its worst case
         earlier = next((r for r in journal.records if r.get("overbilled")), None)
@@ -192,11 +193,22 @@ class Caller:
                 self.failure_stop = self.overbilled + (f"; also {self.failure_stop}" if self.failure_stop else "")
 
     def _count_failure(self, record: dict[str, Any]) -> None:
+        """Stop after ``max_failures`` failed calls of one configuration in a row, or as many calls in a row, of
+        any configurations, that never reached the endpoint (every attempt failed to connect): an endpoint that is
+        down fails every configuration, and profiling asks each in turn, so the first rule alone took
+        ``max_failures`` rounds of every configuration to stop."""
         name = record["config"]
         self.failures[name] = 0 if record["ok"] else self.failures.get(name, 0) + 1
+        attempts = record.get("attempts") or []
+        unreached = not record["ok"] and bool(attempts) and all(
+            a["status"] == "connection" and not a["billable"] for a in attempts)
+        self.unreached = self.unreached + 1 if unreached else 0
         limit = self.cfg.endpoint.max_failures
         if self.failures[name] >= limit and not self.failure_stop:
             self.failure_stop = (f"{limit} calls of {name} failed in a row (the last: "
+                                 f"{str(record.get('error'))[:120]})")
+        elif self.unreached >= limit and not self.failure_stop:
+            self.failure_stop = (f"{limit} calls in a row could not reach the endpoint (the last, {name}: "
                                  f"{str(record.get('error'))[:120]})")
 
     def drain(self) -> None:
