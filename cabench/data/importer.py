@@ -509,6 +509,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         if not filled:  # the source gives the column on every row: --set changed nothing
             echo(f"warning: --set {name}: the logs give {name} on every row, so nothing was filled (--set fills "
                  f"empty cells only; `cabench data import --override {name}=...` replaces the logs' values)")
+    for name, replaced in (given.get("replaced") or {}).items():
+        echo(f"--override {name}: replaced the value the logs record on {replaced} row{'s' if replaced != 1 else ''}")
     defaults = {k: v for k, v in (info.get("metadata_defaults") or {}).items() if k not in {**settings, **overrides}}
     for name, value in defaults.items():  # what the reader assumes the source's tool uses, where nothing was given
         canonical.loc[canonical[name].isna(), name] = value
@@ -566,7 +568,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if instances < 2:
         raise CabenchError(f"{label}: {instances} instance kept; a dataset needs at least 2 (one to profile the "
                            "configurations on, one to evaluate them on)")
-    ignored = _ignored(frame, columns, extra) if fmt == "canonical" else []
+    # a column --override replaced is recorded as replaced (provenance.replaced), not as one left unread
+    ignored = [c for c in _ignored(frame, columns, extra) if c not in overrides] if fmt == "canonical" else []
     if ignored:
         echo(f"ignored source columns: {', '.join(ignored)} (keep numeric ones with extra_columns in the mapping)")
     for warning in unit_warnings(valid) if fmt == "canonical" else []:  # a tool's reader converts its own units

@@ -588,6 +588,8 @@ def test_a_mapping_constant_never_replaces_what_the_logs_record(tmp_path, column
                              f"{column}=... to replace them\n")
     replaced = _cli(tmp_path / "logs.csv", "--out", tmp_path / "over", "--override", f"{column}={value}")
     assert replaced.exit_code == 0, replaced.output
+    assert f"--override {column}: replaced the value the logs record on {len(frame)} rows\n" in replaced.stdout
+    assert "ignored source columns" not in replaced.stdout  # (with a hint to keep it through extra_columns)
     frame[column] = float("nan")  # recorded nowhere: the constant is the only value there is
     frame.to_csv(tmp_path / "empty.csv", index=False)
     filled = _cli(tmp_path / "empty.csv", "--mapping", tmp_path / "map.yaml", "--out", tmp_path / "filled")
