@@ -221,12 +221,13 @@ def is_current(root: Path, row: pd.Series, inputs: dict[str, str], code: str, fo
             and set(formats) <= set(recorded) and _drawn(root, row, recorded))
 
 
-def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> list[Path]:
+def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> tuple[list[Path], list[Path]]:
     """Delete the files of the figures ``rows`` (every format), but those in ``keep``: figures drawn from results
     that changed or went away. Only a file ``cabench plot`` wrote is deleted (its SHA-256 as the row records it);
-    any other file of such a name, one replaced or edited since or never drawn, is left alone and returned."""
+    any other file of such a name, one replaced or edited since or never drawn, is left alone. Returns the files
+    deleted and those left."""
     kept = {Path(p).resolve() for p in keep}
-    left = []
+    removed, left = [], []
     for _, row in rows.iterrows():
         path, written = root / row["stem"], _outputs(row)
         for old in sorted(path.parent.glob(f"{glob.escape(path.name)}.*")):
@@ -235,9 +236,10 @@ def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> li
                 continue
             if written.get(fmt) == file_sha256(old):
                 old.unlink(missing_ok=True)
+                removed.append(old)
             else:
                 left.append(old)
-    return left
+    return removed, left
 
 
 def merged(old: pd.DataFrame, rows: Iterable[dict], replaced: Collection[str]) -> pd.DataFrame:

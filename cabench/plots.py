@@ -352,6 +352,7 @@ class Plotted:
     kept: list[Path]
     left: list[Path] = field(default_factory=list)  # out-of-date figure files plot did not write: not deleted
     boxes: list[str] = field(default_factory=list)  # characters of the names drawn that the font has no glyph for
+    removed: list[Path] = field(default_factory=list)  # files of figures no longer drawn (their results went away)
 
     def message(self) -> str:
         """One line saying what was drawn and what was up to date (and which old files were not cabench's to
@@ -361,6 +362,9 @@ class Plotted:
             f"; left {len(self.left)} out-of-date file{'s' if len(self.left) > 1 else ''} it did not write as they "
             f"are ({first_three([str(p) for p in self.left])}; no report "
             "shows them)")
+        left += "" if not self.removed else (
+            f"; removed {len(self.removed)} file{'s' if len(self.removed) > 1 else ''} of figures no longer drawn, "
+            f"their results gone or changed ({first_three([str(p) for p in self.removed])})")
         if not self.written:
             return (f"figures up to date, nothing redrawn ({len(self.kept)} files; their result files and the "
                     f"drawing code are unchanged); index {where}{left}")
@@ -428,11 +432,11 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
             rows.append(figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, read, version, files,
                                                 also))
     replaced = set(stale) | (set(index["source"]) - set(subjects) if root == folder else set())
-    left = figure_index.remove_figures(root, index[index["source"].isin(replaced) & ~index["stem"].isin(current)],
-                                       keep=[*written, *carried])
+    gone = index[index["source"].isin(replaced) & ~index["stem"].isin(current)]
+    removed, left = figure_index.remove_figures(root, gone, keep=[*written, *carried])
     figure_index.record_figures(root, rows, replaced)
     names = [text for e in mine for text in (e.label, *e.arms["config_id"].astype(str))] if written else []
-    return Plotted(root, written, [*kept, *carried], left, panels.missing_glyphs(names))
+    return Plotted(root, written, [*kept, *carried], left, panels.missing_glyphs(names), removed)
 
 
 def _write(root: Path, files: list[tuple[Path, bytes]], recorded: dict[str, str]) -> list[Path]:

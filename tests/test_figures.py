@@ -596,7 +596,10 @@ def test_figures_of_results_that_went_away_are_deleted_only_where_plot_wrote_the
     assert drawn.is_file()
     shutil.rmtree(results / "psi")
     done = plot(results, ["png"])
-    assert not drawn.exists()  # plot's own file: deleted with the experiment
+    assert not drawn.exists()  # plot's own file: deleted with the experiment, and said to be
+    assert drawn in done.removed and all(not p.exists() for p in done.removed)
+    assert f"; removed {len(done.removed)} file{'s' if len(done.removed) > 1 else ''} of figures no longer drawn, " \
+        "their results gone or changed (" in done.message()
     assert edited.read_bytes() == b"my annotated copy" and mine.read_text() == "<svg/>"
     assert sorted(done.left) == sorted([edited, mine])
     assert "left 2 out-of-date files it did not write as they are" in done.message()
