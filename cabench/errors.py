@@ -27,6 +27,13 @@ def first_three(names: list[str]) -> str:
 def did_you_mean(name: str, choices: Iterable[str], otherwise: str = "", cutoff: float = 0.6,
                  shown: Callable[[str], object] = str) -> str:
     """The end of a message refusing ``name``: ``; did you mean 'X'?`` with the closest of ``choices`` (``shown`` as
-    the message writes it), else ``otherwise`` (for example the list of choices)."""
-    near = difflib.get_close_matches(name, list(choices), n=1, cutoff=cutoff)
+    the message writes it), else ``otherwise`` (for example the list of choices). Case is ignored: a method given by
+    the name a report shows it by (``CoHV-UCB``) is pointed to the name a config gives (``cohv-ucb``)."""
+    choices = list(choices)
+    near = difflib.get_close_matches(name, choices, n=1, cutoff=cutoff)
+    if not near:
+        folded: dict[str, str] = {}
+        for choice in choices:
+            folded.setdefault(choice.lower(), choice)
+        near = [folded[m] for m in difflib.get_close_matches(name.lower(), list(folded), n=1, cutoff=cutoff)]
     return f"; did you mean '{shown(near[0])}'?" if near else otherwise

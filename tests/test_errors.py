@@ -14,6 +14,9 @@ def test_did_you_mean_names_the_closest_choice_as_the_message_shows_it_else_the_
     assert did_you_mean("gsm", ["gsm8k"], cutoff=0.9) == "" and did_you_mean("gsm", ["gsm8k"], cutoff=0.5) != ""
     assert did_you_mean("gsm8", ["gsm8k"], shown=lambda name: Path("data") / name) == "; did you mean 'data/gsm8k'?"
     assert did_you_mean("latncy", iter(["latency"])) == "; did you mean 'latency'?"  # any iterable of choices
+    # a method by the name reports show (CoHV-UCB) points to the name a config takes, whatever the case
+    assert did_you_mean("CoHV-UCB", ["hv-ucb", "cohv-ucb", "uniform"]) == "; did you mean 'cohv-ucb'?"
+    assert did_you_mean("PSI-SR", iter(["copsi", "psi-sr"])) == "; did you mean 'psi-sr'?"
 
 
 def test_first_three_and_one_line():
