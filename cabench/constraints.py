@@ -199,7 +199,7 @@ def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...], where: s
         if len(unknown):
             row, column = int(unknown[0]), c.column if c.column in arms else "mu_accuracy"
             shown = "empty" if np.isnan(values[row]) else f"{values[row]:g} is not finite"
-            raise DamagedMeasure(f"{where}: row {row + 2}, column '{column}': {shown}, so "
+            raise DamagedMeasure(f"{where}: line {row + 2}, column '{column}': {shown}, so "
                                f"--require {c.text} cannot be judged for {arms['config_id'].iloc[row]}; run the "
                                "experiment again")
         holds, straddles = c.holds(values), _straddles(arms, c.column, values, c.value)

@@ -145,7 +145,7 @@ def _fail_at(path: Path, frame: pd.DataFrame, bad: Any, col: str, what: str) -> 
     rows = np.flatnonzero(np.asarray(bad, dtype=bool))
     if len(rows):
         value = frame[col].iloc[rows[0]]
-        raise CabenchError(f"{path}: row {int(rows[0]) + 2}, column '{col}': {_shown(value)} {what}; {AGAIN}")
+        raise CabenchError(f"{path}: line {int(rows[0]) + 2}, column '{col}': {_shown(value)} {what}; {AGAIN}")
 
 
 def _check_column(path: Path, frame: pd.DataFrame, col: str) -> None:
@@ -165,7 +165,7 @@ def _fail_empty(path: Path, col: str, empty: np.ndarray) -> None:
     """One line naming the first empty cell of ``col`` (``empty``: a mask of its rows), unless it may be empty."""
     if col not in MAY_BE_EMPTY and empty.any():
         row = int(np.flatnonzero(empty)[0]) + 2
-        raise CabenchError(f"{path}: row {row}, column '{col}': empty (a cut or damaged file); {AGAIN}")
+        raise CabenchError(f"{path}: line {row}, column '{col}': empty (a cut or damaged file); {AGAIN}")
 
 
 def _check_numbers(path: Path, frame: pd.DataFrame, col: str, number: np.ndarray) -> None:
@@ -576,7 +576,7 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
     holes = runs.isna().to_numpy()
     if holes.any():
         row, col = (int(v) for v in np.argwhere(holes)[0])
-        raise CabenchError(f"{folder / 'runs.csv'}: row {row + 2}, column '{runs.columns[col]}': empty (a cut or "
+        raise CabenchError(f"{folder / 'runs.csv'}: line {row + 2}, column '{runs.columns[col]}': empty (a cut or "
                            f"damaged file); {AGAIN}")
     keys = [c for c in ("method", "cost_mode", "rho", "rep") if c in runs.columns]
     repeated = runs.duplicated(keys).to_numpy()
@@ -584,7 +584,7 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
         second = int(np.flatnonzero(repeated)[0])
         first = int(np.flatnonzero((runs[keys] == runs[keys].iloc[second]).all(axis=1).to_numpy())[0])
         row = runs.iloc[first]
-        raise CabenchError(f"{folder / 'runs.csv'}: rows {first + 2} and {second + 2}: repetition {row['rep']} of "
+        raise CabenchError(f"{folder / 'runs.csv'}: lines {first + 2} and {second + 2}: repetition {row['rep']} of "
                            f"{row['method']} at rho {row['rho']:g} appears twice (a damaged or edited file); "
                            f"{AGAIN}")
     modes = len(meta.get("cost_modes") or [None]) if setting == "psi" else 1

@@ -57,7 +57,7 @@ def returned_sets(runs: pd.DataFrame, selections: pd.DataFrame, arms: pd.DataFra
     at_arm = pd.Index(names).get_indexer(chosen["config_id"].astype(str))
     if (at_run < 0).any():
         row = int(np.flatnonzero(at_run < 0)[0])
-        raise CabenchError(f"{where}: row {int(chosen.index[row]) + 2}: a returned configuration of a run that "
+        raise CabenchError(f"{where}: line {int(chosen.index[row]) + 2}: a returned configuration of a run that "
                            "runs.csv does not hold (a damaged file); run the experiment again")
     member = np.zeros((len(runs), len(names)), dtype=bool)
     member[at_run, at_arm] = True

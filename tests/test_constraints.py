@@ -368,12 +368,12 @@ def test_an_empty_bounded_mean_in_arms_csv_is_refused_naming_the_file_row_and_co
         for command in (["recommend"], ["report"]):
             result = RUNNER.invoke(app, [*command, str(folder), "--require", "latency<=2500ms"])
             assert result.exit_code == 2, result.output
-            assert result.stderr == (f"error: {path}: row 5, column 'latency_s': empty, so --require latency<=2500ms "
+            assert result.stderr == (f"error: {path}: line 5, column 'latency_s': empty, so --require latency<=2500ms "
                                      f"cannot be judged for {name}; run the experiment again\n")
         assert not list(folder.glob("REPORT.*"))
     ok = RUNNER.invoke(app, ["recommend", str(root / "quick"), "--require", "accuracy>=0.05"])
     assert ok.exit_code == 0, ok.output  # a requirement on another measure is judged as before
     arms.loc[3, "latency_s"] = "inf"
     arms.to_csv(path, index=False)
-    with pytest.raises(CabenchError, match=r"row 5, column 'latency_s': inf is not finite"):
+    with pytest.raises(CabenchError, match=r"line 5, column 'latency_s': inf is not finite"):
         constrained_answer(load_experiment(path.parent), parse_constraints(["latency<=2500ms"]))

@@ -283,9 +283,9 @@ DAMAGE = [  # (label, damage, file, words in the error)
      "unreadable result file"),
     ("a repetition twice", lambda f: _repeat_a_repetition(f), "runs.csv", "appears twice"),
     ("a Pareto flag edited", lambda f: _edit_csv(f, "arms.csv", "pareto", "0" if _pareto_of(f, 0) else "1"),
-     "arms.csv", "row 2, column 'pareto': "),
+     "arms.csv", "line 2, column 'pareto': "),
     ("another experiment's row", lambda f: _edit_csv(f, "runs.csv", "config_hash", "deadbeefdeadbeef", row=1),
-     "runs.csv", "row 3, column 'config_hash': 'deadbeefdeadbeef' is another experiment's, in a folder of "),
+     "runs.csv", "line 3, column 'config_hash': 'deadbeefdeadbeef' is another experiment's, in a folder of "),
 ]
 
 
@@ -336,7 +336,7 @@ def test_damaged_identification_results_are_one_line(tmp_path, named_psi, column
     shutil.copytree(named_psi / "names", tmp_path / "root" / "names")
     name = "selections.csv.gz" if column == "returned" else "runs.csv"
     _edit_csv(tmp_path / "root" / "names", name, column, value)
-    _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'names' / name}: ", f"row 2, column '{column}'")
+    _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'names' / name}: ", f"line 2, column '{column}'")
 
 
 @pytest.mark.parametrize("column", ["latency_s", "tokens_ci", "accuracy_low"])
@@ -347,7 +347,7 @@ def test_text_in_a_per_call_mean_of_arms_csv_is_one_line(tmp_path, named_psi, co
     assert column in pd.read_csv(tmp_path / "root" / "names" / "arms.csv").columns
     _edit_csv(tmp_path / "root" / "names", "arms.csv", column, "fast", row=1)
     _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'names' / 'arms.csv'}: ",
-                         f"row 3, column '{column}': 'fast' is not a number")
+                         f"line 3, column '{column}': 'fast' is not a number")
 
 
 def test_a_users_figures_csv_or_report_sections_json_is_never_replaced(tmp_path, finished):

@@ -60,5 +60,5 @@ def test_a_set_no_run_returned_has_no_index():
 def test_a_returned_row_of_an_unknown_run_is_refused_naming_the_row():
     runs, sel, arms = _tables(1, k=3, reps=2)
     sel.loc[5, ["rep", "returned"]] = [99, 1]
-    with pytest.raises(CabenchError, match=r"^selections.csv.gz: row 7: a returned configuration of a run"):
+    with pytest.raises(CabenchError, match=r"^selections.csv.gz: line 7: a returned configuration of a run"):
         returned_sets(runs, sel, arms, "selections.csv.gz")
