@@ -517,7 +517,21 @@ def load_selections(folder: Path, meta: dict[str, Any], runs: pd.DataFrame, arms
              "is not a configuration of arms.csv")
     if setting == "psi":
         _fail_at(path, selections, ~selections["returned"].isin([0, 1]), "returned", "is not 0 or 1")
+    else:
+        _check_exploited(folder, selections, runs, arms)
     return selections
+
+
+def _check_exploited(folder: Path, selections: pd.DataFrame, runs: pd.DataFrame, arms: pd.DataFrame) -> None:
+    """Online, every run's ``exploited`` in runs.csv is the configuration ``selections.csv`` says it pulled most (the
+    first in arms.csv's order where several were pulled most, as the run writes it): every answer counts it."""
+    keys = ["method", "rho", "rep"]
+    pulls = selections.assign(arm=pd.Index(arms["config_id"]).get_indexer(selections["config_id"]))
+    pulls = pulls.sort_values([*keys, "arm"], kind="stable")
+    most = pulls.loc[pulls.groupby(keys, sort=False)["pulls"].idxmax(), [*keys, "config_id"]]
+    pulled = runs[keys].merge(most, on=keys, how="left")["config_id"].to_numpy()
+    _fail_at(table_file(folder, "runs.csv"), runs, runs["exploited"].to_numpy() != pulled, "exploited",
+             "is not the configuration selections.csv.gz says the run pulled most (an edited file)")
 
 
 #: What runs.csv records of the config on every row, beside config.yaml: the seed, and each online method's

@@ -452,3 +452,21 @@ def test_a_results_path_that_is_a_file_says_so(tmp_path, command):
     one_line_error(cli(command, tmp_path / "runs.csv"), "runs.csv: a file, not a results folder; give the folder "
                                                         "that holds it")
     one_line_error(cli(command, tmp_path / "gone"), "gone: results folder not found")
+
+
+def test_an_exploited_configuration_selections_do_not_back_is_refused(tmp_path, finished):
+    """runs.csv's exploited, edited to another configuration of arms.csv, was counted by recommend and both reports
+    as that run's answer: it is now checked against the pulls selections.csv.gz records (report and recommend read
+    them; the figures do not)."""
+    shutil.copytree(finished, tmp_path / "root" / "exp")
+    runs = pd.read_csv(tmp_path / "root" / "exp" / "runs.csv")
+    other = next(a for a in pd.read_csv(tmp_path / "root" / "exp" / "arms.csv")["config_id"]
+                 if a != runs.loc[1, "exploited"])
+    _edit_csv(tmp_path / "root" / "exp", "runs.csv", "exploited", other, row=1)
+    before = checksums(tmp_path / "root")
+    for command in (("report", tmp_path / "root"), ("recommend", tmp_path / "root", "--json")):
+        result = cli(*command)
+        one_line_error(result, f"{tmp_path / 'root' / 'exp' / 'runs.csv'}: ")
+        assert (f"line 3, column 'exploited': '{other}' is not the configuration selections.csv.gz says the run "
+                "pulled most") in result.stderr
+    assert checksums(tmp_path / "root") == before

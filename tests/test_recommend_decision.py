@@ -304,6 +304,25 @@ def test_configurations_tied_for_the_best_are_each_an_answer_under_a_requirement
     assert "Pay for any of arm0, arm1: they share the largest ν among them." in (tmp_path / "REPORT.md").read_text()
 
 
+def _exploiting(folder, names: list[str]) -> None:
+    """Make run ``i`` of the online results in ``folder`` exploit ``names[i]``: in runs.csv, and in the pulls
+    selections.csv.gz records (that configuration given one pull more than the most any other had, taken from the
+    one pulled most, so the run's pulls stay as many)."""
+    runs = pd.read_csv(folder / "runs.csv")
+    sel = pd.read_csv(folder / "selections.csv.gz")
+    for i, name in enumerate(names):
+        block = sel[(sel["method"] == runs.loc[i, "method"]) & (sel["rho"] == runs.loc[i, "rho"])
+                    & (sel["rep"] == runs.loc[i, "rep"])]
+        top, mine = block["pulls"].idxmax(), block.index[block["config_id"] == name][0]
+        if top != mine:
+            most = int(block["pulls"].max())
+            sel.loc[top, "pulls"] -= most + 1 - sel.loc[mine, "pulls"]
+            sel.loc[mine, "pulls"] = most + 1
+    runs["exploited"] = names
+    runs.to_csv(folder / "runs.csv", index=False)
+    sel.to_csv(folder / "selections.csv.gz", index=False)
+
+
 def test_configurations_exploited_equally_often_are_each_the_online_answer(tmp_path):
     """The best method exploits arm1 in three repetitions and arm0 in three: the runs do not choose between them,
     so every surface names both (it named arm0 alone, the first by name), and a repetition exploiting either
@@ -314,9 +333,7 @@ def test_configurations_exploited_equally_often_are_each_the_online_answer(tmp_p
     from cabench.results import ResultSet
 
     _twins(tmp_path)
-    runs = pd.read_csv(tmp_path / "twins" / "runs.csv")
-    runs["exploited"] = ["arm1", "arm0", "arm1", "arm0", "arm1", "arm0"]
-    runs.to_csv(tmp_path / "twins" / "runs.csv", index=False)
+    _exploiting(tmp_path / "twins", ["arm1", "arm0", "arm1", "arm0", "arm1", "arm0"])
     item = recommend(tmp_path)[0]
     d = item["decision"]
     assert d["configuration"]["config_id"] == "arm0" and [x["config_id"] for x in d["tied"]] == ["arm1"]
