@@ -56,11 +56,12 @@ def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool =
             if c.prompting not in task.templates:
                 raise CabenchError(f"{cfg.source}: configurations[{i}].prompting: '{c.prompting}' has no prompt in "
                                    f"task.prompts (it has {', '.join(task.templates) or 'none'}); add one")
+    split = _split(cfg, [inst.id for inst in task.instances], collect)  # the config's instances fit the task
     client = ChatClient(cfg.endpoint, cfg.seed)  # its key checked before anything is written, the folder made
     try:
         out.mkdir(parents=True, exist_ok=True)
         with folder_lock(out):
-            return _run_locked(cfg, out, quiet, collect, task, client)
+            return _run_locked(cfg, out, quiet, collect, task, client, split)
     except BaseException:
         client.close()  # (closing an httpx client again does nothing)
         raise
@@ -84,15 +85,11 @@ def _own(name: str) -> bool:
     return name == LOCK_NAME or (name.startswith(".") and name.endswith(TEMPORARY))
 
 
-def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Task, client: ChatClient) -> dict:
-    try:
-        check_identity(cfg, out)
-        ids = [inst.id for inst in task.instances]
-        by_id = {inst.id: inst for inst in task.instances}
-        prof_ids, eval_ids = _split(cfg, ids, collect)
-    except BaseException:
-        client.close()
-        raise
+def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Task, client: ChatClient,
+                split: tuple[list[str], list[str]]) -> dict:
+    check_identity(cfg, out)  # (run_session closes the client on an error)
+    by_id = {inst.id: inst for inst in task.instances}
+    prof_ids, eval_ids = split
     journal = Journal(out)
     usd = cfg.terms.cost == "usd"
     logs = LogFile(out, list(journal.done.values()), usd, _key_order)

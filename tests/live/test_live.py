@@ -217,8 +217,19 @@ def test_api_key_is_never_written(tmp_path, dataset, server, monkeypatch):
     monkeypatch.delenv("CABENCH_TEST_KEY")
     result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / "other"), "--quiet"])
     assert result.exit_code == 2 and "CABENCH_TEST_KEY is not set" in result.stderr
-    # refused before anything is written (README): the folder held live.json, and then a lock file, after it
-    assert not (tmp_path / "other").exists()
+    assert not (tmp_path / "other").exists()  # refused before anything is written (README)
+
+
+def test_a_config_the_task_cannot_meet_is_refused_before_the_folder_is_made(tmp_path, dataset, server):
+    """profiling.instances beyond the task's instances is refused with nothing written, so the corrected config
+    runs in the same --out folder (a folder holding the refused config's live.json would be another run's)."""
+    url, _ = server()
+    big = live_config(tmp_path, dataset, url, profiling={"instances": 5000})
+    result = RUNNER.invoke(app, ["live", str(big), "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 2 and "profiling.instances is 5000 but the task has" in result.stderr
+    assert not (tmp_path / "run").exists()
+    spend, _ = run_live(live_config(tmp_path, dataset, url), tmp_path / "run")
+    assert spend["calls"] > 0
 
 
 def test_listed_configurations_run_as_configurations_from_picks_them(tmp_path, dataset, server):
