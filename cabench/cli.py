@@ -124,7 +124,8 @@ def _guard(action: Callable[[], T]) -> T:
         if _state["debug"]:
             traceback.print_exc()
         if exc.filename is None and _stdout_broken(exc):  # a line the command printed: not a file of its own
-            typer.echo(f"error: {_output_name()}: {exc.strerror or exc}; the output is incomplete", err=True)
+            typer.echo(f"error: {_output_name()}: {exc.strerror or exc}; the command stopped there, keeping what it "
+                       "had written (a run resumes from its saved cells)", err=True)
             raise typer.Exit(2) from None
         where = exc.filename or "output"
         typer.echo(f"error: {where}: {exc.strerror or exc}; nothing already written was changed (check the "

@@ -218,7 +218,9 @@ def test_a_line_import_prints_to_a_full_disk_names_standard_output(tmp_path):
                                tmp_path / "ds"], stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                               timeout=SAFETY_S)
     assert done.returncode == 2 and done.stderr == ("error: standard output (/dev/full): No space left on device; "
-                                                    "the output is incomplete\n"), done.stderr
+                                                    "the command stopped there, keeping what it had written (a run "
+                                                    "resumes from its saved cells)\n"), done.stderr
+    assert not (tmp_path / "ds").exists()  # it printed what it read before writing anything
 
 
 def test_a_full_disk_while_importing_keeps_the_dataset_and_leaves_no_partial_copy(tmp_path, monkeypatch):
