@@ -72,6 +72,21 @@ MEASURED = ("correct", *MEASURE_COLUMNS, *OPTIONAL_COLUMNS)
 SUMMABLE = ("latency_s", "tokens", *OPTIONAL_COLUMNS)
 
 
+def _recording(name: str, frame: pd.DataFrame, columns: dict[str, Any], fmt: str) -> list[str]:
+    """The source columns that record the measurement ``name`` where no mapping column gives it: its own column, or
+    those an import derives it from (``latency_ms`` for ``latency_s``, the two token counts for ``tokens``)."""
+    if name in columns:
+        return []
+    if name in frame:
+        return [name]
+    if name == "latency_s" and fmt == "canonical" and "latency_ms" in frame:
+        return ["latency_ms"]
+    parts = [columns.get(part) for part in ("prompt_tokens", "completion_tokens")]
+    if name == "tokens" and all(isinstance(part, str) and part in frame for part in parts):
+        return [str(part) for part in parts]
+    return []
+
+
 def _mapping(path: Path) -> dict[str, Any]:
     raw = load_config_file(path, "mapping")
     if not isinstance(raw, dict):
@@ -463,14 +478,16 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     for name in MAPPED:  # canonical names need no mapping
         if name not in columns and name not in mapping["constants"] and name not in overrides and name in frame:
             columns[name] = name
-    recorded = [name for name in mapping["constants"] if name in MEASURED and name not in columns
-                and name not in overrides and name in frame and frame[name].notna().any()]
-    if recorded:  # a shared mapping's constant would turn the logs' measurements into one value, unsaid
-        name = recorded[0]
-        raise CabenchError(f"{mapping_path}: constants.{name}: the logs record {name} (column '{name}', "
-                           f"{int(frame[name].notna().sum())} of {len(frame)} rows); a constant would replace every "
-                           f"recorded value: remove it (--set {name}=... fills empty cells only), or pass --override "
-                           f"{name}=... to replace them")
+    for name in mapping["constants"]:  # a shared mapping's constant would turn the logs' measurements into one value
+        source_columns = _recording(name, frame, columns, fmt) if name in MEASURED and name not in overrides else []
+        held = frame[source_columns].notna().all(axis=1) if source_columns else None
+        if held is not None and held.any():
+            shown = ("column " if len(source_columns) == 1 else "columns ") + " and ".join(
+                f"'{c}'" for c in source_columns)
+            raise CabenchError(f"{mapping_path}: constants.{name}: the logs record {name} ({shown}, "
+                               f"{int(held.sum())} of {len(frame)} rows); a constant would replace every "
+                               f"recorded value: remove it (--set {name}=... fills empty cells only), or pass "
+                               f"--override {name}=... to replace them")
     constants = {**mapping["constants"], **{k: v for k, v in settings.items() if k not in columns}, **overrides}
     derived: dict[str, Any] = {}  # columns the import computes from others (provenance.derived)
     parts = [columns.get(part) for part in ("prompt_tokens", "completion_tokens")]
@@ -568,8 +585,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if instances < 2:
         raise CabenchError(f"{label}: {instances} instance kept; a dataset needs at least 2 (one to profile the "
                            "configurations on, one to evaluate them on)")
-    # a column --override replaced is recorded as replaced (provenance.replaced), not as one left unread
-    ignored = [c for c in _ignored(frame, columns, extra) if c not in overrides] if fmt == "canonical" else []
+    # a column --override replaced (its canonical name, or the source column the mapping reads it from) is recorded
+    # as replaced (provenance.replaced), not as one left unread
+    overridden = {src for name in overrides for given in (name, mapping["columns"].get(name))
+                  for src in ([given] if isinstance(given, str) else given or [])}
+    ignored = [c for c in _ignored(frame, columns, extra) if c not in overridden] if fmt == "canonical" else []
     if ignored:
         echo(f"ignored source columns: {', '.join(ignored)} (keep numeric ones with extra_columns in the mapping)")
     for warning in unit_warnings(valid) if fmt == "canonical" else []:  # a tool's reader converts its own units

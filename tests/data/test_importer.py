@@ -594,3 +594,34 @@ def test_a_mapping_constant_never_replaces_what_the_logs_record(tmp_path, column
     frame.to_csv(tmp_path / "empty.csv", index=False)
     filled = _cli(tmp_path / "empty.csv", "--mapping", tmp_path / "map.yaml", "--out", tmp_path / "filled")
     assert filled.exit_code == 0, filled.output
+
+
+@pytest.mark.parametrize("constant, derived", [("latency_s", "latency_ms"), ("tokens", "token parts")])
+def test_a_mapping_constant_never_replaces_a_measurement_the_import_would_derive(tmp_path, constant, derived):
+    """Logs timing calls in latency_ms, or counting prompt and completion tokens, record latency_s and tokens as
+    the import derives them: a mapping constant for them replaced every value (with no word, for tokens)."""
+    frame = tiny_logs(n_instances=10)
+    if derived == "latency_ms":
+        frame = frame.assign(latency_ms=frame["latency_s"] * 1000).drop(columns=["latency_s"])
+        said = "(column 'latency_ms', 30 of 30 rows)"
+    else:
+        frame = frame.assign(prompt_tokens=frame["tokens"] - 10, completion_tokens=10).drop(columns=["tokens"])
+        said = "(columns 'prompt_tokens' and 'completion_tokens', 30 of 30 rows)"
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump({"constants": {constant: 1}}))
+    result = _cli(tmp_path / "logs.csv", "--mapping", tmp_path / "map.yaml", "--out", tmp_path / "ds")
+    assert result.exit_code == 2 and not (tmp_path / "ds").exists()
+    assert result.stderr.startswith(f"error: {tmp_path / 'map.yaml'}: constants.{constant}: the logs record "
+                                    f"{constant} {said}; a constant would replace every recorded value"), result.stderr
+
+
+def test_a_mapped_column_override_replaces_is_not_listed_as_ignored(tmp_path):
+    frame = tiny_logs(n_instances=10).rename(columns={"correct": "is_correct"}).assign(notes="x")
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump({"columns": {"correct": "is_correct"}}))
+    result = _cli(tmp_path / "logs.csv", "--mapping", tmp_path / "map.yaml", "--override", "correct=1", "--out",
+                  tmp_path / "ds")
+    assert result.exit_code == 0, result.output
+    assert "--override correct: replaced the value the logs record on 30 rows\n" in result.stdout
+    assert "ignored source columns: notes (keep" in result.stdout  # not is_correct: replaced, as recorded
+    assert yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())["provenance"]["ignored_columns"] == ["notes"]
