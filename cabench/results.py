@@ -475,8 +475,8 @@ def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFr
                            f"optimal, expected exactly one (a damaged file); {AGAIN}")
     front = pareto_mask(arms[objectives].to_numpy(dtype=float))  # the true Pareto set every answer is scored on
     _fail_at(where["arms.csv"], arms, arms["pareto"].to_numpy() != front, "pareto",
-             f"does not follow from {', '.join(objectives)} (Pareto: no other configuration as good on every "
-             "objective and better on one)")
+             f"does not follow from {', '.join(objectives)} (Pareto: no other configuration better on every "
+             "objective, paper §3.2)")
     names = set(arms["config_id"])
     unknown = "is not a configuration of arms.csv"
     _fail_at(where["runs.csv"], runs, runs["setting"] != meta["setting"], "setting",
