@@ -331,6 +331,10 @@ class ChatClient:
                         raw = b""
                 status = resp.status_code
                 retry_after = resp.headers.get("Retry-After")
+        except httpx.ConnectTimeout:  # no connection within the time: the request was never sent, so it is free
+            outcome.attempts.append(Attempt("connection", time.perf_counter() - start, billable=False))
+            outcome.error = f"could not connect within {self.endpoint.timeout_s:g} s"
+            return None
         except httpx.TimeoutException:
             outcome.attempts.append(Attempt("timeout", time.perf_counter() - start))
             outcome.error = f"timed out after {self.endpoint.timeout_s:g} s"

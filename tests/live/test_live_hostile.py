@@ -669,3 +669,29 @@ def test_a_kill_during_profiling_leaves_the_methods_run_as_it_was(tmp_path, data
         return [(r["config"], r["instance"]) for r in finished(tmp_path / folder) if r["key"].startswith("e:")]
     assert 0 < len(asks("killed")) <= len(asks("whole"))
     assert asks("killed") == asks("whole")[:len(asks("killed"))]  # the same asks, stopped sooner at most
+
+
+def test_a_connection_never_made_in_time_is_free_and_retried(monkeypatch):
+    """A host that drops packets (a wrong address, a firewall) ends each attempt in a connect timeout: the request
+    was never sent, so the attempt is a free 'connection' failure (as a refused connection is), retried, and it
+    counts toward the calls that never reached the endpoint; a timeout once connected stays billable."""
+    import httpx
+
+    from cabench.live.client import ChatClient
+
+    raised = [httpx.ConnectTimeout("timed out"), httpx.ReadTimeout("timed out")]
+
+    def stream(*args, **kwargs):
+        raise raised[0]
+
+    client = ChatClient(Endpoint(base_url="http://127.0.0.1:9/v1", max_retries=2, backoff_s=0.0, max_backoff_s=0.0,
+                                 timeout_s=1.5))
+    monkeypatch.setattr(client.client, "stream", stream)
+    try:
+        outcome = client.chat({})
+        assert [(a.status, a.billable) for a in outcome.attempts] == [("connection", False)] * 3
+        assert outcome.error == "could not connect within 1.5 s"
+        raised.pop(0)
+        assert [(a.status, a.billable) for a in client.chat({}).attempts] == [("timeout", True)] * 3
+    finally:
+        client.close()
