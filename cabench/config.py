@@ -102,6 +102,7 @@ class ExperimentConfig:
     max_pulls: float = 2e10
     max_memory_gb: float = 8.0
     terms: Terms | None = None  # None: the terms the dataset declares, else the paper's
+    terms_stated: tuple[str, ...] = ()  # the keys of ``terms`` taken from the dataset's dataset.yaml
     budget: tuple[float, ...] = ()  # budgets as stated (``budget: {unit: [...]}``), in ``budget_unit``
     budget_unit: str | None = None
     given: frozenset[str] = frozenset()  # the keys a command-line option replaced (their errors name it), not identity
@@ -341,13 +342,14 @@ def _dataset(r: _Reader, raw: Any, base: Path) -> tuple[str | None, SyntheticSpe
         raise CabenchError(f"{r.source}: {exc}") from None
 
 
-def _terms(r: _Reader, raw: dict[str, Any], dataset: str | None) -> Terms | None:
+def _terms(r: _Reader, raw: dict[str, Any], dataset: str | None) -> tuple[Terms | None, tuple[str, ...]]:
     """The terms a config declares, key by key over its dataset's: ``objectives``, ``cost`` and ``prices`` each
     replace the dataset's own where the config gives them, and a key it leaves out is the one ``dataset.yaml``
     declares, else the default (README, the config keys). None where the config declares none (the dataset's
-    terms, else the paper's, apply as they are). An error in a key taken from ``dataset.yaml`` names that file."""
+    terms, else the paper's, apply as they are). Also the keys taken from ``dataset.yaml``: an error in one, here
+    or when the logs are read, names that file."""
     if not declares_terms(raw):
-        return None
+        return None, ()
     given = {key: raw[key] for key in TERM_KEYS if raw.get(key) is not None}
     stated: dict[str, Any] = {}
     where = Path(dataset or ".") / META_NAME
@@ -360,7 +362,7 @@ def _terms(r: _Reader, raw: dict[str, Any], dataset: str | None) -> Terms | None
             return CabenchError(f"{where}: {key}: {message}")
         return r.fail(key, message)
 
-    return parse_terms({**stated, **given}, fail)
+    return parse_terms({**stated, **given}, fail), tuple(stated)
 
 
 def _arms(r: _Reader, raw: Any) -> tuple[str | None, ArmFilter]:
@@ -438,7 +440,7 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     if synthetic is not None and raw.get("arms") is not None:  # recorded in config.yaml and the hash, never applied
         raise r.fail("arms", "a synthetic instance runs every arm of dataset.synthetic.means (list only the arms to "
                              "run there); remove arms")
-    terms = _terms(r, raw, dataset)
+    terms, terms_stated = _terms(r, raw, dataset)
     if synthetic is not None and terms is not None:
         raise r.fail(next(k for k in TERM_KEYS if raw.get(k) is not None),
                      "a synthetic instance draws its own rewards and costs; objectives, cost and prices apply to logs")
@@ -554,6 +556,7 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         trajectories=trajectories,
         tune=tune,
         terms=terms,
+        terms_stated=terms_stated,
         budget=budget,
         budget_unit=budget_unit,
     )

@@ -35,7 +35,9 @@ def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
         find_log_file(Path(cfg.dataset))
     except CabenchError as exc:
         raise CabenchError(f"{cfg.source}: dataset: {exc}") from None
-    ds = load_dataset(cfg.dataset, cfg.split, cfg.terms, cfg.source)
+    stated_in = cfg.source if not cfg.terms_stated else (  # terms partly the dataset's: both files state them
+        f"{cfg.source} (with {', '.join(cfg.terms_stated)} from {Path(cfg.dataset) / 'dataset.yaml'})")
+    ds = load_dataset(cfg.dataset, cfg.split, cfg.terms, stated_in)
     unfit = quality_not_first(ds.terms, registry.quality_first([m.name for m in cfg.methods], cfg.setting))
     if unfit:
         raise CabenchError(f"{cfg.source}: methods: {unfit}")

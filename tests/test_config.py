@@ -291,3 +291,17 @@ def test_a_bad_key_the_config_takes_from_the_dataset_names_dataset_yaml(tmp_path
     assert str(info.value).startswith(f"{folder / 'dataset.yaml'}: cost: 'dollars' is not one of")
     cfg = parse_config({**BASE, "dataset": str(folder), "cost": "tokens"}, "exp.yaml")  # replaced: never read
     assert cfg.terms is not None and cfg.terms.cost == "tokens"
+
+
+def test_an_error_in_the_logs_about_a_term_taken_from_the_dataset_names_both_files(tmp_path):
+    """cost: usd in the config, prices in dataset.yaml that leave a model out: the logs' error named the config
+    alone, which has no prices."""
+    from cabench.plan import build_problem
+
+    folder = _declaring(tmp_path, prices={"m0": {"tokens": 2.0}})
+    cfg = parse_config({**BASE, "dataset": str(folder), "cost": "usd"}, "exp.yaml")
+    assert cfg.terms_stated == ("prices",)
+    with pytest.raises(CabenchError) as info:
+        build_problem(cfg)
+    assert str(info.value).startswith(f"exp.yaml (with prices from {folder / 'dataset.yaml'})")
+    assert "prices: " in str(info.value) and "m1" in str(info.value)
