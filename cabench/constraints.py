@@ -188,7 +188,7 @@ def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...], where: s
     (one failing a bound its whole interval fails is not borderline, whatever its other intervals).
 
     A bounded mean that is empty or not finite (a hand-edited ``arms.csv``; cabench writes every mean it records)
-    is refused in one line naming ``where``, the row and the configuration: the configuration would otherwise
+    is refused in one line naming ``where``, the line and the configuration: the configuration would otherwise
     silently fail every requirement on it."""
     ok = np.ones(len(arms), dtype=bool)
     may_qualify = np.ones(len(arms), dtype=bool)

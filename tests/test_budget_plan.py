@@ -515,8 +515,8 @@ def test_a_cap_below_the_grids_first_budget_is_refused():
 
 @pytest.mark.parametrize("surrogate", [True, False])
 def test_a_plan_of_surrogate_logs_says_so_in_its_table_file_and_figure(tmp_path, monkeypatch, surrogate):
-    """README: every figure and report of the surrogate logs says they are surrogate; the plan's table, plan.csv
-    and plan.png did not."""
+    """README: every figure and report of the surrogate logs says they are surrogate, the plan's table, plan.csv
+    and plan.png too."""
     notes = []
 
     def figure(*args, **kwargs):

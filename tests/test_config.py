@@ -275,7 +275,7 @@ STATED = {"objectives": ["accuracy", "latency"], "cost": "usd", "prices": {"*": 
 ])
 def test_a_config_replaces_the_terms_it_declares_and_keeps_the_datasets_others(tmp_path, declared, expected):
     """objectives, cost and prices override the dataset's one key at a time: a config that states only its
-    objectives keeps the dataset's cost unit and prices (it was charged in tokens), one that states only prices
+    objectives keeps the dataset's cost unit and prices (not tokens, the default), one that states only prices
     keeps the dataset's objectives and cost."""
     folder = _declaring(tmp_path, **STATED)
     cfg = parse_config({**BASE, "dataset": str(folder), **declared}, "exp.yaml")

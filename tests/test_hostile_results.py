@@ -455,9 +455,9 @@ def test_a_results_path_that_is_a_file_says_so(tmp_path, command):
 
 
 def test_an_exploited_configuration_selections_do_not_back_is_refused(tmp_path, finished):
-    """runs.csv's exploited, edited to another configuration of arms.csv, was counted by recommend and both reports
-    as that run's answer: it is now checked against the pulls selections.csv.gz records (report and recommend read
-    them; the figures do not)."""
+    """runs.csv's exploited, edited to another configuration of arms.csv, would be counted by recommend and both
+    reports as that run's answer: it is checked against the pulls selections.csv.gz records (report and recommend
+    read them; the figures do not)."""
     shutil.copytree(finished, tmp_path / "root" / "exp")
     runs = pd.read_csv(tmp_path / "root" / "exp" / "runs.csv")
     other = next(a for a in pd.read_csv(tmp_path / "root" / "exp" / "arms.csv")["config_id"]

@@ -195,8 +195,8 @@ class Caller:
     def _count_failure(self, record: dict[str, Any]) -> None:
         """Stop after ``max_failures`` failed calls of one configuration in a row, or as many calls in a row, of
         any configurations, that never reached the endpoint (every attempt failed to connect): an endpoint that is
-        down fails every configuration, and profiling asks each in turn, so the first rule alone took
-        ``max_failures`` rounds of every configuration to stop."""
+        down fails every configuration, and profiling asks each in turn, so the first rule alone would wait for
+        ``max_failures`` rounds of every configuration."""
         name = record["config"]
         self.failures[name] = 0 if record["ok"] else self.failures.get(name, 0) + 1
         attempts = record.get("attempts") or []

@@ -574,9 +574,9 @@ def test_logs_that_time_nothing_are_imported_without_latency(tmp_path):
 
 @pytest.mark.parametrize("column, value", [("correct", 1), ("tokens", 100), ("latency_s", 0.5)])
 def test_a_mapping_constant_never_replaces_what_the_logs_record(tmp_path, column, value):
-    """constants: {correct: 1} in a mapping made every one of the logs' scores 1 (the source column was only listed
-    as ignored): refused in one line naming the mapping key; --override replaces the values knowingly, and a
-    constant still fills a column the logs leave empty."""
+    """constants: {correct: 1} in a mapping would make every one of the logs' scores 1: refused in one line naming
+    the mapping key; --override replaces the values knowingly, and a constant still fills a column the logs leave
+    empty."""
     frame = tiny_logs(n_instances=10)
     frame.to_csv(tmp_path / "logs.csv", index=False)
     (tmp_path / "map.yaml").write_text(yaml.safe_dump({"constants": {column: value}}))
