@@ -536,3 +536,32 @@ def test_a_plan_of_surrogate_logs_says_so_in_its_table_file_and_figure(tmp_path,
                                     "s (psi): planned from 30")
     assert pd.read_csv(tmp_path / "results" / "s_plan" / "plan.csv")["surrogate"].tolist() == [surrogate]
     assert notes == [SURROGATE_NOTE if surrogate else None]
+
+
+def test_the_plan_figure_writes_its_note_inside_the_image(monkeypatch):
+    """The surrogate note goes below the panels, and the image is cut to hold it and the two-line budget label."""
+    from matplotlib.figure import Figure
+
+    from cabench.planning.figure import plan_figure
+
+    seen = []
+    save = Figure.savefig
+
+    def saved(fig, *args, **kwargs):
+        save(fig, *args, **kwargs)
+        renderer = fig.canvas.get_renderer()
+        notes = [t.get_window_extent(renderer) for t in fig.texts if t.get_text() == SURROGATE_NOTE]
+        seen.append((notes, fig.get_tightbbox(renderer).transformed(fig.dpi_scale_trans), kwargs.get("bbox_inches")))
+
+    monkeypatch.setattr(Figure, "savefig", saved)
+    curves = pd.DataFrame({"method": "copsi", "cost_mode": "deterministic", "target": "f1>=0.8", "rho": [1.0, 2.0],
+                           "budget": [10.0, 20.0], "profiling": [0.5, 0.9], "low": [0.4, 0.8], "high": [0.6, 1.0]})
+    plan_figure(curves, {}, "tokens", 15.0, "g: predicted", SURROGATE_NOTE)
+    (notes, box, cut), = seen
+    assert len(notes) == 1 and cut == "tight"
+    text = notes[0]
+    # below the panels, and within what the image is cut to
+    assert text.y1 < 0 and box.y0 <= text.y0 and text.x0 >= box.x0 and text.x1 <= box.x1
+    seen.clear()
+    plan_figure(curves, {}, "tokens", 15.0, "g: predicted")
+    assert seen[0][0] == []  # real logs: no note
