@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 from tqdm.auto import tqdm
 
 from cabench import registry
@@ -22,9 +23,10 @@ from cabench.config import ExperimentConfig
 from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod
 from cabench.online import run_online
-from cabench.plan import build_problem, check_budgets
+from cabench.plan import build_problem, check_budgets, with_budgets
 from cabench.problem import Problem
-from cabench.runner import prepare_output
+from cabench.results import read_record
+from cabench.runner import experiment_record, prepare_output
 from cabench.storage import refuse_unless_ours, replaced_together, to_csv
 from cabench.streams import stream_keys
 from cabench.yamlio import dump_yaml
@@ -45,26 +47,49 @@ def _check_tuning_files(out: Path) -> None:
         refuse_unless_ours(out / name, mark, "a file cabench tune wrote", "move it, or pass another --out")
 
 
+def _check_tuned_config(out: Path, chash: str) -> None:
+    """Refuse, before any work, a folder whose results (``config.yaml``) or tuning (``tune.yaml``) belong to another
+    config of the same experiment name (another dataset, arms or budgets): its tuning would be replaced by this
+    one's, beside results it does not belong to."""
+    for name in ("config.yaml", "tune.yaml"):
+        path = out / name
+        try:
+            record = read_record(path) if path.is_file() else None
+        except (yaml.YAMLError, UnicodeDecodeError, OSError):  # (a damaged config.yaml was refused already)
+            raise CabenchError(f"{path}: unreadable, so whose tuning it is is unknown; move it, or pass --out "
+                               "another folder") from None
+        recorded = record.get("config_hash") if isinstance(record, dict) else None
+        if isinstance(recorded, str) and recorded != chash:
+            what = "results" if name == "config.yaml" else "tuning"
+            raise CabenchError(f"{out}: holds the {what} of this experiment's name with config hash {recorded} "
+                               f"({name}), and this config's hash is {chash}; pass --out another folder")
+
+
 def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame, dict, Path]:
     """Grid search; writes ``tune.csv`` (every triple) and ``tune.yaml`` (the choice) to the output folder."""
     if cfg.setting != "online":
         raise CabenchError(f"{cfg.source}: setting: tuning applies to online configs, not '{cfg.setting}'")
     if cfg.synthetic is not None:
         raise CabenchError(f"{cfg.source}: dataset: tuning replays a profiling split; give a dataset folder")
-    problem, _, _ = build_problem(cfg, source="profiling")
+    problem, identity, ds = build_problem(cfg, source="profiling")
     check_budgets(cfg, problem)
+    spec = cfg.tune
+    rhos = spec.rho or cfg.rho
+    tuned = registry.proposed("online")
+    too_small = next((why for rho in spec.rho if (why := OnlineMethod(tuned).entry.skip(problem, rho))), None)
+    if too_small:  # scored there, every triple would have no regret, and the choice would be the grid's first
+        raise CabenchError(f"{cfg.source}: tune.rho: {too_small}")
     out = Path(cfg.output)
     _check_tuning_files(out)
     prepare_output(cfg, out, force=False, offer_force=False)  # another experiment's folder is refused
-    spec = cfg.tune
-    rhos = spec.rho or cfg.rho
+    chash = experiment_record(with_budgets(cfg, problem), problem, identity, ds)["config_hash"]
+    _check_tuned_config(out, chash)
     grid = list(itertools.product(spec.s_r, spec.s_c, spec.eta))
     pulls = len(grid) * float(sum(rhos)) * problem.n_arms * spec.repetitions
     if pulls > cfg.max_pulls:
         raise CabenchError(f"{cfg.source}: tune: the grid makes about {pulls:.3g} pulls, above max_pulls = "
                            f"{cfg.max_pulls:.3g}; lower tune.repetitions or tune.rho, or raise max_pulls")
     keys = stream_keys(cfg.seed, np.arange(spec.repetitions), problem.arm_ids)
-    tuned = registry.proposed("online")
     tasks = [(problem, OnlineMethod(tuned, s_r, s_c, eta), rhos, keys) for s_r, s_c, eta in grid]
     backend = Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address)
     scores = list(tqdm(parallel_map(_score, tasks, backend), total=len(grid), desc="tune", disable=quiet,
@@ -77,5 +102,5 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
         files.write(out / "tune.csv", to_csv(table))
         files.write(out / "tune.yaml", dump_yaml({
             "chosen": best, "scored_on": "profiling split", "method": tuned, "rho": list(rhos),
-            "repetitions": spec.repetitions, "seed": cfg.seed}))
+            "repetitions": spec.repetitions, "seed": cfg.seed, "config_hash": chash}))
     return table, best, out

@@ -217,6 +217,37 @@ def test_tune_writes_choice(tmp_path):
     assert refused.exit_code == 2 and "pass another --out" in refused.stderr and "--force" not in refused.stderr
 
 
+def test_tune_keeps_the_tuning_and_results_of_another_config_and_refuses_a_rho_below_one(tmp_path):
+    """tune into a folder whose results or tuning belong to another config of the same experiment name (another
+    dataset, here another rho grid) is refused as run refuses it, and both files are kept; the tune grid's own rho
+    is checked as the config's is (at rho 0.1 every triple had no regret, and the 'choice' was the grid's first)."""
+    raw = {"name": "t", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["cohv-ucb"],
+           "output": str(tmp_path / "t"), "tune": {"s_r": [0.01, 0.1], "s_c": [0.01], "eta": [0.05],
+                                                   "repetitions": 2}}
+    first, other = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(yaml.safe_dump(raw))
+    other.write_text(yaml.safe_dump({**raw, "rho": [2, 4]}))
+    assert runner.invoke(app, ["tune", str(first), "--quiet"]).exit_code == 0
+    before = (tmp_path / "t" / "tune.csv").read_bytes(), (tmp_path / "t" / "tune.yaml").read_bytes()
+    for results in (False, True):  # the other config's tuning, then its results too
+        if results:
+            assert runner.invoke(app, ["run", str(first), "--quiet"]).exit_code == 0
+        refused = runner.invoke(app, ["tune", str(other), "--quiet"])
+        name = "config.yaml" if results else "tune.yaml"
+        assert refused.exit_code == 2 and refused.stderr.startswith(
+            f"error: {tmp_path / 't'}: holds the {'results' if results else 'tuning'} of this experiment's name with "
+            f"config hash "), refused.stderr
+        assert f"({name}), and this config's hash is " in refused.stderr and len(refused.stderr.splitlines()) == 1
+        assert ((tmp_path / "t" / "tune.csv").read_bytes(), (tmp_path / "t" / "tune.yaml").read_bytes()) == before
+    assert runner.invoke(app, ["tune", str(first), "--quiet"]).exit_code == 0  # its own config: tuned again
+    low = tmp_path / "low.yaml"
+    low.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "low"), "tune": {**raw["tune"], "rho": [0.1]}}))
+    refused = runner.invoke(app, ["tune", str(low), "--quiet"])
+    assert refused.exit_code == 2 and refused.stderr.startswith(f"error: {low}: tune.rho: rho 0.1 cannot pay one "
+                                                                "initial pull of every arm")
+    assert not (tmp_path / "low" / "tune.csv").exists()
+
+
 def test_landscape_and_table1(tmp_path):
     out = tmp_path / "fig1.png"
     both = [str(DATA / "gsm8k"), str(DATA / "piqa")]
