@@ -172,7 +172,7 @@ def data_describe(
         f"  K {d['K']}{span('accuracy', '.3f', 'accuracy |')}{span('latency', '.3f', 'latency | s')}"
         f"{span('tokens', '.1f', 'tokens |')}{span('usd', '.3g', 'USD per call |')}   |P*| {d['pareto_size']}",
         f"  objectives {', '.join(d['objectives'])}   profiling cost c_i {d['cost_min']:.4g}-{d['cost_max']:.4g} "
-        f"{unit}   c_max {d['c_max']:.4g}   lambda {d['lambda']:.4f}{tau}   clipped rows {d['clipped_rows']}",
+        f"{unit}   c_max {d['c_max']:.4g}   lambda {d['lambda']:.4g}{tau}   clipped rows {d['clipped_rows']}",
         f"  {_largest('max-HV', d['max_hv_arms'])}   {_largest('max-HV-per-cost', d['max_nu_arms'])}",
         f"  full set: gaps min {d['full_min_gap']:.4f} median {d['full_median_gap']:.4f}   H {d['full_H']:.4g}   "
         f"L {d['full_L']:.3f}   "

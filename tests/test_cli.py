@@ -99,6 +99,14 @@ def test_describe_json(name, k):
     assert len(d["full_gaps"]) == k and d["subset_theorem2_budget_tokens"] > 0
 
 
+@pytest.mark.parametrize("name", ["gsm8k", "jhu-temperature"])
+def test_describe_shows_lambda_to_four_significant_figures(name):
+    """jhu-temperature's lambda (5.4e-05, one cheapest call in 18,458 of the dearest) was shown as 0.0001."""
+    d = json.loads(runner.invoke(app, ["data", "describe", str(DATA / name), "--json"]).stdout)
+    shown = runner.invoke(app, ["data", "describe", str(DATA / name)]).stdout
+    assert f"   lambda {d['lambda']:.4g}   " in shown and f"{d['lambda']:.4g}" != "0.0001"
+
+
 def test_describe_names_theorem2_budget_after_the_cost_unit(tmp_path):
     """A dataset costed in dollars states Theorem 2's budget in dollars, under a name that says so (it was
     ``*_theorem2_budget_tokens`` whatever the unit), as result files name budgets (``budget_usd``)."""
