@@ -41,7 +41,7 @@ from cabench.jsonio import strict_loads
 from cabench.live.tasks import replay_answer, replay_key
 
 _INSTANCE = re.compile(r"cabench replay instance: (.+)$")
-_PROMPTING = re.compile(r"prompting: (\S+)")
+_PROMPTING = re.compile(r"prompting: (.+)$", re.MULTILINE)  # the rest of the line: a prompting may hold spaces
 FAULTS = ("429", "500", "timeout")
 MAX_BODY_BYTES = 1 << 20  # a replay request is a few hundred bytes
 MAX_WAIT_S = 86_400  # the longest an answer is delayed or an injected timeout held
@@ -208,9 +208,15 @@ class ReplayEndpoint:
     @classmethod
     def load(cls, dataset: Path, **options: Any) -> ReplayEndpoint:
         frame, _ = read_logs(dataset)
-        configs = {}
+        configs: dict[tuple[str, float, int, str], str] = {}
         for row in frame.drop_duplicates("config_id").itertuples(index=False):
-            configs[replay_key(row.model, row.temperature, row.max_new_tokens, row.prompting)] = row.config_id
+            key = replay_key(row.model, row.temperature, row.max_new_tokens, row.prompting)
+            if key in configs:  # a request names its configuration by these four: the later would hide the earlier
+                raise CabenchError(
+                    f"{dataset}: configurations '{configs[key]}' and '{row.config_id}' have the same model, "
+                    "temperature, max_new_tokens and prompting, which are all a request names, so serve cannot "
+                    "tell them apart; give them distinct metadata (or serve a dataset without one of them)")
+            configs[key] = row.config_id
         rows = {(r.config_id, r.instance_id): (float(r.correct), float(r.latency_s), float(r.tokens))
                 for r in frame.itertuples(index=False)}
         endpoint = cls(configs, rows, **options)
@@ -243,7 +249,7 @@ class ReplayEndpoint:
         prompting = _PROMPTING.search(text)
         if not instance or not prompting:
             raise Refused(400, "not a cabench replay prompt (cabench serve answers the replay task only)")
-        key = request_key(body, prompting.group(1))
+        key = request_key(body, prompting.group(1).strip())
         config = self.configs.get(key)
         if config is None:
             raise Refused(404, f"no logged configuration with model={_clip(key[0])}, temperature={key[1]}, "

@@ -347,3 +347,21 @@ def test_content_given_as_parts_is_read_as_its_text_and_an_empty_message_list_sa
         endpoint.complete({**GOOD, "messages": []})
     assert refused.value.status == 400
     assert str(refused.value) == "messages: the list is empty; give at least one chat message"
+
+
+def test_a_prompting_with_spaces_is_served_and_twin_configurations_are_refused(tmp_path):
+    """A prompting named 'few shot' (the loader takes it) was read as 'few' and every request got 404; two
+    configurations with the same model, temperature, generation limit and prompting were served as one, the later
+    answering for both, so collect wrote one's latencies and tokens under the other's name."""
+    from cabench.errors import CabenchError
+
+    logs = spread_logs(2, 5, seed=3).assign(prompting="few shot")
+    endpoint = ReplayEndpoint.load(write_dataset(tmp_path / "spaced", logs))
+    request = {**GOOD, "messages": [{"role": "system", "content": "cabench replay; prompting: few shot"},
+                                    GOOD["messages"][1]]}
+    answered, _ = endpoint.complete(request)
+    assert answered["choices"][0]["message"]["content"] == replay_answer("q000", bool(logs["correct"].iloc[0]))
+    twins = spread_logs(2, 5, seed=3).assign(model="model00")
+    with pytest.raises(CabenchError, match=r"configurations 'cfg00' and 'cfg01' have the same model, temperature, "
+                                           r"max_new_tokens and prompting"):
+        ReplayEndpoint.load(write_dataset(tmp_path / "twins", twins))
