@@ -191,6 +191,7 @@ class ReplayEndpoint:
 
     configs: dict[tuple[str, float, int, str], str]
     rows: dict[tuple[str, str], tuple[float, float, float]]  # (config, instance) -> correct, latency, tokens
+    splits: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # -> prompt, completion, as logged
     latency_scale: float = 0.0
     faults: dict[str, float] = field(default_factory=dict)
     hold_s: float = 30.0
@@ -219,7 +220,12 @@ class ReplayEndpoint:
             configs[key] = row.config_id
         rows = {(r.config_id, r.instance_id): (float(r.correct), float(r.latency_s), float(r.tokens))
                 for r in frame.itertuples(index=False)}
-        endpoint = cls(configs, rows, **options)
+        splits = {}
+        if {"prompt_tokens", "completion_tokens"} <= set(frame.columns):  # the logs count both: replayed as logged
+            parts = frame[["config_id", "instance_id", "prompt_tokens", "completion_tokens", "tokens"]].dropna()
+            splits = {(r.config_id, r.instance_id): (int(r.prompt_tokens), int(r.completion_tokens))
+                      for r in parts.itertuples(index=False) if r.prompt_tokens + r.completion_tokens == r.tokens}
+        endpoint = cls(configs, rows, splits=splits, **options)
         endpoint._rng.seed(endpoint.seed)
         return endpoint
 
@@ -260,6 +266,9 @@ class ReplayEndpoint:
             raise Refused(404, f"instance {_clip(instance_id)!r} is not in the log of {config}")
         correct, latency, tokens = row
         completion = int(min(tokens, key[2])) if key[2] > 0 else int(tokens)
+        logged = self.splits.get((config, instance_id))
+        if logged is not None and (key[2] <= 0 or logged[1] <= key[2]):  # a completion within max_tokens: as logged
+            completion = logged[1]
         reply = replay_answer(instance_id, correct >= 0.5)
         response = {
             "id": f"cabench-{self.requests}", "object": "chat.completion", "created": int(time.time()),

@@ -365,3 +365,24 @@ def test_a_prompting_with_spaces_is_served_and_twin_configurations_are_refused(t
     with pytest.raises(CabenchError, match=r"configurations 'cfg00' and 'cfg01' have the same model, temperature, "
                                            r"max_new_tokens and prompting"):
         ReplayEndpoint.load(write_dataset(tmp_path / "twins", twins))
+
+
+def test_usage_is_split_as_the_logs_split_it_where_the_completion_fits_max_tokens(tmp_path):
+    """Logs counting prompt and completion tokens (the shipped jhu-temperature logs do) were served as completion =
+    min(tokens, max_tokens) and the rest as prompt, so a run priced per input and output token against serve was
+    charged otherwise than a replay; a logged completion above max_tokens (no reply could have it) keeps that split."""
+    logs = spread_logs(2, 5, seed=3)
+    logs["tokens"] = logs["tokens"].round()
+    logs["completion_tokens"] = [30.0] * (len(logs) - 1) + [logs["tokens"].iloc[-1] - 1]
+    logs["prompt_tokens"] = logs["tokens"] - logs["completion_tokens"]
+    endpoint = ReplayEndpoint.load(write_dataset(tmp_path / "parts", logs))
+    answered, _ = endpoint.complete(GOOD)  # cfg00 on q000: 30 completion tokens of its total, within 128
+    total = int(logs["tokens"].iloc[0])
+    assert answered["usage"] == {"prompt_tokens": total - 30, "completion_tokens": 30, "total_tokens": total}
+    last = logs.iloc[-1]
+    request = {**GOOD, "model": last["model"], "max_tokens": 10,
+               "messages": [GOOD["messages"][0], {"role": "user", "content": f"cabench replay instance: "
+                                                                             f"{last['instance_id']}"}]}
+    endpoint.configs[("model01", 0.5, 10, "direct")] = last["config_id"]  # the same row, asked with max_tokens 10
+    answered, _ = endpoint.complete(request)
+    assert answered["usage"]["completion_tokens"] == 10  # the logged completion does not fit: the total up to it
