@@ -72,6 +72,8 @@ def parse_faults(text: str | None) -> dict[str, float]:
             raise CabenchError(f"--fail-rate {item}: '{share}' is not a number") from None
         if not 0 <= value < 1:
             raise CabenchError(f"--fail-rate {item}: a share in [0, 1)")
+        if kind in out:  # the later would replace the earlier unsaid, and the shares' sum be checked without it
+            raise CabenchError(f"--fail-rate {item}: {kind} is given twice; give each kind once")
         out[kind] = value
     if sum(out.values()) >= 1:
         raise CabenchError("--fail-rate: the shares add up to 1 or more; no request would succeed")

@@ -276,6 +276,7 @@ OPTIONS = {
     "fail-rate nan": (["--fail-rate", "429=nan"], "--fail-rate 429=nan"),
     "fail-rate inf": (["--fail-rate", "timeout=inf"], "--fail-rate timeout=inf"),
     "fail-rate negative": (["--fail-rate", "500=-0.1"], "--fail-rate 500=-0.1"),
+    "fail-rate kind twice": (["--fail-rate", "429=0.9,429=0.05,500=0.5"], "--fail-rate 429=0.05: 429 is given twice"),
     "host not an address": (["--host", "256.0.0.1"], "256.0.0.1:0: cannot listen"),
     "host with NUL": (["--host", "a\x00b"], "cannot listen"),
 }
