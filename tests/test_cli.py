@@ -190,6 +190,11 @@ def test_run_prints_summary_and_bad_config_exits_2(tmp_path):
 def test_missing_dataset_folder_exit_2(tmp_path):
     done = runner.invoke(app, ["data", "describe", str(tmp_path / "none")])
     assert done.exit_code == 2 and "dataset folder not found" in done.stderr
+    (tmp_path / "logs.csv").write_text("config_id\n")  # a log file, not its dataset folder: named as a file
+    done = runner.invoke(app, ["data", "describe", str(tmp_path / "logs.csv")])
+    assert done.exit_code == 2 and done.stderr == (f"error: {tmp_path / 'logs.csv'}: a file, not a dataset folder (a "
+                                                   "folder with logs.csv.gz and dataset.yaml; `cabench data import` "
+                                                   "makes one from a log file)\n")
 
 
 def test_tune_writes_choice(tmp_path):

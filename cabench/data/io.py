@@ -86,6 +86,9 @@ def _unpacked(path: Path) -> tuple[io.BufferedReader, _Capped]:
 
 def find_log_file(folder: Path) -> Path:
     """Return the log file of a dataset folder."""
+    if folder.exists() and not folder.is_dir():
+        raise CabenchError(f"{folder}: a file, not a dataset folder (a folder with logs.csv.gz and dataset.yaml; "
+                           "`cabench data import` makes one from a log file)")
     if not folder.is_dir():
         raise CabenchError(f"{folder}: dataset folder not found; pass a folder with logs.csv.gz and dataset.yaml")
     found = [name for name in LOG_NAMES if (folder / name).is_file()]
