@@ -98,7 +98,11 @@ def _anchors(labels: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for label in labels:
         slug = "exp-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", label).strip("-") or "x")
-        out[label] = slug if slug not in out.values() else f"{slug}-{len(out)}"
+        anchor, n = slug, 1
+        while anchor in out.values():  # "run!" and "run 2" after "run": exp-run-2 and exp-run-2-2, never one id twice
+            n += 1
+            anchor = f"{slug}-{n}"
+        out[label] = anchor
     return out
 
 
@@ -207,7 +211,8 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     objectives = objective_columns(e.arms)
     real = [m for m in REAL_UNIT_FORMATS if m in e.arms.columns]
     names = e.arms["config_id"].astype(str)
-    hover = np.array([html.escape(name) + "".join(f"<br>{c[3:]}: {r[c]:.3f}" for c in objectives)
+    shown = {c: html.escape(c[3:]) for c in objectives}  # plotly reads its text as markup: an objective's name is not
+    hover = np.array([html.escape(name) + "".join(f"<br>{shown[c]}: {r[c]:.3f}" for c in objectives)
                       + "".join(f"<br>{REAL_UNIT_FORMATS[m][0]}: "
                                 f"{measurement(r, m, REAL_UNIT_FORMATS[m][1])}" for m in real)
                       for name, (_, r) in zip(names, e.arms.iterrows())])
@@ -220,9 +225,9 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
                               "legend": {"orientation": "h", "y": -0.2}}
     for i, (y, x) in enumerate(pairs):
         axes = {"xaxis": f"x{i + 1 if i else ''}", "yaxis": f"y{i + 1 if i else ''}"}
-        layout[f"xaxis{i + 1 if i else ''}"] = {"title": {"text": f"{x[3:]} (normalised)"}, "anchor": axes["yaxis"],
+        layout[f"xaxis{i + 1 if i else ''}"] = {"title": {"text": f"{shown[x]} (normalised)"}, "anchor": axes["yaxis"],
                                                 "domain": [i * (width + GAP), i * (width + GAP) + width]}
-        layout[f"yaxis{i + 1 if i else ''}"] = {"title": {"text": f"{y[3:]} (normalised)"}, "anchor": axes["xaxis"]}
+        layout[f"yaxis{i + 1 if i else ''}"] = {"title": {"text": f"{shown[y]} (normalised)"}, "anchor": axes["xaxis"]}
         for label, colour, symbol, size in GROUPS:
             mask = masks[label]
             if mask.any():

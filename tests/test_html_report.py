@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -374,3 +375,32 @@ def test_configuration_names_are_shown_as_written(tmp_path):
         hover = json.loads(section.by_id(f"front-data-{section.attrs['id']}").text)
         assert {h.split("<br>")[0] for t in hover["data"] for h in t.get("hovertext") or []} == {
             html.escape(name) for name in HOSTILE}
+
+
+def test_every_experiment_gets_an_id_of_its_own():
+    """'run', 'run 2' and 'run!' gave 'run 2' and 'run!' the same id, so the page drew one's Pareto front in the
+    other's section and its links led there."""
+    from cabench.html_report import _anchors
+
+    labels = ["run", "run 2", "run!", "run-2", "", "!"]
+    anchors = _anchors(labels)
+    assert len(set(anchors.values())) == len(labels)
+    assert anchors["run"] == "exp-run" and anchors["run 2"] == "exp-run-2" and anchors["run!"] == "exp-run-3"
+    assert all(re.fullmatch(r"exp-[A-Za-z0-9_-]+", a) for a in anchors.values())
+    assert _anchors(labels) == anchors  # the same page gives the same ids
+
+
+def test_objective_names_are_text_in_the_pareto_front(tmp_path_factory):
+    """plotly reads axis titles and hover text as markup: an objective named with a link (a dataset.yaml can name
+    its objectives) became a working link on the page. Names are escaped there, as every other text is."""
+    from cabench.html_report import _front
+    from cabench.results import ResultSet
+
+    e = next(x for x in ResultSet(quick_results(tmp_path_factory)).experiments if x.setting == "psi")
+    hostile = "<a href='https://example.invalid/'>acc</a>"
+    e.arms = e.arms.rename(columns={"mu_accuracy": f"mu_{hostile}"})
+    figure = _front(e, [])
+    escaped = html.escape(hostile)
+    assert figure["layout"]["yaxis"]["title"]["text"] == f"{escaped} (normalised)"
+    texts = [t for trace in figure["data"] for t in trace.get("hovertext", [])]
+    assert texts and all(f"<br>{escaped}: " in t and hostile not in t for t in texts)
