@@ -51,6 +51,18 @@ def code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+#: Markdown punctuation that turns text into a link, an image, emphasis, code or an entity (``<`` is
+#: :func:`inert_html`'s, ``|`` :func:`md_table`'s).
+_MARKUP = re.compile(r"([\\`*_\[\]&])")
+
+
+def md_text(text: str) -> str:
+    """``text`` (a dataset's title, a caption naming an experiment) as Markdown text that shows it as written: its
+    ``[``, ``]``, ``*``, ``_``, backticks, ``&`` and backslashes escaped, so ``[x](http://...)`` is no link,
+    ``![x](...)`` no image fetched, and ``&amp;`` not read as ``&``."""
+    return _MARKUP.sub(r"\\\1", text)
+
+
 _TICKS = re.compile(r"`+")
 #: A ``<`` that would open raw HTML in Markdown (a tag, a closing tag, a comment, a declaration or an instruction).
 _OPENS_HTML = re.compile(r"<(?=[A-Za-z/!?])")

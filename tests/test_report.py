@@ -4,6 +4,7 @@ user's own is never replaced without --force."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -283,3 +284,20 @@ def test_evaluation_calls_dearer_than_every_profiling_call_are_said_to_be_charge
     shown = RUNNER.invoke(app, ["recommend", str(tmp_path / "results")])
     assert shown.exit_code == 0 and shown.stdout.count(f"  note: {note}\n") == 1
     assert shown.stdout.index("dear_online") < shown.stdout.index(note)
+
+
+def test_a_title_or_caption_is_shown_as_written_by_a_markdown_viewer():
+    """A dataset title holding '[click](http://...)' or '![x](http://.../p.png)' made REPORT.md show live links and
+    fetch a remote image, its ']' ended the alt text of the report's own figures, and '&amp;' read as '&'. Rendered
+    by a CommonMark parser (markdown-it-py, as editors and hosting sites render Markdown), it is text as written."""
+    from markdown_it import MarkdownIt
+
+    from cabench.report_cells import inert_html, md_text
+
+    title = "T] [click](http://evil.example/) ![x](http://evil.example/p.png) a_b *c* &amp; `t` 1\\2 <img src=x>"
+    line = inert_html(f"**{md_text(title)}.**\n\n![{md_text(title)}](figures/f.png)\n")
+    page = MarkdownIt("commonmark").render(line)
+    assert page.count("<img") == 1 and 'src="figures/f.png"' in page  # the report's own figure, no other
+    assert "<a " not in page and "<em>" not in page and "<code>" not in page
+    shown = MarkdownIt("commonmark").render(inert_html(md_text(title)))
+    assert shown == f"<p>{html.escape(title, quote=False)}</p>\n"
