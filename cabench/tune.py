@@ -72,6 +72,7 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     if cfg.synthetic is not None:
         raise CabenchError(f"{cfg.source}: dataset: tuning replays a profiling split; give a dataset folder")
     problem, identity, ds = build_problem(cfg, source="profiling")
+    cfg = with_budgets(cfg, problem)  # budgets stated in the cost unit, as rho (unresolved, a replay never ended)
     check_budgets(cfg, problem)
     spec = cfg.tune
     rhos = spec.rho or cfg.rho
@@ -82,7 +83,7 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     out = Path(cfg.output)
     _check_tuning_files(out)
     prepare_output(cfg, out, force=False, offer_force=False)  # another experiment's folder is refused
-    chash = experiment_record(with_budgets(cfg, problem), problem, identity, ds)["config_hash"]
+    chash = experiment_record(cfg, problem, identity, ds)["config_hash"]
     _check_tuned_config(out, chash)
     grid = list(itertools.product(spec.s_r, spec.s_c, spec.eta))
     pulls = len(grid) * float(sum(rhos)) * problem.n_arms * spec.repetitions

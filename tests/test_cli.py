@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cabench.cli import app
-from tests.conftest import DATA, ROOT, spread_logs, tiny_logs, write_dataset
+from tests.conftest import DATA, ROOT, SAFETY_S, spread_logs, tiny_logs, write_dataset
 
 runner = CliRunner()
 
@@ -259,6 +260,24 @@ def test_tune_keeps_the_tuning_and_results_of_another_config_and_refuses_a_rho_b
     assert refused.exit_code == 2 and refused.stderr.startswith(f"error: {low}: tune.rho: rho 0.1 cannot pay one "
                                                                 "initial pull of every arm")
     assert not (tmp_path / "low" / "tune.csv").exists()
+
+
+def test_tune_of_a_config_stating_its_budgets_tunes_at_them_and_keeps_to_its_own_folder(tmp_path):
+    """A config stating budget: {tokens: [...]} left tune's grid unresolved (rho NaN), and the replay never ended;
+    tuned at the budgets the config states, its folder is also the one its run writes (the same config hash)."""
+    config = tmp_path / "stated.yaml"
+    config.write_text(yaml.safe_dump({
+        "name": "stated", "dataset": str(DATA / "gsm8k"), "setting": "online", "budget": {"tokens": [3e4, 6e4]},
+        "methods": ["cohv-ucb"], "repetitions": 2, "output": str(tmp_path / "stated"),
+        "tune": {"s_r": [0.01, 0.1], "s_c": [0.01], "eta": [0.05], "repetitions": 2}}))
+    assert runner.invoke(app, ["run", str(config), "--quiet"]).exit_code == 0
+    done = subprocess.run([sys.executable, "-m", "cabench.cli", "tune", str(config), "--quiet"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=SAFETY_S)  # (a bound on a hang only)
+    assert done.returncode == 0, done.stderr
+    tuned = yaml.safe_load((tmp_path / "stated" / "tune.yaml").read_text())
+    runs = pd.read_csv(tmp_path / "stated" / "runs.csv")
+    assert tuned["rho"] == sorted(runs["rho"].unique().tolist()) and all(math.isfinite(r) for r in tuned["rho"])
+    assert tuned["config_hash"] == runs["config_hash"].iloc[0]
 
 
 def test_landscape_and_table1(tmp_path):
