@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ from cabench.online import run_online
 from cabench.plan import build_problem, check_budgets, with_budgets
 from cabench.problem import Problem
 from cabench.results import read_record
-from cabench.runner import experiment_record, prepare_output
+from cabench.runner import prepare_output
 from cabench.storage import refuse_unless_ours, replaced_together, to_csv
 from cabench.streams import stream_keys
 from cabench.yamlio import dump_yaml
@@ -47,22 +48,25 @@ def _check_tuning_files(out: Path) -> None:
         refuse_unless_ours(out / name, mark, "a file cabench tune wrote", "move it, or pass another --out")
 
 
-def _check_tuned_config(out: Path, chash: str) -> None:
-    """Refuse, before any work, a folder whose results (``config.yaml``) or tuning (``tune.yaml``) belong to another
-    config of the same experiment name (another dataset, arms or budgets): its tuning would be replaced by this
-    one's, beside results it does not belong to."""
-    for name in ("config.yaml", "tune.yaml"):
+def _check_tuned_logs(out: Path, sha256: str | None) -> None:
+    """Refuse, before any work, a folder whose results (``config.yaml``) or tuning (``tune.yaml``) come from other
+    logs under the same experiment name: its tuning would be replaced by one on other data, beside results it does
+    not belong to. (What else a config changes — the methods' parameters tune chooses, the repetitions of a run —
+    leaves tune its folder.)"""
+    for name, key in (("config.yaml", ("dataset_info", "sha256")), ("tune.yaml", ("dataset_sha256",))):
         path = out / name
         try:
             record = read_record(path) if path.is_file() else None
         except (yaml.YAMLError, UnicodeDecodeError, OSError):  # (a damaged config.yaml was refused already)
             raise CabenchError(f"{path}: unreadable, so whose tuning it is is unknown; move it, or pass --out "
                                "another folder") from None
-        recorded = record.get("config_hash") if isinstance(record, dict) else None
-        if isinstance(recorded, str) and recorded != chash:
+        recorded: Any = record
+        for part in key:
+            recorded = recorded.get(part) if isinstance(recorded, dict) else None
+        if sha256 is not None and isinstance(recorded, str) and recorded != sha256:
             what = "results" if name == "config.yaml" else "tuning"
-            raise CabenchError(f"{out}: holds the {what} of this experiment's name with config hash {recorded} "
-                               f"({name}), and this config's hash is {chash}; pass --out another folder")
+            raise CabenchError(f"{out}: holds the {what} of this experiment's name on other logs (SHA-256 "
+                               f"{recorded[:12]}… in {name}, this config's {sha256[:12]}…); pass --out another folder")
 
 
 def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame, dict, Path]:
@@ -71,7 +75,7 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
         raise CabenchError(f"{cfg.source}: setting: tuning applies to online configs, not '{cfg.setting}'")
     if cfg.synthetic is not None:
         raise CabenchError(f"{cfg.source}: dataset: tuning replays a profiling split; give a dataset folder")
-    problem, identity, ds = build_problem(cfg, source="profiling")
+    problem, _, ds = build_problem(cfg, source="profiling")
     cfg = with_budgets(cfg, problem)  # budgets stated in the cost unit, as rho (unresolved, a replay never ended)
     check_budgets(cfg, problem)
     spec = cfg.tune
@@ -83,8 +87,8 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     out = Path(cfg.output)
     _check_tuning_files(out)
     prepare_output(cfg, out, force=False, offer_force=False)  # another experiment's folder is refused
-    chash = experiment_record(cfg, problem, identity, ds)["config_hash"]
-    _check_tuned_config(out, chash)
+    sha256 = None if ds is None else ds.content_hash
+    _check_tuned_logs(out, sha256)
     grid = list(itertools.product(spec.s_r, spec.s_c, spec.eta))
     pulls = len(grid) * float(sum(rhos)) * problem.n_arms * spec.repetitions
     if pulls > cfg.max_pulls:
@@ -103,5 +107,5 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
         files.write(out / "tune.csv", to_csv(table))
         files.write(out / "tune.yaml", dump_yaml({
             "chosen": best, "scored_on": "profiling split", "method": tuned, "rho": list(rhos),
-            "repetitions": spec.repetitions, "seed": cfg.seed, "config_hash": chash}))
+            "repetitions": spec.repetitions, "seed": cfg.seed, "dataset_sha256": sha256}))
     return table, best, out

@@ -231,29 +231,32 @@ def test_tune_writes_choice(tmp_path):
     assert refused.exit_code == 2 and "pass another --out" in refused.stderr and "--force" not in refused.stderr
 
 
-def test_tune_keeps_the_tuning_and_results_of_another_config_and_refuses_a_rho_below_one(tmp_path):
-    """tune into a folder whose results or tuning belong to another config of the same experiment name (another
-    dataset, here another rho grid) is refused as run refuses it, and both files are kept; the tune grid's own rho
-    is checked as the config's is (at rho 0.1 every triple had no regret, and the 'choice' was the grid's first)."""
+def test_tune_keeps_the_tuning_and_results_of_other_logs_and_refuses_a_rho_below_one(tmp_path):
+    """tune into a folder whose results or tuning come from other logs under the same experiment name is refused,
+    and both files are kept; a config that changes only what tune does not use (the methods' parameters, the run's
+    repetitions) keeps its folder. The tune grid's own rho is checked as the config's is (at rho 0.1 every triple
+    had no regret, and the 'choice' was the grid's first)."""
     raw = {"name": "t", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["cohv-ucb"],
            "output": str(tmp_path / "t"), "tune": {"s_r": [0.01, 0.1], "s_c": [0.01], "eta": [0.05],
                                                    "repetitions": 2}}
-    first, other = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first, other, tuned = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.yaml"
     first.write_text(yaml.safe_dump(raw))
-    other.write_text(yaml.safe_dump({**raw, "rho": [2, 4]}))
+    other.write_text(yaml.safe_dump({**raw, "dataset": str(DATA / "piqa")}))
+    tuned.write_text(yaml.safe_dump({**raw, "repetitions": 3, "methods": [{"name": "cohv-ucb", "s_r": 0.1}]}))
     assert runner.invoke(app, ["tune", str(first), "--quiet"]).exit_code == 0
     before = (tmp_path / "t" / "tune.csv").read_bytes(), (tmp_path / "t" / "tune.yaml").read_bytes()
-    for results in (False, True):  # the other config's tuning, then its results too
+    for results in (False, True):  # the other logs' tuning, then their results too
         if results:
             assert runner.invoke(app, ["run", str(first), "--quiet"]).exit_code == 0
         refused = runner.invoke(app, ["tune", str(other), "--quiet"])
         name = "config.yaml" if results else "tune.yaml"
         assert refused.exit_code == 2 and refused.stderr.startswith(
-            f"error: {tmp_path / 't'}: holds the {'results' if results else 'tuning'} of this experiment's name with "
-            f"config hash "), refused.stderr
-        assert f"({name}), and this config's hash is " in refused.stderr and len(refused.stderr.splitlines()) == 1
+            f"error: {tmp_path / 't'}: holds the {'results' if results else 'tuning'} of this experiment's name on "
+            "other logs (SHA-256 "), refused.stderr
+        assert f"… in {name}, this config's " in refused.stderr and len(refused.stderr.splitlines()) == 1
         assert ((tmp_path / "t" / "tune.csv").read_bytes(), (tmp_path / "t" / "tune.yaml").read_bytes()) == before
     assert runner.invoke(app, ["tune", str(first), "--quiet"]).exit_code == 0  # its own config: tuned again
+    assert runner.invoke(app, ["tune", str(tuned), "--quiet"]).exit_code == 0  # its chosen parameters written in
     low = tmp_path / "low.yaml"
     low.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "low"), "tune": {**raw["tune"], "rho": [0.1]}}))
     refused = runner.invoke(app, ["tune", str(low), "--quiet"])
@@ -264,7 +267,7 @@ def test_tune_keeps_the_tuning_and_results_of_another_config_and_refuses_a_rho_b
 
 def test_tune_of_a_config_stating_its_budgets_tunes_at_them_and_keeps_to_its_own_folder(tmp_path):
     """A config stating budget: {tokens: [...]} left tune's grid unresolved (rho NaN), and the replay never ended;
-    tuned at the budgets the config states, its folder is also the one its run writes (the same config hash)."""
+    it is tuned at the budgets the config states, in the folder its run writes (on the same logs)."""
     config = tmp_path / "stated.yaml"
     config.write_text(yaml.safe_dump({
         "name": "stated", "dataset": str(DATA / "gsm8k"), "setting": "online", "budget": {"tokens": [3e4, 6e4]},
@@ -277,7 +280,8 @@ def test_tune_of_a_config_stating_its_budgets_tunes_at_them_and_keeps_to_its_own
     tuned = yaml.safe_load((tmp_path / "stated" / "tune.yaml").read_text())
     runs = pd.read_csv(tmp_path / "stated" / "runs.csv")
     assert tuned["rho"] == sorted(runs["rho"].unique().tolist()) and all(math.isfinite(r) for r in tuned["rho"])
-    assert tuned["config_hash"] == runs["config_hash"].iloc[0]
+    dataset = yaml.safe_load((tmp_path / "stated" / "config.yaml").read_text())["dataset_info"]
+    assert tuned["dataset_sha256"] == dataset["sha256"]
 
 
 def test_landscape_and_table1(tmp_path):
