@@ -478,16 +478,22 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     for name in MAPPED:  # canonical names need no mapping
         if name not in columns and name not in mapping["constants"] and name not in overrides and name in frame:
             columns[name] = name
-    for name in mapping["constants"]:  # a shared mapping's constant would turn the logs' measurements into one value
+    given_as = [(name, f"{mapping_path}: constants.{name}", "a constant") for name in mapping["constants"]]
+    given_as += [(name, f"--set {name}", "--set") for name in settings]  # --set fills empty cells of a column only
+    for name, given_in, what in given_as:  # neither turns the logs' measurements into one value, unsaid
         source_columns = _recording(name, frame, columns, fmt) if name in MEASURED and name not in overrides else []
+        derived_from = bool(source_columns) and name not in frame  # the import would compute it from them
+        if what == "--set" and not derived_from:
+            continue  # a column of its own: --set fills its empty cells
         held = frame[source_columns].notna().all(axis=1) if source_columns else None
         if held is not None and held.any():
             shown = ("column " if len(source_columns) == 1 else "columns ") + " and ".join(
                 f"'{c}'" for c in source_columns)
-            raise CabenchError(f"{mapping_path}: constants.{name}: the logs record {name} ({shown}, "
-                               f"{int(held.sum())} of {len(frame)} rows); a constant would replace every "
-                               f"recorded value: remove it (--set {name}=... fills empty cells only), or pass "
-                               f"--override {name}=... to replace them")
+            keep = (f"the import derives {name} from them" if derived_from else
+                    f"--set {name}=... fills empty cells only")
+            raise CabenchError(f"{given_in}: the logs record {name} ({shown}, {int(held.sum())} of {len(frame)} rows); "
+                               f"{what} would replace every recorded value: remove it ({keep}), or pass --override "
+                               f"{name}=... to replace them")
     constants = {**mapping["constants"], **{k: v for k, v in settings.items() if k not in columns}, **overrides}
     derived: dict[str, Any] = {}  # columns the import computes from others (provenance.derived)
     parts = [columns.get(part) for part in ("prompt_tokens", "completion_tokens")]

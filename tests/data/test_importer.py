@@ -611,8 +611,14 @@ def test_a_mapping_constant_never_replaces_a_measurement_the_import_would_derive
     (tmp_path / "map.yaml").write_text(yaml.safe_dump({"constants": {constant: 1}}))
     result = _cli(tmp_path / "logs.csv", "--mapping", tmp_path / "map.yaml", "--out", tmp_path / "ds")
     assert result.exit_code == 2 and not (tmp_path / "ds").exists()
-    assert result.stderr.startswith(f"error: {tmp_path / 'map.yaml'}: constants.{constant}: the logs record "
-                                    f"{constant} {said}; a constant would replace every recorded value"), result.stderr
+    assert result.stderr == (f"error: {tmp_path / 'map.yaml'}: constants.{constant}: the logs record {constant} "
+                             f"{said}; a constant would replace every recorded value: remove it (the import derives "
+                             f"{constant} from them), or pass --override {constant}=... to replace them\n")
+    # --set fills the empty cells of a column; here it would be the column itself, every row of it
+    result = _cli(tmp_path / "logs.csv", "--set", f"{constant}=1", "--out", tmp_path / "ds")
+    assert result.exit_code == 2 and not (tmp_path / "ds").exists()
+    assert result.stderr.startswith(f"error: --set {constant}: the logs record {constant} {said}; --set would "
+                                    "replace every recorded value"), result.stderr
 
 
 def test_a_mapped_column_override_replaces_is_not_listed_as_ignored(tmp_path):
