@@ -267,7 +267,7 @@ def _table1(res: ResultSet) -> list[str]:
         source = "surrogate" if str(d.get("surrogate")) == "True" else "logs"
         title = str(d.get("title", name))  # a second row of one dataset (other terms, split) names its experiment
         shown = title if name == d.get("dataset", name) else f"{title} ({d['_experiment'].label})"
-        cells = [shown, source, whole(d.get("K")), _range(d, "accuracy", 3),
+        cells = [md_text(shown), source, whole(d.get("K")), _range(d, "accuracy", 3),
                  _range(d, "latency", 3), _range(d, "tokens", 1), whole(d.get("pareto_size")), _cost_range(d)]
         paper = d.get("dataset") in paper_sets and d["_experiment"].on_paper_terms  # compared as the paper's
         if with_subset:
@@ -277,7 +277,7 @@ def _table1(res: ResultSet) -> list[str]:
         ds = d.get("dataset")
         if paper and (ds, "K") in published:
             g = {metric: text for (dd, metric), text in published.items() if dd == ds}
-            cells = [str(d.get("title", name)), "paper", g["K"], f"{g['accuracy_min']}–{g['accuracy_max']}",
+            cells = [md_text(str(d.get("title", name))), "paper", g["K"], f"{g['accuracy_min']}–{g['accuracy_max']}",
                      f"{g['latency_min']}–{g['latency_max']}", f"{g['tokens_min']}–{g['tokens_max']}",
                      g["pareto_size"], f"{g['cost_min']}–{g['cost_max']}"]
             if with_subset:

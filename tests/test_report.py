@@ -301,3 +301,26 @@ def test_a_title_or_caption_is_shown_as_written_by_a_markdown_viewer():
     assert "<a " not in page and "<em>" not in page and "<code>" not in page
     shown = MarkdownIt("commonmark").render(inert_html(md_text(title)))
     assert shown == f"<p>{html.escape(title, quote=False)}</p>\n"
+
+
+def test_a_dataset_title_with_markdown_is_text_wherever_the_report_writes_it(tmp_path):
+    """The whole REPORT.md of an experiment on logs whose dataset.yaml title holds a link and a remote image, as a
+    CommonMark parser renders it: no link, no image, the title's text shown as written."""
+    from markdown_it import MarkdownIt
+
+    from cabench.config import parse_config
+    from cabench.data.io import write_metadata
+    from cabench.report import write_report
+    from cabench.runner import run_experiment
+    from tests.conftest import tiny_logs, write_dataset
+
+    folder = write_dataset(tmp_path / "hostile", tiny_logs(), split={"profiling_size": 5, "seed": 0})
+    meta = yaml.safe_load((folder / "dataset.yaml").read_text())
+    title = "T] [click](http://evil.example/) ![x](http://evil.example/p.png)"
+    write_metadata({**meta, "title": title}, folder / "dataset.yaml")
+    run_experiment(parse_config({"name": "h", "dataset": str(folder), "setting": "online", "rho": [4],
+                                 "methods": ["cohv-ucb"], "repetitions": 2, "output": str(tmp_path / "r" / "h")},
+                                "h.yaml"), quiet=True)
+    page = MarkdownIt("commonmark").enable("table").render(write_report(tmp_path / "r").read_text())
+    assert "evil.example" in page and "<a " not in page and "<img" not in page
+    assert page.count(html.escape(title, quote=False)) >= 3  # the experiment's data line, the table of data, ...
