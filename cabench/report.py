@@ -266,8 +266,9 @@ def _table1(res: ResultSet) -> list[str]:
     for name, d in rows:
         source = "surrogate" if str(d.get("surrogate")) == "True" else "logs"
         title = str(d.get("title", name))  # a second row of one dataset (other terms, split) names its experiment
-        shown = title if name == d.get("dataset", name) else f"{title} ({d['_experiment'].label})"
-        cells = [md_text(shown), source, whole(d.get("K")), _range(d, "accuracy", 3),
+        shown = md_text(title) if name == d.get("dataset", name) else \
+            f"{md_text(title)} ({code(d['_experiment'].label)})"
+        cells = [shown, source, whole(d.get("K")), _range(d, "accuracy", 3),
                  _range(d, "latency", 3), _range(d, "tokens", 1), whole(d.get("pareto_size")), _cost_range(d)]
         paper = d.get("dataset") in paper_sets and d["_experiment"].on_paper_terms  # compared as the paper's
         if with_subset:
