@@ -211,7 +211,8 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     objectives = objective_columns(e.arms)
     real = [m for m in REAL_UNIT_FORMATS if m in e.arms.columns]
     names = e.arms["config_id"].astype(str)
-    shown = {c: html.escape(c[3:]) for c in objectives}  # plotly reads its text as markup: an objective's name is not
+    # plotly reads its text as markup (and decodes &lt; and &gt;, not &quot;): an objective's name is not
+    shown = {c: html.escape(c[3:], quote=False) for c in objectives}
     hover = np.array([html.escape(name) + "".join(f"<br>{shown[c]}: {r[c]:.3f}" for c in objectives)
                       + "".join(f"<br>{REAL_UNIT_FORMATS[m][0]}: "
                                 f"{measurement(r, m, REAL_UNIT_FORMATS[m][1])}" for m in real)

@@ -400,7 +400,7 @@ def test_objective_names_are_text_in_the_pareto_front(tmp_path_factory):
     hostile = "<a href='https://example.invalid/'>acc</a>"
     e.arms = e.arms.rename(columns={"mu_accuracy": f"mu_{hostile}"})
     figure = _front(e, [])
-    escaped = html.escape(hostile)
+    escaped = html.escape(hostile, quote=False)  # plotly decodes &lt; and &gt;, not &quot;
     assert figure["layout"]["yaxis"]["title"]["text"] == f"{escaped} (normalised)"
     texts = [t for trace in figure["data"] for t in trace.get("hovertext", [])]
     assert texts and all(f"<br>{escaped}: " in t and hostile not in t for t in texts)
