@@ -76,7 +76,7 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     if cfg.synthetic is not None:
         raise CabenchError(f"{cfg.source}: dataset: tuning replays a profiling split; give a dataset folder")
     problem, _, ds = build_problem(cfg, source="profiling")
-    cfg = with_budgets(cfg, problem)  # budgets stated in the cost unit, as rho (unresolved, a replay never ended)
+    cfg = with_budgets(cfg, problem)  # budgets stated in the cost unit, as rho (unresolved they are NaN)
     check_budgets(cfg, problem)
     spec = cfg.tune
     rhos = spec.rho or cfg.rho
