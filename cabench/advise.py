@@ -38,7 +38,7 @@ from cabench.data.dataset import Split, epoch_questions, file_digest, load_datas
 from cabench.data.describe import describe
 from cabench.data.importer import import_logs, profiling_split
 from cabench.data.io import META_NAME, check_only_dataset_files, find_log_file, is_dataset, read_logs, read_metadata
-from cabench.data.terms import Terms, parse_terms
+from cabench.data.terms import Terms, declared_keys, parse_terms
 from cabench.errors import CabenchError, did_you_mean, first_three
 from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, too_small, with_budgets
@@ -264,7 +264,7 @@ def declared_terms(given: dict[str, Any], origin: dict[str, str], folder: Path, 
     dataset's, else the defaults (cost in dollars when prices or ``cost_usd`` give them, else tokens) — as config
     keys and as :class:`Terms`, and why the cost is in its unit."""
     meta = read_metadata(folder)
-    declared = {key: meta[key] for key in ("objectives", "cost", "prices") if meta.get(key) is not None}
+    declared = declared_keys(meta)
     raw = {**declared, **given}
     origin = {**{key: str(folder / META_NAME) for key in declared}, **origin}
     why = "--cost" if "cost" in given else "declared in dataset.yaml"

@@ -22,7 +22,7 @@ from cabench.backends import BACKENDS
 from cabench.data.arms import PRESETS, ArmFilter
 from cabench.data.dataset import Split
 from cabench.data.io import META_NAME, read_metadata
-from cabench.data.terms import TERM_KEYS, Terms, declares_terms, parse_terms
+from cabench.data.terms import TERM_KEYS, Terms, declared_keys, declares_terms, parse_terms
 from cabench.errors import CabenchError, did_you_mean
 from cabench.methods.configured import OnlineMethod, PsiMethod, unused
 from cabench.psi.engine import COST_MODES
@@ -350,12 +350,11 @@ def _terms(r: _Reader, raw: dict[str, Any], dataset: str | None) -> tuple[Terms 
     or when the logs are read, names that file."""
     if not declares_terms(raw):
         return None, ()
-    given = {key: raw[key] for key in TERM_KEYS if raw.get(key) is not None}
+    given = declared_keys(raw)
     stated: dict[str, Any] = {}
     where = Path(dataset or ".") / META_NAME
     if dataset is not None:
-        meta = read_metadata(Path(dataset))
-        stated = {key: meta[key] for key in TERM_KEYS if meta.get(key) is not None and key not in given}
+        stated = {key: v for key, v in declared_keys(read_metadata(Path(dataset))).items() if key not in given}
 
     def fail(key: str, message: str) -> CabenchError:
         if re.split(r"[.[]", key)[0] in stated:

@@ -99,7 +99,7 @@ def _anchors(labels: list[str]) -> dict[str, str]:
     for label in labels:
         slug = "exp-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", label).strip("-") or "x")
         anchor, n = slug, 1
-        while anchor in out.values():  # "run!" and "run 2" after "run": exp-run-2 and exp-run-2-2, never one id twice
+        while anchor in out.values():  # "run 2" then "run!" after "run": exp-run-2, exp-run-3; never one id twice
             n += 1
             anchor = f"{slug}-{n}"
         out[label] = anchor

@@ -15,7 +15,7 @@ from cabench import registry
 from cabench.cells import Cell
 from cabench.config import ExperimentConfig, flag_note, resolve_budgets
 from cabench.data.dataset import Dataset, load_dataset
-from cabench.data.io import find_log_file
+from cabench.data.io import META_NAME, find_log_file
 from cabench.data.terms import quality_not_first
 from cabench.errors import CabenchError
 from cabench.problem import Problem, ReplaySampler, replay_problem
@@ -36,7 +36,7 @@ def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
     except CabenchError as exc:
         raise CabenchError(f"{cfg.source}: dataset: {exc}") from None
     stated_in = cfg.source if not cfg.terms_stated else (  # terms partly the dataset's: both files state them
-        f"{cfg.source} (with {', '.join(cfg.terms_stated)} from {Path(cfg.dataset) / 'dataset.yaml'})")
+        f"{cfg.source} (with {', '.join(cfg.terms_stated)} from {Path(cfg.dataset) / META_NAME})")
     ds = load_dataset(cfg.dataset, cfg.split, cfg.terms, stated_in)
     unfit = quality_not_first(ds.terms, registry.quality_first([m.name for m in cfg.methods], cfg.setting))
     if unfit:

@@ -10,6 +10,7 @@ evaluation split is never touched.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from cabench.config import ExperimentConfig
 from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod
 from cabench.online import run_online
-from cabench.plan import build_problem, check_budgets, with_budgets
+from cabench.plan import build_problem, check_budgets, infeasible_cells, with_budgets
 from cabench.problem import Problem
 from cabench.results import read_record
 from cabench.runner import prepare_output
@@ -81,9 +82,9 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     spec = cfg.tune
     rhos = spec.rho or cfg.rho
     tuned = registry.proposed("online")
-    too_small = next((why for rho in spec.rho if (why := OnlineMethod(tuned).entry.skip(problem, rho))), None)
+    too_small = infeasible_cells(replace(cfg, rho=tuple(spec.rho), methods=(OnlineMethod(tuned),)), problem)
     if too_small:  # scored there, every triple would have no regret, and the choice would be the grid's first
-        raise CabenchError(f"{cfg.source}: tune.rho: {too_small}")
+        raise CabenchError(f"{cfg.source}: tune.rho: {next(iter(too_small.values()))}")
     out = Path(cfg.output)
     _check_tuning_files(out)
     prepare_output(cfg, out, force=False, offer_force=False)  # another experiment's folder is refused

@@ -482,11 +482,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     given_as += [(name, f"--set {name}", "--set") for name in settings]  # --set fills empty cells of a column only
     for name, given_in, what in given_as:  # neither turns the logs' measurements into one value, unsaid
         source_columns = _recording(name, frame, columns, fmt) if name in MEASURED and name not in overrides else []
-        derived_from = bool(source_columns) and name not in frame  # the import would compute it from them
-        if what == "--set" and not derived_from:
-            continue  # a column of its own: --set fills its empty cells
-        held = frame[source_columns].notna().all(axis=1) if source_columns else None
-        if held is not None and held.any():
+        derived_from = name not in frame  # the import would compute it from them
+        if not source_columns or (what == "--set" and not derived_from):
+            continue  # nothing recorded; or a column of its own, whose empty cells --set fills
+        held = frame[source_columns].notna().all(axis=1)
+        if held.any():
             shown = ("column " if len(source_columns) == 1 else "columns ") + " and ".join(
                 f"'{c}'" for c in source_columns)
             keep = (f"the import derives {name} from them" if derived_from else

@@ -225,6 +225,12 @@ def _prices(raw: Any, fail: Callable[[str, str], CabenchError]) -> tuple[Price, 
 TERM_KEYS = ("objectives", "cost", "prices")
 
 
+def declared_keys(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``objectives``, ``cost`` and ``prices`` a config or ``dataset.yaml`` mapping gives (keys left empty
+    aside)."""
+    return {key: raw[key] for key in TERM_KEYS if raw.get(key) is not None}
+
+
 def declares_terms(raw: Mapping[str, Any]) -> bool:
     """Whether a config or ``dataset.yaml`` mapping declares objectives, a cost unit or prices."""
     return any(raw.get(key) is not None for key in TERM_KEYS)
