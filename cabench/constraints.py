@@ -27,6 +27,7 @@ import pandas as pd
 
 from cabench.errors import CabenchError, did_you_mean
 from cabench.pareto import pareto_mask
+from cabench.quantize import QUANTUM
 from cabench.record import best_nu, objective_columns
 from cabench.results import Experiment, ResultSet
 
@@ -43,6 +44,16 @@ MEASURES: dict[str, tuple[str, dict[str, float]]] = {
 #: A mean within this share of a bound meets it: a mean of calls that each meet a bound exactly (every call 2.3 s)
 #: is their sum over their count, a rounding away from the bound (2.3000000000000007).
 TOLERANCE = 1e-9
+
+
+def slack(bound: float, quantised: bool = False) -> float:
+    """How far past ``bound`` a mean may lie and still meet it: :data:`TOLERANCE` of the bound, and for a mean of
+    quantised rewards (a normalised objective, ``mu_*``; accuracy, see :func:`qualifying`) half a
+    :data:`~cabench.quantize.QUANTUM` more, as far as the rounding moves a mean (a score of 0.7 on every call is a
+    reward of 0.699999988)."""
+    return TOLERANCE * abs(bound) + (QUANTUM / 2 if quantised else 0.0)
+
+
 ALIASES = {"latency_s": "latency", "$": "usd", "dollars": "usd", "cost_usd": "usd"}
 #: ``cost`` takes its measure from the unit of its value: ``cost<=$0.002``, ``cost<=300tokens``.
 COST_UNIT_MEASURE = {"usd": "usd", "$": "usd", "tokens": "tokens", "completion_tokens": "completion_tokens"}
@@ -70,11 +81,10 @@ class Constraint:
     text: str
     unit: str = ""  # the unit the requirement was written in, if any (tokens<=300tokens: per call, not an objective)
 
-    def holds(self, values: np.ndarray) -> np.ndarray:
-        """Whether each value satisfies the requirement, a value within :data:`TOLERANCE` of the bound (relative)
-        included."""
-        slack = TOLERANCE * abs(self.value)
-        return values <= self.value + slack if self.op == "<=" else values >= self.value - slack
+    def holds(self, values: np.ndarray, quantised: bool = False) -> np.ndarray:
+        """Whether each value satisfies the requirement, a value within :func:`slack` of the bound included."""
+        room = slack(self.value, quantised)
+        return values <= self.value + room if self.op == "<=" else values >= self.value - room
 
     def describe(self) -> str:
         """The requirement as ``recommend`` prints it: ``latency <= 2 s``, ``usd <= $0.002``; a normalised objective
@@ -153,9 +163,10 @@ def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, .
 _SHARED = {"tokens", "usd", "completion_tokens"}
 
 
-def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
-    """The per-arm means a requirement bounds (accuracy falls back on its objective, which is the same number); a
-    name that is both a measure per call and an objective of the experiment is refused as ambiguous."""
+def _values(arms: pd.DataFrame, c: Constraint) -> tuple[str, np.ndarray]:
+    """The column of ``arms.csv`` and the per-arm means a requirement bounds (accuracy falls back on its objective,
+    the same number up to the rewards' rounding); a name that is both a measure per call and an objective of the
+    experiment is refused as ambiguous."""
     if c.column in _SHARED and f"mu_{c.column}" in arms and not c.unit:
         raise CabenchError(f"--require {c.text}: '{c.column}' is both {c.column} per call and an objective of the "
                            f"experiment; write mu_{c.column}{c.op}... for the objective's normalised mean, or give the "
@@ -177,7 +188,7 @@ def _values(arms: pd.DataFrame, c: Constraint) -> np.ndarray:
         # configuration, or none, would meet it
         raise OutOfRange(f"--require {c.text}: a normalised objective lies between 0 and 1; bound it by a number "
                            "in [0, 1]")
-    return arms[column].to_numpy(dtype=float)
+    return column, arms[column].to_numpy(dtype=float)
 
 
 def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...], where: str = "arms.csv"
@@ -194,22 +205,25 @@ def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...], where: s
     may_qualify = np.ones(len(arms), dtype=bool)
     may_fail = np.zeros(len(arms), dtype=bool)
     for c in constraints:
-        values = _values(arms, c)
+        column, values = _values(arms, c)
         unknown = np.flatnonzero(~np.isfinite(values))
         if len(unknown):
-            row, column = int(unknown[0]), c.column if c.column in arms else "mu_accuracy"
+            row = int(unknown[0])
             shown = "empty" if np.isnan(values[row]) else f"{values[row]:g} is not finite"
             raise DamagedMeasure(f"{where}: line {row + 2}, column '{column}': {shown}, so "
                                f"--require {c.text} cannot be judged for {arms['config_id'].iloc[row]}; run the "
                                "experiment again")
-        holds, straddles = c.holds(values), _straddles(arms, c.column, values, c.value)
+        # accuracy too: an arms.csv written before cabench kept the logs' scores unrounded gives their quantised mean
+        quantised = column.startswith("mu_") or column == "accuracy"
+        holds, straddles = c.holds(values, quantised), _straddles(arms, c.column, values, c.value, quantised)
         ok &= holds
         may_qualify &= holds | straddles
         may_fail |= ~holds | straddles
     return ok, may_qualify & may_fail
 
 
-def _straddles(arms: pd.DataFrame, column: str, values: np.ndarray, bound: float) -> np.ndarray:
+def _straddles(arms: pd.DataFrame, column: str, values: np.ndarray, bound: float, quantised: bool = False
+               ) -> np.ndarray:
     """Whether each configuration's 95% interval of ``column`` reaches across ``bound``, further than a rounding
     on each side (one of no width, every call alike, never does): its recorded ends
     (``<column>_low``, ``<column>_high``), or ``values`` ± the half-width ``<column>_ci`` in a folder written
@@ -219,9 +233,9 @@ def _straddles(arms: pd.DataFrame, column: str, values: np.ndarray, bound: float
     else:
         half = arms[f"{column}_ci"].to_numpy(dtype=float) if f"{column}_ci" in arms else np.zeros(len(arms))
         low, high = values - half, values + half
-    slack = TOLERANCE * abs(bound)  # as a mean within it meets the bound: an interval that reaches no further
+    room = slack(bound, quantised)  # as a mean within it meets the bound: an interval that reaches no further
     # than a rounding past the bound (a constant latency's 0.9000000000000002 ± 2.5e-17) does not straddle it
-    return (np.nan_to_num(low, nan=np.inf) < bound - slack) & (bound + slack < np.nan_to_num(high, nan=-np.inf))
+    return (np.nan_to_num(low, nan=np.inf) < bound - room) & (bound + room < np.nan_to_num(high, nan=-np.inf))
 
 
 @dataclass(frozen=True)

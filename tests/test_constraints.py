@@ -20,7 +20,7 @@ from cabench.errors import CabenchError
 from cabench.recommend import recommend
 from cabench.results import load_experiment
 from cabench.runner import run_experiment
-from tests.conftest import ROOT, five_results
+from tests.conftest import ROOT, five_results, tiny_logs, write_dataset
 
 RUNNER = CliRunner()
 
@@ -377,3 +377,32 @@ def test_an_empty_bounded_mean_in_arms_csv_is_refused_naming_the_file_row_and_co
     arms.to_csv(path, index=False)
     with pytest.raises(CabenchError, match=r"line 5, column 'latency_s': inf is not finite"):
         constrained_answer(load_experiment(path.parent), parse_constraints(["latency<=2500ms"]))
+
+
+def test_a_score_met_exactly_by_every_call_qualifies_and_is_recorded_as_the_logs_give_it(tmp_path):
+    """Scores in [0, 1]: 'mid' scores 0.7 and 'low' 0.58 on every call. arms.csv gave their accuracy as the mean of
+    the quantised rewards, 0.699999988 and 0.579999983, so 'accuracy>=0.7' and 'accuracy>=0.58' left them out (and
+    online recommended a configuration of lower nu). Now arms.csv gives the logs' scores, and a normalised objective's
+    mean (or an older arms.csv's accuracy) within half a quantum of a bound meets it."""
+    frame = tiny_logs(3, 40)
+    frame["correct"] = frame["config_id"].map({"cfg0": 0.58, "cfg1": 0.7, "cfg2": 0.9})
+    folder = write_dataset(tmp_path / "scored", frame, split={"profiling_size": 10, "seed": 0})
+    run_experiment(load_config(_config(tmp_path, folder)), quiet=True)
+    arms = pd.read_csv(tmp_path / "r" / "arms.csv").set_index("config_id")
+    assert arms["accuracy"].tolist() == [0.58, 0.7, 0.9]  # every call alike: the logs' value itself
+    assert arms.loc["cfg1", "mu_accuracy"] == 11744051 * 2.0**-24 != 0.7  # the reward the engines see: quantised
+    for text, qualify in (("accuracy>=0.7", [False, True, True]), ("accuracy>=0.58", [True, True, True]),
+                          ("accuracy<=0.58", [True, False, False]), ("mu_accuracy>=0.7", [False, True, True]),
+                          ("mu_accuracy<=0.58", [True, False, False])):
+        assert qualifying(arms.reset_index(), (parse_constraint(text),))[0].tolist() == qualify, text
+        older = arms.reset_index().assign(accuracy=arms["mu_accuracy"].to_numpy())  # as arms.csv gave it before
+        assert qualifying(older, (parse_constraint(text),))[0].tolist() == qualify, text
+    assert qualifying(arms.reset_index(), (parse_constraint("mu_accuracy>=0.70000003"),))[0].tolist() == [
+        False, False, True]  # a quantum above the bound is not a rounding
+
+
+def _config(tmp_path: Path, folder: Path) -> Path:
+    config = tmp_path / "c.yaml"
+    config.write_text(json.dumps({"name": "scored", "dataset": str(folder), "setting": "psi", "rho": [20],
+                                  "methods": ["copsi"], "repetitions": 2, "output": str(tmp_path / "r")}))
+    return config

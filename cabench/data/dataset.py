@@ -35,7 +35,6 @@ from cabench.data.terms import (
     usd_per_call,
 )
 from cabench.errors import CabenchError
-from cabench.quantize import quantize
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,8 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 class Dataset:
     """A validated, preprocessed dataset. Arrays are ``[arms, instances]`` and read-only.
 
-    ``prof`` and ``evaluation`` hold every numeric log column the logs have (``correct`` quantised), each call's
+    ``prof`` and ``evaluation`` hold every numeric log column the logs have (as the logs give them: the rewards,
+    :attr:`rewards_prof` and :attr:`rewards_eval`, are the quantised ones), each call's
     cost in the declared unit (``cost``) and, where known, its dollars (``usd``: the price table or ``cost_usd``).
     """
 
@@ -262,7 +262,6 @@ def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name:
             raise CabenchError(f"{said}: objectives[{i}]: '{spec.name}' reads the column '{spec.column}', which the "
                                f"logs{logs} lack; the logs have {', '.join(numeric)}")
     full = {col: _wide(frame, col, config_ids, instance_ids) for col in numeric}
-    full["correct"] = quantize(full["correct"])
     prof = {col: _readonly(values[:, prof_pos]) for col, values in full.items()}
     evaluation = {col: _readonly(values[:, eval_pos]) for col, values in full.items()}
     norm = fit_normalisation(prof, path, "the logs need latencies that vary", terms,
