@@ -55,6 +55,9 @@ def slack(bound: float, quantised: bool = False) -> float:
 
 
 ALIASES = {"latency_s": "latency", "$": "usd", "dollars": "usd", "cost_usd": "usd"}
+#: What ``recommend`` and the reports say when every qualifying configuration is the online answer.
+EVERY_ONE = ("every qualifying configuration is the answer: a repetition finds it whenever it pulls one of them "
+             "most, so these shares do not compare the methods")
 #: ``cost`` takes its measure from the unit of its value: ``cost<=$0.002``, ``cost<=300tokens``.
 COST_UNIT_MEASURE = {"usd": "usd", "$": "usd", "tokens": "tokens", "completion_tokens": "completion_tokens"}
 _REQUIREMENT = re.compile(r"\s*(?P<name>[A-Za-z_$][\w.]*|\$)\s*(?P<op><=|>=)\s*(?P<dollar>\$)?\s*"
@@ -250,6 +253,7 @@ class Found:
     modal: tuple[str, ...]  # the most frequent restricted answer
     modal_share: float
     cost_mode: str | None = None
+    modal_tied: int = 1  # how many restricted answers came back as often as the most frequent (1: no tie)
 
 
 @dataclass(frozen=True)
@@ -263,16 +267,21 @@ class ConstrainedAnswer:
     pareto_within: tuple[str, ...]  # the Pareto set of the qualifying configurations
     found: tuple[Found, ...]
     undecided: str | None = None  # online: why no qualifying configuration is the answer (every nu alike)
+    true_within: tuple[str, ...] = ()  # P* ∩ F: the qualifying configurations of the true Pareto set
+    # online: every qualifying configuration is the answer (one qualifies, or all share the largest nu), so every
+    # repetition's most-pulled qualifying configuration is it and the shares do not compare the methods
+    every_one: bool = False
 
     @property
     def only_within(self) -> tuple[str, ...]:
         """Configurations Pareto among the qualifying ones only because what dominates them fails a requirement."""
-        return tuple(n for n in self.pareto_within if n not in self.answer)
+        return tuple(n for n in self.pareto_within if n not in self.true_within)
 
     def as_dict(self) -> dict[str, Any]:
         return {"constraints": list(self.constraints), "qualifying": list(self.qualifying),
                 "borderline": list(self.borderline), "answer": list(self.answer),
                 "pareto_within": list(self.pareto_within), "only_within": list(self.only_within),
+                "every_qualifying_is_the_answer": self.every_one,
                 "found": [{**vars(f), "modal": list(f.modal)} for f in self.found], "undecided": self.undecided}
 
     def table(self) -> pd.DataFrame:
@@ -322,7 +331,9 @@ def answers_under(res: ResultSet, constraints: tuple[Constraint, ...]) -> dict[s
         except CabenchError as exc:
             out[e.label] = str(exc)
     if out and all(isinstance(a, str) for a in out.values()):
-        raise CabenchError(str(next(iter(out.values()))))
+        label, why = next(iter(out.items()))
+        raise CabenchError(str(why) if len(out) == 1 else f"{why} (experiment {label}; none of the {len(out)} "
+                           "experiments has all the requirements' measures)")
     return out
 
 
@@ -348,8 +359,9 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
             undecided = ("no decision among them: every qualifying configuration has ν = 0 (no hypervolume: an "
                          "objective of each is 0), so which of them a method pulls most says nothing")
             answer = ()
-    else:
-        answer = tuple(names[ok & (arms["pareto"].to_numpy() == 1)])
+    true_within = tuple(names[ok & (arms["pareto"].to_numpy() == 1)])
+    if e.setting == "psi":
+        answer = true_within
     keys = ["method", "cost_mode", "rho"] if e.setting == "psi" else ["method", "rho"]
     found = []  # none when nothing qualifies: an empty answer would equal every run's, found by none of them
     runs = (_restricted_answers(e, set(names[ok])) if ok.any() and not undecided
@@ -358,9 +370,11 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
         labels = dict(zip(keys, values))
         counts = g["answer"].value_counts()
         modal = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
+        tied = int((counts == modal[1]).sum())
         share = float(g["answer"].map(lambda a: _is(a, answer, e.setting)).mean())
         found.append(Found(method=str(labels["method"]), rho=float(labels["rho"]), budget=float(g["budget"].iloc[0]),
                            repetitions=len(g), share=share, modal=modal[0], modal_share=modal[1] / len(g),
-                           cost_mode=labels.get("cost_mode")))
+                           cost_mode=labels.get("cost_mode"), modal_tied=tied))
     return ConstrainedAnswer(tuple(c.describe() for c in constraints), tuple(names[ok]), tuple(names[borderline]),
-                             answer, tuple(names[within]), tuple(found), undecided)
+                             answer, tuple(names[within]), tuple(found), undecided, true_within,
+                             e.setting == "online" and bool(answer) and len(answer) == int(ok.sum()))

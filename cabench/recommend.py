@@ -28,7 +28,7 @@ from cabench.answers import (
     tied_sets_note,
     weak,
 )
-from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
+from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 from cabench.report_cells import clipped_calls, listed, measurement, quoted_name
@@ -172,6 +172,8 @@ def constrained_lines(item: dict[str, Any], every: bool = False) -> list[str]:
                      f"{listed(c['answer']) or '(empty)'}")
         what = "the returned set restricted to them is it in"
     lines += [f"    {what}: {_found_at(item, g)}" for g in groups.values()]
+    if c["every_qualifying_is_the_answer"] and groups:
+        lines.append(f"    {EVERY_ONE}")
     if item["setting"] == "psi" and c["only_within"]:
         lines.append(f"    also Pareto among the qualifying only (what dominates them fails a requirement; a filtered "
                      f"answer never holds them): {listed(c['only_within'])}")

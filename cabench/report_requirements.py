@@ -6,7 +6,7 @@ renderings share, and as REPORT.md lines."""
 from __future__ import annotations
 
 from cabench import registry
-from cabench.constraints import ConstrainedAnswer, Constraint, Found
+from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, Found
 from cabench.record import objective_columns
 from cabench.report_cells import (
     REAL_UNIT_FORMATS,
@@ -62,7 +62,9 @@ def requirement_sentences(e: Experiment, a: ConstrainedAnswer | str) -> list[str
                      "method and budget, the repetitions whose most-pulled qualifying configuration is it (qualifying "
                      "configurations tied for the most pulls are no answer; the most frequent answer then lists "
                      "them).")
-    else:
+    if a.every_one and found_rows(e, a):
+        lines.append(sentence(EVERY_ONE))
+    if e.setting == "psi":
         lines.append(f"The true Pareto set restricted to them (P* ∩ F, {len(a.answer)}): {_names(a.answer)}. The "
                      "table of methods counts, per method, cost mode and budget, the repetitions whose returned set "
                      "restricted to them is exactly this set.")
@@ -85,6 +87,13 @@ def found_rows(e: Experiment, a: ConstrainedAnswer) -> list[Found]:
     return [f for f in a.found if _prefers(e, f.method)]
 
 
+def modal_text(f: Found) -> str:
+    """The most frequent restricted answer and its share, or how many tie for it."""
+    if f.modal_tied > 1:
+        return f"{f.modal_tied} answers tied ({f.modal_share:.0%} each)"
+    return f"{_names(f.modal)} ({f.modal_share:.0%})"
+
+
 def requirement_tables(e: Experiment, a: ConstrainedAnswer) -> tuple[Table, Table]:
     """The answer's configurations (real units per call, normalised objectives, c_i, ν) and, per method, budget
     (and cost mode), the share of repetitions whose answer restricted to the qualifying configurations is it, and
@@ -102,7 +111,7 @@ def requirement_tables(e: Experiment, a: ConstrainedAnswer) -> tuple[Table, Tabl
     psi = e.setting == "psi"
     found = [[(method_name(f.method), f.method), *([(str(f.cost_mode), f.cost_mode)] if psi else []),
               shown("{:g}", f.rho), (amount(f.budget, e.cost_unit), f.budget), shown("{}", f.repetitions),
-              shown("{:.0%}", f.share), (f"{_names(f.modal)} ({f.modal_share:.0%})", f.modal_share)]
+              shown("{:.0%}", f.share), (modal_text(f), f.modal_share)]
              for f in found_rows(e, a)]
     return ((["configuration", *(f"{REAL_UNIT_FORMATS[c][0]} per call" for c in real),
               *(f"{c[3:]} (normalised)" for c in objectives), f"c_i ({LABELS[e.cost_unit]})", "ν"],

@@ -14,13 +14,20 @@ import pytest
 from typer.testing import CliRunner
 
 from cabench.cli import app
-from cabench.config import load_config
-from cabench.constraints import Constraint, constrained_answer, parse_constraint, parse_constraints, qualifying
+from cabench.config import load_config, parse_config
+from cabench.constraints import (
+    EVERY_ONE,
+    Constraint,
+    constrained_answer,
+    parse_constraint,
+    parse_constraints,
+    qualifying,
+)
 from cabench.errors import CabenchError
 from cabench.recommend import recommend
 from cabench.results import load_experiment
 from cabench.runner import run_experiment
-from tests.conftest import ROOT, five_results, tiny_logs, write_dataset
+from tests.conftest import FIVE, ROOT, five_results, tiny_logs, write_dataset
 
 RUNNER = CliRunner()
 
@@ -79,7 +86,19 @@ def _psi_share(folder: Path, qualifying: set[str], answer: set[str]) -> dict[tup
     return {k: float(np.mean(v)) for k, v in out.items()}
 
 
+def _psi_modal_ties(folder: Path, qualifying: set[str]) -> dict[tuple[str, str, float], int]:
+    """Per (method, cost mode, rho): how many restricted returned sets came back as often as the most frequent."""
+    sel = pd.read_csv(next(folder.glob("selections.csv*")))
+    counts: dict[tuple[str, str, float], dict[frozenset, int]] = {}
+    for (method, mode, rho, _), g in sel.groupby(["method", "cost_mode", "rho", "rep"]):
+        returned = frozenset(n for n, r in zip(g["config_id"], g["returned"]) if r == 1 and n in qualifying)
+        tally = counts.setdefault((method, mode, rho), {})
+        tally[returned] = tally.get(returned, 0) + 1
+    return {k: sum(c == max(v.values()) for c in v.values()) for k, v in counts.items()}
+
+
 @pytest.mark.parametrize("requires, online_answer, psi_answer, within", [
+    (["objective1>=0.85"], "arm0", ["arm0"], ["arm0"]),
     (["objective1>=0.4"], "arm1", ["arm0", "arm1"], ["arm0", "arm1"]),
     (["objective1<=0.55"], "arm3", ["arm2"], ["arm2", "arm3"]),
     (["objective1<=0.55", "objective2>=0.5"], "arm2", ["arm2"], ["arm2"]),
@@ -90,6 +109,15 @@ def test_the_known_constrained_answers_of_a_synthetic_instance(synthetic, requir
     online, psi = items["online"]["constrained"], items["psi"]["constrained"]
     assert online["answer"] == [online_answer] and psi["answer"] == psi_answer and psi["pareto_within"] == within
     assert psi["only_within"] == [n for n in within if n not in psi_answer]
+    # the same instance online: the same configurations are Pareto among the qualifying only (its answer, the
+    # largest nu, is no part of that), and when one configuration qualifies every repetition's answer is it
+    assert online["only_within"] == psi["only_within"] and online["pareto_within"] == within
+    assert online["every_qualifying_is_the_answer"] == (len(online["qualifying"]) == 1)
+    assert not psi["every_qualifying_is_the_answer"]
+    said = RUNNER.invoke(app, ["recommend", str(synthetic), *(f"--require={r}" for r in requires)]).output
+    assert (EVERY_ONE in said) == (len(online["qualifying"]) == 1), said
+    ties = _psi_modal_ties(synthetic / "psi", set(psi["qualifying"]))
+    assert {(f["method"], f["cost_mode"], f["rho"]): f["modal_tied"] for f in psi["found"]} == ties
     qualifying = set(online["qualifying"])
     shares = _online_share(synthetic / "online", qualifying, online_answer)
     assert {(f["method"], f["rho"]): f["share"] for f in online["found"]} == pytest.approx(shares)
@@ -406,3 +434,21 @@ def _config(tmp_path: Path, folder: Path) -> Path:
     config.write_text(json.dumps({"name": "scored", "dataset": str(folder), "setting": "psi", "rho": [20],
                                   "methods": ["copsi"], "repetitions": 2, "output": str(tmp_path / "r")}))
     return config
+
+
+def test_restricted_answers_tied_for_the_most_frequent_are_said_to_tie(tmp_path):
+    """PSI-SR at rho 3, 4 repetitions: the four returned sets restricted to arm1..arm4 all differ. The report named
+    one of them (the empty set sorts first when there is one) as the most frequent at 25%, with no word of the tie;
+    now it says how many tie, as the JSON does (modal_tied), counted here from selections.csv."""
+    cfg = {"name": "tiny_psi", "dataset": FIVE, "setting": "psi", "rho": [3, 5], "methods": ["psi-sr"],
+           "repetitions": 4, "output": str(tmp_path / "psi")}
+    run_experiment(parse_config(cfg, "t.yaml"), quiet=True)
+    requires = parse_constraints(["objective1<=0.65"])
+    found = recommend(tmp_path, requires)[0]["constrained"]["found"]
+    ties = _psi_modal_ties(tmp_path / "psi", {"arm1", "arm2", "arm3", "arm4"})
+    assert {(f["method"], f["cost_mode"], f["rho"]): f["modal_tied"] for f in found} == ties
+    assert ties == {("psi-sr", "deterministic", 3.0): 4, ("psi-sr", "deterministic", 5.0): 1}
+    result = RUNNER.invoke(app, ["report", str(tmp_path), "--require", "objective1<=0.65"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in (tmp_path / "REPORT.md").read_text().splitlines() if line.startswith("| PSI-SR |")]
+    assert rows[0].endswith("| 4 answers tied (25% each) |") and "tied" not in rows[1], rows

@@ -185,6 +185,7 @@ def test_a_measure_some_experiments_lack_is_said_there_and_one_all_lack_is_an_er
     assert "configurations satisf" in _md_part(md, "gsm8k_psi")
     bad = RUNNER.invoke(app, ["report", str(synthetic), "--require", "latency<=2s"])
     assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1 and "have no latency" in bad.output
+    assert "(experiment five_online; none of the 2 experiments has all the requirements' measures)" in bad.output
 
 
 @pytest.mark.parametrize("setting", ["psi", "online"])
@@ -199,7 +200,8 @@ def test_names_with_commas_or_quotes_are_quoted_in_the_sentences(setting):
     names = ("tiny, cot", 'frontier "pro"', "plain")
     a = ConstrainedAnswer(constraints=("accuracy >= 0.5",), qualifying=names, borderline=(names[0],),
                           answer=names[:1] if setting == "online" else names[:2],
-                          pareto_within=names if setting == "psi" else names[:1], found=())
+                          pareto_within=names if setting == "psi" else names[:1], found=(),
+                          true_within=names[:2] if setting == "psi" else names[:1])
     text = " ".join(requirement_sentences(SimpleNamespace(k=5, setting=setting), a))
     assert '3 of 5 configurations satisfy accuracy >= 0.5: "tiny, cot", "frontier \\"pro\\"", plain.' in text
     assert 'crosses a bound): "tiny, cot".' in text
