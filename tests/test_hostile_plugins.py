@@ -27,6 +27,7 @@ from cabench.methods.user import UserMethodError
 from cabench.online import run_online
 from cabench.online.reference import reference_online
 from cabench.policy import OnlinePolicy, PsiPolicy
+from cabench.problem import expand_blocks
 from cabench.psi import PsiMethod, run_psi
 from cabench.psi.reference import reference_psi
 from cabench.streams import stream_keys
@@ -274,6 +275,25 @@ def test_schedule_cannot_change_the_loop_state_through_its_arguments():
     reference = reference_psi(PROBLEM, PsiMethod(f"{PSI}:spends_nothing"), 60, KEYS[0])
     assert result.samples[0].tolist() == reference["samples"]
 
+
+@pytest.mark.parametrize("mode", ["deterministic", "stochastic"])
+def test_a_target_far_beyond_the_budget_is_pulled_as_far_as_the_budget_pays(monkeypatch, mode):
+    """10^5 samples asked of each arm: with realised costs every asked pull was drawn before the budget cut them,
+    memory growing with the target (10^12 on 14 arms: 407 TiB asked, a traceback; 10^6: 5 GB). Now pulls are drawn
+    in rounds of at most 2^15 of a repetition, and the run makes the pulls the per-pull reference makes, within the
+    budget."""
+    from cabench.psi import engine
+
+    drawn = []
+    monkeypatch.setattr(engine, "expand_blocks", lambda starts, lengths: (
+        drawn.append(int(lengths.sum())), expand_blocks(starts, lengths))[1])
+    method = PsiMethod(f"{PSI}:far_beyond_the_budget")
+    result = run_psi(PROBLEM, method, 60, KEYS, mode)
+    assert max(drawn, default=0) <= len(KEYS) * 2**15 and (mode == "stochastic") == bool(drawn)
+    assert (result.spend <= result.budget * (1 + 1e-6)).all() and (result.samples.sum(axis=1) > 0).all()
+    for r in range(len(KEYS)):
+        reference = reference_psi(PROBLEM, method, 60, KEYS[r], mode)
+        assert result.samples[r].tolist() == reference["samples"] and result.spend[r] == reference["spend"]
 
 
 @pytest.mark.parametrize("setting, method", [("online", f"{ONLINE}:nan_after_five_pulls"),

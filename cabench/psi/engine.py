@@ -59,6 +59,10 @@ def _replay_quanta(problem: Problem) -> np.ndarray | None:
     return problem.sampler.quanta if isinstance(problem.sampler, ReplaySampler) else None
 
 
+#: The most pulls of one repetition drawn at once with realised costs (:meth:`_Samples._bring_up_pulls`).
+ROUND = 1 << 15
+
+
 class _Samples:
     """Per-repetition sample counts, reward sums and spend of one batch."""
 
@@ -109,7 +113,21 @@ class _Samples:
 
     def _bring_up_pulls(self, rows: np.ndarray, arms: np.ndarray, lengths: np.ndarray) -> None:
         """Realised costs: every pull's cost is read from its stream element; the pulls that fit the
-        budget are a prefix of each repetition's pulls (costs are positive)."""
+        budget are a prefix of each repetition's pulls (costs are positive). They are drawn in rounds of at
+        most :data:`ROUND` pulls of each repetition, the first not yet made, in order: the same pulls as in one
+        round, with memory bounded whatever a target asks (a schedule's target of 10^12 samples, say, where the
+        budget pays for hundreds)."""
+        while len(rows):
+            done = running_total(lengths, rows) - lengths  # the pulls of its repetition before each block's
+            now = np.clip(ROUND - done, 0, lengths)
+            drawn = now > 0
+            self._pull_blocks(rows[drawn], arms[drawn], now[drawn])
+            lengths = lengths - now
+            left = (lengths > 0) & ~self.stopped[rows]
+            rows, arms, lengths = rows[left], arms[left], lengths[left]
+
+    def _pull_blocks(self, rows: np.ndarray, arms: np.ndarray, lengths: np.ndarray) -> None:
+        """One round of :meth:`_bring_up_pulls`: the blocks ``lengths`` (positive), in each repetition's order."""
         block, counts, offsets = expand_blocks(self.n[rows, arms], lengths)
         rewards, tokens = self.problem.sample(self.keys[rows, arms][block], arms[block], counts)
         cost = self.problem.psi_cost(tokens)

@@ -45,6 +45,17 @@ def test_batched_equals_reference_on_subset(dataset, mode, name):
         _same_decisions(problem, PsiMethod(name), rho, mode)
 
 
+@pytest.mark.parametrize("name", ["copsi", "psi-sr", "tests.plugins_hostile.schedules:far_beyond_the_budget"])
+def test_realised_costs_drawn_in_small_rounds_make_the_same_decisions(monkeypatch, name):
+    """The pulls of a phase drawn at most 2 of a repetition at a time (the round is 2^15), each round the first pulls
+    not yet made (a schedule asking far more than the budget pays stops within its first arm's block): the
+    decisions, samples and spend of the per-pull reference, repetition by repetition."""
+    from cabench.psi import engine
+
+    monkeypatch.setattr(engine, "ROUND", 2)
+    _same_decisions(synthetic_problem(SYNTH), PsiMethod(name), 40, "stochastic", reps=4)
+
+
 @pytest.mark.parametrize("name", registry.names("psi"))
 @pytest.mark.parametrize("mode", ["deterministic", "stochastic"])
 def test_batched_equals_reference_on_synthetic(mode, name):
