@@ -60,6 +60,21 @@ def one_line(result, *words: str) -> str:
     return lines[0]
 
 
+def test_a_method_object_no_worker_can_be_sent_is_one_line_before_any_cell_runs(tmp_path):
+    """A callable object holding a lock ran in one process but, with n_jobs 2, ended in joblib's 78-line pickling
+    traceback (exit 1). Now one line naming the method and what to do, exit 2, before any cell runs; in one
+    process it runs and decides as the index it wraps."""
+    line = one_line(run(tmp_path, "online", ["cohv-ucb", f"{ONLINE}:holds_a_lock"], n_jobs=2),
+                    f"error: methods: {ONLINE}:holds_a_lock cannot be sent to the loky worker processes (TypeError: "
+                    "cannot pickle '_thread.lock' object); run it in one process (n_jobs: 1")
+    assert "Traceback" not in line and not list((tmp_path / "out" / "cells").glob("*.csv.gz"))
+    assert run(tmp_path, "online", [f"{ONLINE}:hv_per_cost", f"{ONLINE}:holds_a_lock"]).exit_code == 0
+    runs = pd.read_csv(tmp_path / "out" / "runs.csv")
+    mine = [runs[runs["method"] == f"{ONLINE}:{m}"].drop(columns="method").reset_index(drop=True)
+            for m in ("hv_per_cost", "holds_a_lock")]
+    pd.testing.assert_frame_equal(*mine)
+
+
 # --- the signature, checked when the config is read ------------------------------------------------------------
 
 
