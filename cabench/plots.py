@@ -134,7 +134,13 @@ def _pair(fig, axes, e: Experiment, titles: Sequence[str], note: str) -> None:
 
 @literal_text
 def experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
-    """(name, figure, caption) of every figure of one experiment."""
+    """(name, figure, caption) of every figure of one experiment, each method in a style of its own
+    (:func:`~cabench.registry.distinct_styles`)."""
+    with registry.distinct_styles(e.methods):
+        return _experiment_figures(e)
+
+
+def _experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
     out: list[tuple[str, object, str]] = []
     ident = e.describe()
     terms = f"objectives: {', '.join(e.objectives)}; costs and budgets in {LABELS[e.cost_unit]}"

@@ -10,8 +10,15 @@ your own that cannot be loaded here is shown by its name.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
+
 from cabench.methods import lookup
 from cabench.methods.spec import Parameter, Spec, display_problem, registered
+from cabench.methods.styles import USER
+
+#: (colour, marker) of methods in the figure being drawn (:func:`distinct_styles`), by name.
+_DISTINCT: dict[str, tuple[str, str]] = {}
 
 
 def names(setting: str) -> tuple[str, ...]:
@@ -55,9 +62,38 @@ def display(name: str) -> str:
 
 
 def style(name: str) -> tuple[str, str]:
-    """(colour, marker) of a method in every figure."""
+    """(colour, marker) of a method in every figure (in the figure being drawn, see :func:`distinct_styles`)."""
+    if name in _DISTINCT:
+        return _DISTINCT[name]
     found = spec(name).style
     return found.color, found.marker
+
+
+@contextlib.contextmanager
+def distinct_styles(names: Sequence[str]) -> Iterator[None]:
+    """Within the block, each method of ``names`` (a figure's) in a colour no other of them has: a method of one's
+    own whose colour (chosen with its marker by its name among :data:`~cabench.methods.styles.USER`) an earlier one
+    of ``names`` has takes the next style of ``USER`` whose colour and marker none has (past 12 methods of one's
+    own, whose colour none has; then whose pair). Drawn from the figure's methods alone, in their order, so a
+    figure never depends on what else a process drew."""
+    taken: dict[str, tuple[str, str]] = {}
+    for name in dict.fromkeys(names):
+        pair = style(name)
+        colours, markers = {c for c, _ in taken.values()}, {m for _, m in taken.values()}
+        if pair in USER and pair[0] in colours:
+            start = USER.index(pair)
+            order = USER[start:] + USER[:start]
+            pair = next((p for p in order if p[0] not in colours and p[1] not in markers),
+                        next((p for p in order if p[0] not in colours),
+                             next((p for p in order if p not in taken.values()), pair)))
+        taken[name] = pair
+    before = dict(_DISTINCT)
+    _DISTINCT.update(taken)
+    try:
+        yield
+    finally:
+        _DISTINCT.clear()
+        _DISTINCT.update(before)
 
 
 def prefers(name: str, setting: str) -> bool:

@@ -6,6 +6,7 @@ import pytest
 
 from cabench import registry
 from cabench.methods.lookup import get
+from cabench.methods.styles import BUILT_IN, USER
 from cabench.synthetic import SyntheticSpec, synthetic_problem
 
 
@@ -37,7 +38,7 @@ def test_roles_and_parameters_come_from_the_specs():
 
 def test_a_method_that_cannot_be_loaded_is_shown_by_its_name():
     assert registry.display("no_such_module:index") == "no_such_module:index"
-    assert registry.style("no_such_module:index") in {("#e377c2", "h"), ("#bcbd22", "d"), ("#000000", "p")}
+    assert registry.style("no_such_module:index") in USER
     assert registry.origin("no_such_module:index") == "user"
     assert registry.display("ege-sh") == "EGE-SH" and registry.style("copsi") == ("#ff7f0e", "P")
 
@@ -54,3 +55,25 @@ def test_skip_names_the_smallest_workable_budget():
         reason = get(name, "psi").skip(problem, 0.9)
         assert reason.endswith(f"the smallest workable rho is {smallest}"), reason
         assert reason.startswith(f"rho 0.9 is too small for {registry.display(name)} on 3 arms")
+
+
+def test_methods_of_ones_own_in_one_figure_each_have_a_colour_of_their_own():
+    """Styles are chosen by name among USER: four methods of one's own drew in two colour-and-marker pairs (mm:copy_cohv
+    with mm:long_idx, mm:md_idx with mm:hv_copy, among 3 styles). USER now holds 72 pairs, no two alike and none a
+    built-in method's; within a figure (distinct_styles) every method has a colour no other has, the first keeps its
+    own, a later one whose colour is taken moves to the next pair of USER whose colour and marker are free; outside,
+    each has its own again."""
+    assert len(set(USER)) == len(USER) == 72
+    assert not {c for c, _ in USER} & {c for _, c, _ in BUILT_IN.values()}
+    assert not {m for _, m in USER} & {m for _, _, m in BUILT_IN.values()}
+    mine = [f"mine{i}:index" for i in range(40)]
+    alone = {name: registry.style(name) for name in mine}
+    clash = next((a, b) for a in mine for b in mine if a < b and alone[a][0] == alone[b][0])  # a shared colour
+    names = [*clash, "cohv-ucb", *(n for n in mine[:10] if n not in clash)]
+    with registry.distinct_styles(names):
+        inside = [registry.style(name) for name in names]
+    colours = [c for c, _ in inside]
+    assert len(set(colours)) == len(names) and inside[0] == alone[clash[0]] and inside[2] == ("#d62728", "o")
+    first, (colour, marker) = USER.index(alone[clash[1]]), alone[clash[0]]  # the second meets only the first
+    assert inside[1] == next(p for p in USER[first:] + USER[:first] if p[0] != colour and p[1] != marker)
+    assert [registry.style(name) for name in names] == [alone[n] if n in alone else ("#d62728", "o") for n in names]

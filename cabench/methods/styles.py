@@ -2,7 +2,8 @@
 
 Display data only: this module imports nothing, and cell keys do not hash it (a colour is not a
 result; see :mod:`cabench.cell_keys`). A method of your own is shown by the display name it gives
-and one of :data:`USER`, chosen by its name.
+and one of :data:`USER`, chosen by its name (another where a figure holds a method already shown so:
+:func:`cabench.registry.distinct_styles`).
 """
 
 #: (display name, colour, marker) of every built-in method, by name (online and identification alike).
@@ -16,5 +17,10 @@ BUILT_IN = {
     "copsi-r": ("CoPSI-R", "#8c564b", "*"),
     "ege-sh": ("EGE-SH", "#17becf", "X"),
 }
-#: (colour, marker) a method of your own may get.
-USER = (("#e377c2", "h"), ("#bcbd22", "d"), ("#000000", "p"))
+_USER_COLOURS = ("#e377c2", "#bcbd22", "#000000", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
+                 "#dbdb8d", "#9edae5", "#f7b6d2")
+_USER_MARKERS = ("h", "d", "p", "<", ">", "8")
+#: (colour, marker) a method of your own may get: every colour with every marker (none a built-in method's), each
+#: differing from the one before in both.
+USER = tuple((_USER_COLOURS[i % len(_USER_COLOURS)], _USER_MARKERS[(i // len(_USER_COLOURS) + i) % len(_USER_MARKERS)])
+             for i in range(len(_USER_COLOURS) * len(_USER_MARKERS)))

@@ -29,10 +29,13 @@ def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], 
     (the surrogate logs' note)."""
     targets = list(dict.fromkeys(curves["target"]))
     fig, axes = plt.subplots(1, len(targets), figsize=(5.2 * len(targets), 3.8), squeeze=False)
+    methods = list(dict.fromkeys(curves["method"]))
+    with registry.distinct_styles(methods):  # a colour of its own for each method
+        colours = {method: registry.style(method)[0] for method in methods}
     for ax, target in zip(axes[0], targets):
         bound = float(target.split("=")[-1])
         for (method, mode), g in curves[curves["target"] == target].groupby(["method", "cost_mode"], sort=False):
-            color, _ = registry.style(method)
+            color = colours[method]
             label = registry.display(method) + (f" ({mode})" if mode else "")
             ax.plot(g["budget"], g["profiling"], MODE_LINE.get(mode, "-"), color=color, label=label)
             ax.fill_between(g["budget"], g["low"], g["high"], color=color, alpha=0.15, linewidth=0)
