@@ -643,6 +643,18 @@ def unfinished_note(root: Path, folders: list[Path]) -> str:
             "run its config again to finish it).")
 
 
+def _why_rows_differ(first: dict[str, Any], second: dict[str, Any]) -> str:
+    """What the two ``config.yaml`` of one experiment record differently that changes its rows without changing its
+    hash: the source of a method of one's own, or cabench's code; nothing when they record the same."""
+    mine, theirs = first.get("methods_source") or {}, second.get("methods_source") or {}
+    changed = sorted(name for name in set(mine) | set(theirs) if mine.get(name) != theirs.get(name))
+    if changed:
+        return f" (run with other code of {', '.join(changed)}: its source recorded in config.yaml differs)"
+    if first.get("code_hash") != second.get("code_hash"):
+        return f" (run by other cabench code: code_hash {first.get('code_hash')} and {second.get('code_hash')})"
+    return ""
+
+
 class ResultSet:
     """Every experiment below a folder, one :class:`Experiment` each, in name order; with ``selections=False``
     each ``selections.csv.gz`` is read when first asked for (figures never read it)."""
@@ -667,7 +679,8 @@ class ResultSet:
             else:
                 raise CabenchError(
                     f"{path}: experiment '{exp.name}' ({exp.config_hash}) is also in {seen.folder} with different "
-                    "rows; remove one copy (results of one experiment are never averaged)")
+                    f"rows{_why_rows_differ(seen.meta, exp.meta)}; remove one copy, or run one again under another "
+                    "name (--name) to keep both (results of one experiment are never averaged)")
         self.experiments = sorted(found.values(), key=lambda e: (e.name, e.config_hash))
         names: dict[str, int] = {}
         for e in self.experiments:

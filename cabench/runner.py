@@ -324,10 +324,12 @@ def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[st
                    "synthetic": True, "K": problem.n_arms, "description": "synthetic instance", "provenance": ""}
     objectives = [o.name for o in problem.norm.objectives]
     shown = registry.shown_facts([m.name for m in cfg.methods])  # methods of your own: as figures show them
+    # and the code they ran: a folder says which version of your method made it (config_hash does not cover it)
+    sources = {m.name: digest for m in cfg.methods if (digest := m.entry.source_digest()) is not None}
     return {"config_hash": chash, "paper_experiment": role,
             "paper_figures": PAPER_ROLES.get(role) if role else None, "dataset_info": dataset,
             "objectives": objectives, "cost_unit": problem.norm.cost_unit,
-            **({"methods_shown": shown} if shown else {})}
+            **({"methods_shown": shown} if shown else {}), **({"methods_source": sources} if sources else {})}
 
 
 def dataset_row(ds: Dataset | None, record: dict[str, Any]) -> pd.DataFrame:

@@ -159,9 +159,18 @@ def test_editing_a_module_a_method_imports_recomputes_its_cells(tmp_path, monkey
     first, runs = run()
     assert "nothing written" in run()[0]  # nothing edited: every cell reused
     digest = source_digest("mine_index")
+    recorded = yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())
+    assert recorded["methods_source"] == {"mine_index:index": digest}  # which code made the folder
+    shutil.copytree(tmp_path / "out", tmp_path / "both" / "before")
     (home / "mine_pkg" / "weights.py").write_text("WEIGHT = -1.0\n")  # two imports down
     assert source_digest("mine_index") != digest
     again, changed = run()
     assert "nothing written" not in again and changed != runs
+    # the same config, so the same config_hash: two folders of it are refused together, saying why they differ
+    shutil.copytree(tmp_path / "out", tmp_path / "both" / "after")
+    refused = RUNNER.invoke(app, ["recommend", str(tmp_path / "both")])
+    assert refused.exit_code == 2 and "with different rows (run with other code of mine_index:index: its source " \
+        "recorded in config.yaml differs); remove one copy, or run one again under another name (--name)" \
+        in refused.stderr, refused.stderr
     alone = (home / "mine_alone.py").read_bytes()
     assert own_imports("mine_alone") == {} and source_digest("mine_alone") == hashlib.sha256(alone).hexdigest()
