@@ -360,7 +360,8 @@ def run(
     strict: Annotated[bool, typer.Option("--strict", help="Refuse a budget too small for a method instead of "
                                                           "skipping that (method, rho).")] = False,
 ) -> None:
-    """Run (or resume) experiments: cells on the chosen backend into runs.csv, trajectories.csv, config.yaml."""
+    """Run (or resume) experiments: cells on the chosen backend into runs.csv, summary.csv, arms.csv, dataset.csv,
+    selections.csv.gz and config.yaml (and trajectories.csv where the config asks for trajectories)."""
     from functools import partial
 
     from cabench.config import load_config

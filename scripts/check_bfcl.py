@@ -10,6 +10,7 @@ importer. Prints one line per date folder; exits 1 on any difference.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -45,4 +46,8 @@ def main(folder: Path, dataset: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", type=Path, help="the BFCL date folder (holding score/ or score-BFCL/)")
+    parser.add_argument("dataset", type=Path, help="the dataset folder `cabench data import --format bfcl` wrote")
+    args = parser.parse_args()
+    sys.exit(main(args.folder, args.dataset))
