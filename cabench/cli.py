@@ -404,11 +404,20 @@ def tune(
 
     def act():
         cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend))
-        return run_tuning(cfg, quiet=quiet)
+        return cfg, run_tuning(cfg, quiet=quiet)
 
-    table, best, folder = _guard(act)
+    from cabench import registry
+
+    cfg, (table, best, folder) = _guard(act)
+    tuned = registry.proposed("online")
     typer.echo(table.to_string(index=False))
-    typer.echo(f"chosen: s_r={best['s_r']:g} s_c={best['s_c']:g} eta={best['eta']:g} (written to {folder})")
+    typer.echo(f"chosen for {registry.display(tuned)}: s_r={best['s_r']:g} s_c={best['s_c']:g} eta={best['eta']:g} "
+               f"(written to {folder})")
+    others = [registry.display(m.name) for m in cfg.methods if m.name != tuned and registry.spec(m.name).tunable]
+    if others:  # methods of the config with parameters of their own, which the grid did not score
+        typer.echo(f"tune chooses {registry.display(tuned)}'s parameters only; {', '.join(others)} "
+                   f"{'keeps its' if len(others) == 1 else 'keep theirs'} as the config gives "
+                   f"{'it' if len(others) == 1 else 'them'}")
 
 
 @app.command("plan")

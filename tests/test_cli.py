@@ -201,11 +201,15 @@ def test_missing_dataset_folder_exit_2(tmp_path):
 def test_tune_writes_choice(tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump({
-        "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["cohv-ucb"],
+        "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["cohv-ucb", "hv-ucb", "uniform"],
         "output": str(tmp_path / "tuned"), "tune": {"s_r": [0.01, 0.1], "s_c": [0.01], "eta": [0.05],
                                                     "repetitions": 3}}))
     result = runner.invoke(app, ["tune", str(config), "--quiet"])
     assert result.exit_code == 0, result.output
+    # which method the choice is for, and that the config's other method with parameters is not tuned (Uniform has none)
+    assert result.output.splitlines()[-2:] == [
+        f"chosen for CoHV-UCB: s_r=0.01 s_c=0.01 eta=0.05 (written to {tmp_path / 'tuned'})",
+        "tune chooses CoHV-UCB's parameters only; HV-UCB keeps its as the config gives it"]
     table = pd.read_csv(tmp_path / "tuned" / "tune.csv")
     assert len(table) == 2 and table["mean_regret_hv"].is_monotonic_increasing
     chosen = yaml.safe_load((tmp_path / "tuned" / "tune.yaml").read_text())
