@@ -63,6 +63,10 @@ def test_unknown_user_method_is_one_line(tmp_path, examples):
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "has no 'nothing_here'" in result.stderr
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
+    cfg["methods"] = ["tests.plugins_hostile.online:unset"]  # there, but None: not said to be missing
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    result = RUNNER.invoke(app, ["run", str(tmp_path / "c.yaml"), "--quiet"])
+    assert result.exit_code == 2 and "'tests.plugins_hostile.online:unset' is not callable" in result.stderr
 
 
 def test_user_schedule_and_index_decide_alike_in_engine_and_policy(examples):

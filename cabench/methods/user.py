@@ -45,9 +45,10 @@ def load_user(name: str) -> Callable[..., Any]:
         raise CabenchError(f"methods: cannot import '{module_name}' for '{name}' ({type(exc).__name__}: {exc}); "
                            "put the module on your Python path (PYTHONPATH)") from None
     obj: Any = module
+    missing = object()
     for part in attr.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
+        obj = getattr(obj, part, missing)
+        if obj is missing:
             raise CabenchError(f"methods: '{module_name}' has no '{attr}' (for '{name}')")
     if not callable(obj):
         raise CabenchError(f"methods: '{name}' is not callable; give an index function or a schedule")

@@ -115,3 +115,7 @@ class HoldsALock:
 
 
 holds_a_lock = HoldsALock()
+
+
+#: An attribute that exists but holds no method.
+unset = None
