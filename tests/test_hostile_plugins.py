@@ -421,14 +421,15 @@ def test_schedule_returning_negative_targets_is_the_methods_fault(tmp_path, name
 @pytest.mark.parametrize("name, returned", [("zero", "0"), ("below_one", "0.5")])
 def test_schedule_giving_no_sample_where_copsi_does_says_what_it_returned(tmp_path, name, returned):
     """A first phase giving no arm a sample where CoPSI's gives each 23 is not run, as a budget too small is, but
-    the reason says what the schedule returned, CoPSI's target there and that it samples at no budget."""
+    the reason says what the schedule returned, CoPSI's target there and that it samples at no budget (it read "rho
+    60 is too small", which no budget is not)."""
     result = run(tmp_path, "psi", ["copsi", f"{PSI}:{name}"])
     assert result.exit_code == 0, result.output
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     status = summary.loc[summary["method"] == f"{PSI}:{name}", "status"].tolist()
-    assert status == [f"not run: rho 60 is too small for {PSI}:{name} on 4 arms: its first phase gives an arm no "
-                      f"sample (it returned {returned}, where CoPSI's first phase gives every arm 23); it samples at "
-                      "no rho up to 1e+09: a first target is the cumulative samples each arm gets, at least 1"]
+    assert status == [f"not run: {PSI}:{name} on 4 arms gives an arm no sample in its first phase at rho 60 (it "
+                      f"returned {returned}, where CoPSI's first phase gives every arm 23), nor at any rho up to 1e+09: "
+                      "a first target is the cumulative samples each arm gets, at least 1"]
 
 
 def test_schedule_that_samples_only_from_a_larger_budget_says_so():

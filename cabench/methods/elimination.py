@@ -124,11 +124,14 @@ class Elimination(IdentificationEntry):
         copsi = int(_copsi_of_one(budget, l_k, mean_cost, 0.0, 0, list(costs)))
         if copsi >= 1:  # CoPSI's first phase samples here: a reason, not an error (plan scans budgets with skip)
             later = _first_sampling_rho(basis.target, problem, rho, self)
-            where = (f"; it samples from rho {later:g}" if later is not None else
-                     f"; it samples at no rho up to {_LARGEST_RHO:g}: a first target is the cumulative samples each "
-                     "arm gets, at least 1")
+            if later is None:  # no budget is enough: not "too small", a schedule that never samples
+                return (f"{self.spec.display} on {k} arms gives an arm no sample in its first phase at rho {rho:g} "
+                        f"(it returned {returned:g}, where CoPSI's first phase gives every arm {copsi}), nor at any "
+                        f"rho up to {_LARGEST_RHO:g}: a first target is the cumulative samples each arm gets, at "
+                        "least 1")
             return (f"rho {rho:g} is too small for {self.spec.display} on {k} arms: its first phase gives an arm no "
-                    f"sample (it returned {returned:g}, where CoPSI's first phase gives every arm {copsi}){where}")
+                    f"sample (it returned {returned:g}, where CoPSI's first phase gives every arm {copsi}); it samples "
+                    f"from rho {later:g}")
         return (f"rho {rho:g} is too small for {self.spec.display} on {k} arms: its first phase gives an arm no "
                 f"sample, as CoPSI's gives none{_copsi_from(problem, rho)}")
 
