@@ -138,6 +138,10 @@ def test_an_index_that_reduces_over_the_arms_is_refused_and_one_arm_by_arm_runs(
     line = one_line(run(tmp_path, "online", ["cohv-ucb", f"{ONLINE}:total_pulls"], n_jobs),
                     f"{ONLINE}:total_pulls: the index of an arm depends on the other arms it is called with (")
     assert "arms, " in line and " alone); the loops compute it arm by arm" in line
+    # one that differs only on a long row of arms, as the numpy loop gives it (its results changed with chunk_size)
+    one_line(run(tmp_path, "online", ["cohv-ucb", f"{ONLINE}:changes_with_a_long_batch"], n_jobs),
+             f"{ONLINE}:changes_with_a_long_batch: the index of an arm depends on the other arms it is called with (",
+             " among 10 arms, ")
     assert not (tmp_path / "out" / "runs.csv").exists()
     done = run(tmp_path, "online", ["cohv-ucb", f"{ONLINE}:own_pulls"], n_jobs)
     assert done.exit_code == 0, done.output

@@ -11,6 +11,7 @@ calls it on one arm at a time; the compiled loop runs it when numba can compile 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,8 +76,9 @@ def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
     computes the index of the arms just pulled, one per repetition of the batch, the compiled loop and the policy
     one arm at a time. An index that reduces over what it is given (a total of pulls over the arms) would change
     with the batch's size, and so with ``chunk_size`` and ``n_jobs``. Probed once per process and number of
-    objectives, on two repetitions of :data:`PROBE_ARMS` arms with spread numbers against each arm alone (equal
-    within a relative 1e-9, so that rounding in a vectorised library routine is not taken for a dependence)."""
+    objectives, on two repetitions of :data:`PROBE_ARMS` arms with spread numbers, and on the same ten arms in a row
+    (one per repetition, as the numpy loop calls it), against each arm alone (equal within a relative 1e-9, so that
+    rounding in a vectorised library routine is not taken for a dependence)."""
     if (id(index.function), n_objectives) in _PROBED:
         return
     rng = np.random.Generator(np.random.PCG64(20260))  # fixed probe values, a spread of each argument
@@ -86,17 +88,21 @@ def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
     lower_cost = rng.uniform(0.05, 1.0, shape)
     try:
         together = index(n, upper, lower_cost)
+        # as the numpy loop calls it: one arm per repetition of a batch, here all ten in a row
+        in_a_row = index(n.reshape(-1), upper.reshape(-1, n_objectives), lower_cost.reshape(-1)).reshape(shape)
         each = {(r, a): index(n[r, a:a + 1], upper[r, a:a + 1], lower_cost[r, a:a + 1])[0]
                 for r, a in np.ndindex(shape)}
     except UserMethodError:
         _PROBED.add((id(index.function), n_objectives))
         return  # what the method does wrong on these numbers, the loop that meets it names
-    for (r, a), alone in each.items():
-        same = alone == together[r, a] or abs(alone - together[r, a]) <= 1e-9 * max(abs(alone), abs(together[r, a]))
+    for (batch, calls), ((r, a), alone) in itertools.product(((PROBE_ARMS, together), (n.size, in_a_row)),
+                                                             each.items()):
+        value = calls[r, a]
+        same = alone == value or abs(alone - value) <= 1e-9 * max(abs(alone), abs(value))
         if not same:
-            among, single = float(together[r, a]), float(alone)
+            among, single = float(value), float(alone)
             raise UserMethodError(f"methods: {index.name}: the index of an arm depends on the other arms it is called "
-                                  f"with ({among!r} among {PROBE_ARMS} arms, {single!r} alone); the loops compute it "
+                                  f"with ({among!r} among {batch} arms, {single!r} alone); the loops compute it "
                                   "arm by arm, on the arms just pulled: it may read only that arm's n, upper and "
                                   "lower_cost")
     _PROBED.add((id(index.function), n_objectives))  # passed: not probed again in this process

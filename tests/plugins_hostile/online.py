@@ -119,3 +119,10 @@ holds_a_lock = HoldsALock()
 
 #: An attribute that exists but holds no method.
 unset = None
+
+
+def changes_with_a_long_batch(n, upper, lower_cost):
+    """HV per cost, but otherwise once it is called with three or more rows: alike on a 2 x 5 grid and on one arm,
+    unlike on the arms just pulled of a batch of repetitions."""
+    bonus = 0.5 if np.ndim(n) == 1 and np.shape(n)[0] >= 3 else 0.0
+    return hv_per_cost(n, upper, lower_cost) + bonus
