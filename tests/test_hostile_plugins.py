@@ -432,8 +432,8 @@ def test_schedule_giving_no_sample_where_copsi_does_says_what_it_returned(tmp_pa
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     status = summary.loc[summary["method"] == f"{PSI}:{name}", "status"].tolist()
     assert status == [f"not run: {PSI}:{name} on 4 arms gives an arm no sample in its first phase at rho 60 (it "
-                      f"returned {returned}, where CoPSI's first phase gives every arm 23), nor at any rho up to 1e+09: "
-                      "a first target is the cumulative samples each arm gets, at least 1"]
+                      f"returned {returned}, where CoPSI's first phase gives every arm 23), nor at any rho up to "
+                      "1e+09: a first target is the cumulative samples each arm gets, at least 1"]
 
 
 def test_schedule_that_samples_only_from_a_larger_budget_says_so():
