@@ -344,7 +344,7 @@ WRONG_TYPES = [
     ("bfcl", "id an object", lambda r: edit_line(r / BFCL_RESULT, 2, lambda i: i.update(id={"n": 1})),
      ["simple_result.json: line 2", "'id' is an object, not text or a whole number"]),
     ("bfcl", "failed id an object", lambda r: edit_line(r / BFCL_SCORE, 2, lambda i: i.update(id={"n": 1})),
-     ["simple_score.json: line 2", "'id' is an object, not a position"]),
+     ["simple_score.json: line 2", "'id' is an object, neither a position in nor the id of an entry"]),
 ]
 
 

@@ -74,6 +74,51 @@ def test_bfcl_import(tmp_path, old_layout, suffix):
     assert len(prov["sources"]) == 12 and meta["surrogate"] is False  # every file read, the dropped model's too
 
 
+#: Where BFCL v4 writes each category's files, below result/<model>/ and score/<model>/ (memory's score one folder up).
+V4_FOLDERS = {"simple": ("non_live", "non_live"), "relevance": ("agentic/memory/kv", "agentic/memory")}
+
+
+def write_bfcl_v4(root: Path) -> Path:
+    """The folders BFCL v4 writes: category subfolders, files named BFCL_v4_<category>_*.json, entries in another
+    order than their ids, and failed entries named by their ids."""
+    for model, categories in FIXTURE.items():
+        for category, rows in categories.items():
+            result, score = (root / "result" / model / V4_FOLDERS[category][0],
+                             root / "score" / model / V4_FOLDERS[category][1])
+            result.mkdir(parents=True, exist_ok=True)
+            score.mkdir(parents=True, exist_ok=True)
+            order = list(reversed(range(len(rows))))  # the files list entries as they finished
+            (result / f"BFCL_v4_{category}_result.json").write_text("".join(
+                json.dumps({"id": f"{category}_{n}", "result": [], "input_token_count": rows[n][1],
+                            "output_token_count": rows[n][2], "latency": rows[n][0]}) + "\n" for n in order))
+            correct = sum(r[3] for r in rows)
+            lines = [{"accuracy": correct / len(rows), "correct_count": correct, "total_count": len(rows)}]
+            lines += [{"id": f"{category}_{n}", "model_name": model, "valid": False} for n, r in enumerate(rows)
+                      if not r[3]]
+            (score / f"BFCL_v4_{category}_score.json").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return root
+
+
+def test_bfcl_v4_folders_import_as_the_flat_ones(tmp_path):
+    """BFCL v4 files each category in a subfolder (its score one folder up for some) and names failed entries by
+    id: it was refused as "no result file has a score file". Now it imports to the rows of the same logs in the
+    earlier layout, and an id no entry has is refused naming the file and line."""
+    assert import_bfcl(write_bfcl(tmp_path / "flat"), tmp_path / "flat-ds").exit_code == 0
+    done = import_bfcl(write_bfcl_v4(tmp_path / "v4"), tmp_path / "v4-ds")
+    assert done.exit_code == 0, done.stderr
+    columns = ["config_id", "instance_id", "correct", "latency_s", "tokens", "prompting"]
+    flat, v4 = (pd.read_csv(tmp_path / d / "logs.csv.gz")[columns].sort_values(["config_id", "instance_id"])
+                .reset_index(drop=True) for d in ("flat-ds", "v4-ds"))
+    pd.testing.assert_frame_equal(flat, v4)
+    assert v4.groupby("config_id")["correct"].sum().to_dict() == {"alpha-model": 5, "beta-model-FC": 6}
+    score = tmp_path / "v4" / "score" / "alpha-model" / "non_live" / "BFCL_v4_simple_score.json"
+    score.write_text(score.read_text().replace('"id": "simple_1"', '"id": "simple_9"'))
+    refused = import_bfcl(tmp_path / "v4", tmp_path / "v4-bad")
+    assert refused.exit_code == 2 and refused.stderr == (
+        f"error: {score}: line 2: 'id' is 'simple_9', neither a position in nor the id of an entry of "
+        "BFCL_v4_simple_result.json; a damaged or mismatched score file\n")
+
+
 def test_bfcl_dataset_described_number_by_number(tmp_path):
     write_bfcl(tmp_path / "src")
     assert import_bfcl(tmp_path / "src", tmp_path / "ds").exit_code == 0
@@ -102,7 +147,8 @@ BROKEN = [
     ("summary that disagrees", lambda r: _edit(r / "score/alpha-model/simple_score.json", '"correct_count": 3',
                                                '"correct_count": 4'), "does not match"),
     ("failed entry without a position", lambda r: _edit(r / "score/alpha-model/simple_score.json", '"id": 2,',
-                                                        '"id": "two",'), "'id' is 'two', not a position"),
+                                                        '"id": "two",'),
+     "'id' is 'two', neither a position in nor the id"),
     ("not a results folder", lambda r: _rename(r / "score"), "not a BFCL results folder"),
 ]
 

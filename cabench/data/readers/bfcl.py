@@ -1,11 +1,16 @@
 """``bfcl``: a Berkeley Function-Calling Leaderboard results folder (one date
-folder of the public results repository) with ``result/<model>/*_result.json``
+folder of the public results repository, or the ``result/`` and ``score/``
+folders BFCL v4 writes, whose files sit in category subfolders such as
+``non_live/`` and ``agentic/memory/kv/``) with ``result/<model>/**/*_result.json``
 (JSON lines: ``id``, ``latency`` in seconds, ``input_token_count``,
 ``output_token_count``) and ``score/<model>/<category>_score.json`` (or named as the
 result file, ``BFCL_v3_<category>_score.json``; first
 line the summary ``correct_count``/``total_count``, then one line per failed
 entry whose ``id`` is the 1-based position in the result file, so an id below
-1 or beyond the result file's last line is refused); the earliest
+1 or beyond the result file's last line is refused, or in v4 the entry's own
+``id``, refused when no entry of the result file has it; the score file is
+looked for beside the result file's subfolder, then by its name anywhere
+below the model's score folder); the earliest
 folders name them ``result-BFCL/`` and ``score-BFCL/``. Older folders number
 result lines with ``idx`` (0-based) instead of ``id``. Result files without a
 score file (categories the leaderboard does not score) are skipped and listed.
@@ -45,20 +50,45 @@ BFCL_DEFAULTS = {"temperature": 0.001, "max_new_tokens": 1000}
 _RESULT = re.compile(r"^(?:gorilla_openfunctions_v1_test_|BFCL_v\d+_)?(?P<category>.+)_result\.json$")
 
 
-def _failed_positions(score_path: Path, score: list[tuple[int, dict[str, Any]]], entries: int,
+def _failed_positions(score_path: Path, score: list[tuple[int, dict[str, Any]]], ids: list[Any],
                       result: str) -> set[int]:
-    """0-based positions of the failed entries a score file lists (its ids are 1-based positions in ``result``)."""
+    """0-based positions of the failed entries a score file lists: its ids are 1-based positions in ``result``, or
+    (BFCL v4) the ids of its entries (``ids``, in file order)."""
     failed = set()
+    entries = len(ids)
+    where = {str(i): pos for pos, i in enumerate(ids) if isinstance(i, str)}
     for line, entry in score[1:]:
         position = entry.get("id")
+        if isinstance(position, str) and position in where:  # v4: the entry's own id
+            failed.add(where[position])
+            continue
         if isinstance(position, bool) or not isinstance(position, int):
-            raise CabenchError(f"{score_path}: line {line}: 'id' is {shown(position)}, not a position")
+            raise CabenchError(f"{score_path}: line {line}: 'id' is {shown(position)}, neither a position in nor the "
+                               f"id of an entry of {result}; a damaged or mismatched score file")
         if not 1 <= position <= entries:
             raise CabenchError(f"{score_path}: line {line}: failed entry id {position} is outside 1..{entries}, "
                                f"the positions of the {entries} entries of {result}; a damaged or mismatched "
                                "score file")
         failed.add(position - 1)
     return failed
+
+
+def _score_file(scores: Path, result: Path, category: str) -> Path | None:
+    """The score file of the result file ``result`` (relative to its model folder) in the model's score folder
+    ``scores``: named after it, in the same subfolder or (BFCL v4 files some categories one folder up) anywhere below
+    ``scores`` where exactly one file has that name; else the earlier layouts' ``<category>_score.json``."""
+    name = result.name.replace("_result.json", "_score.json")
+    beside = scores / result.parent / name
+    if beside.is_file():
+        return beside
+    found = sorted(scores.rglob(name)) if scores.is_dir() else []
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise CabenchError(f"{scores}: {len(found)} score files named {name} ({found[0]}, {found[1]}), none beside "
+                           f"its result file {result}; keep the one that scores it")
+    earlier = scores / f"{category}_score.json"
+    return earlier if earlier.is_file() else None
 
 
 def read_bfcl(folder: Path, options: ReadOptions) -> Read:
@@ -78,13 +108,11 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
     for model_dir in models:
         model = model_dir.name
         model_rows, missing = [], 0
-        for path in sorted(model_dir.glob("*_result.json")):
+        for path in sorted(model_dir.rglob("*_result.json"), key=lambda p: p.relative_to(model_dir).parts):
             match = _RESULT.match(path.name)
             category = match.group("category") if match else path.stem
-            named = (scores / model / path.name.replace("_result.json", "_score.json"),  # named after this file
-                     scores / model / f"{category}_score.json")  # the earlier layouts' name
-            score_path = next((p for p in named if p.is_file()), named[0])
-            if not score_path.is_file():
+            score_path = _score_file(scores / model, path.relative_to(model_dir), category)
+            if score_path is None:
                 unscored.append(str(path.relative_to(folder)))  # not part of the leaderboard's score
                 continue
             lines = list(json_lines(path))
@@ -92,7 +120,7 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
             summary = score[0][1] if score else {}
             if "total_count" not in summary or "correct_count" not in summary:
                 raise CabenchError(f"{score_path}: line 1: expected the summary with correct_count and total_count")
-            failed = _failed_positions(score_path, score, len(lines), path.name)
+            failed = _failed_positions(score_path, score, [item.get("id") for _, item in lines], path.name)
             if summary["total_count"] != len(lines) or summary["correct_count"] != len(lines) - len(failed):
                 raise CabenchError(
                     f"{score_path}: the summary ({shown(summary['correct_count'])}/{shown(summary['total_count'])}) "
