@@ -155,7 +155,7 @@ def _with_notes(record: dict[str, Any], notes: Any, path: Path | None) -> dict[s
 
 #: What a tool's reader reports having left out or assumed, recorded in ``provenance`` when it has something to say.
 READER_FACTS = ("dropped_configurations", "skipped_runs", "unscored_files", "empty_files", "other_splits",
-                "other_entries", "other_metrics", "latency_fields", "prompt_sha256")
+                "other_entries", "other_metrics", "latency_fields", "prompt_sha256", "last_call_tokens")
 #: Every key the import may write in ``provenance`` (a note of the mapping may not take one).
 RECORDED = ("format", "sources", "options", "ignored_columns", "derived", "filled", "replaced", "metric", "repeats",
             "failed_calls", "unmeasured", "holes", "rows", *READER_FACTS, "metadata_defaults", "cabench_version",
@@ -607,6 +607,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         echo(f"left out: {n} {why}")
     if info.get("other_metrics"):
         echo(f"left out: {_counted(info['other_metrics'], 'lines of other metrics than --metric ' + str(metric))}")
+    if info.get("last_call_tokens"):
+        n = info["last_call_tokens"]
+        echo(f"warning: tokens of {n} sample{'s' if n != 1 else ''} are {'their' if n != 1 else 'its'} final model "
+             "call's (output.usage): the log gives no model_usage for them, and a sample of several model calls "
+             "(tools, agents) cost more")
     epochs = (dropped["repeats"] or {}).get("policy") == "epochs"
     questions = valid["instance_id"].astype(str).map(question_of).nunique() if epochs else instances
     split_at_import = profiling_split(questions, mapping["dataset"].get("split"), f"{mapping_path}: dataset.split",

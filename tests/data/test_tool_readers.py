@@ -223,6 +223,26 @@ def test_source_specific_facts(tmp_path):
                                     "by_configuration": {"openai/m-large_t0.7_g512_direct": 1}}
 
 
+def test_tokens_of_the_final_model_call_alone_are_counted_and_said(tmp_path):
+    """A sample without model_usage is charged its output.usage, the final model call's alone (an agent's sample of
+    many calls had 2,405 of its ~92,866 tokens): the import said nothing. Now it counts them, warns and records it;
+    with model_usage on every sample there is nothing to say."""
+    src = write_inspect(tmp_path / "i")
+    assert "final model call" not in run_import("inspect", src, tmp_path / "whole").output
+    log = src / "2026-01-01_demo_1.json"
+    doc = json.loads(log.read_text())
+    for sample in doc["samples"][:2]:
+        del sample["model_usage"]
+    log.write_text(json.dumps(doc))
+    done = run_import("inspect", src, tmp_path / "ds")
+    assert done.exit_code == 0, done.output
+    assert ("warning: tokens of 2 samples are their final model call's (output.usage): the log gives no model_usage "
+            "for them, and a sample of several model calls (tools, agents) cost more") in done.output
+    prov = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())["provenance"]
+    assert prov["last_call_tokens"] == 2
+    assert "last_call_tokens" not in yaml.safe_load((tmp_path / "whole" / "dataset.yaml").read_text())["provenance"]
+
+
 def test_a_failed_call_that_recorded_no_cost_is_said_to_be_unmeasured(tmp_path):
     """A timeout promptfoo recorded without token usage: scored as incorrect, but its cost is unknown, so it cannot be
     replayed; the import says so where it scores it, then drops it as not measured (a hole, filled by

@@ -36,8 +36,10 @@ latency_s          ``working_time`` (seconds; excludes waits for rate
 tokens             ``model_usage[<eval.model>].total_tokens`` less that
                    model's tokens in the scoring's ``model`` events (a
                    scorer grading with the evaluated model; none left:
-                   the next), else ``output.usage.total_tokens``
-                   (grader models' tokens are not the configuration's cost)
+                   the next), else ``output.usage.total_tokens``, the
+                   final model call's alone (counted, said and recorded:
+                   ``last_call_tokens``; grader models' tokens are not
+                   the configuration's cost)
 failed             the sample has an ``error``
 =================  ==========================================================
 
@@ -175,6 +177,7 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
     rows: list[dict[str, Any]] = []
     groups: list[str] = []
     scorers: set[str] = set()
+    last_call = 0  # samples whose tokens are their final model call's (output.usage): no model_usage
     for path in paths:
         header, samples = _load(path)
         spec = need(header, "eval", dict, str(path))
@@ -204,6 +207,7 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
                 tokens = tokens - scoring_tokens if tokens > scoring_tokens else None
             if tokens is None:
                 tokens = token_count(sample, "output.usage.total_tokens", where)
+                last_call += tokens is not None
             latency = duration(sample, "working_time", where)
             if latency is None:
                 latency = duration(sample, "total_time", where)
@@ -217,6 +221,8 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
         row["instance_id"] = key
     info: dict[str, Any] = {"metric": sorted(scorers)[0] if len(scorers) == 1 else sorted(scorers)}
+    if last_call:
+        info["last_call_tokens"] = last_call
     if any(row[REPEAT] != 1 for row in rows):
         info["repeats_why"] = REPEATS_WHY
     return Read(rows, paths, info, at="sample {}")
