@@ -508,7 +508,7 @@ DUPLICATES = [
     ("helm", _helm_stats(lambda e: e[3].update(instance_id="id0")),  # HELM writes an entry per metric: read together
      ["per_instance_stats.json: entry 4: stat 'num_prompt_tokens' of instance id0 differs from entry 1's"]),
     ("inspect", _inspect_json(lambda d: d["samples"][1].update(id="q0")),
-     ["'q0') at", "demo_1.json: sample 1 and again at", "demo_1.json: sample 2"]),
+     ["'q0') at", "demo_1.json: the file's sample number 1 and again at", "demo_1.json: the file's sample number 2"]),
     ("promptfoo", _promptfoo(lambda i: i.update(testIdx=1)),
      ["'1') at", "results.json: results.results[0] and again at", "results.json: results.results[1]"]),
     ("every-eval-ever", lambda r: _repeat_line(first(r, "*_samples.jsonl"), 1, 2),
@@ -648,7 +648,7 @@ UNPRINTABLE = [
         lambda i: i["provider"].update(label="m-small\r"))), ["results.json: results.results[0]", "column 'model'"],
      "'\\r'"),
     ("inspect", "newline in sample id", _damaged("inspect", _inspect_json(lambda d: d["samples"][2].update(
-        id="q\n2"))), ["demo_1.json: sample 3", "column 'instance_id'"], "'\\n'"),
+        id="q\n2"))), ["demo_1.json: the file's sample number 3", "column 'instance_id'"], "'\\n'"),
     ("bfcl", "newline in the model folder", _bfcl_model_renamed, ["relevance_result.json: line 1", "column 'model'"],
      "'\\n'"),
 ]

@@ -380,7 +380,8 @@ def _two_runs(root: Path) -> tuple[Path, list[list[tuple]]]:
 def test_repeated_runs_refused_with_file_positions(tmp_path):
     src, _ = _two_runs(tmp_path / "logs")
     refused(imported("inspect", src, tmp_path / "ds"), "duplicate (config_id, instance_id) pair",
-            "a.json: sample 1 and again at", "b.json: sample 1", "(4 more repeated rows)", "--repeats latest")
+            "a.json: the file's sample number 1 and again at", "b.json: the file's sample number 1",
+            "(4 more repeated rows)", "--repeats latest")
 
 
 @pytest.mark.parametrize("policy", ["latest", "first", "epochs"])
@@ -440,7 +441,8 @@ def test_inspect_epochs_are_one_instance_run_again(tmp_path, name, again):
     src = tmp_path / "logs" / name
     epochs = _epochs(src)
     refused(imported("inspect", src, tmp_path / "ds"), "pair ('openai/m-small_t0.0_g256_direct', 'q0') at",
-            f"{name}: sample 1 and again at", f"{name}: sample {again} (4 more repeated rows)",
+            f"{name}: the file's sample number 1 and again at", f"{name}: the file's sample number {again} (4 more"
+            " repeated rows)",
             "an Inspect log's epochs run each sample again (its eval.config.epochs); pass --repeats latest, first")
     for policy, runs in (("first", {f"q{i}": epochs[0][i] for i in range(5)}),
                          ("latest", {f"q{i}": epochs[1][i] for i in range(5)}),

@@ -132,7 +132,7 @@ def test_log_converted_by_inspect_ai_0_3_285(tmp_path):
 def test_a2ui_repeated_runs_are_refused_by_default(tmp_path):
     result = imported("inspect", A2UI, tmp_path / "ds", "--metric", "a2ui_scorer", "--set", "temperature=1", "--set",
                       "max_new_tokens=65536")
-    assert result.exit_code == 2 and "baseline-c023059.eval: sample 1 and again at" in result.stderr
+    assert result.exit_code == 2 and "baseline-c023059.eval: the file's sample number 1 and again at" in result.stderr
     assert "--repeats latest" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 

@@ -225,4 +225,4 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
         info["last_call_tokens"] = last_call
     if any(row[REPEAT] != 1 for row in rows):
         info["repeats_why"] = REPEATS_WHY
-    return Read(rows, paths, info, at="sample {}")
+    return Read(rows, paths, info, at="the file's sample number {}")  # its place, not its id (sample 1 may be id 2)
