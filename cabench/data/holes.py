@@ -122,18 +122,19 @@ def _no_cost(frame: pd.DataFrame) -> np.ndarray:
 
 
 def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callable[[int], str],
-                    echo: Callable[[str], None], timeless: bool = True) -> tuple[pd.DataFrame, dict[str, Any]]:
+                    echo: Callable[[str], None], cached: int = 0) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Apply ``--unmeasured`` to rows without a score, or whose latency or token count is empty or zero.
 
     Such a row cannot be replayed: ``drop`` leaves it out (counted per
     configuration; the hole follows ``--missing``), ``refuse`` names where the
     first was read. A negative latency or token count is a damaged log, refused
-    either way. Logs whose every latency is empty or 0 time nothing: with ``timeless`` (the source leaves latencies
-    blank only where it records none; not promptfoo's cached answers) they are kept without ``latency_s``.
+    either way. Logs whose every latency is empty or 0 time nothing: they are kept without ``latency_s``, unless
+    the reader left ``cached`` rows' latency blank as answered from a tool's cache (promptfoo's), which were timed
+    but not measured; the messages count them apart.
     """
     check_policy("--unmeasured", policy)
     latency = _measures(frame).get("latency_s")
-    if timeless and latency is not None and len(latency) and _empty(latency).all():  # no latency at all
+    if not cached and latency is not None and len(latency) and _empty(latency).all():  # no latency at all
         echo("no row has a latency (latency_s empty or 0 on every row): the dataset is written without one, and "
              "its objectives must leave latency out (objectives: [accuracy, cost])")
         frame = frame.drop(columns=["latency_s"])
@@ -146,7 +147,11 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
             raise CabenchError(f"{label}: column '{col}' is not positive at {placed(frame, place)(row)} "
                                f"({values[row]:g}); a negative time or count is a damaged log")
         empty = _empty(values)
-        lacking[f"{col} empty or 0"] = int(empty.sum())
+        from_cache = min(cached, int(empty.sum())) if col == "latency_s" else 0  # a failed one may have gone
+        lacking[f"{col} empty or 0"] = int(empty.sum()) - from_cache
+        if from_cache:
+            lacking["answered from the tool's cache, their latency not a call's (run it again without the "
+                    "cache)"] = from_cache
         bad = bad | empty
     n = int(bad.sum())
     if not n:

@@ -565,7 +565,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         failed_rows = frame.loc[canonical.index, "failed"].astype(bool)
         canonical, dropped["failed_calls"] = failed_calls(canonical, failed_rows, failed, echo)
     canonical, dropped["unmeasured"] = unmeasured_rows(canonical, unmeasured, label, place, echo,
-                                                       timeless=not info.get("cached_rows"))
+                                                       cached=int(info.get("cached_rows") or 0))
     for name, why in (info.get("dropped_configurations") or {}).items():
         echo(f"dropped configuration {name}: {why}")
     for run, why in (info.get("skipped_runs") or {}).items():

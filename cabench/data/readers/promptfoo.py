@@ -29,7 +29,8 @@ instance_id        the test the result ran: its ``testIdx``; a test run again
                    same instance, named by its first ``testIdx`` (below)
 correct            ``success`` (the test's assertions passed)
 latency_s          ``latencyMs`` / 1000; a cached response (``response.cached``)
-                   took no time and is treated as not measured
+                   timed the cache, not a call, and is treated as not
+                   measured (counted apart: ``cached_rows``)
 tokens             ``response.tokenUsage.total``, else ``prompt + completion``
                    (a negative count is refused)
 prompt_tokens,     ``response.tokenUsage.prompt`` and ``completion`` (a price
