@@ -480,6 +480,28 @@ NEGATIVE_TOKENS = [
 ]
 
 
+def _helm_runtime(stats: list) -> None:
+    stat_of(stats[0], "inference_runtime")["sum"] = -0.5
+
+
+#: A negative time is refused naming the source's field, as a negative token count is (HELM's and Every Eval Ever's
+#: named cabench's column, latency_s, with the value in seconds: -0.003 for a source's -3 ms).
+NEGATIVE_TIMES = [
+    ("helm", _helm_stats(_helm_runtime),
+     ["per_instance_stats.json: entry 1: inference_runtime", "'sum' is -0.5, a negative time"]),
+    ("every-eval-ever", _eee_line(lambda i: i["performance"].update(latency_ms=-3)),
+     ["_samples.jsonl: line 1", "'performance.latency_ms' is -3, a negative time"]),
+]
+
+
+@pytest.mark.parametrize("fmt, damage, words", NEGATIVE_TIMES, ids=[c[0] for c in NEGATIVE_TIMES])
+def test_negative_time_is_refused_naming_the_field(tmp_path, fmt, damage, words):
+    src = SOURCES[fmt](tmp_path / "src")
+    damage(src if src.is_dir() else src.parent)
+    line = refused(imported(fmt, src, tmp_path / "ds"), *words)
+    assert "latency_s" not in line and not (tmp_path / "ds").exists()
+
+
 @pytest.mark.parametrize("fmt, damage, words", NEGATIVE_TOKENS, ids=[c[0] for c in NEGATIVE_TOKENS])
 def test_negative_token_count_is_refused(tmp_path, fmt, damage, words):
     src = SOURCES[fmt](tmp_path / "src")

@@ -50,13 +50,13 @@ from cabench.data.readers.common import (
     ReadOptions,
     check,
     correctness,
+    duration,
     field_at,
     files_under,
     instance_keys,
     json_file,
     json_lines,
     need,
-    number,
     token_count,
 )
 from cabench.errors import CabenchError
@@ -157,7 +157,7 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
             correct = _correct(evaluation, score_key, failed, where)
             latency = None
             for latency_field in LATENCY_FIELDS:
-                latency = number(item, latency_field, where)
+                latency = duration(item, latency_field, where)
                 if latency is not None:
                     latency_from[latency_field] += 1
                     break
