@@ -44,6 +44,29 @@ class Backend:
         """Whether tasks run one after another in this process (no pool to start)."""
         return self.name == "sequential" or (self.n_jobs == 1 and self.name != "dask")
 
+    @property
+    def pickles(self) -> bool:
+        """Whether tasks are sent to other processes, pickled (loky's and Dask's workers; threads share this one)."""
+        return not self.in_process and self.name in ("loky", "dask")
+
+
+def check_sendable(methods: dict[str, Any], backend: Backend) -> None:
+    """Refuse, in one line before any task is sent, a method (by name) that cannot be sent to ``backend``'s worker
+    processes: an object of one's own holding a lock, an open file or a generator ended in joblib's pickling
+    traceback. Nothing to check where tasks stay in this process (``sequential``, ``threading``, one job)."""
+    if not backend.pickles:
+        return
+    from joblib.externals.loky.backend.reduction import dumps  # cloudpickle, as loky (and Dask) send tasks
+
+    for name, method in methods.items():
+        try:
+            dumps(method)
+        except Exception as exc:  # pickling raises TypeError, PicklingError, AttributeError, or the object's own
+            why = (str(exc).strip().splitlines() or [""])[0]
+            raise CabenchError(f"methods: {name} cannot be sent to the {backend.name} worker processes "
+                               f"({type(exc).__name__}: {why}); run it in one process (n_jobs: 1, or --backend "
+                               "threading), or keep what it holds out of the object") from None
+
 
 #: The local Dask cluster's client of each worker count, started on first use and closed when the process ends: a
 #: command that runs several experiments (``cabench run A.yaml B.yaml``) starts its workers once.

@@ -28,7 +28,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from cabench import registry
-from cabench.backends import Backend, parallel_map
+from cabench.backends import Backend, check_sendable, parallel_map
 from cabench.config import ExperimentConfig
 from cabench.data.dataset import Split
 from cabench.errors import CabenchError
@@ -184,6 +184,7 @@ def plan_profiling(profiling: Profiling, setting: str, methods: Sequence[OnlineM
     _check_enough(profiling, name or profiling.name)
     grid = budget_grid(profiling, spec)
     pairs = [(m, mode) for m in methods for mode in cost_modes]
+    check_sendable({m.name: m for m in methods}, backend)
     tasks = [(profiling, spec, d, tuple(methods), tuple(cost_modes), grid) for d in [None, *range(spec.draws)]]
     plugin, *draws = tqdm(parallel_map(_draw_curves, tasks, backend, shared=(profiling,)), total=len(tasks),
                           desc="plan", disable=quiet, leave=False)

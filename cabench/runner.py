@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 import cabench
 from cabench import registry
-from cabench.backends import Backend, WorkerEnded, parallel_map
+from cabench.backends import Backend, WorkerEnded, check_sendable, parallel_map
 from cabench.cell_keys import cell_key, code_hash
 from cabench.cells import Cell, run_cell
 from cabench.config import ExperimentConfig
@@ -37,7 +37,6 @@ from cabench.data.arms import PRESETS
 from cabench.data.dataset import Dataset, question_codes
 from cabench.data.describe import describe
 from cabench.errors import CabenchError
-from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.paper import PAPER_ROLES, paper_role
 from cabench.plan import (
     budgets_beyond_exhaustive,
@@ -275,28 +274,12 @@ def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str
              save: Callable[..., None], quiet: bool) -> None:
     """Run the cells of ``todo`` on the configured backend, saving each as it finishes."""
     backend = Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address)
-    if not backend.in_process:
-        _check_sendable([cell.method for cell, _ in todo], backend)
+    check_sendable({cell.method.name: cell.method for cell, _ in todo}, backend)
     tasks = [(problem, cfg.setting, cfg.seed, cell, key) for cell, key in todo]
     with tqdm(total=len(todo), desc=cfg.name, unit="cell", disable=quiet or not todo, leave=False) as bar:
         for result in parallel_map(_work, tasks, backend, ordered=False, shared=(problem,)):
             save(*result)
             bar.update()
-
-
-def _check_sendable(methods: list[OnlineMethod | PsiMethod], backend: Backend) -> None:
-    """Refuse, in one line before any cell runs, a method that cannot be sent to worker processes (a method object
-    of one's own holding a lock, an open file or a generator): joblib's pickling error was a long traceback."""
-    from joblib.externals.loky.backend.reduction import dumps  # cloudpickle, as loky (and Dask) send tasks
-
-    for method in {m.name: m for m in methods}.values():
-        try:
-            dumps(method)
-        except Exception as exc:  # pickling raises TypeError, PicklingError, AttributeError, or the object's own
-            why = (str(exc).strip().splitlines() or [""])[0]
-            raise CabenchError(f"methods: {method.name} cannot be sent to the {backend.name} worker processes "
-                               f"({type(exc).__name__}: {why}); run it in one process (n_jobs: 1, or --backend "
-                               "threading), or keep what it holds out of the object") from None
 
 
 def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any],

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,13 +44,15 @@ PROBLEM = synthetic_problem(SPEC)
 KEYS = stream_keys(0, np.arange(3), PROBLEM.arm_ids)
 
 
-def run(tmp_path: Path, setting: str, methods: list[str], n_jobs: int = 1):
-    """``cabench run`` on a tiny synthetic config; returns the CliRunner result."""
+def run(tmp_path: Path, setting: str, methods: list[str], n_jobs: int = 1, command: tuple[str, ...] = ("run",),
+        **keys: Any):
+    """``cabench run`` (or ``command``) on a tiny synthetic config (and ``keys``); returns the CliRunner result."""
     cfg = {"name": f"hostile_{setting}", "setting": setting, "n_jobs": n_jobs, "repetitions": 4, "seed": 0,
            "dataset": {"synthetic": {"means": [list(m) for m in SPEC.means], "costs": list(SPEC.costs)}},
-           "rho": [4] if setting == "online" else [60], "methods": methods, "output": str(tmp_path / "out")}
+           "rho": [4] if setting == "online" else [60], "methods": methods, "output": str(tmp_path / "out"), **keys}
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
-    return RUNNER.invoke(app, ["run", str(tmp_path / "c.yaml"), "--quiet"])
+    return RUNNER.invoke(app, [command[0], str(tmp_path / "c.yaml"), "--quiet", *command[1:]])
 
 
 def one_line(result, *words: str) -> str:
@@ -68,6 +71,11 @@ def test_a_method_object_no_worker_can_be_sent_is_one_line_before_any_cell_runs(
                     f"error: methods: {ONLINE}:holds_a_lock cannot be sent to the loky worker processes (TypeError: "
                     "cannot pickle '_thread.lock' object); run it in one process (n_jobs: 1")
     assert "Traceback" not in line and not list((tmp_path / "out" / "cells").glob("*.csv.gz"))
+    one_line(run(tmp_path / "plan", "online", ["cohv-ucb", f"{ONLINE}:holds_a_lock"], 2,
+                 ("plan", "--target", "share>=0.8", "--draws", "2", "--repetitions", "2")),
+             f"error: methods: {ONLINE}:holds_a_lock cannot be sent to the loky worker processes")  # plan's too
+    threads = run(tmp_path / "threads", "online", [f"{ONLINE}:holds_a_lock"], 2, backend="threading")
+    assert threads.exit_code == 0, threads.output  # threads share the process: nothing is pickled
     assert run(tmp_path, "online", [f"{ONLINE}:hv_per_cost", f"{ONLINE}:holds_a_lock"]).exit_code == 0
     runs = pd.read_csv(tmp_path / "out" / "runs.csv")
     mine = [runs[runs["method"] == f"{ONLINE}:{m}"].drop(columns="method").reset_index(drop=True)
