@@ -484,8 +484,8 @@ def _helm_runtime(stats: list) -> None:
     stat_of(stats[0], "inference_runtime")["sum"] = -0.5
 
 
-#: A negative time is refused naming the source's field, as a negative token count is (HELM's and Every Eval Ever's
-#: named cabench's column, latency_s, with the value in seconds: -0.003 for a source's -3 ms).
+#: A negative time is refused naming the source's field, as a negative token count is (HELM's, Every Eval Ever's and
+#: promptfoo's named cabench's column, latency_s, with the value in seconds: -0.003 for a source's -3 ms).
 NEGATIVE_TIMES = [
     ("helm", _helm_stats(_helm_runtime),
      ["per_instance_stats.json: entry 1: inference_runtime", "'sum' is -0.5, a negative time"]),

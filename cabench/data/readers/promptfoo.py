@@ -66,10 +66,10 @@ from cabench.data.readers.common import (
     Read,
     ReadOptions,
     check,
+    duration,
     field_at,
     json_file,
     need,
-    number,
     token_count,
 )
 from cabench.data.schema import unprintable
@@ -252,7 +252,7 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
         tokens = _tokens(item, where)
         prompt, completion = (token_count(item, f"response.tokenUsage.{k}", where) for k in ("prompt", "completion"))
         parts = (None, None) if prompt is None or completion is None else (prompt, completion)
-        latency = number(item, "latencyMs", where)
+        latency = duration(item, "latencyMs", where)
         if field_at(item, "response", dict, where, {}).get("cached"):
             latency = None
             cached += 1
