@@ -491,6 +491,8 @@ NEGATIVE_TIMES = [
      ["per_instance_stats.json: entry 1: inference_runtime", "'sum' is -0.5, a negative time"]),
     ("every-eval-ever", _eee_line(lambda i: i["performance"].update(latency_ms=-3)),
      ["_samples.jsonl: line 1", "'performance.latency_ms' is -3, a negative time"]),
+    ("promptfoo", _promptfoo(lambda i: i.update(latencyMs=-3)),
+     ["results.json: results.results[0]", "'latencyMs' is -3, a negative time"]),
 ]
 
 
