@@ -130,7 +130,7 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
     first was read. A negative latency or token count is a damaged log, refused
     either way. Logs whose every latency is empty or 0 time nothing: they are kept without ``latency_s``, unless
     the reader left ``cached`` rows' latency blank as answered from a tool's cache (promptfoo's), which were timed
-    but not measured; the messages count them apart.
+    but not measured; the messages say how many of the rows read were.
     """
     check_policy("--unmeasured", policy)
     latency = _measures(frame).get("latency_s")
@@ -147,16 +147,15 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
             raise CabenchError(f"{label}: column '{col}' is not positive at {placed(frame, place)(row)} "
                                f"({values[row]:g}); a negative time or count is a damaged log")
         empty = _empty(values)
-        from_cache = min(cached, int(empty.sum())) if col == "latency_s" else 0  # a failed one may have gone
-        lacking[f"{col} empty or 0"] = int(empty.sum()) - from_cache
-        if from_cache:
-            lacking["answered from the tool's cache, their latency not a call's (run it again without the "
-                    "cache)"] = from_cache
+        lacking[f"{col} empty or 0"] = int(empty.sum())
         bad = bad | empty
     n = int(bad.sum())
     if not n:
         return frame, {}
     which = ", ".join(f"{why}: {k}" for why, k in lacking.items() if k)
+    if cached:  # their latency left blank by the reader: said apart, as the reader counted them
+        which += (f"; of the rows read, {cached} {'were' if cached > 1 else 'was'} answered from the tool's cache, "
+                  "with no latency of a call (run it again without the cache)")
     if policy == "drop" and n == len(frame):
         raise CabenchError(f"{label}: none of the {n} rows is measured ({which}); nothing can be replayed")
     if policy == "refuse":

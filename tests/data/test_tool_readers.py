@@ -435,13 +435,13 @@ def test_a_promptfoo_run_answered_from_its_cache_is_not_taken_for_logs_without_l
     src.write_text(json.dumps(doc))
     result = run_import("promptfoo", src, tmp_path / "ds")
     # said as cached, not as latencies empty or 0: promptfoo timed them (18 and 15 ms in its own example)
-    assert result.exit_code == 2 and ("none of the 15 rows is measured (answered from the tool's cache, their "
-                                      "latency not a call's (run it again without the cache): 15)") in result.stderr, \
-        result.stderr
+    assert result.exit_code == 2 and ("none of the 15 rows is measured (latency_s empty or 0: 15; of the rows read, "
+                                      "15 were answered from the tool's cache, with no latency of a call (run it "
+                                      "again without the cache))") in result.stderr, result.stderr
     assert "no row has a latency" not in result.output and not (tmp_path / "ds").exists()
     for result in doc["results"]["results"][5:]:  # a part answered from the cache: those rows dropped, so said
         result["response"]["cached"] = False
     src.write_text(json.dumps(doc))
     result = run_import("promptfoo", src, tmp_path / "ds", "--unmeasured", "drop", "--missing", "drop-instances")
-    assert ("(answered from the tool's cache, their latency not a call's (run it again without the cache): 5)"
-            in result.output), result.output
+    assert ("(latency_s empty or 0: 5; of the rows read, 5 were answered from the tool's cache, with no latency of a "
+            "call (run it again without the cache))" in result.output), result.output
