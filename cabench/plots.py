@@ -38,8 +38,8 @@ from cabench.units import LABELS
 MODE_LINE = {"deterministic": "-", "stochastic": "--"}
 FORMATS = figure_index.FORMATS
 #: The modules whose code draws figures: a figure is drawn again when one of them (or the library) changes.
-DRAWING = ("cabench.plots", "cabench.landscape", "cabench.panels", "cabench.methods.styles", "cabench.stats",
-           "cabench.units")
+DRAWING = ("cabench.plots", "cabench.landscape", "cabench.panels", "cabench.methods.styles", "cabench.registry",
+           "cabench.stats", "cabench.units")
 #: ``savefig``'s options by format: no date or library version in a file (equal figures give equal bytes), and
 #: cabench's signature, by which ``plot`` tells a figure it drew from a user's file of the same name.
 _SAVE: dict[str, dict[str, Any]] = {fmt: {"metadata": metadata, **({"dpi": 200} if fmt == "png" else {})}

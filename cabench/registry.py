@@ -72,21 +72,19 @@ def style(name: str) -> tuple[str, str]:
 @contextlib.contextmanager
 def distinct_styles(names: Sequence[str]) -> Iterator[None]:
     """Within the block, each method of ``names`` (a figure's) in a colour no other of them has: a method of one's
-    own whose colour (chosen with its marker by its name among :data:`~cabench.methods.styles.USER`) an earlier one
-    of ``names`` has takes the next style of ``USER`` whose colour and marker none has (past 12 methods of one's
-    own, whose colour none has; then whose pair). Drawn from the figure's methods alone, in their order, so a
-    figure never depends on what else a process drew."""
+    own whose colour (chosen by its name among those of :data:`~cabench.methods.styles.USER`, unless it gave its
+    own) an earlier one of ``names`` has takes the next of those colours that none has, its marker kept; past 12
+    such colours, it keeps its own. Drawn from the figure's methods alone, in their order, so a figure never depends
+    on what else a process drew."""
+    colours = list(dict.fromkeys(c for c, _ in USER))
     taken: dict[str, tuple[str, str]] = {}
     for name in dict.fromkeys(names):
-        pair = style(name)
-        colours, markers = {c for c, _ in taken.values()}, {m for _, m in taken.values()}
-        if pair in USER and pair[0] in colours:
-            start = USER.index(pair)
-            order = USER[start:] + USER[:start]
-            pair = next((p for p in order if p[0] not in colours and p[1] not in markers),
-                        next((p for p in order if p[0] not in colours),
-                             next((p for p in order if p not in taken.values()), pair)))
-        taken[name] = pair
+        colour, marker = style(name)
+        used = {c for c, _ in taken.values()}
+        if colour in used and colour in colours:
+            start = colours.index(colour)
+            colour = next((c for c in colours[start:] + colours[:start] if c not in used), colour)
+        taken[name] = (colour, marker)
     before = dict(_DISTINCT)
     _DISTINCT.update(taken)
     try:

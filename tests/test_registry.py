@@ -6,6 +6,7 @@ import pytest
 
 from cabench import registry
 from cabench.methods.lookup import get
+from cabench.methods.spec import Spec, user_style
 from cabench.methods.styles import BUILT_IN, USER
 from cabench.synthetic import SyntheticSpec, synthetic_problem
 
@@ -57,23 +58,34 @@ def test_skip_names_the_smallest_workable_budget():
         assert reason.startswith(f"rho 0.9 is too small for {registry.display(name)} on 3 arms")
 
 
-def test_methods_of_ones_own_in_one_figure_each_have_a_colour_of_their_own():
+def test_methods_of_ones_own_in_one_figure_each_have_a_colour_of_their_own(monkeypatch):
     """Styles are chosen by name among USER: four methods of one's own drew in two colour-and-marker pairs (mm:copy_cohv
-    with mm:long_idx, mm:md_idx with mm:hv_copy, among 3 styles). USER now holds 72 pairs, no two alike and none a
-    built-in method's; within a figure (distinct_styles) every method has a colour no other has, the first keeps its
-    own, a later one whose colour is taken moves to the next pair of USER whose colour and marker are free; outside,
-    each has its own again."""
+    with mm:long_idx, mm:md_idx with mm:hv_copy, among 3 styles). USER now holds 72 pairs of 12 colours, no two alike
+    and none a built-in method's; within a figure (distinct_styles) every method has a colour no other has: the first
+    keeps its own, a later one whose colour is taken moves to the next free colour of USER, its marker kept (one whose
+    decorator gave only a marker too); outside, each has its own again."""
     assert len(set(USER)) == len(USER) == 72
     assert not {c for c, _ in USER} & {c for _, c, _ in BUILT_IN.values()}
     assert not {m for _, m in USER} & {m for _, _, m in BUILT_IN.values()}
+    order = list(dict.fromkeys(c for c, _ in USER))  # USER's colours, in its order
+    assert len(order) == 12
     mine = [f"mine{i}:index" for i in range(40)]
     alone = {name: registry.style(name) for name in mine}
     clash = next((a, b) for a in mine for b in mine if a < b and alone[a][0] == alone[b][0])  # a shared colour
     names = [*clash, "cohv-ucb", *(n for n in mine[:10] if n not in clash)]
     with registry.distinct_styles(names):
         inside = [registry.style(name) for name in names]
-    colours = [c for c, _ in inside]
-    assert len(set(colours)) == len(names) and inside[0] == alone[clash[0]] and inside[2] == ("#d62728", "o")
-    first, (colour, marker) = USER.index(alone[clash[1]]), alone[clash[0]]  # the second meets only the first
-    assert inside[1] == next(p for p in USER[first:] + USER[:first] if p[0] != colour and p[1] != marker)
+    assert len({c for c, _ in inside}) == len(names) and inside[0] == alone[clash[0]]
+    assert inside[2] == ("#d62728", "o")  # a built-in method's own
+    start = order.index(alone[clash[1]][0])  # the second meets only the first: the colour after its own
+    assert inside[1] == (order[(start + 1) % 12], alone[clash[1]][1])
     assert [registry.style(name) for name in names] == [alone[n] if n in alone else ("#d62728", "o") for n in names]
+    # a decorator that gave a marker alone: its colour is still chosen among USER's, and moved when taken
+    spec = registry.spec
+    shown = user_style("mine_marked:index", marker="x", color=None)
+    monkeypatch.setattr(registry, "spec", lambda name, setting=None: (
+        Spec(name, "online", "user", shown=user_style(name, marker="x")) if name == "mine_marked:index"
+        else spec(name, setting)))
+    twin = next(n for n in mine if alone[n][0] == shown.color)
+    with registry.distinct_styles([twin, "mine_marked:index"]):
+        assert registry.style("mine_marked:index") == (order[(order.index(shown.color) + 1) % 12], "x")
