@@ -253,7 +253,7 @@ class Found:
     modal: tuple[str, ...]  # the most frequent restricted answer
     modal_share: float
     cost_mode: str | None = None
-    modal_tied: int = 1  # how many restricted answers came back as often as the most frequent (1: no tie)
+    modal_tied: int = 0  # how many other restricted answers came back as often as the most frequent (as answers.py)
 
 
 @dataclass(frozen=True)
@@ -370,7 +370,7 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
         labels = dict(zip(keys, values))
         counts = g["answer"].value_counts()
         modal = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
-        tied = int((counts == modal[1]).sum())
+        tied = int((counts == modal[1]).sum()) - 1
         share = float(g["answer"].map(lambda a: _is(a, answer, e.setting)).mean())
         found.append(Found(method=str(labels["method"]), rho=float(labels["rho"]), budget=float(g["budget"].iloc[0]),
                            repetitions=len(g), share=share, modal=modal[0], modal_share=modal[1] / len(g),

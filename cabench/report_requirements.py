@@ -89,8 +89,8 @@ def found_rows(e: Experiment, a: ConstrainedAnswer) -> list[Found]:
 
 def modal_text(f: Found) -> str:
     """The most frequent restricted answer and its share, or how many tie for it."""
-    if f.modal_tied > 1:
-        return f"{f.modal_tied} answers tied ({f.modal_share:.0%} each)"
+    if f.modal_tied:
+        return f"{f.modal_tied + 1} answers tied ({f.modal_share:.0%} each)"
     return f"{_names(f.modal)} ({f.modal_share:.0%})"
 
 
