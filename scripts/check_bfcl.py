@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -21,8 +22,8 @@ import pandas as pd
 def score_accuracy(folder: Path, model: str, categories: set[str]) -> float:
     scores = next(folder / n for n in ("score", "score-BFCL") if (folder / n).is_dir())
     correct = total = 0
-    for path in (scores / model).glob("*_score.json"):
-        category = path.name[: -len("_score.json")]
+    for path in (scores / model).rglob("*_score.json"):  # BFCL v4 files them in category subfolders
+        category = re.sub(r"^BFCL_v\d+_", "", path.name[: -len("_score.json")])  # v3 and v4 prefix the name
         if category in categories:
             head = json.loads(path.read_text().splitlines()[0])
             correct += head["correct_count"]
