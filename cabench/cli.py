@@ -416,8 +416,7 @@ def tune(
     others = [registry.display(m.name) for m in cfg.methods if m.name != tuned and registry.spec(m.name).tunable]
     if others:  # methods of the config with parameters of their own, which the grid did not score
         typer.echo(f"tune chooses {registry.display(tuned)}'s parameters only; {', '.join(others)} "
-                   f"{'keeps its' if len(others) == 1 else 'keep theirs'} as the config gives "
-                   f"{'it' if len(others) == 1 else 'them'}")
+                   f"{'runs' if len(others) == 1 else 'run'} with the parameters the config gives")
 
 
 @app.command("plan")

@@ -333,7 +333,7 @@ def answers_under(res: ResultSet, constraints: tuple[Constraint, ...]) -> dict[s
     if out and all(isinstance(a, str) for a in out.values()):
         label, why = next(iter(out.items()))
         raise CabenchError(str(why) if len(out) == 1 else f"{why} (experiment {label}; none of the {len(out)} "
-                           "experiments has all the requirements' measures)")
+                           "experiments can take every requirement)")
     return out
 
 

@@ -646,10 +646,13 @@ def unfinished_note(root: Path, folders: list[Path]) -> str:
 def _why_rows_differ(first: dict[str, Any], second: dict[str, Any]) -> str:
     """What the two ``config.yaml`` of one experiment record differently that changes its rows without changing its
     hash: the source of a method of one's own, or cabench's code; nothing when they record the same."""
-    mine, theirs = first.get("methods_source") or {}, second.get("methods_source") or {}
-    changed = sorted(name for name in set(mine) | set(theirs) if mine.get(name) != theirs.get(name))
-    if changed:
+    mine, theirs = first.get("methods_source"), second.get("methods_source")
+    changed = sorted(name for name in set(mine or {}) | set(theirs or {}) if (mine or {}).get(name) !=
+                     (theirs or {}).get(name))
+    if changed and mine and theirs:
         return f" (run with other code of {', '.join(changed)}: its source recorded in config.yaml differs)"
+    if changed:  # one folder was written before cabench recorded the source
+        return f" (perhaps run with other code of {', '.join(changed)}: only one config.yaml records its source)"
     if first.get("code_hash") != second.get("code_hash"):
         return f" (run by other cabench code: code_hash {first.get('code_hash')} and {second.get('code_hash')})"
     return ""

@@ -209,7 +209,7 @@ def test_tune_writes_choice(tmp_path):
     # which method the choice is for, and that the config's other method with parameters is not tuned (Uniform has none)
     assert result.output.splitlines()[-2:] == [
         f"chosen for CoHV-UCB: s_r=0.01 s_c=0.01 eta=0.05 (written to {tmp_path / 'tuned'})",
-        "tune chooses CoHV-UCB's parameters only; HV-UCB keeps its as the config gives it"]
+        "tune chooses CoHV-UCB's parameters only; HV-UCB runs with the parameters the config gives"]
     table = pd.read_csv(tmp_path / "tuned" / "tune.csv")
     assert len(table) == 2 and table["mean_regret_hv"].is_monotonic_increasing
     chosen = yaml.safe_load((tmp_path / "tuned" / "tune.yaml").read_text())

@@ -609,9 +609,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         echo(f"left out: {_counted(info['other_metrics'], 'lines of other metrics than --metric ' + str(metric))}")
     if info.get("last_call_tokens"):
         n = info["last_call_tokens"]
-        echo(f"warning: tokens of {n} sample{'s' if n != 1 else ''} are {'their' if n != 1 else 'its'} final model "
-             "call's (output.usage): the log gives no model_usage for them, and a sample of several model calls "
-             "(tools, agents) cost more")
+        echo(f"warning: tokens of {n} sample{'s' if n != 1 else ''} read are {'their' if n != 1 else 'its'} final "
+             "model call's (output.usage): the log gives no model_usage of the model for them (or its tokens were "
+             "all the scoring's), and a sample of several model calls (tools, agents) cost more")
     epochs = (dropped["repeats"] or {}).get("policy") == "epochs"
     questions = valid["instance_id"].astype(str).map(question_of).nunique() if epochs else instances
     split_at_import = profiling_split(questions, mapping["dataset"].get("split"), f"{mapping_path}: dataset.split",

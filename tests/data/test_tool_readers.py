@@ -236,8 +236,9 @@ def test_tokens_of_the_final_model_call_alone_are_counted_and_said(tmp_path):
     log.write_text(json.dumps(doc))
     done = run_import("inspect", src, tmp_path / "ds")
     assert done.exit_code == 0, done.output
-    assert ("warning: tokens of 2 samples are their final model call's (output.usage): the log gives no model_usage "
-            "for them, and a sample of several model calls (tools, agents) cost more") in done.output
+    assert ("warning: tokens of 2 samples read are their final model call's (output.usage): the log gives no "
+            "model_usage of the model for them (or its tokens were all the scoring's), and a sample of several model "
+            "calls (tools, agents) cost more") in done.output
     prov = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())["provenance"]
     assert prov["last_call_tokens"] == 2
     assert "last_call_tokens" not in yaml.safe_load((tmp_path / "whole" / "dataset.yaml").read_text())["provenance"]
