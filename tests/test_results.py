@@ -400,3 +400,17 @@ def test_large_tables_read_by_pyarrow_equal_the_c_parser(tmp_path, monkeypatch):
     assert list(fast["config_id"]) == ["0012", "NaN", "inf", "a,b", "cfg-1"]
     assert list(fast["config_hash"]) == ["253592126e722573"] * 5 and list(fast["cost_mode"]) == [""] * 5
     assert list(fast["rho"]) == [r["rho"] for r in rows]
+
+
+def test_why_two_copies_of_an_experiment_differ_is_said_as_far_as_their_records_know():
+    """Two config.yaml of one experiment: other code of a method of one's own, a folder written before the source was
+    recorded (it may be the same code), other cabench code, or nothing recorded that differs."""
+    from cabench.results import _why_rows_differ
+
+    a = {"code_hash": "c1", "methods_source": {"mine:index": "s1"}}
+    assert _why_rows_differ(a, {**a, "methods_source": {"mine:index": "s2"}}) == (
+        " (run with other code of mine:index: its source recorded in config.yaml differs)")
+    assert _why_rows_differ(a, {"code_hash": "c1"}) == (
+        " (perhaps run with other code of mine:index: only one config.yaml records its source)")
+    assert _why_rows_differ(a, {**a, "code_hash": "c2"}) == " (run by other cabench code: code_hash c1 and c2)"
+    assert _why_rows_differ(a, dict(a)) == ""
