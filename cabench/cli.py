@@ -228,7 +228,7 @@ def data_table1(
     """Write Table 1 (K, accuracy, latency and token ranges, |P*|) of the datasets as CSV."""
     from cabench.data.dataset import load_dataset
     from cabench.data.describe import table1
-    from cabench.storage import to_csv, write_atomic
+    from cabench.storage import edited_table, table_record, to_csv, write_table
 
     def act() -> Any:
         if not output.name or output.name in (".", "..") or output.is_dir():
@@ -238,8 +238,11 @@ def data_table1(
         if output.is_file() and not force and not _same_first_line(output, text):
             raise CabenchError(f"{output}: exists and is not a Table 1 cabench wrote (its header differs); nothing "
                                "was written (--force replaces it)")
+        if output.is_file() and not force and edited_table(output):
+            raise CabenchError(f"{output}: edited since cabench wrote it (its SHA-256 no longer matches "
+                               f"{table_record(output).name}); nothing was written (--force replaces it)")
         output.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(output, text)
+        write_table(output, text)
         return frame
     typer.echo(_guard(act).to_string(index=False))
     typer.echo(f"wrote {output}")

@@ -136,6 +136,29 @@ def edited(data: bytes) -> bool:
     return hashlib.sha256(data[:at]).hexdigest() != found.group(1).decode()
 
 
+def table_record(path: Path) -> Path:
+    """Where cabench records the SHA-256 of a table it wrote at ``path``: a hidden file beside it (a CSV has no line
+    a signature could take without becoming a row)."""
+    return path.with_name(f".{path.name}.sha256")
+
+
+def edited_table(path: Path) -> bool:
+    """Whether the table at ``path`` no longer matches the SHA-256 :func:`write_table` recorded (nothing recorded,
+    as before cabench recorded it: not said to be edited)."""
+    try:
+        recorded = table_record(path).read_text().strip()
+        return hashlib.sha256(path.read_bytes()).hexdigest() != recorded
+    except OSError:
+        return False
+
+
+def write_table(path: Path, text: str) -> None:
+    """Write a table and the record of its SHA-256 (:func:`table_record`) together, all or none."""
+    with replaced_together() as files:
+        files.write(path, text)
+        files.write(table_record(path), hashlib.sha256(text.encode()).hexdigest() + "\n")
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
 

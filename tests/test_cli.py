@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import shutil
@@ -385,6 +386,27 @@ def test_data_outputs_never_replace_a_file_cabench_did_not_write(tmp_path, comma
     assert mine.read_bytes() == ours.read_bytes()
     folder = runner.invoke(app, ["data", command, str(DATA / "gsm8k"), "-o", str(tmp_path)])
     assert folder.exit_code == 2 and "not a folder" in folder.stderr and len(folder.stderr.splitlines()) == 1
+
+
+def test_a_table_1_edited_since_cabench_wrote_it_is_not_replaced(tmp_path):
+    """``data table1 -o`` checked only the header: a Table 1 the user had edited (a value changed, a row of their
+    own added) was replaced, unsaid. cabench records the SHA-256 of what it wrote beside the table: written again
+    over itself, it is replaced; edited, it is refused in one line and kept (--force replaces it)."""
+    runner = CliRunner()
+    table = tmp_path / "table1.csv"
+    for _ in range(2):
+        assert runner.invoke(app, ["data", "table1", str(DATA / "gsm8k"), "-o", str(table)]).exit_code == 0
+    written = table.read_bytes()
+    assert (tmp_path / ".table1.csv.sha256").read_text() == hashlib.sha256(written).hexdigest() + "\n"
+    edited = written + b"my own row,1,2,3\n"
+    table.write_bytes(edited)
+    refused = runner.invoke(app, ["data", "table1", str(DATA / "gsm8k"), "-o", str(table)])
+    assert refused.exit_code == 2 and refused.stderr == (
+        f"error: {table}: edited since cabench wrote it (its SHA-256 no longer matches .table1.csv.sha256); nothing "
+        "was written (--force replaces it)\n")
+    assert table.read_bytes() == edited
+    assert runner.invoke(app, ["data", "table1", str(DATA / "gsm8k"), "-o", str(table), "--force"]).exit_code == 0
+    assert table.read_bytes() == written
 
 
 def test_a_config_path_that_is_no_file_says_what_it_is(tmp_path):
