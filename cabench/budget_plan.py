@@ -292,9 +292,11 @@ def check_plan_folder(out: Path, key: str, force: bool = False, hint: str = "pas
         found = str(held["plan_key"].iloc[0]) if "plan_key" in held and len(held) else ""
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError):
         found = ""
+    if not found:
+        raise CabenchError(f"{path}: not a plan cabench wrote (it records no plan_key); {hint}")
     if found != key:
-        holds = f"another plan ({found})" if found else "a file that is not a plan of this cabench"
-        raise CabenchError(f"{path}: holds {holds}, not this one ({key}: other targets, settings or data); {hint}")
+        raise CabenchError(f"{path}: holds another plan ({found}), not this one ({key}: other targets, settings or "
+                           f"data); {hint}")
 
 
 def write_plan(plan: BudgetPlan, out: Path, key: str, force: bool = False) -> list[Path]:

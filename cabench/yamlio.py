@@ -140,6 +140,9 @@ def load_config_file(path: Path, what: str = "config", where: str = "") -> Any:
     from cabench.errors import CabenchError
 
     named = f"{where}{path}"
+    if path.exists() and not path.is_file():  # /dev/null, a folder, a pipe: there, but no file to read
+        raise CabenchError(f"{named}: not a file ({'a folder' if path.is_dir() else 'a device, pipe or socket'}); "
+                           f"a {what} is a YAML file")
     if not path.is_file():
         raise CabenchError(f"{named}: {what} file not found")
     try:

@@ -422,6 +422,14 @@ def test_a_config_path_that_is_no_file_says_what_it_is(tmp_path):
         done = runner.invoke(app, ["run", str(path)])
         assert done.exit_code == 2 and done.stderr.startswith(f"error: {path}: {said}") and \
             done.stderr.count("\n") == 1, done.stderr
+    # the same for a mapping and a price table (read as YAML files too)
+    logs = tmp_path / "logs.csv"
+    logs.write_text("config_id,instance_id,correct,latency_s,tokens\na,q1,1,1.0,10\n")
+    for option in ("--mapping", "--prices"):
+        for path, said in ((Path("/dev/null"), "not a file (a device, pipe or socket)"),
+                           (tmp_path / "conf.yaml", "not a file (a folder)")):
+            done = runner.invoke(app, ["data", "import", str(logs), option, str(path), "--out", str(tmp_path / "d")])
+            assert done.exit_code == 2 and f"{path}: {said}; a " in done.stderr.partition("\n")[0], done.stderr
 
 
 def test_an_empty_figure_index_is_rebuilt_by_plot_as_report_says(tmp_path):
