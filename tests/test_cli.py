@@ -425,10 +425,11 @@ def test_a_config_path_that_is_no_file_says_what_it_is(tmp_path):
     # the same for a mapping and a price table (read as YAML files too)
     logs = tmp_path / "logs.csv"
     logs.write_text("config_id,instance_id,correct,latency_s,tokens\na,q1,1,1.0,10\n")
-    for option in ("--mapping", "--prices"):
+    for command, option in ((["data", "import"], "--mapping"), (["advise"], "--prices")):
         for path, said in ((Path("/dev/null"), "not a file (a device, pipe or socket)"),
                            (tmp_path / "conf.yaml", "not a file (a folder)")):
-            done = runner.invoke(app, ["data", "import", str(logs), option, str(path), "--out", str(tmp_path / "d")])
+            done = runner.invoke(app, [*command, str(logs), option, str(path), "--out", str(tmp_path / "d"),
+                                       *(["--budget", "2usd"] if command == ["advise"] else [])])
             assert done.exit_code == 2 and f"{path}: {said}; a " in done.stderr.partition("\n")[0], done.stderr
 
 
