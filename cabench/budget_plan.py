@@ -30,7 +30,8 @@ from tqdm.auto import tqdm
 from cabench import registry
 from cabench.backends import Backend, check_sendable, parallel_map
 from cabench.config import ExperimentConfig
-from cabench.data.dataset import Split
+from cabench.data.dataset import Split, file_digest
+from cabench.data.io import META_NAME, find_log_file
 from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.paper import SURROGATE_NOTE
@@ -267,6 +268,18 @@ def plan_key(what: dict[str, Any], spec: PlanSpec) -> str:
     """The hash ``plan.csv`` records of what its plan was asked: ``what`` (a config's identity, or the dataset and
     methods ``advise`` plans for) and every field of ``spec`` (targets, draws, repetitions, seed, ...)."""
     return stable_hash({"what": what, "spec": asdict(spec)})
+
+
+def config_plan_key(cfg: ExperimentConfig, spec: PlanSpec) -> str:
+    """:func:`plan_key` of a config: its identity with a dataset folder named by its content (the SHA-256 of its log
+    file and of its ``dataset.yaml``), not its path, so that a project moved or copied keeps its plans."""
+    identity = cfg.identity()
+    if isinstance(identity.get("dataset"), str):
+        folder = Path(identity["dataset"])
+        meta = folder / META_NAME
+        identity["dataset"] = {"logs": file_digest(find_log_file(folder)),
+                               "meta": file_digest(meta) if meta.is_file() else None}
+    return plan_key({"config": identity}, spec)
 
 
 def check_plan_folder(out: Path, key: str, force: bool = False, hint: str = "pass another --out, or --force to "

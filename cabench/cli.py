@@ -450,7 +450,7 @@ def plan(
                                                         "or config) in the folder.")] = False,
 ) -> None:
     """Plan the budget each method needs to reach a target, from the profiling split alone; print the table."""
-    from cabench.budget_plan import PlanSpec, check_plan_folder, format_plan, plan_config, plan_key, write_plan
+    from cabench.budget_plan import PlanSpec, check_plan_folder, config_plan_key, format_plan, plan_config, write_plan
     from cabench.config import load_config
     from cabench.planning.targets import parse_target
 
@@ -459,7 +459,7 @@ def plan(
         spec = PlanSpec(tuple(dict.fromkeys(parse_target(t, cfg.setting) for t in targets)), draws, repetitions,
                         cfg.seed if seed is None else seed, epsilon, confidence, max_share=max_share)
         folder = out or Path(cfg.output).parent / f"{cfg.name}_plan"
-        key = plan_key({"config": cfg.identity()}, spec)
+        key = config_plan_key(cfg, spec)
         check_plan_folder(folder, key, force)  # before any work
         found = plan_config(cfg, spec, quiet)
         return found, write_plan(found, folder, key, force)

@@ -244,6 +244,26 @@ def test_plan_command_prints_the_table_and_writes_its_files(tmp_path):
         assert bad.exit_code == 2 and "--max-share" in bad.output and len(bad.output.strip().splitlines()) == 1
 
 
+def test_a_plan_of_a_dataset_moved_elsewhere_is_the_same_plan(tmp_path):
+    """The plan's key held the dataset folder's path: the same plan asked of the project moved or copied was refused
+    as another. It names the dataset by its content now: moved, the plan is written again; its logs changed, it is
+    another plan."""
+    logs = spread_logs(5, 60, seed=4)
+    out = tmp_path / "p"
+    for where in ("here", "there"):
+        folder = write_dataset(tmp_path / where / "d", logs, split={"profiling_size": 30, "seed": 0})
+        config = tmp_path / where / "c.yaml"
+        config.write_text(yaml.safe_dump({"name": "moved", "dataset": str(folder), "setting": "psi", "rho": [10],
+                                          "methods": ["psi-sr"], "output": str(tmp_path / where / "results")}))
+        done = RUNNER.invoke(app, ["plan", str(config), "--target", "f1>=0.9", "--draws", "2", "--repetitions", "4",
+                                   "--max-share", "2", "--quiet", "--out", str(out)])
+        assert done.exit_code == 0, done.output
+    write_dataset(tmp_path / "there" / "d", spread_logs(5, 60, seed=5), split={"profiling_size": 30, "seed": 0})
+    other = RUNNER.invoke(app, ["plan", str(config), "--target", "f1>=0.9", "--draws", "2", "--repetitions", "4",
+                                "--max-share", "2", "--quiet", "--out", str(out)])
+    assert other.exit_code == 2 and "holds another plan" in other.output
+
+
 def test_a_plan_asked_otherwise_is_never_replaced_without_force(tmp_path):
     config = tmp_path / "g5.yaml"
     config.write_text(yaml.safe_dump({"name": "g5", "dataset": FIVE, "setting": "psi", "rho": [10],
