@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from cabench.errors import CabenchError
-from cabench.storage import refuse_unless_ours, to_csv, write_atomic
+from cabench.storage import refuse_unless_ours, remove_stale_temporaries, to_csv, write_atomic
 
 INDEX = "figures.csv"
 COLUMNS = ["stem", "caption", "experiments", "source", "formats", "inputs", "code", "outputs"]
@@ -271,4 +271,5 @@ def record_figures(root: Path, rows: list[dict], replaced: Collection[str] = ())
     except (OSError, UnicodeDecodeError):
         unchanged = False
     if not unchanged:
+        remove_stale_temporaries([path])
         write_atomic(path, text)

@@ -32,7 +32,7 @@ from cabench.landscape import landscape_figure as landscape_figure
 from cabench.panels import finish, literal_text, marks
 from cabench.results import Experiment, ResultSet
 from cabench.stats import wilson
-from cabench.storage import figure_bytes, replaced_together, write_atomic
+from cabench.storage import figure_bytes, remove_stale_temporaries, replaced_together, write_atomic
 from cabench.units import LABELS
 
 MODE_LINE = {"deterministic": "-", "stochastic": "--"}
@@ -455,6 +455,7 @@ def _write(root: Path, files: list[tuple[Path, bytes]], recorded: dict[str, str]
         more = f" (and {len(theirs) - 1} more)" if len(theirs) > 1 else ""
         raise CabenchError(f"{theirs[0]}{more}: a file cabench did not draw has the name of a figure it draws; "
                            "nothing was drawn over it: move it away, or plot into another folder")
+    remove_stale_temporaries([path for path, _ in files])  # left by a plot killed while it renamed them
     try:
         with replaced_together() as batch:
             for path, data in files:

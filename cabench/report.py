@@ -69,7 +69,7 @@ from cabench.report_cells import (
 from cabench.report_requirements import requirement_lines, requirements_sentence
 from cabench.results import Experiment, ResultSet, finite, unfinished_note
 from cabench.stats import Z95
-from cabench.storage import refuse_unless_ours, replaced_together, signed
+from cabench.storage import refuse_unless_ours, remove_stale_temporaries, replaced_together, signed
 from cabench.units import LABELS, amount
 
 # --- paired comparisons -------------------------------------------------------------------------------
@@ -630,6 +630,7 @@ def build_report(root: Path, constraints: tuple[Constraint, ...] = ()) -> str:
 def write_texts(texts: dict[Path, str]) -> tuple[Path, ...]:
     """Write report files (path: text) together: every one, or (a full disk, a folder not writable) none, in one line
     naming the file that could not be written."""
+    remove_stale_temporaries(list(texts))  # left by a report killed while it renamed them (6 MB each)
     try:
         with replaced_together() as files:
             for path, text in texts.items():

@@ -25,7 +25,7 @@ from typing import Any
 import cabench
 from cabench.figure_index import file_sha256
 from cabench.results import Experiment
-from cabench.storage import write_atomic
+from cabench.storage import remove_stale_temporaries, write_atomic
 
 FILE = "report_sections.json"
 #: The files of an experiment's results folder that the report reads or cites (the tables plain or gzip).
@@ -77,6 +77,7 @@ class SectionCache:
         be written (the reports are unaffected)."""
         try:
             stored = {key: {"sha256": _digest(section), "section": section} for key, section in sections.items()}
+            remove_stale_temporaries([self.path])
             write_atomic(self.path, json.dumps({"sections": stored}, separators=(",", ":")))
         except OSError:
             return False

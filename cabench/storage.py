@@ -63,7 +63,7 @@ def named(exc: OSError, path: Path) -> OSError:
     return OSError(exc.errno, exc.strerror, str(path))
 
 
-#: How a temporary file written beside ``NAME`` is named: ``.NAME.<letters>.tmp``.
+#: How a temporary file written beside ``NAME`` is named: ``.NAME.<pid>-<letters>.tmp`` (the writer's process id).
 TEMPORARY = ".tmp"
 
 
@@ -77,7 +77,7 @@ def _write_temporary(path: Path, data: str | bytes) -> str:
     alone would make it private) and return its name; on an error nothing is left and the OSError names ``path``."""
     mode = "wb" if isinstance(data, bytes) else "w"
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}-", suffix=TEMPORARY)
     except OSError as exc:
         raise named(exc, path) from exc
     try:
@@ -93,6 +93,30 @@ def _write_temporary(path: Path, data: str | bytes) -> str:
             raise named(exc, path) from exc
         raise
     return tmp
+
+
+def remove_stale_temporaries(paths: Collection[Path]) -> None:
+    """Remove the temporary files beside ``paths`` that a writer killed between writing and renaming left for good
+    (a report's were 6 MB each): those named ``.NAME.<pid>-<letters>.tmp`` whose process is gone. A temporary file of
+    a writer still running, of this process, or named without a process id is kept."""
+    for folder, names in _by_folder(paths).items():
+        try:
+            found = [p for p in folder.iterdir() if p.name.endswith(TEMPORARY) and p.name.startswith(".")]
+        except OSError:
+            continue
+        for temporary in found:
+            name, _, rest = temporary.name[1:].rpartition(".")[0].rpartition(".")
+            pid = rest.partition("-")[0]
+            if name in names and pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+                with contextlib.suppress(OSError):
+                    temporary.unlink()
+
+
+def _by_folder(paths: Collection[Path]) -> dict[Path, set[str]]:
+    out: dict[Path, set[str]] = {}
+    for path in paths:
+        out.setdefault(path.parent, set()).add(path.name)
+    return out
 
 
 def refuse_unless_ours(path: Path, mark: str, what: str, remedy: str, within: bool = False) -> None:

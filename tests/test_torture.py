@@ -189,6 +189,30 @@ def test_an_import_removes_only_staging_folders_no_running_process_writes_in(tmp
     assert (live / "logs.csv.gz").read_bytes() == b"half"
 
 
+def test_report_and_plot_remove_only_temporary_files_no_running_process_writes(tmp_path):
+    """A report or plot killed between writing and renaming its files left their temporary files for good (a
+    REPORT.html's 6 MB each). Now each removes those of its own files whose writer is gone; one of a process still
+    running, one of another file's name, and one named without a process id (an older cabench's) are kept."""
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"name": "t", "setting": "online", "rho": [4], "methods": ["cohv-ucb"],
+                                      "repetitions": 2, "output": str(tmp_path / "r" / "t"),
+                                      "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4]], "costs": [1, 2]}}}))
+    assert cli("run", config, "--quiet").exit_code == 0
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()  # its id is of no running process now
+    root, figures = tmp_path / "r", tmp_path / "r" / "figures"
+    figures.mkdir()
+    dead = [root / f".REPORT.md.{ended.pid}-ab12_c.tmp", root / f".REPORT.html.{ended.pid}-zz9.tmp",
+            root / f".report_sections.json.{ended.pid}-q1.tmp", root / f".figures.csv.{ended.pid}-x.tmp",
+            figures / f".t_landscape.png.{ended.pid}-k3.tmp"]
+    kept = [root / f".REPORT.md.{os.getpid()}-ab12_c.tmp", root / ".REPORT.md.k2j3h4g5.tmp",
+            root / f".notes.md.{ended.pid}-ab.tmp"]
+    for path in [*dead, *kept]:
+        path.write_bytes(b"half")
+    assert cli("plot", root, "--format", "png").exit_code == 0 and cli("report", root).exit_code == 0
+    assert sorted(p for p in root.rglob(".*.tmp")) == sorted(kept)
+
+
 def test_result_files_are_readable_by_others(tmp_path, request):
     old = os.umask(0o022)
     request.addfinalizer(lambda: os.umask(old))
