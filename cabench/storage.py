@@ -95,19 +95,24 @@ def _write_temporary(path: Path, data: str | bytes) -> str:
     return tmp
 
 
+#: A temporary file :func:`_write_temporary` names: ``.NAME.<pid>-<mkstemp's letters>.tmp``.
+_OWN_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]{1,10})-[a-z0-9_]{8}\.tmp", re.ASCII)
+
+
 def remove_stale_temporaries(paths: Collection[Path]) -> None:
     """Remove the temporary files beside ``paths`` that a writer killed between writing and renaming left for good
     (a report's were 6 MB each): those named ``.NAME.<pid>-<letters>.tmp`` whose process is gone. A temporary file of
-    a writer still running, of this process, or named without a process id is kept."""
+    a writer still running, of this process, or named otherwise is kept. The process is looked for on this machine
+    only: on a folder that several machines write at once, run one report or plot at a time."""
     for folder, names in _by_folder(paths).items():
         try:
             found = [p for p in folder.iterdir() if p.name.endswith(TEMPORARY) and p.name.startswith(".")]
         except OSError:
             continue
         for temporary in found:
-            name, _, rest = temporary.name[1:].rpartition(".")[0].rpartition(".")
-            pid = rest.partition("-")[0]
-            if name in names and pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            named = _OWN_TEMPORARY.fullmatch(temporary.name)  # as _write_temporary names them, nothing looser
+            if named and named["name"] in names and int(named["pid"]) != os.getpid() and \
+                    not _running(int(named["pid"])):
                 with contextlib.suppress(OSError):
                     temporary.unlink()
 
@@ -177,7 +182,9 @@ def edited_table(path: Path) -> bool:
 
 
 def write_table(path: Path, text: str) -> None:
-    """Write a table and the record of its SHA-256 (:func:`table_record`) together, all or none."""
+    """Write a table and the record of its SHA-256 (:func:`table_record`) together, all or none (a table stopped
+    between the two renames holds the text it would be written again with: not said to be edited)."""
+    remove_stale_temporaries([path, table_record(path)])
     with replaced_together() as files:
         files.write(path, text)
         files.write(table_record(path), hashlib.sha256(text.encode()).hexdigest() + "\n")

@@ -202,11 +202,14 @@ def test_report_and_plot_remove_only_temporary_files_no_running_process_writes(t
     ended.wait()  # its id is of no running process now
     root, figures = tmp_path / "r", tmp_path / "r" / "figures"
     figures.mkdir()
-    dead = [root / f".REPORT.md.{ended.pid}-ab12_c.tmp", root / f".REPORT.html.{ended.pid}-zz9.tmp",
-            root / f".report_sections.json.{ended.pid}-q1.tmp", root / f".figures.csv.{ended.pid}-x.tmp",
-            figures / f".t_landscape.png.{ended.pid}-k3.tmp"]
-    kept = [root / f".REPORT.md.{os.getpid()}-ab12_c.tmp", root / ".REPORT.md.k2j3h4g5.tmp",
-            root / f".notes.md.{ended.pid}-ab.tmp"]
+    dead = [root / f".REPORT.md.{ended.pid}-ab12_cde.tmp", root / f".REPORT.html.{ended.pid}-zz9yx8w7.tmp",
+            root / f".report_sections.json.{ended.pid}-q1w2e3r4.tmp", root / f".figures.csv.{ended.pid}-x_x_x_x_.tmp",
+            figures / f".t_landscape.png.{ended.pid}-k3k3k3k3.tmp"]
+    kept = [root / f".REPORT.md.{os.getpid()}-ab12_cde.tmp", root / ".REPORT.md.k2j3h4g5.tmp",
+            root / f".notes.md.{ended.pid}-abababab.tmp",
+            # a user's files that look alike: not named as cabench names its own (digits, words, not ASCII)
+            root / ".REPORT.md.20240611.tmp", root / ".REPORT.md.2024-06-11 draft.tmp",
+            root / f".REPORT.md.{ended.pid}-my backup!.tmp", root / ".REPORT.md.\u00b2-abababab.tmp"]
     for path in [*dead, *kept]:
         path.write_bytes(b"half")
     assert cli("plot", root, "--format", "png").exit_code == 0 and cli("report", root).exit_code == 0
