@@ -238,7 +238,7 @@ def data_table1(
         if output.is_file() and not force and not _same_first_line(output, text):
             raise CabenchError(f"{output}: exists and is not a Table 1 cabench wrote (its header differs); nothing "
                                "was written (--force replaces it)")
-        if output.is_file() and not force and edited_table(output):
+        if output.is_file() and not force and output.read_bytes() != text.encode() and edited_table(output):
             raise CabenchError(f"{output}: edited since cabench wrote it (its SHA-256 no longer matches "
                                f"{table_record(output).name}); nothing was written (--force replaces it)")
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -407,6 +407,10 @@ def test_a_table_1_edited_since_cabench_wrote_it_is_not_replaced(tmp_path):
     assert table.read_bytes() == edited
     assert runner.invoke(app, ["data", "table1", str(DATA / "gsm8k"), "-o", str(table), "--force"]).exit_code == 0
     assert table.read_bytes() == written
+    # stopped between renaming the table and its record: the table is the one it would write, so not edited
+    (tmp_path / ".table1.csv.sha256").write_text("0" * 64 + "\n")
+    assert runner.invoke(app, ["data", "table1", str(DATA / "gsm8k"), "-o", str(table)]).exit_code == 0
+    assert (tmp_path / ".table1.csv.sha256").read_text() == hashlib.sha256(written).hexdigest() + "\n"
 
 
 def test_a_config_path_that_is_no_file_says_what_it_is(tmp_path):
