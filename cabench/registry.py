@@ -74,8 +74,8 @@ def distinct_styles(names: Sequence[str]) -> Iterator[None]:
     """Within the block, each method of ``names`` (a figure's) in a colour no other of them has: a method of one's
     own whose colour (chosen by its name among those of :data:`~cabench.methods.styles.USER`, unless it gave its
     own) an earlier one of ``names`` has takes the next of those colours that none has, its marker kept; past 12
-    such colours, it keeps its own. Drawn from the figure's methods alone, in their order, so a figure never depends
-    on what else a process drew."""
+    such colours, the next colour and marker of ``USER`` that none has together. Drawn from the figure's methods
+    alone, in their order, so a figure never depends on what else a process drew."""
     colours = list(dict.fromkeys(c for c, _ in USER))
     taken: dict[str, tuple[str, str]] = {}
     for name in dict.fromkeys(names):
@@ -83,7 +83,13 @@ def distinct_styles(names: Sequence[str]) -> Iterator[None]:
         used = {c for c, _ in taken.values()}
         if colour in used and colour in colours:
             start = colours.index(colour)
-            colour = next((c for c in colours[start:] + colours[:start] if c not in used), colour)
+            free = next((c for c in colours[start:] + colours[:start] if c not in used), None)
+            if free is None:  # every colour taken: a colour and marker that no other has together
+                at = USER.index((colour, marker)) if (colour, marker) in USER else 0
+                colour, marker = next((p for p in USER[at:] + USER[:at] if p not in taken.values()),
+                                      (colour, marker))
+            else:
+                colour = free
         taken[name] = (colour, marker)
     before = dict(_DISTINCT)
     _DISTINCT.update(taken)

@@ -80,6 +80,8 @@ def test_methods_of_ones_own_in_one_figure_each_have_a_colour_of_their_own(monke
     start = order.index(alone[clash[1]][0])  # the second meets only the first: the colour after its own
     assert inside[1] == (order[(start + 1) % 12], alone[clash[1]][1])
     assert [registry.style(name) for name in names] == [alone[n] if n in alone else ("#d62728", "o") for n in names]
+    with registry.distinct_styles(mine[:20]):  # past 12 colours: no two alike in colour and marker together
+        assert len({registry.style(name) for name in mine[:20]}) == 20
     # a decorator that gave a marker alone: its colour is still chosen among USER's, and moved when taken
     spec = registry.spec
     shown = user_style("mine_marked:index", marker="x", color=None)
