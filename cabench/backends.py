@@ -64,8 +64,8 @@ def check_sendable(methods: dict[str, Any], backend: Backend) -> None:
         except Exception as exc:  # pickling raises TypeError, PicklingError, AttributeError, or the object's own
             why = (str(exc).strip().splitlines() or [""])[0]
             raise CabenchError(f"methods: {name} cannot be sent to the {backend.name} worker processes "
-                               f"({type(exc).__name__}: {why}); run it in one process (n_jobs: 1, or --backend "
-                               "threading), or keep what it holds out of the object") from None
+                               f"({type(exc).__name__}: {why}); run it in this process (backend: threading, or "
+                               "n_jobs: 1 with backend loky), or keep what it holds out of the object") from None
 
 
 #: The local Dask cluster's client of each worker count, started on first use and closed when the process ends: a

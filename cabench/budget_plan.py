@@ -306,7 +306,7 @@ def check_plan_folder(out: Path, key: str, force: bool = False, hint: str = "pas
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError):
         found = ""
     if not found:
-        raise CabenchError(f"{path}: not a plan cabench wrote (it records no plan_key); {hint}")
+        raise CabenchError(f"{path}: not a plan cabench wrote (no plan_key could be read from it); {hint}")
     if found != key:
         raise CabenchError(f"{path}: holds another plan ({found}), not this one ({key}: other targets, settings or "
                            f"data); {hint}")

@@ -288,7 +288,8 @@ def test_a_plan_asked_otherwise_is_never_replaced_without_force(tmp_path):
     assert replaced.exit_code == 0 and set(pd.read_csv(plan)["target"]) == {"error<=0.1"}
     plan.write_text("not,a plan\n1,2\n")
     foreign = asked("--target", "error<=0.1")
-    assert foreign.exit_code == 2 and f"{plan}: not a plan cabench wrote (it records no plan_key); " in foreign.output
+    assert foreign.exit_code == 2
+    assert f"{plan}: not a plan cabench wrote (no plan_key could be read from it); " in foreign.output
     assert plan.read_text() == "not,a plan\n1,2\n"
     plan.unlink()  # a figure of the user's own where a plan would draw its own, and no plan.csv: kept
     (tmp_path / "p" / "plan.png").write_bytes(b"mine")

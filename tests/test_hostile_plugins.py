@@ -69,7 +69,7 @@ def test_a_method_object_no_worker_can_be_sent_is_one_line_before_any_cell_runs(
     process it runs and decides as the index it wraps."""
     line = one_line(run(tmp_path, "online", ["cohv-ucb", f"{ONLINE}:holds_a_lock"], n_jobs=2),
                     f"error: methods: {ONLINE}:holds_a_lock cannot be sent to the loky worker processes (TypeError: "
-                    "cannot pickle '_thread.lock' object); run it in one process (n_jobs: 1")
+                    "cannot pickle '_thread.lock' object); run it in this process (backend: threading, or n_jobs: 1")
     assert "Traceback" not in line and not list((tmp_path / "out" / "cells").glob("*.csv.gz"))
     one_line(run(tmp_path / "plan", "online", ["cohv-ucb", f"{ONLINE}:holds_a_lock"], 2,
                  ("plan", "--target", "share>=0.8", "--draws", "2", "--repetitions", "2")),
