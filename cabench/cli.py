@@ -402,14 +402,13 @@ def tune(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Profiling-only grid search over (s_r, s_c, eta) (Appendix A); writes tune.csv and tune.yaml."""
+    from cabench import registry
     from cabench.config import load_config
     from cabench.tune import run_tuning
 
     def act():
         cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend))
         return cfg, run_tuning(cfg, quiet=quiet)
-
-    from cabench import registry
 
     cfg, (table, best, folder) = _guard(act)
     tuned = registry.proposed("online")

@@ -110,9 +110,9 @@ def remove_stale_temporaries(paths: Collection[Path]) -> None:
         except OSError:
             continue
         for temporary in found:
-            named = _OWN_TEMPORARY.fullmatch(temporary.name)  # as _write_temporary names them, nothing looser
-            if named and named["name"] in names and int(named["pid"]) != os.getpid() and \
-                    not _running(int(named["pid"])):
+            parts = _OWN_TEMPORARY.fullmatch(temporary.name)  # as _write_temporary names them, nothing looser
+            if parts and parts["name"] in names and int(parts["pid"]) != os.getpid() and \
+                    not _running(int(parts["pid"])):
                 with contextlib.suppress(OSError):
                     temporary.unlink()
 

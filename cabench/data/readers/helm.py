@@ -225,8 +225,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
             value = _value(stats[found], "mean", f"{where}: {found}")
             rows.append({**meta, "instance_id": str(instance),
                          "correct": None if value is None else correctness(value, f"{where}: {found}"),
-                         "latency_s": duration(stats.get("inference_runtime"), "sum", f"{where}: inference_runtime")
-                         if stats.get("inference_runtime") is not None else None,
+                         "latency_s": duration(stats.get("inference_runtime"), "sum", f"{where}: inference_runtime"),
                          **_tokens(stats, where), "file": stats_path, "position": n + 1,
                          "failed": False})
             groups.append(scenario)
