@@ -642,6 +642,9 @@ def _session(config: Path, out: Path, base_url: str | None, quiet: bool, collect
     from cabench.live.session import run_session
 
     def act():
+        if base_url is not None and not base_url.strip():  # an unset shell variable: never the config's endpoint
+            raise CabenchError("--base-url: empty (an unset variable?); give the endpoint's URL, or leave the option "
+                               "out to call the config's")
         cfg = load_live(config, {"base_url": base_url} if base_url else None, collect=collect)
         return cfg, run_session(cfg, out, quiet=quiet, collect=collect)
 

@@ -49,6 +49,11 @@ FRAGMENT = 8
 _AUTH = re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+)?[^\s\"',;}]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}")
 #: A JSON ``\\uXXXX`` escape of a character that is not half of a surrogate pair: an endpoint may write the key so.
+#: An environment variable's name as a shell writes one: what ``endpoint.api_key_env`` must hold.
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+#: A variable name messages show: the upper-case form of OPENAI_API_KEY. A name of lower-case letters and digits is
+#: a valid name but may be a key pasted in its place (a hexadecimal key is one), so it is not shown.
+_SHOWN_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 _ESCAPED = re.compile(r"\\u(?![dD][89a-fA-F])([0-9a-fA-F]{4})")
 
 
@@ -66,6 +71,14 @@ class Endpoint:
     max_reply_bytes: int = 8 * 2**20
     max_failures: int = 5
     charge_failed: str = "worst-case"  # "worst-case", "reported" or "none"
+
+
+def key_variable(name: str) -> str:
+    """The environment variable ``name`` as a message says it: by its name where that is written in capitals, else
+    without it (a key written in place of its variable's name is never printed)."""
+    if _SHOWN_NAME.fullmatch(name):
+        return f"the environment variable {name}"
+    return "the environment variable it names (a name not in capitals is not shown: it may be a key)"
 
 
 @dataclass
@@ -280,16 +293,16 @@ class ChatClient:
         headers = {"Content-Type": "application/json", "Accept-Encoding": "gzip, deflate"}
         if endpoint.api_key_env:
             key = os.environ.get(endpoint.api_key_env)
+            variable = key_variable(endpoint.api_key_env)
             if not key:
-                raise CabenchError(f"endpoint.api_key_env: the environment variable {endpoint.api_key_env} is not "
-                                   "set; export it (the key is never written anywhere)")
+                raise CabenchError(f"endpoint.api_key_env: {variable} is not set; export it (the key is never "
+                                   "written anywhere)")
             if not (key.isascii() and key.isprintable()):
-                raise CabenchError(f"endpoint.api_key_env: the environment variable {endpoint.api_key_env} holds "
-                                   "characters an HTTP header cannot carry (non-ASCII, a newline or another control "
-                                   "character); export the key alone")
+                raise CabenchError(f"endpoint.api_key_env: {variable} holds characters an HTTP header cannot carry "
+                                   "(non-ASCII, a newline or another control character); export the key alone")
             if key != key.strip():  # an HTTP header value cannot begin or end with one: every request would fail
-                raise CabenchError(f"endpoint.api_key_env: the environment variable {endpoint.api_key_env} begins "
-                                   "or ends with a space (a key pasted with one?); export the key alone")
+                raise CabenchError(f"endpoint.api_key_env: {variable} begins or ends with a space (a key pasted "
+                                   "with one?); export the key alone")
             headers["Authorization"] = f"Bearer {key}"
             if len(key) >= MIN_SECRET:
                 self.secrets.append(key)

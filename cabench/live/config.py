@@ -16,7 +16,7 @@ from cabench.config import _arms, _budget, _Reader
 from cabench.data.terms import COST_COLUMN, PAPER_TERMS, Terms, parse_terms, quality_not_first
 from cabench.errors import CabenchError
 from cabench.live.charges import CHARGE_FAILED
-from cabench.live.client import Endpoint, public_url
+from cabench.live.client import VARIABLE_NAME, Endpoint, public_url
 from cabench.live.tasks import PROMPTINGS, TASKS, replay_key
 from cabench.methods.configured import OnlineMethod, PsiMethod, unused
 from cabench.psi import COST_MODES
@@ -116,6 +116,16 @@ def _base_url(r: _Reader, value: Any) -> str:
         raise r.fail("endpoint.base_url", f"not an http(s) URL with a host and a port in 1..65535 "
                      f"({public_url(text) if host else 'http://HOST[:PORT]/PATH'} as recorded)")
     return text
+
+
+def _key_variable(r: _Reader, value: Any) -> str:
+    """The name of the environment variable that holds the key; anything else is refused without being shown (a key
+    written here in place of its variable's name would be printed)."""
+    if not isinstance(value, str) or not VARIABLE_NAME.fullmatch(value):
+        raise r.fail("endpoint.api_key_env", "not the name of an environment variable (letters, digits and '_', "
+                     "e.g. OPENAI_API_KEY): it names the variable that holds the key, not the key itself (the value "
+                     "is not shown)")
+    return value
 
 
 def _label(r: _Reader, value: Any, key: str) -> str:
@@ -270,7 +280,7 @@ def parse_live(raw: Any, source: str, base: Path, overrides: dict[str, Any] | No
                      "--base-url")
     endpoint = Endpoint(
         base_url=_base_url(r, spec["base_url"]),
-        api_key_env=r.text(spec["api_key_env"], "endpoint.api_key_env") if spec.get("api_key_env") else None,
+        api_key_env=_key_variable(r, spec["api_key_env"]) if spec.get("api_key_env") else None,
         timeout_s=r.number(spec.get("timeout_s", 120.0), "endpoint.timeout_s", positive=True, maximum=3600),
         max_retries=r.number(spec.get("max_retries", 6), "endpoint.max_retries", integer=True, minimum=0,
                              maximum=100),

@@ -220,6 +220,34 @@ def test_api_key_is_never_written(tmp_path, dataset, server, monkeypatch):
     assert not (tmp_path / "other").exists()  # refused before anything is written (README)
 
 
+@pytest.mark.parametrize("written", ["sk-TESTKEY-1234567890abcdef", "a1b2c3d4e5f60718293a4b5c6d7e8f90"])
+def test_a_key_written_where_its_variables_name_goes_is_never_printed(tmp_path, dataset, server, monkeypatch, written):
+    """A key written as endpoint.api_key_env (an easy slip) is refused without being shown: one not shaped as a
+    variable's name at load, a hexadecimal one (a valid name) when it names no variable; nothing is called or
+    written."""
+    url, endpoint = server()
+    monkeypatch.delenv(written, raising=False)
+    config = live_config(tmp_path, dataset, url)
+    raw = yaml.safe_load(config.read_text())
+    raw["endpoint"]["api_key_env"] = written
+    config.write_text(yaml.safe_dump(raw))
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
+    assert "endpoint.api_key_env" in result.stderr and written not in result.output
+    assert written[:8] not in result.stderr and endpoint.requests == 0 and not (tmp_path / "run").exists()
+
+
+def test_an_empty_base_url_is_refused_not_replaced_by_the_configs(tmp_path, dataset, server):
+    """--base-url '' (a script's unset variable) never falls back to the config's endpoint: refused before any call."""
+    url, endpoint = server()
+    config = live_config(tmp_path, dataset, url)
+    for command in ("live", "collect"):
+        result = RUNNER.invoke(app, [command, str(config), "--out", str(tmp_path / command), "--base-url", " ",
+                                     "--quiet"])
+        assert result.exit_code == 2 and result.stderr.startswith("error: --base-url: empty"), result.output
+        assert endpoint.requests == 0 and not (tmp_path / command).exists()
+
+
 def test_a_config_the_task_cannot_meet_is_refused_before_the_folder_is_made(tmp_path, dataset, server):
     """profiling.instances beyond the task's instances is refused with nothing written, so the corrected config
     runs in the same --out folder (a folder holding the refused config's live.json would be another run's)."""
