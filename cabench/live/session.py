@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 import cabench
 from cabench.data.normalisation import Normalisation, fit_normalisation
@@ -44,7 +45,7 @@ from cabench.methods.user import UserMethodError
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
 from cabench.storage import LOCK_NAME, TEMPORARY, folder_lock, replaced_together
 from cabench.units import amount
-from cabench.yamlio import dump_yaml
+from cabench.yamlio import dump_yaml, load_yaml
 
 
 def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool = False) -> dict[str, Any]:
@@ -429,6 +430,24 @@ def _collect(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], ids: l
         caller.take(key)
 
 
+def _called_where(out: Path, endpoint: str, made: int) -> tuple[list[str], str]:
+    """The endpoints the folder's calls were made against, in the order first called (the folder's earlier
+    ``dataset.yaml`` says those before this run; ``endpoint`` joins them where this run made a call), and the date of
+    the last run that made one: a re-run that calls nothing (a finished run, another ``--base-url``) changes
+    neither."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        before = load_yaml((out / "dataset.yaml").read_text(encoding="utf-8"))["provenance"]
+        held = before.get("endpoints") or [before["endpoint"]]
+        endpoints, date = [str(e) for e in held], str(before["date"])
+    except (OSError, ValueError, yaml.YAMLError, KeyError, TypeError, AttributeError):  # the first run, or damaged
+        endpoints, date = [], now
+    if made or not endpoints:
+        date = now
+        endpoints += [] if endpoint in endpoints else [endpoint]
+    return endpoints, date
+
+
 def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts: dict[str, Any],
             decision: dict[str, Any] | None, task: Task, collect: bool = False) -> dict[str, Any]:
     records = list(journal.done.values())
@@ -455,13 +474,15 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         "stopped_by": facts.get("stopped_by"),
         **{k: v for k, v in facts.items() if k != "stopped_by" and k not in spends},
     }
+    endpoints, date = _called_where(out, public_url(cfg.endpoint.base_url), caller.made)
     meta = {
         "name": cfg.name, "description": f"{'Collected' if collect else 'Live'} evaluation of {len(cfg.configurations)}"
         f" configurations on task {task.name}",
-        "provenance": {"format": "cabench live", "endpoint": public_url(cfg.endpoint.base_url), "task": dict(cfg.task),
+        "provenance": {"format": "cabench live", "endpoint": endpoints[0],
+                       **({"endpoints": endpoints} if len(endpoints) > 1 else {}), "task": dict(cfg.task),
                        "configurations": [asdict(c) for c in cfg.configurations], "config": cfg.source,
                        "cost": cfg.terms.cost, "latency": cfg.latency, "cabench_version": cabench.__version__,
-                       "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
+                       "date": date},
         "surrogate": False, "licence": "unspecified",
         "missing": "drop-instances",
         **({} if cfg.terms.is_paper else cfg.terms.describe()),  # `run` replays the folder on the same terms

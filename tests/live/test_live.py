@@ -127,6 +127,36 @@ def test_an_interrupted_run_leaves_spend_json_saying_what_it_paid(tmp_path, data
     assert len(pressed) == again and waited == [True]
 
 
+def test_dataset_yaml_names_every_endpoint_called_and_only_those(tmp_path, dataset, server, monkeypatch):
+    """A run interrupted after profiling and resumed against another endpoint names both, in the order called; a
+    finished run re-run against a third calls nothing and changes neither the endpoints nor the date."""
+    from cabench.live import session
+
+    (first, _), (second, _), (third, idle) = server(), server(), server()
+    config, out = live_config(tmp_path, dataset, first), tmp_path / "run"
+    method = session._method
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "_method", interrupted)
+    assert RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).exit_code == 130
+    monkeypatch.setattr(session, "_method", method)
+
+    def provenance() -> dict:
+        return yaml.safe_load((out / "dataset.yaml").read_text())["provenance"]
+
+    assert provenance()["endpoint"] == first and "endpoints" not in provenance()
+    run_live(config, out, "--base-url", second)
+    called = provenance()
+    assert called["endpoint"] == first and called["endpoints"] == [first, second]
+    meta = yaml.safe_load((out / "dataset.yaml").read_text())  # the calls dated long ago: a re-run must keep the date
+    meta["provenance"]["date"] = called["date"] = "2000-01-01T00:00:00Z"
+    (out / "dataset.yaml").write_text(yaml.safe_dump(meta))
+    spend, _ = run_live(config, out, "--base-url", third)
+    assert spend["calls_made_this_run"] == 0 and idle.requests == 0 and provenance() == called
+
+
 def test_a_run_that_ends_without_a_decision_leaves_no_earlier_one(tmp_path, dataset, server, monkeypatch):
     """An interrupted run wrote spend.json and kept the decision.json an earlier run in the folder wrote: the two
     described different runs (31 pulls in the decision, 62 method calls in the journal)."""
