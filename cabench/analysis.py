@@ -184,18 +184,20 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
     boot = {r["other"]: r for r in rows if r["metric"] == "regret_hv"}
     if boot:
         means = {base: next(iter(boot.values()))["base_mean"], **{m: r["other_mean"] for m, r in boot.items()}}
-        lowest = min(means, key=lambda m: means[m])
         below = [m for m, r in boot.items() if r["high"] < 0]
-        state = "fails" if lowest != base else ("holds" if len(below) == len(boot) else "inconclusive")
+        # the claim is ruled out by a method whose paired difference's interval lies at or above 0
+        against = [m for m, r in boot.items() if r["low"] >= 0]
+        state = "fails" if against else ("holds" if len(below) == len(boot) else "inconclusive")
         closest = max(boot.values(), key=lambda r: r["diff"])  # the least favourable mean paired difference
         other = closest["other"]
         reason = ""
         if state == "fails":
+            lowest = min(against, key=lambda m: means[m])
             won, ours = _summary_row(s, lowest, rho), _summary_row(s, base, rho)
-            reason = (f"{_show(lowest)} has the lower mean R_HV ({won['regret_hv']:.2f} against "
-                      f"{ours['regret_hv']:.2f}) and puts {won['frac_optimal']:.3f} of its pulls on the max-ν "
-                      f"configuration against {_show(base)}'s {ours['frac_optimal']:.3f} (summary.csv); "
-                      f"{_cost_spread(e)}.")
+            reason = (f"{_show(lowest)}'s mean R_HV is {won['regret_hv']:.2f} against {ours['regret_hv']:.2f} "
+                      f"(the 95% interval of the paired difference lies at or above 0) and it puts "
+                      f"{won['frac_optimal']:.3f} of its pulls on the max-ν configuration against {_show(base)}'s "
+                      f"{ours['frac_optimal']:.3f} (summary.csv); {_cost_spread(e)}.")
         out.append(Verdict(
             state, "lowest-regret",
             f"{_show(base)} has the lowest mean R_HV at ρ={rho:g}, significantly below every other method",
@@ -212,6 +214,20 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
         return out + [Verdict("n/a", "log-growth", claim, f"needs at least 3 budgets, this experiment has {len(grid)}")]
     g = e.runs[e.runs["method"] == base]
     table = g.pivot(index="rep", columns="budget", values="regret_hv").dropna()
+    # growth is measured where the regret grows: from the budget of lowest mean regret on (a regret that falls at
+    # first, a method locked on a wrong arm at small budgets, makes a curve convex without any growth)
+    lowest = int(np.argmin(table.mean(axis=0).to_numpy(float)))
+    if lowest > 0:
+        falls = (f"the mean R_HV falls from {table.iloc[:, 0].mean():.4g} at ρ={grid[0]:g} to "
+                 f"{table.iloc[:, lowest].mean():.4g} at ρ={grid[lowest]:g}")
+        if len(grid) - lowest < 3:
+            after = len(grid) - lowest - 1
+            return out + [Verdict(
+                "n/a", "log-growth", claim,
+                f"{falls}; growth is measured from the lowest mean R_HV on, and {after or 'no'} larger "
+                f"budget{'' if after == 1 else 's'} follow{'s' if after == 1 else ''} it (a curvature needs 3 "
+                "budgets)")]
+        table, grid = table.iloc[:, lowest:], grid[lowest:]
     fit = log_growth(np.log2(table.columns.to_numpy(float)), table.to_numpy(float))
     c, c_lo, c_hi = fit["curvature"], fit["curvature_low"], fit["curvature_high"]
     state = "fails" if c_lo > 0 else ("holds" if c_hi <= 0 else "inconclusive")
@@ -227,6 +243,7 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
                      else "."))
     out.append(Verdict(
         state, "log-growth", claim,
+        ("" if lowest == 0 else f"{falls}; from there, ") +
         f"quadratic fit in log2 B over {len(grid)} budgets, curvature {c:.3g} [{c_lo:.3g}, {c_hi:.3g}], slope "
         f"{fit['slope']:.3g} [{fit['slope_low']:.3g}, {fit['slope_high']:.3g}] per doubling (95% bootstrap over "
         "repetitions; a curvature interval above 0 means faster than logarithmic growth, one containing 0 cannot "
@@ -258,7 +275,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         t = mcnemar_exact(hi_e, lo_e)
         p_lo, p_hi = float(lo_e.mean()), float(hi_e.mean())
         d_lo, d_hi = bootstrap_mean_ci(hi_e - lo_e)
-        state = "holds" if p_hi < p_lo and t["p"] < ALPHA else ("fails" if p_hi >= p_lo else "inconclusive")
+        state = "holds" if p_hi < p_lo and t["p"] < ALPHA else ("fails" if d_lo >= 0 else "inconclusive")
         gap = float(np.nanmin(e.arms["gamma"].to_numpy(float)))
         tie = " (an arm on the boundary of the Pareto set: no budget classifies it reliably)" if gap <= 0 else ""
         reason = "" if state != "fails" else (
@@ -275,7 +292,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
             continue
         other, a, b = r["other"], r["base_mean"], r["other_mean"]
         if r["test"] == "McNemar":
-            state = "holds" if a < b and r["p_holm"] < ALPHA else ("inconclusive" if a < b else "fails")
+            state = "holds" if a < b and r["p_holm"] < ALPHA else ("fails" if r["low"] >= 0 else "inconclusive")
             reason = "" if state != "fails" else (
                 f"{_show(other)} errs no more often ({b:.3f} against {a:.3f}; only {_show(base)} errs in "
                 f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']}); "
@@ -287,7 +304,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
                 f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']})", r["diff"], r["low"], r["high"],
                 other, reason))
         else:
-            state = "holds" if r["low"] > 0 else ("inconclusive" if r["diff"] > 0 else "fails")
+            state = "holds" if r["low"] > 0 else ("fails" if r["high"] <= 0 else "inconclusive")
             reason = "" if state != "fails" else (
                 f"{_show(other)}'s mean F1 is at least {_show(base)}'s ({b:.3f} against {a:.3f}, summary.csv); "
                 f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}.")

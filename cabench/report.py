@@ -525,7 +525,9 @@ def _scorecard(c: Contents) -> list[str]:
     return ["## Scorecard", "",
             f"Each claim the report tests, experiment by experiment ({scorecard_counts(c)}): the verdict, the "
             "tested quantity with its 95% interval, and for a claim that does not hold a reason measured in the "
-            "results files" + (" (surrogate logs: see the note below)" if c.results.surrogate else "") + ".", "",
+            "results files" + (" (surrogate logs: see the note below)" if c.results.surrogate else "") + ". A claim "
+            "holds when the results show it at the 5% level, does not hold when the interval rules it out, and is "
+            "inconclusive otherwise.", "",
             *md_table(["experiment", "claim", "verdict", "tested quantity [95% CI]", "why it does not hold"], rows)]
 
 
