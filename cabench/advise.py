@@ -45,7 +45,7 @@ from cabench.plan import build_problem, check_budgets, infeasible_cells, least_f
 from cabench.recommend import any_of, but_for_means, member_notes, per_call, recommend, same_nu
 from cabench.report import REPORT_MARKS, check_reports
 from cabench.report_cache import FILE as SECTIONS
-from cabench.report_cells import clipped_calls, quoted_name
+from cabench.report_cells import clipped_calls, quoted_name, undominated_note
 from cabench.results import ResultSet, read_record
 from cabench.runner import check_output, run_experiment, written_by_runs
 from cabench.storage import folder_lock, new_folders, publish_folder, remove_empty, staging_folder, swap_folders
@@ -481,6 +481,9 @@ def format_advice(advice: Advice) -> str:
              f"{', '.join(d['objectives'])}; cost in {LABELS[unit]}",
              f"  per call over all {profiling + evaluation} instances (configuration means): {_ranges(d)}; the "
              f"evaluation split's Pareto set: {d['pareto_size']} of {d['K']}"]
+    undominated: list[str] = next((item["undominated_on_means"] for item in advice.items.values()
+                        if item.get("undominated_on_means")), [])
+    lines += [f"  note: {undominated_note(undominated)}"] if undominated else []
     if advice.budget is not None:
         rho = next(r["rho"] for item in advice.items.values() for r in item["results"])
         clipped = clipped_calls("online" if "online" in advice.items else "psi", d, unit)

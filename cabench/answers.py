@@ -78,19 +78,40 @@ SCORED_PER_CALL = ("the objectives score each call, latency and cost within the 
                    "percentiles, so their means can rank configurations otherwise")
 
 
-def beaten_on_means(e: Experiment, name: str, with_cost: bool = False) -> str | None:
-    """The first configuration whose means per call are as good as ``name``'s on every objective (and, with
-    ``with_cost``, on the cost per call) and better on one, where no configuration is so on the objectives
-    themselves (their normalised means, and ``mu_c``): the objectives and the means per call rank it otherwise.
-    None where there is none, where the objectives rank it below another too, or where an objective has no mean
-    per call in ``arms.csv`` (efficiency, or an objective of the user's own column)."""
+def _means_per_call(e: Experiment, with_cost: bool = False) -> np.ndarray | None:
+    """``[arms, D]``: each objective's mean per call in ``arms.csv`` (and with ``with_cost`` the cost per call),
+    larger better; None where an objective has none (efficiency, a column of the user's own) or one is not
+    finite."""
     spent = (e.cost_unit, False)  # the cost per call: arms.csv names its mean after the unit
     columns = [spent if o == "cost" else MEANS_OF.get(str(o)) for o in e.objectives] + ([spent] if with_cost else [])
     if any(c is None or c[0] not in e.arms for c in columns):
         return None
     means = np.column_stack([e.arms[c].to_numpy(float) * (1.0 if up else -1.0)
                              for c, up in dict(c for c in columns if c is not None).items()])
-    if not np.isfinite(means).all():
+    return means if np.isfinite(means).all() else None
+
+
+def undominated_on_means(e: Experiment) -> list[str]:
+    """The configurations outside the evaluation split's Pareto set that no configuration beats on the objectives'
+    means per call (as good on every one and better on one): the objectives, which score each call on its own,
+    leave out configurations those means would keep (a configuration that times out now and then has a large mean
+    latency and can still dominate on the latency objective). Empty where an objective has no mean per call."""
+    means = _means_per_call(e)
+    if means is None or "pareto" not in e.arms:
+        return []
+    outside = np.flatnonzero(e.arms["pareto"].to_numpy() != 1)
+    names = e.arms["config_id"].astype(str).to_numpy()
+    return [str(names[i]) for i in outside if not weakly_above(means, int(i)).any()]
+
+
+def beaten_on_means(e: Experiment, name: str, with_cost: bool = False) -> str | None:
+    """The first configuration whose means per call are as good as ``name``'s on every objective (and, with
+    ``with_cost``, on the cost per call) and better on one, where no configuration is so on the objectives
+    themselves (their normalised means, and ``mu_c``): the objectives and the means per call rank it otherwise.
+    None where there is none, where the objectives rank it below another too, or where an objective has no mean
+    per call in ``arms.csv`` (efficiency, or an objective of the user's own column)."""
+    means = _means_per_call(e, with_cost)
+    if means is None:
         return None
     i = int(np.flatnonzero(e.arms["config_id"].astype(str).to_numpy() == name)[0])
     scored = e.arms[objective_columns(e.arms)].to_numpy(float)
@@ -229,7 +250,7 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
                 "criterion": f"lowest mean R_HV among methods with a preference ({best['regret_hv']:.4g})",
                 "configuration": chosen if beaten is None else {**chosen, "beaten_on_means": beaten},
                 "tied": tied, "same_nu": _same_nu(e, row, [chosen, *tied]),
-                "no_single": row["no_single"]}
+                "no_single": row["no_single"], "undominated_on_means": undominated_on_means(e)}
     best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
     row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
                and r["cost_mode"] == best["cost_mode"])
@@ -239,7 +260,8 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
                          f"F1 {best['f1']:.3f}",
             "pareto_set": row["modal_set"], "share": row["modal_set_share"], "tied_sets": row["modal_tied"],
             "exact_true_set": row["exact_true_set"],
-            "members": [_with_means(e, arm_facts(e.arms, name)) for name in row["modal_set"]]}
+            "members": [_with_means(e, arm_facts(e.arms, name)) for name in row["modal_set"]],
+            "undominated_on_means": undominated_on_means(e)}
 
 
 def _same_nu(e: Experiment, row: dict[str, Any], answer: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -315,4 +337,5 @@ def brief(e: Experiment) -> dict[str, Any] | None:
             "tie_only": [] if online else [m["config_id"] for m in d["members"] if m.get("tie_dominated_by")],
             "means_only": [x["config_id"] for x in (answered(d) if online else d["members"])
                            if x.get("beaten_on_means")],
-            "same_nu": [x["config_id"] for x in d.get("same_nu") or []]}
+            "same_nu": [x["config_id"] for x in d.get("same_nu") or []],
+            "undominated_on_means": list(d.get("undominated_on_means") or [])}

@@ -68,6 +68,7 @@ from cabench.report_cells import (
     listed,
     measurement,
     sentence,
+    undominated_note,
 )
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
@@ -156,6 +157,8 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
         if m.get("beaten_on_means"):
             notes.append(f"{m['beaten_on_means']} is as good as {m['config_id']} or better on every mean per call: "
                          f"{SCORED_PER_CALL}.")
+    if d.get("undominated_on_means"):
+        notes.append(sentence(undominated_note(d["undominated_on_means"])))
     what = ((f"pay for {names[0]}" if len(names) == 1 else f"pay for any of {listed(names)} (exploited "
              "equally often: the runs do not choose between them)") if e.setting == "online"
             else f"the Pareto set of {len(names)} configuration{'s' if len(names) != 1 else ''}")

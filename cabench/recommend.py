@@ -26,12 +26,13 @@ from cabench.answers import (
     no_decision,
     not_run,
     tied_sets_note,
+    undominated_on_means,
     weak,
 )
 from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
-from cabench.report_cells import clipped_calls, listed, measurement, quoted_name
+from cabench.report_cells import clipped_calls, listed, measurement, quoted_name, undominated_note
 from cabench.results import Experiment, ResultSet, finite
 from cabench.units import LABELS, TokenCount, amount
 
@@ -69,6 +70,7 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
             "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
             "results": results, "not_run": not_run(e), "constrained": _constrained(e, constraints, under.get(e.label)),
             "clipped": clipped_calls(e.setting, e.dataset, e.cost_unit),
+            "undominated_on_means": undominated_on_means(e),
         })
     return out
 
@@ -252,6 +254,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                 lines.append(f"    … {len(noted) - MEMBERS_SHOWN} more (--json lists all"
                              + (f"; {ties} of them in the set only by a tie)" if ties else ")"))
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
+        if item.get("undominated_on_means"):
+            lines.append(f"  note: {undominated_note(item['undominated_on_means'])}")
         if item.get("clipped"):
             lines.append(f"  note: {item['clipped']}")
         lines += constrained_lines(item)
@@ -282,6 +286,8 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
         unit = item["cost_unit"]
         lines.append(f"  objectives: {', '.join(item['objectives'])}; cost in {LABELS[unit]}")
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
+        if item.get("undominated_on_means"):
+            lines.append(f"  note: {undominated_note(item['undominated_on_means'])}")
         if item.get("clipped"):
             lines.append(f"  note: {item['clipped']}")
         best = item["max_nu"]

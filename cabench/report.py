@@ -64,6 +64,7 @@ from cabench.report_cells import (
     num,
     shown,
     texts,
+    undominated_note,
     whole,
 )
 from cabench.report_requirements import requirement_lines, requirements_sentence
@@ -564,7 +565,8 @@ def decision_rows(c: Contents) -> list[dict]:
             f"; in the set only by a tie: {listed(d['tie_only'])}" if d.get("tie_only") else "") + (
             f"; the same ν: {listed(d['same_nu'])}, as good" if d.get("same_nu") else "") + (
             f"; another configuration is as good or better on every mean per call than {listed(d['means_only'])} "
-            f"({SCORED_PER_CALL})" if d.get("means_only") else "")
+            f"({SCORED_PER_CALL})" if d.get("means_only") else "") + (
+            f"; {undominated_note(d['undominated_on_means'])}" if d.get("undominated_on_means") else "")
         out.append({"experiment": e.label, "names": names[:NAMED], "more": max(len(names) - NAMED, 0),
                     "lead": ("pay for" if len(names) == 1 else "pay for any of") if e.setting == "online"
                     else f"the Pareto set of {len(names)}:",

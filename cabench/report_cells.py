@@ -11,6 +11,7 @@ from typing import Any
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT
+from cabench.answers import SCORED_PER_CALL
 from cabench.results import finite
 from cabench.units import TokenCount, amount
 
@@ -187,3 +188,13 @@ def dropped_at_import(info: dict[str, Any]) -> str:
         return (f"dropped at import: {holes['instances_dropped']} instances some configuration lacked (--missing "
                 f"drop-instances); {holes.get('instances_kept')} instances kept")
     return ""
+
+
+def undominated_note(names: list[str]) -> str:
+    """What the answers say of the configurations outside the Pareto set that no configuration beats on every mean
+    per call (:func:`cabench.answers.undominated_on_means`), or nothing."""
+    if not names:
+        return ""
+    shown = listed(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (f"outside the Pareto set, yet no configuration beats {'it' if len(names) == 1 else 'them'} on every mean "
+            f"per call: {shown} ({SCORED_PER_CALL})")

@@ -497,6 +497,42 @@ def test_an_answer_another_configuration_beats_on_every_mean_per_call_says_why(t
                       "call") == 2
 
 
+def test_configurations_the_objectives_leave_out_but_no_mean_per_call_beats_are_named(tmp_path):
+    """'timeouts' is the most accurate and answers in 0.5 s but for one call in twenty (300 s); scored
+    per call within the profiling split's 5th-95th percentiles its latency beats 'steady' (5 s) and 'quick' (1 s),
+    so the Pareto set is 'timeouts' alone, while on the means per call none of the three beats another. The answers
+    said "Pareto set of 1" without a word; each now names the two the means would keep, and why."""
+    from tests.conftest import write_dataset
+
+    rows = []
+    for q in range(80):
+        for name, correct, latency in (("timeouts", q % 10 < 8, 300.0 if q % 20 == 19 else 0.5),
+                                       ("steady", q % 10 < 7, 5.0), ("quick", q % 10 < 6, 1.0)):
+            rows.append({"config_id": name, "model": name, "temperature": 0.0, "max_new_tokens": 256,
+                         "prompting": "direct", "instance_id": f"q{q:02d}", "correct": int(correct),
+                         "latency_s": latency, "tokens": 100})
+    folder = write_dataset(tmp_path / "tail", pd.DataFrame(rows), split={"profiling_size": 40, "seed": 0})
+    for setting, methods in (("online", ["cohv-ucb"]), ("psi", ["copsi-r"])):
+        run_experiment(parse_config({"name": f"tail_{setting}", "dataset": str(folder), "setting": setting,
+                                     "objectives": ["accuracy", "latency"], "rho": [60], "methods": methods,
+                                     "repetitions": 4, "output": str(tmp_path / "res" / setting)}, "t.yaml"),
+                       quiet=True)
+    arms = pd.read_csv(tmp_path / "res" / "psi" / "arms.csv").set_index("config_id")
+    assert set(arms.index[arms["pareto"] == 1]) == {"timeouts"}  # the objectives
+    means = arms[["accuracy", "latency_s"]]
+    assert means["accuracy"].is_monotonic_decreasing and means["latency_s"].is_monotonic_decreasing  # no mean beats
+    items = {item["experiment"]: item for item in recommend(tmp_path / "res")}
+    assert [items[n]["undominated_on_means"] for n in ("tail_online", "tail_psi")] == [["steady", "quick"]] * 2
+    why = ("note: outside the Pareto set, yet no configuration beats them on every mean per call: steady, quick (the "
+           "objectives score each call, latency and cost within the profiling split's 5th-95th percentiles")
+    assert format_decisions(list(items.values())).count(why) == 2
+    assert RUNNER.invoke(app, ["report", str(tmp_path / "res")]).exit_code == 0
+    md, html = ((tmp_path / "res" / name).read_text() for name in ("REPORT.md", "REPORT.html"))
+    assert md.count(why.removeprefix("note: ")) == 2
+    assert html.count("Outside the Pareto set, yet no configuration beats them on every mean per call: steady, quick "
+                      "(the objectives score each call") == 2
+
+
 def test_a_configuration_with_the_same_nu_as_the_answer_is_named_beside_it(tmp_path):
     """An identical copy of the best configuration: CoHV-UCB exploits one or the other, and the answer said "pay
     for X in 60% of repetitions" without a word of the copy exploited in the other 40%. Configurations with the same
