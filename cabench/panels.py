@@ -4,7 +4,8 @@ Panels draw one metric of one experiment on one axes: a mean (normal 95% band) o
 (95% Wilson band) against log2 B, a single budget's methods side by side, the online trajectories. The basics:
 mathtext off for names (:func:`literal_text`), panel letters (:func:`marks`) that titles and captions share, the
 methods' legend and notes (:func:`finish`), and the configurations' names on a landscape placed by adjustText
-once the layout is final (:func:`place_names`), so that they neither overprint each other nor leave the axes.
+once the layout is final (:func:`place_names`; a name it leaves on another is set apart after), so that they
+neither overprint each other nor leave the axes.
 """
 
 from __future__ import annotations
@@ -127,9 +128,70 @@ def place_names(ax) -> None:
         return
     (arms,) = [c for c in ax.collections if c.get_gid() == ARMS]
     x, y = np.asarray(arms.get_offsets(), dtype=float).T
+    origins = [tuple(t.get_position()) for t in names]  # each name is written at its arm
     with _steps_remembered():
-        adjust_text(names, x=x, y=y, ax=ax, iter_lim=PLACING, ensure_inside_axes=True, force_static=(0.05, 0.1),
-                    arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.4})
+        _, lines = adjust_text(names, x=x, y=y, ax=ax, iter_lim=PLACING, ensure_inside_axes=True,
+                               force_static=(0.05, 0.1), arrowprops=LEADER)
+    _set_apart(ax, names, origins, {id(line.patchA): line for line in lines})
+
+
+#: The grey line from a name moved off its arm to the arm.
+LEADER = {"arrowstyle": "-", "color": "grey", "linewidth": 0.4}
+#: Where :func:`_set_apart` looks for room for a name: this many directions around its arm ...
+_AROUND = 16
+#: ... at these distances from it, in heights of the name's box (the nearest first).
+_REACH = (1.0, 1.6, 2.2, 3.0, 4.0, 5.5, 7.5, 10.0)
+
+
+def _set_apart(ax, names: list, origins: list[tuple[float, float]], lines: dict[int, Any]) -> None:
+    """Names adjustText left overprinting one another (a few arms in a corner: it keeps names inside the axes and
+    pushes them together) each get the nearest place around their arm that is inside the axes and clear of every
+    other name (and, where there is one, of every arm's marker too), with a leader line to the arm. Pure geometry
+    on the final layout: the same figure every time."""
+    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.transforms import Bbox
+
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    boxes = [t.get_window_extent(renderer) for t in names]
+    (arms,) = [c for c in ax.collections if c.get_gid() == ARMS]
+    points = ax.transData.transform(np.asarray(arms.get_offsets(), dtype=float))
+    marker = 0.5 * math.sqrt(float(np.max(arms.get_sizes(), initial=36.0))) * ax.figure.dpi / 72.0
+
+    def clear(box, i: int, of_points: bool) -> bool:
+        inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+        apart = not any(j != i and box.overlaps(other) for j, other in enumerate(boxes))
+        return inside and apart and not (of_points and any(
+            box.x0 - marker < px < box.x1 + marker and box.y0 - marker < py < box.y1 + marker for px, py in points))
+
+    for i, name in enumerate(names):
+        if not any(j != i and boxes[i].overlaps(other) for j, other in enumerate(boxes)):
+            continue
+        width, height = boxes[i].width, boxes[i].height
+        target = ax.transData.transform(origins[i])
+        places = [(target[0] + r * height * math.cos(a) * (width / height if abs(math.cos(a)) > 0.7 else 1.0),
+                   target[1] + r * height * math.sin(a))
+                  for r in _REACH for a in (2 * math.pi * k / _AROUND for k in range(_AROUND))]
+        found = None
+        for of_points in (True, False):
+            for cx, cy in places:
+                box = Bbox.from_bounds(cx - width / 2, cy - height / 2, width, height)
+                if clear(box, i, of_points):
+                    found = (cx, cy, box)
+                    break
+            if found:
+                break
+        if found is None:
+            continue  # no room anywhere near: adjustText's place stays
+        cx, cy, boxes[i] = found
+        name.set_horizontalalignment("center")
+        name.set_verticalalignment("center")
+        name.set_position(ax.transData.inverted().transform((cx, cy)))
+        line = lines.get(id(name))
+        if line is not None:
+            line.remove()
+        ax.add_patch(FancyArrowPatch(posA=name.get_position(), posB=ax.transData.inverted().transform(target),
+                                     patchA=name, transform=ax.transData, **LEADER))
 
 
 #: adjustText's two steps of an iteration, each a function of the names' boxes alone within one placement (the

@@ -88,6 +88,36 @@ def test_configuration_names_neither_overlap_nor_leave_the_axes(datasets):
     plt.close(fig)
 
 
+def test_names_crowded_in_a_corner_are_set_apart_inside_the_axes():
+    """The practitioner example's latency-against-cost panel: five Pareto arms within 0.05 of the top right corner.
+    adjustText, keeping names inside the axes, left two of them printed over each other; each overprinted name now
+    gets the nearest room around its arm, with a leader line to it."""
+    from cabench.landscape import landscape_grid, landscape_panels
+
+    names = ["cirrus-8b/direct", "cirrus-70b/direct", "boreal-mini/direct", "boreal-pro/cot", "atlas-small/direct",
+             "atlas-large/direct", "atlas-large/cot", "cirrus-8b/cot", "boreal-mini/cot"]
+    arms = pd.DataFrame({
+        "config_id": names,
+        "mu_accuracy": [0.520, 0.713, 0.577, 0.787, 0.610, 0.727, 0.820, 0.477, 0.633],
+        "mu_latency": [0.9925, 0.9542, 0.9818, 0.2776, 0.9671, 0.8329, 0.0898, 0.8224, 0.7491],
+        "mu_cost": [0.9999, 0.9707, 0.9926, 0.2889, 0.9406, 0.7685, 0.0191, 0.9949, 0.9607],
+        "profile_cost": [1.2e-5, 1.3e-4, 4.2e-5, 2.6e-3, 2.4e-4, 9.2e-4, 3.8e-3, 3.2e-5, 1.6e-4],
+        "pareto": [1, 1, 1, 1, 1, 1, 1, 0, 0]})
+    fig, (axes,) = landscape_grid([3], 3.0)
+    landscape_panels(axes, arms, "mine", ["accuracy", "latency", "cost"], "usd")
+    panels.finish(fig, [], False)
+    renderer = fig.canvas.get_renderer()
+    for ax in axes:
+        boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_gid() == panels.ARM_NAME]
+        frame = ax.get_window_extent(renderer)
+        assert len(boxes) == 7
+        for box in boxes:
+            assert frame.x0 - 0.5 <= box.x0 and box.x1 <= frame.x1 + 0.5, (box, frame)
+            assert frame.y0 - 0.5 <= box.y0 and box.y1 <= frame.y1 + 0.5, (box, frame)
+        assert max(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]) == 0.0
+    plt.close(fig)
+
+
 def test_a_long_configuration_name_is_shortened_to_stay_inside_the_axes():
     """A 170-character name ran across the neighbouring panels; it keeps its start and end around an ellipsis."""
     from cabench.landscape import NAME_CHARACTERS, landscape_panel, shown_name
