@@ -136,7 +136,7 @@ def place_names(ax) -> None:
 
 
 #: The grey line from a name moved off its arm to the arm.
-LEADER = {"arrowstyle": "-", "color": "grey", "linewidth": 0.4}
+LEADER: dict[str, Any] = {"arrowstyle": "-", "color": "grey", "linewidth": 0.4}
 #: Where :func:`_set_apart` looks for room for a name: this many directions around its arm ...
 _AROUND = 16
 #: ... at these distances from it, in heights of the name's box (the nearest first).
