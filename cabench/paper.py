@@ -127,6 +127,10 @@ PAPER_DATASETS = {"gsm8k": 108, "piqa": 132}
 PAPER_ONLINE_METHODS = ("cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform")
 PAPER_PSI_METHODS = ("copsi", "psi-sr", "uniform")
 PAPER_ONLINE_PARAMS = {"mode": "experimental", "s_r": 0.01, "s_c": 0.01, "eta": 0.05, "alpha": 2.0}
+#: Role of a paper experiment -> the smallest and largest rho of its grid in the paper (SPEC §7): a number the
+#: paper gives at its "smallest" or "largest" budget is one of these.
+PAPER_GRID_ENDS = {"online": (2.0, 32.0), "psi-subset": (20.0, 5000.0), "psi-full": (10.0, 200.0),
+                   "psi-stochastic": (5000.0, 5000.0)}
 #: Role of a paper experiment -> the figures it feeds.
 PAPER_ROLES = {
     "online": "Figures 2a-b, 3 and 4",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from cabench.paper import GAINS, PUBLISHED, REDUCTIONS, Published
+from cabench.paper import GAINS, PAPER_GRID_ENDS, PUBLISHED, REDUCTIONS, Published
 from cabench.results import Experiment, ResultSet
 from cabench.stats import Z95, mean_se, wilson
 
@@ -95,6 +95,16 @@ def _relative(e: Experiment, dataset: str, metric: str, rho: str, method: str, b
     return (ours if math.isfinite(ours) else None), *_paired_bootstrap(x, y, statistic), where
 
 
+def other_budget(role: str, rho: str | None, where: str) -> str:
+    """For a number the paper gives at its smallest or largest budget (``rho`` ``min`` or ``max``), taken at our
+    grid's (``where``, ``ρ=...``): the paper's budget where ours differs (a quick grid), else nothing. Numbers at two
+    budgets are not compared."""
+    if rho not in ("min", "max") or not where.startswith("ρ="):
+        return ""
+    theirs = PAPER_GRID_ENDS[role][0 if rho == "min" else 1]
+    return "" if float(where[2:]) == theirs else f"{theirs:g}"
+
+
 def match(paper: float, ours: float | None, low: float, high: float, signed: bool) -> str:
     """Whether our number matches the paper's: ``yes`` when the paper's lies in our 95% interval, ``direction``
     when it does not but a ``signed`` quantity (a reduction or gain) has the paper's sign over our whole interval,
@@ -110,15 +120,18 @@ def paper_rows(res: ResultSet) -> list[dict]:
     """The paper's published numbers beside ours, for experiments recorded as the paper's own (SPEC §7):
     rows of ``experiment``, ``kind`` (value, reduction, absolute or relative gain), ``metric``, ``method``,
     ``baseline``, ``rho`` (the paper's), ``paper`` (its text), ``ours`` (None when not measured), our 95% interval
-    ``low``–``high``, ``where``, and ``match`` (:func:`match`)."""
+    ``low``–``high``, ``where``, ``match`` (:func:`match`; ``other budget`` where the paper's number is at its
+    smallest or largest budget and ours at another, :func:`other_budget`) and ``paper_rho`` (that budget)."""
     rows: list[dict] = []
 
     def add(e: Experiment, kind: str, metric: str, method: str | None, baseline: str | None, rho: str | None,
             text: str, measured: tuple[float | None, float, float, str]) -> None:
         ours, low, high, where = measured
+        theirs = other_budget(ROLE_OF_METRIC[metric], rho, where) if ours is not None else ""
         rows.append({"experiment": e.label, "kind": kind, "metric": metric, "method": method, "baseline": baseline,
                      "rho": rho, "paper": text, "ours": ours, "low": low, "high": high, "where": where,
-                     "match": match(float(text), ours, low, high, kind != "value")})
+                     "match": "other budget" if theirs else match(float(text), ours, low, high, kind != "value"),
+                     "paper_rho": theirs})
 
     for p in PUBLISHED:
         role = ROLE_OF_METRIC.get(p.metric)

@@ -217,3 +217,18 @@ def test_a_claim_does_not_hold_only_where_its_interval_rules_it_out(root):
                 assert v.state == "inconclusive", v
                 against.add(v.kind)
     assert against == {"error-below", "f1-above"}
+
+
+def test_a_number_of_the_papers_largest_budget_is_not_matched_at_another(root, report):
+    """The quick subset grid ends at ρ=2000, the paper's at 5000: its 'largest budget' numbers are shown beside ours
+    at 2000 but not matched ('no' compared two budgets); at the paper's own end budget they are."""
+    from cabench.paper_match import other_budget, paper_rows
+
+    rows = [r for r in paper_rows(ResultSet(root)) if r["rho"] == "max" and r["metric"].startswith("psi_error")]
+    assert rows and {(r["where"], r["match"], r["paper_rho"]) for r in rows} == {
+        ("ρ=2000", "other budget", "5000"), ("ρ=1000", "other budget", "5000")}
+    table = md_table(report, "## The paper's numbers beside ours")
+    assert (table["match"] == "n/a (the paper's number is at ρ=5000, ours at ρ=2000)").sum() == sum(
+        r["where"] == "ρ=2000" for r in rows) > 0
+    assert other_budget("psi-subset", "max", "ρ=5000") == "" and other_budget("psi-subset", "min", "ρ=20") == ""
+    assert other_budget("psi-full", "200", "ρ=100") == "" and other_budget("online", "max", "ρ=16") == "32"
