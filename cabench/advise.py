@@ -31,7 +31,7 @@ from cabench.advise_plan import (
     reached,
     targets_by_setting,
 )
-from cabench.answers import WEAK, answered, tied_sets_note, weak
+from cabench.answers import WEAK, answered, tied_sets_note, weak, weak_online
 from cabench.config import SETTINGS, parse_config
 from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
@@ -438,6 +438,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
                  + "".join(f", {registry.display(r['method'])} in {one_of(r)}" for r in others)
                  + f"; the runs do not choose between them); spent {100 * first['spend_share']:.1f}% of "
                  f"{amount(d['budget'], unit)}{idle_note}"]
+        lines += [f"  {weak_online(d)}"] if weak_online(d) else []
         shown = [x for x in answered(d) if per_call(x)]
         lines += [f"  {quoted_name(x['config_id'])}: {per_call(x)}" for x in shown[:TIED_SHOWN]]
         return lines + ([f"  … and {len(shown) - TIED_SHOWN} more (the report lists them)"]
@@ -446,6 +447,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
              f"repetitions{alone}" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
     lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}{same_nu(d)}; spent "
              f"{100 * first['spend_share']:.1f}% of {amount(d['budget'], unit)}{idle_note}"]
+    lines += [f"  {weak_online(d)}"] if weak_online(d) else []
     return lines + ([f"  per call: {per_call(c)}{but_for_means(c)}"] if per_call(c) else [])
 
 

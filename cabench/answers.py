@@ -295,6 +295,19 @@ def tied_sets_note(d: dict[str, Any]) -> str:
                                 "choose between them (this one is shown first by its members' names)")
 
 
+#: What ``recommend``, ``advise`` and both reports say of a weak online answer.
+WEAK_ONLINE = "no configuration was exploited in most repetitions"
+
+
+def weak_online(d: dict[str, Any]) -> str:
+    """For an online decision (:func:`decision`) whose configurations (the answer, any exploited as often, and any
+    of the same ν) are exploited in at most :data:`WEAK_SHARE` of the repetitions between them: what the answers
+    say of it (the budget is short of settling on one); else nothing."""
+    share = sum(x["share"] for x in answered(d)) + sum(x["share"] for x in d.get("same_nu") or [])
+    return "" if share > WEAK_SHARE else (f"{WEAK_ONLINE} ({round(100 * share)}% chose it): this budget is short "
+                                          "of settling on one configuration")
+
+
 def weak(share: float) -> bool:
     """Whether an identification answer returned in ``share`` of the repetitions is a weak one (:data:`WEAK_SHARE`):
     the budget is short of identifying the Pareto set."""
@@ -338,4 +351,5 @@ def brief(e: Experiment) -> dict[str, Any] | None:
             "means_only": [x["config_id"] for x in (answered(d) if online else d["members"])
                            if x.get("beaten_on_means")],
             "same_nu": [x["config_id"] for x in d.get("same_nu") or []],
+            "weak_online": weak_online(d) if online else "",
             "undominated_on_means": list(d.get("undominated_on_means") or [])}

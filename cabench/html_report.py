@@ -37,6 +37,7 @@ from cabench.answers import (
     top_answers,
     top_decision,
     weak,
+    weak_online,
 )
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
@@ -143,6 +144,8 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
     notes = []
     if e.setting == "psi" and weak(d["share"]):
         notes.append(sentence(f"{WEAK}: this budget is short of identifying the Pareto set{tied_sets_note(d)}"))
+    if e.setting == "online" and weak_online(d):
+        notes.append(sentence(weak_online(d)))
     if d.get("no_single"):
         notes.append(f"In {_share(d['no_single'])['text']} of its repetitions {registry.display(d['method'])} ended "
                      "with several configurations pulled most, equally often: those repetitions chose none.")

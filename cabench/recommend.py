@@ -28,6 +28,7 @@ from cabench.answers import (
     tied_sets_note,
     undominated_on_means,
     weak,
+    weak_online,
 )
 from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
@@ -231,6 +232,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             lines.append(f"  pay for {any_of(d)}: {registry.display(d['method'])} exploits "
                          f"{'each' if d['tied'] else 'it'} in {_of(c['share'], d['repetitions'])} at "
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}{tied})")
+            if weak_online(d):
+                lines.append(f"    {weak_online(d)}")
             units = [x for x in answered(d) if per_call(x)]
             for x in units[:MEMBERS_SHOWN]:
                 lines.append(f"    {'per call' if not d['tied'] else quoted_name(x['config_id'])}: {per_call(x)}"

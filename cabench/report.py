@@ -565,6 +565,7 @@ def decision_rows(c: Contents) -> list[dict]:
         often = f"{each}{round(d['share'] * n)} of {n} repetitions" + (
             f" (the exact true set in {round(d['exact_true_set'] * n)})" if psi else "") + (
             f"; {WEAK}{tied_sets_note(d)}" if psi and weak(d["share"]) else "") + (
+            f"; {d['weak_online']}" if d.get("weak_online") else "") + (
             f"; in {round(d['no_single'] * n)} no one configuration is pulled most" if d.get("no_single") else "") + (
             f"; in the set only by a tie: {listed(d['tie_only'])}" if d.get("tie_only") else "") + (
             f"; the same ν: {listed(d['same_nu'])}, as good" if d.get("same_nu") else "") + (

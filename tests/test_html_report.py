@@ -258,7 +258,9 @@ def _expected_overview(root: Path) -> dict[str, tuple[str, list[str], str, str]]
         n = int(runs["rep"].nunique())
         if label == "gsm8k_online":
             method, name, share = _online_decision(root)
-            names, often = [name], f"{round(share * n)} of {n} repetitions"
+            names, often = [name], f"{round(share * n)} of {n} repetitions" + (
+                f"; no configuration was exploited in most repetitions ({round(100 * share)}% chose it): this budget "
+                "is short of settling on one configuration" if share <= 0.5 else "")  # a weak answer
             budget = _at(s, method, s["rho"].max())["budget_tokens"]
         else:
             method, names, shares = _psi_decision(root, label)

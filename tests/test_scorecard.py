@@ -232,3 +232,24 @@ def test_a_number_of_the_papers_largest_budget_is_not_matched_at_another(root, r
         r["where"] == "ρ=2000" for r in rows) > 0
     assert other_budget("psi-subset", "max", "ρ=5000") == "" and other_budget("psi-subset", "min", "ρ=20") == ""
     assert other_budget("psi-full", "200", "ρ=100") == "" and other_budget("online", "max", "ρ=16") == "32"
+
+
+def test_an_online_answer_exploited_in_few_repetitions_is_flagged_where_it_is_given(root):
+    """HV-UCB, the method of lowest mean R_HV at ρ=32, exploits its most frequent configuration in 3 of these 10
+    repetitions: the answer is given, and recommend and both reports say it is a weak one, as they
+    say of an identification answer returned in half of the repetitions or fewer."""
+    from cabench.html_report import write_reports
+    from cabench.recommend import format_decisions, recommend
+
+    folder = copied(root, root.parent / "weak-online")
+    runs = pd.read_csv(folder / "gsm8k_online_quick" / "runs.csv")
+    item = next(i for i in recommend(folder) if i["experiment"] == "gsm8k_online")
+    d = item["decision"]
+    top = runs[(runs["method"] == d["method"]) & (runs["rho"] == runs["rho"].max())]
+    share = top["exploited"].value_counts().iloc[0] / len(top)
+    assert d["configuration"]["share"] == share <= 0.5 and not d["tied"] and not d["same_nu"]
+    said = (f"no configuration was exploited in most repetitions ({round(100 * share)}% chose it): this budget is "
+            "short of settling on one configuration")
+    assert f"\n    {said}\n" in format_decisions([item])
+    md, html = (p.read_text() for p in write_reports(folder))
+    assert md.count(said) == 1 and html.count(said[0].upper() + said[1:]) == 1
