@@ -35,7 +35,7 @@ from cabench.units import COST_UNITS, amount
 
 #: How a setting is named in experiment names and in the printed decision.
 SHOWN_SETTING = {"online": "online", "psi": "identification"}
-_BUDGET = re.compile(r"\s*(?P<sign>[-+])?\s*(?P<dollar>\$)?\s*(?P<value>\d*\.?\d+(?:[eE][+-]?\d+)?)\s*"
+_BUDGET = re.compile(r"\s*(?P<sign>[-+])?\s*(?P<dollar>\$)?\s*(?P<value>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*"
                      r"(?P<unit>[A-Za-z_]*)\s*")
 
 

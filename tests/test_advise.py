@@ -212,6 +212,7 @@ def test_folders_of_the_users_under_out_are_refused_before_any_work_naming_what_
 @pytest.mark.parametrize("text, value, unit", [
     ("2e6tokens", 2e6, "tokens"), ("2e6 tokens", 2e6, "tokens"), ("5usd", 5.0, "usd"), ("$5", 5.0, "usd"),
     ("5 usd", 5.0, "usd"), ("300completion_tokens", 300.0, "completion_tokens"), ("$0.25", 0.25, "usd"),
+    (".5usd", 0.5, "usd"), ("2.usd", 2.0, "usd"), ("2.e3tokens", 2000.0, "tokens"),  # a point on either side alone
 ])
 def test_budgets_are_read_as_written(text, value, unit):
     assert parse_budget(text) == Budget(value, unit)
