@@ -253,9 +253,22 @@ def given_terms(request: Request) -> tuple[dict[str, Any], dict[str, str]]:
     return raw, origin
 
 
+#: How :func:`parse_terms` says an objective of a column of the logs is declared, and where that is done with advise
+#: (``--objectives`` takes names only).
+_COLUMN_OBJECTIVE = ("a column of the logs is declared as {column: NAME, direction: max|min}",
+                     "a column of the logs is declared in the mapping's dataset: part (objectives: [accuracy, {column: "
+                     "NAME, direction: max|min}]), not with --objectives, which takes names")
+
+
 def _fail(origin: dict[str, str]) -> Callable[[str, str], CabenchError]:
     """One-line errors of :func:`parse_terms` naming where each key came from (a flag or ``dataset.yaml``)."""
-    return lambda key, message: CabenchError(f"{origin[re.split(r'[.[]', key)[0]]}: {key}: {message}")
+    def fail(key: str, message: str) -> CabenchError:
+        where = origin[re.split(r"[.[]", key)[0]]
+        if where == "--objectives":
+            message = message.replace(*_COLUMN_OBJECTIVE)
+        return CabenchError(f"{where}: {key}: {message}")
+
+    return fail
 
 
 def declared_terms(given: dict[str, Any], origin: dict[str, str], folder: Path, columns: set[str]

@@ -112,6 +112,9 @@ def _differing(old: dict[str, Any], cfg: ExperimentConfig) -> str:
         new.pop("split", None)  # the dataset's own, which config.yaml records as the split in force
     keys = [k for k in dict.fromkeys([*new, *(k for k in ("budget", "trajectories") if k in old)])
             if old.get(k) != new.get(k)]
+    if cfg.terms is not None:  # declared by the config (else the dataset's): compared in the record's form
+        keys += [k for k, now in (("objectives", list(cfg.terms.names)), ("cost_unit", cfg.terms.cost))
+                 if k in old and old[k] != now]
     if not keys:
         return "no key config.yaml shows as given differs: another dataset content, arm set, objectives or costs"
     return f"{', '.join(keys)} {'differs' if len(keys) == 1 else 'differ'}"

@@ -156,6 +156,17 @@ def test_a_bad_budget_unit_is_one_line_and_exit_2(home, first, budget, words):
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {words}"), result.stderr
 
 
+def test_an_objective_that_is_no_name_says_where_a_column_of_the_logs_is_declared(home, first):
+    """--objectives takes names: a column of the logs is declared in the mapping's dataset: part, which the message
+    says (it gave the mapping form {column: NAME, ...} that the flag cannot take)."""
+    result = _advise(home, "--quiet", "--objectives", "accuracy,dollars")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith("error: --objectives: objectives[1]: 'dollars' is not one of ")
+    assert result.stderr.rstrip().endswith("a column of the logs is declared in the mapping's dataset: part "
+                                           "(objectives: [accuracy, {column: NAME, direction: max|min}]), not with "
+                                           "--objectives, which takes names")
+
+
 def test_other_methods_at_the_same_budget_are_refused_offering_only_advise_options(home, first):
     results = home / "advice" / "results"
     before = {p: p.read_bytes() for p in results.rglob("*.csv")}

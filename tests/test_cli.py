@@ -330,6 +330,21 @@ def test_a_copied_config_never_replaces_the_originals_results(tmp_path):
     assert pd.read_csv(tmp_path / "piqa_psi" / "runs.csv")["rho"].unique().tolist() == [40]
 
 
+@pytest.mark.parametrize("changed, said", [({"objectives": ["accuracy", "latency"]}, "(objectives differs);"),
+                                            ({"objectives": ["efficiency", "accuracy"]}, "(objectives differs);")])
+def test_a_config_run_again_on_other_terms_names_them(tmp_path, changed, said):
+    """The same config but for its objectives (others, or the same in another order) is refused naming them; it said
+    "no key config.yaml shows as given differs: another dataset content, arm set, objectives or costs"."""
+    raw = yaml.safe_load((ROOT / "configs" / "piqa_psi_quick.yaml").read_text())
+    raw.update({"dataset": str(DATA / "piqa"), "output": str(tmp_path / "piqa_psi"), "repetitions": 2, "rho": [20],
+                "objectives": ["accuracy", "efficiency"], "cost": "tokens"})
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(raw))
+    assert runner.invoke(app, ["run", str(tmp_path / "a.yaml"), "--quiet"]).exit_code == 0
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump({**raw, **changed}))
+    result = runner.invoke(app, ["run", str(tmp_path / "b.yaml"), "--quiet"])
+    assert result.exit_code == 2 and said in result.output, result.output
+
+
 @pytest.mark.parametrize("args, line", [
     (["recommend", "results", "--top", "-1"],
      "error: Invalid value for '--top': Input should be greater than or equal to 1 (see `cabench recommend --help`)"),
