@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
 from cabench import registry
@@ -38,7 +39,8 @@ from cabench.data.dataset import Split, epoch_questions, file_digest, load_datas
 from cabench.data.describe import describe
 from cabench.data.importer import import_logs, profiling_split
 from cabench.data.io import META_NAME, check_only_dataset_files, find_log_file, is_dataset, read_logs, read_metadata
-from cabench.data.terms import Terms, declared_keys, parse_terms
+from cabench.data.schema import CONFIG_COLUMNS
+from cabench.data.terms import COST_COLUMN, USD_COLUMN, Terms, declared_keys, parse_terms
 from cabench.errors import CabenchError, did_you_mean, first_three
 from cabench.html_report import write_reports
 from cabench.plan import build_problem, check_budgets, infeasible_cells, least_for_all, too_small, with_budgets
@@ -260,6 +262,16 @@ _COLUMN_OBJECTIVE = ("a column of the logs is declared as {column: NAME, directi
                      "NAME, direction: max|min}]), not with --objectives, which takes names")
 
 
+def _check_columns(terms: Terms, origin: dict[str, str], frame: pd.DataFrame, logs: Path) -> None:
+    """Refuse, naming the user's logs and their columns, an objective whose column they lack (the dataset loader
+    would name the folder imported into, among columns cabench derives)."""
+    have = [c for c in frame.columns if c not in ("config_id", "instance_id", *CONFIG_COLUMNS)]
+    for i, spec in enumerate(terms.objectives):
+        if spec.column not in frame.columns and spec.column not in (COST_COLUMN, USD_COLUMN):
+            raise CabenchError(f"{origin['objectives']}: objectives[{i}]: '{spec.name}' reads the column "
+                               f"'{spec.column}', which the logs ({logs}) lack; they have {', '.join(have)}")
+
+
 def _fail(origin: dict[str, str]) -> Callable[[str, str], CabenchError]:
     """One-line errors of :func:`parse_terms` naming where each key came from (a flag or ``dataset.yaml``)."""
     def fail(key: str, message: str) -> CabenchError:
@@ -320,6 +332,7 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
         meta = read_metadata(folder)
         frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
         raw_terms, terms, why = declared_terms(given, origin, folder, set(frame.columns))
+        _check_columns(terms, origin, frame, request.logs)
         if "prices" in given and (missing := terms.unpriced(frame["model"].unique())):
             raise CabenchError(f"{origin['prices']}: {missing}")  # the user's table, named as given
         if request.budget is not None and raw_terms["cost"] != request.budget.unit:

@@ -167,6 +167,25 @@ def test_an_objective_that_is_no_name_says_where_a_column_of_the_logs_is_declare
                                            "--objectives, which takes names")
 
 
+@pytest.mark.parametrize("objective", ["latency", "efficiency"])
+def test_an_objective_the_logs_have_no_column_for_names_the_logs_and_their_columns(tmp_path, objective):
+    """Logs without latency, asked for latency (or efficiency): the error named the folder advise imported them into
+    and listed columns cabench derives (cost, usd) among the user's."""
+    logs = pd.read_csv(EXAMPLE / "my_evals.csv").drop(columns=["latency_ms"])
+    logs.to_csv(tmp_path / "nolatency.csv", index=False)
+    mapping = yaml.safe_load((EXAMPLE / "mapping.yaml").read_text())
+    mapping["columns"].pop("latency_s")
+    mapping.pop("scale")
+    (tmp_path / "mapping.yaml").write_text(yaml.safe_dump(mapping))
+    result = RUNNER.invoke(app, ["advise", str(tmp_path / "nolatency.csv"), "--mapping", str(tmp_path / "mapping.yaml"),
+                                 "--budget", "2e6tokens", "--objectives", f"accuracy,{objective}", "--out",
+                                 str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr == (f"error: --objectives: objectives[1]: '{objective}' reads the column 'latency_s', which "
+                             f"the logs ({tmp_path / 'nolatency.csv'}) lack; they have correct, tokens, prompt_tokens, "
+                             "completion_tokens\n")
+
+
 def test_other_methods_at_the_same_budget_are_refused_offering_only_advise_options(home, first):
     results = home / "advice" / "results"
     before = {p: p.read_bytes() for p in results.rglob("*.csv")}
