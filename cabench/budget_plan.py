@@ -356,7 +356,8 @@ def format_plan(plan: BudgetPlan) -> str:
     evaluation's cost and of the draws that reach it."""
     unit = plan.cost_unit
     p = plan.profiling
-    runs = (f"runs replay {p.population}; the exhaustive evaluation costs about {amount(plan.exhaustive, unit)}"
+    runs = (f"runs replay {p.population}; the exhaustive evaluation costs about {amount(plan.exhaustive, unit)} "
+            "at the profiling calls' mean cost"
             if p.population else f"a synthetic instance: 'exhaustive' counts {p.instances} calls per configuration, "
                                  "the profiling sample's")
     width = max([len("method"), *(len(registry.display(r.method)) for r in plan.rows)]) + 2  # the longest name
