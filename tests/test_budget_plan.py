@@ -83,6 +83,21 @@ def test_an_estimate_moves_the_draws_needs_to_the_extrapolated_level_and_never_b
     assert math.isinf(estimate(grid, met_from(3), draws, error, 0.8, 0.8, 1.0).rho)  # about 56: beyond the grid
 
 
+def test_an_estimate_never_plans_below_the_least_budget_the_method_runs_at():
+    """Draws needing about 3.5 and 7 where the profiling rows meet the target at 2, the least budget the method runs
+    at (below it, NaN): scaled by (2 / 3.5)^2, the draws' needs fell to about 1.1, a budget a run refuses (Uniform's
+    80% interval began at rho 0.056, where `run` asks for rho 1 at least)."""
+    grid = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    error = Target("error", 0.1)
+    rows = np.array([np.nan, 0.0, 0.0, 0.0, 0.0])  # the profiling rows: met from 2, the method's least budget
+    draws = np.stack([np.array([np.nan, 0.5, v, 0.0, 0.0]) for v in (0.0, 0.0, 0.5)])  # need 4, 4 and ~8
+    found = estimate(grid, rows, draws, error, confidence=0.8, level=0.8, beyond=1.0)
+    needs = [crossing(grid, c, error) for c in draws]
+    assert found.scale == pytest.approx((2 / needs[0]) ** 2) and needs[0] * found.scale < 2.0
+    assert found.low == 2.0 and found.rho == found.high == pytest.approx(needs[2] * found.scale)
+    assert found.rho > 2.0
+
+
 def _swapped(frame: pd.DataFrame, evaluation: set[str]) -> pd.DataFrame:
     """Every evaluation row's values moved to the next configuration (the last one's to the first)."""
     out = frame.copy()

@@ -50,16 +50,20 @@ def estimate(grid: np.ndarray, plugin: np.ndarray, curves: np.ndarray, target: T
     ``log`` need from the profiling rows' need (the :func:`crossing` of ``plugin``) away from the draws' median,
     ``beyond`` times their distance (:func:`~cabench.planning.draws.extrapolation`); the planned budget is that
     level times the draws' ``confidence`` quantile over their median, the interval the same for their central
-    ``level`` (quantiles are actual draws: nothing is interpolated past a draw that never meets the target, and a
-    budget beyond the grid is ``inf``, never extrapolated)."""
+    ``level`` (quantiles are actual draws: nothing is interpolated past a draw that never meets the target, a
+    budget beyond the grid is ``inf``, never extrapolated, and none is below the smallest budget the method runs at,
+    the first of the profiling rows' curve that is not NaN)."""
     needs = np.sort([crossing(grid, c, target) for c in curves])
     need = crossing(grid, plugin, target)
     median = float(np.quantile(needs, 0.5, method="inverted_cdf"))
     scaled, scale = np.full(len(needs), math.inf), math.inf
+    runs = np.flatnonzero(~np.isnan(plugin))
+    least = float(grid[runs[0]] if len(runs) else grid[0])  # below it the method cannot run (a run refuses it)
     if math.isfinite(need) and math.isfinite(median):
         scale = (need / median) ** (1.0 + beyond)
         moved = needs * scale  # need * (need / median)^beyond * needs / median
-        scaled = np.where(moved <= grid[-1] * (1 + 1e-12), moved, math.inf)  # no budget beyond those simulated
+        # no budget beyond those simulated, none below the least the method runs at
+        scaled = np.where(moved <= grid[-1] * (1 + 1e-12), np.maximum(moved, least), math.inf)
     planned, low, high = np.quantile(scaled, [confidence, (1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
     return Estimate(float(planned), float(low), float(high), float(np.isfinite(needs).mean()), need,
                     tuple(float(x) for x in needs), float(scale))
