@@ -311,11 +311,15 @@ def _style(method: str) -> dict:
             "linewidth": 1.2}
 
 
-def band_note(e: Experiment, kind: str) -> str:
+def band_note(e: Experiment, kind: str, drawn: str = "by budget") -> str:
+    """What a figure's intervals are: ``kind`` ``mean`` (normal) or ``wilson``; drawn as bands over budgets (error
+    bars where the experiment has one budget, as :func:`_band` draws them), or always as ``bands`` (trajectories)
+    or ``error bars`` (bars of one budget)."""
     n = e.repetitions
+    word = drawn if drawn != "by budget" else ("error bars" if len(e.rho_grid) == 1 else "bands")
     if kind == "mean":
-        return f"bands: mean ± 95% CI (normal) over {n} repetitions"
-    return f"bands: 95% Wilson interval over {n} repetitions"
+        return f"{word}: mean ± 95% CI (normal) over {n} repetitions"
+    return f"{word}: 95% Wilson interval over {n} repetitions"
 
 
 def _band(ax, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, mid: np.ndarray, colour: str) -> None:

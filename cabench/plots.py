@@ -169,11 +169,12 @@ def _experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
         if e.trajectories is not None:
             fig, grid = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
             panels.trajectory_panels(grid[0], e, marks(2))
-            finish(fig, grid[0], e.surrogate, "\n".join([f"{ident}; {panels.band_note(e, 'mean')}",
+            finish(fig, grid[0], e.surrogate, "\n".join([f"{ident}; {panels.band_note(e, 'mean', 'bands')}",
                                                          *panels.cycle_note(e)]))
             out.append(("trajectories", fig, "; ".join([
                 f"{e.label}: (a) cumulative R_HV and (b) the {e.window}-pull moving average of the per-pull gap at "
-                f"ρ={panels.trajectory_rho(e):g}", panels.band_note(e, "mean"), *panels.cycle_note(e), terms])))
+                f"ρ={panels.trajectory_rho(e):g}", panels.band_note(e, "mean", "bands"), *panels.cycle_note(e),
+                terms])))
         return out
     if len(e.rho_grid) == 1:  # one budget: methods side by side, not a curve
         panels.categorical_panel(axes[0], e, "error")
@@ -189,8 +190,9 @@ def _experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
     _pair(fig, axes, e, (f"P(error), K={e.k}", f"Pareto F1, K={e.k}"),
           f"{ident}; cost modes: {modes}; error: 95% Wilson interval, F1: mean ± 95% CI (normal)")
     against = "against log2 B" if len(e.rho_grid) > 1 else f"per method at ρ={e.rho_grid[0]:g}"
+    drawn = "bands" if len(e.rho_grid) > 1 else "error bars"
     out.append(("identification", fig, f"{ident}: (a) identification error and (b) Pareto F1 {against}, cost modes "
-                                       f"{modes}; error bands: 95% Wilson interval, F1 bands: mean ± 95% CI over "
+                                       f"{modes}; {drawn}: error 95% Wilson interval, F1 mean ± 95% CI over "
                                        f"{e.repetitions} repetitions; {terms}"))
     return out
 
@@ -260,11 +262,12 @@ def _paper_figures(experiments: list[Experiment]) -> list[tuple[str, object, str
         for row, e, pair in zip(axes, traj, zip(letters[::2], letters[1::2])):
             panels.trajectory_panels(row, e, pair)
         finish(fig, axes[0], any(e.surrogate for e in traj),
-               "\n".join("; ".join([f"{e.label}: {panels.band_note(e, 'mean')}", *panels.cycle_note(e)])
+               "\n".join("; ".join([f"{e.label}: {panels.band_note(e, 'mean', 'bands')}", *panels.cycle_note(e)])
                          for e in traj))
         out.append(("fig4_trajectories", fig, "Figure 4: online trajectories — " + "; ".join(
             f"{a}cumulative R_HV and {b}{e.window}-pull moving average of the gap, {e.label} at "
-            f"ρ={panels.trajectory_rho(e):g}, " + "; ".join([panels.band_note(e, "mean"), *panels.cycle_note(e)])
+            f"ρ={panels.trajectory_rho(e):g}, "
+            + "; ".join([panels.band_note(e, "mean", "bands"), *panels.cycle_note(e)])
             for e, a, b in zip(traj, letters[::2], letters[1::2])), traj))
     if full:
         fig, axes = panels.side_by_side(len(full))
@@ -309,7 +312,7 @@ def _cost_mode_figure(experiments: list[Experiment]):
     fig.legend([Patch(facecolor="white", edgecolor="black"), Patch(facecolor="white", edgecolor="black", hatch="///")],
                ["deterministic costs", "realised (stochastic) costs"], loc="lower center", ncol=2,
                bbox_to_anchor=(0.5, 1.0), frameon=False)
-    notes = "; ".join(f"{e.label}: {panels.band_note(e, 'wilson')}" for e in experiments)
+    notes = "; ".join(f"{e.label}: {panels.band_note(e, 'wilson', 'error bars')}" for e in experiments)
     finish(fig, [], any(e.surrogate for e in experiments), notes)
     caption = "Figure 6: deterministic against realised (stochastic) token costs — " + "; ".join(
         f"{m}{e.label} (K={e.k}, ρ={max(e.rho_grid):g})" for m, e in zip(letters, experiments)) + f"; {notes}"

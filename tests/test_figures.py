@@ -118,6 +118,30 @@ def test_names_crowded_in_a_corner_are_set_apart_inside_the_axes():
     plt.close(fig)
 
 
+def test_intervals_are_named_as_they_are_drawn(tmp_path_factory):
+    """A curve over budgets has bands; a single budget's points, and Figure 6's bars, have error bars; the captions
+    said "bands" for both. Trajectories, at one budget, are curves over pulls: bands."""
+    from cabench.plots import _cost_mode_figure, _experiment_figures
+    from tests.test_scorecard import quick_results
+
+    experiments = {e.label: e for e in ResultSet(quick_results(tmp_path_factory)).experiments}
+    captions = {}
+    for label, e in experiments.items():
+        for name, fig, caption in _experiment_figures(e):
+            captions[label, name] = caption
+            plt.close(fig)
+    stochastic = experiments["gsm8k_psi_stochastic"]
+    assert len(stochastic.rho_grid) == 1 and len(experiments["gsm8k_psi"].rho_grid) > 1
+    assert "; error bars: error 95% Wilson interval, F1 mean ± 95% CI" in captions[
+        "gsm8k_psi_stochastic", "identification"]
+    assert "; bands: error 95% Wilson interval, F1 mean ± 95% CI" in captions["gsm8k_psi", "identification"]
+    assert "; bands: mean ± 95% CI (normal)" in captions["gsm8k_online", "regret"]
+    assert "; bands: mean ± 95% CI (normal)" in captions["gsm8k_online", "trajectories"]
+    _, fig, caption, _ = _cost_mode_figure([stochastic])
+    plt.close(fig)
+    assert caption.endswith("gsm8k_psi_stochastic: error bars: 95% Wilson interval over 20 repetitions")
+
+
 def test_a_long_configuration_name_is_shortened_to_stay_inside_the_axes():
     """A 170-character name ran across the neighbouring panels; it keeps its start and end around an ellipsis."""
     from cabench.landscape import NAME_CHARACTERS, landscape_panel, shown_name
