@@ -431,8 +431,8 @@ def trajectory_panels(axes, e: Experiment, letters: Sequence[str]) -> None:
     for ax in axes:
         ax.set_xlabel(f"consumed {LABELS[e.cost_unit]}")
         ax.grid(alpha=0.3)
-    label_titles(axes, e.label, [f"cumulative R_HV (ρ={rho:g})",
-                                 f"{e.window}-pull moving average of the gap (ρ={rho:g})"], letters)
+    label_titles(axes, e.label, [f"cumulative R_HV ({e.budget_at(rho)})",
+                                 f"{e.window}-pull moving average of the gap ({e.budget_at(rho)})"], letters)
 
 
 def cycle_note(e: Experiment) -> list[str]:

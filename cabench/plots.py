@@ -173,7 +173,7 @@ def _experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
                                                          *panels.cycle_note(e)]))
             out.append(("trajectories", fig, "; ".join([
                 f"{e.label}: (a) cumulative R_HV and (b) the {e.window}-pull moving average of the per-pull gap at "
-                f"ρ={panels.trajectory_rho(e):g}", panels.band_note(e, "mean", "bands"), *panels.cycle_note(e),
+                + e.budget_at(panels.trajectory_rho(e)), panels.band_note(e, "mean", "bands"), *panels.cycle_note(e),
                 terms])))
         return out
     if len(e.rho_grid) == 1:  # one budget: methods side by side, not a curve
@@ -189,7 +189,7 @@ def _experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
     modes = ", ".join(e.cost_modes)
     _pair(fig, axes, e, (f"P(error), K={e.k}", f"Pareto F1, K={e.k}"),
           f"{ident}; cost modes: {modes}; error: 95% Wilson interval, F1: mean ± 95% CI (normal)")
-    against = "against log2 B" if len(e.rho_grid) > 1 else f"per method at ρ={e.rho_grid[0]:g}"
+    against = "against log2 B" if len(e.rho_grid) > 1 else f"per method at {e.budget_at(e.rho_grid[0])}"
     drawn = "bands" if len(e.rho_grid) > 1 else "error bars"
     out.append(("identification", fig, f"{ident}: (a) identification error and (b) Pareto F1 {against}, cost modes "
                                        f"{modes}; {drawn}: error 95% Wilson interval, F1 mean ± 95% CI over "

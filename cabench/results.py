@@ -38,7 +38,7 @@ from cabench.pareto import pareto_mask
 from cabench.record import ALL_REAL_UNITS, objective_columns
 from cabench.returned import ReturnedSets, returned_sets
 from cabench.summaries import summarize
-from cabench.units import COST_UNITS, from_files, to_files
+from cabench.units import COST_UNITS, amount, from_files, to_files
 from cabench.yamlio import C_SAFE_LOADER, load_yaml
 
 ONLINE_ORDER = registry.names("online")
@@ -344,8 +344,24 @@ class Experiment:
 
     def describe(self) -> str:
         """A one-line identity: name, dataset, K, budgets, repetitions (for titles and captions)."""
-        rho = ", ".join(f"{r:g}" for r in self.rho_grid)
-        return f"{self.label} — {self.title}, K={self.k}, ρ ∈ {{{rho}}}, {self.repetitions} repetitions"
+        if self.stated_budgets:
+            budgets = "B ∈ {" + ", ".join(self.budget_at(r).removeprefix("B=") for r in self.rho_grid) + "}"
+        else:
+            budgets = "ρ ∈ {" + ", ".join(f"{r:g}" for r in self.rho_grid) + "}"
+        return f"{self.label} — {self.title}, K={self.k}, {budgets}, {self.repetitions} repetitions"
+
+    @cached_property
+    def stated_budgets(self) -> bool:
+        """Whether the config stated its budgets in the cost unit (``budget: {usd: [...]}``), not as ρ."""
+        return isinstance(self.meta.get("budget"), dict)
+
+    def budget_at(self, rho: float) -> str:
+        """The budget of ``rho`` as the config stated it: ``B=$2.00`` where it gave budgets in the cost unit (ρ has
+        as many digits as the division gives it: 200.689), else ``ρ=32``."""
+        spent = self.runs.loc[self.runs["rho"] == rho, "budget"]
+        if not self.stated_budgets or spent.empty:
+            return f"ρ={rho:g}"
+        return f"B={amount(float(spent.iloc[0]), self.cost_unit)}"
 
     def summary(self) -> pd.DataFrame:
         """The summary by method, budget (and cost mode) (:func:`summarize`), a copy of the one kept."""

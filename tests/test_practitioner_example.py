@@ -94,3 +94,17 @@ def test_a_regret_that_falls_as_the_budget_grows_is_not_read_as_growth(worked):
     assert growth.state == "n/a", growth
     assert growth.quantity.startswith(f"the mean R_HV falls from {mean.iloc[0]:.4g} at ρ={mean.index[0]:g} to "
                                       f"{mean.iloc[1]:.4g} at ρ={mean.index[1]:g}; ")
+
+
+def test_titles_give_budgets_stated_in_dollars_as_dollars(worked):
+    """Budgets stated in dollars ($0.25, $1, $2) were titled by their rho, 25.0861, 100.345 and 200.689."""
+    from cabench.results import load_experiment
+
+    out = worked[0].parent / "falling"  # (the test above runs it; run here if it did not)
+    if not (out / "runs.csv").exists():
+        _ok("run", str(worked[0].parents[1] / "experiment.yaml"), "--repetitions", "10", "--budget",
+            "usd=0.25,1,2", "--out", str(out), "--quiet")
+    e = load_experiment(out)
+    assert ", B ∈ {$0.25, $1.00, $2.00}, 10 repetitions" in e.describe()
+    rho = max(e.rho_grid)
+    assert f"{rho:g}" == "200.689" and e.budget_at(rho) == "B=$2.00"
