@@ -109,6 +109,7 @@ class Caller:
             record["suspect"] = self.client.redact(paid.suspect)
         if paid.overbilled:
             record["overbilled"] = self.client.redact(paid.overbilled)
+            record["overbilled_cost"] = paid.billed_over
         if paid.usage is not None:
             prompt, completion = paid.usage
             record.update({"correct": self.task.score(instance, outcome.reply), "latency_s": seconds,

@@ -54,6 +54,7 @@ class Charge:
     suspect: str = ""
     error: str = ""
     overbilled: str = ""  # an attempt whose reported usage costs more than the worst case it was admitted at
+    billed_over: float = 0.0  # what the overbilled attempts' reported usage costs (a provider bills it)
 
     def cost(self, tariff: Tariff) -> float | None:
         """The outcome's cost in the tariff's unit (None when the call is no outcome)."""
@@ -143,20 +144,21 @@ def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff, bou
     return claimed, "", claimed
 
 
-def billed_above(usage: Any, worst: Counts, tariff: Tariff) -> str:
+def billed_above(usage: Any, worst: Counts, tariff: Tariff) -> tuple[str, float]:
     """Why ``usage``, where it is a count of tokens, costs more in ``tariff`` than the worst case ``worst`` the call
-    was admitted at (a provider bills what it reports, believed or not); empty otherwise."""
+    was admitted at (a provider bills what it reports, believed or not), and what it costs; ``("", 0.0)``
+    otherwise."""
     if not isinstance(usage, dict):
-        return ""
+        return "", 0.0
     counts = [_number(usage.get(name)) for name in ("prompt_tokens", "completion_tokens")]
     if any(c is None or not math.isfinite(c) or c < 0 for c in counts):
-        return ""
+        return "", 0.0
     prompt, completion = float(counts[0]), float(counts[1])  # type: ignore[arg-type]
     cost, most = tariff.cost(prompt, completion), tariff.cost(*worst)
     if not cost > most:
-        return ""
+        return "", 0.0
     return (f"{prompt:.0f} prompt and {completion:.0f} completion tokens reported, {amount(cost, tariff.unit)}, "
-            f"above the worst case {amount(most, tariff.unit)}")
+            f"above the worst case {amount(most, tariff.unit)}"), float(cost)
 
 
 def reported_latency(value: Any) -> tuple[float | None, str]:
@@ -190,10 +192,10 @@ def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mod
     costliest split in ``tariff`` (:meth:`Tariff.worst`) of its ``bound`` (:meth:`Task.worst_case`)."""
     failed = outcome.attempts[:-1] if outcome.ok else outcome.attempts
     above = [billed_above(a.usage, worst, tariff) for a in failed if a.billable and mode != "none"]
-    above.append(billed_above(outcome.usage, worst, tariff) if outcome.ok else "")
-    over = next((why for why in above if why), "")
+    above.append(billed_above(outcome.usage, worst, tariff) if outcome.ok else ("", 0.0))
+    over = next((why for why, _ in above if why), "")
     paid, seconds = _charge(outcome, max_tokens, worst, tariff, mode, latency, bound)
-    return (replace(paid, overbilled=over) if over else paid), seconds
+    return (replace(paid, overbilled=over, billed_over=sum(cost for _, cost in above)) if over else paid), seconds
 
 
 def _charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mode: str, latency: str,

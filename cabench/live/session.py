@@ -235,9 +235,10 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
     failed = [key for key, r in records.items() if not r["ok"]]
     if failed:
         first = records[failed[0]]
+        then = ("re-run to retry them after fixing the endpoint" if not caller.overbilled
+                else f"{caller.overbilled}; {next_step(True)}")  # a folder with an overbilled call calls no more
         raise CabenchError(f"{cfg.source}: {len(failed)} profiling calls failed (e.g. {first['config']} on "
-                           f"{first['instance']}: {first.get('error')}); re-run to retry them after fixing the "
-                           "endpoint") from None
+                           f"{first['instance']}: {first.get('error')}); {then}") from None
     columns = {col: np.array([[records[f"p:{c}:{j}"][col] for j in range(len(prof_ids))] for c in range(k)],
                              dtype=np.float64) for col in LIVE_COLUMNS}
     norm = fit_normalisation(columns, cfg.source, "profile more instances", cfg.terms)
@@ -468,6 +469,9 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         "suspect_calls": sum(1 for r in journal.records if r.get("suspect")),
         "lost_calls": sum(1 for r in journal.records if r.get("lost")),
         "overbilled_calls": sum(1 for r in journal.records if r.get("overbilled")),
+        # what the endpoint reported for those calls' overbilled attempts, which a provider bills
+        f"overbilled_reported_{unit}": float(sum(r.get("overbilled_cost", 0.0) for r in journal.records
+                                                 if r.get("overbilled"))),
         "attempts": len(attempts),
         "failed_attempts": sum(1 for a in attempts if a.get("status") != "ok"),
         "calls_made_this_run": caller.made,

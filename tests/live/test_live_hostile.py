@@ -645,6 +645,26 @@ def test_a_folder_with_an_overbilled_call_makes_no_further_call(tmp_path, datase
     assert spend["stopped_by"] == "failures" and spend["stop_reason"].startswith("an earlier run in this folder")
 
 
+def test_a_profiling_call_billed_above_its_worst_case_says_to_use_a_new_folder_and_what_was_reported(
+        tmp_path, dataset, endpoint):
+    """An overbilled profiling call failed profiling, whose line said "re-run to retry them after fixing the
+    endpoint", and the re-run then refused; and spend.json said only the worst cases charged (within the budget)
+    while the endpoint had reported, and a provider bills, 100,000 completion tokens more."""
+    _, url = endpoint(lambda n: "huge" if n == PROFILING_CALLS else "honest")  # the last: profiling ends
+    out = tmp_path / "run"
+    result = run(config(tmp_path, dataset, url), out)
+    line = result.stderr.strip()
+    assert result.exit_code == 2 and len(line.splitlines()) == 1, result.output
+    assert " profiling calls failed (e.g. " in line and "re-run to retry them" not in line, line
+    assert line.endswith("use a new --out folder") and "the endpoint reported usage above the worst case" in line
+    spend = strict_loads((out / "spend.json").read_text())
+    (over,) = [r for r in finished(out) if r.get("overbilled")]
+    reported = over["overbilled"].split(" completion tokens reported")[0].split(" and ")
+    assert reported[1] == "100000" and spend["overbilled_calls"] == 1
+    assert spend["overbilled_reported_tokens"] == over["overbilled_cost"] == float(reported[0].split()[0]) + 100000
+    assert spend["spent_tokens"] <= BUDGET < spend["overbilled_reported_tokens"]
+
+
 def test_a_kill_during_profiling_leaves_the_methods_run_as_it_was(tmp_path, dataset, endpoint):
     """A profiling call cut off by a kill is charged its worst case, then made again. That charge was counted as
     profiling's in rho, so the resumed run got a smaller rho, other initial rounds and other asks (on one
