@@ -483,9 +483,9 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[st
     d = item["decision"]
     rows = _at_decision(item, ("rho", "cost_mode"))
     exact = ", ".join(f"{registry.display(r['method'])} {100 * r['exact_true_set']:.0f}%" for r in rows)
-    head = (f"identification: Pareto set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it in "
-            f"{100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the logs' own Pareto set exactly: "
-            f"{exact}); spent {100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}")
+    head = (f"identification: a set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it as the "
+            f"Pareto set in {100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the logs' own Pareto set "
+            f"exactly: {exact}); spent {100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}")
     short = [f"  {WEAK}: this budget is short of identifying the Pareto set{tied_sets_note(d)}"
              ] if weak(d["share"]) else []  # as recommend and the reports say it
     room -= len(short)

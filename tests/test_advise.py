@@ -94,7 +94,8 @@ def test_the_decision_fits_in_15_lines_and_names_a_configuration_with_its_dollar
     assert chosen in names and "CoHV-UCB exploits it in " in lines[online]
     usd, seconds = _per_call(home, chosen)
     assert f"${usd:.3g} ± " in lines[online + 1] and f"{seconds:.3g} ± " in lines[online + 1]
-    psi = next(i for i, x in enumerate(lines) if x.startswith("identification: Pareto set of "))
+    psi = next(i for i, x in enumerate(lines) if x.startswith("identification: a set of "))
+    assert " returns it as the Pareto set in " in lines[psi]  # the set returned, not the logs' own Pareto set
     members = [x for x in lines[psi + 1:-1] if not x.startswith(("  … and ", f"  {WEAK}: "))]
     assert members
     for line in members:
