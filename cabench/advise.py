@@ -463,8 +463,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
                  f"{share(first)} of {first['repetitions']} repetitions (one of them in {one_of(first)}{alone}"
                  + "".join(f", {registry.display(r['method'])} in {one_of(r)}" for r in others)
                  + f"; the runs do not choose between them); spent {100 * first['spend_share']:.1f}% of "
-                 f"{amount(d['budget'], unit)}{idle_note}"]
-        lines += [f"  {weak_online(d)}"] if weak_online(d) else []
+                 f"{amount(d['budget'], unit)}{idle_note}{_weak(d)}"]
         shown = [x for x in answered(d) if per_call(x)]
         lines += [f"  {quoted_name(x['config_id'])}: {per_call(x)}" for x in shown[:TIED_SHOWN]]
         return lines + ([f"  … and {len(shown) - TIED_SHOWN} more (the report lists them)"]
@@ -472,9 +471,13 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
     shares = f"{registry.display(first['method'])} exploits it in {share(first)} of {first['repetitions']} " \
              f"repetitions{alone}" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
     lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}{same_nu(d)}; spent "
-             f"{100 * first['spend_share']:.1f}% of {amount(d['budget'], unit)}{idle_note}"]
-    lines += [f"  {weak_online(d)}"] if weak_online(d) else []
+             f"{100 * first['spend_share']:.1f}% of {amount(d['budget'], unit)}{idle_note}{_weak(d)}"]
     return lines + ([f"  per call: {per_call(c)}{but_for_means(c)}"] if per_call(c) else [])
+
+
+def _weak(d: dict[str, Any]) -> str:
+    """What the online line adds of a weak answer (:func:`weak_online`), on the line itself (the lines are counted)."""
+    return f"; {weak_online(d)}" if weak_online(d) else ""
 
 
 def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[str]:
@@ -511,7 +514,8 @@ def format_advice(advice: Advice) -> str:
              f"evaluation split's Pareto set: {d['pareto_size']} of {d['K']}"]
     undominated: list[str] = next((item["undominated_on_means"] for item in advice.items.values()
                         if item.get("undominated_on_means")), [])
-    lines += [f"  note: {undominated_note(undominated)}"] if undominated else []
+    note = f"note: {undominated_note(undominated)}" if undominated else ""
+    lines += [f"  {note}"] if note else []
     if advice.budget is not None:
         rho = next(r["rho"] for item in advice.items.values() for r in item["results"])
         clipped = clipped_calls("online" if "online" in advice.items else "psi", d, unit)
@@ -524,4 +528,6 @@ def format_advice(advice: Advice) -> str:
     psi = advice.items.get("psi")
     if psi is not None and psi["decision"] is not None:
         lines += _identification_lines(psi, unit, MAX_LINES - len(lines) - len(tail) - 1)
+    if note and len(lines) + len(tail) > MAX_LINES:  # the note goes on the line of the Pareto set it speaks of
+        lines = [lines[0], f"{lines[1]}; {note}", *lines[3:]]
     return "\n".join(lines + tail)

@@ -302,6 +302,43 @@ def test_a_long_pareto_set_is_cut_to_15_lines():
     assert lines[-2] == "  … and 16 more (the report lists them)" and lines[-3].startswith("  c3: ")
 
 
+def test_a_weak_online_answer_and_the_means_note_keep_the_decision_within_its_lines(monkeypatch):
+    """A weak online answer is said on its line; the note of configurations the means per call would keep takes a
+    line of its own where the lines allow, else goes on the line of the Pareto set it speaks of."""
+    from cabench import advise
+
+    member = {"config_id": "m", "accuracy": 0.5, "accuracy_ci": 0.01, "usd": 1e-4, "usd_ci": 1e-6}
+    psi = {"decision": {"method": "copsi-r", "rho": 8.0, "budget": 2.0, "cost_mode": "deterministic",
+                        "pareto_set": [f"c{i}" for i in range(20)], "share": 0.6,
+                        "members": [{**member, "config_id": f"c{i}"} for i in range(20)]},
+           "results": [{"method": "copsi-r", "rho": 8.0, "cost_mode": "deterministic", "repetitions": 10,
+                        "exact_true_set": 0.4, "spend_share": 0.99}], "no_preference": [],
+           "undominated_on_means": ["x", "y"]}
+    online = {"decision": {"method": "cohv-ucb", "rho": 8.0, "budget": 2.0, "configuration": {**member, "share": 0.3},
+                           "tied": []},
+              "results": [{"method": "cohv-ucb", "rho": 8.0, "repetitions": 10, "spend_share": 1.0,
+                           "exploited": [{"config_id": "m", "share": 0.3}]}], "no_preference": [],
+              "undominated_on_means": ["x", "y"]}
+    described = {"name": "d", "K": 20, "surrogate": False, "objectives": ["accuracy", "cost"], "cost_unit": "usd",
+                 "pareto_size": 18, **{f"{m}_{e}": None for m in ("accuracy", "latency", "tokens", "usd")
+                                        for e in ("min", "max")}}
+
+    def advised() -> list[str]:
+        return format_advice(Advice(described, (5, 45), Budget(2.0, "usd"), 10, {"online": online, "psi": psi},
+                                    Path("r/REPORT.md"))).splitlines()
+
+    lines = advised()
+    note = "note: outside the Pareto set, yet no configuration beats them on every mean per call: x, y ("
+    assert len(lines) == MAX_LINES and lines[2].startswith(f"  {note}")
+    assert lines[4].startswith("online: pay for m — ") and lines[4].endswith(
+        "; no configuration was exploited in most repetitions (30% chose it): this budget is short of settling on "
+        "one configuration")
+    monkeypatch.setattr(advise, "MAX_LINES", 5)  # fewer lines than the decision's least: the note joins line 2
+    lines = advised()
+    assert f"the evaluation split's Pareto set: 18 of 20; {note}" in lines[1]
+    assert not any(x.startswith("  note: ") for x in lines)
+
+
 def test_the_plan_predicts_from_its_draws_at_the_budget_they_need_for_the_evaluation_splits():
     """Draws needing rho 1, 2, 4, 4, 8: their 80% quantile is 4, planned at 8 (the estimate's scale 2), so the
     evaluation split at rho 8 is a draw at rho 4, and at rho 4 a draw at rho 2; between grid points the curves are
