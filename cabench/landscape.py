@@ -24,6 +24,9 @@ from cabench.record import objective_columns
 from cabench.units import LABELS
 
 MIN_AREA, AREA_RANGE = 6.0, 60.0  # marker area (points²) of the cheapest arm, and the range up to the dearest
+#: The most configurations a landscape panel names: beyond some twenty names a panel's names cannot be read (and
+#: placing them takes minutes); of a larger Pareto set a panel names those on its own front, evenly along it.
+MAX_NAMED = 12
 
 
 def _area(cost: np.ndarray | float, low: float, high: float) -> np.ndarray:
@@ -53,11 +56,31 @@ def _size_legend(ax, arms: pd.DataFrame, unit: str) -> None:
               title_fontsize=6, handletextpad=0.3, columnspacing=1.2, borderaxespad=0)
 
 
-def _name_arms(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, which: np.ndarray) -> None:
-    """Name the arms ``which`` at their points (:func:`shown_name`); :func:`finish` then moves the names apart."""
+def named(x: np.ndarray, y: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """The arms of ``which`` a panel names: all of them, up to :data:`MAX_NAMED`; of more, those on the panel's own
+    front (larger is better on both axes), at most :data:`MAX_NAMED` of them evenly along it by ``x``."""
+    which = np.asarray(which)
+    if len(which) <= MAX_NAMED:
+        return which
+    front = which[pareto_mask(np.column_stack([x[which], y[which]]))]
+    front = front[np.argsort(x[front], kind="stable")]
+    if len(front) > MAX_NAMED:
+        front = front[np.unique(np.round(np.linspace(0, len(front) - 1, MAX_NAMED)).astype(int))]
+    return front
+
+
+def _name_arms(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, which: np.ndarray) -> str:
+    """Name the arms ``which`` at their points (:func:`shown_name`; at most :data:`MAX_NAMED`, :func:`named`);
+    :func:`finish` then moves the names apart inside the axes. Where not every one is named, the marker-size key
+    below the panel says how many are."""
     ids = arms["config_id"].astype(str).to_numpy()
-    for i in which:
+    shown = named(x, y, which)
+    for i in shown:
         ax.text(x[i], y[i], shown_name(ids[i]), fontsize=4.5, gid=ARM_NAME)
+    if len(shown) < len(which):
+        key = ax.get_legend()
+        key.set_title(f"{key.get_title().get_text()}\nnamed: {len(shown)} of the {len(which)} in black, on this "
+                      "panel's own front")
 
 
 def _scatter(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, unit: str) -> np.ndarray:

@@ -100,7 +100,12 @@ def finish(fig, axes, surrogate: bool, title: str | None = None) -> None:
         notes.append(title)
     if surrogate:
         notes.append(SURROGATE_NOTE)
+    names = [t for ax in fig.axes for t in ax.texts if t.get_gid() == ARM_NAME]
+    for name in names:  # still at their arms, past the axes' edge: the names go inside the axes once placed
+        name.set_in_layout(False)
     fig.tight_layout()
+    for name in names:
+        name.set_in_layout(True)
     if notes:
         fig.text(0.5, -0.01, "\n".join(notes), ha="center", va="top", fontsize=6, style="italic")
     for ax in fig.axes:
@@ -127,12 +132,29 @@ def place_names(ax) -> None:
     if not names:
         return
     (arms,) = [c for c in ax.collections if c.get_gid() == ARMS]
-    x, y = np.asarray(arms.get_offsets(), dtype=float).T
     origins = [tuple(t.get_position()) for t in names]  # each name is written at its arm
+    x, y = _near(ax, np.asarray(arms.get_offsets(), dtype=float), np.asarray(origins, dtype=float)).T
     with _steps_remembered():
         _, lines = adjust_text(names, x=x, y=y, ax=ax, iter_lim=PLACING, ensure_inside_axes=True,
                                force_static=(0.05, 0.1), arrowprops=LEADER)
-    _set_apart(ax, names, origins, {id(line.patchA): line for line in lines})
+    # (a leader line is a FancyArrowPatch drawn from its name, or where adjustText falls back, an annotation's)
+    _set_apart(ax, names, origins, {id(getattr(getattr(line, "arrow_patch", line), "patchA", None)): line
+                                    for line in lines})
+
+
+#: The most arms whose markers the names are kept off: the nearest to the names' arms (adjustText's work grows with
+#: names x markers, every one of its steps).
+AVOIDED = 200
+
+
+def _near(ax, points: np.ndarray, origins: np.ndarray) -> np.ndarray:
+    """Of ``points`` (data coordinates), at most :data:`AVOIDED`: those nearest on the panel to any of ``origins``,
+    in their order."""
+    if len(points) <= AVOIDED:
+        return points
+    to_pixels = ax.transData.transform
+    gaps = np.linalg.norm(to_pixels(points)[:, None, :] - to_pixels(origins)[None, :, :], axis=2).min(axis=1)
+    return points[np.sort(np.argsort(gaps, kind="stable")[:AVOIDED])]
 
 
 #: The grey line from a name moved off its arm to the arm.
@@ -149,25 +171,32 @@ def _set_apart(ax, names: list, origins: list[tuple[float, float]], lines: dict[
     other name (and, where there is one, of every arm's marker too), with a leader line to the arm. Pure geometry
     on the final layout: the same figure every time."""
     from matplotlib.patches import FancyArrowPatch
-    from matplotlib.transforms import Bbox
 
     renderer = ax.figure.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     boxes = [t.get_window_extent(renderer) for t in names]
+    extents = np.array([b.extents for b in boxes], dtype=float).reshape(-1, 4)  # x0, y0, x1, y1 of each name
     (arms,) = [c for c in ax.collections if c.get_gid() == ARMS]
     points = ax.transData.transform(np.asarray(arms.get_offsets(), dtype=float))
     marker = 0.5 * math.sqrt(float(np.max(arms.get_sizes(), initial=36.0))) * ax.figure.dpi / 72.0
 
-    def clear(box, i: int, of_points: bool) -> bool:
-        inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
-        apart = not any(j != i and box.overlaps(other) for j, other in enumerate(boxes))
-        return inside and apart and not (of_points and any(
-            box.x0 - marker < px < box.x1 + marker and box.y0 - marker < py < box.y1 + marker for px, py in points))
+    def overlapping(box: np.ndarray, i: int) -> bool:
+        """Whether ``box`` (x0, y0, x1, y1) overlaps the box of a name other than the ``i``-th (as Bbox.overlaps)."""
+        hit = ((extents[:, 0] < box[2]) & (box[0] < extents[:, 2]) & (extents[:, 1] < box[3])
+               & (box[1] < extents[:, 3]))
+        hit[i] = False
+        return bool(hit.any())
+
+    def clear(box: np.ndarray, i: int, of_points: bool) -> bool:
+        inside = frame.x0 <= box[0] and box[2] <= frame.x1 and frame.y0 <= box[1] and box[3] <= frame.y1
+        return inside and not overlapping(box, i) and not (of_points and bool((
+            (box[0] - marker < points[:, 0]) & (points[:, 0] < box[2] + marker)
+            & (box[1] - marker < points[:, 1]) & (points[:, 1] < box[3] + marker)).any()))
 
     for i, name in enumerate(names):
-        if not any(j != i and boxes[i].overlaps(other) for j, other in enumerate(boxes)):
+        if not overlapping(extents[i], i):
             continue
-        width, height = boxes[i].width, boxes[i].height
+        width, height = extents[i, 2] - extents[i, 0], extents[i, 3] - extents[i, 1]
         target = ax.transData.transform(origins[i])
         places = [(target[0] + r * height * math.cos(a) * (width / height if abs(math.cos(a)) > 0.7 else 1.0),
                    target[1] + r * height * math.sin(a))
@@ -175,7 +204,7 @@ def _set_apart(ax, names: list, origins: list[tuple[float, float]], lines: dict[
         found = None
         for of_points in (True, False):
             for cx, cy in places:
-                box = Bbox.from_bounds(cx - width / 2, cy - height / 2, width, height)
+                box = np.array([cx - width / 2, cy - height / 2, cx + width / 2, cy + height / 2])
                 if clear(box, i, of_points):
                     found = (cx, cy, box)
                     break
@@ -183,7 +212,7 @@ def _set_apart(ax, names: list, origins: list[tuple[float, float]], lines: dict[
                 break
         if found is None:
             continue  # no room anywhere near: adjustText's place stays
-        cx, cy, boxes[i] = found
+        cx, cy, extents[i] = found
         name.set_horizontalalignment("center")
         name.set_verticalalignment("center")
         name.set_position(ax.transData.inverted().transform((cx, cy)))

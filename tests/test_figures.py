@@ -142,6 +142,36 @@ def test_intervals_are_named_as_they_are_drawn(tmp_path_factory):
     assert caption.endswith("gsm8k_psi_stochastic: error bars: 95% Wilson interval over 20 repetitions")
 
 
+def test_a_crowded_landscape_names_its_own_front_and_keeps_off_the_nearest_markers(monkeypatch):
+    """600 configurations, 40-odd in the Pareto set of three objectives: naming all of them, kept off all 600
+    markers, took adjustText minutes a panel (its work grows with names x markers, each of 400 steps) and could not
+    be read. A panel names at most 12, on its own front, and keeps them off the 200 markers nearest to them."""
+    from cabench.landscape import landscape_grid, landscape_panels
+
+    given = []
+    adjust = panels.adjust_text
+    monkeypatch.setattr(panels, "adjust_text", lambda texts, x, y, **k: given.append(len(x)) or adjust(
+        texts, x=x, y=y, **k))
+    rng = np.random.default_rng(0)
+    accuracy = rng.beta(2, 3, 600)
+    latency, cost = (1 - accuracy + rng.normal(0, 0.08, 600) for _ in range(2))
+    arms = pd.DataFrame({"config_id": [f"model-{i:03d}" for i in range(600)], "mu_accuracy": accuracy,
+                         "mu_latency": latency, "mu_cost": cost, "profile_cost": rng.uniform(1, 4, 600)})
+    means = arms[["mu_accuracy", "mu_latency", "mu_cost"]].to_numpy()
+    arms["pareto"] = [int(not ((means > m).all(axis=1)).any()) for m in means]
+    assert arms["pareto"].sum() > 36
+    fig, (axes,) = landscape_grid([3], 3.0)
+    landscape_panels(axes, arms, "crowded", ["accuracy", "latency", "cost"], "tokens")
+    panels.finish(fig, [], False)
+    assert given == [200, 200, 200]
+    pareto = set(arms.loc[arms["pareto"] == 1, "config_id"])
+    for ax in axes:
+        names = [t.get_text() for t in ax.texts if t.get_gid() == panels.ARM_NAME]
+        assert 0 < len(names) <= 12 and set(names) <= pareto
+        assert f"named: {len(names)} of the {len(pareto)} in black" in ax.get_legend().get_title().get_text()
+    plt.close(fig)
+
+
 def test_a_long_configuration_name_is_shortened_to_stay_inside_the_axes():
     """A 170-character name ran across the neighbouring panels; it keeps its start and end around an ellipsis."""
     from cabench.landscape import NAME_CHARACTERS, landscape_panel, shown_name
