@@ -33,6 +33,9 @@ ALPHA = 0.05
 TIE_TOLERANCE = 1e-12
 #: How a verdict's state reads in the scorecard.
 STATE_TEXT = {"holds": "holds", "fails": "does not hold", "inconclusive": "inconclusive", "n/a": "not tested"}
+#: A regret that falls from the smallest budget to its lowest by this share of the lowest at least (and
+#: significantly) is measured for growth from there on (:func:`_online_verdicts`).
+FALL = 0.1
 #: Below this ratio of the largest to the smallest profiling cost, weighting by cost can change little.
 NARROW_COSTS = 2.0
 
@@ -188,13 +191,15 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
         # the claim is ruled out by a method whose paired difference's interval lies at or above 0
         against = [m for m, r in boot.items() if r["low"] >= 0]
         state = "fails" if against else ("holds" if len(below) == len(boot) else "inconclusive")
-        closest = max(boot.values(), key=lambda r: r["diff"])  # the least favourable mean paired difference
+        # the comparison shown: the one that rules the claim out (the one ruling it out most clearly, of several),
+        # else the least favourable mean paired difference
+        closest = (max((boot[m] for m in against), key=lambda r: r["low"]) if against
+                   else max(boot.values(), key=lambda r: r["diff"]))
         other = closest["other"]
         reason = ""
         if state == "fails":
-            lowest = min(against, key=lambda m: means[m])
-            won, ours = _summary_row(s, lowest, rho), _summary_row(s, base, rho)
-            reason = (f"{_show(lowest)}'s mean R_HV is {won['regret_hv']:.2f} against {ours['regret_hv']:.2f} "
+            won, ours = _summary_row(s, other, rho), _summary_row(s, base, rho)
+            reason = (f"{_show(other)}'s mean R_HV is {won['regret_hv']:.2f} against {ours['regret_hv']:.2f} "
                       f"(the 95% interval of the paired difference lies at or above 0) and it puts "
                       f"{won['frac_optimal']:.3f} of its pulls on the max-ν configuration against {_show(base)}'s "
                       f"{ours['frac_optimal']:.3f} (summary.csv); {_cost_spread(e)}.")
@@ -204,7 +209,8 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
             f"mean paired difference of R_HV, {_show(base)} minus {_show(other)}: "
             f"{_interval(closest['diff'], closest['low'], closest['high'], '+.4g')}; {_show(base)} lower in "
             f"{100 * closest['base_better']:.0f}% of repetitions, {_show(other)} in "
-            f"{100 * closest['other_better']:.0f}% (the closest of {len(boot)} comparisons; means: "
+            f"{100 * closest['other_better']:.0f}% ({'the one that rules the claim out' if against else 'the closest'}"
+            f" of {len(boot)} comparisons; means: "
             + ", ".join(f"{_show(m)} {v:.2f}" for m, v in sorted(means.items(), key=lambda i: i[1]))
             + f"; significantly below: {', '.join(map(_show, below)) or 'none'})",
             closest["diff"], closest["low"], closest["high"], other, reason))
@@ -214,19 +220,26 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
         return out + [Verdict("n/a", "log-growth", claim, f"needs at least 3 budgets, this experiment has {len(grid)}")]
     g = e.runs[e.runs["method"] == base]
     table = g.pivot(index="rep", columns="budget", values="regret_hv").dropna()
-    # growth is measured where the regret grows: from the budget of lowest mean regret on (a regret that falls at
-    # first, a method locked on a wrong arm at small budgets, makes a curve convex without any growth)
+    # growth is measured where the regret grows: from the budget of lowest mean regret on, where the regret at the
+    # smallest budget is above it significantly and by a tenth of it at least (a regret that falls at first, a
+    # method locked on a wrong arm at small budgets, makes a curve convex without any growth; a dip within the
+    # noise, or a small one, moves nothing)
     lowest = int(np.argmin(table.mean(axis=0).to_numpy(float)))
+    fall = table.iloc[:, 0].to_numpy(float) - table.iloc[:, lowest].to_numpy(float)
+    f_lo, f_hi = bootstrap_mean_ci(fall) if lowest > 0 else (math.nan, math.nan)
+    if not (f_lo > 0 and fall.mean() >= FALL * table.iloc[:, lowest].mean()):
+        lowest = 0
     if lowest > 0:
         falls = (f"the mean R_HV falls from {table.iloc[:, 0].mean():.4g} at ρ={grid[0]:g} to "
-                 f"{table.iloc[:, lowest].mean():.4g} at ρ={grid[lowest]:g}")
+                 f"{table.iloc[:, lowest].mean():.4g} at ρ={grid[lowest]:g} (paired difference "
+                 f"{_interval(float(fall.mean()), f_lo, f_hi, '.4g')})")
+        if lowest == len(grid) - 1:  # it falls to the largest budget: no growth over the grid
+            return out + [Verdict("holds", "log-growth", claim, f"{falls}, the largest budget: it does not grow",
+                                  float(fall.mean()), f_lo, f_hi)]
         if len(grid) - lowest < 3:
-            after = len(grid) - lowest - 1
             return out + [Verdict(
-                "n/a", "log-growth", claim,
-                f"{falls}; growth is measured from the lowest mean R_HV on, and {after or 'no'} larger "
-                f"budget{'' if after == 1 else 's'} follow{'s' if after == 1 else ''} it (a curvature needs 3 "
-                "budgets)")]
+                "n/a", "log-growth", claim, f"{falls}; growth is measured from the lowest mean R_HV on, and 1 "
+                "larger budget follows it (a curvature needs 3 budgets)")]
         table, grid = table.iloc[:, lowest:], grid[lowest:]
     fit = log_growth(np.log2(table.columns.to_numpy(float)), table.to_numpy(float))
     c, c_lo, c_hi = fit["curvature"], fit["curvature_low"], fit["curvature_high"]
@@ -276,6 +289,8 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         p_lo, p_hi = float(lo_e.mean()), float(hi_e.mean())
         d_lo, d_hi = bootstrap_mean_ci(hi_e - lo_e)
         state = "holds" if p_hi < p_lo and t["p"] < ALPHA else ("fails" if d_lo >= 0 else "inconclusive")
+        if p_lo == 0.0:  # no error at the smallest budget: nothing to fall
+            state = "n/a"
         gap = float(np.nanmin(e.arms["gamma"].to_numpy(float)))
         tie = " (an arm on the boundary of the Pareto set: no budget classifies it reliably)" if gap <= 0 else ""
         reason = "" if state != "fails" else (
@@ -286,13 +301,17 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         out.append(Verdict(
             state, "error-falls", f"{_show(base)}'s error ({mode} costs) falls from ρ={grid[0]:g} to ρ={grid[-1]:g}",
             f"P(error) {p_lo:.3f} → {p_hi:.3f}, paired difference {_interval(p_hi - p_lo, d_lo, d_hi)}, exact "
-            f"McNemar p={t['p']:.3g} over {t['n']} paired repetitions", p_hi - p_lo, d_lo, d_hi, None, reason))
+            f"McNemar p={t['p']:.3g} over {t['n']} paired repetitions"
+            + ("; no repetition errs at the smallest budget: nothing to fall" if state == "n/a" else ""),
+            p_hi - p_lo, d_lo, d_hi, None, reason))
     for r in rows:
         if r["mode"] != mode:
             continue
         other, a, b = r["other"], r["base_mean"], r["other_mean"]
         if r["test"] == "McNemar":
             state = "holds" if a < b and r["p_holm"] < ALPHA else ("fails" if r["low"] >= 0 else "inconclusive")
+            perfect = a == b == 0.0  # neither errs at this budget: no error to be below
+            state = "n/a" if perfect else state
             reason = "" if state != "fails" else (
                 f"{_show(other)} errs no more often ({b:.3f} against {a:.3f}; only {_show(base)} errs in "
                 f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']}); "
@@ -301,10 +320,13 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
                 state, "error-below", f"{_show(base)}'s error is below {_show(other)}'s at ρ={rho:g} ({mode} costs)",
                 f"P(error) {a:.3f} vs {b:.3f}, paired difference {_interval(r['diff'], r['low'], r['high'])}, "
                 f"Holm-adjusted exact McNemar p={r['p_holm']:.3g} (only {_show(base)} errs in "
-                f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']})", r["diff"], r["low"], r["high"],
-                other, reason))
+                f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']})"
+                + ("; neither errs at this budget: nothing to compare" if perfect else ""), r["diff"], r["low"],
+                r["high"], other, reason))
         else:
             state = "holds" if r["low"] > 0 else ("fails" if r["high"] <= 0 else "inconclusive")
+            perfect = a == b == 1.0  # both return the true set in every repetition: no F1 to be above
+            state = "n/a" if perfect else state
             reason = "" if state != "fails" else (
                 f"{_show(other)}'s mean F1 is at least {_show(base)}'s ({b:.3f} against {a:.3f}, summary.csv); "
                 f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}.")
@@ -312,7 +334,9 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
                 state, "f1-above", f"{_show(base)}'s Pareto F1 is above {_show(other)}'s at ρ={rho:g} ({mode} costs)",
                 f"mean paired difference of F1, {_show(base)} minus {_show(other)}: "
                 f"{_interval(r['diff'], r['low'], r['high'])}; {_show(base)} higher in {100 * r['base_better']:.0f}% "
-                f"of repetitions, {_show(other)} in {100 * r['other_better']:.0f}%", r["diff"], r["low"], r["high"],
+                f"of repetitions, {_show(other)} in {100 * r['other_better']:.0f}%"
+                + ("; both return the true Pareto set in every repetition: nothing to compare" if perfect else ""),
+                r["diff"], r["low"], r["high"],
                 other, reason))
     if {"deterministic", "stochastic"} <= set(e.cost_modes):
         sto, det = _paired(e, (base, rho, "stochastic"), (base, rho, "deterministic"), "error")

@@ -532,7 +532,8 @@ def _scorecard(c: Contents) -> list[str]:
             "tested quantity with its 95% interval, and for a claim that does not hold a reason measured in the "
             "results files" + (" (surrogate logs: see the note below)" if c.results.surrogate else "") + ". A claim "
             "holds when the results show it at the 5% level, does not hold when the interval rules it out, and is "
-            "inconclusive otherwise.", "",
+            "inconclusive otherwise (that realised costs leave the error unchanged holds while no difference is "
+            "significant, and does not hold when one is); not tested where there is nothing to test.", "",
             *md_table(["experiment", "claim", "verdict", "tested quantity [95% CI]", "why it does not hold"], rows)]
 
 

@@ -145,7 +145,7 @@ def test_scorecard_read_from_the_page_agrees_with_summary_csv(root, page):
     dom, _ = page
     card = rows(dom.by_id("scorecard-table"))
     assert len(card) == 12
-    words = {"holds": "holds", "fails": "does not hold", "inconclusive": "inconclusive"}
+    words = {"holds": "holds", "fails": "does not hold", "inconclusive": "inconclusive", "n/a": "not tested"}
     for row in card:
         label, kind, state = row.attrs["data-experiment"], row.attrs["data-kind"], row.attrs["data-state"]
         cells = row.all("td")

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cabench import registry
 from cabench.analysis import comparisons, verdicts
 from cabench.config import load_config
 from cabench.report import build_report
@@ -108,7 +109,7 @@ def test_every_tested_claim_is_in_the_scorecard_with_a_measured_reason(root, rep
                 assert reason.endswith(".") and cited_numbers_found(reason, e.folder), reason
             else:
                 assert reason == "—"
-    assert len(card) == tested and failing >= 3  # the quick results have claims that do not hold
+    assert len(card) == tested and failing >= 2  # the quick results have claims that do not hold
 
 
 def test_lowest_regret_names_its_closest_comparison_and_the_share_of_repetitions(root, report):
@@ -206,17 +207,23 @@ def test_a_claim_does_not_hold_only_where_its_interval_rules_it_out(root):
     against = set()
     for e in ResultSet(root).experiments:
         for v in verdicts(e, comparisons(e)):
-            if v.kind in ("error-below", "error-falls"):  # the claim: a negative difference
+            if v.state == "n/a":  # two methods that never err (or both always find the true set): not compared
+                assert v.estimate == v.low == v.high == 0.0 and v.quantity.endswith("nothing to compare"), v
+                continue
+            if v.kind in ("error-below", "error-falls", "lowest-regret"):  # the claim: a negative difference
                 ruled_out, opposite = v.low >= 0, v.estimate > 0
             elif v.kind == "f1-above":  # the claim: a positive difference
                 ruled_out, opposite = v.high <= 0, v.estimate < 0
             else:
                 continue
-            assert (v.state == "fails") == ruled_out, v
+            assert (v.state == "fails") == ruled_out, v  # the interval shown is the one that decides
             if opposite and not ruled_out:
                 assert v.state == "inconclusive", v
                 against.add(v.kind)
     assert against == {"error-below", "f1-above"}
+    online = [v for e in ResultSet(root).experiments for v in verdicts(e, comparisons(e))
+              if v.kind == "lowest-regret"]
+    assert [v.state for v in online] == ["fails"] and online[0].low > 0  # HV-UCB's regret is significantly lower
 
 
 def test_a_number_of_the_papers_largest_budget_is_not_matched_at_another(root, report):
@@ -253,3 +260,65 @@ def test_an_online_answer_exploited_in_few_repetitions_is_flagged_where_it_is_gi
     assert f"\n    {said}\n" in format_decisions([item])
     md, html = (p.read_text() for p in write_reports(folder))
     assert md.count(said) == 1 and html.count(said[0].upper() + said[1:]) == 1
+
+
+def test_the_lowest_regret_verdict_shows_the_comparison_that_rules_the_claim_out(root):
+    """One method's R_HV significantly below CoHV-UCB's (a small difference, its interval above 0) and another's
+    above it on average by more, within the noise: "does not hold" rests on the first, and the tested quantity and
+    reason name it (they named the method of the largest mean difference, whose interval spanned 0)."""
+    e = next(x for x in ResultSet(root).experiments if x.label == "gsm8k_online")
+    rows = [dict(r) for r in comparisons(e)]
+    regret = [r for r in rows if r["metric"] == "regret_hv"]
+    assert len(regret) == 3
+    sure, noisy, other = regret  # three methods compared with CoHV-UCB
+    sure.update(diff=2.0, low=0.5, high=3.5)
+    noisy.update(diff=30.0, low=-5.0, high=60.0)
+    other.update(diff=-10.0, low=-20.0, high=-1.0)
+    (v,) = [v for v in verdicts(e, rows) if v.kind == "lowest-regret"]
+    assert v.state == "fails" and v.versus == sure["other"] and (v.estimate, v.low, v.high) == (2.0, 0.5, 3.5)
+    assert "(the one that rules the claim out of 3 comparisons; " in v.quantity
+    assert v.reason.startswith(f"{registry.display(sure['other'])}'s mean R_HV is ")
+    noisy.update(low=1.0)  # two rule it out: the one that does so most clearly
+    (v,) = [v for v in verdicts(e, rows) if v.kind == "lowest-regret"]
+    assert v.versus == noisy["other"] and v.low == 1.0
+    sure.update(low=-0.5)
+    noisy.update(low=-5.0)  # none rules it out, none shows it: inconclusive, the least favourable shown
+    (v,) = [v for v in verdicts(e, rows) if v.kind == "lowest-regret"]
+    assert v.state == "inconclusive" and v.versus == noisy["other"] and "(the closest of 3 comparisons; " in v.quantity
+
+
+@pytest.mark.parametrize("dip, state", [(0.01, "fails"), (0.5, "n/a")])
+def test_regret_growth_is_fitted_from_a_real_fall_only(root, dip, state):
+    """The quick online regret, CoHV-UCB's, grows from ρ=2 (curvature above 0: does not hold). Set at ρ=2 to its
+    ρ=8 values plus a share of their mean: 1% more is no fall to speak of, and the whole curve is fitted as before;
+    50% more is a fall, and growth is measured from ρ=8 on, where one budget is too few to fit."""
+    e = copied_experiment(root, "gsm8k_online")
+    e.summary()  # read (and checked against runs.csv) before the runs are changed in memory
+    runs = e.runs
+    base = runs["method"] == "cohv-ucb"
+    at2, at8 = base & (runs["rho"] == 2), base & (runs["rho"] == 8)
+    runs.loc[at2, "regret_hv"] = runs.loc[at8, "regret_hv"].to_numpy() * (1 + dip)
+    (v,) = [v for v in verdicts(e, comparisons(e)) if v.kind == "log-growth"]
+    assert v.state == state, v
+    assert v.quantity.startswith("the mean R_HV falls from ") == (state == "n/a")
+
+
+def copied_experiment(root: Path, label: str):
+    """An experiment of the quick results, read afresh (its tables may be changed in memory)."""
+    return next(x for x in ResultSet(root).experiments if x.label == label)
+
+
+def test_a_regret_that_falls_to_the_largest_budget_does_not_grow(root):
+    """CoHV-UCB's R_HV set to three and two times its ρ=32 values at ρ=2 and ρ=8: it falls to the largest budget,
+    which the claim of growth at most logarithmic in B allows: holds, saying so (the curvature of a falling convex
+    curve had read as growth)."""
+    e = copied_experiment(root, "gsm8k_online")
+    e.summary()
+    runs = e.runs
+    base = runs["method"] == "cohv-ucb"
+    last = runs.loc[base & (runs["rho"] == 32), "regret_hv"].to_numpy()
+    for rho, times in ((2, 3.0), (8, 2.0)):
+        runs.loc[base & (runs["rho"] == rho), "regret_hv"] = last * times
+    (v,) = [v for v in verdicts(e, comparisons(e)) if v.kind == "log-growth"]
+    assert v.state == "holds" and v.quantity.endswith(", the largest budget: it does not grow"), v
+    assert v.estimate == pytest.approx(2 * last.mean()) and 0 < v.low <= v.estimate <= v.high
