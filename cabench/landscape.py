@@ -69,7 +69,7 @@ def named(x: np.ndarray, y: np.ndarray, which: np.ndarray) -> np.ndarray:
     return front
 
 
-def _name_arms(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, which: np.ndarray) -> str:
+def _name_arms(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, which: np.ndarray) -> None:
     """Name the arms ``which`` at their points (:func:`shown_name`; at most :data:`MAX_NAMED`, :func:`named`);
     :func:`finish` then moves the names apart inside the axes. Where not every one is named, the marker-size key
     below the panel says how many are."""
