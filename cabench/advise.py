@@ -269,7 +269,9 @@ def _check_columns(terms: Terms, origin: dict[str, str], frame: pd.DataFrame, lo
     for i, spec in enumerate(terms.objectives):
         if spec.column not in frame.columns and spec.column not in (COST_COLUMN, USD_COLUMN):
             raise CabenchError(f"{origin['objectives']}: objectives[{i}]: '{spec.name}' reads the column "
-                               f"'{spec.column}', which the logs ({logs}) lack; they have {', '.join(have)}")
+                               f"'{spec.column}', which the logs as read from {logs} lack (they give "
+                               f"{', '.join(have)}); map a column of theirs to {spec.column}, or leave '{spec.name}' "
+                               "out")
 
 
 def _fail(origin: dict[str, str]) -> Callable[[str, str], CabenchError]:

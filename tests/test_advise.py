@@ -183,8 +183,9 @@ def test_an_objective_the_logs_have_no_column_for_names_the_logs_and_their_colum
                                  str(tmp_path / "out"), "--quiet"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
     assert result.stderr == (f"error: --objectives: objectives[1]: '{objective}' reads the column 'latency_s', which "
-                             f"the logs ({tmp_path / 'nolatency.csv'}) lack; they have correct, tokens, prompt_tokens, "
-                             "completion_tokens\n")
+                             f"the logs as read from {tmp_path / 'nolatency.csv'} lack (they give correct, tokens, "
+                             f"prompt_tokens, completion_tokens); map a column of theirs to latency_s, or leave "
+                             f"'{objective}' out\n")
 
 
 def test_other_methods_at_the_same_budget_are_refused_offering_only_advise_options(home, first):

@@ -48,12 +48,13 @@ MIN_SECRET = 4
 FRAGMENT = 8
 _AUTH = re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+)?[^\s\"',;}]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}")
-#: A JSON ``\\uXXXX`` escape of a character that is not half of a surrogate pair: an endpoint may write the key so.
 #: An environment variable's name as a shell writes one: what ``endpoint.api_key_env`` must hold.
 VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-#: A variable name messages show: the upper-case form of OPENAI_API_KEY. A name of lower-case letters and digits is
-#: a valid name but may be a key pasted in its place (a hexadecimal key is one), so it is not shown.
-_SHOWN_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+#: A variable name messages show: the upper-case form of OPENAI_API_KEY, words joined by '_' (or one short word). A
+#: name of lower-case letters and digits is a valid name but may be a key pasted in its place (a hexadecimal key is
+#: one), and so may a long run of capitals and digits (AKIAIOSFODNN7EXAMPLE): neither is shown.
+_SHOWN_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|_?[A-Z]{1,12}")
+#: A JSON ``\\uXXXX`` escape of a character that is not half of a surrogate pair: an endpoint may write the key so.
 _ESCAPED = re.compile(r"\\u(?![dD][89a-fA-F])([0-9a-fA-F]{4})")
 
 
@@ -74,11 +75,13 @@ class Endpoint:
 
 
 def key_variable(name: str) -> str:
-    """The environment variable ``name`` as a message says it: by its name where that is written in capitals, else
-    without it (a key written in place of its variable's name is never printed)."""
+    """The environment variable ``name`` as a message says it: by its name where that is written as variables' names
+    are (capitals, words joined by '_'), else without it (a key written in place of its variable's name is never
+    printed)."""
     if _SHOWN_NAME.fullmatch(name):
         return f"the environment variable {name}"
-    return "the environment variable it names (a name not in capitals is not shown: it may be a key)"
+    return ("the environment variable it names (not shown: a name other than WORDS_IN_CAPITALS may be a key written "
+            "in its place)")
 
 
 @dataclass

@@ -250,7 +250,8 @@ def test_api_key_is_never_written(tmp_path, dataset, server, monkeypatch):
     assert not (tmp_path / "other").exists()  # refused before anything is written (README)
 
 
-@pytest.mark.parametrize("written", ["sk-TESTKEY-1234567890abcdef", "a1b2c3d4e5f60718293a4b5c6d7e8f90"])
+@pytest.mark.parametrize("written", ["sk-TESTKEY-1234567890abcdef", "a1b2c3d4e5f60718293a4b5c6d7e8f90",
+                                     "AKIAIOSFODNN7EXAMPLE"])
 def test_a_key_written_where_its_variables_name_goes_is_never_printed(tmp_path, dataset, server, monkeypatch, written):
     """A key written as endpoint.api_key_env (an easy slip) is refused without being shown: one not shaped as a
     variable's name at load, a hexadecimal one (a valid name) when it names no variable; nothing is called or
