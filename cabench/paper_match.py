@@ -5,6 +5,7 @@ and whether they match."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -96,13 +97,14 @@ def _relative(e: Experiment, dataset: str, metric: str, rho: str, method: str, b
 
 
 def other_budget(role: str, rho: str | None, where: str) -> str:
-    """For a number the paper gives at its smallest or largest budget (``rho`` ``min`` or ``max``), taken at our
-    grid's (``where``, ``ρ=...``): the paper's budget where ours differs (a quick grid), else nothing. Numbers at two
-    budgets are not compared."""
-    if rho not in ("min", "max") or not where.startswith("ρ="):
+    """For a number the paper gives at a budget (``rho``: a number, or ``min``/``max``, the ends of its grid) and ours
+    taken at another (``where``, ``ρ=...``: a quick grid's end, trajectories recorded at another budget): the paper's
+    budget, else nothing. Numbers at two budgets are not compared."""
+    taken = re.fullmatch(r"ρ=([0-9.e+-]+)", where)  # (not "ρ=200 not in this experiment's grid")
+    if rho is None or taken is None:
         return ""
-    theirs = PAPER_GRID_ENDS[role][0 if rho == "min" else 1]
-    return "" if float(where[2:]) == theirs else f"{theirs:g}"
+    theirs = PAPER_GRID_ENDS[role][0 if rho == "min" else 1] if rho in ("min", "max") else float(rho)
+    return "" if float(taken.group(1)) == theirs else f"{theirs:g}"
 
 
 def match(paper: float, ours: float | None, low: float, high: float, signed: bool) -> str:
