@@ -303,9 +303,11 @@ def weak_online(d: dict[str, Any]) -> str:
     """For an online decision (:func:`decision`) whose configurations (the answer, any exploited as often, and any
     of the same ν) are exploited in at most :data:`WEAK_SHARE` of the repetitions between them: what the answers
     say of it (the budget is short of settling on one); else nothing."""
-    share = sum(x["share"] for x in answered(d)) + sum(x["share"] for x in d.get("same_nu") or [])
-    return "" if share > WEAK_SHARE else (f"{WEAK_ONLINE} ({round(100 * share)}% chose it): this budget is short "
-                                          "of settling on one configuration")
+    named = [*answered(d), *(d.get("same_nu") or [])]
+    share = sum(x["share"] for x in named)
+    chose = "it" if len(named) == 1 else f"one of these {len(named)}"
+    return "" if share > WEAK_SHARE else (f"{WEAK_ONLINE} ({round(100 * share)}% chose {chose}): this budget is "
+                                          "short of settling on one configuration")
 
 
 def weak(share: float) -> bool:

@@ -333,3 +333,17 @@ def test_trajectory_numbers_of_another_budget_are_not_matched(root):
     rows = [r for r in paper_rows(ResultSet(root)) if r["metric"] in ("traj_cum", "traj_ma")]
     assert rows and all(r["where"] == "ρ=32" and r["match"] != "other budget" for r in rows)  # recorded at 32
     assert other_budget("online", "32", "ρ=8") == "32" and other_budget("online", "32", "ρ=32") == ""
+
+
+def test_a_weak_online_answer_of_several_configurations_says_so():
+    """Configurations exploited equally often (or of the same ν) are one answer: their shares add up, and the note
+    says how many chose one of them ("30% chose it" was said of two)."""
+    from cabench.answers import weak_online
+
+    one = {"configuration": {"config_id": "a", "share": 0.3}, "tied": [], "same_nu": []}
+    assert weak_online(one).startswith("no configuration was exploited in most repetitions (30% chose it): ")
+    two = {**one, "tied": [{"config_id": "b", "share": 0.3}]}
+    assert weak_online(two) == ""  # 60% chose one of them: most repetitions
+    three = {**one, "configuration": {"config_id": "a", "share": 0.2}, "tied": [{"config_id": "b", "share": 0.2}],
+             "same_nu": [{"config_id": "c", "share": 0.05}]}
+    assert "(45% chose one of these 3): " in weak_online(three)
