@@ -432,7 +432,7 @@ def categorical_panel(ax, e: Experiment, metric: str) -> None:
                         markerfacecolor=face, capsize=2, linewidth=0.8, linestyle="none", label=label)
     ax.set_xticks(range(len(e.methods)), [registry.display(m) for m in e.methods])
     ax.set_ylabel("P(error), 95% Wilson" if metric == "error" else "Pareto F1, mean ± 95% CI")
-    ax.set_xlabel(f"ρ={e.rho_grid[0]:g}" + ("; filled: " + modes[0] + ", hollow: " + ", ".join(modes[1:])
+    ax.set_xlabel(e.budget_at(e.rho_grid[0]) + ("; filled: " + modes[0] + ", hollow: " + ", ".join(modes[1:])
                                              if len(modes) > 1 else ""))
     ax.grid(alpha=0.3, axis="y")
 

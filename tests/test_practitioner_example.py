@@ -109,3 +109,16 @@ def test_titles_give_budgets_stated_in_dollars_as_dollars(worked):
     assert ", B ∈ {$0.25, $1.00, $2.00}, 10 repetitions" in e.describe()
     rho = max(e.rho_grid)
     assert f"{rho:g}" == "200.689" and e.budget_at(rho) == "B=$2.00"
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from cabench.plots import experiment_figures
+
+    drawn = {name: (fig, caption) for name, fig, caption in experiment_figures(e)}
+    fig, caption = drawn["regret"]
+    assert " — My evaluations (illustrative), K=12, B ∈ {$0.25, $1.00, $2.00}, 10 repetitions: " in caption
+    assert "200.689" not in caption and "25.0861" not in caption
+    for fig, _ in drawn.values():
+        texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+        assert not any("200.689" in t or "25.0861" in t for t in texts), texts
+        plt.close(fig)
