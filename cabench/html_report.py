@@ -151,8 +151,10 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
                      "with several configurations pulled most, equally often: those repetitions chose none.")
     for m in d.get("members") or []:
         if m.get("tie_dominated_by"):
-            notes.append(f"{m['config_id']} is no better than {m['tie_dominated_by']} on any objective and worse on "
-                         "some: it is in the set only by a tie (dominance is strict, paper §3.2).")
+            notes.append(f"{m['config_id']} is no better than {m['tie_dominated_by']} on any objective as scored and "
+                         "worse on some: it is in the set only by a tie (dominance is strict, paper §3.2; latency and "
+                         "cost are scored within the profiling split's 5th-95th percentiles, so a tie as scored may "
+                         "be none per call).")
     for x in d.get("same_nu") or []:
         notes.append(f"{x['config_id']} has the same ν as {names[0]} (exploited in {_share(x['share'])['text']} of "
                      "the repetitions): any of them is as good.")

@@ -100,8 +100,10 @@ def member_notes(a: dict[str, Any]) -> str:
     """What a Pareto member's line says of it beyond its units: that another configuration dominates it but for a
     tie, and that another beats it on every mean per call (:func:`but_for_means`); or nothing."""
     other = a.get("tie_dominated_by")
-    return ("" if other is None else (f" — no better than {quoted_name(other)} on any objective, worse on some; in "
-                                      "the set only by a tie (dominance is strict)")) + but_for_means(a)
+    return ("" if other is None else (f" — no better than {quoted_name(other)} on any objective as scored, worse on "
+                                      "some; in the set only by a tie (dominance is strict; a tie as scored may be "
+                                      "none per call: latency and cost are scored within the profiling split's "
+                                      "5th-95th percentiles)")) + but_for_means(a)
 
 
 def but_for_means(a: dict[str, Any]) -> str:

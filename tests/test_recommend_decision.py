@@ -408,7 +408,8 @@ def test_a_pareto_member_dominated_but_for_a_tie_is_said_to_be():
                          "nu": [1.0] * 4, "pareto": [1, 1, 1, 0], "optimal": [1, 0, 0, 0]})
     assert [dominated_but_for_ties(arms, n) for n in ("A", "C", "E", "D")] == [None, "A", None, None]
     assert arm_facts(arms, "C")["tie_dominated_by"] == "A" and "tie_dominated_by" not in arm_facts(arms, "A")
-    assert member_notes(arm_facts(arms, "C")).startswith(" — no better than A on any objective, worse on some")
+    assert member_notes(arm_facts(arms, "C")).startswith(" — no better than A on any objective as scored, worse on "
+                                                         "some")
     assert member_notes(arm_facts(arms, "E")) == ""
     even = arms.assign(mu_efficiency=[0.5, 0.5, 0.9, 0.4])  # C equal to A everywhere: neither is better
     assert dominated_but_for_ties(even, "C") is None and dominated_but_for_ties(even, "A") is None
@@ -443,7 +444,7 @@ def test_both_reports_say_what_recommend_says_of_ties(tmp_path):
     row = next(line for line in decisions if line.startswith("| `psi` |"))
     assert "in the set only by a tie: cfg1" in row
     page = render_html(gather(root))
-    assert "cfg1 is no better than cfg2 on any objective and worse on some" in page
+    assert "cfg1 is no better than cfg2 on any objective as scored and worse on some" in page
     online = next(line for line in decisions if line.startswith("| `online` |"))
     alone = pd.read_csv(root / "online" / "selections.csv.gz").groupby("rep")["pulls"].apply(
         lambda p: int((p == p.max()).sum()) == 1)
