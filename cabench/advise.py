@@ -32,7 +32,7 @@ from cabench.advise_plan import (
     reached,
     targets_by_setting,
 )
-from cabench.answers import WEAK, answered, tied_sets_note, weak, weak_online
+from cabench.answers import WEAK, answered, short_of, tied_sets_note, weak, weak_online
 from cabench.config import SETTINGS, parse_config
 from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
@@ -491,7 +491,7 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[st
     head = (f"identification: a set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it as the "
             f"Pareto set in {100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the logs' own Pareto set "
             f"exactly: {exact}); spent {100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}")
-    short = [f"  {WEAK}: this budget is short of identifying the Pareto set{tied_sets_note(d)}"
+    short = [f"  {WEAK}: {short_of(d)}{tied_sets_note(d)}"
              ] if weak(d["share"]) else []  # as recommend and the reports say it
     room -= len(short)
     members = [f"  {quoted_name(m['config_id'])}" + (f": {per_call(m)}" if per_call(m) else "") + member_notes(m)

@@ -261,7 +261,9 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "pareto_set": row["modal_set"], "share": row["modal_set_share"], "tied_sets": row["modal_tied"],
             "exact_true_set": row["exact_true_set"],
             "members": [_with_means(e, arm_facts(e.arms, name)) for name in row["modal_set"]],
-            "undominated_on_means": undominated_on_means(e)}
+            "undominated_on_means": undominated_on_means(e),
+            # an arm on the Pareto set's boundary (gap 0: it ties one across it exactly): no budget classifies it
+            "gap_zero": bool("gamma" in e.arms and (e.arms["gamma"].to_numpy(float) <= 0).any())}
 
 
 def _same_nu(e: Experiment, row: dict[str, Any], answer: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -308,6 +310,16 @@ def weak_online(d: dict[str, Any]) -> str:
     chose = "it" if len(named) == 1 else f"one of these {len(named)}"
     return "" if share > WEAK_SHARE else (f"{WEAK_ONLINE} ({round(100 * share)}% chose {chose}): this budget is "
                                           "short of settling on one configuration")
+
+
+def short_of(d: dict[str, Any]) -> str:
+    """Why a weak identification answer (:func:`weak`) is weak: the budget, and where configurations tie exactly on
+    the Pareto set's boundary (``gap_zero``), that no budget separates them."""
+    short = "this budget is short of identifying the Pareto set"
+    if d.get("gap_zero"):
+        return (f"{short}, and configurations tie exactly on its boundary (a classification gap of 0 in arms.csv), "
+                "which no budget separates")
+    return short
 
 
 def weak(share: float) -> bool:

@@ -33,6 +33,7 @@ from cabench.answers import (
     WEAK,
     answered,
     no_decision,
+    short_of,
     tied_sets_note,
     top_answers,
     top_decision,
@@ -143,7 +144,7 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
                 else f"a round robin: no preference ({registry.IN_TURN})"} for m in methods]
     notes = []
     if e.setting == "psi" and weak(d["share"]):
-        notes.append(sentence(f"{WEAK}: this budget is short of identifying the Pareto set{tied_sets_note(d)}"))
+        notes.append(sentence(f"{WEAK}: {short_of(d)}{tied_sets_note(d)}"))
     if e.setting == "online" and weak_online(d):
         notes.append(sentence(weak_online(d)))
     if d.get("no_single"):

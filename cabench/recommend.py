@@ -25,6 +25,7 @@ from cabench.answers import (
     decision,
     no_decision,
     not_run,
+    short_of,
     tied_sets_note,
     undominated_on_means,
     weak,
@@ -248,8 +249,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}{_realised(d)}; {d['criterion']}; "
                          f"the exact true set in {round(d['exact_true_set'] * d['repetitions'])})")
             if weak(d["share"]):
-                lines.append(f"    {WEAK}: this budget is short of identifying the Pareto set (--all: how "
-                             f"often each configuration is returned){tied_sets_note(d)}")
+                lines.append(f"    {WEAK}: {short_of(d)} (--all: how often each configuration is returned)"
+                             f"{tied_sets_note(d)}")
             noted = [m for m in d["members"] if per_call(m) or m.get("tie_dominated_by") or m.get("beaten_on_means")]
             for m in noted[:MEMBERS_SHOWN]:
                 shown_units = f": {per_call(m)}" if per_call(m) else ""

@@ -588,3 +588,23 @@ def test_an_objective_of_the_users_own_column_is_shown_beside_the_units_per_call
     line = next(x for x in format_decisions([item]).splitlines() if x.startswith("    per call: "))
     assert line.endswith(f" tokens, helpfulness {value:.3f} (normalised)"), line
     assert "latency (normalised)" not in line  # latency is shown in seconds already
+
+
+def test_a_weak_answer_among_configurations_that_tie_exactly_says_no_budget_separates_them(tmp_path):
+    """arm0 and arm1 alike, both on the Pareto set's boundary (a gap of 0): the returned sets differ by which of the
+    two sampling noise puts ahead, at any budget. The weak answer said only "this budget is short of identifying the
+    Pareto set"; it says that no budget separates them."""
+    means = [[0.9, 0.5], [0.9, 0.5], [0.2, 0.9]]
+    raw = {"name": "twins", "dataset": {"synthetic": {"name": "twins", "means": means, "costs": [1, 1, 1],
+                                                       "noise": "gaussian", "sigma": 0.3}},
+           "setting": "psi", "rho": [30], "methods": ["copsi"], "repetitions": 10, "cost_modes": ["deterministic"],
+           "output": str(tmp_path / "twins")}
+    run_experiment(parse_config(raw, "twins.yaml"), quiet=True)
+    arms = pd.read_csv(tmp_path / "twins" / "arms.csv")
+    assert (arms["gamma"] <= 0).any()
+    (item,) = recommend(tmp_path)
+    d = item["decision"]
+    assert d["gap_zero"] and d["share"] <= 0.5, d["share"]
+    assert ("no set came back in most repetitions: this budget is short of identifying the Pareto set, and "
+            "configurations tie exactly on its boundary (a classification gap of 0 in arms.csv), which no budget "
+            "separates") in format_decisions([item])
