@@ -142,6 +142,35 @@ def test_intervals_are_named_as_they_are_drawn(tmp_path_factory):
     assert caption.endswith("gsm8k_psi_stochastic: error bars: 95% Wilson interval over 20 repetitions")
 
 
+def test_names_too_long_for_a_panel_are_placed_without_a_warning_a_step(caplog, monkeypatch):
+    """adjustText logs "Some labels are too long, can't fit inside the X axis" on each of its 400 steps where a
+    name overhangs a panel: up to 416 lines on stderr a plot of 300 configurations. Its warnings are not shown while
+    names are placed, and its logger is as it was after."""
+    import logging
+
+    from cabench.landscape import landscape_panel
+
+    adjust = panels.adjust_text
+
+    def overhanging(*args, **kwargs):  # as adjustText says it of a name wider than its axes, on every step
+        for _ in range(3):
+            logging.getLogger("adjustText").warning("Some labels are too long, can't fit inside the X axis")
+        return adjust(*args, **kwargs)
+
+    monkeypatch.setattr(panels, "adjust_text", overhanging)
+
+    arms = pd.DataFrame({"config_id": ["a-configuration-name-of-forty-characters", "x" * 40, "short"],
+                         "mu_accuracy": [0.9, 0.5, 0.2], "mu_efficiency": [0.1, 0.5, 0.9],
+                         "profile_cost": [100.0, 150.0, 200.0], "pareto": [1, 1, 1]})
+    fig, ax = plt.subplots(figsize=(1.2, 1.2))
+    landscape_panel(ax, arms, "narrow", ["accuracy", "efficiency"], "tokens")
+    with caplog.at_level(logging.WARNING):
+        panels.finish(fig, [], False)
+    assert not [r for r in caplog.records if "too long" in r.getMessage()]
+    assert logging.getLogger("adjustText").level == logging.NOTSET
+    plt.close(fig)
+
+
 def test_a_crowded_landscape_names_its_own_front_and_keeps_off_the_nearest_markers(monkeypatch):
     """600 configurations, 40-odd in the Pareto set of three objectives: naming all of them, kept off all 600
     markers, took adjustText minutes a panel (its work grows with names x markers, each of 400 steps) and could not
