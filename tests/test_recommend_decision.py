@@ -456,26 +456,31 @@ def test_both_reports_say_what_recommend_says_of_ties(tmp_path):
     assert f"in {tied} of 4 repetitions no one configuration is pulled most" in advised
 
 
+def _tail_results(tmp_path, questions: int, profiling: int, repetitions: int, configurations) -> None:
+    """Logs of ``configurations(q)`` (name, correct, latency in seconds per question ``q``) on ``questions``
+    questions, 100 tokens a call, run online (CoHV-UCB) and for identification (CoPSI-R) at rho 60 on accuracy
+    and latency into ``tmp_path/res``."""
+    from tests.conftest import write_dataset
+
+    rows = [{"config_id": name, "model": name, "temperature": 0.0, "max_new_tokens": 256, "prompting": "direct",
+             "instance_id": f"q{q:02d}", "correct": int(correct), "latency_s": latency, "tokens": 100}
+            for q in range(questions) for name, correct, latency in configurations(q)]
+    folder = write_dataset(tmp_path / "tail", pd.DataFrame(rows), split={"profiling_size": profiling, "seed": 0})
+    for setting, methods in (("online", ["cohv-ucb"]), ("psi", ["copsi-r"])):
+        run_experiment(parse_config({"name": f"tail_{setting}", "dataset": str(folder), "setting": setting,
+                                     "objectives": ["accuracy", "latency"], "rho": [60], "methods": methods,
+                                     "repetitions": repetitions, "output": str(tmp_path / "res" / setting)},
+                                    "t.yaml"), quiet=True)
+
+
 def test_an_answer_another_configuration_beats_on_every_mean_per_call_says_why(tmp_path):
     """'flaky' answers in 0.25 s but times out (60 s) on one call in ten: the latency objective scores each call
     within the profiling split's 5th-95th percentiles, so it ranks 'flaky' above 'good' (3 s on every call, more
     accurate), while the means per call shown beside it (12 s against 3 s) say the opposite. The answers named it
     "pay for" and a Pareto member without a word; each now says which configuration the means prefer, and why."""
-    from tests.conftest import write_dataset
-
-    rows = []
-    for q in range(40):
-        for name, correct, latency in (("good", q % 4 != 0, 3.0), ("flaky", q % 10 < 7, 60.0 if q % 10 == 9 else 0.25),
-                                       ("fast", q % 2 == 0, 0.5)):
-            rows.append({"config_id": name, "model": name, "temperature": 0.0, "max_new_tokens": 256,
-                         "prompting": "direct", "instance_id": f"q{q:02d}", "correct": int(correct),
-                         "latency_s": latency, "tokens": 100})
-    folder = write_dataset(tmp_path / "tail", pd.DataFrame(rows), split={"profiling_size": 20, "seed": 0})
-    for setting, methods in (("online", ["cohv-ucb"]), ("psi", ["copsi-r"])):
-        run_experiment(parse_config({"name": f"tail_{setting}", "dataset": str(folder), "setting": setting,
-                                     "objectives": ["accuracy", "latency"], "rho": [60], "methods": methods,
-                                     "repetitions": 10, "output": str(tmp_path / "res" / setting)}, "t.yaml"),
-                       quiet=True)
+    _tail_results(tmp_path, 40, 20, 10, lambda q: (("good", q % 4 != 0, 3.0),
+                                                   ("flaky", q % 10 < 7, 60.0 if q % 10 == 9 else 0.25),
+                                                   ("fast", q % 2 == 0, 0.5)))
     items = {item["experiment"]: item for item in recommend(tmp_path / "res")}
     arms = pd.read_csv(tmp_path / "res" / "online" / "arms.csv").set_index("config_id")
     assert arms.loc["flaky", "latency_s"] > 2 * arms.loc["good", "latency_s"]  # the means per call
@@ -503,21 +508,8 @@ def test_configurations_the_objectives_leave_out_but_no_mean_per_call_beats_are_
     per call within the profiling split's 5th-95th percentiles its latency beats 'steady' (5 s) and 'quick' (1 s),
     so the Pareto set is 'timeouts' alone, while on the means per call none of the three beats another. The answers
     said "Pareto set of 1" without a word; each now names the two the means would keep, and why."""
-    from tests.conftest import write_dataset
-
-    rows = []
-    for q in range(80):
-        for name, correct, latency in (("timeouts", q % 10 < 8, 300.0 if q % 20 == 19 else 0.5),
-                                       ("steady", q % 10 < 7, 5.0), ("quick", q % 10 < 6, 1.0)):
-            rows.append({"config_id": name, "model": name, "temperature": 0.0, "max_new_tokens": 256,
-                         "prompting": "direct", "instance_id": f"q{q:02d}", "correct": int(correct),
-                         "latency_s": latency, "tokens": 100})
-    folder = write_dataset(tmp_path / "tail", pd.DataFrame(rows), split={"profiling_size": 40, "seed": 0})
-    for setting, methods in (("online", ["cohv-ucb"]), ("psi", ["copsi-r"])):
-        run_experiment(parse_config({"name": f"tail_{setting}", "dataset": str(folder), "setting": setting,
-                                     "objectives": ["accuracy", "latency"], "rho": [60], "methods": methods,
-                                     "repetitions": 4, "output": str(tmp_path / "res" / setting)}, "t.yaml"),
-                       quiet=True)
+    _tail_results(tmp_path, 80, 40, 4, lambda q: (("timeouts", q % 10 < 8, 300.0 if q % 20 == 19 else 0.5),
+                                                  ("steady", q % 10 < 7, 5.0), ("quick", q % 10 < 6, 1.0)))
     arms = pd.read_csv(tmp_path / "res" / "psi" / "arms.csv").set_index("config_id")
     assert set(arms.index[arms["pareto"] == 1]) == {"timeouts"}  # the objectives
     means = arms[["accuracy", "latency_s"]]
