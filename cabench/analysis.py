@@ -209,8 +209,11 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
             f"mean paired difference of R_HV, {_show(base)} minus {_show(other)}: "
             f"{_interval(closest['diff'], closest['low'], closest['high'], '+.4g')}; {_show(base)} lower in "
             f"{100 * closest['base_better']:.0f}% of repetitions, {_show(other)} in "
-            f"{100 * closest['other_better']:.0f}% ({'the one that rules the claim out' if against else 'the closest'}"
-            f" of {len(boot)} comparisons; means: "
+            f"{100 * closest['other_better']:.0f}% ("
+            + (f"the closest of {len(boot)} comparisons" if not against else
+               f"the one that rules the claim out of {len(boot)} comparisons" if len(against) == 1 else
+               f"of the {len(against)} of {len(boot)} comparisons that rule the claim out, the one furthest above 0")
+            + "; means: "
             + ", ".join(f"{_show(m)} {v:.2f}" for m, v in sorted(means.items(), key=lambda i: i[1]))
             + f"; significantly below: {', '.join(map(_show, below)) or 'none'})",
             closest["diff"], closest["low"], closest["high"], other, reason))
@@ -233,9 +236,14 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
         falls = (f"the mean R_HV falls from {table.iloc[:, 0].mean():.4g} at ρ={grid[0]:g} to "
                  f"{table.iloc[:, lowest].mean():.4g} at ρ={grid[lowest]:g} (paired difference "
                  f"{_interval(float(fall.mean()), f_lo, f_hi, '.4g')})")
-        if lowest == len(grid) - 1:  # it falls to the largest budget: no growth over the grid
-            return out + [Verdict("holds", "log-growth", claim, f"{falls}, the largest budget: it does not grow",
-                                  float(fall.mean()), f_lo, f_hi)]
+        means = table.mean(axis=0).to_numpy(float)
+        if lowest == len(grid) - 1 and (np.diff(means) <= 0).all():  # it falls at every budget: no growth
+            return out + [Verdict("holds", "log-growth", claim, f"{falls}, the largest budget, falling at every "
+                                  "budget: it does not grow", float(fall.mean()), f_lo, f_hi)]
+        if lowest == len(grid) - 1:
+            return out + [Verdict(
+                "n/a", "log-growth", claim, f"{falls}, the largest budget, rising between: neither a fall at every "
+                "budget nor growth from the lowest on to fit")]
         if len(grid) - lowest < 3:
             return out + [Verdict(
                 "n/a", "log-growth", claim, f"{falls}; growth is measured from the lowest mean R_HV on, and 1 "
@@ -289,7 +297,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         p_lo, p_hi = float(lo_e.mean()), float(hi_e.mean())
         d_lo, d_hi = bootstrap_mean_ci(hi_e - lo_e)
         state = "holds" if p_hi < p_lo and t["p"] < ALPHA else ("fails" if d_lo >= 0 else "inconclusive")
-        if p_lo == 0.0:  # no error at the smallest budget: nothing to fall
+        if p_lo == p_hi == 0.0:  # no error at either budget: nothing to fall
             state = "n/a"
         gap = float(np.nanmin(e.arms["gamma"].to_numpy(float)))
         tie = " (an arm on the boundary of the Pareto set: no budget classifies it reliably)" if gap <= 0 else ""
@@ -302,7 +310,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
             state, "error-falls", f"{_show(base)}'s error ({mode} costs) falls from ρ={grid[0]:g} to ρ={grid[-1]:g}",
             f"P(error) {p_lo:.3f} → {p_hi:.3f}, paired difference {_interval(p_hi - p_lo, d_lo, d_hi)}, exact "
             f"McNemar p={t['p']:.3g} over {t['n']} paired repetitions"
-            + ("; no repetition errs at the smallest budget: nothing to fall" if state == "n/a" else ""),
+            + ("; no repetition errs at either budget: nothing to fall" if state == "n/a" else ""),
             p_hi - p_lo, d_lo, d_hi, None, reason))
     for r in rows:
         if r["mode"] != mode:

@@ -321,8 +321,50 @@ def test_a_regret_that_falls_to_the_largest_budget_does_not_grow(root):
     for rho, times in ((2, 3.0), (8, 2.0)):
         runs.loc[base & (runs["rho"] == rho), "regret_hv"] = last * times
     (v,) = [v for v in verdicts(e, comparisons(e)) if v.kind == "log-growth"]
-    assert v.state == "holds" and v.quantity.endswith(", the largest budget: it does not grow"), v
+    assert v.state == "holds" and v.quantity.endswith(", the largest budget, falling at every budget: it does not "
+                                                      "grow"), v
     assert v.estimate == pytest.approx(2 * last.mean()) and 0 < v.low <= v.estimate <= v.high
+    runs.loc[base & (runs["rho"] == 8), "regret_hv"] = last * 5.0  # lowest at the largest, but rising between
+    (v,) = [v for v in verdicts(e, comparisons(e)) if v.kind == "log-growth"]
+    assert v.state == "n/a" and "rising between" in v.quantity, v
+
+
+def test_a_fall_within_the_noise_is_no_fall(root):
+    """At ρ=2 three times ρ=8's regret in half the repetitions and a fifth of it in the others: a mean fall of
+    more than a tenth, but one the repetitions do not agree on (its interval spans 0): the whole curve is fitted."""
+    e = copied_experiment(root, "gsm8k_online")
+    e.summary()
+    runs = e.runs
+    base = runs["method"] == "cohv-ucb"
+    at8 = runs.loc[base & (runs["rho"] == 8)].sort_values("rep")
+    times = np.where(at8["rep"].to_numpy() % 2 == 0, 3.0, 0.2)
+    runs.loc[at8.index, "regret_hv"] = at8["regret_hv"].to_numpy()  # (unchanged)
+    at2 = runs.loc[base & (runs["rho"] == 2)].sort_values("rep").index
+    runs.loc[at2, "regret_hv"] = at8["regret_hv"].to_numpy() * times
+    fall = runs.loc[at2, "regret_hv"].to_numpy() - at8["regret_hv"].to_numpy()
+    assert fall.mean() >= 0.1 * at8["regret_hv"].mean()
+    (v,) = [v for v in verdicts(e, comparisons(e)) if v.kind == "log-growth"]
+    assert not v.quantity.startswith("the mean R_HV falls from ") and v.state in ("fails", "inconclusive"), v
+
+
+def test_an_error_that_rises_from_none_does_not_hold(root):
+    """CoPSI's error 0 at the smallest budget and 1 at the largest: the claim that it falls is ruled out, not
+    untested (only an error of 0 at both budgets leaves nothing to fall)."""
+    def errs(first: int, last: int):
+        e = copied_experiment(root, "gsm8k_psi")  # (afresh: an experiment keeps its tables by cell once read)
+        e.summary()
+        runs = e.runs
+        copsi = (runs["method"] == "copsi") & (runs["cost_mode"] == "deterministic")
+        grid = sorted(runs.loc[copsi, "rho"].unique())
+        runs.loc[copsi & (runs["rho"] == grid[0]), "error"] = first
+        runs.loc[copsi & (runs["rho"] == grid[-1]), "error"] = last
+        (v,) = [v for v in verdicts(e, comparisons(e)) if v.kind == "error-falls"]
+        return v
+
+    v = errs(0, 1)
+    assert v.state == "fails" and v.estimate == 1.0, v
+    v = errs(0, 0)
+    assert v.state == "n/a" and v.quantity.endswith("no repetition errs at either budget: nothing to fall"), v
 
 
 def test_trajectory_numbers_of_another_budget_are_not_matched(root):
