@@ -135,18 +135,29 @@ def place_names(ax) -> None:
     (arms,) = [c for c in ax.collections if c.get_gid() == ARMS]
     origins = [tuple(t.get_position()) for t in names]  # each name is written at its arm
     x, y = _near(ax, np.asarray(arms.get_offsets(), dtype=float), np.asarray(origins, dtype=float)).T
-    quiet = logging.getLogger(adjustText.__name__)  # "Some labels are too long" on every step a name overhangs:
-    level = quiet.level  # hundreds of lines a figure, of names kept whole up to 40 characters
-    quiet.setLevel(logging.ERROR)
-    try:
-        with _steps_remembered():
-            _, lines = adjust_text(names, x=x, y=y, ax=ax, iter_lim=PLACING, ensure_inside_axes=True,
-                                   force_static=(0.05, 0.1), arrowprops=LEADER)
-    finally:
-        quiet.setLevel(level)
+    with _steps_remembered(), _quiet(logging.getLogger(adjustText.__name__)):
+        _, lines = adjust_text(names, x=x, y=y, ax=ax, iter_lim=PLACING, ensure_inside_axes=True,
+                               force_static=(0.05, 0.1), arrowprops=LEADER)
     # (a leader line is a FancyArrowPatch drawn from its name, or where adjustText falls back, an annotation's)
     _set_apart(ax, names, origins, {id(getattr(getattr(line, "arrow_patch", line), "patchA", None)): line
                                     for line in lines})
+
+
+_QUIET = threading.Lock()
+
+
+@contextlib.contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    """``logger`` at ERROR, then as it was: adjustText logs "Some labels are too long" on every step a name
+    overhangs its panel, hundreds of lines a figure of names kept whole up to 40 characters. One placement at a
+    time holds it (the level is the process's)."""
+    with _QUIET:
+        level = logger.level
+        logger.setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            logger.setLevel(level)
 
 
 #: The most arms whose markers the names are kept off: the nearest to the names' arms (adjustText's work grows with
