@@ -270,8 +270,8 @@ def _check_columns(terms: Terms, origin: dict[str, str], frame: pd.DataFrame, lo
         if spec.column not in frame.columns and spec.column not in (COST_COLUMN, USD_COLUMN):
             raise CabenchError(f"{origin['objectives']}: objectives[{i}]: '{spec.name}' reads the column "
                                f"'{spec.column}', which the logs as read from {logs} lack (they give "
-                               f"{', '.join(have)}); map a column of theirs to {spec.column}, or leave '{spec.name}' "
-                               "out")
+                               f"{', '.join(have)}); map a column of theirs to {spec.column} (--mapping), or leave "
+                               f"'{spec.name}' out")
 
 
 def _fail(origin: dict[str, str]) -> Callable[[str, str], CabenchError]:

@@ -317,8 +317,8 @@ def short_of(d: dict[str, Any]) -> str:
     the Pareto set's boundary (``gap_zero``), that no budget separates them."""
     short = "this budget is short of identifying the Pareto set"
     if d.get("gap_zero"):
-        return (f"{short}, and configurations tie exactly on its boundary (a classification gap of 0 in arms.csv), "
-                "which no budget separates")
+        return (f"{short}, and no budget identifies it exactly: configurations tie on its boundary (a classification "
+                "gap of 0 in arms.csv), and sampling noise decides on which side each falls")
     return short
 
 
@@ -366,4 +366,5 @@ def brief(e: Experiment) -> dict[str, Any] | None:
                            if x.get("beaten_on_means")],
             "same_nu": [x["config_id"] for x in d.get("same_nu") or []],
             "weak_online": weak_online(d) if online else "",
+            "gap_zero": bool(d.get("gap_zero")),
             "undominated_on_means": list(d.get("undominated_on_means") or [])}

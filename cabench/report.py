@@ -40,7 +40,7 @@ from cabench.analysis import (
     reference_and_others,
     relative_hypervolume,
 )
-from cabench.answers import NOT_RUN, SCORED_PER_CALL, WEAK, brief, no_decision, tied_sets_note, weak
+from cabench.answers import NOT_RUN, SCORED_PER_CALL, WEAK, brief, no_decision, short_of, tied_sets_note, weak
 from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.figure_index import INDEX, current_figures, index_root, read_index
@@ -565,10 +565,11 @@ def decision_rows(c: Contents) -> list[dict]:
         each = "each in " if len(names) > 1 and not psi else ""  # online configurations exploited equally often
         often = f"{each}{round(d['share'] * n)} of {n} repetitions" + (
             f" (the exact true set in {round(d['exact_true_set'] * n)})" if psi else "") + (
-            f"; {WEAK}{tied_sets_note(d)}" if psi and weak(d["share"]) else "") + (
+            f"; {WEAK}" + (f": {short_of(d)}" if d.get("gap_zero") else "") + tied_sets_note(d)
+            if psi and weak(d["share"]) else "") + (
             f"; {d['weak_online']}" if d.get("weak_online") else "") + (
             f"; in {round(d['no_single'] * n)} no one configuration is pulled most" if d.get("no_single") else "") + (
-            f"; in the set only by a tie: {listed(d['tie_only'])}" if d.get("tie_only") else "") + (
+            f"; in the set only by a tie as scored: {listed(d['tie_only'])}" if d.get("tie_only") else "") + (
             f"; the same ν: {listed(d['same_nu'])}, as good" if d.get("same_nu") else "") + (
             f"; another configuration is as good or better on every mean per call than {listed(d['means_only'])} "
             f"({SCORED_PER_CALL})" if d.get("means_only") else "") + (

@@ -184,7 +184,8 @@ def test_an_objective_the_logs_have_no_column_for_names_the_logs_and_their_colum
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
     assert result.stderr == (f"error: --objectives: objectives[1]: '{objective}' reads the column 'latency_s', which "
                              f"the logs as read from {tmp_path / 'nolatency.csv'} lack (they give correct, tokens, "
-                             f"prompt_tokens, completion_tokens); map a column of theirs to latency_s, or leave "
+                             f"prompt_tokens, completion_tokens); map a column of theirs to latency_s (--mapping), "
+                             "or leave "
                              f"'{objective}' out\n")
 
 
