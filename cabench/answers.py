@@ -95,13 +95,17 @@ def undominated_on_means(e: Experiment) -> list[str]:
     """The configurations outside the evaluation split's Pareto set that no configuration beats on the objectives'
     means per call (as good on every one and better on one): the objectives, which score each call on its own,
     leave out configurations those means would keep (a configuration that times out now and then has a large mean
-    latency and can still dominate on the latency objective). Empty where an objective has no mean per call."""
-    means = _means_per_call(e)
-    if means is None or "pareto" not in e.arms:
-        return []
-    outside = np.flatnonzero(e.arms["pareto"].to_numpy() != 1)
-    names = e.arms["config_id"].astype(str).to_numpy()
-    return [str(names[i]) for i in outside if not weakly_above(means, int(i)).any()]
+    latency and can still dominate on the latency objective). Empty where an objective has no mean per call.
+    Computed once per experiment (the decision and recommend's item both say it)."""
+    def derive() -> list[str]:
+        means = _means_per_call(e)
+        if means is None or "pareto" not in e.arms:
+            return []
+        outside = np.flatnonzero(e.arms["pareto"].to_numpy() != 1)
+        names = e.arms["config_id"].astype(str).to_numpy()
+        return [str(names[i]) for i in outside if not weakly_above(means, int(i)).any()]
+
+    return list(e.kept("undominated on means", derive))
 
 
 def beaten_on_means(e: Experiment, name: str, with_cost: bool = False) -> str | None:
