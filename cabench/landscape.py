@@ -24,8 +24,8 @@ from cabench.record import objective_columns
 from cabench.units import LABELS
 
 MIN_AREA, AREA_RANGE = 6.0, 60.0  # marker area (points²) of the cheapest arm, and the range up to the dearest
-#: The most configurations a landscape panel names: beyond some twenty names a panel's names cannot be read (and
-#: placing them takes minutes); of a larger Pareto set a panel names those on its own front, evenly along it.
+#: The most configurations a landscape panel names: more names than a dozen on a panel three inches wide cannot be
+#: read (and placing them took minutes); of a larger Pareto set a panel names those on its own front, evenly along it.
 MAX_NAMED = 12
 
 

@@ -358,12 +358,17 @@ def _style(method: str) -> dict:
             "linewidth": 1.2}
 
 
+def drawn_by_budget(e: Experiment) -> str:
+    """How :func:`_band` draws an experiment's intervals over its budgets: bands, or error bars at a single budget."""
+    return "error bars" if len(e.rho_grid) == 1 else "bands"
+
+
 def band_note(e: Experiment, kind: str, drawn: str = "by budget") -> str:
     """What a figure's intervals are: ``kind`` ``mean`` (normal) or ``wilson``; drawn as bands over budgets (error
     bars where the experiment has one budget, as :func:`_band` draws them), or always as ``bands`` (trajectories)
     or ``error bars`` (bars of one budget)."""
     n = e.repetitions
-    word = drawn if drawn != "by budget" else ("error bars" if len(e.rho_grid) == 1 else "bands")
+    word = drawn if drawn != "by budget" else drawn_by_budget(e)
     if kind == "mean":
         return f"{word}: mean ± 95% CI (normal) over {n} repetitions"
     return f"{word}: 95% Wilson interval over {n} repetitions"

@@ -190,7 +190,7 @@ def _experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
     _pair(fig, axes, e, (f"P(error), K={e.k}", f"Pareto F1, K={e.k}"),
           f"{ident}; cost modes: {modes}; error: 95% Wilson interval, F1: mean ± 95% CI (normal)")
     against = "against log2 B" if len(e.rho_grid) > 1 else f"per method at {e.budget_at(e.rho_grid[0])}"
-    drawn = "bands" if len(e.rho_grid) > 1 else "error bars"
+    drawn = panels.drawn_by_budget(e)
     out.append(("identification", fig, f"{ident}: (a) identification error and (b) Pareto F1 {against}, cost modes "
                                        f"{modes}; {drawn}: error 95% Wilson interval, F1 mean ± 95% CI over "
                                        f"{e.repetitions} repetitions; {terms}"))
