@@ -149,6 +149,24 @@ def _times(n: int) -> str:
     return f"{n} repetition{'' if n == 1 else 's'}"
 
 
+def _share(x: float, n: int) -> str:
+    """A share of ``n`` repetitions in whole percent, or as a count where the percent would round to 0% or 100%
+    without being either (1 of 500 read "0%")."""
+    return f"{100 * x:.0f}%" if round(100 * x) not in (0, 100) or x in (0.0, 1.0) else f"{round(x * n)} of {n}"
+
+
+def _boundary(e: Experiment) -> str:
+    """The arms of ``e`` with a classification gap γ of eq. (1) of 0 (on the boundary of the Pareto set, an exact
+    tie as scored, which no budget classifies reliably), as a sentence naming the first; empty when there are
+    none."""
+    ties = e.arms.loc[e.arms["gamma"].to_numpy(float) <= 0, "config_id"].astype(str)
+    if ties.empty:
+        return ""
+    more = f" and {len(ties) - 1} more" if len(ties) > 1 else ""
+    return (f"{len(ties)} of the {e.k} arms have a classification gap γ of eq. (1) of 0 (arms.csv: {ties.iloc[0]}"
+            f"{more}), on the boundary of the Pareto set, which no budget classifies reliably")
+
+
 def _summary_row(s: pd.DataFrame, method: str, rho: float, mode: str | None = None) -> pd.Series:
     rows = s[(s["method"] == method) & (s["rho"] == rho)]
     return (rows[rows["cost_mode"] == mode] if mode is not None else rows).iloc[0]
@@ -208,8 +226,8 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
             f"{_show(base)} has the lowest mean R_HV at ρ={rho:g}, significantly below every other method",
             f"mean paired difference of R_HV, {_show(base)} minus {_show(other)}: "
             f"{_interval(closest['diff'], closest['low'], closest['high'], '+.4g')}; {_show(base)} lower in "
-            f"{100 * closest['base_better']:.0f}% of repetitions, {_show(other)} in "
-            f"{100 * closest['other_better']:.0f}% ("
+            f"{_share(closest['base_better'], closest['n'])} of repetitions, {_show(other)} in "
+            f"{_share(closest['other_better'], closest['n'])} ("
             + (f"the closest of {len(boot)} comparisons" if not against else
                f"the one that rules the claim out of {len(boot)} comparisons" if len(against) == 1 else
                f"of the {len(against)} of {len(boot)} comparisons that rule the claim out, the one furthest above 0")
@@ -266,7 +284,8 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
         state, "log-growth", claim,
         ("" if lowest == 0 else f"{falls}; from there, ") +
         f"quadratic fit in log2 B over {len(grid)} budgets, curvature {c:.3g} [{c_lo:.3g}, {c_hi:.3g}], slope "
-        f"{fit['slope']:.3g} [{fit['slope_low']:.3g}, {fit['slope_high']:.3g}] per doubling (95% bootstrap over "
+        f"{fit['slope']:.3g} [{fit['slope_low']:.3g}, {fit['slope_high']:.3g}] per doubling at the fitted range's "
+        "centre (95% bootstrap over "
         "repetitions; a curvature interval above 0 means faster than logarithmic growth, one containing 0 cannot "
         "tell)", c, c_lo, c_hi, None, reason))
     return out
@@ -299,7 +318,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         state = "holds" if p_hi < p_lo and t["p"] < ALPHA else ("fails" if d_lo >= 0 else "inconclusive")
         if p_lo == p_hi == 0.0:  # no error at either budget: nothing to fall
             state = "n/a"
-        gap = float(np.nanmin(e.arms["gamma"].to_numpy(float)))
+        gap = float(np.nanmin(e.arms["gamma"].to_numpy(float))) + 0.0  # (+0.0: arms.csv's -0.0 is 0)
         tie = " (an arm on the boundary of the Pareto set: no budget classifies it reliably)" if gap <= 0 else ""
         reason = "" if state != "fails" else (
             f"the smallest classification gap γ of eq. (1) among these {e.k} arms is {gap:.5f} (arms.csv){tie}"
@@ -319,17 +338,22 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         if r["test"] == "McNemar":
             state = "holds" if a < b and r["p_holm"] < ALPHA else ("fails" if r["low"] >= 0 else "inconclusive")
             perfect = a == b == 0.0  # neither errs at this budget: no error to be below
-            state = "n/a" if perfect else state
+            hopeless = a == b == 1.0  # both err in every repetition: no success to tell them apart by
+            state = "n/a" if perfect or hopeless else state
+            boundary = _boundary(e)
             reason = "" if state != "fails" else (
                 f"{_show(other)} errs no more often ({b:.3f} against {a:.3f}; only {_show(base)} errs in "
                 f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']}); "
-                f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}.")
+                + (f"{boundary}, so both err in most repetitions." if boundary else
+                   f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}."))
             out.append(Verdict(
                 state, "error-below", f"{_show(base)}'s error is below {_show(other)}'s at ρ={rho:g} ({mode} costs)",
                 f"P(error) {a:.3f} vs {b:.3f}, paired difference {_interval(r['diff'], r['low'], r['high'])}, "
                 f"Holm-adjusted exact McNemar p={r['p_holm']:.3g} (only {_show(base)} errs in "
                 f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']})"
-                + ("; neither errs at this budget: nothing to compare" if perfect else ""), r["diff"], r["low"],
+                + ("; neither errs at this budget: nothing to compare" if perfect else "")
+                + (f"; both err in every repetition at this budget{f' ({boundary})' if boundary else ''}: "
+                   "nothing to compare" if hopeless else ""), r["diff"], r["low"],
                 r["high"], other, reason))
         else:
             state = "holds" if r["low"] > 0 else ("fails" if r["high"] <= 0 else "inconclusive")
@@ -341,8 +365,9 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
             out.append(Verdict(
                 state, "f1-above", f"{_show(base)}'s Pareto F1 is above {_show(other)}'s at ρ={rho:g} ({mode} costs)",
                 f"mean paired difference of F1, {_show(base)} minus {_show(other)}: "
-                f"{_interval(r['diff'], r['low'], r['high'])}; {_show(base)} higher in {100 * r['base_better']:.0f}% "
-                f"of repetitions, {_show(other)} in {100 * r['other_better']:.0f}%"
+                f"{_interval(r['diff'], r['low'], r['high'])}; {_show(base)} higher in "
+                f"{_share(r['base_better'], r['n'])} of repetitions, {_show(other)} in "
+                f"{_share(r['other_better'], r['n'])}"
                 + ("; both return the true Pareto set in every repetition: nothing to compare" if perfect else ""),
                 r["diff"], r["low"], r["high"],
                 other, reason))
@@ -351,6 +376,8 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         t = mcnemar_exact(sto, det)
         d_lo, d_hi = bootstrap_mean_ci(sto - det)
         state = "holds" if t["p"] >= ALPHA else "fails"
+        never = sto.mean() == det.mean() == 0.0  # neither cost mode errs: no error to change
+        state = "n/a" if never else state
         shares = {m: _summary_row(s, base, rho, m)["spend_share"] for m in ("deterministic", "stochastic")}
         reason = "" if state != "fails" else (
             f"with realised costs {_show(base)} spent {shares['stochastic']:.3f} of B against "
@@ -361,8 +388,10 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
             state, "realised-costs", f"realised {costs} costs leave {_show(base)}'s error unchanged at ρ={rho:g}",
             f"P(error) {det.mean():.3f} deterministic, {sto.mean():.3f} stochastic, paired difference "
             f"{_interval(sto.mean() - det.mean(), d_lo, d_hi)}, exact McNemar p={t['p']:.3g} (holds = no "
-            "significant difference at 5%; not a proof of equality)", float(sto.mean() - det.mean()), d_lo, d_hi,
-            None, reason))
+            "significant difference at 5%; not a proof of equality)"
+            + ("; neither cost mode errs at this budget: nothing to compare" if never else
+               f"; the same outcome in every one of the {t['n']} repetitions" if t["only_a"] + t["only_b"] == 0
+               else ""), float(sto.mean() - det.mean()), d_lo, d_hi, None, reason))
     return out
 
 

@@ -32,8 +32,8 @@ def whole(value) -> str:
 
 
 def mark(state: str) -> str:
-    """A verdict's state in bold words (n/a: not tested)."""
-    return "n/a" if state == "n/a" else f"**{STATE_TEXT[state]}**"
+    """A verdict's state in bold words, as the scorecard words it (not tested: unbolded)."""
+    return STATE_TEXT[state] if state == "n/a" else f"**{STATE_TEXT[state]}**"
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -389,3 +389,76 @@ def test_a_weak_online_answer_of_several_configurations_says_so():
     three = {**one, "configuration": {"config_id": "a", "share": 0.2}, "tied": [{"config_id": "b", "share": 0.2}],
              "same_nu": [{"config_id": "c", "share": 0.05}]}
     assert "(45% chose one of these 3): " in weak_online(three)
+
+
+def _psi_cells(e, method: str, mode: str = "deterministic", rho: float | None = None):
+    """The rows of ``e``'s runs of ``method`` (cost ``mode``) at ``rho`` (its largest budget by default)."""
+    runs = e.runs
+    rho = max(e.rho_grid) if rho is None else rho
+    return (runs["method"] == method) & (runs["cost_mode"] == mode) & (runs["rho"] == rho)
+
+
+def test_two_methods_that_err_in_every_repetition_are_not_compared(root):
+    """Both err in every repetition at the largest budget: no repetition tells them apart, as when neither errs:
+    not tested (it read "does not hold", with spend shares for its reason); with an arm of classification gap 0
+    (arms.csv's -0.0 among them) the verdict names it, and a claim that then does not hold gives it as the reason
+    (no budget classifies such an arm reliably), the gap printed as 0."""
+    def verdicts_of(tie: bool, once_right: bool) -> tuple[list, str]:
+        e = copied_experiment(root, "gsm8k_psi")  # (afresh: an experiment keeps its tables by cell once read)
+        e.summary()
+        e.runs.loc[_psi_cells(e, "copsi") | _psi_cells(e, "psi-sr"), "error"] = 1
+        if once_right:  # PSI-SR right once, CoPSI never: its error is not below
+            e.runs.loc[e.runs.index[_psi_cells(e, "psi-sr")][0], "error"] = 0
+        if tie:
+            e.arms.loc[e.arms.index[3], "gamma"] = -0.0
+        return verdicts(e, comparisons(e)), f"{e.k} arms have a classification gap γ of eq. (1) of 0 (arms.csv: " \
+            f"{e.arms.loc[e.arms.index[3], 'config_id']}), on the boundary of the Pareto set, which no budget " \
+            "classifies reliably"
+
+    found, _ = verdicts_of(tie=False, once_right=False)
+    v = next(v for v in found if v.kind == "error-below" and v.versus == "psi-sr")
+    assert v.state == "n/a" and v.quantity.endswith("; both err in every repetition at this budget: nothing to "
+                                                    "compare"), v
+    found, boundary = verdicts_of(tie=True, once_right=False)
+    v = next(v for v in found if v.kind == "error-below" and v.versus == "psi-sr")
+    assert v.state == "n/a" and v.quantity.endswith(f"at this budget (1 of the {boundary}): nothing to compare"), v
+    found, boundary = verdicts_of(tie=True, once_right=True)
+    v = next(v for v in found if v.kind == "error-below" and v.versus == "psi-sr")
+    assert v.state == "fails" and v.reason.endswith(f"; 1 of the {boundary}, so both err in most repetitions."), v
+    falls = next(v for v in found if v.kind == "error-falls")
+    assert falls.state != "fails" or "among these 14 arms is 0.00000 " in falls.reason, falls
+
+
+def test_realised_costs_that_change_no_outcome_say_so_and_neither_erring_is_not_tested(root):
+    """Realised costs beside profiling costs: no error in either mode is not tested (there was nothing to change);
+    the same outcome in every repetition holds, saying so (the test could not have told otherwise)."""
+    def realised(error) -> tuple:
+        e = copied_experiment(root, "gsm8k_psi_stochastic")  # (afresh: tables are kept by cell once read)
+        e.summary()
+        for mode in ("deterministic", "stochastic"):
+            cells = _psi_cells(e, "copsi", mode)
+            e.runs.loc[cells, "error"] = error(e.runs.loc[cells, "rep"])
+        return next(v for v in verdicts(e, comparisons(e)) if v.kind == "realised-costs"), int(cells.sum())
+
+    v, _ = realised(lambda rep: 0)
+    assert v.state == "n/a" and v.quantity.endswith("neither cost mode errs at this budget: nothing to compare"), v
+    v, n = realised(lambda rep: rep % 2)
+    assert v.state == "holds" and v.quantity.endswith(f"the same outcome in every one of the {n} repetitions"), v
+
+
+@pytest.mark.parametrize("x, n, text", [(1 / 500, 500, "1 of 500"), (499 / 500, 500, "499 of 500"),
+                                         (0.0, 500, "0%"), (1.0, 20, "100%"), (0.42, 100, "42%"), (1 / 100, 100, "1%")])
+def test_a_share_that_would_round_to_none_or_all_is_a_count(x, n, text):
+    from cabench.analysis import _share
+
+    assert _share(x, n) == text
+
+
+def test_each_experiments_verdicts_are_worded_as_the_scorecard_words_them(report):
+    """The verdict list under each experiment says "not tested" where the scorecard does (it said "n/a")."""
+    from cabench.report_cells import mark
+
+    assert [mark(state) for state in STATES] == ["**holds**", "**does not hold**", "**inconclusive**", "not tested"]
+    section = report[report.index("### Verdicts"):]
+    states = re.findall(r"^- .*: (\*\*[a-z ]+\*\*|not tested)(?: — why: .*)?$", section, flags=re.M)
+    assert states and set(states) <= {mark(state) for state in STATES}
