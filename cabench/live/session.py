@@ -479,15 +479,18 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         **{k: v for k, v in facts.items() if k != "stopped_by" and k not in spends},
     }
     endpoints, date = _called_where(out, public_url(cfg.endpoint.base_url), caller.made)
+    surrogate = task.replay is not None and task.replay.surrogate  # answers replayed from surrogate logs
     meta = {
         "name": cfg.name, "description": f"{'Collected' if collect else 'Live'} evaluation of {len(cfg.configurations)}"
-        f" configurations on task {task.name}",
+        f" configurations on task {task.name}" + (
+            f"; the endpoint replays the SURROGATE logs of {cfg.task['dataset']}: these are NOT real model outputs"
+            if surrogate else ""),
         "provenance": {"format": "cabench live", "endpoint": endpoints[0],
                        **({"endpoints": endpoints} if len(endpoints) > 1 else {}), "task": dict(cfg.task),
                        "configurations": [asdict(c) for c in cfg.configurations], "config": cfg.source,
                        "cost": cfg.terms.cost, "latency": cfg.latency, "cabench_version": cabench.__version__,
                        "date": date},
-        "surrogate": False, "licence": "unspecified",
+        "surrogate": surrogate, "licence": "unspecified",
         "missing": "drop-instances",
         **({} if cfg.terms.is_paper else cfg.terms.describe()),  # `run` replays the folder on the same terms
     }

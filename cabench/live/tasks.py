@@ -225,17 +225,19 @@ class ReplaySource:
 
     ids: tuple[str, ...]
     max_tokens: dict[tuple[str, float, int, str], float]
+    surrogate: bool = False  # the dataset's logs are surrogate (not real model outputs): so are the answers served
 
 
 def replay_task(dataset: Path) -> Task:
-    from cabench.data.io import read_logs
+    from cabench.data.io import read_logs, read_metadata
 
     frame, _ = read_logs(dataset)
+    surrogate = bool(read_metadata(dataset).get("surrogate", False))
     ids = tuple(sorted(frame["instance_id"].unique()))
     most = frame.groupby("config_id", sort=False)["tokens"].max()
     facts = frame.drop_duplicates("config_id").set_index("config_id")
     source = ReplaySource(ids, {replay_key(c.model, c.temperature, c.max_new_tokens, c.prompting): float(most[i])
-                                for i, c in facts.iterrows()})
+                                for i, c in facts.iterrows()}, surrogate)
     return Task("replay", tuple(Instance(i, {}, None) for i in ids), replay=source)
 
 

@@ -360,6 +360,11 @@ def test_collect_reproduces_the_shipped_rows(tmp_path):
     assert np.array_equal(got["tokens"].to_numpy(), want["tokens"].to_numpy())
     described = RUNNER.invoke(app, ["data", "describe", str(tmp_path / "six"), "--json"])
     assert described.exit_code == 0 and json.loads(described.stdout)["K"] == 6
+    # the answers are the shipped surrogate logs' (it read "real logs"): the folder says so, as their own does
+    assert json.loads(described.stdout)["surrogate"] is True
+    meta = yaml.safe_load((tmp_path / "six" / "dataset.yaml").read_text())
+    assert meta["surrogate"] is True and meta["description"].endswith(
+        f"; the endpoint replays the SURROGATE logs of {ds}: these are NOT real model outputs")
 
 
 @pytest.mark.parametrize("stated", [{"budget_tokens": 100}, {"budget": {"tokens": 100}}, {"rho": 2}])
