@@ -338,6 +338,13 @@ def _bound(rho: float, plan: BudgetPlan) -> str:
     return f"> {amount(plan.budget(float(plan.grid[-1])), plan.cost_unit)}"
 
 
+def _between(e: Estimate, plan: BudgetPlan) -> str:
+    """A planned budget's interval; one wholly beyond the grid once (``> <the grid's largest budget>``)."""
+    if not math.isfinite(e.low):
+        return _bound(e.low, plan)
+    return f"{_bound(e.low, plan)} - {_bound(e.high, plan)}"
+
+
 def describe_row(row: Planned, plan: BudgetPlan) -> str:
     """One planned budget as a sentence: ``error<=0.1 at 3,600,000 tokens (80%: ... - ...; 2.5x the exhaustive
     evaluation), 90% of draws reach it``."""
@@ -347,7 +354,7 @@ def describe_row(row: Planned, plan: BudgetPlan) -> str:
                 "exhaustive evaluation)")  # the grid's last budget, which --max-share bounds from above
     else:
         head = f"{row.target} at {_bound(e.rho, plan)} ({e.rho / plan.instances:.2g}x the exhaustive evaluation)"
-    return (f"{head}; {100 * plan.spec.level:.0f}% interval {_bound(e.low, plan)} - {_bound(e.high, plan)}; "
+    return (f"{head}; {100 * plan.spec.level:.0f}% interval {_between(e, plan)}; "
             f"{100 * e.reach:.0f}% of draws reach it")
 
 
@@ -361,8 +368,9 @@ def format_plan(plan: BudgetPlan) -> str:
             if p.population else f"a synthetic instance: 'exhaustive' counts {p.instances} calls per configuration, "
                                  "the profiling sample's")
     width = max([len("method"), *(len(registry.display(r.method)) for r in plan.rows)]) + 2  # the longest name
+    top = float(plan.grid[-1])
     budgets = [_bound(r.estimate.rho, plan) for r in plan.rows]
-    intervals = [f"{_bound(r.estimate.low, plan)} - {_bound(r.estimate.high, plan)}" for r in plan.rows]
+    intervals = [_between(r.estimate, plan) for r in plan.rows]
     interval = f"{100 * plan.spec.level:.0f}% interval"
     wide = max(map(len, ["budget", *budgets])) + 3, max(map(len, [interval, *intervals])) + 3  # a gap before each
     surrogate = ", surrogate logs" if p.surrogate else ""
@@ -373,10 +381,13 @@ def format_plan(plan: BudgetPlan) -> str:
              f"{interval:>{wide[1]}}{'x exhaustive':>14}{'draws':>7}"]
     for row, budget, between in zip(plan.rows, budgets, intervals):
         e = row.estimate
-        share = f"{e.rho / plan.instances:.3g}" if math.isfinite(e.rho) else "-"
+        share = f"{e.rho / plan.instances:.3g}" if math.isfinite(e.rho) else f"> {top / plan.instances:.3g}"
         lines.append(f"  {registry.display(row.method):<{width}}{row.cost_mode or '-':<15}{row.target:<12}"
                      f"{budget:>{wide[0]}}{between:>{wide[1]}}{share:>14}{100 * e.reach:>6.0f}%")
     lines += [f"  {registry.display(m)}: a round robin, not planned ({registry.IN_TURN})" for m in plan.unplanned]
+    if any(not math.isfinite(r.estimate.rho) for r in plan.rows):
+        lines.append(f"  > {amount(plan.budget(top), unit)}: not reached within the grid, whose largest budget is "
+                     f"{top / plan.instances:.3g}x the exhaustive evaluation (--max-share)")
     lines.append("  draws: the share of the drawn problems that reach the target within the grid; the budget is the "
                  "profiling rows' need, extrapolated to the evaluation split, so it can lie beyond what the draws "
                  "need (docs/methods.md)")

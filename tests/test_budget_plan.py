@@ -375,9 +375,14 @@ def test_the_plan_table_keeps_its_columns_apart_for_a_long_method_name(monkeypat
     beyond = Estimate(math.inf, math.inf, math.inf, 0.0)
     far = dataclasses.replace(found, rows=(dataclasses.replace(found.rows[0], estimate=beyond), *found.rows[1:]))
     monkeypatch.setattr(budget_plan, "amount", lambda value, unit: "84,084,843 tokens")  # the grid's top, say
-    header, first, second = format_plan(far).splitlines()[1:4]
-    assert "share>=0.8     > 84,084,843 tokens   > 84,084,843 tokens - > 84,084,843 tokens" in first
+    lines = format_plan(far).splitlines()
+    header, first, second = lines[1:4]
+    top = float(found.grid[-1]) / found.instances
+    # an interval wholly beyond the grid is said once (it read '> X - > X'), its multiple a bound (it read '-')
+    assert first.endswith(f"share>=0.8     > 84,084,843 tokens   > 84,084,843 tokens{f'> {top:.3g}':>14}     0%")
     assert len({len(line) for line in (header, first, second)}) == 1
+    assert f"  > 84,084,843 tokens: not reached within the grid, whose largest budget is {top:.3g}x the exhaustive " \
+           "evaluation (--max-share)" in lines
 
 
 def test_a_plan_from_a_handful_of_profiling_instances_is_refused_in_one_line(tmp_path):
