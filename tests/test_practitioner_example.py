@@ -122,3 +122,19 @@ def test_titles_give_budgets_stated_in_dollars_as_dollars(worked):
         texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
         assert not any("200.689" in t or "25.0861" in t for t in texts), texts
         plt.close(fig)
+
+
+def test_the_readme_quotes_the_example_as_it_runs(worked):
+    """The example at its own config (50 repetitions, $0.25, $1, $2): the README's recommend lines and the R_HV it
+    quotes are what the run gives (the numbers quoted in the docs had gone stale: 541,074 for 333,823)."""
+    out = worked[0].parent / "as_written"
+    _ok("run", str(worked[0].parents[1] / "experiment.yaml"), "--out", str(out), "--quiet")
+    said = _ok("recommend", str(out)).splitlines()
+    readme = (ROOT / "README.md").read_text()
+    assert said[1] in readme and said[2] in readme  # the decision and its units per call, as printed
+    mean = pd.read_csv(out / "runs.csv").groupby(["method", "budget_usd"])["regret_hv"].mean()
+    quoted = (f"(CoHV-UCB here: {mean['cohv-ucb', 0.25]:,.0f} at\n$0.25, {mean['cohv-ucb', 1.0]:,.0f} at $1, against "
+              f"Uniform's {mean['uniform', 0.25]:,.0f} at $0.25)")
+    assert quoted in readme
+    decisions = (ROOT / "docs" / "decisions.md").read_text()
+    assert f"{mean['cohv-ucb', 0.25]:,.0f} there, {mean['cohv-ucb', 1.0]:,.0f} at $1)" in decisions
