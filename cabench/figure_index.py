@@ -216,9 +216,18 @@ def is_current(root: Path, row: pd.Series, inputs: dict[str, str], code: str, fo
     """Whether the figure ``row`` needs no drawing: drawn by ``code`` from exactly the files ``inputs`` (path:
     SHA-256), with a file in every format of ``formats`` and every file it records (one gone is drawn again, or
     :func:`current_figures` would drop the figure from the report)."""
+    return to_draw(root, row, inputs, code, formats) == []
+
+
+def to_draw(root: Path, row: pd.Series, inputs: dict[str, str], code: str, formats: Sequence[str]) -> list[str] | None:
+    """The formats of ``formats`` the figure ``row`` still needs drawn in: none when it is current
+    (:func:`is_current`), those it has no file in when its files are current (drawn by ``code`` from exactly
+    ``inputs``, every file it records as written: ``plot`` after ``plot --format png`` draws only the PDFs), None
+    when it is drawn again whole."""
     recorded = row["formats"].split(";")
-    return (recorded_inputs(row) == inputs and row["code"] == code
-            and set(formats) <= set(recorded) and _drawn(root, row, recorded))
+    if recorded_inputs(row) != inputs or row["code"] != code or not _drawn(root, row, recorded):
+        return None
+    return [fmt for fmt in formats if fmt not in recorded]
 
 
 def remove_figures(root: Path, rows: pd.DataFrame, keep: Collection[Path]) -> tuple[list[Path], list[Path]]:

@@ -321,11 +321,11 @@ def _cost_mode_figure(experiments: list[Experiment]):
 
 # --- drawing what changed -------------------------------------------------------------------------------
 
-def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[str], current: dict[str, str]
-          ) -> list[tuple[Drawn, list[tuple[Path, bytes]]]]:
+def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[str], current: dict[str, str],
+          partial: dict[str, tuple[str, list[str]]]) -> list[tuple[Drawn, list[tuple[Path, bytes]]]]:
     """One experiment's figures, or (given the paper's experiments) the paper's figures, each with its files drawn
     in memory (:func:`rendered`): none for a figure ``current`` lists (stem: its experiments) with the same
-    experiments."""
+    experiments, only the formats it lacks for one ``partial`` lists (stem: its experiments and those formats)."""
     if isinstance(subject, list):
         figures = [(stem, fig, caption, tuple(e.label for e in parts))
                    for stem, fig, caption, parts in _paper_figures(subject)]
@@ -337,7 +337,9 @@ def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[
         keep = current.get(stem) == "; ".join(parts)
         if keep:
             plt.close(fig)
-        out.append((Drawn(stem, caption, parts), [] if keep else rendered(fig, root / stem, formats)))
+        lacking = partial.get(stem, ("", []))
+        drawn_in = lacking[1] if lacking[0] == "; ".join(parts) else formats
+        out.append((Drawn(stem, caption, parts), [] if keep else rendered(fig, root / stem, drawn_in)))
     return out
 
 
@@ -409,10 +411,15 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
 
     index, version = figure_index.read_index(root, damaged_as_empty=True), drawing_version()
     current: dict[str, str] = {}  # stem: experiments, of every figure that needs no drawing
+    partial: dict[str, tuple[str, list[str]]] = {}  # stem: experiments and the formats of a figure current in others
     for _, row in index.iterrows():
         labels = row["experiments"].split("; ")
-        if set(labels) <= hashes.keys() and figure_index.is_current(root, row, inputs(labels), version, formats):
+        lacking = (figure_index.to_draw(root, row, inputs(labels), version, formats)
+                   if set(labels) <= hashes.keys() else None)
+        if lacking == []:
             current[row["stem"]] = row["experiments"]
+        elif lacking:
+            partial[row["stem"]] = (row["experiments"], lacking)
     stale = []
     for source, subject in subjects.items():
         rows = index[index["source"] == source]
@@ -421,7 +428,7 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
         if rows.empty or drawn_from != labels or not rows["stem"].isin(current).all():
             stale.append(source)  # drawn again; its figures still current are not written
     first = sorted(stale, key=lambda s: s != figure_index.PAPER)  # the longest task first: no tail on one worker
-    done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current) for s in first],
+    done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current, partial) for s in first],
                                         Backend("loky", n_jobs))))
     drawn = [done[s] for s in stale]
     written = _write(root, [file for part in drawn for _, files in part for file in files],
@@ -436,7 +443,8 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
                 rows.append({"stem": d.stem, **old.loc[d.stem].to_dict()})
                 continue
             before, read = old.loc[d.stem] if d.stem in old.index else None, inputs(d.parts)
-            also = figure_index.carried_formats(root, before, read, version, formats)
+            # the formats of files kept: those not asked for, and those asked for that were current (not drawn)
+            also = figure_index.carried_formats(root, before, read, version, [p.suffix[1:] for p, _ in files])
             carried += [root / f"{d.stem}.{fmt}" for fmt in also]
             rows.append(figure_index.figure_row(d.stem, d.caption, d.parts, source, formats, read, version, files,
                                                 also))

@@ -809,6 +809,12 @@ def test_a_figure_drawn_in_another_format_keeps_its_files_of_the_first(tmp_path)
     assert sorted(fifth.written) == sorted(second.written)
     assert not any(path.exists() for path in pngs)
     assert set(pd.read_csv(root / "figures.csv")["formats"]) == {"pdf"}
+    pdfs = {path: path.read_bytes() for path in fifth.written}
+    both = plot(root, ["png", "pdf"])  # (the default) after --format pdf: only the PNGs are drawn, the PDFs kept
+    assert sorted(both.written) == sorted(pngs) and sorted(both.kept) == sorted(pdfs), both
+    assert all(path.read_bytes() == data for path, data in pdfs.items())
+    assert set(pd.read_csv(root / "figures.csv")["formats"]) == {"png;pdf"}
+    assert plot(root, ["png", "pdf"]).written == []
 
 
 def test_a_dot_in_a_figures_name_keeps_its_files_apart(tmp_path):
