@@ -322,11 +322,21 @@ def _number_list(text: str | None, flag: str) -> list[float] | None:
 
 
 def _budget_option(text: str | None) -> dict[str, list[float]] | None:
-    """``--budget usd=0.5,1`` (a unit, then the budgets) as a config's ``budget`` mapping."""
+    """``--budget usd=0.5,1`` (a unit, then the budgets) as a config's ``budget`` mapping; one budget also as
+    ``advise`` takes it (``5usd``, ``$5``, ``2e6tokens``)."""
+    from cabench.advise_plan import parse_budget
+
     if text is None:
         return None
     unit, sep, values = text.partition("=")
-    if not sep or not unit.strip():
+    if not sep:
+        try:
+            one = parse_budget(text.strip())
+        except CabenchError:
+            raise CabenchError(f"--budget {text}: expected UNIT=VALUES or one amount with its unit, e.g. --budget "
+                               "usd=0.5,2, --budget tokens=100000 or --budget 5usd") from None
+        return {one.unit: [int(one.value) if one.value.is_integer() else one.value]}
+    if not unit.strip():
         raise CabenchError(f"--budget {text}: expected UNIT=VALUES, e.g. --budget usd=0.5,2 or --budget tokens=100000")
     return {unit.strip(): _number_list(values, "--budget") or []}
 
@@ -348,7 +358,8 @@ def run(
     repetitions: Annotated[int | None, typer.Option("--repetitions", help="Paired repetitions.")] = None,
     rho: Annotated[str | None, typer.Option("--rho", help="Budget grid, e.g. 2,8,32 (overrides 'rho').")] = None,
     budget: Annotated[str | None, typer.Option(
-        "--budget", help="Budgets in the cost unit, e.g. usd=0.5,2 or tokens=100000 (overrides 'rho' and 'budget').")
+        "--budget", help="Budgets in the cost unit, e.g. usd=0.5,2, tokens=100000 or one as 5usd (overrides 'rho' "
+                         "and 'budget').")
     ] = None,
     methods: Annotated[str | None, typer.Option("--methods", help="Methods, e.g. cohv-ucb,uniform.")] = None,
     n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,

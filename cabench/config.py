@@ -561,10 +561,24 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     )
 
 
+#: Words for a cost unit (lower case, a final s dropped) that are not its key: ``budget: {dollars: 5}``.
+_UNIT_WORDS = {"dollar": "usd", "$": "usd", "us$": "usd", "token": "tokens", "completion_token": "completion_tokens",
+               "output_token": "completion_tokens", "completion": "completion_tokens"}
+
+
 def _budget(r: _Reader, raw: Any, synthetic: bool) -> tuple[str, tuple[float, ...]]:
     """Budgets as the config states them, ``budget: {<cost unit>: N or [N, ...]}``: the unit and the values."""
     if synthetic:
         raise r.fail("budget", "a synthetic instance states budgets as rho")
+    if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):  # budget: 5usd, budget: 5
+        raise r.fail("budget", f"expected a mapping of a cost unit to its budgets, e.g. budget: {{usd: 5}} or "
+                               f"budget: {{tokens: [100000, 200000]}}, got {raw!r}")
+    if isinstance(raw, dict):
+        for key in raw:
+            unit = _UNIT_WORDS.get(str(key).strip().lower().rstrip("s"))
+            if unit is not None and key not in COST_UNITS:
+                raise r.fail(f"budget.{key}", f"unknown key; did you mean '{unit}'? (allowed keys: "
+                                              f"{', '.join(sorted(COST_UNITS))})")
     spec = r.check_keys(raw, set(COST_UNITS), "budget")
     if len(spec) != 1:
         raise r.fail("budget", "expected one unit, e.g. budget: {usd: 5} or budget: {tokens: 100000}")

@@ -17,6 +17,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cabench.cli import app
+from cabench.errors import CabenchError
 from tests.conftest import DATA, ROOT, SAFETY_S, spread_logs, tiny_logs, write_dataset
 
 runner = CliRunner()
@@ -468,3 +469,22 @@ def test_an_empty_figure_index_is_rebuilt_by_plot_as_report_says(tmp_path):
     assert runner.invoke(app, ["plot", str(tmp_path / "res"), "--format", "png"]).exit_code == 0
     assert (tmp_path / "res" / "figures.csv").read_text().startswith("stem,")
     assert runner.invoke(app, ["report", str(tmp_path / "res")]).exit_code == 0
+
+
+@pytest.mark.parametrize("text, budget", [("5usd", {"usd": [5]}), ("$0.5", {"usd": [0.5]}),
+                                          ("2e6tokens", {"tokens": [2000000]}), ("usd=0.5,2", {"usd": [0.5, 2]}),
+                                          ("tokens=100000", {"tokens": [100000]})])
+def test_run_takes_one_budget_as_advise_states_it(text, budget):
+    """`advise --budget 5usd` and `run --budget usd=5` were two forms, each refused by the other command."""
+    from cabench.cli import _budget_option
+
+    assert _budget_option(text) == budget
+
+
+def test_run_names_both_budget_forms_for_one_it_cannot_read():
+    from cabench.cli import _budget_option
+
+    with pytest.raises(CabenchError) as exc:
+        _budget_option("5dollars")
+    assert str(exc.value) == ("--budget 5dollars: expected UNIT=VALUES or one amount with its unit, e.g. --budget "
+                              "usd=0.5,2, --budget tokens=100000 or --budget 5usd")

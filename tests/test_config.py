@@ -305,3 +305,20 @@ def test_an_error_in_the_logs_about_a_term_taken_from_the_dataset_names_both_fil
         build_problem(cfg)
     assert str(info.value).startswith(f"exp.yaml (with prices from {folder / 'dataset.yaml'})")
     assert "prices: " in str(info.value) and "m1" in str(info.value)
+
+
+@pytest.mark.parametrize("budget, said", [
+    ({"dollars": [0.25, 1]}, "budget.dollars: unknown key; did you mean 'usd'? (allowed keys: completion_tokens, "
+                             "tokens, usd)"),
+    ({"Token": 5}, "budget.Token: unknown key; did you mean 'tokens'? (allowed keys: completion_tokens, tokens, usd)"),
+    ("5usd", "budget: expected a mapping of a cost unit to its budgets, e.g. budget: {usd: 5} or budget: {tokens: "
+             "[100000, 200000]}, got '5usd'"),
+    (5, "budget: expected a mapping of a cost unit to its budgets, e.g. budget: {usd: 5} or budget: {tokens: "
+        "[100000, 200000]}, got 5")])
+def test_a_budget_in_other_words_says_how_to_state_it(budget, said):
+    """`budget: {dollars: ...}` named the allowed keys without a suggestion, and `budget: 5usd` read "expected a
+    mapping, got str"."""
+    with pytest.raises(CabenchError) as exc:
+        parse_config({"name": "x", "dataset": "data/piqa", "setting": "online", "budget": budget,
+                      "methods": ["uniform"]}, "e.yaml")
+    assert str(exc.value) == f"e.yaml: {said}"
