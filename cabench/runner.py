@@ -418,7 +418,7 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
     record = experiment_record(cfg, problem, identity, ds)
     record["infeasible"] = [{"method": m, "rho": float(r), "reason": why} for (m, r), why in infeasible.items()]
     for (m, r), why in infeasible.items():
-        echo(f"{cfg.name}: skipped {m} at rho {r:g}: {why}")
+        echo(f"{cfg.name}: {registry.display(m)} at rho {r:g} will not run: {why}")  # (the table says "not run")
     if ds is not None and (note := ds.terms.price_note()) is not None:
         echo(f"{cfg.name}: {note}")
     if ds is not None and ds.terms.prices and "cost_usd" in ds.evaluation:

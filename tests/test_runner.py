@@ -154,7 +154,8 @@ def test_stated_budget_too_small_names_the_budget_key(tmp_path):
 
 def test_infeasible_cells_are_skipped_and_recorded(tmp_path):
     raw = {**PSI, "rho": [2, 20], "methods": ["copsi", "psi-sr", "uniform"]}
-    out = _run(raw, tmp_path / "skip")
+    said: list[str] = []
+    out = _run(raw, tmp_path / "skip", echo=said.append)
     runs = pd.read_csv(tmp_path / "skip" / "runs.csv")
     summary = pd.read_csv(tmp_path / "skip" / "summary.csv")
     skipped = summary[summary["status"] != "ok"]
@@ -169,6 +170,10 @@ def test_infeasible_cells_are_skipped_and_recorded(tmp_path):
     assert reasons["copsi"].startswith("rho 2 is too small for CoPSI on 14 arms")
     assert [(r.method, r.status) for r in skipped.itertuples()] == [  # the reports' words, from one constant
         (m, f"not run: {reasons[m]}") for m in ("copsi", "copsi", "psi-sr", "psi-sr")]
+    # said before the run, by the names the table gives (it said "skipped copsi" before the table's "CoPSI")
+    assert [line for line in said if "will not run" in line] == [
+        f"{raw['name']}: {name} at rho 2 will not run: {reasons[m]}" for m, name in (("copsi", "CoPSI"),
+                                                                                     ("psi-sr", "PSI-SR"))]
     from cabench.summaries import format_summary
 
     printed = format_summary(out.summary, out.cost_unit).splitlines()
