@@ -596,8 +596,10 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     overridden = {src for name in overrides for given in (name, mapping["columns"].get(name))
                   for src in ([given] if isinstance(given, str) else given or [])}
     ignored = [c for c in _ignored(frame, columns, extra) if c not in overridden] if fmt == "canonical" else []
-    if ignored:
-        echo(f"ignored source columns: {', '.join(ignored)} (keep numeric ones with extra_columns in the mapping)")
+    if ignored:  # extra_columns keeps numeric columns only: the hint names those it could keep
+        numeric = [c for c in ignored if c in frame and pd.api.types.is_numeric_dtype(frame[c])]
+        echo(f"ignored source columns: {', '.join(ignored)}"
+             + (f" (keep {', '.join(numeric)} with extra_columns in the mapping)" if numeric else ""))
     for warning in unit_warnings(valid) if fmt == "canonical" else []:  # a tool's reader converts its own units
         echo(f"warning: {warning}")
     if info.get("other_splits"):

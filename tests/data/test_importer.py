@@ -629,5 +629,5 @@ def test_a_mapped_column_override_replaces_is_not_listed_as_ignored(tmp_path):
                   tmp_path / "ds")
     assert result.exit_code == 0, result.output
     assert "--override correct: replaced the value the logs record on 30 rows\n" in result.stdout
-    assert "ignored source columns: notes (keep" in result.stdout  # not is_correct: replaced, as recorded
+    assert "ignored source columns: notes\n" in result.stdout  # not is_correct: replaced, as recorded
     assert yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())["provenance"]["ignored_columns"] == ["notes"]
