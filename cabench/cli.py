@@ -426,6 +426,8 @@ def tune(
     typer.echo(table.to_string(index=False))
     typer.echo(f"chosen for {registry.display(tuned)}: s_r={best['s_r']:g} s_c={best['s_c']:g} eta={best['eta']:g} "
                f"(written to {folder})")
+    typer.echo(f"run uses the parameters its config gives: to run with these, write them in {config}'s methods, "
+               f"e.g. - {{name: {tuned}, s_r: {best['s_r']:g}, s_c: {best['s_c']:g}, eta: {best['eta']:g}}}")
     others = [registry.display(m.name) for m in cfg.methods if m.name != tuned and registry.spec(m.name).tunable]
     if others:  # methods of the config with parameters of their own, which the grid did not score
         typer.echo(f"tune chooses {registry.display(tuned)}'s parameters only; {', '.join(others)} "

@@ -209,8 +209,10 @@ def test_tune_writes_choice(tmp_path):
     result = runner.invoke(app, ["tune", str(config), "--quiet"])
     assert result.exit_code == 0, result.output
     # which method the choice is for, and that the config's other method with parameters is not tuned (Uniform has none)
-    assert result.output.splitlines()[-2:] == [
+    assert result.output.splitlines()[-3:] == [
         f"chosen for CoHV-UCB: s_r=0.01 s_c=0.01 eta=0.05 (written to {tmp_path / 'tuned'})",
+        f"run uses the parameters its config gives: to run with these, write them in {config}'s methods, e.g. - "
+        "{name: cohv-ucb, s_r: 0.01, s_c: 0.01, eta: 0.05}",  # (run never reads tune.yaml)
         "tune chooses CoHV-UCB's parameters only; HV-UCB runs with the parameters the config gives"]
     table = pd.read_csv(tmp_path / "tuned" / "tune.csv")
     assert len(table) == 2 and table["mean_regret_hv"].is_monotonic_increasing
