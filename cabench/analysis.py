@@ -198,6 +198,17 @@ def _theorem2(e: Experiment) -> str:
             f"{rho / largest:,.0f}× the largest ρ run" if math.isfinite(rho) and rho > largest else "")
 
 
+def _few_carry(base: str, boot: dict[str, dict], state: str) -> str:
+    """For a lowest-regret claim that holds: the methods ``base`` is lower than in under half of the repetitions
+    (its mean lead resting on a few repetitions of large differences), said; else nothing."""
+    fewer = [(m, r) for m, r in boot.items() if r["base_better"] < 0.5]
+    if state != "holds" or not fewer:
+        return ""
+    against = ", ".join(f"{_show(m)} ({_share(r['base_better'], r['n'])})" for m, r in fewer)
+    return (f"; {_show(base)} is lower than {against} in under half of the repetitions: its lower mean rests on a "
+            "few repetitions with large differences")
+
+
 def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verdict]:
     out: list[Verdict] = []
     base, _ = reference_and_others(e)
@@ -233,8 +244,8 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
                f"of the {len(against)} of {len(boot)} comparisons that rule the claim out, the one furthest above 0")
             + "; means: "
             + ", ".join(f"{_show(m)} {v:.2f}" for m, v in sorted(means.items(), key=lambda i: i[1]))
-            + f"; significantly below: {', '.join(map(_show, below)) or 'none'})",
-            closest["diff"], closest["low"], closest["high"], other, reason))
+            + f"; significantly below: {', '.join(map(_show, below)) or 'none'})"
+            + _few_carry(base, boot, state), closest["diff"], closest["low"], closest["high"], other, reason))
     grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())
     claim = f"{_show(base)}'s R_HV grows at most linearly in log2 B"
     if len(grid) < 3:
