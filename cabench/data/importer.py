@@ -16,7 +16,7 @@ import datetime
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +133,23 @@ def _check_dataset_part(part: dict[str, Any], path: Path) -> None:
     check_missing(part, where)
     if part.get("surrogate") is True:  # reports would call the logs calibrated to the paper's statistics
         raise CabenchError(f"{where}surrogate: an import holds real logs (surrogate: false); surrogate logs are "
-                           "the ones scripts/make_surrogate_logs.py writes")
+                           "the ones scripts/make_surrogate_logs.py writes (logs read from their folder are marked "
+                           "surrogate by the import)")
     _with_notes({}, part.get("provenance"), path)
+
+
+def surrogate_source(files: Sequence[Path]) -> Path | None:
+    """The dataset folder of surrogate logs (its ``dataset.yaml`` says ``surrogate: true``, as the shipped GSM8K and
+    PIQA logs' do) that a source file lies in, if any: logs imported from it are surrogate too (they read as real
+    logs, and their figures and reports lost the label)."""
+    for path in files:
+        meta = path.resolve().parent / META_NAME
+        try:
+            if meta.is_file() and (load_yaml(meta.read_text()) or {}).get("surrogate") is True:
+                return path.parent
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError, yaml.YAMLError):
+            continue  # not a dataset.yaml cabench can read: no surrogate folder
+    return None
 
 
 def _with_notes(record: dict[str, Any], notes: Any, path: Path | None) -> dict[str, Any]:
@@ -635,8 +650,15 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     }
     given_part = {key: value for key, value in mapping["dataset"].items() if key != "provenance"}
     provenance = _with_notes(provenance, mapping["dataset"].get("provenance"), mapping_path)
-    meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": provenance,
-            "surrogate": False, "licence": "unspecified", **given_part,
+    surrogate_of = surrogate_source(files)
+    if surrogate_of is not None:
+        provenance["surrogate_source"] = str(surrogate_of.resolve())
+        echo(f"the logs are read from {surrogate_of}, a folder of surrogate logs (its dataset.yaml): the dataset is "
+             "marked surrogate")
+    meta = {"name": out.name, "description": f"Imported from {source.name}" + (
+                f": the SURROGATE logs of {surrogate_of}, NOT real model outputs" if surrogate_of else ""),
+            "provenance": provenance, "surrogate": False, "licence": "unspecified", **given_part,
+            **({"surrogate": True} if surrogate_of is not None else {}),  # whatever the mapping says
             **({"split": split_at_import} if split_at_import else {}),
             **({"extra_columns": list(extra)} if extra else {})}
     if not isinstance(meta["surrogate"], bool):

@@ -631,3 +631,32 @@ def test_a_mapped_column_override_replaces_is_not_listed_as_ignored(tmp_path):
     assert "--override correct: replaced the value the logs record on 30 rows\n" in result.stdout
     assert "ignored source columns: notes\n" in result.stdout  # not is_correct: replaced, as recorded
     assert yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())["provenance"]["ignored_columns"] == ["notes"]
+
+
+def test_logs_read_from_a_folder_of_surrogate_logs_stay_surrogate(tmp_path):
+    """`data import data/piqa/logs.csv.gz` wrote `surrogate: false`: the shipped surrogate logs then read as real
+    logs, in `data describe`, figures and reports. Logs read from a folder whose dataset.yaml says surrogate are
+    surrogate, whatever the mapping says; logs beside a real dataset's dataset.yaml, or none, are not."""
+    from tests.conftest import write_dataset
+
+    said: list[str] = []
+    shipped = write_dataset(tmp_path / "shipped", tiny_logs(), surrogate=True)
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump({"dataset": {"surrogate": False}}))
+    out = import_logs(shipped / "logs.csv.gz", tmp_path / "map.yaml", tmp_path / "again", echo=said.append)
+    meta = yaml.safe_load((out / "dataset.yaml").read_text())
+    assert meta["surrogate"] is True and load_dataset(out).surrogate
+    assert meta["description"] == f"Imported from logs.csv.gz: the SURROGATE logs of {shipped}, NOT real model outputs"
+    assert meta["provenance"]["surrogate_source"] == str(shipped.resolve())
+    assert (f"the logs are read from {shipped}, a folder of surrogate logs (its dataset.yaml): the dataset is marked "
+            "surrogate") in said
+    from typer.testing import CliRunner
+
+    from cabench.cli import app
+
+    described = CliRunner().invoke(app, ["data", "describe", str(out)])
+    assert described.exit_code == 0 and described.stdout.startswith("again: SURROGATE logs"), described.output
+    real = write_dataset(tmp_path / "real", tiny_logs())
+    for source in (real / "logs.csv.gz", tmp_path / "loose.csv"):
+        tiny_logs().to_csv(tmp_path / "loose.csv", index=False)
+        out = import_logs(source, None, tmp_path / f"from_{source.parent.name}_{source.stem}")
+        assert yaml.safe_load((out / "dataset.yaml").read_text())["surrogate"] is False
