@@ -42,6 +42,7 @@ from cabench.answers import (
 )
 from cabench.constraints import ConstrainedAnswer, Constraint
 from cabench.figure_index import experiment_source
+from cabench.paper import SURROGATE_NOTE
 from cabench.record import objective_columns
 from cabench.report import (
     DECISIONS,
@@ -249,6 +250,11 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
             front = e.arms[e.arms["pareto"] == 1].sort_values(x)
             data.append({"type": "scatter", **axes, "x": front[x].tolist(), "y": front[y].tolist(), "mode": "lines",
                          "name": "Pareto front", "hoverinfo": "skip", "line": {"color": "#1f77b4", "width": 1}})
+    if e.surrogate:  # in the plot itself: plotly's own "download as PNG" keeps it
+        layout["margin"]["t"] = 40
+        layout["annotations"] = [{"text": f"<i>{html.escape(SURROGATE_NOTE, quote=False)}</i>", "showarrow": False,
+                                  "xref": "paper", "yref": "paper", "x": 0, "y": 1, "xanchor": "left",
+                                  "yanchor": "bottom", "font": {"size": 11, "color": "#555"}}]
     return {"data": data, "layout": layout}
 
 

@@ -23,7 +23,7 @@ from cabench.config import load_config
 from cabench.html_report import write_reports
 from cabench.plots import plot_results
 from cabench.runner import run_experiment
-from tests.conftest import SAFETY_S, built_once, tiny_logs, write_dataset
+from tests.conftest import SAFETY_S, built_once, five_results, tiny_logs, write_dataset
 from tests.test_scorecard import quick_results
 
 pytestmark = pytest.mark.slow  # a browser, and figures drawn: about half a minute
@@ -406,3 +406,27 @@ def test_objective_names_are_text_in_the_pareto_front(tmp_path_factory):
     assert figure["layout"]["yaxis"]["title"]["text"] == f"{escaped} (normalised)"
     texts = [t for trace in figure["data"] for t in trace.get("hovertext", [])]
     assert texts and all(f"<br>{escaped}: " in t and hostile not in t for t in texts)
+
+
+def test_the_surrogate_note_comes_first_and_every_front_plot_carries_it(root, tmp_path):
+    """The note that the logs are surrogate came after the scorecard and the decisions, and the interactive Pareto
+    fronts (whose own 'download as PNG' exports them) had none; on real logs neither is there."""
+    import json
+    import re
+
+    from cabench.paper import SURROGATE_NOTE
+
+    def fronts(page: str) -> list[dict]:
+        return [json.loads(html.unescape(text)) for text in re.findall(
+            r'<script type="application/json" id="front-data-[^"]+">(.*?)</script>', page, flags=re.S)]
+
+    page = (root / "REPORT.html").read_text()
+    assert page.index('id="surrogate-note"') < page.index('<section id="scorecard">')
+    assert fronts(page) and all(f["layout"]["annotations"][0]["text"] == f"<i>{SURROGATE_NOTE}</i>"
+                                for f in fronts(page))
+    real = tmp_path / "real"
+    five_results(real, ["cohv-ucb", "uniform"])
+    write_reports(real)
+    page = (real / "REPORT.html").read_text()
+    assert 'id="surrogate-note"' not in page
+    assert fronts(page) and not any("annotations" in f["layout"] for f in fronts(page))
