@@ -37,7 +37,7 @@ from cabench.data.arms import PRESETS
 from cabench.data.dataset import Dataset, question_codes
 from cabench.data.describe import describe
 from cabench.errors import CabenchError
-from cabench.paper import PAPER_ROLES, paper_role
+from cabench.paper import PAPER_ROLES, SURROGATE_NOTE, paper_role
 from cabench.plan import (
     budgets_beyond_exhaustive,
     build_problem,
@@ -417,6 +417,8 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
     check_plan(cfg, problem)
     record = experiment_record(cfg, problem, identity, ds)
     record["infeasible"] = [{"method": m, "rho": float(r), "reason": why} for (m, r), why in infeasible.items()]
+    if ds is not None and ds.surrogate and not quiet:  # as every figure and report of the results says
+        echo(f"{cfg.name}: {ds.name}: {SURROGATE_NOTE}; not real model outputs")
     for (m, r), why in infeasible.items():
         echo(f"{cfg.name}: {registry.display(m)} at rho {r:g} will not run: {why}")  # (the table says "not run")
     if ds is not None and (note := ds.terms.price_note()) is not None:

@@ -18,7 +18,7 @@ from cabench.cli import app
 from cabench.config import load_config, parse_config
 from cabench.errors import CabenchError
 from cabench.runner import run_experiment
-from tests.conftest import DATA, PAUSED, ROOT, SAFETY_S
+from tests.conftest import DATA, PAUSED, ROOT, SAFETY_S, tiny_logs, write_dataset
 
 ONLINE = {"name": "t_online", "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2, 6],
           "methods": ["cohv-ucb", "hv-ucb", "acc-cost-ucb", "uniform"], "repetitions": 6, "chunk_size": 3,
@@ -381,3 +381,21 @@ def test_an_experiment_config_kept_in_its_own_output_folder_is_never_replaced(tm
         "replace it; keep configs outside results folders, or pass another --out, or --force to replace its "
         "results\n")
     assert (out / "config.yaml").read_text() == mine and sorted(p.name for p in out.iterdir()) == ["config.yaml"]
+
+
+def test_a_run_on_surrogate_logs_says_so_first(tmp_path):
+    """The terminal said nothing of surrogate logs (the results' figures and reports do); on real logs it says
+    nothing of them."""
+    from cabench.paper import SURROGATE_NOTE
+
+    said: list[str] = []
+    cfg = parse_config({**PSI, "rho": [20], "methods": ["uniform"], "repetitions": 2, "output": str(tmp_path / "s")},
+                       "t.yaml")
+    run_experiment(cfg, quiet=False, echo=said.append)
+    assert said[0] == f"t_psi: piqa: {SURROGATE_NOTE}; not real model outputs"
+    real = write_dataset(tmp_path / "real", tiny_logs(), split={"profiling_size": 10, "seed": 0})
+    said.clear()
+    cfg = parse_config({"name": "r", "dataset": str(real), "setting": "online", "rho": [2], "methods": ["uniform"],
+                        "repetitions": 2, "output": str(tmp_path / "r")}, "r.yaml")
+    run_experiment(cfg, quiet=False, echo=said.append)
+    assert said and not any(SURROGATE_NOTE in line for line in said)
