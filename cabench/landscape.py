@@ -19,6 +19,7 @@ from matplotlib.ticker import MaxNLocator
 
 from cabench.panels import ARM_NAME, ARMS, finish, literal_text, marks, shown_name, side_by_side
 from cabench.panels import NAME_CHARACTERS as NAME_CHARACTERS
+from cabench.paper import SURROGATE_NOTE
 from cabench.pareto import pareto_mask
 from cabench.record import objective_columns
 from cabench.units import LABELS
@@ -188,5 +189,8 @@ def landscape_figure(datasets: Sequence) -> object:
         landscape_panels(row, dataset_arms(ds), f"{mark}{title}", names, ds.norm.cost_unit)
         if len(names) > 2:
             notes.append(f"{ds.meta.get('title', ds.name)}: {landscape_note(len(names), ds.norm.cost_unit)}")
-    finish(fig, [], any(ds.surrogate for ds in datasets), "; ".join(notes) or None)
+    surrogate = [ds.meta.get("title", ds.name) for ds in datasets if ds.surrogate]
+    if surrogate and len(surrogate) < len(datasets):  # the note names the panels it is true of
+        notes.append(f"{', '.join(surrogate)}: {SURROGATE_NOTE}")
+    finish(fig, [], len(surrogate) == len(datasets), "; ".join(notes) or None)
     return fig

@@ -843,3 +843,18 @@ def test_characters_the_font_lacks_are_said_once_not_warned_per_figure(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         save(fig, tmp_path / "boxes", ["png", "pdf"])
+
+
+def test_a_landscape_of_surrogate_and_real_logs_notes_which_are_surrogate():
+    """`data landscape data/piqa data/jhu-temperature` put one surrogate note under both panels, the real JHU
+    logs' too: the note names the surrogate datasets when the others are real, and stands alone when all are."""
+    from cabench.paper import SURROGATE_NOTE
+
+    def notes(names: list[str]) -> list[str]:
+        fig = landscape_figure([shipped(name) for name in names])
+        said = [t.get_text() for t in fig.texts]
+        plt.close(fig)
+        return said
+
+    assert notes(["piqa", "jhu-temperature"]) == [f"PIQA: {SURROGATE_NOTE}"]
+    assert notes(["piqa", "gsm8k"]) == [SURROGATE_NOTE] and notes(["jhu-temperature"]) == []
