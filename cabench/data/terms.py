@@ -159,6 +159,8 @@ def _bounds(value: Any, fail: Callable[[str, str], CabenchError], key: str) -> s
     if (isinstance(value, list) and len(value) == 2
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
             and value[0] < value[1]):
+        if not math.isfinite(float(value[1]) - float(value[0])):  # every value would normalise to 0
+            raise fail(key, f"expected [lo, hi] whose width hi - lo is a finite number, got {value!r}")
         return float(value[0]), float(value[1])
     raise fail(key, f"expected 'profiling' or [lo, hi] with lo < hi, got {value!r}")
 
@@ -188,9 +190,9 @@ def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) ->
         if not isinstance(given, str) or not given.strip():
             raise fail(f"{key}.column", f"expected the name of a log column, got {given!r}")
         column = given
-        direction = item.get("direction", "max")
+        direction = item.get("direction")
         normalise = _bounds(item.get("normalise", "profiling"), fail, f"{key}.normalise")
-    if direction not in ("max", "min"):
+    if direction is not None and direction not in ("max", "min"):
         raise fail(f"{key}.direction", f"expected max (larger is better) or min, got {direction!r}")
     if not isinstance(name, str) or not name.strip() or not name.isprintable():
         raise fail(f"{key}.name", f"expected a printable name, got {name!r}")
@@ -199,6 +201,9 @@ def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) ->
                                   "the objective another name (name: ...)")
     if normalise == "inverse" and direction != "max":
         raise fail(f"{key}.direction", "efficiency is larger-is-better; declare latency for smaller-is-better")
+    if direction is None:  # a column's own: no default (latency_s read as larger-is-better made the slowest best)
+        raise fail(f"{key}.direction", "missing; a column objective says whether larger is better (direction: max) "
+                                       "or smaller (direction: min)")
     return ObjectiveSpec(name, column, direction, normalise)
 
 

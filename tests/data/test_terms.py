@@ -63,6 +63,12 @@ def test_builtins_and_a_column_of_ones_own():
     ({"objectives": ["accuracy", {"column": "x", "direction": "up"}]}, "objectives[1].direction: expected max"),
     ({"objectives": ["accuracy", {"column": "x", "normalise": [1, 0]}]}, "objectives[1].normalise: expected"),
     ({"objectives": ["accuracy", {"colum": "x"}]}, "objectives[1].colum: unknown key"),
+    # a column's direction has no default: latency_s taken as larger-is-better made the slowest configuration best
+    ({"objectives": ["accuracy", {"column": "latency_s"}]}, "objectives[1].direction: missing; a column objective "
+                                                            "says whether larger is better (direction: max)"),
+    # a width beyond a float's range normalised every value to 0: every configuration in the Pareto set
+    ({"objectives": ["accuracy", {"column": "x", "direction": "min", "normalise": [-1e308, 1e308]}]},
+     "objectives[1].normalise: expected [lo, hi] whose width hi - lo is a finite number"),
     ({"objectives": ["accuracy", {"name": "efficiency", "normalise": [0, 1]}]}, "objectives[1].normalise: efficiency"),
     # mu_c is arms.csv's mean normalised cost: an objective named c would lose its means to it
     ({"objectives": ["accuracy", "latency", {"column": "judge", "name": "c"}]}, "objectives[2].name: 'c' is taken"),
@@ -116,7 +122,8 @@ def test_directions_and_bounds_by_hand():
     latency = np.array([[1.0, 2, 3, 4, 5], [6, 7, 8, 9, 10]])
     judge = np.array([[0.0, 5, 10, 2, 2], [4, 4, 4, 4, 4]])
     usd = np.array([[1e-4, 2e-4, 1e-4, 2e-4, 1e-4], [4e-4, 4e-4, 4e-4, 4e-4, 4e-4]])
-    terms = _terms(objectives=["latency", {"column": "judge", "normalise": [0, 10]}, "cost"], cost="usd")
+    terms = _terms(objectives=["latency", {"column": "judge", "direction": "max", "normalise": [0, 10]}, "cost"],
+                   cost="usd")
     norm = fit_normalisation({"latency_s": latency, "judge": judge, "cost": usd}, "here", "vary", terms)
     lo, hi = np.percentile(latency, 5), np.percentile(latency, 95)
     assert [o.name for o in norm.objectives] == ["latency", "judge", "cost"] and norm.cost_unit == "usd"
@@ -131,7 +138,7 @@ def test_an_objective_that_does_not_vary_needs_bounds():
     flat = np.full((2, 4), 3.0)
     with pytest.raises(CabenchError, match="judge: the 5th and 95th percentiles .* give it normalise: \\[lo, hi\\]"):
         fit_normalisation({"judge": flat, "correct": flat / 3, "tokens": flat + np.arange(4)}, "here", "vary",
-                          _terms(objectives=["accuracy", {"column": "judge"}]))
+                          _terms(objectives=["accuracy", {"column": "judge", "direction": "max"}]))
 
 
 # --- logs without latency, end to end ---------------------------------------------------------------------------
@@ -209,7 +216,8 @@ def test_accuracy_cost_ucb_needs_accuracy_first(tmp_path):
     scored = write_dataset(tmp_path / "scored", frame, gz=False, split={"profiling_size": 30, "seed": 0})
     (scored / "dataset.yaml").write_text((scored / "dataset.yaml").read_text() + "extra_columns: [judge]\n")
     judged = {"dataset": str(scored), "setting": "online", "rho": 2, "methods": ["acc-cost-ucb"],
-              "objectives": [{"name": "judge", "column": "judge", "normalise": [0, 10]}, "latency"]}
+              "objectives": [{"name": "judge", "column": "judge", "direction": "max", "normalise": [0, 10]},
+                             "latency"]}
     assert build_problem(parse_config(judged, "cfg.yaml"))[0].n_objectives == 2  # a quality score first: accepted
     index = OnlineMethod("acc-cost-ucb").entry.index
     upper = np.array([[[0.3, 0.9, 0.8], [0.6, 0.1, 0.2]]])
