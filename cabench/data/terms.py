@@ -183,7 +183,8 @@ def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) ->
         if base.normalise == "inverse" and "normalise" in item:
             raise fail(f"{key}.normalise", "efficiency is normalised by the profiling latencies (App. A); declare "
                                            "latency to give bounds in seconds")
-        column, direction = base.column, str(item.get("direction", base.direction))
+        column = base.column
+        direction: str | None = str(item.get("direction", base.direction))
         normalise = _bounds(item["normalise"], fail, f"{key}.normalise") if "normalise" in item else base.normalise
     else:
         given = item.get("column")
