@@ -58,6 +58,9 @@ def parse_budget(text: str) -> Budget:
     unit = (found.group("unit").lower() or ("usd" if found.group("dollar") else "")) if found else ""
     if found is None or unit not in COST_UNITS or (found.group("dollar") and unit != "usd"):
         hint = did_you_mean(unit, COST_UNITS) if unit not in COST_UNITS else ""
+        named, equals, amount = text.partition("=")  # run's UNIT=VALUES form
+        if equals and named.strip().lower() in COST_UNITS:
+            hint = f"; one budget is its amount, then its unit: {amount.strip()}{named.strip().lower()}"
         raise CabenchError(f"--budget {text}: expected an amount and a unit, e.g. 2e6tokens, 5usd or $5 (units: "
                            f"{', '.join(COST_UNITS)}){hint}")
     value = float(found.group("value")) * (-1.0 if found.group("sign") == "-" else 1.0)

@@ -312,10 +312,13 @@ def _overrides(**values: Any) -> dict[str, Any]:
 def _number_list(text: str | None, flag: str) -> list[float] | None:
     if text is None:
         return None
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+    items = text.split(",")
+    try:  # every item a number as written (an empty item, or 1_0 read as 10, was taken silently)
+        values = [float(v) for v in items if "_" not in v]
     except ValueError:
-        raise CabenchError(f"{flag}: expected comma-separated numbers, got '{text}'") from None
+        values = []
+    if len(values) != len(items) and any(v.strip() for v in items):
+        raise CabenchError(f"{flag}: expected comma-separated numbers, got '{text}'")
     if not values:
         raise CabenchError(f"{flag}: give at least one number")
     return [int(v) if v.is_integer() else v for v in values]
@@ -332,9 +335,12 @@ def _budget_option(text: str | None) -> dict[str, list[float]] | None:
     if not sep:
         try:
             one = parse_budget(text.strip())
-        except CabenchError:
-            raise CabenchError(f"--budget {text}: expected UNIT=VALUES or one amount with its unit, e.g. --budget "
-                               "usd=0.5,2, --budget tokens=100000 or --budget 5usd") from None
+        except CabenchError as exc:  # what is wrong with the amount (-5usd, 1e400usd), else both forms
+            said = str(exc)
+            if said.startswith(f"--budget {text.strip()}: expected an amount and a unit"):
+                said = (f"--budget {text}: expected UNIT=VALUES or one amount with its unit, e.g. --budget "
+                        "usd=0.5,2, --budget tokens=100000 or --budget 5usd")
+            raise CabenchError(said) from None
         return {one.unit: [int(one.value) if one.value.is_integer() else one.value]}
     if not unit.strip():
         raise CabenchError(f"--budget {text}: expected UNIT=VALUES, e.g. --budget usd=0.5,2 or --budget tokens=100000")

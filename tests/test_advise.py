@@ -783,3 +783,10 @@ def test_a_price_table_lacking_a_model_is_named_as_given(home, first, tmp_path):
         f"error: --prices {tmp_path / 'my_prices.yaml'}: no price for model 'boreal-pro'; add it (or a pattern such "
         "as 'boreal*' matching it)\n")
     assert not (tmp_path / "out" / "results").exists()
+
+
+def test_a_budget_written_as_run_writes_it_says_how_advise_reads_it():
+    """`advise --budget usd=2` (run's form) was refused without a word of the form advise reads."""
+    with pytest.raises(CabenchError, match=r"^--budget usd=2: expected an amount and a unit, .*; one budget is its "
+                                           r"amount, then its unit: 2usd$"):
+        parse_budget("usd=2")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -490,3 +491,12 @@ def test_run_names_both_budget_forms_for_one_it_cannot_read():
         _budget_option("5dollars")
     assert str(exc.value) == ("--budget 5dollars: expected UNIT=VALUES or one amount with its unit, e.g. --budget "
                               "usd=0.5,2, --budget tokens=100000 or --budget 5usd")
+    # what is wrong with an amount is said as advise says it (it offered 5usd as the fix for -5usd)
+    for text, said in (("-5usd", "expected a positive amount"), ("0usd", "expected a positive amount"),
+                       ("1e400usd", "expected a finite amount")):
+        with pytest.raises(CabenchError, match=f"^--budget {re.escape(text)}: {said}"):
+            _budget_option(text)
+    # every item a number as written: an empty item was dropped, 1_0 read as 10
+    for text in ("usd=0.5,,2", "usd=1_0", "usd=2,"):
+        with pytest.raises(CabenchError, match=f"^--budget: expected comma-separated numbers, got '{text[4:]}'$"):
+            _budget_option(text)
