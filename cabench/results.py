@@ -66,6 +66,8 @@ TEXT = ("experiment", "config_hash", "dataset", "title", "setting", "method", "c
 MAY_BE_EMPTY = {"moving_avg_mean", "moving_avg_se", "cum_regret_se"}
 MAY_BE_INFINITE = {"gamma"}  # the classification gap of an arm nothing competes with
 POSITIVE = {"rho", "budget"}
+#: Columns of counts: whole numbers, 0 or more (a negative count of pulls was read as given)
+COUNTS = {"pulls", "samples"}
 DEFAULT_OBJECTIVES = ["accuracy", "efficiency"]
 AGAIN = "run the experiment again"
 
@@ -176,6 +178,9 @@ def _check_numbers(path: Path, frame: pd.DataFrame, col: str, number: np.ndarray
         _fail_at(path, frame, np.isinf(number), col, "is not a finite number")
     if col in POSITIVE:
         _fail_at(path, frame, number <= 0, col, "is not positive")
+    if col in COUNTS:
+        _fail_at(path, frame, (number < 0) | (number != np.floor(number)), col, "is not a count (a whole number, 0 "
+                                                                               "or more)")
 
 
 def _checked(path: Path, columns: Collection[str], unit: str = "tokens", trajectory: bool = False,

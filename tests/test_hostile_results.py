@@ -279,6 +279,8 @@ DAMAGE = [  # (label, damage, file, words in the error)
     ("dataset K text", lambda f: _edit_csv(f, "dataset.csv", "K", "many"), "dataset.csv", "column 'K'"),
     ("selection of an unknown configuration", lambda f: _edit_csv(f, "selections.csv.gz", "config_id", "ghost"),
      "selections.csv.gz", "column 'config_id'"),
+    ("a negative count of pulls", lambda f: _edit_csv(f, "selections.csv.gz", "pulls", "-3"),  # (read as given)
+     "selections.csv.gz", "line 2, column 'pulls': -3 is not a count (a whole number, 0 or more)"),
     ("selections cut short", lambda f: _cut(f / "selections.csv.gz", 100), "selections.csv.gz",
      "unreadable result file"),
     ("a repetition twice", lambda f: _repeat_a_repetition(f), "runs.csv", "appears twice"),
