@@ -216,6 +216,9 @@ def _prices(raw: Any, fail: Callable[[str, str], CabenchError]) -> tuple[Price, 
         where = f"prices.{pattern}"
         if not isinstance(pattern, str) or not pattern.strip():
             raise fail("prices", f"expected model names or patterns as keys, got {pattern!r}")
+        if pattern in ("input", "output", "tokens") and not isinstance(entry, dict):  # rates without a model
+            raise fail(where, f"a price table maps model names or patterns to their rates: for every model, "
+                              f"prices: {{'*': {{{pattern}: {entry}{', ...' if pattern != 'tokens' else ''}}}}}")
         if not isinstance(entry, dict) or set(entry) not in ({"input", "output"}, {"tokens"}):
             raise fail(where, "expected {input: $/1M tokens, output: $/1M tokens}, or {tokens: $/1M tokens} (one "
                               "blended rate on the total)")

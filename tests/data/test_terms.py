@@ -77,6 +77,9 @@ def test_builtins_and_a_column_of_ones_own():
     ({"prices": {"m": {"input": 1}}}, "prices.m: expected {input"),
     ({"prices": {"m": {"input": 1, "output": -2}}}, "prices.m.output: expected dollars per million tokens"),
     ({"prices": []}, "prices: expected a mapping"),
+    # rates without a model name: 'tokens' was taken for a model, and the fix offered was what had been written
+    ({"prices": {"tokens": 1.5}}, "prices.tokens: a price table maps model names or patterns to their rates: for "
+                                  "every model, prices: {'*': {tokens: 1.5}}"),
 ])
 def test_bad_declarations_are_one_line_naming_the_key(raw, words):
     assert words in _error(**raw)
