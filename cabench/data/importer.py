@@ -146,7 +146,7 @@ def surrogate_source(files: Sequence[Path]) -> Path | None:
         meta = path.resolve().parent / META_NAME
         try:
             if meta.is_file() and (load_yaml(meta.read_text()) or {}).get("surrogate") is True:
-                return path.parent
+                return meta.parent  # (where the file is: a link to the shipped logs names their folder)
         except (OSError, UnicodeDecodeError, ValueError, AttributeError, yaml.YAMLError):
             continue  # not a dataset.yaml cabench can read: no surrogate folder
     return None

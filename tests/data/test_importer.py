@@ -645,10 +645,15 @@ def test_logs_read_from_a_folder_of_surrogate_logs_stay_surrogate(tmp_path):
     out = import_logs(shipped / "logs.csv.gz", tmp_path / "map.yaml", tmp_path / "again", echo=said.append)
     meta = yaml.safe_load((out / "dataset.yaml").read_text())
     assert meta["surrogate"] is True and load_dataset(out).surrogate
-    assert meta["description"] == f"Imported from logs.csv.gz: the SURROGATE logs of {shipped}, NOT real model outputs"
+    assert meta["description"] == (f"Imported from logs.csv.gz: the SURROGATE logs of {shipped.resolve()}, NOT real "
+                                   "model outputs")
     assert meta["provenance"]["surrogate_source"] == str(shipped.resolve())
-    assert (f"the logs are read from {shipped}, a folder of surrogate logs (its dataset.yaml): the dataset is marked "
-            "surrogate") in said
+    assert (f"the logs are read from {shipped.resolve()}, a folder of surrogate logs (its dataset.yaml): the dataset "
+            "is marked surrogate") in said
+    (tmp_path / "linked.csv.gz").symlink_to(shipped / "logs.csv.gz")  # a link to them: still theirs, named so
+    linked = import_logs(tmp_path / "linked.csv.gz", None, tmp_path / "linked")
+    assert yaml.safe_load((linked / "dataset.yaml").read_text())["provenance"]["surrogate_source"] == str(
+        shipped.resolve())
     from typer.testing import CliRunner
 
     from cabench.cli import app
