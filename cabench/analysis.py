@@ -149,10 +149,12 @@ def _times(n: int) -> str:
     return f"{n} repetition{'' if n == 1 else 's'}"
 
 
-def _share(x: float, n: int) -> str:
-    """A share of ``n`` repetitions in whole percent, or as a count where the percent would round to 0% or 100%
-    without being either (1 of 500 read "0%")."""
-    return f"{100 * x:.0f}%" if round(100 * x) not in (0, 100) or x in (0.0, 1.0) else f"{round(x * n)} of {n}"
+def _share(x: float, n: int, noun: str = "") -> str:
+    """A share of ``n`` repetitions in whole percent (``of`` the ``noun`` given), or as a count where the percent
+    would round to 0% or 100% without being either (1 of 500 read "0%")."""
+    if round(100 * x) not in (0, 100) or x in (0.0, 1.0):
+        return f"{100 * x:.0f}%" + (f" of {noun}" if noun else "")
+    return f"{round(x * n)} of {n}" + (f" {noun}" if noun else "")
 
 
 def _boundary(e: Experiment) -> str:
@@ -200,12 +202,14 @@ def _theorem2(e: Experiment) -> str:
 
 def _few_carry(base: str, boot: dict[str, dict], state: str) -> str:
     """For a lowest-regret claim that holds: the methods ``base`` is lower than in under half of the repetitions
-    (its mean lead resting on a few repetitions of large differences), said; else nothing."""
-    fewer = [(m, r) for m, r in boot.items() if r["base_better"] < 0.5]
+    while the other is lower in more of them (its mean lead resting on a few repetitions of large differences),
+    said; else nothing (ties in most repetitions carry no such lead)."""
+    fewer = [(m, r) for m, r in boot.items() if r["base_better"] < 0.5 and r["other_better"] > r["base_better"]]
     if state != "holds" or not fewer:
         return ""
-    against = ", ".join(f"{_show(m)} ({_share(r['base_better'], r['n'])})" for m, r in fewer)
-    return (f"; {_show(base)} is lower than {against} in under half of the repetitions: its lower mean rests on a "
+    against = ", ".join(f"{_show(m)} ({_share(r['base_better'], r['n'])} against {_show(m)}'s "
+                        f"{_share(r['other_better'], r['n'])})" for m, r in fewer)
+    return (f"; {_show(base)} is lower in under half of the repetitions than {against}: its lower mean rests on a "
             "few repetitions with large differences")
 
 
@@ -237,7 +241,7 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
             f"{_show(base)} has the lowest mean R_HV at ρ={rho:g}, significantly below every other method",
             f"mean paired difference of R_HV, {_show(base)} minus {_show(other)}: "
             f"{_interval(closest['diff'], closest['low'], closest['high'], '+.4g')}; {_show(base)} lower in "
-            f"{_share(closest['base_better'], closest['n'])} of repetitions, {_show(other)} in "
+            f"{_share(closest['base_better'], closest['n'], 'repetitions')}, {_show(other)} in "
             f"{_share(closest['other_better'], closest['n'])} ("
             + (f"the closest of {len(boot)} comparisons" if not against else
                f"the one that rules the claim out of {len(boot)} comparisons" if len(against) == 1 else
@@ -330,7 +334,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         if p_lo == p_hi == 0.0:  # no error at either budget: nothing to fall
             state = "n/a"
         gap = float(np.nanmin(e.arms["gamma"].to_numpy(float))) + 0.0  # (+0.0: arms.csv's -0.0 is 0)
-        tie = " (an arm on the boundary of the Pareto set: no budget classifies it reliably)" if gap <= 0 else ""
+        tie = f" ({_boundary(e)})" if gap <= 0 else ""
         reason = "" if state != "fails" else (
             f"the smallest classification gap γ of eq. (1) among these {e.k} arms is {gap:.5f} (arms.csv){tie}"
             f"{_theorem2(e)}"
@@ -355,8 +359,9 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
             reason = "" if state != "fails" else (
                 f"{_show(other)} errs no more often ({b:.3f} against {a:.3f}; only {_show(base)} errs in "
                 f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']}); "
-                + (f"{boundary}, so both err in most repetitions." if boundary else
-                   f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}."))
+                + (f"{boundary}, so both err in most repetitions." if boundary and min(a, b) > 0.5 else
+                   f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}"
+                   + (f"; {boundary}." if boundary else ".")))
             out.append(Verdict(
                 state, "error-below", f"{_show(base)}'s error is below {_show(other)}'s at ρ={rho:g} ({mode} costs)",
                 f"P(error) {a:.3f} vs {b:.3f}, paired difference {_interval(r['diff'], r['low'], r['high'])}, "
@@ -377,7 +382,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
                 state, "f1-above", f"{_show(base)}'s Pareto F1 is above {_show(other)}'s at ρ={rho:g} ({mode} costs)",
                 f"mean paired difference of F1, {_show(base)} minus {_show(other)}: "
                 f"{_interval(r['diff'], r['low'], r['high'])}; {_show(base)} higher in "
-                f"{_share(r['base_better'], r['n'])} of repetitions, {_show(other)} in "
+                f"{_share(r['base_better'], r['n'], 'repetitions')}, {_show(other)} in "
                 f"{_share(r['other_better'], r['n'])}"
                 + ("; both return the true Pareto set in every repetition: nothing to compare" if perfect else ""),
                 r["diff"], r["low"], r["high"],
@@ -388,7 +393,8 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         d_lo, d_hi = bootstrap_mean_ci(sto - det)
         state = "holds" if t["p"] >= ALPHA else "fails"
         never = sto.mean() == det.mean() == 0.0  # neither cost mode errs: no error to change
-        state = "n/a" if never else state
+        always = sto.mean() == det.mean() == 1.0  # both err in every repetition: no success to change
+        state = "n/a" if never or always else state
         shares = {m: _summary_row(s, base, rho, m)["spend_share"] for m in ("deterministic", "stochastic")}
         reason = "" if state != "fails" else (
             f"with realised costs {_show(base)} spent {shares['stochastic']:.3f} of B against "
@@ -401,6 +407,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
             f"{_interval(sto.mean() - det.mean(), d_lo, d_hi)}, exact McNemar p={t['p']:.3g} (holds = no "
             "significant difference at 5%; not a proof of equality)"
             + ("; neither cost mode errs at this budget: nothing to compare" if never else
+               "; both cost modes err in every repetition at this budget: nothing to compare" if always else
                f"; the same outcome in every one of the {t['n']} repetitions" if t["only_a"] + t["only_b"] == 0
                else ""), float(sto.mean() - det.mean()), d_lo, d_hi, None, reason))
     return out

@@ -403,10 +403,12 @@ def test_two_methods_that_err_in_every_repetition_are_not_compared(root):
     not tested (it read "does not hold", with spend shares for its reason); with an arm of classification gap 0
     (arms.csv's -0.0 among them) the verdict names it, and a claim that then does not hold gives it as the reason
     (no budget classifies such an arm reliably), the gap printed as 0."""
-    def verdicts_of(tie: bool, once_right: bool) -> tuple[list, str]:
+    def verdicts_of(tie: bool, once_right: bool, errors: tuple[float, float] = (1, 1)) -> tuple[list, str]:
         e = copied_experiment(root, "gsm8k_psi")  # (afresh: an experiment keeps its tables by cell once read)
         e.summary()
-        e.runs.loc[_psi_cells(e, "copsi") | _psi_cells(e, "psi-sr"), "error"] = 1
+        for method, share in zip(("copsi", "psi-sr"), errors):  # the first share of the repetitions err
+            cells = _psi_cells(e, method)
+            e.runs.loc[cells, "error"] = (e.runs.loc[cells, "rep"] % 10 < 10 * share).astype(int)
         if once_right:  # PSI-SR right once, CoPSI never: its error is not below
             e.runs.loc[e.runs.index[_psi_cells(e, "psi-sr")][0], "error"] = 0
         if tie:
@@ -427,6 +429,10 @@ def test_two_methods_that_err_in_every_repetition_are_not_compared(root):
     assert v.state == "fails" and v.reason.endswith(f"; 1 of the {boundary}, so both err in most repetitions."), v
     falls = next(v for v in found if v.kind == "error-falls")
     assert falls.state != "fails" or "among these 14 arms is 0.00000 " in falls.reason, falls
+    found, boundary = verdicts_of(tie=True, once_right=False, errors=(0.3, 0.1))  # most repetitions right
+    v = next(v for v in found if v.kind == "error-below" and v.versus == "psi-sr")
+    assert v.state == "fails" and v.reason.endswith(f"; 1 of the {boundary}."), v  # not "both err in most"
+    assert "so both err in most repetitions" not in v.reason and "spent" in v.reason, v
 
 
 def test_realised_costs_that_change_no_outcome_say_so_and_neither_erring_is_not_tested(root):
@@ -444,6 +450,9 @@ def test_realised_costs_that_change_no_outcome_say_so_and_neither_erring_is_not_
     assert v.state == "n/a" and v.quantity.endswith("neither cost mode errs at this budget: nothing to compare"), v
     v, n = realised(lambda rep: rep % 2)
     assert v.state == "holds" and v.quantity.endswith(f"the same outcome in every one of the {n} repetitions"), v
+    v, _ = realised(lambda rep: 1)  # both modes err in every repetition: as little to compare as neither erring
+    assert v.state == "n/a" and v.quantity.endswith("; both cost modes err in every repetition at this budget: "
+                                                    "nothing to compare"), v
 
 
 @pytest.mark.parametrize("x, n, text", [(1 / 500, 500, "1 of 500"), (499 / 500, 500, "499 of 500"),
@@ -460,15 +469,15 @@ def test_each_experiments_verdicts_are_worded_as_the_scorecard_words_them(report
 
     assert [mark(state) for state in STATES] == ["**holds**", "**does not hold**", "**inconclusive**", "not tested"]
     section = report[report.index("### Verdicts"):]
-    states = re.findall(r"^- .*: (\*\*[a-z ]+\*\*|not tested)(?: — why: .*)?$", section, flags=re.M)
-    assert states and set(states) <= {mark(state) for state in STATES}
+    states = re.findall(r"^- .*: (\*\*[a-z ]+\*\*|not tested|n/a)(?: — why: .*)?$", section, flags=re.M)
+    assert "not tested" in states and set(states) <= {mark(state) for state in STATES}, states
 
 
 def test_a_lowest_mean_carried_by_a_few_repetitions_says_so(root):
     """CoHV-UCB's R_HV far below every other method's in 4 of 10 repetitions and just above in the other 6: its
     mean is significantly lowest (holds), and the verdict says it is lower in under half of the repetitions
     (on the full results it was lower than HV-UCB in 42 of 100, the median favouring HV-UCB, without a word)."""
-    def lowest(lead: float):
+    def lowest(lead: float, elsewhere: float = -1.0):
         e = copied_experiment(root, "gsm8k_online")  # (afresh: tables are kept by cell once read)
         e.summary()
         runs = e.runs
@@ -478,12 +487,15 @@ def test_a_lowest_mean_carried_by_a_few_repetitions_says_so(root):
             if method != "cohv-ucb":
                 mine = runs.index[at & (runs["method"] == method)]
                 reps = runs.loc[mine, "rep"]
-                runs.loc[mine, "regret_hv"] = base.loc[reps].to_numpy() + np.where(reps < 4, lead, -1.0)
+                runs.loc[mine, "regret_hv"] = base.loc[reps].to_numpy() + np.where(reps < 4, lead, elsewhere)
         return next(v for v in verdicts(e, comparisons(e)) if v.kind == "lowest-regret")
 
     v = lowest(1000.0)
     assert v.state == "holds" and v.quantity.endswith(
-        "; CoHV-UCB is lower than HV-UCB (40%), Accuracy-Cost-UCB (40%), Uniform (40%) in under half of the "
-        "repetitions: its lower mean rests on a few repetitions with large differences"), v
+        "; CoHV-UCB is lower in under half of the repetitions than HV-UCB (40% against HV-UCB's 60%), "
+        "Accuracy-Cost-UCB (40% against Accuracy-Cost-UCB's 60%), Uniform (40% against Uniform's 60%): its lower "
+        "mean rests on a few repetitions with large differences"), v
     v = lowest(-1000.0)  # lower in none: the claim is ruled out, and nothing more is said
     assert v.state == "fails" and "in under half of the repetitions" not in v.quantity, v
+    v = lowest(1000.0, elsewhere=0.0)  # equal in the other 6: lower in 40%, higher in none: no lead of a few
+    assert v.state == "holds" and "in under half of the repetitions" not in v.quantity, v
