@@ -37,6 +37,8 @@ from cabench.units import COST_UNITS, amount
 SHOWN_SETTING = {"online": "online", "psi": "identification"}
 _BUDGET = re.compile(r"\s*(?P<sign>[-+])?\s*(?P<dollar>\$)?\s*(?P<value>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*"
                      r"(?P<unit>[A-Za-z_]*)\s*")
+#: One amount as a budget writes it, without its unit.
+_AMOUNT = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ def parse_budget(text: str) -> Budget:
         hint = did_you_mean(unit, COST_UNITS) if unit not in COST_UNITS else ""
         named, equals, amount = text.partition("=")  # run's UNIT=VALUES form
         if equals and named.strip().lower() in COST_UNITS:
-            hint = f"; one budget is its amount, then its unit: {amount.strip()}{named.strip().lower()}"
+            one = amount.strip() if _AMOUNT.fullmatch(amount.strip()) else "2"  # (several: advise spends one)
+            hint = f"; one budget is its amount, then its unit: {one}{named.strip().lower()}"
         raise CabenchError(f"--budget {text}: expected an amount and a unit, e.g. 2e6tokens, 5usd or $5 (units: "
                            f"{', '.join(COST_UNITS)}){hint}")
     value = float(found.group("value")) * (-1.0 if found.group("sign") == "-" else 1.0)

@@ -338,8 +338,9 @@ def _budget_option(text: str | None) -> dict[str, list[float]] | None:
         except CabenchError as exc:  # what is wrong with the amount (-5usd, 1e400usd), else both forms
             said = str(exc)
             if said.startswith(f"--budget {text.strip()}: expected an amount and a unit"):
+                hint = said.partition("; did you mean")  # (5tokns: did you mean 'tokens'?)
                 said = (f"--budget {text}: expected UNIT=VALUES or one amount with its unit, e.g. --budget "
-                        "usd=0.5,2, --budget tokens=100000 or --budget 5usd")
+                        f"usd=0.5,2, --budget tokens=100000 or --budget 5usd{hint[1]}{hint[2]}")
             raise CabenchError(said) from None
         return {one.unit: [int(one.value) if one.value.is_integer() else one.value]}
     if not unit.strip():
