@@ -131,10 +131,6 @@ def _check_dataset_part(part: dict[str, Any], path: Path) -> None:
     declared_split(part, path.parent, where)
     declared_terms(part, path.parent, where)
     check_missing(part, where)
-    if part.get("surrogate") is True:  # reports would call the logs calibrated to the paper's statistics
-        raise CabenchError(f"{where}surrogate: an import holds real logs (surrogate: false); surrogate logs are "
-                           "the ones scripts/make_surrogate_logs.py writes (logs read from their folder are marked "
-                           "surrogate by the import)")
     _with_notes({}, part.get("provenance"), path)
 
 
@@ -651,14 +647,20 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     given_part = {key: value for key, value in mapping["dataset"].items() if key != "provenance"}
     provenance = _with_notes(provenance, mapping["dataset"].get("provenance"), mapping_path)
     surrogate_of = surrogate_source(files)
+    if given_part.get("surrogate") is True and surrogate_of is None:  # reports: calibrated to the paper's statistics
+        raise CabenchError(f"{mapping_path}: dataset.surrogate: an import holds real logs (surrogate: false); "
+                           "surrogate logs are the ones scripts/make_surrogate_logs.py writes (logs read from their "
+                           "folder are marked surrogate by the import)")
     if surrogate_of is not None:
         provenance["surrogate_source"] = str(surrogate_of.resolve())
         echo(f"the logs are read from {surrogate_of}, a folder of surrogate logs (its dataset.yaml): the dataset is "
              "marked surrogate")
-    meta = {"name": out.name, "description": f"Imported from {source.name}" + (
-                f": the SURROGATE logs of {surrogate_of}, NOT real model outputs" if surrogate_of else ""),
-            "provenance": provenance, "surrogate": False, "licence": "unspecified", **given_part,
-            **({"surrogate": True} if surrogate_of is not None else {}),  # whatever the mapping says
+    meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": provenance,
+            "surrogate": False, "licence": "unspecified", **given_part}
+    if surrogate_of is not None:  # whatever the mapping says, with its description
+        meta.update(surrogate=True, description=f"{str(meta['description']).rstrip('. ')}: the SURROGATE logs of "
+                                                f"{surrogate_of}, NOT real model outputs")
+    meta = {**meta,
             **({"split": split_at_import} if split_at_import else {}),
             **({"extra_columns": list(extra)} if extra else {})}
     if not isinstance(meta["surrogate"], bool):

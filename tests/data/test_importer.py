@@ -660,6 +660,12 @@ def test_logs_read_from_a_folder_of_surrogate_logs_stay_surrogate(tmp_path):
 
     described = CliRunner().invoke(app, ["data", "describe", str(out)])
     assert described.exit_code == 0 and described.stdout.startswith("again: SURROGATE logs"), described.output
+    # a mapping saying so is right, and its own description is kept with the words that they are surrogate
+    (tmp_path / "said.yaml").write_text(yaml.safe_dump({"dataset": {"surrogate": True, "description": "Ours."}}))
+    said_so = import_logs(shipped / "logs.csv.gz", tmp_path / "said.yaml", tmp_path / "said")
+    meta = yaml.safe_load((said_so / "dataset.yaml").read_text())
+    assert meta["surrogate"] is True and meta["description"] == (f"Ours: the SURROGATE logs of {shipped.resolve()}, "
+                                                                 "NOT real model outputs")
     real = write_dataset(tmp_path / "real", tiny_logs())
     for source in (real / "logs.csv.gz", tmp_path / "loose.csv"):
         tiny_logs().to_csv(tmp_path / "loose.csv", index=False)
