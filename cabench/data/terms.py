@@ -156,6 +156,13 @@ PAPER_TERMS = Terms(objectives=(builtin("accuracy"), builtin("efficiency")))
 def _bounds(value: Any, fail: Callable[[str, str], CabenchError], key: str) -> str | tuple[float, float]:
     if value == "profiling":
         return "profiling"
+    try:
+        return _finite_bounds(value, fail, key)
+    except OverflowError:  # an integer beyond a float's range (400 digits)
+        raise fail(key, f"expected [lo, hi] of numbers within a float's range, got {value!r}") from None
+
+
+def _finite_bounds(value: Any, fail: Callable[[str, str], CabenchError], key: str) -> tuple[float, float]:
     if (isinstance(value, list) and len(value) == 2
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
             and value[0] < value[1]):

@@ -69,6 +69,8 @@ def test_builtins_and_a_column_of_ones_own():
     # a width beyond a float's range normalised every value to 0: every configuration in the Pareto set
     ({"objectives": ["accuracy", {"column": "x", "direction": "min", "normalise": [-1e308, 1e308]}]},
      "objectives[1].normalise: expected [lo, hi] whose width hi - lo is a finite number"),
+    ({"objectives": ["accuracy", {"column": "x", "direction": "min", "normalise": [0, 10**400]}]},  # (a traceback)
+     "objectives[1].normalise: expected [lo, hi] of numbers within a float's range"),
     ({"objectives": ["accuracy", {"name": "efficiency", "normalise": [0, 1]}]}, "objectives[1].normalise: efficiency"),
     # mu_c is arms.csv's mean normalised cost: an objective named c would lose its means to it
     ({"objectives": ["accuracy", "latency", {"column": "judge", "name": "c"}]}, "objectives[2].name: 'c' is taken"),
