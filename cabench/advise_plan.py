@@ -31,7 +31,7 @@ from cabench.planning.draws import profiling_of
 from cabench.planning.targets import Target, parse_target
 from cabench.results import load_experiment
 from cabench.stats import Z95, wilson
-from cabench.units import COST_UNITS, amount
+from cabench.units import COST_UNITS, amount, unit_hint
 
 #: How a setting is named in experiment names and in the printed decision.
 SHOWN_SETTING = {"online": "online", "psi": "identification"}
@@ -59,7 +59,7 @@ def parse_budget(text: str) -> Budget:
     found = _BUDGET.fullmatch(text)
     unit = (found.group("unit").lower() or ("usd" if found.group("dollar") else "")) if found else ""
     if found is None or unit not in COST_UNITS or (found.group("dollar") and unit != "usd"):
-        hint = did_you_mean(unit, COST_UNITS) if unit not in COST_UNITS else ""
+        hint = (unit_hint(unit) or did_you_mean(unit, COST_UNITS)) if unit not in COST_UNITS else ""
         named, equals, amount = text.partition("=")  # run's UNIT=VALUES form
         if equals and named.strip().lower() in COST_UNITS:
             one = amount.strip() if _AMOUNT.fullmatch(amount.strip()) else "2"  # (several: advise spends one)

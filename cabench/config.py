@@ -28,7 +28,7 @@ from cabench.methods.configured import OnlineMethod, PsiMethod, unused
 from cabench.psi.engine import COST_MODES
 from cabench.storage import not_a_file
 from cabench.synthetic import SyntheticSpec
-from cabench.units import COST_UNITS
+from cabench.units import COST_UNITS, unit_hint
 from cabench.yamlio import load_yaml
 
 SETTINGS = ("online", "psi")
@@ -561,11 +561,6 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     )
 
 
-#: Words for a cost unit (lower case, a final s dropped) that are not its key: ``budget: {dollars: 5}``.
-_UNIT_WORDS = {"dollar": "usd", "$": "usd", "us$": "usd", "token": "tokens", "completion_token": "completion_tokens",
-               "output_token": "completion_tokens", "completion": "completion_tokens"}
-
-
 def _budget(r: _Reader, raw: Any, synthetic: bool) -> tuple[str, tuple[float, ...]]:
     """Budgets as the config states them, ``budget: {<cost unit>: N or [N, ...]}``: the unit and the values."""
     if synthetic:
@@ -575,9 +570,8 @@ def _budget(r: _Reader, raw: Any, synthetic: bool) -> tuple[str, tuple[float, ..
                                f"budget: {{tokens: [100000, 200000]}}, got {raw!r}")
     if isinstance(raw, dict):
         for key in raw:
-            unit = _UNIT_WORDS.get(str(key).strip().lower().rstrip("s"))
-            if unit is not None and key not in COST_UNITS:
-                raise r.fail(f"budget.{key}", f"unknown key; did you mean '{unit}'? (allowed keys: "
+            if unit_hint(str(key)):
+                raise r.fail(f"budget.{key}", f"unknown key{unit_hint(str(key))} (allowed keys: "
                                               f"{', '.join(sorted(COST_UNITS))})")
     spec = r.check_keys(raw, set(COST_UNITS), "budget")
     if len(spec) != 1:

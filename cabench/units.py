@@ -15,6 +15,21 @@ import pandas as pd
 COST_UNITS = ("tokens", "completion_tokens", "usd")
 #: How a unit is named in table headers and sentences.
 LABELS = {"tokens": "tokens", "completion_tokens": "completion tokens", "usd": "USD"}
+#: Words for a cost unit (lower case, a final s dropped) that are not its name: ``budget: {dollars: 5}``.
+UNIT_WORDS = {"dollar": "usd", "$": "usd", "us$": "usd", "token": "tokens", "completion_token": "completion_tokens",
+              "output_token": "completion_tokens", "completion": "completion_tokens"}
+
+
+def unit_meant(word: str) -> str | None:
+    """The cost unit ``word`` names in other words (``dollars``, ``Token``), if any; None for a unit's own name
+    and for a word that names none."""
+    return None if word in COST_UNITS else UNIT_WORDS.get(word.strip().lower().rstrip("s"))
+
+
+def unit_hint(word: str) -> str:
+    """``; did you mean 'usd'?`` for a word that names a cost unit otherwise (:func:`unit_meant`), else nothing."""
+    meant = unit_meant(word)
+    return f"; did you mean '{meant}'?" if meant else ""
 
 
 class TokenCount(str):

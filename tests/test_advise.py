@@ -792,3 +792,11 @@ def test_a_budget_written_as_run_writes_it_says_how_advise_reads_it():
         parse_budget("usd=2")
     with pytest.raises(CabenchError, match=r"; one budget is its amount, then its unit: 2usd$"):  # not '0.5,2usd'
         parse_budget("usd=0.5,2")
+
+
+@pytest.mark.parametrize("text, meant", [("5dollars", "usd"), ("5 Token", "tokens"),
+                                         ("300completion", "completion_tokens")])
+def test_a_budget_in_other_words_for_its_unit_says_which_unit(text, meant):
+    """One list of other words for the cost units serves a config's budget keys, cost: and --budget alike."""
+    with pytest.raises(CabenchError, match=f"did you mean '{meant}'\\?$"):
+        parse_budget(text)

@@ -490,7 +490,7 @@ def test_run_names_both_budget_forms_for_one_it_cannot_read():
     with pytest.raises(CabenchError) as exc:
         _budget_option("5dollars")
     assert str(exc.value) == ("--budget 5dollars: expected UNIT=VALUES or one amount with its unit, e.g. --budget "
-                              "usd=0.5,2, --budget tokens=100000 or --budget 5usd")
+                              "usd=0.5,2, --budget tokens=100000 or --budget 5usd; did you mean 'usd'?")
     with pytest.raises(CabenchError, match=r"--budget 5usd; did you mean 'tokens'\?$"):  # advise's hint kept
         _budget_option("5tokns")
     # what is wrong with an amount is said as advise says it (it offered 5usd as the fix for -5usd)

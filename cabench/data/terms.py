@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from cabench.errors import CabenchError, did_you_mean
-from cabench.units import COST_UNITS, LABELS
+from cabench.units import COST_UNITS, LABELS, unit_hint
 
 #: Log columns a cost unit reads when no price table is given.
 COST_COLUMNS = {"tokens": "tokens", "completion_tokens": "completion_tokens", "usd": "cost_usd"}
@@ -269,7 +269,7 @@ def parse_terms(raw: Mapping[str, Any], fail: Callable[[str, str], CabenchError]
                                      "two objectives of one column apart)")
     cost = raw.get("cost", "tokens")
     if cost not in COST_UNITS:
-        hint = did_you_mean(str(cost), COST_UNITS)
+        hint = unit_hint(str(cost)) or did_you_mean(str(cost), COST_UNITS)
         raise fail("cost", f"'{cost}' is not one of {', '.join(COST_UNITS)}{hint}")
     prices = _prices(raw["prices"], fail) if raw.get("prices") is not None else ()
     return Terms(objectives, str(cost), prices)

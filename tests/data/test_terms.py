@@ -75,7 +75,7 @@ def test_builtins_and_a_column_of_ones_own():
     # mu_c is arms.csv's mean normalised cost: an objective named c would lose its means to it
     ({"objectives": ["accuracy", "latency", {"column": "judge", "name": "c"}]}, "objectives[2].name: 'c' is taken"),
     ({"objectives": ["accuracy", {"column": "c"}]}, "objectives[1].name: 'c' is taken: arms.csv's mu_c is the mean"),
-    ({"cost": "dollars"}, "cost: 'dollars' is not one of tokens, completion_tokens, usd"),
+    ({"cost": "dollars"}, "cost: 'dollars' is not one of tokens, completion_tokens, usd; did you mean 'usd'?"),
     ({"prices": {"m": {"input": 1}}}, "prices.m: expected {input"),
     ({"prices": {"m": {"input": 1, "output": -2}}}, "prices.m.output: expected dollars per million tokens"),
     ({"prices": []}, "prices: expected a mapping"),
