@@ -468,6 +468,17 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
                   "less)") if "SIGKILL" in exc.how else ""
         raise CabenchError(f"{exc} while computing cells of {cfg.name}; {saved}{memory}") from None
 
+    try:
+        return _join_cells(cfg, problem, identity, ds, record, out, cache, list(zip(cells, keys)), reused, len(todo))
+    except KeyboardInterrupt:  # every cell saved: it said only "interrupted"
+        raise Interrupted(f"interrupted: all {len(cells)} cells are saved in {cache}; run the same command again "
+                          "to write the result files from them") from None
+
+
+def _join_cells(cfg: ExperimentConfig, problem: Problem, identity: Any, ds: Dataset | None, record: dict[str, Any],
+                out: Path, cache: Path, cells: list[tuple[Any, str]], reused: int, ran: int) -> Outcome:
+    """The result files joined from every saved cell (``cells``: each with its key), unless those files were built
+    from the same cells and config already."""
     unit = problem.norm.cost_unit
     resolved = cfg.resolved()
     if ds is not None:  # the split in force: the config's, else dataset.yaml's, else the default
@@ -475,14 +486,14 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
     meta = {**resolved, **record, "cabench_version": cabench.__version__, "git_commit": git_commit(),
             "code_hash": code_hash(), "problem": identity, "surrogate": bool(problem.surrogate)}
     meta_text = dump_yaml(meta, width=100)
-    inputs = _join_inputs(meta_text, cache, keys)
-    if not todo and unchanged(cache / JOINED, inputs, out, TABLES):  # nothing they are built from changed
+    inputs = _join_inputs(meta_text, cache, [key for _, key in cells])
+    if not ran and unchanged(cache / JOINED, inputs, out, TABLES):  # nothing they are built from changed
         return Outcome(out, len(cells), reused, 0, from_files(read_csv(out / "summary.csv"), unit), unit, False)
     with replaced_together() as files:  # a full disk while writing any of them leaves every table as it was
-        summary = _write_tables(cfg, problem, ds, record, out, cache, list(zip(cells, keys)), files)
+        summary = _write_tables(cfg, problem, ds, record, out, cache, cells, files)
         files.write(out / "config.yaml", meta_text)
     record_built(cache / JOINED, inputs, out, TABLES)
-    return Outcome(out, len(cells), reused, len(todo), summary, unit)
+    return Outcome(out, len(cells), reused, ran, summary, unit)
 
 
 @cache

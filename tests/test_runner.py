@@ -399,3 +399,26 @@ def test_a_run_on_surrogate_logs_says_so_first(tmp_path):
                         "repetitions": 2, "output": str(tmp_path / "r")}, "r.yaml")
     run_experiment(cfg, quiet=False, echo=said.append)
     assert said and not any(SURROGATE_NOTE in line for line in said)
+
+
+def test_an_interrupt_after_every_cell_is_saved_says_so(tmp_path, monkeypatch):
+    """Ctrl-C while the result files were joined from the saved cells printed a bare 'interrupted'; it says every
+    cell is saved, and the same command writes the files from them, running no cell again."""
+    from cabench import runner
+    from cabench.runner import Interrupted
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    cfg = parse_config({**PSI, "rho": [20], "methods": ["uniform"], "repetitions": 2, "output": str(tmp_path / "r")},
+                       "t.yaml")
+    monkeypatch.setattr(runner, "_write_tables", stopped)
+    with pytest.raises(Interrupted) as exc:
+        run_experiment(cfg, quiet=True)
+    cells = len(list((tmp_path / "r" / "cells").glob("*.ok")))
+    assert str(exc.value) == (f"interrupted: all {cells} cells are saved in {tmp_path / 'r' / 'cells'}; run the "
+                              "same command again to write the result files from them")
+    monkeypatch.undo()
+    again = run_experiment(cfg, quiet=True)
+    assert again.cells == cells
+    assert again.cells == again.reused and again.computed == 0 and (tmp_path / "r" / "runs.csv").is_file()
