@@ -350,10 +350,10 @@ def describe_row(row: Planned, plan: BudgetPlan) -> str:
     evaluation), 90% of draws reach it``."""
     e = row.estimate
     if not math.isfinite(e.rho):
-        head = (f"{row.target} not reached by {_bound(e.rho, plan)} ({float(plan.grid[-1]) / plan.instances:.2g}x the "
+        head = (f"{row.target} not reached by {_bound(e.rho, plan)} ({float(plan.grid[-1]) / plan.instances:.3g}x the "
                 "exhaustive evaluation)")  # the grid's last budget, which --max-share bounds from above
     else:
-        head = f"{row.target} at {_bound(e.rho, plan)} ({e.rho / plan.instances:.2g}x the exhaustive evaluation)"
+        head = f"{row.target} at {_bound(e.rho, plan)} ({e.rho / plan.instances:.3g}x the exhaustive evaluation)"
     return (f"{head}; {100 * plan.spec.level:.0f}% interval {_between(e, plan)}; "
             f"{100 * e.reach:.0f}% of draws reach it")
 

@@ -766,7 +766,7 @@ def test_a_target_out_of_reach_says_every_target_of_its_setting_and_how_to_run_a
     assert not np.isfinite(reach["f1>=0.9999"]) and np.isfinite(reach["f1>=0.5"])  # the plan: one in reach
     assert "f1>=0.9999 not reached by" in line and "; f1>=0.5 at " in line
     last = float(plan["max_rho"].iloc[0]) / int(plan["instances"].iloc[0])  # the grid's last budget, under 10x
-    assert last < 10 and f" ({last:.2g}x the exhaustive evaluation);" in line  # it said the cap, 10x
+    assert last < 10 and f" ({last:.3g}x the exhaustive evaluation);" in line  # it said the cap, 10x
     assert line.endswith("; not run (leave out --target f1>=0.9999 to run at the others)")
     assert not (tmp_path / "out" / "results").exists() or not any((tmp_path / "out" / "results").glob("*/runs.csv"))
 
