@@ -62,7 +62,8 @@ def parse_budget(text: str) -> Budget:
         hint = (unit_hint(unit) or did_you_mean(unit, COST_UNITS)) if unit not in COST_UNITS else ""
         named, equals, amount = text.partition("=")  # run's UNIT=VALUES form
         if equals and named.strip().lower() in COST_UNITS:
-            one = amount.strip() if _AMOUNT.fullmatch(amount.strip()) else "2"  # (several: advise spends one)
+            first = amount.split(",")[0].strip()  # (several: advise spends one)
+            one = first if _AMOUNT.fullmatch(first) else "2"
             hint = f"; one budget is its amount, then its unit: {one}{named.strip().lower()}"
         raise CabenchError(f"--budget {text}: expected an amount and a unit, e.g. 2e6tokens, 5usd or $5 (units: "
                            f"{', '.join(COST_UNITS)}){hint}")

@@ -165,8 +165,9 @@ def _boundary(e: Experiment) -> str:
     if ties.empty:
         return ""
     more = f" and {len(ties) - 1} more" if len(ties) > 1 else ""
-    return (f"{len(ties)} of the {e.k} arms have a classification gap γ of eq. (1) of 0 (arms.csv: {ties.iloc[0]}"
-            f"{more}), on the boundary of the Pareto set, which no budget classifies reliably")
+    return (f"{len(ties)} of the {e.k} arms {'has' if len(ties) == 1 else 'have'} a classification gap γ of eq. (1) "
+            f"of 0 (arms.csv: {ties.iloc[0]}{more}), on the boundary of the Pareto set, which no budget classifies "
+            "reliably")
 
 
 def _summary_row(s: pd.DataFrame, method: str, rho: float, mode: str | None = None) -> pd.Series:
@@ -334,10 +335,10 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         if p_lo == p_hi == 0.0:  # no error at either budget: nothing to fall
             state = "n/a"
         gap = float(np.nanmin(e.arms["gamma"].to_numpy(float))) + 0.0  # (+0.0: arms.csv's -0.0 is 0)
-        tie = f" ({_boundary(e)})" if gap <= 0 else ""
         reason = "" if state != "fails" else (
-            f"the smallest classification gap γ of eq. (1) among these {e.k} arms is {gap:.5f} (arms.csv){tie}"
-            f"{_theorem2(e)}"
+            (_boundary(e) if gap <= 0 else
+             f"the smallest classification gap γ of eq. (1) among these {e.k} arms is {gap:.5f} (arms.csv)")
+            + f"{_theorem2(e)}"
             f"; at ρ={grid[-1]:g} {_show(base)} spent {_summary_row(s, base, grid[-1], mode)['spend_share']:.3f} of "
             "B (summary.csv).")
         out.append(Verdict(

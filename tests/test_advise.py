@@ -790,7 +790,7 @@ def test_a_budget_written_as_run_writes_it_says_how_advise_reads_it():
     with pytest.raises(CabenchError, match=r"^--budget usd=2: expected an amount and a unit, .*; one budget is its "
                                            r"amount, then its unit: 2usd$"):
         parse_budget("usd=2")
-    with pytest.raises(CabenchError, match=r"; one budget is its amount, then its unit: 2usd$"):  # not '0.5,2usd'
+    with pytest.raises(CabenchError, match=r"; one budget is its amount, then its unit: 0.5usd$"):  # not '0.5,2usd'
         parse_budget("usd=0.5,2")
 
 
