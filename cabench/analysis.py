@@ -320,6 +320,19 @@ def _spends(s: pd.DataFrame, base: str, other: str, rho: float, mode: str) -> st
             f"{_show(other)}'s {_summary_row(s, other, rho, mode)['spend_share']:.3f} (summary.csv)")
 
 
+def _why_not_below(e: Experiment, s: pd.DataFrame, r: dict, rho: float, mode: str) -> str:
+    """Why the reference's error is not below another's (``r``, their paired comparison): arms of classification
+    gap 0 where both err in most repetitions; both erring in the same repetitions, where none tells them apart;
+    else what each spent and how far the profiling costs spread (and any arm of gap 0)."""
+    base, other, boundary = reference_and_others(e)[0], r["other"], _boundary(e)
+    if boundary and min(r["base_mean"], r["other_mean"]) > 0.5:
+        return f"{boundary}, so both err in most repetitions."
+    if r["only_a"] + r["only_b"] == 0:  # (the same outcome in every repetition)
+        return (f"both err in the same {round(r['base_mean'] * r['n'])} of the {r['n']} repetitions, so none tells "
+                "them apart at this budget" + (f"; {boundary}." if boundary else "."))
+    return f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}" + (f"; {boundary}." if boundary else ".")
+
+
 def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verdict]:
     out: list[Verdict] = []
     base, _ = reference_and_others(e)
@@ -359,10 +372,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
             boundary = _boundary(e)
             reason = "" if state != "fails" else (
                 f"{_show(other)} errs no more often ({b:.3f} against {a:.3f}; only {_show(base)} errs in "
-                f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']}); "
-                + (f"{boundary}, so both err in most repetitions." if boundary and min(a, b) > 0.5 else
-                   f"{_spends(s, base, other, rho, mode)}, and {_cost_spread(e)}"
-                   + (f"; {boundary}." if boundary else ".")))
+                f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']}); " + _why_not_below(e, s, r, rho, mode))
             out.append(Verdict(
                 state, "error-below", f"{_show(base)}'s error is below {_show(other)}'s at ρ={rho:g} ({mode} costs)",
                 f"P(error) {a:.3f} vs {b:.3f}, paired difference {_interval(r['diff'], r['low'], r['high'])}, "

@@ -433,6 +433,12 @@ def test_two_methods_that_err_in_every_repetition_are_not_compared(root):
     v = next(v for v in found if v.kind == "error-below" and v.versus == "psi-sr")
     assert v.state == "fails" and v.reason.endswith(f"; 1 of the {boundary}."), v  # not "both err in most"
     assert "so both err in most repetitions" not in v.reason and "spent" in v.reason, v
+    found, _ = verdicts_of(tie=False, once_right=False, errors=(0.9, 0.9))  # both err in the same repetitions
+    v = next(v for v in found if v.kind == "error-below" and v.versus == "psi-sr")
+    reps = QUICK["gsm8k_psi_quick"]  # of which those with rep % 10 < 9 err
+    assert v.state == "fails" and v.reason.endswith(f"; both err in the same {reps * 9 // 10} of the {reps} "
+                                                    "repetitions, so none tells them apart at this budget."), v
+    assert "spent" not in v.reason, v  # (it cited the spend shares)
 
 
 def test_realised_costs_that_change_no_outcome_say_so_and_neither_erring_is_not_tested(root):
