@@ -49,7 +49,7 @@ def test_summed_tokens_and_kept_columns_read_back(tmp_path):
     np.testing.assert_array_equal(logs["tokens"], frame["prompt_tokens"] + frame["completion_tokens"])
     for col in ("prompt_tokens", "completion_tokens", "cost_usd", "queue_s"):
         np.testing.assert_array_equal(logs[col], frame[col].astype(float))
-    assert "ignored source columns: note" in lines  # text: extra_columns would refuse it, so no hint to
+    assert "ignored source columns: note" in lines  # text: extra_columns would refuse it, so no hint to keep it
     lines, _ = _import(tmp_path, frame, {"columns": SUMMED["columns"]}, name="unkept")
     assert "ignored source columns: queue_s, note (keep queue_s with extra_columns in the mapping)" in lines
     meta = yaml.safe_load((out / "dataset.yaml").read_text())
