@@ -21,7 +21,7 @@ import pandas as pd
 
 from cabench import registry
 from cabench.pareto import hypervolume
-from cabench.record import objective_columns
+from cabench.record import boundary_arms, objective_columns
 from cabench.results import Experiment
 from cabench.stats import MIN_PAIRED, bootstrap_mean_ci, holm, log_growth, mcnemar_exact, mean_se
 from cabench.units import LABELS, amount
@@ -161,12 +161,12 @@ def _boundary(e: Experiment) -> str:
     """The arms of ``e`` with a classification gap γ of eq. (1) of 0 (on the boundary of the Pareto set, an exact
     tie as scored, which no budget classifies reliably), as a sentence naming the first; empty when there are
     none."""
-    ties = e.arms.loc[e.arms["gamma"].to_numpy(float) <= 0, "config_id"].astype(str)
-    if ties.empty:
+    ties = boundary_arms(e.arms)
+    if not ties:
         return ""
     more = f" and {len(ties) - 1} more" if len(ties) > 1 else ""
     return (f"{len(ties)} of the {e.k} arms {'has' if len(ties) == 1 else 'have'} a classification gap γ of eq. (1) "
-            f"of 0 (arms.csv: {ties.iloc[0]}{more}), on the boundary of the Pareto set, which no budget classifies "
+            f"of 0 (arms.csv: {ties[0]}{more}), on the boundary of the Pareto set, which no budget classifies "
             "reliably")
 
 
@@ -320,11 +320,13 @@ def _spends(s: pd.DataFrame, base: str, other: str, rho: float, mode: str) -> st
             f"{_show(other)}'s {_summary_row(s, other, rho, mode)['spend_share']:.3f} (summary.csv)")
 
 
-def _why_not_below(e: Experiment, s: pd.DataFrame, r: dict, rho: float, mode: str) -> str:
-    """Why the reference's error is not below another's (``r``, their paired comparison): arms of classification
-    gap 0 where both err in most repetitions; both erring in the same repetitions, where none tells them apart;
-    else what each spent and how far the profiling costs spread (and any arm of gap 0)."""
-    base, other, boundary = reference_and_others(e)[0], r["other"], _boundary(e)
+def _why_not_below(e: Experiment, s: pd.DataFrame, r: dict, base: str, rho: float, mode: str,
+                   boundary: str) -> str:
+    """Why ``base``'s error is not below another's (``r``, their paired comparison; ``boundary``: :func:`_boundary`
+    of ``e``): arms of classification gap 0 where both err in most repetitions; both erring in the same
+    repetitions, where none tells them apart; else what each spent and how far the profiling costs spread (and any
+    arm of gap 0)."""
+    other = r["other"]
     if boundary and min(r["base_mean"], r["other_mean"]) > 0.5:
         return f"{boundary}, so both err in most repetitions."
     if r["only_a"] + r["only_b"] == 0:  # (the same outcome in every repetition)
@@ -337,6 +339,7 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
     out: list[Verdict] = []
     base, _ = reference_and_others(e)
     rho = max(e.rho_grid)
+    boundary = _boundary(e)  # arms of classification gap 0, named in reasons
     mode = "deterministic" if "deterministic" in e.cost_modes else e.cost_modes[0]
     grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())  # its feasible budgets
     if len(grid) >= 2:
@@ -347,10 +350,9 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
         state = "holds" if p_hi < p_lo and t["p"] < ALPHA else ("fails" if d_lo >= 0 else "inconclusive")
         if p_lo == p_hi == 0.0:  # no error at either budget: nothing to fall
             state = "n/a"
-        gap = float(np.nanmin(e.arms["gamma"].to_numpy(float))) + 0.0  # (+0.0: arms.csv's -0.0 is 0)
         reason = "" if state != "fails" else (
-            (_boundary(e) if gap <= 0 else
-             f"the smallest classification gap γ of eq. (1) among these {e.k} arms is {gap:.5f} (arms.csv)")
+            (boundary or f"the smallest classification gap γ of eq. (1) among these {e.k} arms is "
+                         f"{float(np.nanmin(e.arms['gamma'].to_numpy(float))):.5f} (arms.csv)")
             + f"{_theorem2(e)}"
             f"; at ρ={grid[-1]:g} {_show(base)} spent {_summary_row(s, base, grid[-1], mode)['spend_share']:.3f} of "
             "B (summary.csv).")
@@ -369,10 +371,10 @@ def _psi_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[Verd
             perfect = a == b == 0.0  # neither errs at this budget: no error to be below
             hopeless = a == b == 1.0  # both err in every repetition: no success to tell them apart by
             state = "n/a" if perfect or hopeless else state
-            boundary = _boundary(e)
             reason = "" if state != "fails" else (
                 f"{_show(other)} errs no more often ({b:.3f} against {a:.3f}; only {_show(base)} errs in "
-                f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']}); " + _why_not_below(e, s, r, rho, mode))
+                f"{_times(r['only_a'])}, only {_show(other)} in {r['only_b']}); "
+                + _why_not_below(e, s, r, base, rho, mode, boundary))
             out.append(Verdict(
                 state, "error-below", f"{_show(base)}'s error is below {_show(other)}'s at ρ={rho:g} ({mode} costs)",
                 f"P(error) {a:.3f} vs {b:.3f}, paired difference {_interval(r['diff'], r['low'], r['high'])}, "

@@ -20,7 +20,7 @@ import pandas as pd
 from cabench import registry
 from cabench.plan import NOT_RUN as NOT_RUN  # how recommend, the reports and summary.csv name a skipped cell
 from cabench.plan import not_run_status
-from cabench.record import ALL_REAL_UNITS, best_nu, objective_columns
+from cabench.record import ALL_REAL_UNITS, best_nu, boundary_arms, objective_columns
 from cabench.results import Experiment
 
 
@@ -267,7 +267,7 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "members": [_with_means(e, arm_facts(e.arms, name)) for name in row["modal_set"]],
             "undominated_on_means": undominated_on_means(e),
             # an arm on the Pareto set's boundary (gap 0: it ties one across it exactly): no budget classifies it
-            "gap_zero": bool("gamma" in e.arms and (e.arms["gamma"].to_numpy(float) <= 0).any())}
+            "gap_zero": bool(boundary_arms(e.arms))}
 
 
 def _same_nu(e: Experiment, row: dict[str, Any], answer: list[dict[str, Any]]) -> list[dict[str, Any]]:

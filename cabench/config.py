@@ -570,9 +570,8 @@ def _budget(r: _Reader, raw: Any, synthetic: bool) -> tuple[str, tuple[float, ..
                                f"budget: {{tokens: [100000, 200000]}}, got {raw!r}")
     if isinstance(raw, dict):
         for key in raw:
-            if unit_hint(str(key)):
-                raise r.fail(f"budget.{key}", f"unknown key{unit_hint(str(key))} (allowed keys: "
-                                              f"{', '.join(sorted(COST_UNITS))})")
+            if hint := unit_hint(str(key)):
+                raise r.fail(f"budget.{key}", f"unknown key{hint} (allowed keys: {', '.join(sorted(COST_UNITS))})")
     spec = r.check_keys(raw, set(COST_UNITS), "budget")
     if len(spec) != 1:
         raise r.fail("budget", "expected one unit, e.g. budget: {usd: 5} or budget: {tokens: 100000}")

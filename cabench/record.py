@@ -164,3 +164,11 @@ def best_nu(arms: pd.DataFrame, among: np.ndarray | None = None) -> np.ndarray:
 def objective_columns(arms: pd.DataFrame) -> list[str]:
     """The ``mu_<objective>`` columns of an ``arms.csv``, in objective order."""
     return [c for c in arms.columns if c.startswith("mu_") and c != "mu_c"]
+
+
+def boundary_arms(arms: pd.DataFrame) -> list[str]:
+    """The configurations of ``arms`` (an ``arms.csv`` table) with a classification gap γ of eq. (1) of 0: on the
+    boundary of the Pareto set, an exact tie as scored, which no budget classifies reliably."""
+    if "gamma" not in arms:
+        return []
+    return arms.loc[arms["gamma"].to_numpy(float) <= 0, "config_id"].astype(str).tolist()
