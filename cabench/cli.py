@@ -633,7 +633,9 @@ def serve(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the injected faults.")] = 0,
 ) -> None:
     """Answer OpenAI-compatible chat completions as the dataset's logged configurations did (replay task)."""
+    from cabench.data.io import read_metadata
     from cabench.live.serve import ReplayEndpoint, make_server, parse_faults
+    from cabench.paper import SURROGATE_NOTE
 
     def start():
         endpoint = ReplayEndpoint.load(dataset, latency_scale=latency_scale, faults=parse_faults(fail_rate),
@@ -643,6 +645,8 @@ def serve(
     server = _guard(start)
     address = f"http://{server.server_address[0]}:{server.server_address[1]}/v1"
     typer.echo(f"serving {dataset} at {address} (Ctrl-C to stop)", err=True)
+    if _guard(lambda: read_metadata(dataset)).get("surrogate"):  # its answers are the logs', so their label too
+        typer.echo(f"{dataset}: {SURROGATE_NOTE}; its answers are not real model outputs", err=True)
     sys.stderr.flush()
     try:
         server.serve_forever()
@@ -679,6 +683,7 @@ def live(
     quiet: NoBar = False,
 ) -> None:
     """Run a method against a live endpoint under a hard budget; resumable; writes logs, spend, decision."""
+    from cabench.paper import SURROGATE_NOTE
     from cabench.units import amount
 
     cfg, spend = _session(config, out, base_url, quiet, collect=False)
@@ -692,6 +697,9 @@ def live(
                f"{amount(spend[f'budget_{unit}'], unit)} ({amount(spend[f'profiling_{unit}'], unit)} profiling) in "
                f"{spend['calls']} calls, {spend['failed_attempts']} failed attempts; stopped by {_stop_reason(spend)}")
     typer.echo(f"{'configuration' if cfg.setting == 'online' else 'Pareto set'}: {chosen}")
+    if decision.get("surrogate"):
+        typer.echo(f"the endpoint replayed the SURROGATE logs of {cfg.task['dataset']}: {SURROGATE_NOTE}, not real "
+                   "model outputs")
     typer.echo(f"wrote {out}")
 
 

@@ -499,8 +499,8 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         meta["split"] = {"profiling_size": max(1, rect // 2), "seed": 0}
     with replaced_together() as files:  # a full disk while writing any leaves the three as they were
         files.write(out / "spend.json", strict_dumps(spend, indent=2) + "\n")
-        if decision is not None:
-            files.write(out / "decision.json", strict_dumps(decision, indent=2) + "\n")
+        if decision is not None:  # a decision read on its own says whether its answers were surrogate
+            files.write(out / "decision.json", strict_dumps({**decision, "surrogate": surrogate}, indent=2) + "\n")
         else:  # an earlier run's decision would stand beside this run's spend and journal
             files.remove(out / "decision.json")
         files.write(out / "dataset.yaml", dump_yaml(meta))

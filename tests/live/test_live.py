@@ -89,6 +89,32 @@ def test_live_online_within_budget_and_describable(tmp_path, dataset, server):
     described = RUNNER.invoke(app, ["data", "describe", str(tmp_path / "run"), "--json"])
     assert described.exit_code == 0, described.output
     assert json.loads(described.stdout)["K"] == 6 and json.loads(described.stdout)["surrogate"] is False
+    assert decision["surrogate"] is False
+
+
+def test_a_live_run_on_surrogate_answers_says_so_in_its_decision_and_its_output(tmp_path):
+    """`cabench live` against `cabench serve` of the shipped surrogate logs: decision.json, read on its own, says its
+    answers were surrogate, and so does the command's output (the run's dataset.yaml already did)."""
+    ds = ROOT / "data" / "piqa"
+    ids = list(pd.unique(pd.read_csv(ds / "logs.csv.gz", usecols=["config_id"])["config_id"]))[::33][:4]
+    srv, _ = serve_in_thread(ReplayEndpoint.load(ds))
+    try:
+        config = tmp_path / "piqa_live.yaml"
+        config.write_text(yaml.safe_dump({
+            "name": "piqa_four", "task": {"kind": "replay", "dataset": str(ds)}, "configurations_from": str(ds),
+            "arms": {"config_ids": ids}, "setting": "online", "method": "cohv-ucb", "budget_tokens": 20000,
+            "profiling": {"instances": 4}, "latency": "reported", "seed": 0,
+            "endpoint": {"base_url": f"http://127.0.0.1:{srv.server_address[1]}/v1", "concurrency": 2}}))
+        result = RUNNER.invoke(app, ["live", str(config), "--out", str(tmp_path / "run"), "--quiet"])
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert result.exit_code == 0, result.output
+    decision = json.loads((tmp_path / "run" / "decision.json").read_text())
+    assert decision["surrogate"] is True and decision["configuration"] in ids
+    assert result.stdout.splitlines()[-2] == (
+        f"the endpoint replayed the SURROGATE logs of {ds}: surrogate logs calibrated to the paper's published "
+        "statistics (not the paper's data), not real model outputs")
 
 
 @pytest.mark.parametrize("again", [0, 2], ids=["once", "twice more while waiting"])

@@ -13,7 +13,7 @@ import pytest
 
 from cabench.live.serve import ReplayEndpoint, serve_in_thread
 from cabench.live.tasks import replay_answer
-from tests.conftest import SAFETY_S, spread_logs, write_dataset
+from tests.conftest import DATA, SAFETY_S, spread_logs, write_dataset
 from tests.test_torture import cli, one_line_error
 
 GOOD = {"model": "model00", "temperature": 0.5, "max_tokens": 128,
@@ -387,3 +387,21 @@ def test_usage_is_split_as_the_logs_split_it_where_the_completion_fits_max_token
     endpoint.configs[("model01", 0.5, 10, "direct")] = last["config_id"]  # the same row, asked with max_tokens 10
     answered, _ = endpoint.complete(request)
     assert answered["usage"]["completion_tokens"] == 10  # the logged completion does not fit: the total up to it
+
+
+def stop_at_once(server) -> None:
+    raise KeyboardInterrupt
+
+
+def test_serving_surrogate_logs_says_so_and_real_logs_do_not(dataset, monkeypatch):
+    """`cabench serve` of a surrogate dataset says its answers are the surrogate logs' (as every report of them
+    does); a dataset of real logs gets no such line."""
+    monkeypatch.setattr(ThreadingHTTPServer, "serve_forever", stop_at_once)
+    surrogate = cli("serve", DATA / "piqa", "--port", 0)
+    real = cli("serve", dataset, "--port", 0)
+    assert surrogate.exit_code == 0 and real.exit_code == 0, (surrogate.stderr, real.stderr)
+    lines = surrogate.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"serving {DATA / 'piqa'} at http://127.0.0.1:"), lines
+    assert lines[1] == (f"{DATA / 'piqa'}: surrogate logs calibrated to the paper's published statistics (not the "
+                        "paper's data); its answers are not real model outputs")
+    assert "surrogate" not in real.stderr and len(real.stderr.strip().splitlines()) == 1, real.stderr
