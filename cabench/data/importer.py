@@ -59,6 +59,7 @@ from cabench.data.schema import (
     unit_warnings,
     validate_logs,
 )
+from cabench.data.surrogate import copy_of as surrogate_copy_of
 from cabench.errors import CabenchError, did_you_mean
 from cabench.storage import new_folders, publish_folder, remove_empty, staging_folder
 from cabench.yamlio import Loader, load_config_file, load_yaml
@@ -646,15 +647,22 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     }
     given_part = {key: value for key, value in mapping["dataset"].items() if key != "provenance"}
     provenance = _with_notes(provenance, mapping["dataset"].get("provenance"), mapping_path)
-    surrogate_of = surrogate_source(files)
+    folder, surrogate_of = surrogate_source(files), None
+    if folder is not None:
+        surrogate_of = provenance["surrogate_source"] = str(folder.resolve())
+        echo(f"the logs are read from {folder}, a folder of surrogate logs (its dataset.yaml): the dataset is "
+             "marked surrogate")
+    else:  # a copy of the shipped surrogate logs elsewhere, known by its content
+        copied = next(((path, logs) for path in files if (logs := surrogate_copy_of(path))), None)
+        if copied is not None:
+            surrogate_of = f"{copied[1]} shipped with cabench"
+            provenance["surrogate_source"] = f"{surrogate_of} (the content of {copied[0].resolve()})"
+            echo(f"{copied[0]} holds the content of the surrogate logs of {surrogate_of}: the dataset is marked "
+                 "surrogate")
     if given_part.get("surrogate") is True and surrogate_of is None:  # reports: calibrated to the paper's statistics
         raise CabenchError(f"{mapping_path}: dataset.surrogate: an import holds real logs (surrogate: false); "
                            "surrogate logs are the ones scripts/make_surrogate_logs.py writes (logs read from their "
-                           "folder are marked surrogate by the import)")
-    if surrogate_of is not None:
-        provenance["surrogate_source"] = str(surrogate_of.resolve())
-        echo(f"the logs are read from {surrogate_of}, a folder of surrogate logs (its dataset.yaml): the dataset is "
-             "marked surrogate")
+                           "folder, or a copy of them, are marked surrogate by the import)")
     meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": provenance,
             "surrogate": False, "licence": "unspecified", **given_part}
     if surrogate_of is not None:  # whatever the mapping says, with its description

@@ -671,3 +671,46 @@ def test_logs_read_from_a_folder_of_surrogate_logs_stay_surrogate(tmp_path):
         tiny_logs().to_csv(tmp_path / "loose.csv", index=False)
         out = import_logs(source, None, tmp_path / f"from_{source.parent.name}_{source.stem}")
         assert yaml.safe_load((out / "dataset.yaml").read_text())["surrogate"] is False
+
+
+def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
+    """A copy of `data/piqa/logs.csv.gz` elsewhere imported as real logs (surrogate: false). The shipped surrogate
+    logs are known by their content: a copy, and a gunzipped copy, import as surrogate naming them; the same logs
+    with one value changed are not theirs and import as real."""
+    from tests.conftest import DATA
+
+    said: list[str] = []
+    copy = tmp_path / "mine.csv.gz"
+    copy.write_bytes((DATA / "piqa" / "logs.csv.gz").read_bytes())
+    out = import_logs(copy, None, tmp_path / "copied", echo=said.append)
+    meta = yaml.safe_load((out / "dataset.yaml").read_text())
+    assert meta["surrogate"] is True and load_dataset(out).surrogate
+    assert meta["description"] == ("Imported from mine.csv.gz: the SURROGATE logs of piqa shipped with cabench, NOT "
+                                   "real model outputs")
+    assert meta["provenance"]["surrogate_source"] == f"piqa shipped with cabench (the content of {copy.resolve()})"
+    assert (f"{copy} holds the content of the surrogate logs of piqa shipped with cabench: the dataset is marked "
+            "surrogate") in said
+    plain = tmp_path / "gsm8k.csv"
+    plain.write_bytes(gzip.decompress((DATA / "gsm8k" / "logs.csv.gz").read_bytes()))
+    out = import_logs(plain, None, tmp_path / "gunzipped")
+    assert yaml.safe_load((out / "dataset.yaml").read_text())["surrogate"] is True
+    lines = plain.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace(",1,", ",0,", 1) if ",1," in lines[1] else lines[1].replace(",0,", ",1,", 1)
+    plain.write_text("".join(lines))
+    out = import_logs(plain, None, tmp_path / "edited")
+    assert yaml.safe_load((out / "dataset.yaml").read_text())["surrogate"] is False
+
+
+def test_the_record_of_the_shipped_surrogate_logs_is_their_content():
+    """`cabench/data/surrogate_logs.json` (written by scripts/make_surrogate_logs.py) holds the content of the
+    shipped logs as they are: regenerated logs without it would import as real when copied."""
+    import hashlib
+
+    from cabench.data.surrogate import shipped
+    from tests.conftest import DATA
+
+    for name in ("gsm8k", "piqa"):
+        text = gzip.decompress((DATA / name / "logs.csv.gz").read_bytes())
+        assert shipped()[name] == {"bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
+    assert set(shipped()) == {name for name in ("gsm8k", "piqa", "jhu-temperature")
+                              if yaml.safe_load((DATA / name / "dataset.yaml").read_text())["surrogate"]}
