@@ -2,6 +2,7 @@
 
 import contextlib
 import json
+import math
 import os
 import sys
 import traceback
@@ -77,6 +78,23 @@ def _output_name() -> str:
         if target.startswith("/"):
             return f"standard output ({target})"
     return "standard output"
+
+
+def _between(lo: float, hi: float) -> Callable[[str], float]:
+    """The parser of an option's number in ``[lo, hi]``: NaN is said to be no number (a range check alone called it
+    above the range)."""
+
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise typer.BadParameter(f"{value!r} is not a number; give one from {lo:g} to {hi:g}") from None
+        if not lo <= number <= hi:  # NaN too
+            said = "is not a number" if math.isnan(number) else "is out of range"
+            raise typer.BadParameter(f"{value!r} {said}; give a number from {lo:g} to {hi:g}")
+        return number
+
+    return parse
 
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,
@@ -449,15 +467,16 @@ def plan(
     draws: Annotated[int, typer.Option("--draws", min=1, help="Problems drawn from what the profiling split "
                                                               "leaves uncertain.")] = 20,
     repetitions: Annotated[int, typer.Option("--repetitions", min=1, help="Repetitions per draw and budget.")] = 50,
-    epsilon: Annotated[float, typer.Option("--epsilon", min=0.0, max=1.0, help="share: a configuration counts when "
-                                                                              "its nu is within this relative "
-                                                                              "shortfall of the best.")] = 0.05,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.01, max=0.99, help=(
+    epsilon: Annotated[float, typer.Option(
+        "--epsilon", parser=_between(0.0, 1.0), metavar="[0<=x<=1]",
+        help="share: a configuration counts when its nu is within this relative shortfall of the best.")] = 0.05,
+    confidence: Annotated[float, typer.Option("--confidence", parser=_between(0.01, 0.99), metavar="[0.01<=x<=0.99]",
+                                              help=(
         "Quantile of the draws' needs (over their median) that scales the extrapolated level: higher plans more. "
         "Not the share of draws meeting the target at the plan (docs/methods.md)."))] = 0.8,
-    max_share: Annotated[float, typer.Option("--max-share", min=1e-3, max=1e6,
-                                                             help="Largest budget, in multiples of the exhaustive "
-                                                                  "evaluation's cost.")] = 10.0,
+    max_share: Annotated[float, typer.Option(
+        "--max-share", parser=_between(1e-3, 1e6), metavar="[0.001<=x<=1e+06]",
+        help="Largest budget, in multiples of the exhaustive evaluation's cost.")] = 10.0,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the draws and streams (default: the "
                                                                    "config's).")] = None,
     n_jobs: Annotated[int | None, typer.Option("--n-jobs", help="Workers (-1: all cores).")] = None,

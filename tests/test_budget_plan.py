@@ -257,6 +257,15 @@ def test_plan_command_prints_the_table_and_writes_its_files(tmp_path):
     for share in ("inf", "1e308"):  # the grid's top overflowed: a traceback and exit 1
         bad = RUNNER.invoke(app, ["plan", str(config), "--target", "error<=0.2", "--max-share", share])
         assert bad.exit_code == 2 and "--max-share" in bad.output and len(bad.output.strip().splitlines()) == 1
+    # NaN was said to be above the range ("less than or equal to 0.99"): it is no number, and each option says its
+    # range
+    for option, value, said in (("--confidence", "nan", "'nan' is not a number; give a number from 0.01 to 0.99"),
+                                ("--epsilon", "NaN", "'NaN' is not a number; give a number from 0 to 1"),
+                                ("--confidence", "1", "'1' is out of range; give a number from 0.01 to 0.99"),
+                                ("--max-share", "0.5x", "'0.5x' is not a number; give one from 0.001 to 1e+06")):
+        bad = RUNNER.invoke(app, ["plan", str(config), "--target", "error<=0.2", option, value])
+        assert bad.exit_code == 2 and len(bad.stderr.splitlines()) == 1, bad.stderr
+        assert bad.stderr.startswith(f"error: Invalid value for '{option}': {said} (see `"), bad.stderr
 
 
 def test_a_plan_of_a_dataset_moved_elsewhere_is_the_same_plan(tmp_path):
