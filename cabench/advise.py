@@ -36,7 +36,7 @@ from cabench.answers import WEAK, answered, short_of, tied_sets_note, weak, weak
 from cabench.config import SETTINGS, parse_config
 from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
-from cabench.data.describe import describe
+from cabench.data.describe import by_tie, describe
 from cabench.data.importer import import_logs, profiling_split
 from cabench.data.io import META_NAME, check_only_dataset_files, find_log_file, is_dataset, read_logs, read_metadata
 from cabench.data.schema import CONFIG_COLUMNS
@@ -513,7 +513,7 @@ def format_advice(advice: Advice) -> str:
              f"{evaluation} evaluation){', surrogate logs' if d['surrogate'] else ''}; objectives "
              f"{', '.join(d['objectives'])}; cost in {LABELS[unit]}",
              f"  per call over all {profiling + evaluation} instances (configuration means): {_ranges(d)}; the "
-             f"evaluation split's Pareto set: {d['pareto_size']} of {d['K']}"]
+             f"evaluation split's Pareto set: {d['pareto_size']} of {d['K']}{by_tie(d)}"]
     undominated: list[str] = next((item["undominated_on_means"] for item in advice.items.values()
                         if item.get("undominated_on_means")), [])
     note = f"note: {undominated_note(undominated)}" if undominated else ""

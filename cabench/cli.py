@@ -170,7 +170,7 @@ def data_describe(
 ) -> None:
     """Table 1 statistics, profiling costs, Pareto sizes, gaps and Theorem 2 budgets of a dataset."""
     from cabench.data.dataset import load_dataset
-    from cabench.data.describe import describe
+    from cabench.data.describe import by_tie, describe
     from cabench.units import LABELS
 
     d = _guard(lambda: describe(load_dataset(path)))
@@ -188,7 +188,8 @@ def data_describe(
     lines = [
         f"{d['name']}: {note}",
         f"  K {d['K']}{span('accuracy', '.3f', 'accuracy |')}{span('latency', '.3f', 'latency | s')}"
-        f"{span('tokens', '.1f', 'tokens |')}{span('usd', '.3g', 'USD per call |')}   |P*| {d['pareto_size']}",
+        f"{span('tokens', '.1f', 'tokens |')}{span('usd', '.3g', 'USD per call |')}   |P*| {d['pareto_size']}"
+        f"{by_tie(d)}",
         f"  objectives {', '.join(d['objectives'])}   profiling cost c_i {d['cost_min']:.4g}-{d['cost_max']:.4g} "
         f"{unit}   c_max {d['c_max']:.4g}   lambda {d['lambda']:.4g}{tau}   clipped rows {d['clipped_rows']}",
         f"  {_largest('max-HV', d['max_hv_arms'])}   {_largest('max-HV-per-cost', d['max_nu_arms'])}",

@@ -149,7 +149,26 @@ def test_describe_names_every_configuration_tied_for_the_largest_hypervolume(tmp
 
 def test_describe_text_says_surrogate():
     result = runner.invoke(app, ["data", "describe", str(DATA / "gsm8k")])
-    assert result.exit_code == 0 and "SURROGATE" in result.stdout and "|P*| 7" in result.stdout
+    assert result.exit_code == 0 and "SURROGATE" in result.stdout and "|P*| 7\n" in result.stdout
+
+
+def test_pareto_members_only_by_a_tie_are_counted_where_the_set_size_is_said(tmp_path):
+    """"Pareto set: 10 of 26" where the usual (weak) dominance gives 8: two members matched another on accuracy and
+    were slower. Dominance stays strict (paper §3.2); describe and advise say how many members are in only by a tie.
+    Here b ties a on accuracy and is slower; c is faster and less accurate: P* = {a, b, c}, one by a tie."""
+    from cabench.advise import Advice, format_advice
+
+    rows = [{"config_id": name, "model": name, "temperature": 0.0, "max_new_tokens": 64, "prompting": "direct",
+             "instance_id": f"q{i:02d}", "correct": int(i % 10 < right), "latency_s": latency, "tokens": 100}
+            for name, right, latency in (("a", 8, 1.0), ("b", 8, 2.0), ("c", 5, 0.5)) for i in range(40)]
+    folder = write_dataset(tmp_path / "ties", pd.DataFrame(rows), split={"profiling_size": 20, "seed": 0})
+    d = json.loads(runner.invoke(app, ["data", "describe", str(folder), "--json"]).stdout)
+    assert d["pareto_size"] == 3 and d["pareto_by_tie"] == 1
+    text = runner.invoke(app, ["data", "describe", str(folder)]).stdout
+    said = "(1 of them only by a tie as scored: another configuration is as good on every objective and better on one)"
+    assert f"|P*| 3 {said}\n" in text
+    lines = format_advice(Advice(d, (20, 20), None, 5, {}, None)).splitlines()
+    assert lines[1].endswith(f"the evaluation split's Pareto set: 3 of 3 {said}")
 
 
 def _corrupt(tmp_path, how: str):

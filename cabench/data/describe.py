@@ -35,9 +35,14 @@ def identification_summary(ds: Dataset, arms: np.ndarray) -> dict[str, Any]:
     h = complexity(gamma, norm)
     b_norm = theorem2_min_budget(l_k, h)
     budget = b_norm * float(cost.max())  # in the cost unit
+    pareto = pareto_mask(mu)
+    # a member another arm matches on some objectives and beats on the rest: in P* only by a tie (dominance is strict
+    # in every objective, paper §3.2), where the usual (weak) dominance would leave it out
+    weakly = (mu[None, :, :] >= mu[:, None, :]).all(axis=2) & (mu[None, :, :] > mu[:, None, :]).any(axis=2)
     return {
         "K": int(len(arms)),
-        "pareto_size": int(pareto_mask(mu).sum()),
+        "pareto_size": int(pareto.sum()),
+        "pareto_by_tie": int((pareto & weakly.any(axis=1)).sum()),
         "min_gap": float(gamma.min()) + 0.0,  # + 0.0: a tie is a gap of 0, never -0
         "gaps": {str(ds.configs["config_id"].iloc[a]): float(g) + 0.0 for a, g in zip(arms, gamma)},
         "H": float(h),
@@ -74,6 +79,7 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "objectives": [o.name for o in ds.norm.objectives],
         "cost_unit": ds.cost_unit,
         "pareto_size": full["pareto_size"],
+        "pareto_by_tie": full["pareto_by_tie"],
         "cost_min": float(cost.min()),
         "cost_max": float(cost.max()),
         "subset_K": subset["K"] if subset else None,
@@ -102,6 +108,14 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "subset_theorem2_rho": subset["theorem2_rho"] if subset else None,
         "subset_gaps": subset["gaps"] if subset else None,
     }
+
+
+def by_tie(d: dict[str, Any]) -> str:
+    """How many members of the Pareto set :func:`describe` counted are in it only by a tie, said after its size
+    (``" (2 of them only by a tie)"``); empty where none is (or ``d`` does not say)."""
+    n = d.get("pareto_by_tie") or 0
+    return (f" ({n} of them only by a tie as scored: another configuration is as good on every objective and "
+            "better on one)") if n else ""
 
 
 def table1(datasets: list[Dataset]) -> pd.DataFrame:
