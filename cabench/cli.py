@@ -653,19 +653,18 @@ def serve(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the injected faults.")] = 0,
 ) -> None:
     """Answer OpenAI-compatible chat completions as the dataset's logged configurations did (replay task)."""
-    from cabench.data.io import read_metadata
     from cabench.live.serve import ReplayEndpoint, make_server, parse_faults
     from cabench.paper import SURROGATE_NOTE
 
     def start():
         endpoint = ReplayEndpoint.load(dataset, latency_scale=latency_scale, faults=parse_faults(fail_rate),
                                        hold_s=hold_s, seed=seed)
-        return make_server(endpoint, host, port)
+        return endpoint, make_server(endpoint, host, port)
 
-    server = _guard(start)
+    endpoint, server = _guard(start)
     address = f"http://{server.server_address[0]}:{server.server_address[1]}/v1"
     typer.echo(f"serving {dataset} at {address} (Ctrl-C to stop)", err=True)
-    if _guard(lambda: read_metadata(dataset)).get("surrogate"):  # its answers are the logs', so their label too
+    if endpoint.surrogate:  # its answers are the logs', so their label too
         typer.echo(f"{dataset}: {SURROGATE_NOTE}; its answers are not real model outputs", err=True)
     sys.stderr.flush()
     try:
@@ -674,6 +673,14 @@ def serve(
         pass
     finally:
         server.server_close()
+
+
+def _replayed_surrogate(cfg: Any) -> str:
+    """The line saying a live or collect run's answers were replayed from surrogate logs."""
+    from cabench.paper import SURROGATE_NOTE
+
+    return (f"the endpoint replayed the SURROGATE logs of {cfg.task['dataset']}: {SURROGATE_NOTE}, not real model "
+            "outputs")
 
 
 BaseUrl = Annotated[str | None, typer.Option("--base-url", help="Endpoint URL, overriding the config's.")]
@@ -703,7 +710,6 @@ def live(
     quiet: NoBar = False,
 ) -> None:
     """Run a method against a live endpoint under a hard budget; resumable; writes logs, spend, decision."""
-    from cabench.paper import SURROGATE_NOTE
     from cabench.units import amount
 
     cfg, spend = _session(config, out, base_url, quiet, collect=False)
@@ -718,8 +724,7 @@ def live(
                f"{spend['calls']} calls, {spend['failed_attempts']} failed attempts; stopped by {_stop_reason(spend)}")
     typer.echo(f"{'configuration' if cfg.setting == 'online' else 'Pareto set'}: {chosen}")
     if decision.get("surrogate"):
-        typer.echo(f"the endpoint replayed the SURROGATE logs of {cfg.task['dataset']}: {SURROGATE_NOTE}, not real "
-                   "model outputs")
+        typer.echo(_replayed_surrogate(cfg))
     typer.echo(f"wrote {out}")
 
 
@@ -739,8 +744,12 @@ def collect(
     quiet: NoBar = False,
 ) -> None:
     """Evaluate every configuration on the task's instances (or a sample) into a dataset folder."""
-    _, spend = _session(config, out, base_url, quiet, collect=True)
+    from cabench.data.io import read_metadata
+
+    cfg, spend = _session(config, out, base_url, quiet, collect=True)
     typer.echo(f"{spend['calls']} calls, {spend['spent_tokens']:.0f} tokens, {spend['failed_calls']} failed calls")
+    if _guard(lambda: read_metadata(out)).get("surrogate") is True:
+        typer.echo(_replayed_surrogate(cfg))
     typer.echo(f"wrote {out}")
 
 

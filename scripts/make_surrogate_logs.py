@@ -51,7 +51,7 @@ except ImportError:  # run with a Python that lacks cabench's dependencies: use 
 
 from cabench.data.arms import PRESETS  # noqa: E402
 from cabench.data.dataset import Split, load_dataset, split_instances  # noqa: E402
-from cabench.data.io import write_logs, write_metadata  # noqa: E402
+from cabench.data.io import read_logs, write_logs, write_metadata  # noqa: E402
 from cabench.data.normalisation import efficiency  # noqa: E402
 from cabench.data.surrogate import RECORD, write_record  # noqa: E402
 from cabench.pareto import pareto_mask  # noqa: E402
@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         problems += verify(folder, target)
         print(f"wrote {folder} ({len(frame)} rows)")
     if args.out.resolve() == (ROOT / "data").resolve():  # the shipped logs: their content, so copies stay surrogate
-        write_record([args.out / target.name for target in (GSM8K, PIQA)])
+        write_record({target.name: read_logs(args.out / target.name)[0] for target in (GSM8K, PIQA)})
         print(f"wrote {RECORD}")
     if problems:
         print("calibration targets missed:\n  " + "\n  ".join(problems), file=sys.stderr)

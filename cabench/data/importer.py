@@ -652,13 +652,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         surrogate_of = provenance["surrogate_source"] = str(folder.resolve())
         echo(f"the logs are read from {folder}, a folder of surrogate logs (its dataset.yaml): the dataset is "
              "marked surrogate")
-    else:  # a copy of the shipped surrogate logs elsewhere, known by its content
-        copied = next(((path, logs) for path in files if (logs := surrogate_copy_of(path))), None)
-        if copied is not None:
-            surrogate_of = f"{copied[1]} shipped with cabench"
-            provenance["surrogate_source"] = f"{surrogate_of} (the content of {copied[0].resolve()})"
-            echo(f"{copied[0]} holds the content of the surrogate logs of {surrogate_of}: the dataset is marked "
-                 "surrogate")
+    elif (copied := surrogate_copy_of(valid)) is not None:  # a copy of the shipped surrogate logs, known by its rows
+        surrogate_of = provenance["surrogate_source"] = f"{copied} shipped with cabench"
+        echo(f"{source} holds the rows of the surrogate logs of {surrogate_of}: the dataset is marked surrogate")
     if given_part.get("surrogate") is True and surrogate_of is None:  # reports: calibrated to the paper's statistics
         raise CabenchError(f"{mapping_path}: dataset.surrogate: an import holds real logs (surrogate: false); "
                            "surrogate logs are the ones scripts/make_surrogate_logs.py writes (logs read from their "

@@ -35,7 +35,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from cabench.data.io import read_logs
+from cabench.data.io import read_logs, read_metadata
+from cabench.data.surrogate import is_surrogate
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_loads
 from cabench.live.tasks import replay_answer, replay_key
@@ -199,6 +200,7 @@ class ReplayEndpoint:
     hold_s: float = 30.0
     seed: int = 0
     read_timeout_s: float = 60.0  # each read of a request (and an idle connection) waits at most this long
+    surrogate: bool = False  # the logs are surrogate (their dataset.yaml says so, or they are the shipped ones' rows)
     requests: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _rng: random.Random = field(default_factory=random.Random)
@@ -227,7 +229,7 @@ class ReplayEndpoint:
             parts = frame[["config_id", "instance_id", "prompt_tokens", "completion_tokens", "tokens"]].dropna()
             splits = {(r.config_id, r.instance_id): (int(r.prompt_tokens), int(r.completion_tokens))
                       for r in parts.itertuples(index=False) if r.prompt_tokens + r.completion_tokens == r.tokens}
-        endpoint = cls(configs, rows, splits=splits, **options)
+        endpoint = cls(configs, rows, splits=splits, surrogate=is_surrogate(read_metadata(dataset), frame), **options)
         endpoint._rng.seed(endpoint.seed)
         return endpoint
 

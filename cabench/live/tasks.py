@@ -230,9 +230,10 @@ class ReplaySource:
 
 def replay_task(dataset: Path) -> Task:
     from cabench.data.io import read_logs, read_metadata
+    from cabench.data.surrogate import is_surrogate
 
     frame, _ = read_logs(dataset)
-    surrogate = bool(read_metadata(dataset).get("surrogate", False))
+    surrogate = is_surrogate(read_metadata(dataset), frame)
     ids = tuple(sorted(frame["instance_id"].unique()))
     most = frame.groupby("config_id", sort=False)["tokens"].max()
     facts = frame.drop_duplicates("config_id").set_index("config_id")

@@ -674,10 +674,11 @@ def test_logs_read_from_a_folder_of_surrogate_logs_stay_surrogate(tmp_path):
 
 
 def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
-    """A copy of `data/piqa/logs.csv.gz` elsewhere imported as real logs (surrogate: false). The shipped surrogate
-    logs are known by their content: a copy, and a gunzipped copy, import as surrogate naming them; the same logs
-    with one value changed are not theirs and import as real."""
-    from tests.conftest import DATA
+    """A copy of `data/piqa/logs.csv.gz` elsewhere imported as real logs (surrogate: false), and so did the logs an
+    import of them writes (numbers written as 0.0), line endings changed, or in parquet. The shipped surrogate
+    logs are known by their rows: each such copy imports as surrogate naming them, and a folder given their logs
+    with `surrogate: false` loads as surrogate; the same logs with one value changed import as real."""
+    from tests.conftest import DATA, write_dataset
 
     said: list[str] = []
     copy = tmp_path / "mine.csv.gz"
@@ -687,30 +688,44 @@ def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
     assert meta["surrogate"] is True and load_dataset(out).surrogate
     assert meta["description"] == ("Imported from mine.csv.gz: the SURROGATE logs of piqa shipped with cabench, NOT "
                                    "real model outputs")
-    assert meta["provenance"]["surrogate_source"] == f"piqa shipped with cabench (the content of {copy.resolve()})"
-    assert (f"{copy} holds the content of the surrogate logs of piqa shipped with cabench: the dataset is marked "
-            "surrogate") in said
-    plain = tmp_path / "gsm8k.csv"
-    plain.write_bytes(gzip.decompress((DATA / "gsm8k" / "logs.csv.gz").read_bytes()))
-    out = import_logs(plain, None, tmp_path / "gunzipped")
-    assert yaml.safe_load((out / "dataset.yaml").read_text())["surrogate"] is True
-    lines = plain.read_text().splitlines(keepends=True)
-    lines[1] = lines[1].replace(",1,", ",0,", 1) if ",1," in lines[1] else lines[1].replace(",0,", ",1,", 1)
+    assert meta["provenance"]["surrogate_source"] == "piqa shipped with cabench"
+    assert f"{copy} holds the rows of the surrogate logs of piqa shipped with cabench: the dataset is marked " \
+        "surrogate" in said
+    again = tmp_path / "again.csv.gz"  # the import's own logs, copied out of its folder: floats where ints were
+    again.write_bytes((out / "logs.csv.gz").read_bytes())
+    assert gzip.decompress(again.read_bytes()) != gzip.decompress(copy.read_bytes())
+    assert yaml.safe_load((import_logs(again, None, tmp_path / "a") / "dataset.yaml").read_text())["surrogate"]
+    text = gzip.decompress((DATA / "gsm8k" / "logs.csv.gz").read_bytes()).decode()
+    lines = text.splitlines(keepends=True)
+    plain = tmp_path / "gsm8k.csv"  # Windows line endings, the rows in another order
+    plain.write_text("".join([lines[0], *reversed(lines[1:])]).replace("\n", "\r\n"), newline="")
+    assert yaml.safe_load((import_logs(plain, None, tmp_path / "b") / "dataset.yaml").read_text())["surrogate"]
+    parquet = tmp_path / "gsm8k.parquet"  # another file format
+    pd.read_csv(plain, dtype={"instance_id": str}).to_parquet(parquet)
+    assert yaml.safe_load((import_logs(parquet, None, tmp_path / "c") / "dataset.yaml").read_text())["surrogate"]
+    lines[1] = lines[1].replace(",0,", ",1,", 1)  # gsm8k-0000 of the first configuration: wrong, now right
+    assert lines[1].startswith("gpt-2_t0.0_g128_direct,") and ",gsm8k-0000,1," in lines[1]
     plain.write_text("".join(lines))
-    out = import_logs(plain, None, tmp_path / "edited")
-    assert yaml.safe_load((out / "dataset.yaml").read_text())["surrogate"] is False
+    edited = import_logs(plain, None, tmp_path / "edited")
+    assert yaml.safe_load((edited / "dataset.yaml").read_text())["surrogate"] is False
+    assert not load_dataset(edited).surrogate
+    said_real = write_dataset(tmp_path / "said_real", pd.read_csv(DATA / "piqa" / "logs.csv.gz",
+                                                                    dtype={"instance_id": str}))
+    assert yaml.safe_load((said_real / "dataset.yaml").read_text())["surrogate"] is False
+    assert load_dataset(said_real).surrogate  # the shipped rows, whatever the folder says
 
 
-def test_the_record_of_the_shipped_surrogate_logs_is_their_content():
-    """`cabench/data/surrogate_logs.json` (written by scripts/make_surrogate_logs.py) holds the content of the
-    shipped logs as they are: regenerated logs without it would import as real when copied."""
-    import hashlib
-
-    from cabench.data.surrogate import shipped
+def test_the_record_of_the_shipped_surrogate_logs_is_their_rows():
+    """`cabench/data/surrogate_logs.json` (written by scripts/make_surrogate_logs.py) holds the shipped logs' rows
+    as they are: regenerated logs without it would import as real when copied."""
+    from cabench.data.io import read_logs
+    from cabench.data.surrogate import copy_of, shipped
     from tests.conftest import DATA
 
     for name in ("gsm8k", "piqa"):
-        text = gzip.decompress((DATA / name / "logs.csv.gz").read_bytes())
-        assert shipped()[name] == {"bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
+        frame = pd.read_csv(DATA / name / "logs.csv.gz")
+        assert {k: shipped()[name][k] for k in ("rows", "configurations")} == {
+            "rows": len(frame), "configurations": frame["config_id"].nunique()}
+        assert copy_of(read_logs(DATA / name)[0]) == name
     assert set(shipped()) == {name for name in ("gsm8k", "piqa", "jhu-temperature")
                               if yaml.safe_load((DATA / name / "dataset.yaml").read_text())["surrogate"]}

@@ -92,10 +92,20 @@ def test_live_online_within_budget_and_describable(tmp_path, dataset, server):
     assert decision["surrogate"] is False
 
 
-def test_a_live_run_on_surrogate_answers_says_so_in_its_decision_and_its_output(tmp_path):
+@pytest.mark.parametrize("said", [True, False], ids=["dataset.yaml says so", "a copy said to be real"])
+def test_a_live_run_on_surrogate_answers_says_so_in_its_decision_and_its_output(tmp_path, said):
     """`cabench live` against `cabench serve` of the shipped surrogate logs: decision.json, read on its own, says its
-    answers were surrogate, and so does the command's output (the run's dataset.yaml already did)."""
+    answers were surrogate, and so does the command's output (the run's dataset.yaml already did); also where the
+    task replays a copy of them whose dataset.yaml calls them real."""
+    from cabench.data.io import write_metadata
+
     ds = ROOT / "data" / "piqa"
+    if not said:
+        ds = tmp_path / "mine"
+        ds.mkdir()
+        (ds / "logs.csv.gz").write_bytes((ROOT / "data" / "piqa" / "logs.csv.gz").read_bytes())
+        write_metadata({"name": "mine", "description": "ours", "provenance": "ours", "surrogate": False,
+                        "licence": "CC0-1.0"}, ds / "dataset.yaml")
     ids = list(pd.unique(pd.read_csv(ds / "logs.csv.gz", usecols=["config_id"])["config_id"]))[::33][:4]
     srv, _ = serve_in_thread(ReplayEndpoint.load(ds))
     try:
@@ -368,6 +378,9 @@ def test_collect_reproduces_the_shipped_rows(tmp_path):
             "endpoint": {"base_url": f"http://127.0.0.1:{srv.server_address[1]}/v1", "concurrency": 8}}))
         result = RUNNER.invoke(app, ["collect", str(config), "--out", str(tmp_path / "six"), "--quiet"])
         assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines()[-2] == (  # as `live` says it (collect said nothing)
+            f"the endpoint replayed the SURROGATE logs of {ds}: surrogate logs calibrated to the paper's published "
+            "statistics (not the paper's data), not real model outputs")
         again = RUNNER.invoke(app, ["collect", str(config), "--out", str(tmp_path / "again"), "--quiet"])
         assert again.exit_code == 0, again.output
     finally:

@@ -393,15 +393,25 @@ def stop_at_once(server) -> None:
     raise KeyboardInterrupt
 
 
-def test_serving_surrogate_logs_says_so_and_real_logs_do_not(dataset, monkeypatch):
+@pytest.mark.parametrize("said", [True, False], ids=["dataset.yaml says so", "a copy said to be real"])
+def test_serving_surrogate_logs_says_so_and_real_logs_do_not(dataset, monkeypatch, tmp_path, said):
     """`cabench serve` of a surrogate dataset says its answers are the surrogate logs' (as every report of them
-    does); a dataset of real logs gets no such line."""
+    does), also of the shipped logs in a folder whose dataset.yaml calls them real; real logs get no such line."""
+    from cabench.data.io import write_metadata
+
     monkeypatch.setattr(ThreadingHTTPServer, "serve_forever", stop_at_once)
-    surrogate = cli("serve", DATA / "piqa", "--port", 0)
+    folder = DATA / "piqa"
+    if not said:
+        folder = tmp_path / "mine"
+        folder.mkdir()
+        (folder / "logs.csv.gz").write_bytes((DATA / "piqa" / "logs.csv.gz").read_bytes())
+        write_metadata({"name": "mine", "description": "ours", "provenance": "ours", "surrogate": False,
+                        "licence": "CC0-1.0"}, folder / "dataset.yaml")
+    surrogate = cli("serve", folder, "--port", 0)
     real = cli("serve", dataset, "--port", 0)
     assert surrogate.exit_code == 0 and real.exit_code == 0, (surrogate.stderr, real.stderr)
     lines = surrogate.stderr.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith(f"serving {DATA / 'piqa'} at http://127.0.0.1:"), lines
-    assert lines[1] == (f"{DATA / 'piqa'}: surrogate logs calibrated to the paper's published statistics (not the "
+    assert len(lines) == 2 and lines[0].startswith(f"serving {folder} at http://127.0.0.1:"), lines
+    assert lines[1] == (f"{folder}: surrogate logs calibrated to the paper's published statistics (not the "
                         "paper's data); its answers are not real model outputs")
     assert "surrogate" not in real.stderr and len(real.stderr.strip().splitlines()) == 1, real.stderr
