@@ -279,8 +279,8 @@ def _same_first_line(path: Path, text: str) -> bool:
 
 @data_app.command("import")
 def data_import(
-    source: Annotated[Path, typer.Argument(help="Your logs: a CSV, CSV.gz, JSONL or parquet file, or a tool's "
-                                                "results folder (--format).")],
+    source: Annotated[Path, typer.Argument(help="Your logs: a CSV or JSONL file (plain, .gz, .bz2, .xz or a .zip of "
+                                                "it), a parquet file, or a tool's results folder (--format).")],
     out: Annotated[Path, typer.Option("--out", help="Dataset folder to create.")],
     mapping: Annotated[Path | None, typer.Option(
         "--mapping", help="YAML renaming or summing source columns, keeping extra ones, adding constants and "

@@ -7,14 +7,17 @@ that cannot be read or parsed is a :class:`~cabench.errors.CabenchError`.
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import contextlib
 import csv
 import gzip
 import io
 import json
+import lzma
+import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +61,7 @@ _EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".
 class _Capped(io.RawIOBase):
     """A decompressing stream that stops with an error once it has given more than ``limit`` bytes."""
 
-    def __init__(self, stream: io.BufferedIOBase, limit: int) -> None:
+    def __init__(self, stream: Any, limit: int) -> None:
         super().__init__()
         self._stream, self.limit, self.given = stream, limit, 0
 
@@ -77,11 +80,36 @@ class _Capped(io.RawIOBase):
         return n
 
 
-def _unpacked(path: Path) -> tuple[io.BufferedReader, _Capped]:
-    """A gzipped file's content as a stream that refuses to unpack more than the limit (``MAX_UNPACKED_BYTES``)."""
+#: One compressed file, read as its content (each capped as a gzipped one is); a zip archive of one file is read too.
+_COMPRESSED: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+#: Archives of several files, and compressions Python cannot read: refused by name (pandas guessed some of them from
+#: the name, so whether such a file was read depended on whether its first bytes passed for a CSV header).
+_NOT_UNPACKED = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zst", ".zstd", ".7z", ".rar",
+                 ".lz4", ".z")
+
+
+def _unpacked(path: Path) -> tuple[io.BufferedReader, _Capped, str]:
+    """A compressed file's content (gzip, bzip2, xz, or the one file of a zip archive) as a stream that refuses to
+    unpack more than the limit (``MAX_UNPACKED_BYTES``, or ``GZIP_RATIO`` times the file's size), with the name of
+    what it holds (the file's name less its compression; a zip's: the name of its file)."""
     limit = max(MAX_UNPACKED_BYTES, GZIP_RATIO * path.stat().st_size)
-    capped = _Capped(gzip.open(path, "rb"), limit)
-    return io.BufferedReader(capped), capped
+    if path.name.lower().endswith(".zip"):
+        with zipfile.ZipFile(path) as archive:
+            files = [member for member in archive.infolist() if not member.is_dir()]
+            if len(files) != 1:
+                raise CabenchError(f"{path}: a zip archive of {len(files)} files; cabench reads one table from a "
+                                   "zip: unpack it and give the log file")
+            with archive.open(files[0]) as member:  # read whole (as a table is parsed), one byte past the limit
+                capped = _Capped(io.BytesIO(member.read(limit + 1)), limit)
+        return io.BufferedReader(capped), capped, files[0].filename.lower()
+    suffix = _compression(path.name.lower())
+    capped = _Capped(_COMPRESSED[suffix](path, "rb"), limit)
+    return io.BufferedReader(capped), capped, path.name.lower().removesuffix(suffix)
+
+
+def _compression(name: str) -> str:
+    """The suffix of a compressed file cabench unpacks (``.gz``, ``.bz2``, ``.xz``, ``.zip``); empty for another."""
+    return next((suffix for suffix in (*_COMPRESSED, ".zip") if name.endswith(suffix)), "")
 
 
 def find_log_file(folder: Path) -> Path:
@@ -231,22 +259,26 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
     with contextlib.suppress(OSError):
         if path.stat().st_size == 0:  # (a missing file is said below)
             raise CabenchError(f"{path}: an empty file; a log needs one row per (configuration, instance)")
+    if name.endswith(_NOT_UNPACKED):
+        raise CabenchError(f"{path}: a {next(s for s in _NOT_UNPACKED if name.endswith(s))} file, which cabench does "
+                           "not unpack; give the log table as CSV or JSONL (plain, .gz, .bz2, .xz, or the one file of "
+                           "a .zip) or parquet")
     try:
         if name.endswith(".parquet"):
             return pd.read_parquet(path)
-        if not name.endswith(".gz"):
+        if not _compression(name):
             return _parse_table(path, name, text)
-        stream, capped = _unpacked(path)
+        stream, capped, inner = _unpacked(path)
         with stream:
-            return _parse_table(stream, name, text)
+            return _parse_table(stream, inner, text)
     except ImportError as exc:
         raise CabenchError(f"{path}: reading parquet needs pyarrow: pip install 'cabench[parquet]', or use CSV") \
             from exc
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, EOFError, zlib.error,
-            RecursionError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, EOFError, zlib.error, lzma.LZMAError,
+            zipfile.BadZipFile, RecursionError) as exc:
         if capped is not None and capped.given > capped.limit:
             raise CabenchError(f"{path}: unpacks to more than {capped.limit:,} bytes, cabench's limit for this "
-                               "gzipped file; a damaged or hostile file (gunzip a genuine one first)") from None
+                               "compressed file; a damaged or hostile file (unpack a genuine one first)") from None
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if len(first) > 160:
             first = first[:157] + "..."

@@ -857,3 +857,47 @@ def test_a_score_of_minus_zero_is_written_as_zero():
 
     assert math.copysign(1.0, correctness(-0.0, "x")) == 1.0 and correctness(-0.0, "x") == 0.0
     assert correctness(0.25, "x") == 0.25 and correctness(True, "x") == 1.0
+
+
+def test_a_table_compressed_one_file_at_a_time_is_read_and_an_archive_is_refused_by_name(tmp_path, monkeypatch):
+    """pandas guessed .bz2, .xz, .zip and .tar from the name, so whether such a file was read depended on whether its
+    first bytes passed for a CSV header: a .xz was refused as "separated by a tab", a .tar.gz read as names holding
+    NUL. A table compressed with gzip, bzip2 or xz, or the one file of a zip archive (CSV or JSONL), is read as the
+    plain table is, capped as a gzipped one is; a zip of two files and every other archive are refused by name."""
+    import bz2
+    import lzma
+    import tarfile
+
+    frame = tiny_logs(2, 4)
+    text = frame.to_csv(index=False).encode()
+    (tmp_path / "t.csv").write_bytes(text)
+    plain = imported("canonical", tmp_path / "t.csv", tmp_path / "plain")
+    assert plain.exit_code == 0, plain.output
+    want = (tmp_path / "plain" / "logs.csv.gz").read_bytes()
+    (tmp_path / "t.csv.bz2").write_bytes(bz2.compress(text))
+    (tmp_path / "t.csv.xz").write_bytes(lzma.compress(text))
+    with zipfile.ZipFile(tmp_path / "t.csv.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("logs.csv", text)
+    with zipfile.ZipFile(tmp_path / "j.zip", "w") as z:  # the name inside says JSONL
+        z.writestr("logs.jsonl", frame.to_json(orient="records", lines=True))
+    for name in ("t.csv.bz2", "t.csv.xz", "t.csv.zip", "j.zip"):
+        result = imported("canonical", tmp_path / name, tmp_path / name.replace(".", "_"))
+        assert result.exit_code == 0, (name, result.output)
+        assert (tmp_path / name.replace(".", "_") / "logs.csv.gz").read_bytes() == want, name
+    with zipfile.ZipFile(tmp_path / "two.zip", "w") as z:
+        z.writestr("a.csv", text)
+        z.writestr("b.csv", text)
+    refused(imported("canonical", tmp_path / "two.zip", tmp_path / "two"),
+            "two.zip: a zip archive of 2 files; cabench reads one table from a zip")
+    with tarfile.open(tmp_path / "t.tar.gz", "w:gz") as tar:
+        tar.add(tmp_path / "t.csv", arcname="t.csv")
+    refused(imported("canonical", tmp_path / "t.tar.gz", tmp_path / "tar"),
+            "t.tar.gz: a .tar.gz file, which cabench does not unpack; give the log table as CSV or JSONL")
+    monkeypatch.setattr(data_io, "MAX_UNPACKED_BYTES", 64 * 1024)
+    (tmp_path / "bomb.csv.xz").write_bytes(lzma.compress(text + b"0" * 20_000_000))
+    refused(imported("canonical", tmp_path / "bomb.csv.xz", tmp_path / "bomb"),
+            "bomb.csv.xz: unpacks to more than", "cabench's limit for this compressed file")
+    with zipfile.ZipFile(tmp_path / "bomb.csv.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("logs.csv", text + b"0" * 20_000_000)
+    refused(imported("canonical", tmp_path / "bomb.csv.zip", tmp_path / "bomb"), "bomb.csv.zip: unpacks to more than")
+    assert not any((tmp_path / d).exists() for d in ("two", "tar", "bomb"))
