@@ -30,6 +30,7 @@ from cabench import figure_index, landscape, panels, registry
 from cabench.errors import CabenchError, first_three
 from cabench.landscape import landscape_figure as landscape_figure
 from cabench.panels import finish, literal_text, marks
+from cabench.paper import SURROGATE_NOTE
 from cabench.results import Experiment, ResultSet
 from cabench.stats import wilson
 from cabench.storage import figure_bytes, remove_stale_temporaries, replaced_together, write_atomic
@@ -332,8 +333,12 @@ def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[
     else:
         figures = [(f"figures/{slug(subject.label)}_{name}", fig, caption, (subject.label,))
                    for name, fig, caption in experiment_figures(subject)]
+    surrogate = {e.label for e in (subject if isinstance(subject, list) else [subject]) if e.surrogate}
     out = []
     for stem, fig, caption, parts in figures:
+        said = [label for label in parts if label in surrogate]  # the caption says it, as the figure's footnote does
+        if said:
+            caption += "; " + (SURROGATE_NOTE if len(said) == len(parts) else f"{', '.join(said)}: {SURROGATE_NOTE}")
         keep = current.get(stem) == "; ".join(parts)
         if keep:
             plt.close(fig)

@@ -858,3 +858,18 @@ def test_a_landscape_of_surrogate_and_real_logs_notes_which_are_surrogate():
 
     assert notes(["piqa", "jhu-temperature"]) == [f"PIQA: {SURROGATE_NOTE}"]
     assert notes(["piqa", "gsm8k"]) == [SURROGATE_NOTE] and notes(["jhu-temperature"]) == []
+
+
+def test_captions_say_where_the_logs_are_surrogate(plotted, tmp_path):
+    """figures.csv and the reports' captions never said "surrogate" (0 of 41 on the full results); only the images'
+    footnote did. A figure of surrogate logs says so in its caption; one of real logs does not."""
+    from cabench.paper import SURROGATE_NOTE
+
+    captions = pd.read_csv(plotted / "figures.csv")["caption"]
+    assert len(captions) >= 6 and all(c.endswith(f"; {SURROGATE_NOTE}") for c in captions), list(captions)
+    cfg = load_config(ROOT / "configs" / "real" / "jhu_online.yaml",
+                      overrides={"repetitions": 2, "rho": [2], "output": str(tmp_path / "jhu")})
+    run_experiment(cfg, quiet=True)
+    plot(tmp_path / "jhu", ["png"])
+    real = pd.read_csv(tmp_path / "jhu" / "figures.csv")["caption"]
+    assert len(real) >= 2 and not any("surrogate" in c for c in real), list(real)
