@@ -179,6 +179,8 @@ def data_describe(
         return
     note = "SURROGATE logs (calibrated to the paper's published statistics, not real model outputs)" \
         if d["surrogate"] else "real logs"
+    if d.get("surrogate_rows"):
+        note += f": the rows of the surrogate logs of {d['surrogate_rows']}, whatever its dataset.yaml says"
     def span(name: str, form: str, label: str) -> str:  # a measurement's range, where the logs have it
         low, high = d[f"{name}_min"], d[f"{name}_max"]
         return "" if low is None else f"   {label.split('|')[0]}{low:{form}}-{high:{form}}{label.split('|')[1]}"
@@ -279,8 +281,8 @@ def _same_first_line(path: Path, text: str) -> bool:
 
 @data_app.command("import")
 def data_import(
-    source: Annotated[Path, typer.Argument(help="Your logs: a CSV or JSONL file (plain, .gz, .bz2, .xz or a .zip of "
-                                                "it), a parquet file, or a tool's results folder (--format).")],
+    source: Annotated[Path, typer.Argument(help="Your logs: a CSV or JSONL file (plain, .gz, .bz2, .xz, .zst or a .zip "
+                                                "of it), a parquet file, or a tool's results folder (--format).")],
     out: Annotated[Path, typer.Option("--out", help="Dataset folder to create.")],
     mapping: Annotated[Path | None, typer.Option(
         "--mapping", help="YAML renaming or summing source columns, keeping extra ones, adding constants and "

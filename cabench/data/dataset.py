@@ -24,7 +24,7 @@ import pandas as pd
 from cabench.data.io import find_log_file, read_logs, read_metadata
 from cabench.data.normalisation import Normalisation, fit_normalisation
 from cabench.data.schema import CONFIG_COLUMNS
-from cabench.data.surrogate import copy_of
+from cabench.data.surrogate import held as surrogate_rows
 from cabench.data.terms import (
     COST_COLUMN,
     PAPER_TERMS,
@@ -360,8 +360,8 @@ def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | 
     kept = _LOADED.pop(key, None)
     if kept is None:
         frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
-        if meta.get("surrogate") is not True and (copied := copy_of(frame)) is not None:  # shipped rows, said real
-            meta = {**meta, "surrogate": True, "surrogate_source": f"{copied} shipped with cabench"}
+        if meta.get("surrogate") is not True and (found := surrogate_rows(frame)) is not None:  # said real
+            meta = {**meta, "surrogate": True, "surrogate_source": found.describe()}
         kept = preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
                           content_hash=digest, terms=terms, split_source=split_source, terms_source=terms_source)
     _LOADED[key] = kept

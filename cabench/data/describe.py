@@ -71,6 +71,8 @@ def describe(ds: Dataset) -> dict[str, Any]:
     return {
         "name": ds.name,
         "surrogate": ds.surrogate,
+        # the shipped surrogate logs whose rows made a dataset said to be real surrogate (cabench.data.surrogate)
+        **({"surrogate_rows": ds.meta["surrogate_source"]} if ds.meta.get("surrogate_source") else {}),
         "K": ds.n_arms,
         **{f"{name}_{end}": float(getattr(means[column], end)()) if column in means else None
            for name, column in (("accuracy", "accuracy"), ("latency", "latency_s"), ("tokens", "tokens"),

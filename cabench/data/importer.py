@@ -59,7 +59,7 @@ from cabench.data.schema import (
     unit_warnings,
     validate_logs,
 )
-from cabench.data.surrogate import copy_of as surrogate_copy_of
+from cabench.data.surrogate import held as surrogate_rows
 from cabench.errors import CabenchError, did_you_mean
 from cabench.storage import new_folders, publish_folder, remove_empty, staging_folder
 from cabench.yamlio import Loader, load_config_file, load_yaml
@@ -652,9 +652,10 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         surrogate_of = provenance["surrogate_source"] = str(folder.resolve())
         echo(f"the logs are read from {folder}, a folder of surrogate logs (its dataset.yaml): the dataset is "
              "marked surrogate")
-    elif (copied := surrogate_copy_of(valid)) is not None:  # a copy of the shipped surrogate logs, known by its rows
-        surrogate_of = provenance["surrogate_source"] = f"{copied} shipped with cabench"
-        echo(f"{source} holds the rows of the surrogate logs of {surrogate_of}: the dataset is marked surrogate")
+    elif (found := surrogate_rows(valid)) is not None:  # rows of the shipped surrogate logs, known by their values
+        surrogate_of = provenance["surrogate_source"] = found.describe()
+        echo(f"{source} holds the rows of {found.held} of the {found.configurations} configurations of the surrogate "
+             f"logs of {found.name} shipped with cabench: the dataset is marked surrogate")
     if given_part.get("surrogate") is True and surrogate_of is None:  # reports: calibrated to the paper's statistics
         raise CabenchError(f"{mapping_path}: dataset.surrogate: an import holds real logs (surrogate: false); "
                            "surrogate logs are the ones scripts/make_surrogate_logs.py writes (logs read from their "

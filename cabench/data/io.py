@@ -15,7 +15,7 @@ import gzip
 import io
 import json
 import lzma
-import zipfile
+import sys
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,6 +23,11 @@ from typing import Any
 
 import pandas as pd
 import yaml
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
 
 from cabench.data.holes import MISSING
 from cabench.data.schema import (
@@ -48,8 +53,8 @@ META_KEYS = ("name", "description", "provenance", "surrogate", "licence")
 #: declare.
 DATASET_KEYS = (*META_KEYS, "title", "split", "missing", "extra_columns", "objectives", "cost", "prices",
                 "generator", "calibration_targets")
-#: A gzipped table unpacks to at most this many bytes, or ``GZIP_RATIO`` times its own size when that is more: logs
-#: compress about tenfold, while a few megabytes of gzip can unpack to gigabytes.
+#: A compressed table unpacks to at most this many bytes, or ``GZIP_RATIO`` times its own size when that is more:
+#: logs compress about tenfold, while a few megabytes of gzip can unpack to gigabytes.
 MAX_UNPACKED_BYTES = 512 * 2**20
 GZIP_RATIO = 100
 _TEXT_KEYS = ("name", "description", "licence")
@@ -81,34 +86,37 @@ class _Capped(io.RawIOBase):
 
 
 #: One compressed file, read as its content (each capped as a gzipped one is); a zip archive of one file is read too.
-_COMPRESSED: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-#: Archives of several files, and compressions Python cannot read: refused by name (pandas guessed some of them from
-#: the name, so whether such a file was read depended on whether its first bytes passed for a CSV header).
-_NOT_UNPACKED = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zst", ".zstd", ".7z", ".rar",
-                 ".lz4", ".z")
+_COMPRESSED: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".zst": zstd.open}
+#: Archives of several files, and compressions cabench does not read: refused by name (pandas guessed some of them
+#: from the name, so whether such a file was read depended on whether its first bytes passed for a CSV header).
+_NOT_UNPACKED = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".7z", ".rar", ".lz4",
+                 ".z")
+#: The tables read from a zip archive's one file, by its name.
+_ZIPPED_TABLES = (".csv", ".jsonl", ".ndjson")
 
 
 def _unpacked(path: Path) -> tuple[io.BufferedReader, _Capped, str]:
-    """A compressed file's content (gzip, bzip2, xz, or the one file of a zip archive) as a stream that refuses to
-    unpack more than the limit (``MAX_UNPACKED_BYTES``, or ``GZIP_RATIO`` times the file's size), with the name of
-    what it holds (the file's name less its compression; a zip's: the name of its file)."""
+    """A compressed file's content (gzip, bzip2, xz, Zstandard, or the one file of a zip archive) as a stream that
+    refuses to unpack more than the limit (``MAX_UNPACKED_BYTES``, or ``GZIP_RATIO`` times the file's size), with
+    the name of what it holds (the file's name less its compression; a zip's: the name of its file)."""
     limit = max(MAX_UNPACKED_BYTES, GZIP_RATIO * path.stat().st_size)
     if path.name.lower().endswith(".zip"):
-        with zipfile.ZipFile(path) as archive:
-            files = [member for member in archive.infolist() if not member.is_dir()]
-            if len(files) != 1:
-                raise CabenchError(f"{path}: a zip archive of {len(files)} files; cabench reads one table from a "
-                                   "zip: unpack it and give the log file")
-            with archive.open(files[0]) as member:  # read whole (as a table is parsed), one byte past the limit
-                capped = _Capped(io.BytesIO(member.read(limit + 1)), limit)
-        return io.BufferedReader(capped), capped, files[0].filename.lower()
+        from cabench.data.readers.common import only_member
+
+        name, data = only_member(path, "zip archive")
+        if not name.lower().endswith(_ZIPPED_TABLES):
+            raise CabenchError(f"{path}: {name}: cabench reads a CSV or JSONL table from a zip archive; unpack it "
+                               "and give the file itself (parquet and compressed files are read as they are)")
+        capped = _Capped(io.BytesIO(data), limit)
+        return io.BufferedReader(capped), capped, name.lower()
     suffix = _compression(path.name.lower())
     capped = _Capped(_COMPRESSED[suffix](path, "rb"), limit)
     return io.BufferedReader(capped), capped, path.name.lower().removesuffix(suffix)
 
 
 def _compression(name: str) -> str:
-    """The suffix of a compressed file cabench unpacks (``.gz``, ``.bz2``, ``.xz``, ``.zip``); empty for another."""
+    """The suffix of a compressed file cabench unpacks (``.gz``, ``.bz2``, ``.xz``, ``.zst``, ``.zip``); empty for
+    another."""
     return next((suffix for suffix in (*_COMPRESSED, ".zip") if name.endswith(suffix)), "")
 
 
@@ -134,7 +142,7 @@ class _Written(str):
 def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str]) -> pd.DataFrame:
     """A CSV or JSON-lines table (by its file ``name``) from a path or a stream of its text; the ``text`` columns
     (names and ids) are read as the text the file holds."""
-    if name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
+    if name.endswith((".jsonl", ".ndjson")):
         data = source.read_bytes() if isinstance(source, Path) else source.read()
         data = data.removeprefix(codecs.BOM_UTF8)  # as a CSV's is: a text editor's mark, not part of the first line
         if b"NaN" in data or b"Infinity" in data:  # JSON has no such number; pandas reads them as missing values
@@ -247,10 +255,11 @@ def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd
 
 
 def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFrame:
-    """Read a CSV (optionally gzipped), JSONL or parquet table as strings/numbers; the ``text`` columns of a CSV
-    or JSONL table (by default the canonical names and ids) as the text the file holds."""
+    """Read a CSV or JSONL table (plain or compressed: :func:`_unpacked`) or a parquet table as strings/numbers;
+    the ``text`` columns of a CSV or JSONL table (by default the canonical names and ids) as the text the file
+    holds."""
     name = path.name.lower()
-    if name.endswith(".json"):
+    if name.removesuffix(_compression(name)).endswith(".json"):  # (a compressed one too: its content is JSON)
         raise CabenchError(f"{path}: a .json file is not a log table; give CSV, CSV.gz, JSONL (one JSON "
                            "object per line) or parquet, or read a tool's JSON results with --format (inspect, "
                            "promptfoo, every-eval-ever)")
@@ -261,8 +270,8 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
             raise CabenchError(f"{path}: an empty file; a log needs one row per (configuration, instance)")
     if name.endswith(_NOT_UNPACKED):
         raise CabenchError(f"{path}: a {next(s for s in _NOT_UNPACKED if name.endswith(s))} file, which cabench does "
-                           "not unpack; give the log table as CSV or JSONL (plain, .gz, .bz2, .xz, or the one file of "
-                           "a .zip) or parquet")
+                           "not unpack; give the log table as CSV or JSONL (plain, .gz, .bz2, .xz, .zst, or the one "
+                           "file of a .zip) or parquet")
     try:
         if name.endswith(".parquet"):
             return pd.read_parquet(path)
@@ -275,7 +284,7 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
         raise CabenchError(f"{path}: reading parquet needs pyarrow: pip install 'cabench[parquet]', or use CSV") \
             from exc
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, EOFError, zlib.error, lzma.LZMAError,
-            zipfile.BadZipFile, RecursionError) as exc:
+            zstd.ZstdError, RecursionError) as exc:
         if capped is not None and capped.given > capped.limit:
             raise CabenchError(f"{path}: unpacks to more than {capped.limit:,} bytes, cabench's limit for this "
                                "compressed file; a damaged or hostile file (unpack a genuine one first)") from None

@@ -1,12 +1,13 @@
-"""The shipped surrogate logs known by their rows, so that a copy of them is surrogate wherever it lies.
+"""The shipped surrogate logs known by their rows, so that logs holding them are surrogate wherever they lie.
 
 ``data/gsm8k`` and ``data/piqa`` hold surrogate logs (``scripts/make_surrogate_logs.py``), not real model outputs.
 Logs imported from their folder are marked surrogate by where they lie (:func:`cabench.data.importer.surrogate_source`);
-a copy elsewhere is recognised by its rows: the SHA-256 of the canonical columns, sorted and written one way
-(:func:`rows_digest`), so a copy in any file format, compression, encoding, row order or number format is found, and
-so is the ``logs.csv.gz`` an import of them writes. Logs with any value changed, or only some of the rows, are not.
-``surrogate_logs.json`` beside this module records each shipped dataset's rows; the generator writes it with the
-logs, and a test checks it against them.
+elsewhere they are recognised by their rows: each configuration's instances and measurements (:data:`MEASURED`),
+sorted and hashed one way (:func:`configuration_digests`), so a copy in any file format, compression, line endings,
+row order or number format is found, with its configurations renamed or not, alone or among configurations of the
+user's own (one shipped configuration makes the logs surrogate). A configuration with any value changed, or only some
+of its instances, is not. ``surrogate_logs.json`` beside this module records each shipped configuration's digest;
+the generator writes it with the logs, and a test checks it against them.
 """
 
 from __future__ import annotations
@@ -14,47 +15,57 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 RECORD = Path(__file__).with_name("surrogate_logs.json")
-#: The columns that make a row of logs: what a configuration was, on which instance, and what it did.
-ROW = ("config_id", "model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct", "latency_s",
-       "tokens")
-_TEXT = ("config_id", "model", "prompting", "instance_id")
+#: What a configuration did on each instance: the rows compared (its name and metadata are not: they can be renamed).
+MEASURED = ("instance_id", "correct", "latency_s", "tokens")
 
 
-def rows_digest(frame: pd.DataFrame) -> str:
-    """SHA-256 of ``frame``'s :data:`ROW` columns, rows sorted by configuration and instance, text as UTF-8 and every
-    number as the little-endian float64 it is: the same rows give the same digest whatever file they came from."""
-    rows = frame.loc[:, list(ROW)].astype({column: str for column in _TEXT})
+class Found(NamedTuple):
+    """Shipped surrogate logs (by name) whose configurations some logs hold: how many of how many."""
+
+    name: str
+    held: int
+    configurations: int
+
+    def describe(self) -> str:
+        """``piqa shipped with cabench (132 of its 132 configurations)``."""
+        return f"{self.name} shipped with cabench ({self.held} of its {self.configurations} configurations)"
+
+
+def configuration_digests(frame: pd.DataFrame) -> dict[str, str]:
+    """Each configuration's SHA-256 of its :data:`MEASURED` rows, sorted by instance, ids as UTF-8 and every number as
+    the little-endian float64 it is: the same rows give the same digest whatever file, name or order they came in."""
+    rows = frame.loc[:, ["config_id", *MEASURED]].astype({"config_id": str, "instance_id": str})
     rows = rows.sort_values(["config_id", "instance_id"], kind="mergesort")
-    h = hashlib.sha256()
-    for column in ROW:
-        values = rows[column].to_numpy()
-        h.update(column.encode() + b"\0")
-        if column in _TEXT:
-            h.update("\0".join(values).encode("utf-8", "surrogatepass") + b"\0")
-        else:
-            h.update(np.ascontiguousarray(values.astype("<f8")).tobytes())
-    return h.hexdigest()
-
-
-def shape(frame: pd.DataFrame) -> dict[str, int]:
-    """The rows and configurations of ``frame``: compared before any digest is computed."""
-    return {"rows": int(len(frame)), "configurations": int(frame["config_id"].nunique())}
+    ids = rows["config_id"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    ends = np.r_[starts[1:], len(ids)]
+    instances = rows["instance_id"].to_numpy()
+    numbers = rows[list(MEASURED[1:])].to_numpy(dtype="<f8")
+    out = {}
+    for start, end in zip(starts, ends):
+        h = hashlib.sha256("\0".join(instances[start:end]).encode("utf-8", "surrogatepass") + b"\0")
+        h.update(np.ascontiguousarray(numbers[start:end]).tobytes())
+        out[str(ids[start])] = h.hexdigest()
+    return out
 
 
 def record(frames: dict[str, pd.DataFrame]) -> dict[str, dict[str, Any]]:
-    """Each shipped surrogate dataset's name: its rows' :func:`shape` and :func:`rows_digest`, as RECORD holds it."""
-    return {name: {**shape(frame), "rows_sha256": rows_digest(frame)} for name, frame in frames.items()}
+    """Each shipped surrogate dataset's name: its instances per configuration and its configurations' digests
+    (sorted), as RECORD holds them."""
+    return {name: {"instances": int(frame.groupby("config_id").size().max()),
+                   "configuration_sha256": sorted(configuration_digests(frame).values())}
+            for name, frame in frames.items()}
 
 
 def write_record(frames: dict[str, pd.DataFrame], path: Path = RECORD) -> None:
     """Write RECORD for the shipped surrogate datasets' logs (``scripts/make_surrogate_logs.py``)."""
-    path.write_text(json.dumps(record(frames), indent=2, sort_keys=True) + "\n")
+    path.write_text(json.dumps(record(frames), indent=1, sort_keys=True) + "\n")
 
 
 def shipped() -> dict[str, dict[str, Any]]:
@@ -66,20 +77,24 @@ def shipped() -> dict[str, dict[str, Any]]:
     return {name: v for name, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 
 
-def copy_of(frame: pd.DataFrame) -> str | None:
-    """The name of the shipped surrogate logs (``gsm8k``, ``piqa``) whose rows ``frame`` holds, if any. Only logs of
-    their shape are digested (a few tenths of a second for theirs); any other costs nothing."""
-    if not set(ROW) <= set(frame.columns):
+def held(frame: pd.DataFrame) -> Found | None:
+    """The shipped surrogate logs of which ``frame`` holds the most configurations (at least one), if any. Only the
+    configurations with as many rows as a shipped one has instances are digested; logs with none cost a count."""
+    if not {"config_id", *MEASURED} <= set(frame.columns):
         return None
-    candidates = {name: v for name, v in shipped().items()
-                  if {k: v.get(k) for k in ("rows", "configurations")} == shape(frame)}
-    if not candidates:
+    known = shipped()
+    sizes = frame.groupby("config_id", sort=False).size()
+    alike = set(sizes.index[sizes.isin([v.get("instances") for v in known.values()])])
+    if not alike:
         return None
-    digest = rows_digest(frame)
-    return next((name for name, v in candidates.items() if v.get("rows_sha256") == digest), None)
+    digests = set(configuration_digests(frame[frame["config_id"].isin(alike)]).values())
+    found = [Found(name, len(digests & set(v.get("configuration_sha256", []))), len(v.get("configuration_sha256", [])))
+             for name, v in known.items()]
+    best = max(found, key=lambda f: f.held, default=None)
+    return best if best is not None and best.held else None
 
 
 def is_surrogate(meta: dict[str, Any], frame: pd.DataFrame) -> bool:
-    """Whether logs are surrogate: their ``dataset.yaml`` says so, or they hold the rows of shipped surrogate logs
-    (:func:`copy_of`; a folder given them with ``surrogate: false`` by hand is surrogate all the same)."""
-    return meta.get("surrogate") is True or copy_of(frame) is not None
+    """Whether logs are surrogate: their ``dataset.yaml`` says so, or they hold rows of shipped surrogate logs
+    (:func:`held`; a folder given them with ``surrogate: false`` by hand is surrogate all the same)."""
+    return meta.get("surrogate") is True or held(frame) is not None

@@ -229,7 +229,11 @@ class ReplayEndpoint:
             parts = frame[["config_id", "instance_id", "prompt_tokens", "completion_tokens", "tokens"]].dropna()
             splits = {(r.config_id, r.instance_id): (int(r.prompt_tokens), int(r.completion_tokens))
                       for r in parts.itertuples(index=False) if r.prompt_tokens + r.completion_tokens == r.tokens}
-        endpoint = cls(configs, rows, splits=splits, surrogate=is_surrogate(read_metadata(dataset), frame), **options)
+        try:
+            meta = read_metadata(dataset)
+        except CabenchError:  # serve needs the logs only: a folder of logs without a readable dataset.yaml is served
+            meta = {}
+        endpoint = cls(configs, rows, splits=splits, surrogate=is_surrogate(meta, frame), **options)
         endpoint._rng.seed(endpoint.seed)
         return endpoint
 

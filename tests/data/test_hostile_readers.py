@@ -884,6 +884,32 @@ def test_a_table_compressed_one_file_at_a_time_is_read_and_an_archive_is_refused
         result = imported("canonical", tmp_path / name, tmp_path / name.replace(".", "_"))
         assert result.exit_code == 0, (name, result.output)
         assert (tmp_path / name.replace(".", "_") / "logs.csv.gz").read_bytes() == want, name
+    try:
+        from compression import zstd  # Python 3.14 on
+    except ImportError:
+        from backports import zstd  # before: a dependency
+
+    (tmp_path / "t.csv.zst").write_bytes(zstd.compress(text))
+    with zipfile.ZipFile(tmp_path / "mac.zip", "w") as z:  # a Mac's Finder adds a copy of the file's attributes
+        z.writestr("logs.csv", text)
+        z.writestr("__MACOSX/._logs.csv", b"\x00\x05\x16\x07")
+    for name in ("t.csv.zst", "mac.zip"):
+        result = imported("canonical", tmp_path / name, tmp_path / name.replace(".", "_"))
+        assert result.exit_code == 0 and (tmp_path / name.replace(".", "_") / "logs.csv.gz").read_bytes() == want, name
+    with zipfile.ZipFile(tmp_path / "pq.zip", "w") as z:
+        z.writestr("logs.parquet", b"PAR1")
+    refused(imported("canonical", tmp_path / "pq.zip", tmp_path / "pq"),
+            "pq.zip: logs.parquet: cabench reads a CSV or JSONL table from a zip archive; unpack it")
+    with zipfile.ZipFile(tmp_path / "m9.zip", "w") as z:  # Deflate64, which Python does not read: a traceback
+        z.writestr("logs.csv", text)
+    raw = bytearray((tmp_path / "m9.zip").read_bytes())
+    for header, method_at in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        at = raw.index(header)
+        raw[at + method_at:at + method_at + 2] = (9).to_bytes(2, "little")
+    (tmp_path / "m9.zip").write_bytes(bytes(raw))
+    refused(imported("canonical", tmp_path / "m9.zip", tmp_path / "m9"), "m9.zip: logs.csv: unreadable (")
+    (tmp_path / "j.json.gz").write_bytes(gzip.compress(frame.to_json(orient="records").encode()))
+    refused(imported("canonical", tmp_path / "j.json.gz", tmp_path / "j"), "j.json.gz: a .json file is not a log")
     with zipfile.ZipFile(tmp_path / "two.zip", "w") as z:
         z.writestr("a.csv", text)
         z.writestr("b.csv", text)
@@ -900,4 +926,4 @@ def test_a_table_compressed_one_file_at_a_time_is_read_and_an_archive_is_refused
     with zipfile.ZipFile(tmp_path / "bomb.csv.zip", "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("logs.csv", text + b"0" * 20_000_000)
     refused(imported("canonical", tmp_path / "bomb.csv.zip", tmp_path / "bomb"), "bomb.csv.zip: unpacks to more than")
-    assert not any((tmp_path / d).exists() for d in ("two", "tar", "bomb"))
+    assert not any((tmp_path / d).exists() for d in ("two", "tar", "bomb", "pq", "m9", "j"))

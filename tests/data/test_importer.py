@@ -675,10 +675,12 @@ def test_logs_read_from_a_folder_of_surrogate_logs_stay_surrogate(tmp_path):
 
 def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
     """A copy of `data/piqa/logs.csv.gz` elsewhere imported as real logs (surrogate: false), and so did the logs an
-    import of them writes (numbers written as 0.0), line endings changed, or in parquet. The shipped surrogate
-    logs are known by their rows: each such copy imports as surrogate naming them, and a folder given their logs
-    with `surrogate: false` loads as surrogate; the same logs with one value changed import as real."""
-    from tests.conftest import DATA, write_dataset
+    import of them writes (numbers written as 0.0), line endings changed, parquet, ids derived for want of a
+    config_id column, or the shipped rows beside a configuration of the user's own. The shipped surrogate logs are
+    known by each configuration's rows: such logs import as surrogate naming them, and a folder given their logs with
+    `surrogate: false` loads as surrogate; logs holding only some instances of each import as real."""
+    from cabench.data.io import write_metadata
+    from tests.conftest import DATA
 
     said: list[str] = []
     copy = tmp_path / "mine.csv.gz"
@@ -686,46 +688,66 @@ def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
     out = import_logs(copy, None, tmp_path / "copied", echo=said.append)
     meta = yaml.safe_load((out / "dataset.yaml").read_text())
     assert meta["surrogate"] is True and load_dataset(out).surrogate
-    assert meta["description"] == ("Imported from mine.csv.gz: the SURROGATE logs of piqa shipped with cabench, NOT "
-                                   "real model outputs")
-    assert meta["provenance"]["surrogate_source"] == "piqa shipped with cabench"
-    assert f"{copy} holds the rows of the surrogate logs of piqa shipped with cabench: the dataset is marked " \
-        "surrogate" in said
+    assert meta["description"] == ("Imported from mine.csv.gz: the SURROGATE logs of piqa shipped with cabench (132 "
+                                   "of its 132 configurations), NOT real model outputs")
+    assert meta["provenance"]["surrogate_source"] == "piqa shipped with cabench (132 of its 132 configurations)"
+    assert f"{copy} holds the rows of 132 of the 132 configurations of the surrogate logs of piqa shipped with " \
+        "cabench: the dataset is marked surrogate" in said
+
+    def surrogate(source, name: str) -> bool:
+        return yaml.safe_load((import_logs(source, None, tmp_path / name) / "dataset.yaml").read_text())["surrogate"]
+
     again = tmp_path / "again.csv.gz"  # the import's own logs, copied out of its folder: floats where ints were
     again.write_bytes((out / "logs.csv.gz").read_bytes())
-    assert gzip.decompress(again.read_bytes()) != gzip.decompress(copy.read_bytes())
-    assert yaml.safe_load((import_logs(again, None, tmp_path / "a") / "dataset.yaml").read_text())["surrogate"]
+    assert gzip.decompress(again.read_bytes()) != gzip.decompress(copy.read_bytes()) and surrogate(again, "a")
     text = gzip.decompress((DATA / "gsm8k" / "logs.csv.gz").read_bytes()).decode()
     lines = text.splitlines(keepends=True)
     plain = tmp_path / "gsm8k.csv"  # Windows line endings, the rows in another order
     plain.write_text("".join([lines[0], *reversed(lines[1:])]).replace("\n", "\r\n"), newline="")
-    assert yaml.safe_load((import_logs(plain, None, tmp_path / "b") / "dataset.yaml").read_text())["surrogate"]
-    parquet = tmp_path / "gsm8k.parquet"  # another file format
-    pd.read_csv(plain, dtype={"instance_id": str}).to_parquet(parquet)
-    assert yaml.safe_load((import_logs(parquet, None, tmp_path / "c") / "dataset.yaml").read_text())["surrogate"]
-    lines[1] = lines[1].replace(",0,", ",1,", 1)  # gsm8k-0000 of the first configuration: wrong, now right
-    assert lines[1].startswith("gpt-2_t0.0_g128_direct,") and ",gsm8k-0000,1," in lines[1]
-    plain.write_text("".join(lines))
-    edited = import_logs(plain, None, tmp_path / "edited")
-    assert yaml.safe_load((edited / "dataset.yaml").read_text())["surrogate"] is False
-    assert not load_dataset(edited).surrogate
-    said_real = write_dataset(tmp_path / "said_real", pd.read_csv(DATA / "piqa" / "logs.csv.gz",
-                                                                    dtype={"instance_id": str}))
-    assert yaml.safe_load((said_real / "dataset.yaml").read_text())["surrogate"] is False
-    assert load_dataset(said_real).surrogate  # the shipped rows, whatever the folder says
+    assert surrogate(plain, "b")
+    frame = pd.read_csv(plain, dtype={"instance_id": str})
+    frame.to_parquet(tmp_path / "gsm8k.parquet")  # another file format
+    assert surrogate(tmp_path / "gsm8k.parquet", "c")
+    frame.drop(columns="config_id").to_csv(tmp_path / "no_ids.csv", index=False)  # ids derived: other names
+    assert surrogate(tmp_path / "no_ids.csv", "d")
+    own = frame[frame["config_id"] == frame["config_id"].iloc[0]].assign(config_id="ours", model="ours")
+    pd.concat([frame, own]).to_csv(tmp_path / "with_ours.csv", index=False)  # beside a configuration of one's own
+    assert surrogate(tmp_path / "with_ours.csv", "e")
+    ten = frame[frame["config_id"].isin(frame["config_id"].unique()[:10])]  # ten of the 108 configurations
+    ten.to_csv(tmp_path / "ten.csv", index=False)
+    assert surrogate(tmp_path / "ten.csv", "g") and yaml.safe_load((tmp_path / "g" / "dataset.yaml").read_text())[
+        "provenance"]["surrogate_source"] == "gsm8k shipped with cabench (10 of its 108 configurations)"
+    fewer = frame[frame["instance_id"] != frame["instance_id"].iloc[0]]
+    fewer.to_csv(tmp_path / "fewer.csv", index=False)  # one instance less of every configuration
+    assert not surrogate(tmp_path / "fewer.csv", "f") and not load_dataset(tmp_path / "f").surrogate
+    said_real = tmp_path / "said_real"
+    said_real.mkdir()
+    (said_real / "logs.csv.gz").write_bytes(copy.read_bytes())
+    write_metadata({"name": "said_real", "description": "ours", "provenance": "ours", "surrogate": False,
+                    "licence": "CC0-1.0"}, said_real / "dataset.yaml")
+    assert load_dataset(said_real).surrogate  # the shipped rows, whatever the folder says, and describe says why
+    from typer.testing import CliRunner
+
+    from cabench.cli import app
+
+    described = CliRunner().invoke(app, ["data", "describe", str(said_real)]).stdout.splitlines()[0]
+    assert described.startswith("said_real: SURROGATE logs") and described.endswith(
+        ": the rows of the surrogate logs of piqa shipped with cabench (132 of its 132 configurations), whatever its "
+        "dataset.yaml says")
 
 
 def test_the_record_of_the_shipped_surrogate_logs_is_their_rows():
     """`cabench/data/surrogate_logs.json` (written by scripts/make_surrogate_logs.py) holds the shipped logs' rows
     as they are: regenerated logs without it would import as real when copied."""
     from cabench.data.io import read_logs
-    from cabench.data.surrogate import copy_of, shipped
+    from cabench.data.surrogate import Found, held, shipped
     from tests.conftest import DATA
 
     for name in ("gsm8k", "piqa"):
         frame = pd.read_csv(DATA / name / "logs.csv.gz")
-        assert {k: shipped()[name][k] for k in ("rows", "configurations")} == {
-            "rows": len(frame), "configurations": frame["config_id"].nunique()}
-        assert copy_of(read_logs(DATA / name)[0]) == name
+        assert shipped()[name]["instances"] == frame["instance_id"].nunique()
+        assert len(set(shipped()[name]["configuration_sha256"])) == frame["config_id"].nunique()
+        k = frame["config_id"].nunique()
+        assert held(read_logs(DATA / name)[0]) == Found(name, k, k)
     assert set(shipped()) == {name for name in ("gsm8k", "piqa", "jhu-temperature")
                               if yaml.safe_load((DATA / name / "dataset.yaml").read_text())["surrogate"]}

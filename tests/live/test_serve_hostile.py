@@ -415,3 +415,14 @@ def test_serving_surrogate_logs_says_so_and_real_logs_do_not(dataset, monkeypatc
     assert lines[1] == (f"{folder}: surrogate logs calibrated to the paper's published statistics (not the "
                         "paper's data); its answers are not real model outputs")
     assert "surrogate" not in real.stderr and len(real.stderr.strip().splitlines()) == 1, real.stderr
+
+
+def test_a_folder_of_logs_without_dataset_yaml_is_served(tmp_path):
+    """serve needs only the logs: a folder without a dataset.yaml was served, then refused once serve read it to
+    know whether the logs are surrogate. It is served, as real logs (their rows are not the shipped ones)."""
+    from cabench.data.io import write_logs
+
+    (tmp_path / "bare").mkdir()
+    write_logs(spread_logs(2, 5, seed=3), tmp_path / "bare" / "logs.csv.gz")
+    endpoint = ReplayEndpoint.load(tmp_path / "bare")
+    assert endpoint.models() and not endpoint.surrogate

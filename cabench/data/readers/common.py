@@ -221,6 +221,28 @@ def zip_archive(path: Path, what: str) -> Iterator[zipfile.ZipFile]:
         yield archive
 
 
+#: What reading a zip member raises when the member cannot be read (damaged, encrypted, a method Python lacks).
+UNZIP_ERRORS = (zipfile.BadZipFile, zlib.error, ZstdError, EOFError, OSError, NotImplementedError, RuntimeError)
+
+
+def _unread(where: str, exc: BaseException) -> CabenchError:
+    return CabenchError(f"{where}: unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
+
+
+def only_member(path: Path, what: str) -> tuple[str, bytes]:
+    """The name and bytes (at most :data:`MAX_MEMBER_BYTES`) of the one file of a zip archive, folders and the
+    ``__MACOSX`` copies a Mac adds passed over; one line when it holds another number of files or cannot be read."""
+    with zip_archive(path, what) as archive:
+        files = [m.filename for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")]
+        if len(files) != 1:
+            raise CabenchError(f"{path}: a zip archive of {len(files)} files; cabench reads one table from a zip: "
+                               "unpack it and give the log file")
+        try:
+            return files[0], _member(archive, files[0], f"{path}: {files[0]}")
+        except UNZIP_ERRORS as exc:
+            raise _unread(f"{path}: {files[0]}", exc) from None
+
+
 def zip_json(archive: zipfile.ZipFile, member: str, path: Path) -> Any:
     """One JSON member of a zip archive (an Inspect ``.eval`` log), in one line when it cannot be read."""
     where = f"{path}: {member}"
@@ -234,9 +256,8 @@ def zip_json(archive: zipfile.ZipFile, member: str, path: Path) -> Any:
         raise CabenchError(f"{where}: not UTF-8 text; a damaged archive") from None
     except (RecursionError, ValueError) as exc:
         raise _unparsable(exc, where) from None
-    except (zipfile.BadZipFile, zlib.error, ZstdError, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
-        raise CabenchError(f"{where}: unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") \
-            from None
+    except UNZIP_ERRORS as exc:
+        raise _unread(where, exc) from None
 
 
 Where = str | tuple[str, int]  # a place in a file: text, or (file, line) formatted only for an error
