@@ -80,9 +80,9 @@ def _output_name() -> str:
     return "standard output"
 
 
-def _between(lo: float, hi: float) -> Callable[[str], float]:
-    """The parser of an option's number in ``[lo, hi]``: NaN is said to be no number (a range check alone called it
-    above the range)."""
+def _between(lo: float, hi: float) -> dict[str, Any]:
+    """An option's parser and metavar for a number in ``[lo, hi]``: NaN is said to be no number (typer's range check
+    called it above the range)."""
 
     def parse(value: str) -> float:
         try:
@@ -94,7 +94,7 @@ def _between(lo: float, hi: float) -> Callable[[str], float]:
             raise typer.BadParameter(f"{value!r} {said}; give a number from {lo:g} to {hi:g}")
         return number
 
-    return parse
+    return {"parser": parse, "metavar": f"[{lo:g}<=x<={hi:g}]"}
 
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,
@@ -471,14 +471,14 @@ def plan(
                                                               "leaves uncertain.")] = 20,
     repetitions: Annotated[int, typer.Option("--repetitions", min=1, help="Repetitions per draw and budget.")] = 50,
     epsilon: Annotated[float, typer.Option(
-        "--epsilon", parser=_between(0.0, 1.0), metavar="[0<=x<=1]",
+        "--epsilon", **_between(0.0, 1.0),
         help="share: a configuration counts when its nu is within this relative shortfall of the best.")] = 0.05,
-    confidence: Annotated[float, typer.Option("--confidence", parser=_between(0.01, 0.99), metavar="[0.01<=x<=0.99]",
-                                              help=(
-        "Quantile of the draws' needs (over their median) that scales the extrapolated level: higher plans more. "
-        "Not the share of draws meeting the target at the plan (docs/methods.md)."))] = 0.8,
+    confidence: Annotated[float, typer.Option(
+        "--confidence", **_between(0.01, 0.99),
+        help="Quantile of the draws' needs (over their median) that scales the extrapolated level: higher plans more. "
+             "Not the share of draws meeting the target at the plan (docs/methods.md).")] = 0.8,
     max_share: Annotated[float, typer.Option(
-        "--max-share", parser=_between(1e-3, 1e6), metavar="[0.001<=x<=1e+06]",
+        "--max-share", **_between(1e-3, 1e6),
         help="Largest budget, in multiples of the exhaustive evaluation's cost.")] = 10.0,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the draws and streams (default: the "
                                                                    "config's).")] = None,

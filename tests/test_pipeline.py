@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from cabench.config import load_config
-from cabench.paper import GAINS, PUBLISHED, REDUCTIONS
+from cabench.paper import GAINS, PUBLISHED, REDUCTIONS, SURROGATE_NOTE
 from cabench.plots import plot_results
 from cabench.recommend import recommend
 from cabench.report import write_report
@@ -56,6 +56,9 @@ def test_every_figure_and_the_report(quick_results):
     for g in GAINS:
         assert g.text in report
     assert "Surrogate data" in report and "![Figure 4" in report and "None" not in report
+    # each figure's caption says its logs are surrogate, as its footnote does
+    embedded = [line for line in report.splitlines() if line.startswith("![")]
+    assert len(embedded) >= 6 and all(SURROGATE_NOTE in line for line in embedded), embedded
     assert report.count("## Experiment `") == 8 and "**holds**" in report
 
 
