@@ -873,3 +873,20 @@ def test_captions_say_where_the_logs_are_surrogate(plotted, tmp_path):
     plot(tmp_path / "jhu", ["png"])
     real = pd.read_csv(tmp_path / "jhu" / "figures.csv")["caption"]
     assert len(real) >= 2 and not any("surrogate" in c for c in real), list(real)
+
+
+def test_a_paper_figure_of_surrogate_and_real_logs_names_the_surrogate_experiments(plotted, tmp_path):
+    """Figure 2 drawn from a surrogate online experiment and a real identification one says which is surrogate; a
+    figure of the surrogate one alone says it plainly."""
+    from cabench.paper import SURROGATE_NOTE
+    from cabench.plots import _draw
+
+    paper = [e for e in ResultSet(plotted).experiments if e.paper_role]
+    real = next(e for e in paper if e.setting == "psi")
+    real.meta["dataset_info"] = {**real.info, "surrogate": False}  # (in memory only)
+    online = next(e for e in paper if e.setting == "online")
+    captions = {d.stem: (d.caption, d.parts) for d, _ in _draw(paper, tmp_path, ["png"], {}, {})}
+    caption, parts = captions["fig2_online_regret"]
+    assert set(parts) == {online.label, real.label} and caption.endswith(f"; {online.label}: {SURROGATE_NOTE}")
+    caption, parts = captions["fig3_standard_regret"]
+    assert parts == (online.label,) and caption.endswith(f"; {SURROGATE_NOTE}")
