@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cabench.data.io import find_log_file, read_logs, read_metadata
+from cabench.data.io import find_log_file, read_logs, read_metadata, read_table
 from cabench.data.normalisation import Normalisation, fit_normalisation
 from cabench.data.schema import CONFIG_COLUMNS
 from cabench.data.surrogate import held as surrogate_rows
@@ -360,8 +360,11 @@ def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | 
     kept = _LOADED.pop(key, None)
     if kept is None:
         frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
-        if meta.get("surrogate") is not True and (found := surrogate_rows(frame)) is not None:  # said real
-            meta = {**meta, "surrogate": True, "surrogate_source": found.describe()}
+        if meta.get("surrogate") is not True:  # said real: surrogate all the same if it holds the shipped rows
+            # (as the file holds them: before the declared `missing` drops rows)
+            found = surrogate_rows(frame if meta.get("missing", "error") == "error" else read_table(log_path))
+            if found is not None:
+                meta = {**meta, "surrogate": True, "surrogate_source": found.describe()}
         kept = preprocess(frame, meta, split, name=str(meta.get("name", folder.name)), path=str(folder),
                           content_hash=digest, terms=terms, split_source=split_source, terms_source=terms_source)
     _LOADED[key] = kept

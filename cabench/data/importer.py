@@ -588,6 +588,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         unscored = info["unscored_files"]
         echo(f"left out: {len(unscored)} result file{'s' if len(unscored) > 1 else ''} without a score file, "
              f"e.g. {unscored[0]} (unscored categories are not part of the leaderboard's score)")
+    found = surrogate_rows(canonical)  # before --missing drops rows: the shipped ones beside fewer of one's own
     canonical, holes = fill_holes(canonical, missing, label, configurations)
     if holes.get("configurations"):  # a warning: said even where the steps are not (advise --quiet)
         gone = holes["configurations"]
@@ -652,7 +653,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         surrogate_of = provenance["surrogate_source"] = str(folder.resolve())
         echo(f"the logs are read from {folder}, a folder of surrogate logs (its dataset.yaml): the dataset is "
              "marked surrogate")
-    elif (found := surrogate_rows(valid)) is not None:  # rows of the shipped surrogate logs, known by their values
+    elif found is not None:  # rows of the shipped surrogate logs, known by their values
         surrogate_of = provenance["surrogate_source"] = found.describe()
         echo(f"{source} holds the rows of {found.held} of the {found.configurations} configurations of the surrogate "
              f"logs of {found.name} shipped with cabench: the dataset is marked surrogate")

@@ -86,13 +86,14 @@ class _Capped(io.RawIOBase):
 
 
 #: One compressed file, read as its content (each capped as a gzipped one is); a zip archive of one file is read too.
-_COMPRESSED: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".zst": zstd.open}
+_COMPRESSED: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open,
+                                              ".zst": zstd.open, ".zstd": zstd.open}
 #: Archives of several files, and compressions cabench does not read: refused by name (pandas guessed some of them
 #: from the name, so whether such a file was read depended on whether its first bytes passed for a CSV header).
 _NOT_UNPACKED = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".7z", ".rar", ".lz4",
                  ".z")
 #: The tables read from a zip archive's one file, by its name.
-_ZIPPED_TABLES = (".csv", ".jsonl", ".ndjson")
+_ZIPPED_TABLES = (".csv", ".txt", ".jsonl", ".ndjson")
 
 
 def _unpacked(path: Path) -> tuple[io.BufferedReader, _Capped, str]:
@@ -103,7 +104,7 @@ def _unpacked(path: Path) -> tuple[io.BufferedReader, _Capped, str]:
     if path.name.lower().endswith(".zip"):
         from cabench.data.readers.common import only_member
 
-        name, data = only_member(path, "zip archive")
+        name, data = only_member(path, "zip archive", limit)
         if not name.lower().endswith(_ZIPPED_TABLES):
             raise CabenchError(f"{path}: {name}: cabench reads a CSV or JSONL table from a zip archive; unpack it "
                                "and give the file itself (parquet and compressed files are read as they are)")
@@ -115,8 +116,7 @@ def _unpacked(path: Path) -> tuple[io.BufferedReader, _Capped, str]:
 
 
 def _compression(name: str) -> str:
-    """The suffix of a compressed file cabench unpacks (``.gz``, ``.bz2``, ``.xz``, ``.zst``, ``.zip``); empty for
-    another."""
+    """The suffix of a compressed file cabench unpacks (:data:`_COMPRESSED`, ``.zip``); empty for another."""
     return next((suffix for suffix in (*_COMPRESSED, ".zip") if name.endswith(suffix)), "")
 
 
@@ -259,6 +259,9 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
     the ``text`` columns of a CSV or JSONL table (by default the canonical names and ids) as the text the file
     holds."""
     name = path.name.lower()
+    if name.removesuffix(_compression(name)).endswith(".parquet") and _compression(name):
+        raise CabenchError(f"{path}: a compressed parquet file; give the parquet file itself (it compresses its own "
+                           "columns)")
     if name.removesuffix(_compression(name)).endswith(".json"):  # (a compressed one too: its content is JSON)
         raise CabenchError(f"{path}: a .json file is not a log table; give CSV, CSV.gz, JSONL (one JSON "
                            "object per line) or parquet, or read a tool's JSON results with --format (inspect, "

@@ -2,12 +2,14 @@
 
 ``data/gsm8k`` and ``data/piqa`` hold surrogate logs (``scripts/make_surrogate_logs.py``), not real model outputs.
 Logs imported from their folder are marked surrogate by where they lie (:func:`cabench.data.importer.surrogate_source`);
-elsewhere they are recognised by their rows: each configuration's instances and measurements (:data:`MEASURED`),
-sorted and hashed one way (:func:`configuration_digests`), so a copy in any file format, compression, line endings,
-row order or number format is found, with its configurations renamed or not, alone or among configurations of the
-user's own (one shipped configuration makes the logs surrogate). A configuration with any value changed, or only some
-of its instances, is not. ``surrogate_logs.json`` beside this module records each shipped configuration's digest;
-the generator writes it with the logs, and a test checks it against them.
+elsewhere they are recognised by their rows: which of its instances each configuration answered correctly
+(:data:`MEASURED`: a thousand instance ids and as many outcomes, nothing a real evaluation repeats by chance), sorted
+and hashed one way (:func:`configuration_digests`), so a copy in any file format, compression, line endings, row order
+or number format is found, with its configurations renamed or not, its latency or tokens dropped, rescaled or
+rounded, alone or among configurations of the user's own (one shipped configuration makes the logs surrogate). A
+configuration with an outcome changed, or only some of its instances, is not. ``surrogate_logs.json`` beside this
+module records each shipped configuration's digest and the shipped instance ids' first and last; the generator
+writes it with the logs, and a test checks it against them.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ import numpy as np
 import pandas as pd
 
 RECORD = Path(__file__).with_name("surrogate_logs.json")
-#: What a configuration did on each instance: the rows compared (its name and metadata are not: they can be renamed).
-MEASURED = ("instance_id", "correct", "latency_s", "tokens")
+#: What a configuration did on each instance: the rows compared (its name, metadata and measurements are not: they can
+#: be renamed, dropped, rescaled or rounded).
+MEASURED = ("instance_id", "correct")
 
 
 class Found(NamedTuple):
@@ -38,9 +41,11 @@ class Found(NamedTuple):
 
 
 def configuration_digests(frame: pd.DataFrame) -> dict[str, str]:
-    """Each configuration's SHA-256 of its :data:`MEASURED` rows, sorted by instance, ids as UTF-8 and every number as
-    the little-endian float64 it is: the same rows give the same digest whatever file, name or order they came in."""
+    """Each configuration's SHA-256 of its :data:`MEASURED` rows, sorted by instance, ids as UTF-8 and each outcome as
+    the little-endian float64 it is (NaN where it is no number): the same rows give the same digest whatever file,
+    name or order they came in."""
     rows = frame.loc[:, ["config_id", *MEASURED]].astype({"config_id": str, "instance_id": str})
+    rows["correct"] = pd.to_numeric(rows["correct"], errors="coerce")
     rows = rows.sort_values(["config_id", "instance_id"], kind="mergesort")
     ids = rows["config_id"].to_numpy()
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
@@ -59,6 +64,7 @@ def record(frames: dict[str, pd.DataFrame]) -> dict[str, dict[str, Any]]:
     """Each shipped surrogate dataset's name: its instances per configuration and its configurations' digests
     (sorted), as RECORD holds them."""
     return {name: {"instances": int(frame.groupby("config_id").size().max()),
+                   "instance_ids": [str(min(frame["instance_id"])), str(max(frame["instance_id"]))],
                    "configuration_sha256": sorted(configuration_digests(frame).values())}
             for name, frame in frames.items()}
 
@@ -78,11 +84,15 @@ def shipped() -> dict[str, dict[str, Any]]:
 
 
 def held(frame: pd.DataFrame) -> Found | None:
-    """The shipped surrogate logs of which ``frame`` holds the most configurations (at least one), if any. Only the
-    configurations with as many rows as a shipped one has instances are digested; logs with none cost a count."""
+    """The shipped surrogate logs of which ``frame`` holds the most configurations (at least one), if any. Only logs
+    naming a shipped instance and the configurations with as many rows as a shipped one has instances are digested;
+    other logs cost a look-up of their instance ids."""
     if not {"config_id", *MEASURED} <= set(frame.columns):
         return None
     known = shipped()
+    ids = {str(i) for v in known.values() for i in v.get("instance_ids", [])}
+    if not frame["instance_id"].astype(str).isin(ids).any():
+        return None
     sizes = frame.groupby("config_id", sort=False).size()
     alike = set(sizes.index[sizes.isin([v.get("instances") for v in known.values()])])
     if not alike:

@@ -893,9 +893,26 @@ def test_a_table_compressed_one_file_at_a_time_is_read_and_an_archive_is_refused
     with zipfile.ZipFile(tmp_path / "mac.zip", "w") as z:  # a Mac's Finder adds a copy of the file's attributes
         z.writestr("logs.csv", text)
         z.writestr("__MACOSX/._logs.csv", b"\x00\x05\x16\x07")
-    for name in ("t.csv.zst", "mac.zip"):
+    (tmp_path / "t.csv.zstd").write_bytes(zstd.compress(text))
+    (tmp_path / "t.csv.lzma").write_bytes(lzma.compress(text, format=lzma.FORMAT_ALONE))
+    with zipfile.ZipFile(tmp_path / "txt.zip", "w") as z:  # a table named .txt, read as a plain one is
+        z.writestr("logs.txt", text)
+    for name in ("t.csv.zst", "mac.zip", "t.csv.zstd", "t.csv.lzma", "txt.zip"):
         result = imported("canonical", tmp_path / name, tmp_path / name.replace(".", "_"))
         assert result.exit_code == 0 and (tmp_path / name.replace(".", "_") / "logs.csv.gz").read_bytes() == want, name
+    frame.to_parquet(tmp_path / "p.parquet")
+    (tmp_path / "p.parquet.gz").write_bytes(gzip.compress((tmp_path / "p.parquet").read_bytes()))
+    refused(imported("canonical", tmp_path / "p.parquet.gz", tmp_path / "pgz"),
+            "p.parquet.gz: a compressed parquet file; give the parquet file itself")
+    with zipfile.ZipFile(tmp_path / "enc.zip", "w") as z:  # marked encrypted: Python's message showed its object
+        z.writestr("logs.csv", text)
+    raw = bytearray((tmp_path / "enc.zip").read_bytes())
+    for header, flags_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = raw.index(header)
+        raw[at + flags_at] |= 1
+    (tmp_path / "enc.zip").write_bytes(bytes(raw))
+    assert refused(imported("canonical", tmp_path / "enc.zip", tmp_path / "enc"), "enc.zip: logs.csv: ").endswith(
+        "unreadable (encrypted; cabench reads archives without a password)")
     with zipfile.ZipFile(tmp_path / "pq.zip", "w") as z:
         z.writestr("logs.parquet", b"PAR1")
     refused(imported("canonical", tmp_path / "pq.zip", tmp_path / "pq"),
@@ -920,10 +937,16 @@ def test_a_table_compressed_one_file_at_a_time_is_read_and_an_archive_is_refused
     refused(imported("canonical", tmp_path / "t.tar.gz", tmp_path / "tar"),
             "t.tar.gz: a .tar.gz file, which cabench does not unpack; give the log table as CSV or JSONL")
     monkeypatch.setattr(data_io, "MAX_UNPACKED_BYTES", 64 * 1024)
+    many = tiny_logs(3, 3000).to_csv(index=False).encode()  # above the cap, within 100 times the zip's size
+    with zipfile.ZipFile(tmp_path / "many.csv.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("logs.csv", many)
+    assert len(many) > 64 * 1024 and 100 * (tmp_path / "many.csv.zip").stat().st_size > len(many)
+    assert imported("canonical", tmp_path / "many.csv.zip", tmp_path / "many").exit_code == 0
     (tmp_path / "bomb.csv.xz").write_bytes(lzma.compress(text + b"0" * 20_000_000))
     refused(imported("canonical", tmp_path / "bomb.csv.xz", tmp_path / "bomb"),
             "bomb.csv.xz: unpacks to more than", "cabench's limit for this compressed file")
     with zipfile.ZipFile(tmp_path / "bomb.csv.zip", "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("logs.csv", text + b"0" * 20_000_000)
-    refused(imported("canonical", tmp_path / "bomb.csv.zip", tmp_path / "bomb"), "bomb.csv.zip: unpacks to more than")
-    assert not any((tmp_path / d).exists() for d in ("two", "tar", "bomb", "pq", "m9", "j"))
+    refused(imported("canonical", tmp_path / "bomb.csv.zip", tmp_path / "bomb"),
+            "bomb.csv.zip: logs.csv: unpacks to more")
+    assert not any((tmp_path / d).exists() for d in ("two", "tar", "bomb", "pq", "m9", "j", "pgz", "enc"))

@@ -713,6 +713,14 @@ def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
     own = frame[frame["config_id"] == frame["config_id"].iloc[0]].assign(config_id="ours", model="ours")
     pd.concat([frame, own]).to_csv(tmp_path / "with_ours.csv", index=False)  # beside a configuration of one's own
     assert surrogate(tmp_path / "with_ours.csv", "e")
+    frame.drop(columns="latency_s").to_csv(tmp_path / "no_latency.csv", index=False)  # measured otherwise, or not
+    assert surrogate(tmp_path / "no_latency.csv", "h")
+    frame.assign(latency_s=frame["latency_s"] * 1000).to_csv(tmp_path / "ms.csv", index=False)
+    assert surrogate(tmp_path / "ms.csv", "i")
+    half = own[own["instance_id"] < "gsm8k-0500"]  # one's own configuration on half the instances, beside them
+    pd.concat([frame, half]).to_csv(tmp_path / "half_ours.csv", index=False)
+    out = import_logs(tmp_path / "half_ours.csv", None, tmp_path / "j", missing="drop-instances")
+    assert yaml.safe_load((out / "dataset.yaml").read_text())["surrogate"] and load_dataset(out).surrogate
     ten = frame[frame["config_id"].isin(frame["config_id"].unique()[:10])]  # ten of the 108 configurations
     ten.to_csv(tmp_path / "ten.csv", index=False)
     assert surrogate(tmp_path / "ten.csv", "g") and yaml.safe_load((tmp_path / "g" / "dataset.yaml").read_text())[
@@ -726,6 +734,12 @@ def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
     write_metadata({"name": "said_real", "description": "ours", "provenance": "ours", "surrogate": False,
                     "licence": "CC0-1.0"}, said_real / "dataset.yaml")
     assert load_dataset(said_real).surrogate  # the shipped rows, whatever the folder says, and describe says why
+    dropping = tmp_path / "dropping"  # ... also where the folder's `missing` would drop their rows
+    dropping.mkdir()
+    pd.concat([frame, half]).to_csv(dropping / "logs.csv", index=False)
+    write_metadata({"name": "dropping", "description": "ours", "provenance": "ours", "surrogate": False,
+                    "licence": "CC0-1.0", "missing": "drop-instances"}, dropping / "dataset.yaml")
+    assert load_dataset(dropping).surrogate
     from typer.testing import CliRunner
 
     from cabench.cli import app

@@ -11,6 +11,7 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
+from cabench.errors import CabenchError
 from cabench.live.serve import ReplayEndpoint, serve_in_thread
 from cabench.live.tasks import replay_answer
 from tests.conftest import DATA, SAFETY_S, spread_logs, write_dataset
@@ -426,3 +427,6 @@ def test_a_folder_of_logs_without_dataset_yaml_is_served(tmp_path):
     write_logs(spread_logs(2, 5, seed=3), tmp_path / "bare" / "logs.csv.gz")
     endpoint = ReplayEndpoint.load(tmp_path / "bare")
     assert endpoint.models() and not endpoint.surrogate
+    (tmp_path / "bare" / "dataset.yaml").write_text("surrogate: true\nnme: bare\n")  # damaged: refused, not served
+    with pytest.raises(CabenchError, match="dataset.yaml"):  # as real logs, its label unread
+        ReplayEndpoint.load(tmp_path / "bare")

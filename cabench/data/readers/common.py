@@ -187,9 +187,8 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise CabenchError(f"{path}: unreadable ({exc.strerror})") from None
 
 
-def _member(archive: zipfile.ZipFile, member: str, where: str) -> bytes:
-    """The bytes of one archive member, never unpacking more than :data:`MAX_MEMBER_BYTES` (headers can lie)."""
-    limit = MAX_MEMBER_BYTES
+def _member(archive: zipfile.ZipFile, member: str, where: str, limit: int = MAX_MEMBER_BYTES) -> bytes:
+    """The bytes of one archive member, never unpacking more than ``limit`` (headers can lie)."""
     info = archive.getinfo(member)
     if info.file_size <= limit:
         with archive.open(info) as fh:
@@ -226,19 +225,22 @@ UNZIP_ERRORS = (zipfile.BadZipFile, zlib.error, ZstdError, EOFError, OSError, No
 
 
 def _unread(where: str, exc: BaseException) -> CabenchError:
-    return CabenchError(f"{where}: unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
+    said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "encrypted" in said:  # (Python's message shows its own object)
+        said = "encrypted; cabench reads archives without a password"
+    return CabenchError(f"{where}: unreadable ({said})")
 
 
-def only_member(path: Path, what: str) -> tuple[str, bytes]:
-    """The name and bytes (at most :data:`MAX_MEMBER_BYTES`) of the one file of a zip archive, folders and the
-    ``__MACOSX`` copies a Mac adds passed over; one line when it holds another number of files or cannot be read."""
+def only_member(path: Path, what: str, limit: int = MAX_MEMBER_BYTES) -> tuple[str, bytes]:
+    """The name and bytes (at most ``limit``) of the one file of a zip archive, folders and the ``__MACOSX`` copies a
+    Mac adds passed over; one line when it holds another number of files or cannot be read."""
     with zip_archive(path, what) as archive:
         files = [m.filename for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")]
         if len(files) != 1:
             raise CabenchError(f"{path}: a zip archive of {len(files)} files; cabench reads one table from a zip: "
                                "unpack it and give the log file")
         try:
-            return files[0], _member(archive, files[0], f"{path}: {files[0]}")
+            return files[0], _member(archive, files[0], f"{path}: {files[0]}", limit)
         except UNZIP_ERRORS as exc:
             raise _unread(f"{path}: {files[0]}", exc) from None
 
