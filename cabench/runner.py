@@ -304,7 +304,9 @@ def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[st
         dataset = {"name": ds.name, "title": str(meta.get("title", ds.name)), "sha256": ds.content_hash,
                    "surrogate": ds.surrogate, "synthetic": False, "K": ds.n_arms,
                    "description": str(meta.get("description", "")).strip(),
-                   "provenance": meta.get("provenance", ""), "path_at_run_time": ds.path}
+                   "provenance": meta.get("provenance", ""), "path_at_run_time": ds.path,
+                   # why logs said to be real ran as surrogate: they hold the shipped rows (cabench.data.surrogate)
+                   **({"surrogate_source": meta["surrogate_source"]} if meta.get("surrogate_source") else {})}
     else:
         dataset = {"name": problem.name, "title": problem.name, "sha256": None, "surrogate": False,
                    "synthetic": True, "K": problem.n_arms, "description": "synthetic instance", "provenance": ""}

@@ -744,6 +744,13 @@ def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
 
     from cabench.cli import app
 
+    config = tmp_path / "run.yaml"  # a run on it records that it ran on surrogate rows, and why
+    config.write_text(yaml.safe_dump({"dataset": str(said_real), "setting": "online", "rho": [1], "repetitions": 1,
+                                      "methods": ["uniform"], "output": str(tmp_path / "run")}))
+    assert CliRunner().invoke(app, ["run", str(config), "--quiet"]).exit_code == 0
+    info = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["dataset_info"]
+    assert info["surrogate"] is True
+    assert info["surrogate_source"] == "piqa shipped with cabench (132 of its 132 configurations)"
     described = CliRunner().invoke(app, ["data", "describe", str(said_real)]).stdout.splitlines()[0]
     assert described.startswith("said_real: SURROGATE logs") and described.endswith(
         ": the rows of the surrogate logs of piqa shipped with cabench (132 of its 132 configurations), whatever its "

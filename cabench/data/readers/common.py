@@ -187,8 +187,10 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise CabenchError(f"{path}: unreadable ({exc.strerror})") from None
 
 
-def _member(archive: zipfile.ZipFile, member: str, where: str, limit: int = MAX_MEMBER_BYTES) -> bytes:
-    """The bytes of one archive member, never unpacking more than ``limit`` (headers can lie)."""
+def _member(archive: zipfile.ZipFile, member: str, where: str, limit: int | None = None) -> bytes:
+    """The bytes of one archive member, never unpacking more than ``limit`` (headers can lie; default
+    :data:`MAX_MEMBER_BYTES`, read when called)."""
+    limit = MAX_MEMBER_BYTES if limit is None else limit
     info = archive.getinfo(member)
     if info.file_size <= limit:
         with archive.open(info) as fh:
@@ -231,9 +233,10 @@ def _unread(where: str, exc: BaseException) -> CabenchError:
     return CabenchError(f"{where}: unreadable ({said})")
 
 
-def only_member(path: Path, what: str, limit: int = MAX_MEMBER_BYTES) -> tuple[str, bytes]:
-    """The name and bytes (at most ``limit``) of the one file of a zip archive, folders and the ``__MACOSX`` copies a
-    Mac adds passed over; one line when it holds another number of files or cannot be read."""
+def only_member(path: Path, what: str, limit: int | None = None) -> tuple[str, bytes]:
+    """The name and bytes (at most ``limit``, default :data:`MAX_MEMBER_BYTES`) of the one file of a zip archive,
+    folders and the ``__MACOSX`` copies a Mac adds passed over; one line when it holds another number of files or
+    cannot be read."""
     with zip_archive(path, what) as archive:
         files = [m.filename for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")]
         if len(files) != 1:
