@@ -471,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         write_metadata(metadata(target, args.seed), folder / "dataset.yaml")
         problems += verify(folder, target)
         print(f"wrote {folder} ({len(frame)} rows)")
-    if args.out.resolve() == (ROOT / "data").resolve():  # the shipped logs: their content, so copies stay surrogate
+    if args.out.resolve() == (ROOT / "data").resolve():  # the shipped logs: their rows, so copies stay surrogate
         write_record({target.name: read_logs(args.out / target.name)[0] for target in (GSM8K, PIQA)})
         print(f"wrote {RECORD}")
     if problems:

@@ -25,6 +25,7 @@ from cabench.data.io import find_log_file, read_logs, read_metadata, read_table
 from cabench.data.normalisation import Normalisation, fit_normalisation
 from cabench.data.schema import CONFIG_COLUMNS
 from cabench.data.surrogate import held as surrogate_rows
+from cabench.data.surrogate import names_shipped_instances
 from cabench.data.terms import (
     COST_COLUMN,
     PAPER_TERMS,
@@ -360,8 +361,8 @@ def load_dataset(folder: str | Path, split: Split | None = None, terms: Terms | 
     kept = _LOADED.pop(key, None)
     if kept is None:
         frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
-        if meta.get("surrogate") is not True:  # said real: surrogate all the same if it holds the shipped rows
-            # (as the file holds them: before the declared `missing` drops rows)
+        if meta.get("surrogate") is not True and names_shipped_instances(frame):  # said real: surrogate all the same
+            # if it holds the shipped rows, as the file holds them (before the declared `missing` drops rows)
             found = surrogate_rows(frame if meta.get("missing", "error") == "error" else read_table(log_path))
             if found is not None:
                 meta = {**meta, "surrogate": True, "surrogate_source": found.describe()}

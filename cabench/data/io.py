@@ -259,10 +259,11 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
     the ``text`` columns of a CSV or JSONL table (by default the canonical names and ids) as the text the file
     holds."""
     name = path.name.lower()
-    if name.removesuffix(_compression(name)).endswith(".parquet") and _compression(name):
+    packed = _compression(name)
+    if packed and name.removesuffix(packed).endswith(".parquet"):
         raise CabenchError(f"{path}: a compressed parquet file; give the parquet file itself (it compresses its own "
                            "columns)")
-    if name.removesuffix(_compression(name)).endswith(".json"):  # (a compressed one too: its content is JSON)
+    if name.removesuffix(packed).endswith(".json"):  # (a compressed one too: its content is JSON)
         raise CabenchError(f"{path}: a .json file is not a log table; give CSV, CSV.gz, JSONL (one JSON "
                            "object per line) or parquet, or read a tool's JSON results with --format (inspect, "
                            "promptfoo, every-eval-ever)")
@@ -278,7 +279,7 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
     try:
         if name.endswith(".parquet"):
             return pd.read_parquet(path)
-        if not _compression(name):
+        if not packed:
             return _parse_table(path, name, text)
         stream, capped, inner = _unpacked(path)
         with stream:

@@ -14,6 +14,7 @@ writes it with the logs, and a test checks it against them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -74,8 +75,10 @@ def write_record(frames: dict[str, pd.DataFrame], path: Path = RECORD) -> None:
     path.write_text(json.dumps(record(frames), indent=1, sort_keys=True) + "\n")
 
 
+@functools.cache
 def shipped() -> dict[str, dict[str, Any]]:
-    """RECORD's content; empty where it is missing or unreadable (nothing is then recognised)."""
+    """RECORD's content, read once per process; empty where it is missing or unreadable (nothing is then
+    recognised)."""
     try:
         data = json.loads(RECORD.read_text())
     except (OSError, ValueError):
@@ -87,12 +90,9 @@ def held(frame: pd.DataFrame) -> Found | None:
     """The shipped surrogate logs of which ``frame`` holds the most configurations (at least one), if any. Only logs
     naming a shipped instance and the configurations with as many rows as a shipped one has instances are digested;
     other logs cost a look-up of their instance ids."""
-    if not {"config_id", *MEASURED} <= set(frame.columns):
+    if not names_shipped_instances(frame):
         return None
     known = shipped()
-    ids = {str(i) for v in known.values() for i in v.get("instance_ids", [])}
-    if not frame["instance_id"].astype(str).isin(ids).any():
-        return None
     sizes = frame.groupby("config_id", sort=False).size()
     alike = set(sizes.index[sizes.isin([v.get("instances") for v in known.values()])])
     if not alike:
@@ -104,7 +104,20 @@ def held(frame: pd.DataFrame) -> Found | None:
     return best if best is not None and best.held else None
 
 
-def is_surrogate(meta: dict[str, Any], frame: pd.DataFrame) -> bool:
-    """Whether logs are surrogate: their ``dataset.yaml`` says so, or they hold rows of shipped surrogate logs
+def names_shipped_instances(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` has the columns :func:`held` compares and names a shipped instance (the first or last id
+    RECORD holds): logs that do not cannot hold shipped rows."""
+    if not {"config_id", *MEASURED} <= set(frame.columns):
+        return False
+    ids = {str(i) for v in shipped().values() for i in v.get("instance_ids", [])}
+    return bool(frame["instance_id"].astype(str).isin(ids).any())
+
+
+def folder_is_surrogate(folder: Path, frame: pd.DataFrame) -> bool:
+    """Whether the logs ``frame`` of a dataset ``folder`` are surrogate: its ``dataset.yaml`` says so (a folder of logs
+    without one is read as its logs; a damaged one is refused), or they hold rows of shipped surrogate logs
     (:func:`held`; a folder given them with ``surrogate: false`` by hand is surrogate all the same)."""
+    from cabench.data.io import META_NAME, read_metadata
+
+    meta = read_metadata(folder) if (folder / META_NAME).exists() else {}
     return meta.get("surrogate") is True or held(frame) is not None

@@ -35,8 +35,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from cabench.data.io import META_NAME, read_logs, read_metadata
-from cabench.data.surrogate import is_surrogate
+from cabench.data.io import read_logs
+from cabench.data.surrogate import folder_is_surrogate
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_loads
 from cabench.live.tasks import replay_answer, replay_key
@@ -229,9 +229,7 @@ class ReplayEndpoint:
             parts = frame[["config_id", "instance_id", "prompt_tokens", "completion_tokens", "tokens"]].dropna()
             splits = {(r.config_id, r.instance_id): (int(r.prompt_tokens), int(r.completion_tokens))
                       for r in parts.itertuples(index=False) if r.prompt_tokens + r.completion_tokens == r.tokens}
-        # serve needs the logs only: a folder of logs without a dataset.yaml is served (a damaged one is refused)
-        meta = read_metadata(dataset) if (dataset / META_NAME).exists() else {}
-        endpoint = cls(configs, rows, splits=splits, surrogate=is_surrogate(meta, frame), **options)
+        endpoint = cls(configs, rows, splits=splits, surrogate=folder_is_surrogate(dataset, frame), **options)
         endpoint._rng.seed(endpoint.seed)
         return endpoint
 

@@ -229,11 +229,11 @@ class ReplaySource:
 
 
 def replay_task(dataset: Path) -> Task:
-    from cabench.data.io import META_NAME, read_logs, read_metadata
-    from cabench.data.surrogate import is_surrogate
+    from cabench.data.io import read_logs
+    from cabench.data.surrogate import folder_is_surrogate
 
-    frame, _ = read_logs(dataset)  # (a folder of logs without a dataset.yaml replays as `serve` serves it)
-    surrogate = is_surrogate(read_metadata(dataset) if (dataset / META_NAME).exists() else {}, frame)
+    frame, _ = read_logs(dataset)
+    surrogate = folder_is_surrogate(dataset, frame)  # as `serve` answers from the folder
     ids = tuple(sorted(frame["instance_id"].unique()))
     most = frame.groupby("config_id", sort=False)["tokens"].max()
     facts = frame.drop_duplicates("config_id").set_index("config_id")
