@@ -22,6 +22,7 @@ from cabench.budget_plan import (
     plan_profiling,
     reversed_premise,
     rounded_up,
+    rows_beyond_draws,
     write_plan,
 )
 from cabench.data.dataset import Dataset
@@ -157,6 +158,9 @@ def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[st
         line = f"plan, {SHOWN_SETTING[setting]}: {registry.display(names[0])} {describe_row(row, found)}"
         if reversed_premise(row.estimate):
             line += " (the draws need more than the profiling rows: the plan may fall short; see plan.csv)"
+        elif rows_beyond_draws(row.estimate):
+            line += (" (the profiling rows do not reach it within the grid though half or more of the draws do: the "
+                     "evaluation split may need far less; see plan.csv)")
         if not math.isfinite(row.estimate.rho):  # every target said, the ones in reach too, and how to run at them
             out_of_reach = [r.target for r in rows if not math.isfinite(r.estimate.rho)]
             others = "".join(f"; {describe_row(r, found)}" for r in rows if r is not row)

@@ -396,6 +396,12 @@ def format_plan(plan: BudgetPlan) -> str:
         lines.append(f"  note: for {', '.join(reversed_rows)}, the draws need more than the profiling rows (plan.csv: "
                      "rho_draws_median, rho_profiling_rows), the reverse of what the extrapolation assumes, which then "
                      "carries the level below the profiling rows' need: the plan may fall short")
+    beyond_rows = [f"{registry.display(r.method)} {r.target}" for r in plan.rows if rows_beyond_draws(r.estimate)]
+    if beyond_rows:
+        lines.append(f"  note: for {', '.join(beyond_rows)}, the profiling rows do not reach the target within the "
+                     "grid though half or more of the draws do (plan.csv: rho_profiling_rows, rho_draws_median): the "
+                     "plan follows the rows, whose gaps are narrower than a draw's; the evaluation split may need far "
+                     "less, and a larger profiling split says more")
     return "\n".join(lines)
 
 
@@ -410,3 +416,10 @@ def reversed_premise(e: Estimate) -> bool:
     plan may fall short."""
     median = draws_median(e)
     return math.isfinite(e.rho) and math.isfinite(median) and median > e.plugin
+
+
+def rows_beyond_draws(e: Estimate) -> bool:
+    """Whether the profiling rows' own need lies beyond the grid while draws meet the target within it: the plan
+    follows the rows (beyond the grid), though the draws, their gaps widened by a second sampling error, say the
+    evaluation split may need far less."""
+    return not math.isfinite(e.plugin) and math.isfinite(draws_median(e))

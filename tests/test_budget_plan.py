@@ -531,6 +531,18 @@ def test_a_plan_whose_draws_need_more_than_the_profiling_rows_says_so():
     assert frame["rho_profiling_rows"].tolist() == [32.0, 25.0] and frame["rho_draws_median"].tolist() == [20.0, 45.0]
     usual_only = dataclasses.replace(found, rows=(rows[0],))
     assert "note:" not in format_plan(usual_only)
+    # the profiling rows beyond the grid, the draws within it (a plan of 75 profiling instances: every draw met
+    # share>=0.5 by rho 2.4, the rows never, the evaluation split by rho 16): the plan follows the rows, and says so
+    beyond = Estimate(math.inf, math.inf, math.inf, 1.0, plugin=math.inf, needs=(2.0, 2.4, 3.0), scale=math.inf)
+    some = Estimate(math.inf, math.inf, math.inf, 0.4, plugin=math.inf, needs=(2.0, 3.0, *[math.inf] * 3))
+    for drawn, said in ((beyond, True), (some, False)):  # some: fewer than half the draws meet it
+        lines = format_plan(dataclasses.replace(found, rows=(dataclasses.replace(rows[0], estimate=drawn),)))
+        note = [line for line in lines.splitlines() if "note:" in line]
+        assert note == ([
+            "  note: for CoHV-UCB share>=0.8, the profiling rows do not reach the target within the grid though half "
+            "or more of the draws do (plan.csv: rho_profiling_rows, rho_draws_median): the plan follows the rows, "
+            "whose gaps are narrower than a draw's; the evaluation split may need far less, and a larger profiling "
+            "split says more"] if said else []), drawn
 
 
 def test_advise_says_when_its_plan_may_fall_short(tmp_path, monkeypatch):
@@ -545,6 +557,13 @@ def test_advise_says_when_its_plan_may_fall_short(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     line = next(x for x in result.stdout.splitlines() if x.startswith("plan, online: CoHV-UCB share>=0.6 at "))
     assert " (the draws need more than the profiling rows: the plan may fall short; see plan.csv); spending " in line
+    monkeypatch.setattr(advise_plan, "reversed_premise", lambda estimate: False)
+    monkeypatch.setattr(advise_plan, "rows_beyond_draws", lambda estimate: True)
+    result = RUNNER.invoke(app, ["advise", str(folder), "--target", "share>=0.6", "--methods", "cohv-ucb",
+                                 "--repetitions", "4", "--out", str(tmp_path / "again"), "--quiet"])
+    line = next(x for x in result.stdout.splitlines() if x.startswith("plan, online: CoHV-UCB share>=0.6 at "))
+    assert (" (the profiling rows do not reach it within the grid though half or more of the draws do: the evaluation "
+            "split may need far less; see plan.csv); spending ") in line
 
 
 def test_a_cap_below_the_grids_first_budget_is_refused():
@@ -615,3 +634,28 @@ def test_the_plan_figure_writes_its_note_inside_the_image(monkeypatch):
     seen.clear()
     plan_figure(curves, {}, "tokens", 15.0, "g: predicted")
     assert seen[0][0] == []  # real logs: no note
+
+
+@pytest.mark.parametrize(("limits", "labels"), [
+    ((1_500.0, 50_000.0), ["2\\times10^{3}", "5\\times10^{3}", "10^{4}", "2\\times10^{4}", "5\\times10^{4}"]),
+    ((15_000.0, 9e7), ["10^{5}", "10^{6}", "10^{7}"]),
+])
+def test_the_plan_figures_budget_axis_labels_ticks_apart(limits, labels):
+    """plan.png's log budget axis spanning under two decades was labelled by matplotlib at 2, 3, 4 and 6 times a
+    power of ten, labels running into one another; it is labelled at 1, 2 and 5 times a power of ten there, at the
+    powers alone over wider spans, and no two labels overlap."""
+    import matplotlib.pyplot as plt
+
+    from cabench.planning.figure import _budget_ticks
+
+    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    ax.set_xscale("log")
+    ax.set_xlim(*limits)
+    _budget_ticks(ax)
+    fig.canvas.draw()
+    shown = [t for t in ax.get_xticklabels() if t.get_text() and limits[0] <= t.get_position()[0] <= limits[1]]
+    assert [t.get_text().strip("$") for t in shown] == labels
+    boxes = [t.get_window_extent() for t in shown]
+    assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:]))
+    assert not [t for t in ax.get_xminorticklabels() if t.get_text()]
+    plt.close(fig)

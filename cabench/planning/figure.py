@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend)
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from cabench import registry  # noqa: E402
 from cabench.storage import figure_bytes  # noqa: E402
@@ -51,6 +52,7 @@ def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], 
         ax.set_ylabel(target.split("<")[0].split(">")[0])
         ax.set_title(f"target {target}", fontsize=10)
         ax.legend(fontsize=8)
+        _budget_ticks(ax)
     fig.suptitle(textwrap.fill(title, int(TITLE_CHARACTERS_PER_INCH * 5.2 * len(targets))), fontsize=10)
     fig.tight_layout()
     if note:
@@ -58,3 +60,23 @@ def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], 
     png = figure_bytes(fig, "png", dpi=150, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return png
+
+
+def _budget_ticks(ax) -> None:
+    """Label the log budget axis at 1, 2 and 5 times a power of ten where it spans under two decades, and at the
+    powers alone otherwise: matplotlib's own choice there labelled the minor ticks 2, 3, 4 and 6 times a power of
+    ten, whose labels ran into one another."""
+    low, high = ax.get_xlim()
+    subs = (1.0, 2.0, 5.0) if math.log10(high / low) < 2 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=100))
+    ax.xaxis.set_major_formatter(FuncFormatter(_power_of_ten))
+    ax.xaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _power_of_ten(value: float, _position: object = None) -> str:
+    """A tick at ``c`` times a power of ten as ``c×10^e`` (``10^e`` where ``c`` is 1), in mathtext."""
+    exponent = math.floor(math.log10(value) + 1e-9)
+    coefficient = round(value / 10.0 ** exponent, 6)
+    power = f"10^{{{exponent}}}"
+    return f"${power}$" if coefficient == 1 else f"${coefficient:g}\\times{power}$"
