@@ -158,8 +158,16 @@ def parse_constraint(text: str) -> Constraint:
 
 
 def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, ...]:
-    """Every ``--require`` of the command line, parsed."""
-    return tuple(parse_constraint(t) for t in texts)
+    """Every ``--require`` of the command line, parsed; two that no value can meet together (``accuracy>=0.9`` and
+    ``accuracy<=0.5``) are refused in one line naming both, rather than answered "no configuration qualifies"."""
+    parsed = tuple(parse_constraint(t) for t in texts)
+    for low in (c for c in parsed if c.op == ">="):
+        for high in (c for c in parsed if c.op == "<=" and c.column == low.column):
+            if low.value - slack(low.value) > high.value + slack(high.value):
+                raise CabenchError(f"--require {low.text} and --require {high.text} contradict each other: no "
+                                   f"configuration has {low.describe()} and {high.describe()}; drop or change one "
+                                   "of them")
+    return parsed
 
 
 #: Measures a user's column objective may share a name with (the built-in objectives are documented apart).

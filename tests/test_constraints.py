@@ -453,3 +453,23 @@ def test_restricted_answers_tied_for_the_most_frequent_are_said_to_tie(tmp_path)
     assert result.exit_code == 0, result.output
     rows = [line for line in (tmp_path / "REPORT.md").read_text().splitlines() if line.startswith("| PSI-SR |")]
     assert rows[0].endswith("| 4 answers tied (25% each) |") and "tied" not in rows[1], rows
+
+
+def test_requirements_no_configuration_can_meet_together_are_refused_naming_both(synthetic):
+    """accuracy>=0.9 with accuracy<=0.5 was answered "0 of 8 configurations qualify" (exit 0), as if the logs lacked
+    such a configuration; two bounds on one measure that no value meets together are refused in one line naming
+    both, in any units, while bounds met by one value (a bound met exactly from both sides) stand."""
+    refused = [(["accuracy>=0.9", "accuracy<=0.5"], "accuracy >= 0.9 and accuracy <= 0.5"),
+               (["latency<=1500ms", "latency>=2s"], "latency >= 2 s and latency <= 1.5 s"),
+               (["usd>=0.01", "cost<=$0.002"], "usd >= $0.01 and usd <= $0.002"),
+               (["objective1>=0.7", "objective1<=0.2"], "objective1 >= 0.7 and objective1 <= 0.2")]
+    for texts, said in refused:
+        with pytest.raises(CabenchError, match="contradict each other") as err:
+            parse_constraints(texts)
+        assert f"no configuration has {said}; drop or change one of them" in str(err.value)
+    assert len(parse_constraints(["accuracy>=0.6", "accuracy<=0.6", "latency>=2s", "latency<=2000ms"])) == 4
+    assert len(parse_constraints(["accuracy>=0.9", "latency<=0.5s", "tokens>=400", "usd<=0.001"])) == 4  # apart
+    result = RUNNER.invoke(app, ["recommend", str(synthetic), "--require", "objective1>=0.7", "--require",
+                                 "objective1<=0.2"])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "--require objective1>=0.7 and --require objective1<=0.2 contradict each other" in result.output
