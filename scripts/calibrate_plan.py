@@ -4,7 +4,8 @@ For every case (a config and a target) and every split seed, the plan is compute
 alone (`cabench.budget_plan.plan_profiling`); then the evaluation split is replayed with the same engines: the
 metric realised at the planned budget, and the smallest budget of the plan's grid from which the metric meets the
 target at every larger budget of the grid. A synthetic instance's "split" is a profiling sample of 200 pulls per
-arm from the split seed's streams, and its truth is the instance itself.
+arm from the split seed's streams, and its truth is the instance itself. Identification cases plan CoPSI-R and
+PSI-SR; online cases (`share>=`) plan CoHV-UCB. A config without a split of its own takes its dataset's size.
 
     python scripts/calibrate_plan.py --out results-plan            # every case, 20 splits (about an hour)
     python scripts/calibrate_plan.py --cases gsm8k-subset --splits 3 --draws 8 --out /tmp/cal   # a smoke run
@@ -32,6 +33,7 @@ from cabench.backends import Backend
 from cabench.budget_plan import PlanSpec, config_profiling, plan_profiling
 from cabench.config import ExperimentConfig, load_config
 from cabench.data.dataset import Split
+from cabench.data.io import read_metadata
 from cabench.errors import CabenchError
 from cabench.plan import build_problem
 from cabench.planning.curves import metric_curve, metrics_at
@@ -40,7 +42,10 @@ from cabench.streams import stream_keys
 
 ROOT = Path(__file__).resolve().parent.parent
 METHODS = ["copsi-r", "psi-sr"]
-#: label: (config, target)
+#: The online method planned: the recommended one (a round robin is not planned: the configuration it pulls most is
+#: its turn).
+ONLINE_METHODS = ["cohv-ucb"]
+#: label: (config, target); an online config's methods are :data:`ONLINE_METHODS`
 CASES = {
     "gsm8k-subset": ("configs/gsm8k_psi.yaml", "error<=0.1"),
     "piqa-subset": ("configs/piqa_psi.yaml", "error<=0.1"),
@@ -51,30 +56,43 @@ CASES = {
     "synthetic-gauss5": ("configs/synthetic_gauss5.yaml", "error<=0.1"),
     "gsm8k-subset-f1": ("configs/gsm8k_psi.yaml", "f1>=0.9"),
     "piqa-subset-f1": ("configs/piqa_psi.yaml", "f1>=0.9"),
+    "gsm8k-online": ("configs/gsm8k_online.yaml", "share>=0.5"),
+    "piqa-online": ("configs/piqa_online.yaml", "share>=0.5"),
+    "jhu-online": ("configs/real/jhu_online.yaml", "share>=0.5"),
 }
 EVAL_SEED = 7919  # streams of the evaluation replay: not the plan's
+
+
+def dataset_split_size(cfg: ExperimentConfig) -> int:
+    """The profiling split's size a config without a split of its own takes: its dataset's (dataset.yaml), else 200
+    (a synthetic instance: 200 pulls per arm)."""
+    if cfg.synthetic is not None or cfg.dataset is None:
+        return 200
+    split = read_metadata(Path(cfg.dataset)).get("split") or {}
+    return int(split.get("profiling_size", 200))
 
 
 def calibrate_split(cfg: ExperimentConfig, target_text: str, seed: int, spec: PlanSpec, eval_reps: int,
                     backend: Backend) -> list[dict]:
     """The plan of every method on split ``seed`` and what the evaluation replay shows at its budgets."""
-    size = cfg.split.profiling_size if cfg.split is not None else 200
+    size = cfg.split.profiling_size if cfg.split is not None else dataset_split_size(cfg)
     split_cfg = dataclasses.replace(cfg, split=Split(size, seed))
     target = parse_target(target_text, cfg.setting)
     spec = dataclasses.replace(spec, targets=(target,))
+    mode = None if cfg.setting == "online" else "deterministic"
     started = time.time()
     profiling = config_profiling(split_cfg)
-    found = plan_profiling(profiling, cfg.setting, cfg.methods, ("deterministic",), spec, backend, cfg.name)
+    found = plan_profiling(profiling, cfg.setting, cfg.methods, (mode,), spec, backend, cfg.name)
     truth, _, _ = build_problem(split_cfg)  # the evaluation split (a synthetic instance: itself)
     keys = stream_keys(EVAL_SEED, np.arange(eval_reps), truth.arm_ids)
     rows = []
     for method, planned in zip(cfg.methods, found.rows):
         e = planned.estimate
-        curve = metric_curve(truth, method, found.grid, keys, "deterministic", spec.epsilon, (target,))[:, 0]
+        curve = metric_curve(truth, method, found.grid, keys, mode, spec.epsilon, (target,))[:, 0]
         met = target.met(curve)
         smallest = float(found.grid[len(met) - int(np.argmin(met[::-1]))]) if met[-1] and not met.all() else (
             float(found.grid[0]) if met.all() else math.inf)
-        realised = (metrics_at(truth, method, e.rho, keys, "deterministic", spec.epsilon)[target.metric]
+        realised = (metrics_at(truth, method, e.rho, keys, mode, spec.epsilon)[target.metric]
                     if math.isfinite(e.rho) else math.nan)
         rows.append({"case": cfg.name, "method": method.name, "target": target.text, "split": seed,
                      "rho": e.rho, "rho_low": e.low, "rho_high": e.high, "draws_reaching": e.reach,
@@ -220,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label}: {config} not found; skipped", file=sys.stderr)
             continue
         try:
-            cfg = load_config(ROOT / config, {"methods": METHODS, "name": label})
+            online = load_config(ROOT / config).setting == "online"
+            cfg = load_config(ROOT / config, {"methods": ONLINE_METHODS if online else METHODS, "name": label})
         except CabenchError as exc:  # a dataset not imported here (the function-calling logs: docs/real-data.md)
             print(f"{label}: {exc}; skipped", file=sys.stderr)
             continue
