@@ -4,6 +4,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -153,6 +154,15 @@ def _guard(action: Callable[[], T]) -> T:
         typer.echo("interrupted", err=True)
         _state["said_interrupted"] = True
         raise typer.Exit(130) from None
+    except RuntimeError as exc:  # pathlib's resolve() says a loop of symbolic links so, not as an OSError
+        looped = re.fullmatch(r"Symlink loop from '(.*)'", str(exc))
+        if looped is None:
+            raise
+        if _state["debug"]:
+            traceback.print_exc()
+        typer.echo(f"error: {looped.group(1)}: a loop of symbolic links (the link leads back to itself); point it "
+                   "at a file or folder; nothing already written was changed", err=True)
+        raise typer.Exit(2) from None
 
 
 def _largest(what: str, arms: list[str]) -> str:
