@@ -92,6 +92,8 @@ _COMPRESSED: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open
 #: from the name, so whether such a file was read depended on whether its first bytes passed for a CSV header).
 _NOT_UNPACKED = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".7z", ".rar", ".lz4",
                  ".z")
+#: Spreadsheet workbooks: their sheets are exported as CSV, not read.
+_WORKBOOKS = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods", ".numbers")
 #: The tables read from a zip archive's one file, by its name.
 _ZIPPED_TABLES = (".csv", ".txt", ".jsonl", ".ndjson")
 
@@ -169,9 +171,34 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
 _HEADER_BYTES = 1 << 20  # a header longer than this is checked on its first MiB
 
 
+class _NotUtf8(ValueError):
+    """A table's text is not UTF-8 (:func:`_not_utf8` says where)."""
+
+
+def _not_utf8(data: bytes, whole: bool = True) -> str | None:
+    """What is wrong with ``data`` as UTF-8 text, naming the line (UTF-16 text, or the first byte no UTF-8 text
+    holds); None where it is UTF-8 (``whole=False``: the first bytes of a file, which may end inside a character)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\x00" in data[:4096]:
+        return ("UTF-16 text (or binary data: NUL bytes, or a UTF-16 mark, at its start); cabench reads UTF-8: save "
+                "the file as UTF-8 (a spreadsheet's \"CSV UTF-8\")")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if not whole and exc.start >= len(data) - 3:  # a character cut where the bytes read end
+            return None
+        line = data.count(b"\n", 0, exc.start) + 1
+        return (f"not UTF-8 text: line {line} holds the byte 0x{data[exc.start]:02x} (byte {exc.start:,} of the "
+                "file), as Latin-1 or Windows-1252 write an accented letter; save the file as UTF-8")
+    return None
+
+
 def _check_header(data: bytes) -> None:
     """Refuse a CSV header that names a column twice (pandas would read the second as ``NAME.1``, and cabench the
-    first without a word): ``ValueError`` naming the column and both places."""
+    first without a word), or text not in UTF-8 (:func:`_not_utf8`, on the bytes read): ``ValueError`` naming the
+    column and both places, or the line."""
+    said = _not_utf8(data, whole=False)
+    if said is not None:
+        raise _NotUtf8(said)
     try:  # the header is the first line that is not empty, as pandas reads it; any line ending
         rows = csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"), newline=None))
         first = next((row for row in rows if row), [])
@@ -272,6 +299,9 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
     with contextlib.suppress(OSError):
         if path.stat().st_size == 0:  # (a missing file is said below)
             raise CabenchError(f"{path}: an empty file; a log needs one row per (configuration, instance)")
+    if name.endswith(_WORKBOOKS):
+        raise CabenchError(f"{path}: a spreadsheet workbook ({next(s for s in _WORKBOOKS if name.endswith(s))}), which "
+                           "cabench does not read; export the sheet as CSV (UTF-8, comma-separated) and give that")
     if name.endswith(_NOT_UNPACKED):
         raise CabenchError(f"{path}: a {next(s for s in _NOT_UNPACKED if name.endswith(s))} file, which cabench does "
                            "not unpack; give the log table as CSV or JSONL (plain, .gz, .bz2, .xz, .zst, or the one "
@@ -292,6 +322,10 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
         if capped is not None and capped.given > capped.limit:
             raise CabenchError(f"{path}: unpacks to more than {capped.limit:,} bytes, cabench's limit for this "
                                "compressed file; a damaged or hostile file (unpack a genuine one first)") from None
+        said = str(exc) if isinstance(exc, _NotUtf8) else (
+            _not_utf8(path.read_bytes()) if isinstance(exc, UnicodeDecodeError) and not packed else None)
+        if said is not None:  # pandas says where in a chunk it read, not where in the file
+            raise CabenchError(f"{path}: {said}") from None
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if len(first) > 160:
             first = first[:157] + "..."

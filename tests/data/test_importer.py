@@ -335,6 +335,39 @@ def test_a_file_of_another_separator_is_refused_naming_it(tmp_path, sep, shown):
     assert not (tmp_path / "out").exists()
 
 
+def test_text_not_in_utf8_and_workbooks_are_refused_saying_what_they_are(tmp_path, monkeypatch):
+    """Latin-1 logs were refused with Python's codec message at "position 0" (pandas' place in a chunk), UTF-16
+    logs with it or as lacking column 'model', and an .xlsx as a tab-separated header or undecodable text. Each is
+    now said: the line and byte of the first character no UTF-8 text holds, UTF-16, a workbook to export."""
+    text = tiny_logs().assign(model=lambda f: "\u00e9" + f["model"]).to_csv(index=False)
+    lines = text.splitlines(keepends=True)
+    head = "".join(lines[:-1]).encode()  # every line in UTF-8 but the last, in Latin-1
+    first, last = len(lines[0]) + lines[1].index("\u00e9"), len(head) + lines[-1].index("\u00e9")
+    latin = ("not UTF-8 text: line {} holds the byte 0xe9 (byte {:,} of the file), as Latin-1 or Windows-1252 write "
+             "an accented letter; save the file as UTF-8")
+    utf16 = ("UTF-16 text (or binary data: NUL bytes, or a UTF-16 mark, at its start); cabench reads UTF-8: save the "
+             "file as UTF-8 (a spreadsheet's \"CSV UTF-8\")")
+    cases = {"latin1.csv": (text.encode("latin-1"), latin.format(2, first)),
+             "late.csv": (head + lines[-1].encode("latin-1"), latin.format(len(lines), last)),
+             "u16.csv": (text.encode("utf-16"), utf16), "u16le.csv": (text.encode("utf-16-le"), utf16),
+             "sheet.xlsx": (b"PK\x03\x04" + bytes(200), "a spreadsheet workbook (.xlsx), which cabench does not "
+                                                      "read; export the sheet as CSV (UTF-8, comma-separated) and "
+                                                      "give that")}
+    from cabench.data import io as table_io
+
+    for checked in (table_io._HEADER_BYTES, 8):  # the header's check reading the file, or 8 bytes: pandas reads on
+        monkeypatch.setattr(table_io, "_HEADER_BYTES", checked)
+        for name, (data, said) in cases.items():
+            source = tmp_path / name
+            source.write_bytes(data)
+            with pytest.raises(CabenchError) as exc:
+                import_logs(source, None, tmp_path / "out")
+            assert str(exc.value) == f"{source}: {said}", (name, checked)
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "good.csv").write_text(text)  # the same logs in UTF-8 are read, the accent kept
+    assert import_logs(tmp_path / "good.csv", None, tmp_path / "out").is_dir()
+
+
 @pytest.mark.parametrize("rows, said", [([20], "row 20 is empty (every cell)"),
                                         ([2, 20], "row 2 is empty (every cell) (1 more such row)")])
 def test_an_empty_row_is_refused_naming_it(tmp_path, rows, said):
