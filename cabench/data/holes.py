@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cabench.data.schema import MEASURE_COLUMNS, check_duplicates, data_row
+from cabench.data.schema import MEASURE_COLUMNS, check_duplicates, data_row, shown
 from cabench.errors import CabenchError
 
 MISSING = ("error", "drop-instances", "drop-configs")
@@ -204,9 +204,12 @@ def fill_holes(frame: pd.DataFrame, missing: str, label: str, configurations: Se
     holes = sum(len(union) - len(st) for st in sets)
     if missing == "error":
         short = int(sum(st != union for st in sets))
+        config, lacking = next((c, st) for c, st in sets.items() if st != union)
+        instance = next(i for i in dict.fromkeys(ids) if i not in lacking)  # in the order the logs give them
         raise CabenchError(f"{label}: {holes} (configuration, instance) cells are missing in {short} of {len(sets)} "
-                           "configurations; pass --missing drop-configs (keep configurations with every instance) "
-                           "or --missing drop-instances (keep instances every configuration has)")
+                           f"configurations (the first: configuration {shown(config)} on instance {shown(instance)}); "
+                           "pass --missing drop-configs (keep configurations with every instance) or --missing "
+                           "drop-instances (keep instances every configuration has)")
     keep = [c for c, st in sets.items() if st == union]
     common = frozenset.intersection(*sets)
     neither = (f"neither --missing policy leaves a dataset: {len(keep)} of {len(sets)} configurations have every "

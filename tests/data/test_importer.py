@@ -805,3 +805,19 @@ def test_the_record_of_the_shipped_surrogate_logs_is_their_rows():
         assert held(read_logs(DATA / name)[0]) == Found(name, k, k)
     assert set(shipped()) == {name for name in ("gsm8k", "piqa", "jhu-temperature")
                               if yaml.safe_load((DATA / name / "dataset.yaml").read_text())["surrogate"]}
+
+
+def test_missing_cells_name_the_first_configuration_and_instance(tmp_path):
+    """One empty latency of 60 rows was refused as "1 (configuration, instance) cells are missing in 1 of 3
+    configurations", leaving the user to find which; the first missing cell is named, in the order of the logs."""
+    frame = tiny_logs()
+    frame["latency_s"] = frame["latency_s"].astype(object)
+    frame.loc[[27, 23, 45], "latency_s"] = ""  # cfg1's 8th and 4th instances, cfg2's 6th
+    frame.to_csv(tmp_path / "holes.csv", index=False)
+    with pytest.raises(CabenchError) as exc:
+        import_logs(tmp_path / "holes.csv", None, tmp_path / "out")
+    config, instance = frame.loc[23, ["config_id", "instance_id"]]
+    assert str(exc.value) == (f"{tmp_path / 'holes.csv'}: 3 (configuration, instance) cells are missing in 2 of 3 "
+                              f"configurations (the first: configuration '{config}' on instance '{instance}'); pass "
+                              "--missing drop-configs (keep configurations with every instance) or --missing "
+                              "drop-instances (keep instances every configuration has)")
