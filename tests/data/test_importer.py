@@ -735,10 +735,14 @@ def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
     assert gzip.decompress(again.read_bytes()) != gzip.decompress(copy.read_bytes()) and surrogate(again, "a")
     text = gzip.decompress((DATA / "gsm8k" / "logs.csv.gz").read_bytes()).decode()
     lines = text.splitlines(keepends=True)
+    # the variants below hold ten of GSM8K's 108 configurations (a tenth of the rows to import), each whole
+    tens = set(sorted({line.split(",", 1)[0] for line in lines[1:]})[::11][:10])
     plain = tmp_path / "gsm8k.csv"  # Windows line endings, the rows in another order
-    plain.write_text("".join([lines[0], *reversed(lines[1:])]).replace("\n", "\r\n"), newline="")
+    rows = [line for line in lines[1:] if line.split(",", 1)[0] in tens]
+    plain.write_text("".join([lines[0], *reversed(rows)]).replace("\n", "\r\n"), newline="")
     assert surrogate(plain, "b")
     frame = pd.read_csv(plain, dtype={"instance_id": str})
+    assert frame["config_id"].nunique() == 10 and len(frame) == 10_000
     frame.to_parquet(tmp_path / "gsm8k.parquet")  # another file format
     assert surrogate(tmp_path / "gsm8k.parquet", "c")
     frame.drop(columns="config_id").to_csv(tmp_path / "no_ids.csv", index=False)  # ids derived: other names
@@ -754,10 +758,12 @@ def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
     pd.concat([frame, half]).to_csv(tmp_path / "half_ours.csv", index=False)
     out = import_logs(tmp_path / "half_ours.csv", None, tmp_path / "j", missing="drop-instances")
     assert yaml.safe_load((out / "dataset.yaml").read_text())["surrogate"] and load_dataset(out).surrogate
-    ten = frame[frame["config_id"].isin(frame["config_id"].unique()[:10])]  # ten of the 108 configurations
-    ten.to_csv(tmp_path / "ten.csv", index=False)
-    assert surrogate(tmp_path / "ten.csv", "g") and yaml.safe_load((tmp_path / "g" / "dataset.yaml").read_text())[
-        "provenance"]["surrogate_source"] == "gsm8k shipped with cabench (10 of its 108 configurations)"
+    assert yaml.safe_load((tmp_path / "b" / "dataset.yaml").read_text())["provenance"]["surrogate_source"] == (
+        "gsm8k shipped with cabench (10 of its 108 configurations)")
+    three = frame[frame["config_id"].isin(frame["config_id"].unique()[:3])]  # three of the 108 configurations
+    three.to_csv(tmp_path / "three.csv", index=False)
+    assert surrogate(tmp_path / "three.csv", "g") and yaml.safe_load((tmp_path / "g" / "dataset.yaml").read_text())[
+        "provenance"]["surrogate_source"] == "gsm8k shipped with cabench (3 of its 108 configurations)"
     fewer = frame[frame["instance_id"] != frame["instance_id"].iloc[0]]
     fewer.to_csv(tmp_path / "fewer.csv", index=False)  # one instance less of every configuration
     assert not surrogate(tmp_path / "fewer.csv", "f") and not load_dataset(tmp_path / "f").surrogate
