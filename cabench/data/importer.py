@@ -232,6 +232,20 @@ def parse_settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
 FORMATS = ("canonical", *READERS)
 
 
+def _near_header(frame: pd.DataFrame, name: str) -> str:
+    """Why a canonical column may seem absent, and what to do: a column named so but for case or spaces
+    (``Correct``, ``correct ``), or a first line that is no header (a comment, a spreadsheet's ``sep=,``); else
+    nothing."""
+    alike = [str(c) for c in frame.columns if str(c).strip().lower() == name]
+    if alike:
+        return (f"the logs have {alike[0]!r}, which differs in case or spaces: rename it {name}, or map it "
+                f"(--mapping, columns: {{{name}: {alike[0]!r}}})")
+    first = str(frame.columns[0]) if len(frame.columns) else ""
+    if first.lstrip().startswith("#") or first.strip().lower().startswith("sep="):
+        return f"the file's first line ({first[:40]!r}...) is no header of columns: remove it"
+    return ""
+
+
 def _is_number(value: Any) -> bool:
     """Whether a constant is a number (or text that reads as one: ``"0.7"``); NaN is not."""
     try:
@@ -537,8 +551,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             canonical[name] = constants[name]
         elif name in COLUMNS and name != "config_id" and name not in MEASURE_COLUMNS:
             where = mapping_path or source
-            raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping) or give "
-                               f"a constant (--set {name}=...)")
+            raise CabenchError(f"{where}: {name}: no such column; " + (_near_header(frame, name) or (
+                f"map a source column to it (--mapping) or give a constant (--set {name}=...)")))
     given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
     for name, filled in (given.get("filled") or {}).items():
         if not filled:  # the source gives the column on every row: --set changed nothing

@@ -7,6 +7,7 @@ file, the column and the first offending rows. Nothing is silently dropped.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
@@ -104,6 +105,16 @@ def check_text(values: pd.Series, column: str, source: str, place: Callable[[int
     bad = next((n for n, value in enumerate(uniques) if isinstance(value, str) and unprintable(value)), None)
     if bad is not None:
         raise unprintable_error(source, column, uniques[bad], place(int(np.flatnonzero(codes == bad)[0])))
+    composed: dict[str, int] = {}
+    for n, value in enumerate(uniques):  # (ASCII text, nearly every name and id, is its own composed form)
+        if not isinstance(value, str) or value.isascii():
+            continue
+        first = composed.setdefault(unicodedata.normalize("NFC", value), n)
+        if first != n:
+            at = [place(int(np.flatnonzero(codes == k)[0])) for k in (first, n)]
+            raise CabenchError(f"{source}: column '{column}' holds {ascii(uniques[first])} at {at[0]} and "
+                               f"{ascii(value)} at {at[1]}, which read alike (the same letters, their accents "
+                               "composed differently); write them alike, or name them apart")
 
 
 def check_identity_text(frame: pd.DataFrame, source: str, place: Callable[[int], str]) -> None:

@@ -827,3 +827,46 @@ def test_missing_cells_name_the_first_configuration_and_instance(tmp_path):
                               f"configurations (the first: configuration '{config}' on instance '{instance}'); pass "
                               "--missing drop-configs (keep configurations with every instance) or --missing "
                               "drop-instances (keep instances every configuration has)")
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda text: text.replace("correct", "Correct", 1),
+     "correct: no such column; the logs have 'Correct', which differs in case or spaces: rename it correct, or map "
+     "it (--mapping, columns: {correct: 'Correct'})"),
+    (lambda text: text.replace("model", " model ", 1),
+     "model: no such column; the logs have ' model ', which differs in case or spaces: rename it model, or map it "
+     "(--mapping, columns: {model: ' model '})"),
+    (lambda text: "# exported 2026-12-01\n" + text,
+     "model: no such column; the file's first line ('# exported 2026-12-01'...) is no header of columns: remove it"),
+    (lambda text: "sep=,\n" + text,
+     "model: no such column; the file's first line ('sep='...) is no header of columns: remove it"),
+])
+def test_a_column_named_but_for_case_or_a_line_above_the_header_is_said(tmp_path, edit, said):
+    """A header 'Correct' was refused as lacking column 'correct', advising a constant (--set correct=...), and a
+    comment or a spreadsheet's 'sep=,' line above the header as lacking 'model'; what stands in the way is said."""
+    source = tmp_path / "logs.csv"
+    source.write_text(edit(tiny_logs().to_csv(index=False)))
+    with pytest.raises(CabenchError) as exc:
+        import_logs(source, None, tmp_path / "out")
+    assert str(exc.value) == f"{source}: {said}"
+
+
+def test_names_alike_but_for_how_their_accents_are_composed_are_refused(tmp_path):
+    """Two configurations named 'e\\u0301-model' (e, then a combining accent: a macOS file name's form) and
+    '\\xe9-model' (one letter) were imported as two, printed alike in every table; they are refused naming both, the
+    escapes showing how they differ. One name in either form alone is read as written."""
+    frame = tiny_logs()
+    frame.loc[frame["config_id"] == "cfg0", "config_id"] = "e\u0301-model"
+    alone = tmp_path / "alone.csv"
+    frame.to_csv(alone, index=False)
+    out = import_logs(alone, None, tmp_path / "alone")
+    assert "e\u0301-model" in set(pd.read_csv(out / "logs.csv.gz")["config_id"])
+    frame.loc[frame["config_id"] == "cfg1", "config_id"] = "\u00e9-model"
+    both = tmp_path / "both.csv"
+    frame.to_csv(both, index=False)
+    with pytest.raises(CabenchError) as exc:
+        import_logs(both, None, tmp_path / "out")
+    first = int((frame["config_id"] == "\u00e9-model").to_numpy().argmax()) + 1
+    assert str(exc.value) == (f"{both}: column 'config_id' holds 'e\\u0301-model' at row 1 and '\\xe9-model' at row "
+                              f"{first}, which read alike (the same letters, their accents composed differently); "
+                              "write them alike, or name them apart")
