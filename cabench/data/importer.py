@@ -232,6 +232,24 @@ def parse_settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
 FORMATS = ("canonical", *READERS)
 
 
+def _strip_names(canonical: pd.DataFrame, echo: Callable[[str], None]) -> None:
+    """Remove the spaces around names and ids (in place), saying so per column: a configuration ``'gpt-4 '`` beside
+    ``'gpt-4'`` prints alike in every table, and an instance ``' q7'`` would be another instance than ``'q7'``;
+    names and ids are compared, and written, without them."""
+    for name in IDENTITY_COLUMNS:
+        if name not in canonical:
+            continue
+        values = canonical[name]  # (spaces only: a tab or a line break in a name is refused as unprintable)
+        spaced = np.fromiter((type(v) is str and v != v.strip(" ") for v in values), bool, len(values))
+        if not spaced.any():
+            continue
+        first = str(values[spaced].iloc[0])
+        kinds = pd.unique(values[spaced])
+        canonical.loc[spaced, name] = values[spaced].str.strip(" ")
+        echo(f"{name}: removed the spaces around {len(kinds)} {'value' if len(kinds) == 1 else 'values'} (e.g. "
+             f"{first!r} read as {first.strip(' ')!r}); names and ids are compared without them")
+
+
 def _near_header(frame: pd.DataFrame, name: str) -> str:
     """Why a canonical column may seem absent, and what to do: a column named so but for case or spaces
     (``Correct``, ``correct ``), or a first line that is no header (a comment, a spreadsheet's ``sep=,``); else
@@ -553,6 +571,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             where = mapping_path or source
             raise CabenchError(f"{where}: {name}: no such column; " + (_near_header(frame, name) or (
                 f"map a source column to it (--mapping) or give a constant (--set {name}=...)")))
+    _strip_names(canonical, echo)
     given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
     for name, filled in (given.get("filled") or {}).items():
         if not filled:  # the source gives the column on every row: --set changed nothing

@@ -870,3 +870,27 @@ def test_names_alike_but_for_how_their_accents_are_composed_are_refused(tmp_path
     assert str(exc.value) == (f"{both}: column 'config_id' holds 'e\\u0301-model' at row 1 and '\\xe9-model' at row "
                               f"{first}, which read alike (the same letters, their accents composed differently); "
                               "write them alike, or name them apart")
+
+
+def test_spaces_around_names_and_ids_are_removed_and_said(tmp_path):
+    """'cfg1  ' was read as 'cfg1' unsaid while ' q000 ' stayed an instance apart from 'q000' (refused as 60 missing
+    cells): names and ids are both read without the spaces around them, each column saying so once; two names alike
+    but for them are then one configuration twice, refused as such."""
+    frame = tiny_logs()
+    frame.loc[frame["config_id"] == "cfg1", "config_id"] = "cfg1  "
+    frame.loc[(frame["config_id"] == "cfg2") & (frame["instance_id"] < "q010"), "instance_id"] = \
+        " " + frame["instance_id"] + " "
+    frame.to_csv(tmp_path / "spaced.csv", index=False)
+    said: list[str] = []
+    out = import_logs(tmp_path / "spaced.csv", None, tmp_path / "out", echo=said.append)
+    logs = pd.read_csv(out / "logs.csv.gz", dtype=str)
+    assert sorted(logs["config_id"].unique()) == ["cfg0", "cfg1", "cfg2"] and logs["instance_id"].nunique() == 20
+    assert [line for line in said if "removed the spaces" in line] == [
+        "instance_id: removed the spaces around 10 values (e.g. ' q000 ' read as 'q000'); names and ids are compared "
+        "without them",
+        "config_id: removed the spaces around 1 value (e.g. 'cfg1  ' read as 'cfg1'); names and ids are compared "
+        "without them"]
+    frame.loc[frame["config_id"] == "cfg2", "config_id"] = " cfg1"  # beside 'cfg1  ': the same name twice
+    frame.to_csv(tmp_path / "twice.csv", index=False)
+    with pytest.raises(CabenchError, match=r"duplicate \(config_id, instance_id\) pair \('cfg1', 'q000'\)"):
+        import_logs(tmp_path / "twice.csv", None, tmp_path / "twice")
