@@ -164,8 +164,26 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
         _check_header(data[:_HEADER_BYTES])
         table = io.BytesIO(data)
     # text stays text ("NA", "null", "None" are ids and names; "1.0" is not "1"); only an empty cell is missing
-    return pd.read_csv(table, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
-                       **_EXACT_FLOATS)
+    frame = pd.read_csv(table, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
+                        **_EXACT_FLOATS)
+    if len(frame.columns) > 1 and frame.iloc[:, -1].isna().any():  # (a row cut short ends in empty cells)
+        _check_row_lengths(source.read_bytes() if isinstance(source, Path) else data, len(frame.columns))
+    return frame
+
+
+def _check_row_lengths(data: bytes, width: int) -> None:
+    """Refuse a CSV row with fewer fields than the header's ``width`` (a file cut off, or a line broken in two):
+    pandas fills the cells it lacks as empty, which would read as a call not measured. ``ValueError`` naming the
+    line."""
+    rows = csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""))
+    next((row for row in rows if row), None)  # the header
+    for row in rows:
+        if row and len(row) < width:
+            line = rows.line_num  # the line the row ends on
+            more = sum(1 for rest in rows if rest and len(rest) < width)
+            also = f"; {more} more such row{'s' if more > 1 else ''}" if more else ""
+            raise ValueError(f"line {line} has {len(row)} of the header's {width} fields (a row cut short, or broken "
+                             f"across lines{also}); complete it or remove it")
 
 
 _HEADER_BYTES = 1 << 20  # a header longer than this is checked on its first MiB

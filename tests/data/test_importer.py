@@ -894,3 +894,23 @@ def test_spaces_around_names_and_ids_are_removed_and_said(tmp_path):
     frame.to_csv(tmp_path / "twice.csv", index=False)
     with pytest.raises(CabenchError, match=r"duplicate \(config_id, instance_id\) pair \('cfg1', 'q000'\)"):
         import_logs(tmp_path / "twice.csv", None, tmp_path / "twice")
+
+
+def test_a_row_cut_short_is_refused_naming_its_line(tmp_path):
+    """A row with fewer fields than the header (a file cut off, a line broken in two) was read with its missing
+    cells empty: with --missing drop-instances it imported as a call not measured, unsaid. It is refused naming its
+    line, while a row whose last cell is empty but written stays a call not measured."""
+    lines = tiny_logs().to_csv(index=False).splitlines()
+    cut = lines[:10] + [",".join(lines[10].split(",")[:7])] + lines[11:30] + [",".join(lines[30].split(",")[:8])] + \
+        lines[31:]
+    (tmp_path / "cut.csv").write_text("\n".join(cut) + "\n")
+    for missing in ("error", "drop-instances"):
+        with pytest.raises(CabenchError) as exc:
+            import_logs(tmp_path / "cut.csv", None, tmp_path / "out", missing=missing)
+        assert str(exc.value) == (f"{tmp_path / 'cut.csv'}: unreadable file (line 11 has 7 of the header's 9 fields (a "
+                                  "row cut short, or broken across lines; 1 more such row); complete it or remove it)")
+    empty = lines[:10] + [lines[10].rsplit(",", 1)[0] + ","] + lines[11:]  # the last cell written, empty
+    (tmp_path / "empty.csv").write_text("\n".join(empty) + "\n")
+    said: list[str] = []
+    import_logs(tmp_path / "empty.csv", None, tmp_path / "out", missing="drop-instances", echo=said.append)
+    assert any(line.startswith("not measured") and "tokens empty or 0: 1" in line for line in said), said
