@@ -67,8 +67,10 @@ def amount(value: float, unit: str) -> str:
     """A budget or a spend as a sentence says it: ``12,345 tokens`` or ``$1.23``; an amount below ten of another
     unit keeps three significant digits, as :class:`TokenCount` keeps them (a budget of ``1e-9tokens`` said "0
     tokens")."""
-    if unit == "usd":  # cents from a dollar on; below, four significant digits (unless they round up to $1)
-        return f"${value:,.2f}" if abs(float(f"{value:.4g}")) >= 1 else f"${value:.4g}"
+    if unit == "usd":  # cents from a dollar on; below, four significant digits (unless they round up to $1), and
+        # whole cents as cents ($0.50, as $2.00 is written; not $0.5)
+        shown = float(f"{value:.4g}")
+        return f"${value:,.2f}" if abs(shown) >= 1 or round(shown, 2) == shown else f"${value:.4g}"
     if value and math.isfinite(value) and abs(float(f"{value:.3g}")) < 10:
         return f"{value:.3g} {LABELS[unit]}"
     return f"{value:,.0f} {LABELS[unit]}"

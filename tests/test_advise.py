@@ -88,7 +88,7 @@ def test_the_decision_fits_in_15_lines_and_names_a_configuration_with_its_dollar
     assert len(lines) <= MAX_LINES, first.stdout
     names = set(pd.read_csv(home / "evals.csv")["run"])
     assert lines[0].startswith("evals: 12 configurations x 300 instances (150 profiling, 150 evaluation)")
-    assert "cost in USD" in lines[0] and lines[2].startswith("budget $0.2 (about ")
+    assert "cost in USD" in lines[0] and lines[2].startswith("budget $0.20 (about ")
     online = next(i for i, x in enumerate(lines) if x.startswith("online: pay for "))
     chosen = lines[online].split("online: pay for ")[1].split(" — ")[0]
     assert chosen in names and "CoHV-UCB exploits it in " in lines[online]
@@ -126,7 +126,7 @@ def test_a_rerun_reuses_the_import_and_every_cell(home, first):
 def test_another_budget_is_a_new_experiment_beside_the_first(home, first):
     other = _advise(home, "--quiet", "--methods", "cohv-ucb", budget="0.1usd")
     assert other.exit_code == 0, other.output
-    assert other.stderr == "" and "budget $0.1 (about " in other.stdout
+    assert other.stderr == "" and "budget $0.10 (about " in other.stdout
     found = {p.name for p in (home / "advice" / "results").iterdir() if p.is_dir()}
     assert found == {"evals_online_0.2usd", "evals_identification_0.2usd", "evals_online_0.1usd"}
 

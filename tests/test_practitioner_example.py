@@ -72,7 +72,7 @@ def test_recommend_names_the_configuration_to_pay_for_in_dollars(worked):
     lines = said.splitlines()
     assert "objectives accuracy, latency, cost; cost in USD" in lines[0] and len(lines) <= 15
     at = next(i for i, x in enumerate(lines) if x.startswith("  pay for "))
-    assert " exploits it in " in lines[at] and "B = $0.5 (rho " in lines[at]
+    assert " exploits it in " in lines[at] and "B = $0.50 (rho " in lines[at]
     assert lines[at + 1].startswith("    per call: accuracy ") and " s, " in lines[at + 1] and "$" in lines[at + 1]
 
 

@@ -67,10 +67,10 @@ def test_sections_name_objectives_cost_unit_and_budgets_in_dollars(root, report)
         assert ("- objectives: accuracy, latency, cost (each normalised on the profiling split, larger is better); "
                 "costs, budgets and spends in USD") in text
     psi = section(report, "gsm8k_dollars_psi")
-    assert "(B ∈ {$0.02, $0.1, $0.5})" in psi  # the budgets as the config states them
+    assert "(B ∈ {$0.02, $0.10, $0.50})" in psi  # the budgets as the config states them
     runs = pd.read_csv(root / "gsm8k_dollars_psi" / "runs.csv")
     summary = table(psi, "### Summary")
-    assert set(summary["B"]) == {"$0.02", "$0.1", "$0.5"}
+    assert set(summary["B"]) == {"$0.02", "$0.10", "$0.50"}
     for _, row in summary.iterrows():
         spend, share = re.fullmatch(r"\$([0-9.e-]+) \(([0-9.]+)%\)", row["spent"]).groups()
         g = runs[(runs["method"].map(registry.display) == row["method"]) & (runs["cost_mode"] == row["cost mode"])

@@ -1,5 +1,5 @@
 """Amounts as sentences say them (cabench.units.amount): tokens whole, dollars in cents from $1 on and in four
-significant digits below — never a rounded "$1" beside a budget of "$1.00"."""
+significant digits below (whole cents as cents: $0.50) — never a rounded "$1" beside a budget of "$1.00"."""
 
 from __future__ import annotations
 
@@ -15,6 +15,10 @@ from cabench.units import amount, amount_up
     (0.99999, "usd", "$1.00"),  # four significant digits round it up to one dollar: said in cents, as $1 is
     (0.99994, "usd", "$0.9999"),
     (0.0123456, "usd", "$0.01235"),
+    (0.5, "usd", "$0.50"),  # whole cents in cents below a dollar too, as $2.00 is written: $0.5 beside $2.00 read oddly
+    (0.1, "usd", "$0.10"),
+    (0.002, "usd", "$0.002"),
+    (0.1177, "usd", "$0.1177"),
     (1e-9, "tokens", "1e-09 tokens"),  # a budget below one token said "0 tokens"
     (9.874, "tokens", "9.87 tokens"),
     (9.996, "tokens", "10 tokens"),
