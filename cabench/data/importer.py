@@ -240,12 +240,15 @@ def _strip_names(canonical: pd.DataFrame, echo: Callable[[str], None]) -> None:
         if name not in canonical:
             continue
         values = canonical[name]  # (spaces only: a tab or a line break in a name is refused as unprintable)
-        spaced = np.fromiter((type(v) is str and v != v.strip(" ") for v in values), bool, len(values))
-        if not spaced.any():
+        try:
+            kinds = [v for v in pd.unique(values) if type(v) is str and v != v.strip(" ")]  # each name once
+        except TypeError:  # a list or an object where text belongs: refused as such by the validation
             continue
+        if not kinds:
+            continue
+        spaced = values.isin(kinds).to_numpy()
         first = str(values[spaced].iloc[0])
-        kinds = pd.unique(values[spaced])
-        canonical.loc[spaced, name] = values[spaced].str.strip(" ")
+        canonical[name] = values.astype(object).where(~spaced, values[spaced].astype(str).str.strip(" "))
         echo(f"{name}: removed the spaces around {len(kinds)} {'value' if len(kinds) == 1 else 'values'} (e.g. "
              f"{first!r} read as {first.strip(' ')!r}); names and ids are compared without them")
 

@@ -890,6 +890,10 @@ def test_spaces_around_names_and_ids_are_removed_and_said(tmp_path):
         "without them",
         "config_id: removed the spaces around 1 value (e.g. 'cfg1  ' read as 'cfg1'); names and ids are compared "
         "without them"]
+    categorical = frame.astype({"config_id": "category"})  # a parquet file's dictionary column: read alike
+    categorical.to_parquet(tmp_path / "spaced.parquet")
+    out = import_logs(tmp_path / "spaced.parquet", None, tmp_path / "from_parquet")
+    assert pd.read_csv(out / "logs.csv.gz", dtype=str).equals(logs)
     frame.loc[frame["config_id"] == "cfg2", "config_id"] = " cfg1"  # beside 'cfg1  ': the same name twice
     frame.to_csv(tmp_path / "twice.csv", index=False)
     with pytest.raises(CabenchError, match=r"duplicate \(config_id, instance_id\) pair \('cfg1', 'q000'\)"):
