@@ -31,7 +31,10 @@ else:
 
 from cabench.data.holes import MISSING
 from cabench.data.schema import (
+    COLUMNS,
+    COST_SOURCES,
     IDENTITY_COLUMNS,
+    OPTIONAL_COLUMNS,
     check_extra_columns,
     kept_columns,
     shown,
@@ -166,24 +169,35 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
     # text stays text ("NA", "null", "None" are ids and names; "1.0" is not "1"); only an empty cell is missing
     frame = pd.read_csv(table, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
                         **_EXACT_FLOATS)
-    if len(frame.columns) > 1 and frame.iloc[:, -1].isna().any():  # (a row cut short ends in empty cells)
-        _check_row_lengths(source.read_bytes() if isinstance(source, Path) else data, len(frame.columns))
+    read = [i for i, column in enumerate(frame.columns) if column in _READ_BY_NAME]
+    if read and frame.iloc[:, read[-1]].isna().any():  # a row cut short before a column read leaves it empty
+        _check_row_lengths(source.read_bytes() if isinstance(source, Path) else data, list(frame.columns), read[-1])
     return frame
 
 
-def _check_row_lengths(data: bytes, width: int) -> None:
-    """Refuse a CSV row with fewer fields than the header's ``width`` (a file cut off, or a line broken in two):
-    pandas fills the cells it lacks as empty, which would read as a call not measured. ``ValueError`` naming the
-    line."""
+#: The columns cabench reads by their canonical names: a row cut short before one of them is refused.
+_READ_BY_NAME = frozenset({*COLUMNS, *OPTIONAL_COLUMNS, *COST_SOURCES, "latency_ms"})
+
+
+def _check_row_lengths(data: bytes, header: list[str], last: int) -> None:
+    """Refuse a CSV row that ends before column ``last`` of ``header`` (the last cabench reads by name): a file cut
+    off, or a line broken in two, whose cells pandas fills as empty, which would read as a call not measured.
+    ``ValueError`` naming the line and the columns it lacks; rows of blanks (which pandas skips) and rows lacking
+    only columns cabench does not read (an optional note left out) pass."""
+    def short(row: list[str]) -> bool:
+        return len(row) <= last and any(cell.strip() for cell in row)
+
     rows = csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""))
     next((row for row in rows if row), None)  # the header
     for row in rows:
-        if row and len(row) < width:
+        if short(row):
             line = rows.line_num  # the line the row ends on
-            more = sum(1 for rest in rows if rest and len(rest) < width)
+            lacks = [str(c) for c in header[len(row):last + 1] if c in _READ_BY_NAME]
+            more = sum(1 for rest in rows if short(rest))
             also = f"; {more} more such row{'s' if more > 1 else ''}" if more else ""
-            raise ValueError(f"line {line} has {len(row)} of the header's {width} fields (a row cut short, or broken "
-                             f"across lines{also}); complete it or remove it")
+            raise ValueError(f"line {line} has {len(row)} of the header's {len(header)} fields, without "
+                             f"{', '.join(lacks)} (a row cut short, or broken across lines{also}); complete it or "
+                             "remove it")
 
 
 _HEADER_BYTES = 1 << 20  # a header longer than this is checked on its first MiB

@@ -911,10 +911,16 @@ def test_a_row_cut_short_is_refused_naming_its_line(tmp_path):
     for missing in ("error", "drop-instances"):
         with pytest.raises(CabenchError) as exc:
             import_logs(tmp_path / "cut.csv", None, tmp_path / "out", missing=missing)
-        assert str(exc.value) == (f"{tmp_path / 'cut.csv'}: unreadable file (line 11 has 7 of the header's 9 fields (a "
-                                  "row cut short, or broken across lines; 1 more such row); complete it or remove it)")
+        assert str(exc.value) == (f"{tmp_path / 'cut.csv'}: unreadable file (line 11 has 7 of the header's 9 "
+                                  "fields, without latency_s, tokens (a row cut short, or broken across lines; 1 more "
+                                  "such row); complete it or remove it)")
     empty = lines[:10] + [lines[10].rsplit(",", 1)[0] + ","] + lines[11:]  # the last cell written, empty
     (tmp_path / "empty.csv").write_text("\n".join(empty) + "\n")
     said: list[str] = []
     import_logs(tmp_path / "empty.csv", None, tmp_path / "out", missing="drop-instances", echo=said.append)
     assert any(line.startswith("not measured") and "tokens empty or 0: 1" in line for line in said), said
+    # a note left out where a row has none, and a line of blanks (which pandas skips), lack nothing cabench reads
+    noted = [empty[0] + ",notes"] + [line + (",ok" if n % 3 == 0 else "") for n, line in enumerate(empty[1:])]
+    (tmp_path / "noted.csv").write_text("\n".join([*noted[:5], "   ", *noted[5:]]) + "\n")
+    out = import_logs(tmp_path / "noted.csv", None, tmp_path / "noted", missing="drop-instances")
+    assert pd.read_csv(out / "logs.csv.gz")["instance_id"].nunique() == 19  # the empty tokens' instance dropped
