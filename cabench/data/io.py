@@ -147,9 +147,13 @@ class _Written(str):
 def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str]) -> pd.DataFrame:
     """A CSV or JSON-lines table (by its file ``name``) from a path or a stream of its text; the ``text`` columns
     (names and ids) are read as the text the file holds."""
+    of = "the file" if isinstance(source, Path) else "the unpacked text"
     if name.endswith((".jsonl", ".ndjson")):
         data = source.read_bytes() if isinstance(source, Path) else source.read()
         data = data.removeprefix(codecs.BOM_UTF8)  # as a CSV's is: a text editor's mark, not part of the first line
+        said = _not_utf8(data, of=of)
+        if said is not None:
+            raise _NotUtf8(said)
         if b"NaN" in data or b"Infinity" in data:  # JSON has no such number; pandas reads them as missing values
             _no_constants(data)
         try:
@@ -160,15 +164,19 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
     table: Path | io.BytesIO
     if isinstance(source, Path):
         with source.open("rb") as head:
-            _check_header(head.read(_HEADER_BYTES))
+            _check_header(head.read(_HEADER_BYTES), of)
         table = source
     else:  # an unpacked stream: read once, the header checked from the same bytes
         data = source.read()
-        _check_header(data[:_HEADER_BYTES])
+        _check_header(data[:_HEADER_BYTES], of)
         table = io.BytesIO(data)
     # text stays text ("NA", "null", "None" are ids and names; "1.0" is not "1"); only an empty cell is missing
-    frame = pd.read_csv(table, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
-                        **_EXACT_FLOATS)
+    try:
+        frame = pd.read_csv(table, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
+                            **_EXACT_FLOATS)
+    except UnicodeDecodeError as exc:  # pandas says where in a chunk it read, not where in the file
+        raise _NotUtf8(_not_utf8(source.read_bytes() if isinstance(source, Path) else data, of=of) or str(exc)) \
+            from None
     read = [i for i, column in enumerate(frame.columns) if column in _READ_BY_NAME]
     if read and frame.iloc[:, read[-1]].isna().any():  # a row cut short before a column read leaves it empty
         _check_row_lengths(source.read_bytes() if isinstance(source, Path) else data, list(frame.columns), read[-1])
@@ -207,28 +215,29 @@ class _NotUtf8(ValueError):
     """A table's text is not UTF-8 (:func:`_not_utf8` says where)."""
 
 
-def _not_utf8(data: bytes, whole: bool = True) -> str | None:
+def _not_utf8(data: bytes, whole: bool = True, of: str = "the file") -> str | None:
     """What is wrong with ``data`` as UTF-8 text, naming the line (UTF-16 text, or the first byte no UTF-8 text
-    holds); None where it is UTF-8 (``whole=False``: the first bytes of a file, which may end inside a character)."""
+    holds, as byte N ``of`` the file or of the unpacked text); None where it is UTF-8 (``whole=False``: the first
+    bytes of a file, which may end inside a character)."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\x00" in data[:4096]:
         return ("UTF-16 text (or binary data: NUL bytes, or a UTF-16 mark, at its start); cabench reads UTF-8: save "
                 "the file as UTF-8 (a spreadsheet's \"CSV UTF-8\")")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if not whole and exc.start >= len(data) - 3:  # a character cut where the bytes read end
+        if not whole and exc.reason == "unexpected end of data":  # a character cut where the bytes read end
             return None
         line = data.count(b"\n", 0, exc.start) + 1
-        return (f"not UTF-8 text: line {line} holds the byte 0x{data[exc.start]:02x} (byte {exc.start:,} of the "
-                "file), as Latin-1 or Windows-1252 write an accented letter; save the file as UTF-8")
+        return (f"not UTF-8 text: line {line} holds the byte 0x{data[exc.start]:02x} (byte {exc.start:,} of {of}), as "
+                "Latin-1 or Windows-1252 write an accented letter; save the file as UTF-8")
     return None
 
 
-def _check_header(data: bytes) -> None:
+def _check_header(data: bytes, of: str = "the file") -> None:
     """Refuse a CSV header that names a column twice (pandas would read the second as ``NAME.1``, and cabench the
     first without a word), or text not in UTF-8 (:func:`_not_utf8`, on the bytes read): ``ValueError`` naming the
     column and both places, or the line."""
-    said = _not_utf8(data, whole=False)
+    said = _not_utf8(data, whole=False, of=of)
     if said is not None:
         raise _NotUtf8(said)
     try:  # the header is the first line that is not empty, as pandas reads it; any line ending
@@ -354,10 +363,8 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
         if capped is not None and capped.given > capped.limit:
             raise CabenchError(f"{path}: unpacks to more than {capped.limit:,} bytes, cabench's limit for this "
                                "compressed file; a damaged or hostile file (unpack a genuine one first)") from None
-        said = str(exc) if isinstance(exc, _NotUtf8) else (
-            _not_utf8(path.read_bytes()) if isinstance(exc, UnicodeDecodeError) and not packed else None)
-        if said is not None:  # pandas says where in a chunk it read, not where in the file
-            raise CabenchError(f"{path}: {said}") from None
+        if isinstance(exc, _NotUtf8):
+            raise CabenchError(f"{path}: {exc}") from None
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if len(first) > 160:
             first = first[:157] + "..."

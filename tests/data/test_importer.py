@@ -355,6 +355,13 @@ def test_text_not_in_utf8_and_workbooks_are_refused_saying_what_they_are(tmp_pat
                                                       "give that")}
     from cabench.data import io as table_io
 
+    unpacked = latin.replace("of the file)", "of the unpacked text)")  # a compressed file's bytes
+    cases["late.csv.gz"] = (gzip.compress(cases["late.csv"][0]), unpacked.format(len(lines), last))
+    records = tiny_logs().assign(model=lambda f: "\u00e9" + f["model"]).to_json(orient="records", lines=True,
+                                                                                 force_ascii=False)
+    at = records.encode("latin-1").index(b"\xe9")
+    cases["latin1.jsonl"] = (records.encode("latin-1"), latin.format(1, at))
+    cases["u16.jsonl"] = (records.encode("utf-16"), utf16)
     for checked in (table_io._HEADER_BYTES, 8):  # the header's check reading the file, or 8 bytes: pandas reads on
         monkeypatch.setattr(table_io, "_HEADER_BYTES", checked)
         for name, (data, said) in cases.items():
@@ -363,6 +370,9 @@ def test_text_not_in_utf8_and_workbooks_are_refused_saying_what_they_are(tmp_pat
             with pytest.raises(CabenchError) as exc:
                 import_logs(source, None, tmp_path / "out")
             assert str(exc.value) == f"{source}: {said}", (name, checked)
+    monkeypatch.setattr(table_io, "_HEADER_BYTES", len(lines[0].encode()) + lines[1].encode().index(b"\xc3\xa9") + 1)
+    (tmp_path / "cut.csv").write_text(text)  # the header's bytes end inside a character: read on, as UTF-8
+    assert import_logs(tmp_path / "cut.csv", None, tmp_path / "cut").is_dir()
     assert not (tmp_path / "out").exists()
     (tmp_path / "good.csv").write_text(text)  # the same logs in UTF-8 are read, the accent kept
     assert import_logs(tmp_path / "good.csv", None, tmp_path / "out").is_dir()
