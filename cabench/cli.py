@@ -1,15 +1,15 @@
 """The ``cabench`` command line. It parses arguments and calls the library."""
 
 import contextlib
+import errno
 import json
 import math
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 import typer.core
@@ -142,6 +142,8 @@ def _guard(action: Callable[[], T]) -> T:
     except OSError as exc:  # the environment: full or read-only disk, a path that is a folder, a long name
         if _state["debug"]:
             traceback.print_exc()
+        if exc.errno == errno.ELOOP:  # (Python 3.13's pathlib, and opening such a path)
+            _symlink_loop(exc.filename)
         if exc.filename is None and _stdout_broken(exc):  # a line the command printed: not a file of its own
             typer.echo(f"error: {_output_name()}: {exc.strerror or exc}; the command stopped there, keeping what it "
                        "had written (a run resumes from its saved cells)", err=True)
@@ -154,15 +156,20 @@ def _guard(action: Callable[[], T]) -> T:
         typer.echo("interrupted", err=True)
         _state["said_interrupted"] = True
         raise typer.Exit(130) from None
-    except RuntimeError as exc:  # pathlib's resolve() says a loop of symbolic links so, not as an OSError
-        looped = re.fullmatch(r"Symlink loop from '(.*)'", str(exc))
-        if looped is None:
+    except RuntimeError as exc:  # pathlib's resolve() before Python 3.13 says a loop of symbolic links so
+        looped = exc.__context__
+        if not isinstance(looped, OSError) or looped.errno != errno.ELOOP:
             raise
         if _state["debug"]:
             traceback.print_exc()
-        typer.echo(f"error: {looped.group(1)}: a loop of symbolic links (the link leads back to itself); point it "
-                   "at a file or folder; nothing already written was changed", err=True)
-        raise typer.Exit(2) from None
+        _symlink_loop(looped.filename)
+
+
+def _symlink_loop(path: object) -> NoReturn:
+    """Say that ``path`` is a loop of symbolic links, in one line; exit 2."""
+    typer.echo(f"error: {path}: a loop of symbolic links (the link leads back to itself); point it at a file or "
+               "folder; nothing already written was changed", err=True)
+    raise typer.Exit(2) from None
 
 
 def _largest(what: str, arms: list[str]) -> str:
