@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend)
 import pandas as pd  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 from cabench import registry  # noqa: E402
 from cabench.storage import figure_bytes  # noqa: E402
@@ -63,12 +63,20 @@ def plan_figure(curves: pd.DataFrame, marks: dict[tuple[str, str, str], float], 
 
 
 def _budget_ticks(ax) -> None:
-    """Label the log budget axis at 1, 2 and 5 times a power of ten where it spans under two decades, and at the
-    powers alone otherwise: matplotlib's own choice there labelled the minor ticks 2, 3, 4 and 6 times a power of
-    ten, whose labels ran into one another."""
+    """Label the log budget axis at the powers of ten where it spans two decades or more, at 1, 2 and 5 times them
+    where that gives two labels or more, else at every multiple (a span under half a decade), else at a few evenly
+    spaced budgets. matplotlib's own choice labelled 2, 3, 4 and 6 times a power of ten over one to two decades, and
+    every hundred over a tenth of one, labels that ran into one another."""
     low, high = ax.get_xlim()
-    subs = (1.0, 2.0, 5.0) if math.log10(high / low) < 2 else (1.0,)
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=100))
+
+    def inside(subs: tuple[float, ...]) -> int:
+        powers = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+        return sum(low <= c * 10.0 ** e <= high for e in powers for c in subs)
+
+    subs = next((s for s in ((1.0,), (1.0, 2.0, 5.0), tuple(map(float, range(1, 10))))
+                 if inside(s) >= 2 and (s == (1.0,)) == (math.log10(high / low) >= 2)), None)
+    # under two multiples of a power of ten in the span: a few evenly spaced budgets
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4) if subs is None else LogLocator(base=10, subs=subs, numticks=100))
     ax.xaxis.set_major_formatter(FuncFormatter(_power_of_ten))
     ax.xaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
     ax.xaxis.set_minor_formatter(NullFormatter())
