@@ -262,8 +262,12 @@ def _near_header(frame: pd.DataFrame, name: str) -> str:
         return (f"the logs have {alike[0]!r}, which differs in case or spaces: rename it {name}, or map it "
                 f"(--mapping, columns: {{{name}: {alike[0]!r}}})")
     first = str(frame.columns[0]) if len(frame.columns) else ""
-    if first.lstrip().startswith("#") or first.strip().lower().startswith("sep="):
-        return f"the file's first line ({first[:40]!r}...) is no header of columns: remove it"
+    headed = any(str(c).strip().lower() in COLUMNS for c in frame.columns)  # a header, whatever its first name
+    if not headed and first.strip() != "#" and (first.lstrip().startswith("#")
+                                                 or first.strip().lower().startswith("sep=")):
+        line = ",".join("" if str(c).startswith("Unnamed: ") else str(c) for c in frame.columns)  # as written
+        line = line if len(line) <= 40 else f"{line[:37]}..."
+        return f"the file's first line ({line!r}) is no header of columns: remove it"
     return ""
 
 
@@ -573,7 +577,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         elif name in COLUMNS and name != "config_id" and name not in MEASURE_COLUMNS:
             where = mapping_path or source
             raise CabenchError(f"{where}: {name}: no such column; " + (_near_header(frame, name) or (
-                f"map a source column to it (--mapping) or give a constant (--set {name}=...)")))
+                f"map a source column to it (--mapping) or give a constant (--set {name}=...)"
+                + did_you_mean(name, [str(c) for c in frame.columns]))))
     _strip_names(canonical, echo)
     given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
     for name, filled in (given.get("filled") or {}).items():

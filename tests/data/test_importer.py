@@ -847,9 +847,13 @@ def test_missing_cells_name_the_first_configuration_and_instance(tmp_path):
      "model: no such column; the logs have ' model ', which differs in case or spaces: rename it model, or map it "
      "(--mapping, columns: {model: ' model '})"),
     (lambda text: "# exported 2026-12-01\n" + text,
-     "model: no such column; the file's first line ('# exported 2026-12-01'...) is no header of columns: remove it"),
+     "model: no such column; the file's first line ('# exported 2026-12-01') is no header of columns: remove it"),
     (lambda text: "sep=,\n" + text,
-     "model: no such column; the file's first line ('sep='...) is no header of columns: remove it"),
+     "model: no such column; the file's first line ('sep=,') is no header of columns: remove it"),
+    (lambda text: "\n".join(("#," if n == 0 else f"{n},") + line for n, line in enumerate(text.splitlines()))
+     .replace("correct", "is_correct", 1),  # a column of row numbers named '#': a header all the same
+     "correct: no such column; map a source column to it (--mapping) or give a constant (--set correct=...); did "
+     "you mean 'is_correct'?"),
 ])
 def test_a_column_named_but_for_case_or_a_line_above_the_header_is_said(tmp_path, edit, said):
     """A header 'Correct' was refused as lacking column 'correct', advising a constant (--set correct=...), and a
