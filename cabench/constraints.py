@@ -161,9 +161,16 @@ def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, .
     """Every ``--require`` of the command line, parsed; two that no value can meet together (``accuracy>=0.9`` and
     ``accuracy<=0.5``) are refused in one line naming both, rather than answered "no configuration qualifies"."""
     parsed = tuple(parse_constraint(t) for t in texts)
+
+    def bounded(c: Constraint) -> str:  # accuracy per call is its objective's mean (mu_accuracy), as answered
+        return "mu_accuracy" if c.column in ("accuracy", "mu_accuracy") else c.column
+
+    def room(c: Constraint) -> float:  # the slack an answer allows (quantised rewards: accuracy, objectives)
+        return slack(c.value, quantised=bounded(c).startswith("mu_"))
+
     for low in (c for c in parsed if c.op == ">="):
-        for high in (c for c in parsed if c.op == "<=" and c.column == low.column):
-            if low.value - slack(low.value) > high.value + slack(high.value):
+        for high in (c for c in parsed if c.op == "<=" and bounded(c) == bounded(low)):
+            if low.value - room(low) > high.value + room(high):
                 raise CabenchError(f"--require {low.text} and --require {high.text} contradict each other: no "
                                    f"configuration has {low.describe()} and {high.describe()}; drop or change one "
                                    "of them")

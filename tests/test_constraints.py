@@ -462,12 +462,15 @@ def test_requirements_no_configuration_can_meet_together_are_refused_naming_both
     refused = [(["accuracy>=0.9", "accuracy<=0.5"], "accuracy >= 0.9 and accuracy <= 0.5"),
                (["latency<=1500ms", "latency>=2s"], "latency >= 2 s and latency <= 1.5 s"),
                (["usd>=0.01", "cost<=$0.002"], "usd >= $0.01 and usd <= $0.002"),
-               (["objective1>=0.7", "objective1<=0.2"], "objective1 >= 0.7 and objective1 <= 0.2")]
+               (["objective1>=0.7", "objective1<=0.2"], "objective1 >= 0.7 and objective1 <= 0.2"),
+               (["accuracy>=0.9", "mu_accuracy<=0.5"], "accuracy >= 0.9 and accuracy <= 0.5")]  # one mean
     for texts, said in refused:
         with pytest.raises(CabenchError, match="contradict each other") as err:
             parse_constraints(texts)
         assert f"no configuration has {said}; drop or change one of them" in str(err.value)
     assert len(parse_constraints(["accuracy>=0.6", "accuracy<=0.6", "latency>=2s", "latency<=2000ms"])) == 4
+    # 0.699999995 meets both as an answer judges a quantised mean (within half of 2^-24 more): not contradictory
+    assert len(parse_constraints(["accuracy>=0.7", "accuracy<=0.69999999"])) == 2
     assert len(parse_constraints(["accuracy>=0.9", "latency<=0.5s", "tokens>=400", "usd<=0.001"])) == 4  # apart
     result = RUNNER.invoke(app, ["recommend", str(synthetic), "--require", "objective1>=0.7", "--require",
                                  "objective1<=0.2"])
