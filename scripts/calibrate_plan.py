@@ -32,7 +32,7 @@ import pandas as pd
 from cabench.backends import Backend
 from cabench.budget_plan import PlanSpec, config_profiling, plan_profiling
 from cabench.config import ExperimentConfig, load_config
-from cabench.data.dataset import Split
+from cabench.data.dataset import Split, declared_split
 from cabench.data.io import read_metadata
 from cabench.errors import CabenchError
 from cabench.plan import build_problem
@@ -68,8 +68,8 @@ def dataset_split_size(cfg: ExperimentConfig) -> int:
     (a synthetic instance: 200 pulls per arm)."""
     if cfg.synthetic is not None or cfg.dataset is None:
         return 200
-    split = read_metadata(Path(cfg.dataset)).get("split") or {}
-    return int(split.get("profiling_size", 200))
+    folder = Path(cfg.dataset)
+    return declared_split(read_metadata(folder), folder).profiling_size
 
 
 def calibrate_split(cfg: ExperimentConfig, target_text: str, seed: int, spec: PlanSpec, eval_reps: int,

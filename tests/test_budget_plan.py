@@ -561,6 +561,7 @@ def test_advise_says_when_its_plan_may_fall_short(tmp_path, monkeypatch):
     monkeypatch.setattr(advise_plan, "rows_beyond_draws", lambda estimate: True)
     result = RUNNER.invoke(app, ["advise", str(folder), "--target", "share>=0.6", "--methods", "cohv-ucb",
                                  "--repetitions", "4", "--out", str(tmp_path / "again"), "--quiet"])
+    assert result.exit_code == 0, result.output
     line = next(x for x in result.stdout.splitlines() if x.startswith("plan, online: CoHV-UCB share>=0.6 at "))
     assert (" (the profiling rows do not reach it within the grid though half or more of the draws do: the evaluation "
             "split may need far less; see plan.csv); spending ") in line
