@@ -654,6 +654,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         numeric = [c for c in ignored if c in frame and pd.api.types.is_numeric_dtype(frame[c])]
         echo(f"ignored source columns: {', '.join(ignored)}"
              + (f" (keep {', '.join(numeric)} with extra_columns in the mapping)" if numeric else ""))
+        for name in (*MEASURE_COLUMNS, *OPTIONAL_COLUMNS, "latency_ms"):  # a measurement named but for case or spaces
+            alike = next((c for c in ignored if c.strip().lower() == name and c != name), None)
+            if alike is not None and name not in valid:
+                echo(f"warning: {name}: not read, though the logs have {alike!r}, which differs in case or spaces: "
+                     f"rename it {name}, or map it (--mapping, columns: {{{name}: {alike!r}}})")
     for warning in unit_warnings(valid) if fmt == "canonical" else []:  # a tool's reader converts its own units
         echo(f"warning: {warning}")
     if info.get("other_splits"):

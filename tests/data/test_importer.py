@@ -938,3 +938,14 @@ def test_a_row_cut_short_is_refused_naming_its_line(tmp_path):
     (tmp_path / "noted.csv").write_text("\n".join([*noted[:5], "   ", *noted[5:]]) + "\n")
     out = import_logs(tmp_path / "noted.csv", None, tmp_path / "noted", missing="drop-instances")
     assert pd.read_csv(out / "logs.csv.gz")["instance_id"].nunique() == 19  # the empty tokens' instance dropped
+
+
+def test_a_measurement_named_but_for_case_is_warned_of(tmp_path):
+    """A 'Latency_s' header imported the logs without latency, said only among "ignored source columns"; a warning
+    names the measurement it would have been and how to map it."""
+    (tmp_path / "logs.csv").write_text(tiny_logs().to_csv(index=False).replace("latency_s", "Latency_s", 1))
+    said: list[str] = []
+    out = import_logs(tmp_path / "logs.csv", None, tmp_path / "out", echo=said.append)
+    assert "latency_s" not in pd.read_csv(out / "logs.csv.gz").columns
+    assert ("warning: latency_s: not read, though the logs have 'Latency_s', which differs in case or spaces: rename "
+            "it latency_s, or map it (--mapping, columns: {latency_s: 'Latency_s'})") in said
