@@ -85,17 +85,20 @@ def _between(lo: float, hi: float) -> dict[str, Any]:
     """An option's parser and metavar for a number in ``[lo, hi]``: NaN is said to be no number (typer's range check
     called it above the range)."""
 
+    def shown(bound: float) -> str:  # 1,000,000 rather than 1e+06
+        return f"{bound:,.0f}" if bound >= 1e4 and bound.is_integer() else f"{bound:g}"
+
     def parse(value: str) -> float:
         try:
             number = float(value)
         except ValueError:
-            raise typer.BadParameter(f"{value!r} is not a number; give one from {lo:g} to {hi:g}") from None
+            raise typer.BadParameter(f"{value!r} is not a number; give one from {shown(lo)} to {shown(hi)}") from None
         if not lo <= number <= hi:  # NaN too
             said = "is not a number" if math.isnan(number) else "is out of range"
-            raise typer.BadParameter(f"{value!r} {said}; give a number from {lo:g} to {hi:g}")
+            raise typer.BadParameter(f"{value!r} {said}; give a number from {shown(lo)} to {shown(hi)}")
         return number
 
-    return {"parser": parse, "metavar": f"[{lo:g}<=x<={hi:g}]"}
+    return {"parser": parse, "metavar": f"[{shown(lo)}<=x<={shown(hi)}]"}
 
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,

@@ -262,7 +262,7 @@ def test_plan_command_prints_the_table_and_writes_its_files(tmp_path):
     for option, value, said in (("--confidence", "nan", "'nan' is not a number; give a number from 0.01 to 0.99"),
                                 ("--epsilon", "NaN", "'NaN' is not a number; give a number from 0 to 1"),
                                 ("--confidence", "1", "'1' is out of range; give a number from 0.01 to 0.99"),
-                                ("--max-share", "0.5x", "'0.5x' is not a number; give one from 0.001 to 1e+06")):
+                                ("--max-share", "0.5x", "'0.5x' is not a number; give one from 0.001 to 1,000,000")):
         bad = RUNNER.invoke(app, ["plan", str(config), "--target", "error<=0.2", option, value])
         assert bad.exit_code == 2 and len(bad.stderr.splitlines()) == 1, bad.stderr
         assert bad.stderr.startswith(f"error: Invalid value for '{option}': {said} (see `"), bad.stderr
