@@ -153,7 +153,7 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
         data = data.removeprefix(codecs.BOM_UTF8)  # as a CSV's is: a text editor's mark, not part of the first line
         said = _not_utf8(data, of=of)
         if said is not None:
-            raise _NotUtf8(said)
+            raise _Said(said)
         if b"NaN" in data or b"Infinity" in data:  # JSON has no such number; pandas reads them as missing values
             _no_constants(data)
         try:
@@ -175,7 +175,7 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
         frame = pd.read_csv(table, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
                             **_EXACT_FLOATS)
     except UnicodeDecodeError as exc:  # pandas says where in a chunk it read, not where in the file
-        raise _NotUtf8(_not_utf8(source.read_bytes() if isinstance(source, Path) else data, of=of) or str(exc)) \
+        raise _Said(_not_utf8(source.read_bytes() if isinstance(source, Path) else data, of=of) or str(exc)) \
             from None
     read = [i for i, column in enumerate(frame.columns) if column in _READ_BY_NAME]
     if read and frame.iloc[:, read[-1]].isna().any():  # a row cut short before a column read leaves it empty
@@ -203,16 +203,18 @@ def _check_row_lengths(data: bytes, header: list[str], last: int) -> None:
             lacks = [str(c) for c in header[len(row):last + 1] if c in _READ_BY_NAME]
             more = sum(1 for rest in rows if short(rest))
             also = f"; {more} more such row{'s' if more > 1 else ''}" if more else ""
-            raise ValueError(f"line {line} has {len(row)} of the header's {len(header)} fields, without "
-                             f"{', '.join(lacks)} (a row cut short, or broken across lines{also}); complete it or "
-                             "remove it")
+            why = "a comment? a table holds none" if row[0].lstrip().startswith("#") else (
+                "a row cut short, or broken across lines")
+            raise _Said(f"line {line} has {len(row)} of the header's {len(header)} fields, without "
+                        f"{first_three(lacks)} ({why}{also}); complete it or remove it")
 
 
 _HEADER_BYTES = 1 << 20  # a header longer than this is checked on its first MiB
 
 
-class _NotUtf8(ValueError):
-    """A table's text is not UTF-8 (:func:`_not_utf8` says where)."""
+class _Said(ValueError):
+    """What is wrong with a table's text in cabench's own words (not UTF-8, a row cut short): said whole, where
+    another reader's message is cut to a line."""
 
 
 def _not_utf8(data: bytes, whole: bool = True, of: str = "the file") -> str | None:
@@ -239,7 +241,7 @@ def _check_header(data: bytes, of: str = "the file") -> None:
     column and both places, or the line."""
     said = _not_utf8(data, whole=False, of=of)
     if said is not None:
-        raise _NotUtf8(said)
+        raise _Said(said)
     try:  # the header is the first line that is not empty, as pandas reads it; any line ending
         rows = csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"), newline=None))
         first = next((row for row in rows if row), [])
@@ -363,7 +365,7 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
         if capped is not None and capped.given > capped.limit:
             raise CabenchError(f"{path}: unpacks to more than {capped.limit:,} bytes, cabench's limit for this "
                                "compressed file; a damaged or hostile file (unpack a genuine one first)") from None
-        if isinstance(exc, _NotUtf8):
+        if isinstance(exc, _Said):
             raise CabenchError(f"{path}: {exc}") from None
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if len(first) > 160:

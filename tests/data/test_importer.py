@@ -925,9 +925,16 @@ def test_a_row_cut_short_is_refused_naming_its_line(tmp_path):
     for missing in ("error", "drop-instances"):
         with pytest.raises(CabenchError) as exc:
             import_logs(tmp_path / "cut.csv", None, tmp_path / "out", missing=missing)
-        assert str(exc.value) == (f"{tmp_path / 'cut.csv'}: unreadable file (line 11 has 7 of the header's 9 "
-                                  "fields, without latency_s, tokens (a row cut short, or broken across lines; 1 more "
-                                  "such row); complete it or remove it)")
+        assert str(exc.value) == (f"{tmp_path / 'cut.csv'}: line 11 has 7 of the header's 9 fields, without "
+                                  "latency_s, tokens (a row cut short, or broken across lines; 1 more such row); "
+                                  "complete it or remove it")
+    commented = [*lines[:10], "# second run", *lines[10:]]  # a comment between rows: no configuration of its own
+    (tmp_path / "commented.csv").write_text("\n".join(commented) + "\n")
+    with pytest.raises(CabenchError) as exc:
+        import_logs(tmp_path / "commented.csv", None, tmp_path / "out", missing="drop-configs")
+    assert str(exc.value) == (f"{tmp_path / 'commented.csv'}: line 11 has 1 of the header's 9 fields, without model, "
+                              "temperature, max_new_tokens, ... (a comment? a table holds none); complete it or "
+                              "remove it")
     empty = lines[:10] + [lines[10].rsplit(",", 1)[0] + ","] + lines[11:]  # the last cell written, empty
     (tmp_path / "empty.csv").write_text("\n".join(empty) + "\n")
     said: list[str] = []
