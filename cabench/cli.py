@@ -85,8 +85,8 @@ def _between(lo: float, hi: float) -> dict[str, Any]:
     """An option's parser and metavar for a number in ``[lo, hi]``: NaN is said to be no number (typer's range check
     called it above the range)."""
 
-    def shown(bound: float) -> str:  # 1,000,000 rather than 1e+06
-        return f"{bound:,.0f}" if bound >= 1e4 and bound.is_integer() else f"{bound:g}"
+    def shown(bound: float) -> str:  # 1000000 rather than 1e+06, as the option reads it back
+        return f"{bound:.0f}" if bound >= 1e4 and bound.is_integer() else f"{bound:g}"
 
     def parse(value: str) -> float:
         try:
@@ -170,6 +170,7 @@ def _guard(action: Callable[[], T]) -> T:
 
 def _symlink_loop(path: object) -> NoReturn:
     """Say that ``path`` is a loop of symbolic links, in one line; exit 2."""
+    path = "a path given" if path is None else ascii(str(path))[1:-1] if not str(path).isprintable() else path
     typer.echo(f"error: {path}: a loop of symbolic links (the link leads back to itself); point it at a file or "
                "folder; nothing already written was changed", err=True)
     raise typer.Exit(2) from None

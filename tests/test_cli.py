@@ -542,3 +542,18 @@ def test_a_loop_of_symbolic_links_is_one_line_wherever_it_is_given(tmp_path):
         result = runner.invoke(app, args)
         assert result.exit_code == 2 and said.fullmatch(result.stderr), (args, result.output)
     assert sorted(p.name for p in home.iterdir()) == ["l1", "l2", "logs.csv"]
+
+
+def test_a_symbolic_link_loop_without_a_name_or_with_a_line_break_is_one_line(capsys):
+    """An ELOOP error carrying no file name printed 'error: None: ...'; a name holding a line break printed two
+    lines."""
+    import typer
+
+    from cabench.cli import _symlink_loop
+
+    for path, shown in ((None, "a path given"), ("in/a\nb", "in/a\\nb")):
+        with pytest.raises(typer.Exit) as ended:
+            _symlink_loop(path)
+        assert ended.value.exit_code == 2
+        assert capsys.readouterr().err == (f"error: {shown}: a loop of symbolic links (the link leads back to itself); "
+                                           "point it at a file or folder; nothing already written was changed\n")

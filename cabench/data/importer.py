@@ -656,9 +656,13 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
              + (f" (keep {', '.join(numeric)} with extra_columns in the mapping)" if numeric else ""))
         for name in (*MEASURE_COLUMNS, *OPTIONAL_COLUMNS, "latency_ms"):  # a measurement named but for case or spaces
             alike = next((c for c in ignored if c.strip().lower() == name and c != name), None)
-            if alike is not None and name not in valid:
-                echo(f"warning: {name}: not read, though the logs have {alike!r}, which differs in case or spaces: "
-                     f"rename it {name}, or map it (--mapping, columns: {{{name}: {alike!r}}})")
+            target = "latency_s" if name == "latency_ms" else name  # milliseconds are read as latency_s
+            if alike is None or target in valid:
+                continue
+            how = (f"columns: {{latency_s: {alike!r}}}, scale: {{latency_s: 0.001}}" if name == "latency_ms" else
+                   f"columns: {{{name}: {alike!r}}}")
+            echo(f"warning: {target}: not read, though the logs have {alike!r}, which differs in case or spaces: "
+                 f"rename it {name}, or map it (--mapping, {how})")
     for warning in unit_warnings(valid) if fmt == "canonical" else []:  # a tool's reader converts its own units
         echo(f"warning: {warning}")
     if info.get("other_splits"):

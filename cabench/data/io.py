@@ -150,10 +150,10 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
     of = "the file" if isinstance(source, Path) else "the unpacked text"
     if name.endswith((".jsonl", ".ndjson")):
         data = source.read_bytes() if isinstance(source, Path) else source.read()
-        data = data.removeprefix(codecs.BOM_UTF8)  # as a CSV's is: a text editor's mark, not part of the first line
-        said = _not_utf8(data, of=of)
+        said = _not_utf8(data, of=of)  # (before the mark goes: a byte is counted as the file holds it)
         if said is not None:
             raise _Said(said)
+        data = data.removeprefix(codecs.BOM_UTF8)  # as a CSV's is: a text editor's mark, not part of the first line
         if b"NaN" in data or b"Infinity" in data:  # JSON has no such number; pandas reads them as missing values
             _no_constants(data)
         try:
@@ -195,7 +195,17 @@ def _check_row_lengths(data: bytes, header: list[str], last: int) -> None:
     def short(row: list[str]) -> bool:
         return len(row) <= last and any(cell.strip() for cell in row)
 
-    rows = csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""))
+    limit = csv.field_size_limit(2**31 - 1)  # pandas reads a field of any length (a long answer kept in a note)
+    try:
+        _refuse_short_rows(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")), header, last, short)
+    except csv.Error:  # text the csv module reads otherwise than pandas: pandas' reading stands
+        pass
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _refuse_short_rows(rows: Any, header: list[str], last: int, short: Callable[[list[str]], bool]) -> None:
+    """The first row ``short`` says ends before column ``last``, refused (:func:`_check_row_lengths`)."""
     next((row for row in rows if row), None)  # the header
     for row in rows:
         if short(row):
@@ -221,14 +231,19 @@ def _not_utf8(data: bytes, whole: bool = True, of: str = "the file") -> str | No
     """What is wrong with ``data`` as UTF-8 text, naming the line (UTF-16 text, or the first byte no UTF-8 text
     holds, as byte N ``of`` the file or of the unpacked text); None where it is UTF-8 (``whole=False``: the first
     bytes of a file, which may end inside a character)."""
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "UTF-32 text; cabench reads UTF-8: save the file as UTF-8"
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\x00" in data[:4096]:
         return ("UTF-16 text (or binary data: NUL bytes, or a UTF-16 mark, at its start); cabench reads UTF-8: save "
                 "the file as UTF-8 (a spreadsheet's \"CSV UTF-8\")")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if not whole and exc.reason == "unexpected end of data":  # a character cut where the bytes read end
-            return None
+        if exc.reason == "unexpected end of data":  # a character cut where the bytes end
+            if not whole:  # (where the bytes read end: the rest is read on)
+                return None
+            return (f"the text ends inside a character (byte {exc.start:,} of {of} begins one that never ends): a "
+                    "file cut off? copy or export it again")
         line = data.count(b"\n", 0, exc.start) + 1
         return (f"not UTF-8 text: line {line} holds the byte 0x{data[exc.start]:02x} (byte {exc.start:,} of {of}), as "
                 "Latin-1 or Windows-1252 write an accented letter; save the file as UTF-8")

@@ -67,7 +67,7 @@ def _budget_ticks(ax) -> None:
     where that gives two labels or more, else at every multiple (a span under half a decade), else at a few evenly
     spaced budgets. matplotlib's own choice labelled 2, 3, 4 and 6 times a power of ten over one to two decades, and
     every hundred over a tenth of one, labels that ran into one another."""
-    low, high = ax.get_xlim()
+    low, high = sorted(ax.get_xlim())
 
     def inside(subs: tuple[float, ...]) -> int:
         powers = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
@@ -76,7 +76,8 @@ def _budget_ticks(ax) -> None:
     subs = next((s for s in ((1.0,), (1.0, 2.0, 5.0), tuple(map(float, range(1, 10))))
                  if inside(s) >= 2 and (s == (1.0,)) == (math.log10(high / low) >= 2)), None)
     # under two multiples of a power of ten in the span: a few evenly spaced budgets
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=4) if subs is None else LogLocator(base=10, subs=subs, numticks=100))
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4) if subs is None else  # powers alone: every few over wide spans
+                               LogLocator(base=10, subs=subs, numticks=10 if subs == (1.0,) else 100))
     ax.xaxis.set_major_formatter(FuncFormatter(_power_of_ten))
     ax.xaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
     ax.xaxis.set_minor_formatter(NullFormatter())

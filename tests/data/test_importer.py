@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
 import re
@@ -362,6 +363,11 @@ def test_text_not_in_utf8_and_workbooks_are_refused_saying_what_they_are(tmp_pat
     at = records.encode("latin-1").index(b"\xe9")
     cases["latin1.jsonl"] = (records.encode("latin-1"), latin.format(1, at))
     cases["u16.jsonl"] = (records.encode("utf-16"), utf16)
+    cases["bom.jsonl"] = (codecs.BOM_UTF8 + records.encode("latin-1"), latin.format(1, at + 3))  # the file's byte
+    cases["u32.csv"] = (text.encode("utf-32"), "UTF-32 text; cabench reads UTF-8: save the file as UTF-8")
+    cases["cut.csv"] = (text.encode()[:len(head) + lines[-1].encode().index(b"\xc3") + 1],  # ends mid-character
+                        f"the text ends inside a character (byte {last:,} of the file begins one that never ends): a "
+                        "file cut off? copy or export it again")
     for checked in (table_io._HEADER_BYTES, 8):  # the header's check reading the file, or 8 bytes: pandas reads on
         monkeypatch.setattr(table_io, "_HEADER_BYTES", checked)
         for name, (data, said) in cases.items():
@@ -371,8 +377,8 @@ def test_text_not_in_utf8_and_workbooks_are_refused_saying_what_they_are(tmp_pat
                 import_logs(source, None, tmp_path / "out")
             assert str(exc.value) == f"{source}: {said}", (name, checked)
     monkeypatch.setattr(table_io, "_HEADER_BYTES", len(lines[0].encode()) + lines[1].encode().index(b"\xc3\xa9") + 1)
-    (tmp_path / "cut.csv").write_text(text)  # the header's bytes end inside a character: read on, as UTF-8
-    assert import_logs(tmp_path / "cut.csv", None, tmp_path / "cut").is_dir()
+    (tmp_path / "whole.csv").write_text(text)  # the header's bytes end inside a character: read on, as UTF-8
+    assert import_logs(tmp_path / "whole.csv", None, tmp_path / "whole").is_dir()
     assert not (tmp_path / "out").exists()
     (tmp_path / "good.csv").write_text(text)  # the same logs in UTF-8 are read, the accent kept
     assert import_logs(tmp_path / "good.csv", None, tmp_path / "out").is_dir()
@@ -945,6 +951,14 @@ def test_a_row_cut_short_is_refused_naming_its_line(tmp_path):
     (tmp_path / "noted.csv").write_text("\n".join([*noted[:5], "   ", *noted[5:]]) + "\n")
     out = import_logs(tmp_path / "noted.csv", None, tmp_path / "noted", missing="drop-instances")
     assert pd.read_csv(out / "logs.csv.gz")["instance_id"].nunique() == 19  # the empty tokens' instance dropped
+    long = [empty[0] + ",note"] + [line + ',"' + "x" * 200_000 + '"' for line in empty[1:]]  # a long answer kept
+    (tmp_path / "long.csv").write_text("\n".join(long) + "\n")  # (past the csv module's 131,072 characters)
+    out = import_logs(tmp_path / "long.csv", None, tmp_path / "long", missing="drop-instances")
+    assert pd.read_csv(out / "logs.csv.gz")["instance_id"].nunique() == 19
+    long[20] = ",".join(long[20].split(",")[:7])  # and a row cut short after them: still found
+    (tmp_path / "long_cut.csv").write_text("\n".join(long) + "\n")
+    with pytest.raises(CabenchError, match="line 21 has 7 of the header's 10 fields, without latency_s, tokens"):
+        import_logs(tmp_path / "long_cut.csv", None, tmp_path / "long_cut", missing="drop-instances")
 
 
 def test_a_measurement_named_but_for_case_is_warned_of(tmp_path):
@@ -956,3 +970,15 @@ def test_a_measurement_named_but_for_case_is_warned_of(tmp_path):
     assert "latency_s" not in pd.read_csv(out / "logs.csv.gz").columns
     assert ("warning: latency_s: not read, though the logs have 'Latency_s', which differs in case or spaces: rename "
             "it latency_s, or map it (--mapping, columns: {latency_s: 'Latency_s'})") in said
+    frame = tiny_logs()
+    ms = frame.assign(Latency_MS=frame["latency_s"] * 1000).drop(columns="latency_s")  # milliseconds: a scale
+    ms.to_csv(tmp_path / "ms.csv", index=False)
+    said.clear()
+    import_logs(tmp_path / "ms.csv", None, tmp_path / "ms", echo=said.append)
+    assert ("warning: latency_s: not read, though the logs have 'Latency_MS', which differs in case or spaces: "
+            "rename it latency_ms, or map it (--mapping, columns: {latency_s: 'Latency_MS'}, scale: {latency_s: "
+            "0.001})") in said
+    frame.assign(Latency_ms=frame["latency_s"] * 1000).to_csv(tmp_path / "both.csv", index=False)
+    said.clear()  # latency read from latency_s: nothing to warn of
+    import_logs(tmp_path / "both.csv", None, tmp_path / "both", echo=said.append)
+    assert not [line for line in said if line.startswith("warning: latency")], said
