@@ -49,6 +49,7 @@ from cabench.data.readers import READERS, SPLIT_FORMATS, ReadOptions, read_sourc
 from cabench.data.schema import (
     COLUMNS,
     CONFIG_COLUMNS,
+    COST_SOURCES,
     IDENTITY_COLUMNS,
     MEASURE_COLUMNS,
     OPTIONAL_COLUMNS,
@@ -580,6 +581,13 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                 f"map a source column to it (--mapping) or give a constant (--set {name}=...)"
                 + did_you_mean(name, [str(c) for c in frame.columns]))))
     _strip_names(canonical, echo)
+    if fmt == "canonical" and not any(c in canonical for c in COST_SOURCES):  # refused as having no cost column
+        alike = next((str(c) for c in frame.columns if str(c).strip().lower() in COST_SOURCES), None)
+        if alike is not None:
+            name = alike.strip().lower()
+            raise CabenchError(f"{mapping_path or source}: no cost column; the logs have {alike!r}, which differs in "
+                               f"case or spaces: rename it {name}, or map it (--mapping, columns: {{{name}: "
+                               f"{alike!r}}})")
     given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
     for name, filled in (given.get("filled") or {}).items():
         if not filled:  # the source gives the column on every row: --set changed nothing

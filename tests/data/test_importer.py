@@ -982,3 +982,13 @@ def test_a_measurement_named_but_for_case_is_warned_of(tmp_path):
     said.clear()  # latency read from latency_s: nothing to warn of
     import_logs(tmp_path / "both.csv", None, tmp_path / "both", echo=said.append)
     assert not [line for line in said if line.startswith("warning: latency")], said
+
+
+def test_the_only_cost_column_named_but_for_case_is_named(tmp_path):
+    """A 'Tokens' header, the logs' only cost, was refused as "no cost column; the logs need tokens, ..." without a
+    word of the column they have."""
+    (tmp_path / "logs.csv").write_text(tiny_logs().to_csv(index=False).replace(",tokens\n", ",Tokens\n", 1))
+    with pytest.raises(CabenchError) as exc:
+        import_logs(tmp_path / "logs.csv", None, tmp_path / "out")
+    assert str(exc.value) == (f"{tmp_path / 'logs.csv'}: no cost column; the logs have 'Tokens', which differs in case "
+                              "or spaces: rename it tokens, or map it (--mapping, columns: {tokens: 'Tokens'})")
