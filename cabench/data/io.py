@@ -190,7 +190,7 @@ _READ_BY_NAME = frozenset({*COLUMNS, *OPTIONAL_COLUMNS, *COST_SOURCES, "latency_
 def _check_row_lengths(data: bytes, header: list[str], last: int) -> None:
     """Refuse a CSV row that ends before column ``last`` of ``header`` (the last cabench reads by name): a file cut
     off, or a line broken in two, whose cells pandas fills as empty, which would read as a call not measured.
-    ``ValueError`` naming the line and the columns it lacks; rows of blanks (which pandas skips) and rows lacking
+    :class:`_Said` naming the line and the columns it lacks; rows of blanks (which pandas skips) and rows lacking
     only columns cabench does not read (an optional note left out) pass."""
     def short(row: list[str]) -> bool:
         return len(row) <= last and any(cell.strip() for cell in row)
@@ -253,7 +253,7 @@ def _not_utf8(data: bytes, whole: bool = True, of: str = "the file") -> str | No
 def _check_header(data: bytes, of: str = "the file") -> None:
     """Refuse a CSV header that names a column twice (pandas would read the second as ``NAME.1``, and cabench the
     first without a word), or text not in UTF-8 (:func:`_not_utf8`, on the bytes read): ``ValueError`` naming the
-    column and both places, or the line."""
+    column and both places, or :class:`_Said` naming the line."""
     said = _not_utf8(data, whole=False, of=of)
     if said is not None:
         raise _Said(said)
