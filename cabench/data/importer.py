@@ -613,6 +613,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         _check_metadata(canonical, fmt, source)
     if "config_id" not in canonical or canonical["config_id"].isna().all():
         canonical["config_id"] = config_ids(canonical)
+        alike = next((str(c) for c in frame.columns if str(c).strip().lower() == "config_id"), None)
+        if fmt == "canonical" and alike is not None:  # named but for case or spaces: the ids are derived instead
+            echo(f"warning: config_id: derived from model, temperature, max_new_tokens and prompting, though the logs "
+                 f"have {alike!r}, which differs in case or spaces: rename it config_id, or map it (--mapping, "
+                 f"columns: {{config_id: {alike!r}}})")
     label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
     check_identity_text(canonical, label, place)
     dropped: dict[str, Any] = {}

@@ -978,6 +978,12 @@ def test_a_measurement_named_but_for_case_is_warned_of(tmp_path):
     assert ("warning: latency_s: not read, though the logs have 'Latency_MS', which differs in case or spaces: "
             "rename it latency_ms, or map it (--mapping, columns: {latency_s: 'Latency_MS'}, scale: {latency_s: "
             "0.001})") in said
+    tiny_logs().rename(columns={"config_id": "Config_ID"}).to_csv(tmp_path / "ids.csv", index=False)
+    said.clear()  # the ids derived instead of read: said
+    import_logs(tmp_path / "ids.csv", None, tmp_path / "ids", echo=said.append)
+    assert ("warning: config_id: derived from model, temperature, max_new_tokens and prompting, though the logs have "
+            "'Config_ID', which differs in case or spaces: rename it config_id, or map it (--mapping, columns: "
+            "{config_id: 'Config_ID'})") in said
     frame.assign(Latency_ms=frame["latency_s"] * 1000).to_csv(tmp_path / "both.csv", index=False)
     said.clear()  # latency read from latency_s: nothing to warn of
     import_logs(tmp_path / "both.csv", None, tmp_path / "both", echo=said.append)
