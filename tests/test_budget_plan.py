@@ -666,3 +666,6 @@ def test_the_plan_figures_budget_axis_labels_ticks_apart(limits, labels):
     boxes = [t.get_window_extent() for t in shown]
     assert len(boxes) >= 2 and all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:])), [t.get_text() for t in shown]
     plt.close(fig)
+    from cabench.planning.figure import _power_of_ten
+
+    assert [_power_of_ten(v) for v in (0.0, 3200.0, 1e3)] == ["", "$3.2\\times10^{3}$", "$10^{3}$"]

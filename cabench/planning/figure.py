@@ -84,7 +84,10 @@ def _budget_ticks(ax) -> None:
 
 
 def _power_of_ten(value: float, _position: object = None) -> str:
-    """A tick at ``c`` times a power of ten as ``c×10^e`` (``10^e`` where ``c`` is 1), in mathtext."""
+    """A tick at ``c`` times a power of ten as ``c×10^e`` (``10^e`` where ``c`` is 1), in mathtext; none at 0 or
+    below, which a log axis does not show."""
+    if not value > 0:
+        return ""
     exponent = math.floor(math.log10(value) + 1e-9)
     coefficient = round(value / 10.0 ** exponent, 6)
     power = f"10^{{{exponent}}}"
