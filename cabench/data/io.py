@@ -171,12 +171,23 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
         _check_header(data[:_HEADER_BYTES], of)
         table = io.BytesIO(data)
     # text stays text ("NA", "null", "None" are ids and names; "1.0" is not "1"); only an empty cell is missing
+    def parsed(**index: Any) -> pd.DataFrame:
+        if isinstance(table, io.BytesIO):
+            table.seek(0)
+        return pd.read_csv(table, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
+                           **_EXACT_FLOATS, **index)
+
     try:
-        frame = pd.read_csv(table, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""],
-                            **_EXACT_FLOATS)
+        frame = parsed()
     except UnicodeDecodeError as exc:  # pandas says where in a chunk it read, not where in the file
         raise _Said(_not_utf8(source.read_bytes() if isinstance(source, Path) else data, of=of) or str(exc)) \
             from None
+    if not isinstance(frame.index, pd.RangeIndex):  # every row holds more fields than the header names: pandas took
+        # the first column for an index, and every name for the column after it
+        if frame.shape[1] and frame.iloc[:, -1].isna().all():  # a delimiter ending every row (some exports)
+            return parsed(index_col=False)
+        raise _Said(f"every row holds more fields than the header's {frame.shape[1]} names: a column without a name "
+                    "(the columns would be read shifted); name it in the header, or remove it")
     read = [i for i, column in enumerate(frame.columns) if column in _READ_BY_NAME]
     if read and frame.iloc[:, read[-1]].isna().any():  # a row cut short before a column read leaves it empty
         _check_row_lengths(source.read_bytes() if isinstance(source, Path) else data, list(frame.columns), read[-1])

@@ -998,3 +998,22 @@ def test_the_only_cost_column_named_but_for_case_is_named(tmp_path):
         import_logs(tmp_path / "logs.csv", None, tmp_path / "out")
     assert str(exc.value) == (f"{tmp_path / 'logs.csv'}: no cost column; the logs have 'Tokens', which differs in case "
                               "or spaces: rename it tokens, or map it (--mapping, columns: {tokens: 'Tokens'})")
+
+
+def test_a_delimiter_ending_every_row_is_read_and_an_unnamed_column_refused(tmp_path):
+    """Rows ending in a comma the header lacks (some exports write one) made pandas take the first column for an
+    index and read every other one a column to the left: refused as "column 'max_new_tokens' is not a number at
+    row 1 ('direct')". Such rows are read as written; a value in that unnamed last field is refused, saying why."""
+    lines = tiny_logs().to_csv(index=False).splitlines()
+    (tmp_path / "ended.csv").write_text("\n".join([lines[0], *(line + "," for line in lines[1:])]) + "\n")
+    out = import_logs(tmp_path / "ended.csv", None, tmp_path / "ended")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("\n".join(lines) + "\n")
+    assert pd.read_csv(out / "logs.csv.gz").equals(pd.read_csv(import_logs(plain, None, tmp_path / "plain")
+                                                               / "logs.csv.gz"))
+    (tmp_path / "extra.csv").write_text("\n".join([lines[0], *(line + ",9" for line in lines[1:])]) + "\n")
+    with pytest.raises(CabenchError) as exc:
+        import_logs(tmp_path / "extra.csv", None, tmp_path / "extra")
+    assert str(exc.value) == (f"{tmp_path / 'extra.csv'}: every row holds more fields than the header's 9 names: a "
+                              "column without a name (the columns would be read shifted); name it in the header, or "
+                              "remove it")
