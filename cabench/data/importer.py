@@ -42,6 +42,7 @@ from cabench.data.io import (
     check_only_dataset_files,
     is_dataset,
     is_dataset_name,
+    no_header,
     write_logs,
     write_metadata,
 )
@@ -264,8 +265,7 @@ def _near_header(frame: pd.DataFrame, name: str) -> str:
                 f"(--mapping, columns: {{{name}: {alike[0]!r}}})")
     first = str(frame.columns[0]) if len(frame.columns) else ""
     headed = any(str(c).strip().lower() in COLUMNS for c in frame.columns)  # a header, whatever its first name
-    if not headed and first.strip() != "#" and (first.lstrip().startswith("#")
-                                                 or first.strip().lower().startswith("sep=")):
+    if not headed and no_header(first):
         line = ",".join("" if str(c).startswith("Unnamed: ") else str(c) for c in frame.columns)  # as written
         line = line if len(line) <= 40 else f"{line[:37]}..."
         return f"the file's first line ({line!r}) is no header of columns: remove it"

@@ -186,12 +186,21 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
         # the first column for an index, and every name for the column after it
         if frame.shape[1] and frame.iloc[:, -1].isna().all():  # a delimiter ending every row (some exports)
             return parsed(index_col=False)
+        if len(frame.columns) and no_header(str(frame.columns[0])):  # a line above the header: said by the import
+            return frame
         raise _Said(f"every row holds more fields than the header's {frame.shape[1]} names: a column without a name "
                     "(the columns would be read shifted); name it in the header, or remove it")
     read = [i for i, column in enumerate(frame.columns) if column in _READ_BY_NAME]
     if read and frame.iloc[:, read[-1]].isna().any():  # a row cut short before a column read leaves it empty
         _check_row_lengths(source.read_bytes() if isinstance(source, Path) else data, list(frame.columns), read[-1])
     return frame
+
+
+def no_header(first: str) -> bool:
+    """Whether a table's first name, ``first``, shows its first line to be no header: a comment (``# exported
+    ...``), or a spreadsheet's ``sep=,`` line; a column named ``#`` alone (row numbers) is a header's."""
+    first = first.strip()
+    return first != "#" and (first.startswith("#") or first.lower().startswith("sep="))
 
 
 #: The columns cabench reads by their canonical names: a row cut short before one of them is refused.
