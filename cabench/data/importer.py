@@ -16,7 +16,7 @@ import datetime
 import os
 import re
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -255,14 +255,28 @@ def _strip_names(canonical: pd.DataFrame, echo: Callable[[str], None]) -> None:
              f"{first!r} read as {first.strip(' ')!r}); names and ids are compared without them")
 
 
+def _named_alike(columns: Iterable[Any], names: Iterable[str]) -> tuple[str, str] | None:
+    """The first of the source's ``columns`` named as one of ``names`` but for case or spaces (``Correct``,
+    ``' model '``), with the name it would have; None where there is none."""
+    wanted = set(names)
+    return next(((str(c), str(c).strip().lower()) for c in columns
+                 if str(c).strip().lower() in wanted and str(c) not in wanted), None)
+
+
+def _rename_or_map(alike: str, name: str, how: str = "") -> str:
+    """What to do with a source column ``alike`` named as ``name`` but for case or spaces: rename it, or map it
+    (``how``: the mapping that reads it, by default ``columns: {name: alike}``)."""
+    return (f"the logs have {alike!r}, which differs in case or spaces: rename it {name}, or map it (--mapping, "
+            f"{how or f'columns: {{{name}: {alike!r}}}'})")
+
+
 def _near_header(frame: pd.DataFrame, name: str) -> str:
     """Why a canonical column may seem absent, and what to do: a column named so but for case or spaces
     (``Correct``, ``correct ``), or a first line that is no header (a comment, a spreadsheet's ``sep=,``); else
     nothing."""
-    alike = [str(c) for c in frame.columns if str(c).strip().lower() == name]
-    if alike:
-        return (f"the logs have {alike[0]!r}, which differs in case or spaces: rename it {name}, or map it "
-                f"(--mapping, columns: {{{name}: {alike[0]!r}}})")
+    alike = _named_alike(frame.columns, [name])
+    if alike is not None:
+        return _rename_or_map(*alike)
     first = str(frame.columns[0]) if len(frame.columns) else ""
     headed = any(str(c).strip().lower() in COLUMNS for c in frame.columns)  # a header, whatever its first name
     if not headed and no_header(first):
@@ -582,12 +596,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                 + did_you_mean(name, [str(c) for c in frame.columns]))))
     _strip_names(canonical, echo)
     if fmt == "canonical" and not any(c in canonical for c in COST_SOURCES):  # refused as having no cost column
-        alike = next((str(c) for c in frame.columns if str(c).strip().lower() in COST_SOURCES), None)
+        alike = _named_alike(frame.columns, COST_SOURCES)
         if alike is not None:
-            name = alike.strip().lower()
-            raise CabenchError(f"{mapping_path or source}: no cost column; the logs have {alike!r}, which differs in "
-                               f"case or spaces: rename it {name}, or map it (--mapping, columns: {{{name}: "
-                               f"{alike!r}}})")
+            raise CabenchError(f"{mapping_path or source}: no cost column; {_rename_or_map(*alike)}")
     given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
     for name, filled in (given.get("filled") or {}).items():
         if not filled:  # the source gives the column on every row: --set changed nothing
@@ -613,11 +624,10 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         _check_metadata(canonical, fmt, source)
     if "config_id" not in canonical or canonical["config_id"].isna().all():
         canonical["config_id"] = config_ids(canonical)
-        alike = next((str(c) for c in frame.columns if str(c).strip().lower() == "config_id"), None)
+        alike = _named_alike(frame.columns, ["config_id"])
         if fmt == "canonical" and alike is not None:  # named but for case or spaces: the ids are derived instead
-            echo(f"warning: config_id: derived from model, temperature, max_new_tokens and prompting, though the logs "
-                 f"have {alike!r}, which differs in case or spaces: rename it config_id, or map it (--mapping, "
-                 f"columns: {{config_id: {alike!r}}})")
+            echo("warning: config_id: derived from model, temperature, max_new_tokens and prompting, though "
+                 + _rename_or_map(*alike))
     label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
     check_identity_text(canonical, label, place)
     dropped: dict[str, Any] = {}
@@ -668,14 +678,12 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         echo(f"ignored source columns: {', '.join(ignored)}"
              + (f" (keep {', '.join(numeric)} with extra_columns in the mapping)" if numeric else ""))
         for name in (*MEASURE_COLUMNS, *OPTIONAL_COLUMNS, "latency_ms"):  # a measurement named but for case or spaces
-            alike = next((c for c in ignored if c.strip().lower() == name and c != name), None)
+            alike = _named_alike(ignored, [name])
             target = "latency_s" if name == "latency_ms" else name  # milliseconds are read as latency_s
             if alike is None or target in valid:
                 continue
-            how = (f"columns: {{latency_s: {alike!r}}}, scale: {{latency_s: 0.001}}" if name == "latency_ms" else
-                   f"columns: {{{name}: {alike!r}}}")
-            echo(f"warning: {target}: not read, though the logs have {alike!r}, which differs in case or spaces: "
-                 f"rename it {name}, or map it (--mapping, {how})")
+            how = f"columns: {{latency_s: {alike[0]!r}}}, scale: {{latency_s: 0.001}}" if name == "latency_ms" else ""
+            echo(f"warning: {target}: not read, though {_rename_or_map(*alike, how)}")
     for warning in unit_warnings(valid) if fmt == "canonical" else []:  # a tool's reader converts its own units
         echo(f"warning: {warning}")
     if info.get("other_splits"):
