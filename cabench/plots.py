@@ -7,7 +7,8 @@ its trajectories; captions name the objectives, the cost unit and every panel by
 (``paper_experiment`` in ``config.yaml``). ``ROOT/figures.csv`` (:mod:`cabench.figure_index`) lists every figure
 with its caption and the hashes of the result files it was drawn from; ROOT is the nearest folder above the one
 plotted that has an index, so plotting one experiment keeps the root's report whole. A figure whose result files
-and drawing code are unchanged is not drawn again.
+and drawing code are unchanged is not drawn again, and experiments that show the same configurations share one
+landscape, drawn once (:func:`landscape_inputs`).
 """
 
 from __future__ import annotations
@@ -92,12 +93,15 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
     out = []
     fig.set_layout_engine(None)  # tight_layout leaves a placeholder engine, which makes savefig lay out again
     for fmt in check_formats(formats):
-        # the format's suffix added to the stem, never put in place of a part of it: figures of experiments
-        # "run.1" and "run.2" were both drawn into run.png
-        path = stem if stem.suffix == f".{fmt}" else stem.with_name(f"{stem.name}.{fmt}")
-        out.append((path, figure_bytes(fig, fmt, bbox_inches=_box(fig, fmt), **_SAVE[fmt])))
+        out.append((figure_file(stem, fmt), figure_bytes(fig, fmt, bbox_inches=_box(fig, fmt), **_SAVE[fmt])))
     plt.close(fig)
     return out
+
+
+def figure_file(stem: Path, fmt: str) -> Path:
+    """The file of the figure ``stem`` in ``fmt``: the format's suffix added to the stem, never put in place of a
+    part of it (figures of experiments "run.1" and "run.2" were both drawn into run.png)."""
+    return stem if stem.suffix == f".{fmt}" else stem.with_name(f"{stem.name}.{fmt}")
 
 
 def _box(fig, fmt: str) -> Any:
@@ -134,29 +138,46 @@ def _pair(fig, axes, e: Experiment, titles: Sequence[str], note: str) -> None:
 # --- one experiment ------------------------------------------------------------------------------------
 
 @literal_text
-def experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
+def experiment_figures(e: Experiment, with_landscape: bool = True) -> list[tuple[str, object, str]]:
     """(name, figure, caption) of every figure of one experiment, each method in a style of its own
-    (:func:`~cabench.registry.distinct_styles`)."""
+    (:func:`~cabench.registry.distinct_styles`); without the landscape's figure (None in its place, its caption
+    given) where ``with_landscape`` is false: another experiment's is the same (:func:`landscape_inputs`)."""
     with registry.distinct_styles(e.methods):
-        return _experiment_figures(e)
+        return _experiment_figures(e, with_landscape)
 
 
-def _experiment_figures(e: Experiment) -> list[tuple[str, object, str]]:
+def landscape_inputs(e: Experiment) -> str:
+    """SHA-256 of what an experiment's landscape figure is drawn from: its configurations' table without the columns
+    that name the experiment, the dataset's title, the objectives, the cost unit and whether the logs are surrogate.
+    Experiments of one dataset whose tables agree (the online and identification experiments of its full set, say)
+    have the same landscape, and :func:`plot` draws it once for them."""
+    arms = e.arms.drop(columns=["experiment", "config_hash"], errors="ignore")
+    h = hashlib.sha256(repr((e.title, list(e.objectives), e.cost_unit, bool(e.surrogate))).encode())
+    h.update(arms.to_csv(index=False).encode())
+    return h.hexdigest()
+
+
+def _experiment_figures(e: Experiment, with_landscape: bool = True) -> list[tuple[str, object, str]]:
     out: list[tuple[str, object, str]] = []
     ident = e.describe()
     terms = f"objectives: {', '.join(e.objectives)}; costs and budgets in {LABELS[e.cost_unit]}"
     front = int(e.arms["pareto"].sum())
     title = f"{e.title}: K={e.k}, |P*|={front}"
+    # the figure shows the configurations alone (the caption names the experiment): experiments with the same
+    # configurations share it
+    fig: Any = None
     if len(e.objectives) <= 2:
-        fig, ax = plt.subplots(figsize=(3.6, 3.4))
-        landscape.landscape_panel(ax, e.arms, title, e.objectives, e.cost_unit)
-        finish(fig, [], e.surrogate, f"{e.label}: marker size ~ profiling cost; black: Pareto front")
         shows = "black line: Pareto front of the experiment's arms; marker size: profiling cost c_i"
+        if with_landscape:
+            fig, ax = plt.subplots(figsize=(3.6, 3.4))
+            landscape.landscape_panel(ax, e.arms, title, e.objectives, e.cost_unit)
+            finish(fig, [], e.surrogate, "marker size ~ profiling cost; black: Pareto front")
     else:
         shows = landscape.landscape_note(len(e.objectives), e.cost_unit)
-        fig, (axes,) = landscape.landscape_grid([len(landscape.objective_pairs(len(e.objectives)))], 3.0)
-        landscape.landscape_panels(axes, e.arms, title, e.objectives, e.cost_unit)
-        finish(fig, [], e.surrogate, f"{e.label}: {shows}")
+        if with_landscape:
+            fig, (axes,) = landscape.landscape_grid([len(landscape.objective_pairs(len(e.objectives)))], 3.0)
+            landscape.landscape_panels(axes, e.arms, title, e.objectives, e.cost_unit)
+            finish(fig, [], e.surrogate, shows)
     out.append(("landscape", fig, f"{e.label}: configuration landscape of {e.title} (K={e.k}, |P*|={front}; "
                                   f"{shows}); {terms}"))
     fig, grid = plt.subplots(1, 2, figsize=(6.4, 2.6), squeeze=False)
@@ -323,22 +344,28 @@ def _cost_mode_figure(experiments: list[Experiment]):
 # --- drawing what changed -------------------------------------------------------------------------------
 
 def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[str], current: dict[str, str],
-          partial: dict[str, tuple[str, list[str]]]) -> list[tuple[Drawn, list[tuple[Path, bytes]]]]:
+          partial: dict[str, tuple[str, list[str]]], shared: frozenset[str] = frozenset(),
+          ) -> list[tuple[Drawn, list[tuple[Path, bytes]] | None]]:
     """One experiment's figures, or (given the paper's experiments) the paper's figures, each with its files drawn
     in memory (:func:`rendered`): none for a figure ``current`` lists (stem: its experiments) with the same
-    experiments, only the formats it lacks for one ``partial`` lists (stem: its experiments and those formats)."""
+    experiments, only the formats it lacks for one ``partial`` lists (stem: its experiments and those formats), and
+    None for a landscape in ``shared`` (stems whose files are another experiment's landscape's)."""
     if isinstance(subject, list):
         figures = [(stem, fig, caption, tuple(e.label for e in parts))
                    for stem, fig, caption, parts in _paper_figures(subject)]
     else:
+        stem = landscape_stem(subject)
         figures = [(f"figures/{slug(subject.label)}_{name}", fig, caption, (subject.label,))
-                   for name, fig, caption in experiment_figures(subject)]
+                   for name, fig, caption in experiment_figures(subject, stem not in shared)]
     surrogate = {e.label for e in (subject if isinstance(subject, list) else [subject]) if e.surrogate}
-    out = []
+    out: list[tuple[Drawn, list[tuple[Path, bytes]] | None]] = []
     for stem, fig, caption, parts in figures:
         said = [label for label in parts if label in surrogate]  # the caption says it, as the figure's footnote does
         if said:
             caption += "; " + (SURROGATE_NOTE if len(said) == len(parts) else f"{', '.join(said)}: {SURROGATE_NOTE}")
+        if fig is None:  # the same as another experiment's landscape, whose files plot gives it
+            out.append((Drawn(stem, caption, parts), None))
+            continue
         keep = current.get(stem) == "; ".join(parts)
         if keep:
             plt.close(fig)
@@ -346,6 +373,37 @@ def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[
         drawn_in = lacking[1] if lacking[0] == "; ".join(parts) else formats
         out.append((Drawn(stem, caption, parts), [] if keep else rendered(fig, root / stem, drawn_in)))
     return out
+
+
+def landscape_stem(e: Experiment) -> str:
+    """The stem of an experiment's landscape figure, relative to the results root."""
+    return f"figures/{slug(e.label)}_landscape"
+
+
+def _shared_landscapes(experiments: Sequence[Experiment], current: dict[str, str],
+                       partial: dict[str, tuple[str, list[str]]]) -> dict[str, str]:
+    """The landscapes to draw once for several experiments (:func:`landscape_inputs`): each stem to draw whose
+    figure is the same as an earlier one's, with that stem. A landscape kept (``current``) or drawn in some formats
+    only (``partial``) is left to be drawn as it would be."""
+    first: dict[str, str] = {}
+    shared: dict[str, str] = {}
+    for e in experiments:
+        stem = landscape_stem(e)
+        if current.get(stem) == e.label or partial.get(stem, ("", []))[0] == e.label:
+            continue
+        shared.setdefault(stem, first.setdefault(landscape_inputs(e), stem))
+    return {stem: twin for stem, twin in shared.items() if stem != twin}
+
+
+def _with_shared(drawn: list[list[tuple[Drawn, list[tuple[Path, bytes]] | None]]], root: Path,
+                 shared: dict[str, str]) -> list[list[tuple[Drawn, list[tuple[Path, bytes]]]]]:
+    """``drawn`` with each shared landscape's files (None) those of the landscape drawn for it, under its own
+    names."""
+    files = {d.stem: out for part in drawn for d, out in part if out}
+    fmt = {path: path.name[len(Path(stem).name) + 1:] for stem, out in files.items() for path, _ in out}
+    return [[(d, out if out is not None else [(figure_file(root / d.stem, fmt[path]), data)
+                                            for path, data in files[shared[d.stem]]])
+             for d, out in part] for part in drawn]
 
 
 @functools.cache
@@ -433,9 +491,10 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
         if rows.empty or drawn_from != labels or not rows["stem"].isin(current).all():
             stale.append(source)  # drawn again; its figures still current are not written
     first = sorted(stale, key=lambda s: s != figure_index.PAPER)  # the longest task first: no tail on one worker
-    done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current, partial) for s in first],
-                                        Backend("loky", n_jobs))))
-    drawn = [done[s] for s in stale]
+    shared = _shared_landscapes([e for e in map(subjects.get, stale) if isinstance(e, Experiment)], current, partial)
+    done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current, partial, frozenset(shared))
+                                                for s in first], Backend("loky", n_jobs))))
+    drawn = _with_shared([done[s] for s in stale], root, shared)
     written = _write(root, [file for part in drawn for _, files in part for file in files],
                      figure_index.recorded_outputs(index))
     ours = index[index["source"].isin(subjects) & index["stem"].isin(current)]

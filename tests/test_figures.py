@@ -890,3 +890,31 @@ def test_a_paper_figure_of_surrogate_and_real_logs_names_the_surrogate_experimen
     assert set(parts) == {online.label, real.label} and caption.endswith(f"; {online.label}: {SURROGATE_NOTE}")
     caption, parts = captions["fig3_standard_regret"]
     assert parts == (online.label,) and caption.endswith(f"; {SURROGATE_NOTE}")
+
+
+def test_experiments_of_the_same_configurations_share_a_landscape_drawn_once(tmp_path, monkeypatch):
+    """Two identification experiments on PIQA's subset (two seeds) show the same configurations: plot draws their
+    landscape once and writes it for both, the bytes each would draw alone; GSM8K's subset gets its own."""
+    from cabench import landscape
+    from cabench.plots import landscape_stem, rendered
+
+    for name, config, seed in (("a", "piqa_psi_quick", 1), ("b", "piqa_psi_quick", 2), ("c", "gsm8k_psi_quick", 1)):
+        run_experiment(load_config(ROOT / "configs" / f"{config}.yaml", overrides={
+            "name": name, "seed": seed, "repetitions": 2, "rho": [200], "output": str(tmp_path / name)}), quiet=True)
+    drawn = []
+    panel = landscape.landscape_panel
+    monkeypatch.setattr(landscape, "landscape_panel", lambda ax, arms, *rest: (drawn.append(len(arms)),
+                                                                              panel(ax, arms, *rest))[1])
+    done = plot(tmp_path, ["png", "pdf"])
+    assert sorted(drawn) == [14, 14]  # PIQA's subset once, GSM8K's once
+    files = {p.name: p.read_bytes() for p in done.written if "_landscape." in p.name}
+    assert len(files) == 6 and files["a_landscape.png"] == files["b_landscape.png"] != files["c_landscape.png"]
+    assert files["a_landscape.pdf"] == files["b_landscape.pdf"] != files["c_landscape.pdf"]
+    monkeypatch.setattr(landscape, "landscape_panel", panel)
+    for e in ResultSet(tmp_path).experiments:  # each as it would be drawn alone
+        _, fig, caption = experiment_figures(e)[0]
+        for path, data in rendered(fig, tmp_path / landscape_stem(e), ["png", "pdf"]):
+            assert data == files[path.name], path.name
+        assert caption.startswith(f"{e.label}: configuration landscape of PIQA" if e.name != "c" else "c: ")
+    index = pd.read_csv(tmp_path / "figures.csv").set_index("stem")
+    assert index.loc["figures/b_landscape", "experiments"] == "b"
