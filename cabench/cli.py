@@ -470,9 +470,13 @@ def tune(
         cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend))
         return cfg, run_tuning(cfg, quiet=quiet)
 
-    cfg, (table, best, folder) = _guard(act)
+    cfg, (table, best, folder, surrogate) = _guard(act)
     tuned = registry.proposed("online")
     typer.echo(table.to_string(index=False))
+    if surrogate:
+        from cabench.paper import SURROGATE_NOTE
+
+        typer.echo(f"scored on {SURROGATE_NOTE}")
     typer.echo(f"chosen for {registry.display(tuned)}: s_r={best['s_r']:g} s_c={best['s_c']:g} eta={best['eta']:g} "
                f"(written to {folder})")
     typer.echo(f"run uses the parameters its config gives: to run with these, write them in {config}'s methods, "

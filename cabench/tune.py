@@ -70,8 +70,10 @@ def _check_tuned_logs(out: Path, sha256: str | None) -> None:
                                f"{recorded[:12]}… in {name}, this config's {sha256[:12]}…); pass --out another folder")
 
 
-def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame, dict, Path]:
-    """Grid search; writes ``tune.csv`` (every triple) and ``tune.yaml`` (the choice) to the output folder."""
+def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame, dict, Path, bool]:
+    """Grid search; writes ``tune.csv`` (every triple) and ``tune.yaml`` (the choice, and whether the logs scored
+    are surrogate) to the output folder; returns the table, the choice, the folder and whether the logs are
+    surrogate."""
     if cfg.setting != "online":
         raise CabenchError(f"{cfg.source}: setting: tuning applies to online configs, not '{cfg.setting}'")
     if cfg.synthetic is not None:
@@ -89,6 +91,7 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     _check_tuning_files(out)
     prepare_output(cfg, out, force=False, offer_force=False)  # another experiment's folder is refused
     sha256 = None if ds is None else ds.content_hash
+    surrogate = bool(ds is not None and ds.surrogate)
     _check_tuned_logs(out, sha256)
     grid = list(itertools.product(spec.s_r, spec.s_c, spec.eta))
     pulls = len(grid) * float(sum(rhos)) * problem.n_arms * spec.repetitions
@@ -108,5 +111,5 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
         files.write(out / "tune.csv", to_csv(table))
         files.write(out / "tune.yaml", dump_yaml({
             "chosen": best, "scored_on": "profiling split", "method": tuned, "rho": list(rhos),
-            "repetitions": spec.repetitions, "seed": cfg.seed, "dataset_sha256": sha256}))
-    return table, best, out
+            "repetitions": spec.repetitions, "seed": cfg.seed, "dataset_sha256": sha256, "surrogate": surrogate}))
+    return table, best, out, surrogate

@@ -238,6 +238,9 @@ def test_tune_writes_choice(tmp_path):
     assert len(table) == 2 and table["mean_regret_hv"].is_monotonic_increasing
     chosen = yaml.safe_load((tmp_path / "tuned" / "tune.yaml").read_text())
     assert chosen["chosen"]["s_r"] == table["s_r"].iloc[0] and chosen["scored_on"] == "profiling split"
+    # the shipped GSM8K logs are surrogate: the choice says so, as the reports do
+    assert chosen["surrogate"] is True and result.output.splitlines()[-4] == (
+        "scored on surrogate logs calibrated to the paper's published statistics (not the paper's data)")
     again = runner.invoke(app, ["tune", str(config), "--quiet"])  # its own folder: tuned again, then run into it
     assert again.exit_code == 0, again.output
     assert runner.invoke(app, ["run", str(config), "--quiet"]).exit_code == 0
@@ -257,6 +260,17 @@ def test_tune_writes_choice(tmp_path):
     (tmp_path / "notes" / "notes.txt").write_text("x")
     refused = runner.invoke(app, ["tune", str(config), "--quiet", "--out", str(tmp_path / "notes")])
     assert refused.exit_code == 2 and "pass another --out" in refused.stderr and "--force" not in refused.stderr
+
+
+def test_tune_of_real_logs_says_nothing_of_surrogate_logs(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({
+        "dataset": str(DATA / "jhu-temperature"), "setting": "online", "rho": [2], "methods": ["cohv-ucb"],
+        "output": str(tmp_path / "tuned"), "tune": {"s_r": [0.1], "s_c": [0.1], "eta": [0.1], "repetitions": 2}}))
+    result = runner.invoke(app, ["tune", str(config), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load((tmp_path / "tuned" / "tune.yaml").read_text())["surrogate"] is False
+    assert "surrogate" not in result.output
 
 
 def test_tune_keeps_the_tuning_and_results_of_other_logs_and_refuses_a_rho_below_one(tmp_path):
