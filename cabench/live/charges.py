@@ -26,6 +26,12 @@ A failed attempt is charged by ``endpoint.charge_failed``:
 An attempt that could not connect and a 429 (refused before any generation)
 are never charged. So a failing endpoint can never spend past the budget: each
 attempt is admitted against the budget at its worst case before it is made.
+
+A reply delivered without a usage count is no failed attempt: the endpoint
+generated it, and a provider bills it whatever its body says, so it is charged
+its worst case under every ``charge_failed`` (under ``none`` such replies cost
+nothing, and an endpoint that left usage out of every other reply generated 63%
+more than the budget).
 """
 
 from __future__ import annotations
@@ -216,9 +222,8 @@ def _charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mo
     if why:
         suspects.append(why)
         return Charge(None, (*charged, claimed), "; ".join(suspects), f"suspect reply: {why}"), 0.0
-    if usage is None:
-        empty = worst if mode == "worst-case" else NOTHING
-        return Charge(None, (*charged, empty), "; ".join(suspects), "the endpoint reported no token usage"), 0.0
+    if usage is None:  # delivered, so generated and billed: charged as the budget admitted it, whatever the mode
+        return Charge(None, (*charged, worst), "; ".join(suspects), "the endpoint reported no token usage"), 0.0
     if latency == "reported":
         value, why = reported_latency(outcome.reported_latency_s)
         if value is None:  # the usage is believable and charged; the outcome is not

@@ -599,6 +599,37 @@ def test_usage_billed_above_the_worst_case_is_marked_as_each_charge_failed_mode_
     assert charge(honest, 64, worst, rate, "worst-case")[0].overbilled == ""
 
 
+def test_a_reply_delivered_without_usage_is_charged_its_worst_case_whatever_charge_failed_says():
+    """charge_failed says how failed attempts are charged; a reply delivered without a usage count was generated and
+    is billed: under none or reported it was charged nothing, and an endpoint leaving usage out of every other reply
+    generated 1,630 tokens against a budget of 1,000. A failed attempt before it is still charged as the mode says."""
+    from cabench.live.charges import NOTHING, charge
+    from cabench.live.client import Attempt, Outcome
+    from cabench.live.tariff import Tariff
+    from cabench.live.tasks import Bound
+
+    rate = Tariff("tokens", 1.0, 1.0)
+    worst = rate.worst(Bound(19.0, 64.0, 83.0))
+    for mode in ("worst-case", "reported", "none"):
+        silent = Outcome(True, reply="4", usage=None, attempts=[Attempt("http 500", 0.1, True), Attempt("ok", 0.1)])
+        paid, _ = charge(silent, 64, worst, rate, mode)
+        assert paid.usage is None and paid.charged[-1] == worst, mode
+        assert paid.charged[0] == (worst if mode == "worst-case" else NOTHING), mode
+
+
+@pytest.mark.parametrize("mode", ["none", "reported"])
+def test_replies_without_usage_now_and_then_never_spend_past_the_budget(tmp_path, dataset, endpoint, mode):
+    """Every other reply after profiling comes without usage (never three in a row, so the run goes on): the endpoint
+    generates no more than was charged, within the budget, and the summary counts those calls."""
+    ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS or n % 2 else "missing")
+    out = tmp_path / "run"
+    result = run(config(tmp_path, dataset, url, charge_failed=mode), out)
+    assert result.exit_code == 0, result.output
+    spend = strict_loads((out / "spend.json").read_text())
+    assert ep.generated <= spend["spent_tokens"] <= BUDGET and spend["failed_calls"] > 3
+    assert f" calls ({spend['failed_calls']} without an outcome), 0 failed attempts; " in result.stdout
+
+
 def test_fragments_are_redacted_for_the_key_alone(monkeypatch):
     """A URL's query values are redacted whole, not by fragment (api-version=2024-06-01 made every date of that
     month '[redacted]15' in what was written); the key's fragments are."""
