@@ -349,14 +349,13 @@ def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[
     """One experiment's figures, or (given the paper's experiments) the paper's figures, each with its files drawn
     in memory (:func:`rendered`): none for a figure ``current`` lists (stem: its experiments) with the same
     experiments, only the formats it lacks for one ``partial`` lists (stem: its experiments and those formats), and
-    None for a landscape in ``shared`` (stems whose files are another experiment's landscape's)."""
+    None for the landscape of an experiment in ``shared`` (labels whose landscape is another experiment's)."""
     if isinstance(subject, list):
         figures = [(stem, fig, caption, tuple(e.label for e in parts))
                    for stem, fig, caption, parts in _paper_figures(subject)]
     else:
-        stem = landscape_stem(subject)
         figures = [(f"figures/{slug(subject.label)}_{name}", fig, caption, (subject.label,))
-                   for name, fig, caption in experiment_figures(subject, stem not in shared)]
+                   for name, fig, caption in experiment_figures(subject, subject.label not in shared)]
     surrogate = {e.label for e in (subject if isinstance(subject, list) else [subject]) if e.surrogate}
     out: list[tuple[Drawn, list[tuple[Path, bytes]] | None]] = []
     for stem, fig, caption, parts in figures:
@@ -375,35 +374,43 @@ def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[
     return out
 
 
-def landscape_stem(e: Experiment) -> str:
-    """The stem of an experiment's landscape figure, relative to the results root."""
-    return f"figures/{slug(e.label)}_landscape"
+def landscape_stem(label: str) -> str:
+    """The stem of the landscape figure of the experiment ``label``, relative to the results root."""
+    return f"figures/{slug(label)}_landscape"
 
 
 def _shared_landscapes(experiments: Sequence[Experiment], current: dict[str, str],
                        partial: dict[str, tuple[str, list[str]]]) -> dict[str, str]:
-    """The landscapes to draw once for several experiments (:func:`landscape_inputs`): each stem to draw whose
-    figure is the same as an earlier one's, with that stem. A landscape kept (``current``) or drawn in some formats
-    only (``partial``) is left to be drawn as it would be."""
+    """The experiments whose landscape is drawn for another (:func:`landscape_inputs`), each label with the label of
+    the experiment it is drawn for, the first of its inputs. A landscape kept (``current``) or drawn in some formats
+    only (``partial``) is drawn as it would be, for itself alone. Keyed by label, not file name: two labels can share
+    a file name (:func:`slug`), and the second one's landscape was then another dataset's."""
     first: dict[str, str] = {}
     shared: dict[str, str] = {}
     for e in experiments:
-        stem = landscape_stem(e)
+        stem = landscape_stem(e.label)
         if current.get(stem) == e.label or partial.get(stem, ("", []))[0] == e.label:
             continue
-        shared.setdefault(stem, first.setdefault(landscape_inputs(e), stem))
-    return {stem: twin for stem, twin in shared.items() if stem != twin}
+        twin = first.setdefault(landscape_inputs(e), e.label)
+        if twin != e.label:
+            shared[e.label] = twin
+    return shared
 
 
-def _with_shared(drawn: list[list[tuple[Drawn, list[tuple[Path, bytes]] | None]]], root: Path,
-                 shared: dict[str, str]) -> list[list[tuple[Drawn, list[tuple[Path, bytes]]]]]:
-    """``drawn`` with each shared landscape's files (None) those of the landscape drawn for it, under its own
-    names."""
-    files = {d.stem: out for part in drawn for d, out in part if out}
-    fmt = {path: path.name[len(Path(stem).name) + 1:] for stem, out in files.items() for path, _ in out}
-    return [[(d, out if out is not None else [(figure_file(root / d.stem, fmt[path]), data)
-                                            for path, data in files[shared[d.stem]]])
-             for d, out in part] for part in drawn]
+def _with_shared(drawn: dict[str, list[tuple[Drawn, list[tuple[Path, bytes]] | None]]], root: Path,
+                 shared: dict[str, str]) -> dict[str, list[tuple[Drawn, list[tuple[Path, bytes]]]]]:
+    """``drawn`` (by source, :func:`~cabench.figure_index.experiment_source`) with the files of each landscape drawn
+    for another experiment (None) those of that experiment's landscape, under its own names."""
+    def files_of(label: str) -> list[tuple[Path, bytes]]:
+        (out,) = [out for d, out in drawn[figure_index.experiment_source(label)] if d.stem == landscape_stem(label)]
+        assert out, label  # the first experiment of its inputs draws its landscape in every format asked for
+        return out
+
+    def copied(d: Drawn) -> list[tuple[Path, bytes]]:
+        twin = files_of(shared[d.parts[0]])
+        return [(figure_file(root / d.stem, path.name.rpartition(".")[2]), data) for path, data in twin]
+
+    return {source: [(d, out if out is not None else copied(d)) for d, out in part] for source, part in drawn.items()}
 
 
 @functools.cache
@@ -494,7 +501,7 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     shared = _shared_landscapes([e for e in map(subjects.get, stale) if isinstance(e, Experiment)], current, partial)
     done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current, partial, frozenset(shared))
                                                 for s in first], Backend("loky", n_jobs))))
-    drawn = _with_shared([done[s] for s in stale], root, shared)
+    drawn = [_with_shared(done, root, shared)[s] for s in stale]
     written = _write(root, [file for part in drawn for _, files in part for file in files],
                      figure_index.recorded_outputs(index))
     ours = index[index["source"].isin(subjects) & index["stem"].isin(current)]

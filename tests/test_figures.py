@@ -913,8 +913,32 @@ def test_experiments_of_the_same_configurations_share_a_landscape_drawn_once(tmp
     monkeypatch.setattr(landscape, "landscape_panel", panel)
     for e in ResultSet(tmp_path).experiments:  # each as it would be drawn alone
         _, fig, caption = experiment_figures(e)[0]
-        for path, data in rendered(fig, tmp_path / landscape_stem(e), ["png", "pdf"]):
+        for path, data in rendered(fig, tmp_path / landscape_stem(e.label), ["png", "pdf"]):
             assert data == files[path.name], path.name
         assert caption.startswith(f"{e.label}: configuration landscape of PIQA" if e.name != "c" else "c: ")
     index = pd.read_csv(tmp_path / "figures.csv").set_index("stem")
     assert index.loc["figures/b_landscape", "experiments"] == "b"
+
+
+def test_a_landscape_shared_by_label_never_takes_another_datasets_picture(tmp_path):
+    """A literal name equal to the file name another label is drawn under ('p_d_cbf89a3f', the safe form of 'pä d')
+    on GSM8K, after an experiment on the same GSM8K configurations: the landscapes to share were keyed by file name,
+    so 'pä d' (PIQA) got GSM8K's picture under its PIQA caption. The file holds the picture of the experiment the
+    index names for it."""
+    from cabench.paper import SURROGATE_NOTE
+    from cabench.plots import landscape_stem, rendered
+
+    for name, dataset in (("ga", "gsm8k"), ("p_d_cbf89a3f", "gsm8k"), ("pä d", "piqa")):
+        folder = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+        run_experiment(load_config(ROOT / "configs" / f"{dataset}_psi_quick.yaml", overrides={
+            "name": name, "repetitions": 2, "rho": [20], "methods": ["uniform"], "output": str(folder)}), quiet=True)
+    assert landscape_stem("pä d") == landscape_stem("p_d_cbf89a3f")
+    plot(tmp_path, ["png"])
+    index = pd.read_csv(tmp_path / "figures.csv").set_index("stem")
+    stem = landscape_stem("pä d")
+    named = index.loc[stem, "experiments"]
+    (e,) = [e for e in ResultSet(tmp_path).experiments if e.label == named]
+    _, fig, caption = experiment_figures(e)[0]
+    ((_, data),) = rendered(fig, tmp_path / "alone" / "x", ["png"])
+    assert (tmp_path / f"{stem}.png").read_bytes() == data and index.loc[stem, "caption"] == caption + (
+        f"; {SURROGATE_NOTE}" if e.surrogate else "")
