@@ -16,7 +16,7 @@ from cabench.config import _arms, _budget, _Reader
 from cabench.data.terms import COST_COLUMN, PAPER_TERMS, Terms, parse_terms, quality_not_first
 from cabench.errors import CabenchError
 from cabench.live.charges import CHARGE_FAILED
-from cabench.live.client import VARIABLE_NAME, Endpoint, public_url
+from cabench.live.client import VARIABLE_NAME, Endpoint
 from cabench.live.tasks import PROMPTINGS, TASKS, replay_key
 from cabench.methods.configured import OnlineMethod, PsiMethod, unused
 from cabench.psi import COST_MODES
@@ -103,6 +103,9 @@ def _base_url(r: _Reader, value: Any) -> str:
     """An http(s) URL with a host (and a port in 1..65535 if given); the error never echoes it (it may hold a
     key in its userinfo or query)."""
     text = r.text(value, "endpoint.base_url")
+    if any(ch.isspace() for ch in text.strip()):  # never echoed: what follows a blank may be a key pasted after it
+        raise r.fail("endpoint.base_url", "holds a space or another blank, which no URL has (a key pasted after "
+                     "it?); give the URL alone, and the key in the variable endpoint.api_key_env names")
     try:
         parts = urlsplit(text)
         port = parts.port
@@ -113,8 +116,8 @@ def _base_url(r: _Reader, value: Any) -> str:
         host = _httpx_host(text, host)
     if (not text.startswith(("http://", "https://")) or not text.isprintable() or not host
             or (port is not None and not 1 <= port <= 65535)):
-        raise r.fail("endpoint.base_url", f"not an http(s) URL with a host and a port in 1..65535 "
-                     f"({public_url(text) if host else 'http://HOST[:PORT]/PATH'} as recorded)")
+        shown = f"{urlsplit(text).scheme}://{host}/..." if host else "http://HOST[:PORT]/PATH"  # a path may hold a key
+        raise r.fail("endpoint.base_url", f"not an http(s) URL with a host and a port in 1..65535 ({shown})")
     return text
 
 

@@ -478,7 +478,8 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         "stopped_by": facts.get("stopped_by"),
         **{k: v for k, v in facts.items() if k != "stopped_by" and k not in spends},
     }
-    endpoints, date = _called_where(out, public_url(cfg.endpoint.base_url), caller.made)
+    recorded = public_url(cfg.endpoint.base_url)  # the key redacted from the path too, where a gateway takes it there
+    endpoints, date = _called_where(out, caller.client.redact(recorded) if caller.client else recorded, caller.made)
     surrogate = task.replay is not None and task.replay.surrogate  # answers replayed from surrogate logs
     meta = {
         "name": cfg.name, "description": f"{'Collected' if collect else 'Live'} evaluation of {len(cfg.configurations)}"

@@ -234,6 +234,34 @@ def test_key_is_written_nowhere_even_when_echoed(tmp_path, dataset, endpoint, mo
     assert provenance["endpoint"] == url
 
 
+def test_a_key_in_the_urls_path_is_recorded_and_printed_nowhere(tmp_path, dataset, endpoint, monkeypatch):
+    """A gateway that takes the key in its path (https://host/KEY/v1): dataset.yaml recorded the path, key and all;
+    a base URL with the key pasted after a space was taken, and every request went to /v1%20KEY/...; a bad port
+    printed the path in its error. The path is recorded with the key redacted, a blank in a URL is refused without
+    a call, and no error shows a path."""
+    ep, url = endpoint(lambda n: "honest")
+    monkeypatch.setenv("HOSTILE_KEY", KEY)
+    path = config(tmp_path, dataset, url, api_key_env="HOSTILE_KEY")
+    in_path = url.replace("/v1", f"/{KEY}/v1")
+    result = run(path, tmp_path / "path", "--base-url", in_path)
+    assert result.exit_code == 0, result.output
+    assert ep.seen_paths and set(ep.seen_paths) == {f"/{KEY}/v1/chat/completions"}  # sent as written
+    provenance = yaml.safe_load((tmp_path / "path" / "dataset.yaml").read_text())["provenance"]
+    assert provenance["endpoint"] == url.replace("/v1", "/[redacted]/v1")
+    sent = len(ep.seen_paths)
+    pasted = run(path, tmp_path / "pasted", "--base-url", f"{url} {KEY}")
+    port = run(path, tmp_path / "port", "--base-url", f"http://127.0.0.1:0/{KEY}/v1")
+    for refused in (pasted, port):
+        assert refused.exit_code == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.output
+    assert "holds a space or another blank" in pasted.stderr and "(http://127.0.0.1/...)" in port.stderr
+    assert len(ep.seen_paths) == sent  # no call made
+    for res in (result, pasted, port):
+        assert KEY not in res.output and KEY not in res.stderr
+    for file in tmp_path.rglob("*"):
+        if file.is_file():
+            assert KEY.encode() not in file.read_bytes(), file
+
+
 @pytest.mark.parametrize("key, said", [("sk-SECR\u00c9T-0001", "holds characters an HTTP header cannot carry"),
                                        ("sk-SECRET-0001\nX: y", "holds characters an HTTP header cannot carry"),
                                        ("sk-SECRET-0001 ", "begins or ends with a space"),
