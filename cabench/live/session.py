@@ -44,7 +44,7 @@ from cabench.live.tasks import Instance, Task, build_task
 from cabench.methods.user import UserMethodError
 from cabench.policy import WAIT, OnlinePolicy, PsiPolicy
 from cabench.storage import LOCK_NAME, TEMPORARY, folder_lock, replaced_together
-from cabench.units import amount
+from cabench.units import LABELS, amount
 from cabench.yamlio import dump_yaml, load_yaml
 
 
@@ -258,11 +258,13 @@ def _refuse_a_call_past_the_budget(cfg: LiveConfig, caller: Caller, instances: l
     for config in cfg.configurations:
         worst = max(caller.worst_case(config, instance)[2] for instance in instances)
         if worst > caller.budget:
+            said = [amount(worst, unit), amount(caller.budget, unit)]
+            if said[0] == said[1]:  # rounded alike (a budget of 52.6 tokens said "53 > 53"): both as they are
+                said = [f"${v:.6g}" if unit == "usd" else f"{v:,.6g} {LABELS[unit]}" for v in (worst, caller.budget)]
             raise CabenchError(
-                f"{cfg.source}: a call of {config.name} may cost up to {amount(worst, unit)} (its prompt's bound and "
+                f"{cfg.source}: a call of {config.name} may cost up to {said[0]} (its prompt's bound and "
                 f"its max_tokens at its {'price' if unit == 'usd' else 'tokens'}), more than the whole budget of "
-                f"{amount(caller.budget, unit)}: no call of it can start; raise the budget well above that, or lower "
-                "its max_tokens")
+                f"{said[1]}: no call of it can start; raise the budget well above that, or lower its max_tokens")
 
 
 def _profiling_spend(cfg: LiveConfig, journal: Journal) -> dict[str, float]:

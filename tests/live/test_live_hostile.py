@@ -592,6 +592,12 @@ def test_a_budget_profiling_cannot_start_in_says_why(tmp_path, dataset, endpoint
                      r"budget well above that, or lower its max_tokens$", lines[0]), lines[0]
     calls = tmp_path / "tiny" / "calls.jsonl"
     assert not calls.exists() or not calls.read_text().strip()  # said before any call: nothing paid
+    worst = float(re.search(r"may cost up to ([\d,]+) tokens", lines[0])[1].replace(",", ""))
+    given = {k: v for k, v in raw.items() if k != "budget_tokens"}
+    (tmp_path / "near.yaml").write_text(yaml.safe_dump({**given, "budget": {"tokens": worst - 0.4}}))
+    near = run(tmp_path / "near.yaml", tmp_path / "near")  # said "up to 97 tokens, more than ... 97 tokens"
+    assert near.exit_code == 2 and (f"may cost up to {worst:,.0f} tokens (" in near.stderr
+                                    and f"the whole budget of {worst - 0.4:,.6g} tokens: " in near.stderr), near.stderr
     _, refusing = endpoint(lambda n: "forbidden")
     raw = yaml.safe_load(config(tmp_path, dataset, refusing, name="refused", max_failures=50).read_text())
     (tmp_path / "refused.yaml").write_text(yaml.safe_dump({**raw, "budget_tokens": 400}))
