@@ -174,13 +174,14 @@ def redact(text: str, secrets: list[str], unescape: bool = False, fragments: lis
 
 def _fragments_redacted(text: str, secrets: list[str]) -> str:
     """``text`` with every run of characters that holds :data:`FRAGMENT` consecutive characters of a secret (or of
-    one of its forms) replaced by one :data:`REDACTED`; shorter secrets are matched whole only."""
-    pieces = {s[i:i + FRAGMENT] for s in secrets for i in range(len(s) - FRAGMENT + 1)}
+    one of its forms) in any case replaced by one :data:`REDACTED` (an endpoint may echo a key upper-cased);
+    shorter secrets are matched whole only."""
+    pieces = {s[i:i + FRAGMENT].lower() for s in secrets for i in range(len(s) - FRAGMENT + 1)}
     if not pieces or len(text) < FRAGMENT:
         return text
     spans: list[list[int]] = []  # [start, end) of each run to hide, overlapping matches merged
     for i in range(len(text) - FRAGMENT + 1):
-        if text[i:i + FRAGMENT] in pieces:
+        if text[i:i + FRAGMENT].lower() in pieces:
             if spans and i <= spans[-1][1]:
                 spans[-1][1] = i + FRAGMENT
             else:

@@ -315,7 +315,8 @@ def test_an_environment_key_echoed_escaped_encoded_or_in_base64_is_redacted(monk
         assert client.redact("a\\/b and sk-adv+") == "a\\/b and sk-adv+"  # under 8 characters of it: kept
         # cut short, or percent-encoded in lower case (%2f is %2F): each gave the key back as it came
         for echoed in (key[:-1], key[1:], key[:12], quote(key, safe="").lower().replace("key", "KEY"),
-                       quote(key, safe="")[:-3], base64.b64encode(raw).decode()[:-4]):
+                       quote(key, safe="")[:-3], base64.b64encode(raw).decode()[:-4],
+                       key.upper(), key.lower()):  # a key echoed in another case: "SK-ADV+[redacted]..." before
             assert client.redact(f"provided: {echoed}.") == "provided: [redacted].", echoed
     finally:
         client.close()
