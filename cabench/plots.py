@@ -60,14 +60,16 @@ class Drawn:
 def slug(text: str) -> str:
     """A file-name-safe form of an experiment label, one per label: a label that is one already is itself, and the
     label cabench gives one of several experiments of a name, ``name [hash8]``, is ``name_hash8`` (as ever); any
-    other is its safe characters with 8 hex digits of its SHA-256 ('a b' and 'a_b' drew into one file)."""
+    other is its safe characters, ``~`` and 8 hex digits of its SHA-256 ('a b' and 'a_b' drew into one file). No
+    safe label has a ``~``, so none is another's hashed form (a name 'p_d_cbf89a3f' drew into the files of 'pä d'
+    when the form was joined by ``_``)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
     if safe and safe == text:
         return text
     twin = re.fullmatch(r"(?P<name>[A-Za-z0-9_.-]+) \[(?P<hash>[0-9a-f]{8})\]", text)
     if twin and twin["name"].strip("_") == twin["name"]:
         return f"{twin['name']}_{twin['hash']}"
-    return f"{safe or 'experiment'}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return f"{safe or 'experiment'}~{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def check_formats(formats: Sequence[str]) -> list[str]:
