@@ -525,6 +525,9 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
                              "control character); an experiment name is one line of printable text")
     if name != name.strip():  # ' lead' and 'lead' read alike in every report
         raise r.fail("name", f"{name[:40]!r} begins or ends with a space; leave it out")
+    if "; " in name:  # figures.csv lists a figure's experiments joined by it: such a figure was drawn on every plot
+        raise r.fail("name", f"{name[:40]!r} holds '; ', which joins the experiments of a figure in figures.csv; "
+                             "write it another way ('a;b', 'a - b')")
     if name == FIGURES:
         raise r.fail("name", f"'{FIGURES}' is the folder `cabench plot` draws a results root's figures into; "
                              "choose another name")

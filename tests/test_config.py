@@ -222,10 +222,12 @@ def test_an_arm_filter_listing_a_value_twice_is_refused(key, values, said):
 
 @pytest.mark.parametrize("name, said", [(" lead", "' lead' begins or ends with a space"),
                                         ("trail ", "'trail ' begins or ends with a space"),
-                                        ("figures", "'figures' is the folder `cabench plot` draws")])
+                                        ("figures", "'figures' is the folder `cabench plot` draws"),
+                                        ("a; b", "'a; b' holds '; ', which joins the experiments of a figure")])
 def test_a_name_that_reads_like_another_or_is_plots_folder_is_refused(name, said):
     """' lead' and 'lead' read alike in every report; an experiment named figures at a results root got plot's
-    files in its own folder."""
+    files in its own folder; one named 'a; b' read as two experiments in figures.csv, so its figures were drawn
+    again on every plot."""
     raw = {"name": name, "dataset": str(DATA / "gsm8k"), "setting": "psi", "rho": [20], "methods": ["copsi"]}
     with pytest.raises(CabenchError) as exc:
         parse_config(raw, "n.yaml")
