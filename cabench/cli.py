@@ -748,7 +748,8 @@ def live(
     tokens = "" if unit == "tokens" else f" ({spend['spent_tokens']:,.0f} tokens)"
     typer.echo(f"{cfg.name}: spent {amount(spend[f'spent_{unit}'], unit)}{tokens} of "
                f"{amount(spend[f'budget_{unit}'], unit)} ({amount(spend[f'profiling_{unit}'], unit)} profiling) in "
-               f"{spend['calls']} calls ({spend.get('failed_calls', 0)} without an outcome), "
+               f"{spend['calls'] + spend.get('failed_calls', 0)} calls ({spend.get('failed_calls', 0)} without an "
+               "outcome), "
                f"{spend['failed_attempts']} failed attempts; stopped by {_stop_reason(spend)}")
     typer.echo(f"{'configuration' if cfg.setting == 'online' else 'Pareto set'}: {chosen}")
     if decision.get("surrogate"):

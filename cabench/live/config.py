@@ -103,7 +103,7 @@ def _base_url(r: _Reader, value: Any) -> str:
     """An http(s) URL with a host (and a port in 1..65535 if given); the error never echoes it (it may hold a
     key in its userinfo or query)."""
     text = r.text(value, "endpoint.base_url")
-    if any(ch.isspace() for ch in text.strip()):  # never echoed: what follows a blank may be a key pasted after it
+    if any(ch.isspace() for ch in text):  # never echoed: what follows a blank may be a key pasted after it
         raise r.fail("endpoint.base_url", "holds a space or another blank, which no URL has (a key pasted after "
                      "it?); give the URL alone, and the key in the variable endpoint.api_key_env names")
     try:

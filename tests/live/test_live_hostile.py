@@ -250,6 +250,9 @@ def test_a_key_in_the_urls_path_is_recorded_and_printed_nowhere(tmp_path, datase
     assert provenance["endpoint"] == url.replace("/v1", "/[redacted]/v1")
     sent = len(ep.seen_paths)
     pasted = run(path, tmp_path / "pasted", "--base-url", f"{url} {KEY}")
+    trailing = config(tmp_path, dataset, f"{url} ", name="trailing")  # requests went to '/v1 /chat/completions'
+    blank = run(trailing, tmp_path / "trailing")
+    assert blank.exit_code == 2 and "holds a space or another blank" in blank.stderr, blank.output
     port = run(path, tmp_path / "port", "--base-url", f"http://127.0.0.1:0/{KEY}/v1")
     for refused in (pasted, port):
         assert refused.exit_code == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.output
@@ -662,7 +665,9 @@ def test_replies_without_usage_now_and_then_never_spend_past_the_budget(tmp_path
     assert result.exit_code == 0, result.output
     spend = strict_loads((out / "spend.json").read_text())
     assert ep.generated <= spend["spent_tokens"] <= BUDGET and spend["failed_calls"] > 3
-    assert f" calls ({spend['failed_calls']} without an outcome), 0 failed attempts; " in result.stdout
+    made = len(finished(out))  # every call the journal finished, with an outcome or without
+    assert made == spend["calls"] + spend["failed_calls"] == ep.requests
+    assert f" in {made} calls ({spend['failed_calls']} without an outcome), 0 failed attempts; " in result.stdout
 
 
 def test_fragments_are_redacted_for_the_key_alone(monkeypatch):
