@@ -60,16 +60,16 @@ class Drawn:
 def slug(text: str) -> str:
     """A file-name-safe form of an experiment label, one per label: a label that is one already is itself, and the
     label cabench gives one of several experiments of a name, ``name [hash8]``, is ``name_hash8`` (as ever); any
-    other is its safe characters, ``~`` and 8 hex digits of its SHA-256 ('a b' and 'a_b' drew into one file). No
-    safe label has a ``~``, so none is another's hashed form (a name 'p_d_cbf89a3f' drew into the files of 'pä d'
-    when the form was joined by ``_``)."""
+    other is its safe characters with 8 hex digits of its SHA-256 ('a b' and 'a_b' drew into one file). A label
+    written as another's form ('p_d_cbf89a3f' beside 'pä d', 'x_0123abcd' beside 'x [0123abcd]') has the same file
+    name: :func:`plot` refuses such a pair (:func:`_one_file_name_each`)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
     if safe and safe == text:
         return text
     twin = re.fullmatch(r"(?P<name>[A-Za-z0-9_.-]+) \[(?P<hash>[0-9a-f]{8})\]", text)
     if twin and twin["name"].strip("_") == twin["name"]:
         return f"{twin['name']}_{twin['hash']}"
-    return f"{safe or 'experiment'}~{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return f"{safe or 'experiment'}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def check_formats(formats: Sequence[str]) -> list[str]:
@@ -376,6 +376,19 @@ def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[
     return out
 
 
+def _one_file_name_each(experiments: Sequence[Experiment]) -> None:
+    """Refuse, in one line before anything is drawn, two experiments whose figures have one file name
+    (:func:`slug`): each plot drew one's over the other's, and the report showed one experiment's figures under
+    both."""
+    seen: dict[str, Experiment] = {}
+    for e in experiments:
+        other = seen.setdefault(slug(e.label), e)
+        if other is not e:
+            raise CabenchError(f"{e.folder}: experiment '{e.label}' would draw its figures into the files of "
+                               f"'{other.label}' ({other.folder}): figures/{slug(e.label)}_*; rename one (run its "
+                               "config with --name) or plot them from separate folders")
+
+
 def landscape_stem(label: str) -> str:
     """The stem of the landscape figure of the experiment ``label``, relative to the results root."""
     return f"figures/{slug(label)}_landscape"
@@ -471,6 +484,7 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
             if any(f.resolve().is_relative_to(folder.resolve()) for f in (e.folder, *e.duplicates))]
     if not mine:
         raise CabenchError(f"{folder}: no results below this folder; run `cabench run CONFIG` first")
+    _one_file_name_each(res.experiments)
     subjects: dict[str, Experiment | list[Experiment]] = {
         figure_index.experiment_source(e.label): e for e in mine}
     paper = [e for e in res.experiments if e.paper_role]
