@@ -368,7 +368,8 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
         for setting, methods in by_setting.items():  # every budget checked before any runs
             if (budget := budgets.get(setting)) is None:
                 continue
-            name = f"{request.name or ds.name}_{SHOWN_SETTING[setting]}_{budget.tag}"
+            # (an experiment name has no '; ', which joins a figure's experiments: a dataset's name may)
+            name = f"{request.name or ds.name}_{SHOWN_SETTING[setting]}_{budget.tag}".replace("; ", ";")
             cfg = parse_config({"name": name, "dataset": str(folder.resolve()), "setting": setting, "methods": methods,
                                 "budget": {budget.unit: budget.value}, "repetitions": request.repetitions,
                                 "split": split, "output": str(results / name), **raw_terms}, "cabench advise")

@@ -27,7 +27,7 @@ from cabench.storage import refuse_unless_ours, remove_stale_temporaries, to_csv
 INDEX = "figures.csv"
 COLUMNS = ["stem", "caption", "experiments", "source", "formats", "inputs", "code", "outputs"]
 #: The files of an experiment's results folder that figures read (``selections.csv`` is never drawn).
-READ = ("config.yaml", "runs.*", "arms.*", "trajectories.*", "dataset.*")  # dataset.csv: the title figures show
+READ = ("config.yaml", "runs.*", "arms.*", "trajectories.*", "dataset.csv*")  # dataset.csv: the title figures show
 PAPER = "paper"
 FORMATS = ("png", "pdf", "svg")  # the files a figure may have
 #: What ``cabench plot`` writes into each file's metadata (:data:`METADATA`), and how the bytes of the file show it.

@@ -27,11 +27,9 @@ An attempt that could not connect and a 429 (refused before any generation)
 are never charged. So a failing endpoint can never spend past the budget: each
 attempt is admitted against the budget at its worst case before it is made.
 
-A reply delivered without a usage count is no failed attempt: the endpoint
-generated it, and a provider bills it whatever its body says, so it is charged
-its worst case under every ``charge_failed`` (under ``none`` such replies cost
-nothing, and an endpoint that left usage out of every other reply generated 63%
-more than the budget).
+A reply delivered without a usage count (or with one of zero tokens) is no
+failed attempt: the endpoint generated it, and a provider bills it whatever its
+body says, so it is charged its worst case under every ``charge_failed``.
 """
 
 from __future__ import annotations

@@ -221,7 +221,8 @@ def _profile(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], prof_i
             raise CabenchError(
                 f"{cfg.source}: every one of the {len(calls)} profiling calls made failed (e.g. {first['config']} "
                 f"on {first['instance']}: {str(first.get('error'))[:160]}), and their charges "
-                f"({amount(paid, unit)}, endpoint.charge_failed: {cfg.endpoint.charge_failed}) left too little of the "
+                f"({amount(paid, unit)}: failed attempts as endpoint.charge_failed: {cfg.endpoint.charge_failed} says, "
+                "replies without a usage count at their worst case) left too little of the "
                 "budget for the next; fix the endpoint (or the key) and re-run into the same folder with a larger "
                 "budget") from None
         need = (f"; at that rate profiling needs about {amount(paid * k * len(prof_ids) / made, unit)}, plus the "
@@ -259,8 +260,11 @@ def _refuse_a_call_past_the_budget(cfg: LiveConfig, caller: Caller, instances: l
         worst = max(caller.worst_case(config, instance)[2] for instance in instances)
         if worst > caller.budget:
             said = [amount(worst, unit), amount(caller.budget, unit)]
-            if said[0] == said[1]:  # rounded alike (a budget of 52.6 tokens said "53 > 53"): both as they are
-                said = [f"${v:.6g}" if unit == "usd" else f"{v:,.6g} {LABELS[unit]}" for v in (worst, caller.budget)]
+            for digits in (6, 9, 12, 17):  # rounded alike (52.6 tokens against 53 said "53 > 53"): more digits
+                if said[0] != said[1]:
+                    break
+                said = [f"${v:.{digits}g}" if unit == "usd" else f"{v:,.{digits}g} {LABELS[unit]}"
+                        for v in (worst, caller.budget)]
             raise CabenchError(
                 f"{cfg.source}: a call of {config.name} may cost up to {said[0]} (its prompt's bound and "
                 f"its max_tokens at its {'price' if unit == 'usd' else 'tokens'}), more than the whole budget of "
@@ -481,7 +485,9 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         **{k: v for k, v in facts.items() if k != "stopped_by" and k not in spends},
     }
     recorded = public_url(cfg.endpoint.base_url)  # the key redacted from the path too, where a gateway takes it there
-    endpoints, date = _called_where(out, caller.client.redact(recorded) if caller.client else recorded, caller.made)
+    hidden = caller.client.redact if caller.client else str  # also in what an older cabench recorded there
+    endpoints, date = _called_where(out, hidden(recorded), caller.made)
+    endpoints = list(dict.fromkeys(map(hidden, endpoints)))
     surrogate = task.replay is not None and task.replay.surrogate  # answers replayed from surrogate logs
     meta = {
         "name": cfg.name, "description": f"{'Collected' if collect else 'Live'} evaluation of {len(cfg.configurations)}"

@@ -248,6 +248,12 @@ def test_a_key_in_the_urls_path_is_recorded_and_printed_nowhere(tmp_path, datase
     assert ep.seen_paths and set(ep.seen_paths) == {f"/{KEY}/v1/chat/completions"}  # sent as written
     provenance = yaml.safe_load((tmp_path / "path" / "dataset.yaml").read_text())["provenance"]
     assert provenance["endpoint"] == url.replace("/v1", "/[redacted]/v1")
+    recorded = tmp_path / "path" / "dataset.yaml"  # as an older cabench wrote it: the key in the path
+    recorded.write_text(recorded.read_text().replace("[redacted]", KEY))
+    again = run(path, tmp_path / "path", "--base-url", in_path)  # resumed: nothing left to call
+    assert again.exit_code == 0, again.output
+    provenance = yaml.safe_load(recorded.read_text())["provenance"]
+    assert provenance["endpoint"] == url.replace("/v1", "/[redacted]/v1") and "endpoints" not in provenance
     sent = len(ep.seen_paths)
     pasted = run(path, tmp_path / "pasted", "--base-url", f"{url} {KEY}")
     trailing = config(tmp_path, dataset, f"{url} ", name="trailing")  # requests went to '/v1 /chat/completions'
@@ -611,8 +617,9 @@ def test_a_budget_profiling_cannot_start_in_says_why(tmp_path, dataset, endpoint
     made = [r for r in finished(tmp_path / "refused")]
     assert made and not any(r["ok"] for r in made)
     assert (f"refused.yaml: every one of the {len(made)} profiling calls made failed (e.g. " in lines[0]
-            and "HTTP 403" in lines[0] and "endpoint.charge_failed: worst-case) left too little of the budget for "
-            "the next; fix the endpoint (or the key)" in lines[0]), lines[0]
+            and "HTTP 403" in lines[0] and "failed attempts as endpoint.charge_failed: worst-case says, replies "
+            "without a usage count at their worst case) left too little of the budget for the next; fix the endpoint "
+            "(or the key)" in lines[0]), lines[0]
 
 
 def test_usage_billed_above_the_worst_case_is_marked_as_each_charge_failed_mode_bills_it():
