@@ -491,7 +491,9 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[st
     exact = ", ".join(f"{registry.display(r['method'])} {100 * r['exact_true_set']:.0f}%" for r in rows)
     head = (f"identification: a set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it as the "
             f"Pareto set in {100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the logs' own Pareto set "
-            f"exactly: {exact}); spent {100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}")
+            f"exactly: {exact}); spent {100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}"
+            + (f" — note: {item['charged']}" if item.get("charged") and rows[0].get("cost_mode") == "deterministic"
+               else ""))
     short = [f"  {WEAK}: {short_of(d)}{tied_sets_note(d)}"
              ] if weak(d["share"]) else []  # as recommend and the reports say it
     room -= len(short)

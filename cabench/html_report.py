@@ -66,6 +66,7 @@ from cabench.report_cache import SectionCache, round_trip
 from cabench.report_cells import (
     REAL_UNIT_FORMATS,
     Table,
+    charged_at_profiling,
     clipped_calls,
     dropped_at_import,
     listed,
@@ -308,6 +309,7 @@ def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
             "summary": _summary(e, c.found[e.label].summary),
             "not_run": not_run_lines(e), "dropped": dropped_at_import(e.info),
             "clipped": clipped_calls(e.setting, e.dataset, e.cost_unit),
+            "charged": charged_at_profiling(e.setting, e.arms, e.cost_unit, e.cost_modes),
             "configurations": _configurations(e, decided), "front": _front(e, decided),
             "comparisons": _comparisons(e, c.found[e.label]), "under": _under(e, c.under.get(e.label))}
 

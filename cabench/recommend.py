@@ -34,7 +34,7 @@ from cabench.answers import (
 from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
-from cabench.report_cells import clipped_calls, listed, measurement, quoted_name, undominated_note
+from cabench.report_cells import charged_at_profiling, clipped_calls, listed, measurement, quoted_name, undominated_note
 from cabench.results import Experiment, ResultSet, finite
 from cabench.units import LABELS, TokenCount, amount
 
@@ -72,6 +72,7 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
             "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
             "results": results, "not_run": not_run(e), "constrained": _constrained(e, constraints, under.get(e.label)),
             "clipped": clipped_calls(e.setting, e.dataset, e.cost_unit),
+            "charged": charged_at_profiling(e.setting, e.arms, e.cost_unit, e.cost_modes),
             "undominated_on_means": undominated_on_means(e),
         })
     return out
@@ -264,6 +265,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             lines.append(f"  note: {undominated_note(item['undominated_on_means'])}")
         if item.get("clipped"):
             lines.append(f"  note: {item['clipped']}")
+        if item.get("charged"):
+            lines.append(f"  note: {item['charged']}")
         lines += constrained_lines(item)
         if item["no_preference"]:
             shown = ", ".join(registry.display(m) for m in item["no_preference"])
@@ -296,6 +299,8 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
             lines.append(f"  note: {undominated_note(item['undominated_on_means'])}")
         if item.get("clipped"):
             lines.append(f"  note: {item['clipped']}")
+        if item.get("charged"):
+            lines.append(f"  note: {item['charged']}")
         best = item["max_nu"]
         lines.append(f"  max-nu configuration: {quoted_name(best['config_id'])} ({_facts(best, unit)})")
         for r in _in_grid(item["results"], item.get("not_run") or []):

@@ -51,6 +51,7 @@ from cabench.report_cache import SectionCache, section_key
 from cabench.report_cells import (
     REAL_UNIT_FORMATS,
     Table,
+    charged_at_profiling,
     clipped_calls,
     code,
     dropped_at_import,
@@ -223,6 +224,8 @@ def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer 
         lines.append(f"- {dropped}")
     if clipped := clipped_calls(e.setting, e.dataset, e.cost_unit):
         lines.append(f"- {clipped}")
+    if charged := charged_at_profiling(e.setting, e.arms, e.cost_unit, e.cost_modes):
+        lines.append(f"- {charged}")
     if e.duplicates:
         lines.append(f"- also found, identical, in: {', '.join(str(p) for p in e.duplicates)} (read once)")
     lines += [""] + requirement_lines(e, under)

@@ -9,6 +9,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from cabench import registry
 from cabench.analysis import STATE_TEXT
 from cabench.answers import SCORED_PER_CALL
@@ -168,6 +170,34 @@ def clipped_calls(setting: str, dataset: dict[str, Any], unit: str) -> str:
             f"profiling call, c_max = {amount(float(dataset['c_max']), unit)}; a replay charges "
             f"{'each' if many else 'it'} c_max (a call's normalised cost is min(cost / c_max, 1)), so the spends "
             "shown understate what such calls cost")
+
+
+#: How much more per call than its profiling mean c_i a configuration's evaluation calls must cost, on average, for
+#: the spends charged at c_i (identification with deterministic costs) to be said to understate them.
+CHARGED_ABOVE = 1.25
+
+
+def charged_at_profiling(setting: str, arms: Any, unit: str, modes: Iterable[str]) -> str:
+    """For identification with deterministic costs (each call charged its configuration's profiling mean c_i, the
+    paper's known costs), where some configuration's evaluation calls cost :data:`CHARGED_ABOVE` times that or more
+    on average (``arms``' mean per call in ``unit`` against its ``profile_cost``): that the spends shown understate
+    what the replayed calls cost, naming the dearest against its c_i; empty otherwise, or where ``arms`` has no mean
+    in the cost unit (online charges each call its own cost, :func:`clipped_calls`)."""
+    if setting == "online" or "deterministic" not in list(modes) or unit not in arms or "profile_cost" not in arms:
+        return ""
+    mean, charged = arms[unit].to_numpy(dtype=float), arms["profile_cost"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = mean / charged
+    above = np.flatnonzero(np.isfinite(ratio) & (ratio >= CHARGED_ABOVE))
+    if not len(above):
+        return ""
+    i = int(above[np.argmax(ratio[above])])
+    many = len(above) > 1
+    return (f"deterministic costs charge each call its configuration's profiling mean c_i; on the evaluation split "
+            f"{len(above)} configuration{'s' if many else ''} cost{'' if many else 's'} {CHARGED_ABOVE:g} times "
+            f"that or more per call (up to {ratio[i]:.3g} times: {quoted_name(str(arms['config_id'].iloc[i]))}, "
+            f"{amount(mean[i], unit)} against c_i = {amount(charged[i], unit)}), so the deterministic spends shown "
+            "understate what such calls cost (the stochastic cost mode charges each call its own)")
 
 
 def dropped_at_import(info: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ from cabench.errors import CabenchError
 from cabench.planning.search import Estimate
 from cabench.planning.targets import Target
 from cabench.storage import folder_lock
+from cabench.units import amount
 from tests.conftest import ROOT, spread_logs, write_dataset
 
 EXAMPLE = ROOT / "examples" / "practitioner"
@@ -800,3 +801,33 @@ def test_a_budget_in_other_words_for_its_unit_says_which_unit(text, meant):
     """One list of other words for the cost units serves a config's budget keys, cost: and --budget alike."""
     with pytest.raises(CabenchError, match=f"did you mean '{meant}'\\?$"):
         parse_budget(text)
+
+
+def test_spends_charged_at_profiling_means_say_when_evaluation_calls_cost_far_more(home, first, tmp_path):
+    """Identification with deterministic costs charges each call its configuration's profiling mean: with one
+    configuration's evaluation calls 20 times dearer, advise said "spent 99.6% of $0.50" while the replayed calls
+    cost up to twice the budget. The line, recommend and the report say so, with the ratio computed here by hand."""
+    import shutil
+
+    logs = pd.read_csv(home / "evals.csv")
+    evaluated = set(load_dataset(home / "advice" / "data" / "evals").evaluation_ids)
+    name = str(logs["run"].iloc[0])
+    logs.loc[(logs["run"] == name) & logs["question"].isin(evaluated), "output_tokens"] *= 20
+    logs.to_csv(tmp_path / "evals.csv", index=False)
+    for file in ("mapping.yaml", "prices.yaml"):
+        shutil.copy(home / file, tmp_path / file)
+    result = _advise(tmp_path)
+    assert result.exit_code == 0, result.output
+    dear, _ = _per_call(tmp_path, name)
+    rows = logs[(logs["run"] == name) & ~logs["question"].isin(evaluated)]
+    price = PRICES.get(rows["model_name"].iloc[0]) or PRICES["atlas-*"]
+    profiling = float(((rows["input_tokens"] * price["input"] + rows["output_tokens"] * price["output"]) / 1e6).mean())
+    said = (f"1 configuration costs 1.25 times that or more per call (up to {dear / profiling:.3g} times: {name}, "
+            f"{amount(dear, 'usd')} against c_i = {amount(profiling, 'usd')})")
+    (line,) = [line for line in result.output.splitlines() if line.startswith("identification:")]
+    assert f"; note: deterministic costs charge each call its configuration's profiling mean c_i; on the " \
+           f"evaluation split {said}" in line.replace(" — note:", "; note:"), line
+    report = (tmp_path / "advice" / "results" / "REPORT.md").read_text()
+    recommended = RUNNER.invoke(app, ["recommend", str(tmp_path / "advice" / "results")])
+    assert said in report and said in recommended.output
+    assert "costs 1.25 times that" not in first.output  # the example's own logs: no note
