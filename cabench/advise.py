@@ -453,8 +453,14 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
     # the deciding method's repetitions that pulled several configurations most, equally often: they chose nothing
     alone = f" (none pulled most alone in {100 * d['no_single']:.0f}%)" if d.get("no_single") else ""
 
-    def share(r: dict[str, Any]) -> str:
-        return f"{100 * next((x['share'] for x in r['exploited'] if x['config_id'] == c['config_id']), 0.0):.0f}%"
+    def share(r: dict[str, Any], name: str = c["config_id"]) -> str:
+        return f"{100 * next((x['share'] for x in r['exploited'] if x['config_id'] == name), 0.0):.0f}%"
+
+    # the logs' own answer, where the runs' is another (as the identification line names the logs' own Pareto set)
+    best = (item.get("max_nu") or {}).get("config_id")
+    own = "" if best is None or best in {x["config_id"] for x in [*answered(d), *(d.get("same_nu") or [])]} else (
+        f"; the logs' own max-ν configuration is {quoted_name(best)} ({registry.display(first['method'])} exploits "
+        f"it in {share(first, best)})")
 
     if d["tied"]:  # exploited as often as each other: the runs do not choose between them
         tied = [x["config_id"] for x in answered(d)]
@@ -465,7 +471,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
         lines = [f"online: pay for {any_of(d)} — {registry.display(first['method'])} exploits each in "
                  f"{share(first)} of {first['repetitions']} repetitions (one of them in {one_of(first)}{alone}"
                  + "".join(f", {registry.display(r['method'])} in {one_of(r)}" for r in others)
-                 + f"; the runs do not choose between them); spent {100 * first['spend_share']:.1f}% of "
+                 + f"; the runs do not choose between them){own}; spent {100 * first['spend_share']:.1f}% of "
                  f"{amount(d['budget'], unit)}{idle_note}{_weak(d)}"]
         shown = [x for x in answered(d) if per_call(x)]
         lines += [f"  {quoted_name(x['config_id'])}: {per_call(x)}" for x in shown[:TIED_SHOWN]]
@@ -473,7 +479,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
                         if len(shown) > TIED_SHOWN else [])
     shares = f"{registry.display(first['method'])} exploits it in {share(first)} of {first['repetitions']} " \
              f"repetitions{alone}" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
-    lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}{same_nu(d)}; spent "
+    lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}{same_nu(d)}{own}; spent "
              f"{100 * first['spend_share']:.1f}% of {amount(d['budget'], unit)}{idle_note}{_weak(d)}"]
     return lines + ([f"  per call: {per_call(c)}{but_for_means(c)}"] if per_call(c) else [])
 

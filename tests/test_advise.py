@@ -331,6 +331,13 @@ def test_a_weak_online_answer_and_the_means_note_keep_the_decision_within_its_li
                                     Path("r/REPORT.md"))).splitlines()
 
     lines = advised()
+    assert "max-ν" not in lines[4]  # no max_nu given
+    online["max_nu"] = {"config_id": "m"}  # the logs' own answer is the runs': nothing said
+    assert "max-ν" not in advised()[4]
+    online["max_nu"] = {"config_id": "cheap"}  # another: named, with how often the method exploits it
+    online["results"][0]["exploited"].append({"config_id": "cheap", "share": 0.2})
+    assert "; the logs' own max-ν configuration is cheap (CoHV-UCB exploits it in 20%); spent " in advised()[4]
+    del online["max_nu"]
     note = "note: outside the Pareto set, yet no configuration beats them on every mean per call: x, y ("
     assert len(lines) == MAX_LINES and lines[2].startswith(f"  {note}")
     assert lines[4].startswith("online: pay for m — ") and lines[4].endswith(
