@@ -8,7 +8,7 @@ evaluation instances); any other name bounds that objective's normalised mean (`
 * the configurations that qualify, and those whose 95% interval straddles a bound (``borderline``);
 * online: the qualifying configuration with the largest ``nu`` (paper §3.1), and per method and budget the share
   of repetitions whose most-pulled qualifying configuration is that one (several tied for the most pulls are no
-  answer);
+  answer, unless every one of them is the answer: several configurations sharing the largest ``nu``);
 * identification: the true Pareto set restricted to the qualifying configurations, ``P* ∩ F`` (paper §3.2), and
   per method, cost mode and budget the share of repetitions whose returned set restricted to them equals it; and
   the Pareto set *of* the qualifying configurations, which adds any configuration dominated only by ones that fail
