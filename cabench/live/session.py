@@ -484,8 +484,9 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
         "stopped_by": facts.get("stopped_by"),
         **{k: v for k, v in facts.items() if k != "stopped_by" and k not in spends},
     }
-    recorded = public_url(cfg.endpoint.base_url)  # the key redacted from the path too, where a gateway takes it there
-    hidden = caller.client.redact if caller.client else str  # also in what an older cabench recorded there
+    recorded = public_url(cfg.endpoint.base_url)
+    # the key redacted, from the path too (a gateway may take it there), also where an older cabench recorded it
+    hidden = caller.client.redact if caller.client else str
     endpoints, date = _called_where(out, hidden(recorded), caller.made)
     endpoints = list(dict.fromkeys(map(hidden, endpoints)))
     surrogate = task.replay is not None and task.replay.surrogate  # answers replayed from surrogate logs
