@@ -216,6 +216,12 @@ GROUPS = (("other configurations", "#9e9e9e", "circle", 7), ("true Pareto set", 
 GAP = 0.08  # between panels, as a share of the width
 
 
+def plotly_text(text: str) -> str:
+    """``text`` as plotly.js shows it as written: escaped as markup, a double quote as the numeric entity plotly
+    decodes (``&quot;`` it shows as it is: a name 'say "hi"' read 'say &quot;hi&quot;' on hover)."""
+    return html.escape(text).replace("&quot;", "&#34;")
+
+
 def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     """The plotly.js figure of the arms on their normalised objectives, the first against each other one (names
     and values on hover), the true Pareto set marked and, with two objectives, its front drawn."""
@@ -224,7 +230,7 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     names = e.arms["config_id"].astype(str)
     # plotly reads its text as markup (and decodes &lt; and &gt;, not &quot;): an objective's name is not
     shown = {c: html.escape(c[3:], quote=False) for c in objectives}
-    hover = np.array([html.escape(name) + "".join(f"<br>{shown[c]}: {r[c]:.3f}" for c in objectives)
+    hover = np.array([plotly_text(name) + "".join(f"<br>{shown[c]}: {r[c]:.3f}" for c in objectives)
                       + "".join(f"<br>{REAL_UNIT_FORMATS[m][0]}: "
                                 f"{measurement(r, m, REAL_UNIT_FORMATS[m][1])}" for m in real)
                       for name, (_, r) in zip(names, e.arms.iterrows())])
