@@ -284,6 +284,8 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
                 "larger budget follows it (a curvature needs 3 budgets)")]
         table, grid = table.iloc[:, lowest:], grid[lowest:]
     fit = log_growth(np.log2(table.columns.to_numpy(float)), table.to_numpy(float))
+    if len(table) < MIN_PAIRED:  # a bootstrap of 2 repetitions is no interval: as the paired tests say it
+        fit = {**fit, **{f"{k}_{end}": math.nan for k in ("curvature", "slope") for end in ("low", "high")}}
     c, c_lo, c_hi = fit["curvature"], fit["curvature_low"], fit["curvature_high"]
     state = "fails" if c_lo > 0 else ("holds" if c_hi <= 0 else "inconclusive")
     reason = ""
@@ -299,9 +301,9 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
     out.append(Verdict(
         state, "log-growth", claim,
         ("" if lowest == 0 else f"{falls}; from there, ") +
-        f"quadratic fit in log2 B over {len(grid)} budgets, curvature {c:.3g} [{c_lo:.3g}, {c_hi:.3g}], slope "
-        f"{fit['slope']:.3g} [{fit['slope_low']:.3g}, {fit['slope_high']:.3g}] per doubling at the fitted range's "
-        "centre (95% bootstrap over "
+        f"quadratic fit in log2 B over {len(grid)} budgets, curvature {c:.3g} {interval_text(c_lo, c_hi, '.3g')}, "
+        f"slope {fit['slope']:.3g} {interval_text(fit['slope_low'], fit['slope_high'], '.3g')} per doubling at the "
+        "fitted range's centre (95% bootstrap over "
         "repetitions; a curvature interval above 0 means faster than logarithmic growth, one containing 0 cannot "
         "tell)", c, c_lo, c_hi, None, reason))
     return out

@@ -304,6 +304,17 @@ def test_regret_growth_is_fitted_from_a_real_fall_only(root, dip, state):
     assert v.quantity.startswith("the mean R_HV falls from ") == (state == "n/a")
 
 
+def test_regret_growth_on_fewer_repetitions_than_a_test_needs_gives_no_interval(root):
+    """The fit's 95% bootstrap interval came from 2 repetitions (three distinct resamples) where every paired test
+    says 'n/a: fewer than 5 repetitions': the growth claim says so too, and is inconclusive."""
+    e = copied_experiment(root, "gsm8k_online")
+    e.summary()
+    e.runs = e.runs[e.runs["rep"] < 2].reset_index(drop=True)
+    (v,) = [v for v in verdicts(e, comparisons(e)) if v.kind == "log-growth"]
+    assert v.state == "inconclusive" and not np.isfinite(v.low) and not np.isfinite(v.high), v
+    assert "curvature " in v.quantity and v.quantity.count("[n/a: fewer than 5 repetitions]") == 2, v.quantity
+
+
 def copied_experiment(root: Path, label: str):
     """An experiment of the quick results, read afresh (its tables may be changed in memory)."""
     return next(x for x in ResultSet(root).experiments if x.label == label)
