@@ -206,7 +206,7 @@ def _configurations(e: Experiment, decided: list[str]) -> dict[str, Any]:
         rows.append({"config": name, "cells": [
             _cell(name), _cell(", ".join(roles)), *(_cell(f"{r[c]:.3f}", r[c]) for c in objectives),
             _cell(amount(r["profile_cost"], e.cost_unit), r["profile_cost"]), _cell(f"{r['nu']:.4g}", r["nu"]),
-            _cell(f"{r['gamma']:.4g}", r["gamma"]), *(_real(r, m) for m in real)]})
+            _cell(f"{r['gamma'] + 0.0:.4g}", r["gamma"]), *(_real(r, m) for m in real)]})  # (+ 0.0: no "-0")
     return {"header": header, "rows": rows}
 
 

@@ -433,3 +433,15 @@ def test_the_surrogate_note_comes_first_and_every_front_plot_carries_it(root, tm
     page = (real / "REPORT.html").read_text()
     assert 'id="surrogate-note"' not in page
     assert fronts(page) and not any("annotations" in f["layout"] for f in fronts(page))
+
+
+def test_a_gap_of_minus_zero_reads_0_in_the_configurations_table(tmp_path_factory):
+    """arms.csv holds -0.0 for some gaps γ (a difference rounded to nothing), and the table showed '-0'."""
+    from cabench.html_report import _configurations
+    from cabench.results import ResultSet
+
+    e = next(x for x in ResultSet(quick_results(tmp_path_factory)).experiments if x.setting == "psi")
+    e.arms = e.arms.assign(gamma=[-0.0, *e.arms["gamma"].iloc[1:]])
+    table = _configurations(e, [])
+    column = table["header"].index("γ")
+    assert table["rows"][0]["cells"][column]["text"] == "0"
