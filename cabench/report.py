@@ -122,7 +122,7 @@ def _plus_minus(mean: float, se: float, n: int, digits: str) -> str:
 def summary_table(e: Experiment, s: pd.DataFrame) -> Table:
     """The summary of ``e`` (``s``: its summary) by method, budget (and cost mode): online R_HV and R_std ± 95%
     CI, pulls, the share of pulls on i*; identification P(error) with its Wilson interval, F1 ± 95% CI, the
-    returned sets' relative hypervolume, mean |P_hat|; the mean spend and its share of B."""
+    returned sets' relative hypervolume, mean |P_hat|; the mean spend and its share of B (sorted by the spend)."""
     unit = e.cost_unit
     spend = mean_spend(e)
     if e.setting == "online":
@@ -131,7 +131,7 @@ def summary_table(e: Experiment, s: pd.DataFrame) -> Table:
                   (_plus_minus(r.regret_hv, r.regret_hv_se, r.n, ".2f"), r.regret_hv),
                   (_plus_minus(r.regret_std, r.regret_std_se, r.n, ".2f"), r.regret_std), (f"{r.pulls:.1f}", r.pulls),
                   (f"{r.frac_optimal:.3f}", r.frac_optimal),
-                  (f"{amount(spend[r.method, r.rho], unit)} ({100 * r.spend_share:.1f}%)", r.spend_share)]
+                  (f"{amount(spend[r.method, r.rho], unit)} ({100 * r.spend_share:.1f}%)", spend[r.method, r.rho])]
                  for _, r in s.iterrows()])
     hv = relative_hypervolume(e).set_index(["method", "cost_mode", "rho"])
     rows = []
@@ -145,7 +145,7 @@ def summary_table(e: Experiment, s: pd.DataFrame) -> Table:
                       else f"{num(h['mean'])} (one repetition)" if finite(h["mean"]) else "n/a", h["mean"]),
                      (f"{r['size']:.2f}", r["size"]),
                      (f"{amount(spend[r.method, r.cost_mode, r.rho], unit)} ({100 * r.spend_share:.1f}%)",
-                      r.spend_share)])
+                      spend[r.method, r.cost_mode, r.rho])])  # sorted by the amount, the number shown first
     return (["method", "cost mode", "ρ", "B", "P(error) [95% CI]", "F1", "H(P_hat)/H(P*)", "mean |P_hat|", "spent"],
             rows)
 

@@ -445,3 +445,15 @@ def test_a_gap_of_minus_zero_reads_0_in_the_configurations_table(tmp_path_factor
     table = _configurations(e, [])
     column = table["header"].index("γ")
     assert table["rows"][0]["cells"][column]["text"] == "0"
+
+
+def test_the_spent_column_sorts_by_the_amount_it_shows_first(tmp_path_factory):
+    """The cells read '780,057 tokens (100.0%)' but sorted by the share, so sorted they looked unsorted."""
+    from cabench.report import summary_table
+    from cabench.results import ResultSet
+
+    for e in ResultSet(quick_results(tmp_path_factory)).experiments:
+        header, rows = summary_table(e, e.summary())
+        cells = [r[header.index("spent")] for r in rows]
+        shown = [float(re.match(r"[\d,.]+", text).group().replace(",", "")) for text, _ in cells]
+        assert [value for _, value in cells] == pytest.approx(shown, abs=0.5) and max(shown) > 100, e.label
