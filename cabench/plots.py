@@ -356,7 +356,7 @@ def _draw(subject: Experiment | list[Experiment], root: Path, formats: Sequence[
         figures = [(stem, fig, caption, tuple(e.label for e in parts))
                    for stem, fig, caption, parts in _paper_figures(subject)]
     else:
-        figures = [(f"figures/{slug(subject.label)}_{name}", fig, caption, (subject.label,))
+        figures = [(figure_stem(subject.label, name), fig, caption, (subject.label,))
                    for name, fig, caption in experiment_figures(subject, subject.label not in shared)]
     surrogate = {e.label for e in (subject if isinstance(subject, list) else [subject]) if e.surrogate}
     out: list[tuple[Drawn, list[tuple[Path, bytes]] | None]] = []
@@ -389,9 +389,15 @@ def _one_file_name_each(experiments: Sequence[Experiment]) -> None:
                                "config with --name) or plot them from separate folders")
 
 
+def figure_stem(label: str, name: str) -> str:
+    """The stem of the experiment ``label``'s figure ``name`` (``landscape``, ``regret`` …), relative to the results
+    root."""
+    return f"figures/{slug(label)}_{name}"
+
+
 def landscape_stem(label: str) -> str:
-    """The stem of the landscape figure of the experiment ``label``, relative to the results root."""
-    return f"figures/{slug(label)}_landscape"
+    """The stem of the landscape figure of the experiment ``label``."""
+    return figure_stem(label, "landscape")
 
 
 def _shared_landscapes(experiments: Sequence[Experiment], current: dict[str, str],
@@ -517,7 +523,8 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     shared = _shared_landscapes([e for e in map(subjects.get, stale) if isinstance(e, Experiment)], current, partial)
     done = dict(zip(first, parallel_map(_draw, [(subjects[s], root, formats, current, partial, frozenset(shared))
                                                 for s in first], Backend("loky", n_jobs))))
-    drawn = [_with_shared(done, root, shared)[s] for s in stale]
+    filled = _with_shared(done, root, shared)
+    drawn = [filled[s] for s in stale]
     written = _write(root, [file for part in drawn for _, files in part for file in files],
                      figure_index.recorded_outputs(index))
     ours = index[index["source"].isin(subjects) & index["stem"].isin(current)]
