@@ -88,6 +88,26 @@ def _cell(text: str, value: Any = None) -> Cell:
     return {"text": text, "value": repr(float(number)) if finite(number) else str(number)}
 
 
+_RHO = re.compile(r"ρ=(?P<rho>[0-9.eE+-]+)")
+
+
+def _paper_row(r: dict) -> list[Cell]:
+    """A row of the paper's numbers beside ours (:func:`~cabench.report.paper_cells`), each budget sorting by its ρ
+    (the grid's smallest and largest before and after every number) and each number by its value."""
+    cells = paper_cells(r)
+
+    def budget(text: str) -> Cell:
+        found = _RHO.fullmatch(text)
+        if found:
+            return _cell(text, float(found.group("rho")))
+        ends = {"smallest": "-Infinity", "largest": "Infinity"}  # as JavaScript's parseFloat reads them
+        return {"text": text, "value": ends.get(text, text)}
+
+    ours = r["ours"] if r["ours"] is not None and finite(r["ours"]) else None
+    return [_cell(cells[0]), _cell(cells[1]), _cell(cells[2]), budget(cells[3]), _cell(cells[4]),
+            _cell(cells[5], ours), budget(cells[6]), _cell(cells[7])]
+
+
 def _share(value: float) -> Cell:
     return _cell(f"{100 * value:.0f}%", value)
 
@@ -344,7 +364,7 @@ def render_html(c: Contents) -> str:
         surrogate=sorted({e.title for e in res.experiments if e.surrogate}),
         versions=", ".join(sorted({str(e.meta.get("cabench_version")) for e in res.experiments})),
         commits=", ".join(sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})),
-        paper=[paper_cells(r) + [r["match"]] for r in c.paper], paper_figures=_images(c, "paper"),
+        paper=[{"cells": _paper_row(r), "match": r["match"]} for r in c.paper], paper_figures=_images(c, "paper"),
         figure_notes=figure_notes(c),
         requirements=requirements_sentence(c.constraints) if c.constraints else "",
         plotly_js=plotly.offline.get_plotlyjs())

@@ -457,3 +457,23 @@ def test_the_spent_column_sorts_by_the_amount_it_shows_first(tmp_path_factory):
         cells = [r[header.index("spent")] for r in rows]
         shown = [float(re.match(r"[\d,.]+", text).group().replace(",", "")) for text, _ in cells]
         assert [value for _, value in cells] == pytest.approx(shown, abs=0.5) and max(shown) > 100, e.label
+
+
+def test_the_paper_tables_budgets_sort_by_rho_and_its_numbers_by_value(root):
+    """The budget columns sorted 'ρ=128' before 'ρ=32' (as text); each now sorts by its ρ, the grid's smallest and
+    largest before and after every number (as JavaScript's parseFloat reads -Infinity and Infinity)."""
+    table = Tree((root / "REPORT.html").read_text()).root.by_id("paper-table")
+    budgets, ours = [], 0
+    for row in rows(table):
+        cells = row.all("td")
+        for cell in (cells[3], cells[6]):
+            text, value = cell.text, cell.attrs["data-value"]
+            if text.startswith("ρ="):
+                assert float(value) == float(text[2:]), text
+                budgets.append(float(value))
+            elif text:
+                assert value == {"smallest": "-Infinity", "largest": "Infinity"}[text]
+        if re.fullmatch(r"-?[\d.]+%?|[+-][\d.]+", cells[5].text):  # a number measured
+            assert float(cells[5].attrs["data-value"]) == pytest.approx(float(cells[5].text.rstrip("%")), abs=0.05)
+            ours += 1
+    assert len(set(budgets)) >= 3 and ours >= 5
