@@ -36,7 +36,10 @@ from cabench.units import COST_UNITS, amount, unit_hint
 
 #: How a setting is named in experiment names and in the printed decision.
 SHOWN_SETTING = {"online": "online", "psi": "identification"}
-_BUDGET = re.compile(r"\s*(?P<sign>[-+])?\s*(?P<dollar>\$)?\s*(?P<value>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*"
+#: A budget as cabench writes amounts (``2,000,000 tokens``, ``$1,000.00``) is read too: commas between groups of three
+#: digits before the point, and no other commas (``1,5usd`` is no budget).
+_BUDGET = re.compile(r"\s*(?P<sign>[-+])?\s*(?P<dollar>\$)?\s*"
+                     r"(?P<value>(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*"
                      r"(?P<unit>[A-Za-z_]*)\s*")
 #: One amount as a budget writes it, without its unit.
 _AMOUNT = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -56,7 +59,8 @@ class Budget:
 
 
 def parse_budget(text: str) -> Budget:
-    """``2e6tokens``, ``2e6 tokens``, ``5usd``, ``$5``, ``5 usd`` or ``300completion_tokens`` as a :class:`Budget`."""
+    """``2e6tokens``, ``2e6 tokens``, ``5usd``, ``$5``, ``5 usd``, ``300completion_tokens`` or an amount as cabench
+    writes it (``2,000,000 tokens``, ``$1,000.00``) as a :class:`Budget`."""
     found = _BUDGET.fullmatch(text)
     unit = (found.group("unit").lower() or ("usd" if found.group("dollar") else "")) if found else ""
     if found is None or unit not in COST_UNITS or (found.group("dollar") and unit != "usd"):
@@ -68,7 +72,7 @@ def parse_budget(text: str) -> Budget:
             hint = f"; one budget is its amount, then its unit: {one}{named.strip().lower()}"
         raise CabenchError(f"--budget {text}: expected an amount and a unit, e.g. 2e6tokens, 5usd or $5 (units: "
                            f"{', '.join(COST_UNITS)}){hint}")
-    value = float(found.group("value")) * (-1.0 if found.group("sign") == "-" else 1.0)
+    value = float(found.group("value").replace(",", "")) * (-1.0 if found.group("sign") == "-" else 1.0)
     if not math.isfinite(value):
         raise CabenchError(f"--budget {text}: expected a finite amount ({found.group('value')} is beyond a float's "
                            "range)")

@@ -247,6 +247,7 @@ def test_folders_of_the_users_under_out_are_refused_before_any_work_naming_what_
     ("2e6tokens", 2e6, "tokens"), ("2e6 tokens", 2e6, "tokens"), ("5usd", 5.0, "usd"), ("$5", 5.0, "usd"),
     ("5 usd", 5.0, "usd"), ("300completion_tokens", 300.0, "completion_tokens"), ("$0.25", 0.25, "usd"),
     (".5usd", 0.5, "usd"), ("2.usd", 2.0, "usd"), ("2.e3tokens", 2000.0, "tokens"),  # a point on either side alone
+    ("$1,000.00", 1000.0, "usd"), ("2,000,000 tokens", 2e6, "tokens"), ("12,345.5usd", 12345.5, "usd"),  # as written
 ])
 def test_budgets_are_read_as_written(text, value, unit):
     assert parse_budget(text) == Budget(value, unit)
@@ -263,6 +264,22 @@ def test_a_budget_beyond_a_floats_range_says_so():
     with pytest.raises(CabenchError, match=r"^--budget 1e400tokens: expected a finite amount \(1e400 is beyond a "
                                            r"float's range\)$"):
         parse_budget("1e400tokens")
+
+
+@pytest.mark.parametrize("text", ["1,5usd", "1,0000tokens", "1,000,00usd", ",100usd", "1,000e,3tokens"])
+def test_a_comma_outside_groups_of_three_digits_is_no_budget(text):
+    """Amounts as cabench writes them ('2,000,000 tokens') are read; a decimal comma or a stray one is refused."""
+    with pytest.raises(CabenchError, match=f"^--budget {re.escape(text)}: expected an amount and a unit"):
+        parse_budget(text)
+
+
+def test_every_amount_cabench_writes_is_read_back_as_a_budget():
+    from cabench.units import amount
+
+    for unit in ("usd", "tokens"):
+        for value in (0.25, 3.0, 999.0, 1234.5, 1e6 + 1, 2.5e9):
+            back = parse_budget(amount(value, unit))  # '$1,234.50', '1,000,001 tokens'
+            assert back.unit == unit and back.value == pytest.approx(value, abs=0.005 if unit == "usd" else 0.5)
 
 
 @pytest.mark.parametrize("text", ["--5usd", "-$-5", "+-5usd"])
