@@ -218,7 +218,7 @@ def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) ->
 def _prices(raw: Any, fail: Callable[[str, str], CabenchError]) -> tuple[Price, ...]:
     if not isinstance(raw, dict) or not raw:
         raise fail("prices", "expected a mapping {model or pattern: {input: $/1M tokens, output: $/1M tokens}}")
-    out = []
+    out: list[Price] = []
     for pattern, entry in raw.items():
         where = f"prices.{pattern}"
         if not isinstance(pattern, str) or not pattern.strip():
@@ -234,8 +234,28 @@ def _prices(raw: Any, fail: Callable[[str, str], CabenchError]) -> tuple[Price, 
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or v > 1e6:
                 raise fail(f"{where}.{side}", f"expected dollars per million tokens in [0, 1e6], got {v!r}")
             values[side] = float(v)
+        if (covers := _covering(pattern, [p.pattern for p in out])) is not None:
+            raise fail(where, f"never applies: the pattern '{covers}' above it matches every model it matches (a "
+                              f"model's own entry, else the first pattern matching it); list '{pattern}' first")
         out.append(Price(pattern, **values))
     return tuple(out)
+
+
+_WILD = "*?["
+
+
+def _covering(pattern: str, earlier: list[str]) -> str | None:
+    """The first of the ``earlier`` patterns that matches every model name ``pattern`` matches, so that ``pattern``
+    could price no model (an exact name never: its own entry wins): one of the form ``PREFIX*`` whose prefix begins
+    ``pattern``'s text before its first wildcard ('*' before anything, 'gpt-*' before 'gpt-4o*')."""
+    cut = min((pattern.index(c) for c in _WILD if c in pattern), default=None)
+    if cut is None:
+        return None
+    for other in earlier:
+        prefix = other[:-1]
+        if other.endswith("*") and not any(c in prefix for c in _WILD) and pattern[:cut].startswith(prefix):
+            return other
+    return None
 
 
 TERM_KEYS = ("objectives", "cost", "prices")

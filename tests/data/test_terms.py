@@ -95,6 +95,24 @@ def test_a_price_names_its_model_before_a_pattern_in_order():
     assert terms.price("llama") == Price("*", tokens=0.1)
 
 
+@pytest.mark.parametrize("prices, shadowed, by", [
+    ({"*": {"tokens": 0.5}, "gam*": {"input": 3, "output": 9}}, "gam*", "*"),  # gamma was charged the '*' rate
+    ({"gpt-*": {"tokens": 1}, "gpt-4o*": {"tokens": 5}}, "gpt-4o*", "gpt-*"),
+    ({"a": {"tokens": 1}, "g*": {"tokens": 2}, "gpt-?o": {"tokens": 5}}, "gpt-?o", "g*"),
+])
+def test_a_pattern_an_earlier_pattern_covers_is_refused_naming_both(prices, shadowed, by):
+    assert _error(prices=prices) == (f"cfg.yaml: prices.{shadowed}: never applies: the pattern '{by}' above it "
+                                     "matches every model it matches (a model's own entry, else the first pattern "
+                                     f"matching it); list '{shadowed}' first")
+
+
+def test_patterns_that_each_price_some_model_are_kept_in_order():
+    terms = _terms(prices={"gpt-4o*": {"tokens": 5}, "gpt-*": {"tokens": 1}, "*-mini": {"tokens": 0.2},
+                           "gpt-4o": {"tokens": 9}, "*": {"tokens": 0.5}})
+    assert [terms.price(m).pattern for m in ("gpt-4o-mini", "gpt-3.5", "o4-mini", "gpt-4o", "llama")] == [
+        "gpt-4o*", "gpt-*", "*-mini", "gpt-4o", "*"]
+
+
 def test_dollars_per_call_by_hand():
     frame = pd.DataFrame({"model": ["a", "b", "a"], "prompt_tokens": [100.0, 200, 0],
                           "completion_tokens": [10.0, 0, 50], "tokens": [110.0, 200, 50]})
