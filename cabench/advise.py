@@ -486,7 +486,8 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
 
 def _weak(d: dict[str, Any]) -> str:
     """What the online line adds of a weak answer (:func:`weak_online`), on the line itself (the lines are counted)."""
-    return f"; {weak_online(d)}" if weak_online(d) else ""
+    said = weak_online(d)
+    return f"; {said}" if said else ""
 
 
 def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[str]:
