@@ -17,7 +17,7 @@ import json
 import lzma
 import sys
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +160,7 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
             frame = pd.read_json(io.BytesIO(data), lines=True, dtype=False, precise_float=True)
         except (ValueError, TypeError) as exc:  # pandas says where in bytes (or fails on a line not an object)
             raise ValueError(_bad_line(data) or str(exc)) from None
+        frame = _flattened(frame)
         return _numbers_as_written(frame, data, [c for c in text if c in frame])
     table: Path | io.BytesIO
     if isinstance(source, Path):
@@ -335,6 +336,39 @@ def _bad_line(data: bytes) -> str | None:
     return None
 
 
+#: How deep :func:`_flattened` follows objects within objects (deeper ones stay one value).
+NESTED_LEVELS = 8
+
+
+def _leaves(item: dict, prefix: str = "", level: int = 1) -> Iterator[tuple[str, Any]]:
+    """The values of a JSON object's fields, each by its dotted path (``usage.total_tokens``), objects within it
+    followed to :data:`NESTED_LEVELS` levels."""
+    for key, value in item.items():
+        if isinstance(value, dict) and value and level < NESTED_LEVELS:
+            yield from _leaves(value, f"{prefix}{key}.", level + 1)
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _flattened(frame: pd.DataFrame) -> pd.DataFrame:
+    """A JSON-lines table with the fields of its objects as columns of their own, named by their dotted paths
+    (``{"usage": {"total_tokens": 65}}`` gives ``usage.total_tokens``), so that a mapping can name them; a field the
+    lines also give at the top level under the same name keeps that one."""
+    nested = [c for c in frame.columns if frame[c].dtype == object and any(isinstance(v, dict) for v in frame[c])]
+    if not nested:
+        return frame
+    added: dict[str, list[Any]] = {}
+    for column in nested:
+        for row, value in enumerate(frame[column]):
+            if isinstance(value, dict):
+                for name, leaf in _leaves(value, f"{column}."):
+                    added.setdefault(name, [None] * len(frame))[row] = leaf
+    added = {name: values for name, values in added.items() if name not in frame.columns}
+    if not added:
+        return frame
+    return pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1)
+
+
 def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd.DataFrame:
     """``frame`` with the JSON numbers of its ``text`` columns as the lines write them (``1e3``, ``4.50``), where
     pandas holds the number (``1000.0``, ``4.5``)."""
@@ -348,8 +382,9 @@ def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd
     for line in data.split(b"\n"):
         if line.strip():
             item = json.loads(line.decode("utf-8-sig"), parse_int=_Written, parse_float=_Written)
+            flat = dict(_leaves(item)) if type(item) is dict and any(c not in item for c in numeric) else {}
             for c in numeric:
-                value = item.get(c) if type(item) is dict else None
+                value = (item[c] if c in item else flat.get(c)) if type(item) is dict else None
                 written[c].append(str(value) if type(value) is _Written else None)
     frame = frame.copy()
     for c in numeric:

@@ -162,6 +162,41 @@ def test_csv_jsonl_and_parquet_import_to_identical_bytes(tmp_path, with_ids):
                                                       "m2_t1.0_g128_direct"]
 
 
+def test_fields_of_nested_json_objects_are_mapped_by_their_dotted_paths(tmp_path):
+    """JSON lines as many tools write them ({"usage": {"total_tokens": 65}}) were refused ('no column
+    usage.total_tokens'): a mapping now names a nested field by its path, and the import is the flat log's."""
+    frame = tiny_logs(n_configs=3, n_instances=6)
+    frame["instance_id"] = ["1.50", "q1", "2e1", "q3", "q4", "q5"] * 3
+    frame.to_csv(tmp_path / "flat.csv", index=False)
+    lines = []
+    for r in frame.to_dict(orient="records"):
+        item = {"run": {"config": r["config_id"], "llm": {"name": r["model"], "temperature": r["temperature"]},
+                        "max_new_tokens": r["max_new_tokens"], "prompting": r["prompting"]},
+                "doc": {"id": r["instance_id"]}, "metrics": {"acc": r["correct"], "exact": 1 - r["correct"]},
+                "usage": {"total_tokens": r["tokens"]}, "timing": {"s": r["latency_s"]}}
+        # ids written as JSON numbers are read as written (1.50, not 1.5)
+        lines.append(json.dumps(item).replace('"id": "1.50"', '"id": 1.50').replace('"id": "2e1"', '"id": 2e1'))
+    assert sum('"id": 1.50}' in line for line in lines) == 3
+    (tmp_path / "nested.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump({"columns": {
+        "config_id": "run.config", "model": "run.llm.name", "temperature": "run.llm.temperature",
+        "max_new_tokens": "run.max_new_tokens", "prompting": "run.prompting", "instance_id": "doc.id",
+        "correct": "metrics.acc", "tokens": "usage.total_tokens", "latency_s": "timing.s"}}))
+    flat = import_logs(tmp_path / "flat.csv", None, tmp_path / "ds-flat")
+    nested = import_logs(tmp_path / "nested.jsonl", tmp_path / "map.yaml", tmp_path / "ds-nested")
+    assert (nested / "logs.csv.gz").read_bytes() == (flat / "logs.csv.gz").read_bytes()
+    logs = pd.read_csv(nested / "logs.csv.gz", dtype={"instance_id": str})
+    assert sorted(logs["instance_id"].unique()) == ["1.50", "2e1", "q1", "q3", "q4", "q5"]
+
+
+def test_a_top_level_field_keeps_its_name_beside_a_nested_one_of_the_same_path(tmp_path):
+    from cabench.data.io import read_table
+
+    (tmp_path / "t.jsonl").write_text('{"a.b": 1, "a": {"b": 2, "c": {"d": 3}}}\n{"a.b": 4, "a": null}\n')
+    table = read_table(tmp_path / "t.jsonl")
+    assert table["a.b"].tolist() == [1, 4] and table["a.c.d"].tolist()[0] == 3 and pd.isna(table["a.c.d"][1])
+
+
 NAMES = ["1e3", "1000", "1.0", "1"]  # one number written four ways: four configurations
 
 
