@@ -160,9 +160,11 @@ def unmeasured_rows(frame: pd.DataFrame, policy: str, label: str, place: Callabl
         raise CabenchError(f"{label}: none of the {n} rows is measured ({which}); nothing can be replayed")
     if policy == "refuse":
         row = int(np.flatnonzero(bad)[0])
-        raise CabenchError(f"{label}: {n} rows are not measured (no score, or a latency or token count that is empty "
-                           f"or 0), the first at {placed(frame, place)(row)}; pass --unmeasured drop to leave them out")
-    echo(f"not measured (no score, or a latency or token count that is empty or 0): {n} rows dropped ({which})")
+        raise CabenchError(f"{label}: {n} {'rows are' if n > 1 else 'row is'} not measured (no score, or a latency "
+                           f"or token count that is empty or 0), the first at {placed(frame, place)(row)}; pass "
+                           "--unmeasured drop to leave them out")
+    echo(f"not measured (no score, or a latency or token count that is empty or 0): {n} row{'s' if n > 1 else ''} "
+         f"dropped ({which})")
     return frame[~bad], {"policy": policy, "rows": n, "by_configuration": count_by(frame, pd.Series(bad,
                                                                                                   index=frame.index))}
 

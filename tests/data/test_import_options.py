@@ -144,7 +144,7 @@ def test_inspect_scoring_that_takes_all_of_a_sample_leaves_it_unmeasured_not_neg
     (tmp_path / "run.json").write_text(json.dumps({**header, "samples": samples}))
     done = imported("inspect", tmp_path / "run.json", tmp_path / "ds")
     ok(done)
-    assert "1 rows dropped (latency_s empty or 0: 1)" in done.output
+    assert "1 row dropped (latency_s empty or 0: 1)" in done.output
     logs = logs_of(tmp_path / "ds")
     assert list(logs["instance_id"]) == [s["id"] for s in samples[1:]] and (logs["latency_s"] > 0).all()
     header2, again = _inspect_log(model, temperature, limit, rows, 0)
@@ -198,6 +198,54 @@ def test_a_json_log_under_another_name_is_said_to_be_json(tmp_path):
     (tmp_path / "log.txt").write_text("\n  " + json.dumps({**header, "samples": samples}))
     refused(imported("inspect", tmp_path / "log.txt", tmp_path / "ds"),
             "log.txt: holds JSON, not a zip archive; a JSON log is read by its name ending in .json (rename it)")
+
+
+def _inspect_folder(root: Path) -> Path:
+    """The three configurations' Inspect logs (:func:`write_inspect`), and beside them a log of a fourth written
+    with --no-log-samples and one of a fifth never scored."""
+    logs = write_inspect(root)
+    model, temperature, limit, rows = CONFIGS[0]
+    header, samples = _inspect_log("m-empty", temperature, limit, rows, 3)
+    (logs / "no_samples.json").write_text(json.dumps({**header, "samples": []}))
+    header, samples = _inspect_log("m-unscored", temperature, limit, rows, 4)
+    (logs / "unscored.json").write_text(json.dumps({**header, "samples": [{**x, "scores": {}} for x in samples]}))
+    return logs
+
+
+def test_an_inspect_log_with_nothing_to_replay_is_skipped_in_a_folder_and_refused_alone(tmp_path):
+    """A log of a folder without samples, or never scored, stopped the whole import (logs folders hold such logs
+    beside scored ones): each is now skipped, said and recorded; alone it is refused, saying why."""
+    logs = _inspect_folder(tmp_path)
+    said = ok(imported("inspect", logs, tmp_path / "ds"))
+    assert "skipped run no_samples.json: no samples (a log written with --no-log-samples cannot be replayed)" in said
+    assert "skipped run unscored.json: no sample is scored; score the log first (inspect score)" in said
+    assert sorted(logs_of(tmp_path / "ds")["config_id"].unique()) == sorted(IDS["inspect"])
+    assert provenance(tmp_path / "ds")["skipped_runs"] == {
+        "no_samples.json": "no samples (a log written with --no-log-samples cannot be replayed)",
+        "unscored.json": "no sample is scored; score the log first (inspect score)"}
+    refused(imported("inspect", logs / "unscored.json", tmp_path / "one"),
+            "unscored.json: no sample is scored; score the log first (inspect score)")
+    for name in [p.name for p in logs.iterdir() if p.name.startswith("2026")]:
+        (logs / name).unlink()
+    refused(imported("inspect", logs, tmp_path / "none"), f"{logs}: no log holds scored samples (no_samples.json: "
+                                                          "no samples (a log written with --no-log-samples cannot be "
+                                                          "replayed); and 1 more)")
+    assert not (tmp_path / "one").exists() and not (tmp_path / "none").exists()
+
+
+def test_a_sample_of_a_scored_inspect_log_without_a_score_is_not_measured(tmp_path):
+    """README: rows without a score are dropped by default (--unmeasured drop), refused with --unmeasured refuse;
+    an Inspect sample without one stopped the import instead."""
+    logs = write_inspect(tmp_path)
+    log = logs / "2026-01-01_demo_1.json"
+    data = json.loads(log.read_text())
+    data["samples"][3]["scores"] = {}
+    log.write_text(json.dumps(data))
+    said = ok(imported("inspect", logs, tmp_path / "ds", "--missing", "drop-instances"))
+    assert "1 row dropped (no score: 1)" in said
+    assert sorted(logs_of(tmp_path / "ds")["instance_id"].unique()) == ["q0", "q1", "q2", "q4"]
+    refused(imported("inspect", logs, tmp_path / "strict", "--unmeasured", "refuse"),
+            "1 row is not measured", "2026-01-01_demo_1.json")
 
 
 # --- 2. Every Eval Ever latency: generation_time_ms before latency_ms -------------------------------------------------
@@ -618,7 +666,7 @@ def test_inspect_logs_without_timing_are_imported_without_latency(tmp_path):
     (tmp_path / "old.json").write_text(json.dumps({**header, "samples": samples}))
     out = ok(imported("inspect", tmp_path / "old.json", tmp_path / "ds"))
     assert "no row has a latency (latency_s empty or 0 on every row)" in out
-    assert "1 rows dropped (tokens empty or 0: 1)" in out
+    assert "1 row dropped (tokens empty or 0: 1)" in out
     logs = logs_of(tmp_path / "ds")
     assert "latency_s" not in logs.columns and len(logs) == 4
 
@@ -629,7 +677,7 @@ def test_unmeasured_rows_refused_where_they_were_read(tmp_path):
     src = write_eee(tmp_path / "src")
     edit_line(first(src, "*_samples.jsonl"), 3, lambda i: i["performance"].update(latency_ms=0))
     refused(imported("every-eval-ever", src, tmp_path / "ds", "--unmeasured", "refuse"),
-            "1 rows are not measured", "00000000-0000-4000-8000-000000000000_samples.jsonl: line 3")
+            "1 row is not measured", "00000000-0000-4000-8000-000000000000_samples.jsonl: line 3")
 
 
 # --- 9. small logs get a profiling split that fits --------------------------------------------------------------------

@@ -257,7 +257,7 @@ def test_a_failed_call_that_recorded_no_cost_is_said_to_be_unmeasured(tmp_path):
     assert result.exit_code == 0, result.output
     assert ("failed calls: 1, scored as incorrect (--failed incorrect); 1 of them recorded no latency or token count: "
             "their cost is unknown, they are not measured (below)") in result.stdout
-    assert "1 rows dropped (tokens empty or 0: 1)" in result.stdout
+    assert "1 row dropped (tokens empty or 0: 1)" in result.stdout
     plain = run_import("promptfoo", write_promptfoo(tmp_path / "src2"), tmp_path / "ds2")
     assert "failed calls: 1, scored as incorrect (--failed incorrect)\n" in plain.stdout  # its cost recorded
 

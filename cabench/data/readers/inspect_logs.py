@@ -44,7 +44,9 @@ failed             the sample has an ``error``
 =================  ==========================================================
 
 ``eval.created``, then ``epoch``, orders repeated runs of a configuration
-(``--repeats``).
+(``--repeats``). A log of a folder with nothing to replay (no samples, or
+none scored) is skipped (``skipped_runs``); a sample without a score in a
+scored log is not measured (``--unmeasured``).
 """
 
 from __future__ import annotations
@@ -170,6 +172,15 @@ def _scoring(sample: dict[str, Any], model: str, where: str) -> tuple[float, flo
     return seconds, tokens
 
 
+def _nothing_to_replay(samples: list[Any]) -> str:
+    """Why a log's samples give nothing to replay (none, or none scored nor failed), else nothing."""
+    if not samples:
+        return "no samples (a log written with --no-log-samples cannot be replayed)"
+    if not any(isinstance(s, dict) and (s.get("scores") or s.get("error")) for s in samples):
+        return "no sample is scored; score the log first (inspect score)"
+    return ""
+
+
 def read_inspect(source: Path, options: ReadOptions) -> Read:
     """Canonical rows of Inspect eval logs (see the module docstring)."""
     paths = [p for p in files_under(source, ("*.eval", "*.json"), "an Inspect log (.eval or .json) or a log folder")
@@ -178,14 +189,19 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
     groups: list[str] = []
     scorers: set[str] = set()
     last_call = 0  # samples whose tokens are their final model call's (output.usage): no model_usage
+    skipped: dict[str, str] = {}  # logs of a folder that hold nothing to replay, and why
     for path in paths:
         header, samples = _load(path)
         spec = need(header, "eval", dict, str(path))
         model = need(spec, "model", str, f"{path}: eval")
         task = need(spec, "task", str, f"{path}: eval")
         meta = {"model": model, **_settings(header, str(path)), STARTED: _started(spec, f"{path}: eval")}
-        if not samples:
-            raise CabenchError(f"{path}: no samples (a log written with --no-log-samples cannot be replayed)")
+        why = _nothing_to_replay(samples)
+        if why:
+            if len(paths) == 1:
+                raise CabenchError(f"{path}: {why}")
+            skipped[str(path.relative_to(source))] = why
+            continue
         for n, sample in enumerate(samples):
             where = f"{path}: sample {n + 1}"
             if not isinstance(sample, dict):
@@ -198,8 +214,7 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
             if scores:
                 correct, name = _score(scores, options.metric, where)
                 scorers.add(name)
-            elif not failed:
-                raise CabenchError(f"{where}: no scores; score the log first (inspect score)")
+            # (in a scored log, a sample without a score is not measured: --unmeasured)
             usage = field_at(sample, "model_usage", dict, where, {})
             scoring_time, scoring_tokens = _scoring(sample, model, where)
             tokens = token_count(usage.get(model), "total_tokens", f"{where}: model_usage.{model}")
@@ -218,11 +233,17 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
                          "latency_s": latency, "tokens": tokens, "failed": failed, "file": path,
                          "position": n + 1})
             groups.append(task)
+    if not rows:  # (a folder: each log skipped)
+        first = next(iter(skipped))
+        raise CabenchError(f"{source}: no log holds scored samples ({first}: {skipped[first]}"
+                           + (f"; and {len(skipped) - 1} more" if len(skipped) > 1 else "") + ")")
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
         row["instance_id"] = key
     info: dict[str, Any] = {"metric": sorted(scorers)[0] if len(scorers) == 1 else sorted(scorers)}
     if last_call:
         info["last_call_tokens"] = last_call
+    if skipped:
+        info["skipped_runs"] = dict(sorted(skipped.items()))
     if any(row[REPEAT] != 1 for row in rows):
         info["repeats_why"] = REPEATS_WHY
     return Read(rows, paths, info, at="the file's sample number {}")  # its place, not its id (sample 1 may be id 2)
