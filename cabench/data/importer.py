@@ -648,6 +648,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         echo(f"skipped run {run}: {why}")
     for path in info.get("empty_files") or []:
         echo(f"skipped {path}: it holds no sample")
+    if isinstance(info.get("metric"), list) and len(info["metric"]) > 1:  # (logs of several tasks: a scorer each)
+        echo(f"scores from {len(info['metric'])} scorers ({', '.join(info['metric'])}): each row's correct is its "
+             "own scorer's, so an accuracy mixes them (recorded in dataset.yaml's provenance.metric)")
     if info.get("unscored_files"):
         unscored = info["unscored_files"]
         echo(f"left out: {len(unscored)} result file{'s' if len(unscored) > 1 else ''} without a score file, "

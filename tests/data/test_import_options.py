@@ -248,6 +248,21 @@ def test_a_sample_of_a_scored_inspect_log_without_a_score_is_not_measured(tmp_pa
             "1 row is not measured", "2026-01-01_demo_1.json")
 
 
+def test_inspect_logs_scored_by_several_scorers_say_that_the_accuracy_mixes_them(tmp_path):
+    """Tasks of one folder scored by 'match' and 'includes' were merged with only dataset.yaml saying so."""
+    logs = write_inspect(tmp_path)
+    log = logs / "2026-01-01_demo_2.json"
+    data = json.loads(log.read_text())
+    for sample in data["samples"]:
+        sample["scores"] = {"includes": sample["scores"]["match"]} if sample["scores"] else {}
+    log.write_text(json.dumps(data))
+    said = ok(imported("inspect", logs, tmp_path / "ds"))
+    assert ("scores from 2 scorers (includes, match): each row's correct is its own scorer's, so an accuracy mixes "
+            "them (recorded in dataset.yaml's provenance.metric)") in said
+    assert provenance(tmp_path / "ds")["metric"] == ["includes", "match"]
+    assert "scorers" not in ok(imported("inspect", logs / "2026-01-01_demo_1.json", tmp_path / "one"))
+
+
 # --- 2. Every Eval Ever latency: generation_time_ms before latency_ms -------------------------------------------------
 
 def test_eee_latency_from_generation_time(tmp_path):
