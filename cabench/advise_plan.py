@@ -152,7 +152,8 @@ def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[st
         modes: tuple[str | None, ...] = (None,) if setting == "online" else ("deterministic",)
         label = f"{name or ds.name}_{SHOWN_SETTING[setting]}"
         spec = PlanSpec(wanted)
-        key = plan_key({"dataset": ds.content_hash or ds.name, "label": label, "methods": names}, spec)
+        key = plan_key({"dataset": ds.content_hash or ds.name, "label": label, "methods": names,
+                        "terms": ds.terms.describe()}, spec)  # (a plan in dollars at other prices is another plan)
         check_plan_folder(out / label, key, replace, hint="pass another --out or --name, or --replace to replace "
                                                            "it")  # before any work
         found = plan_profiling(profiling, setting, methods, modes, spec, name=label, quiet=quiet)

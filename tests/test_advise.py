@@ -442,6 +442,12 @@ def test_advise_with_targets_says_what_the_plan_predicted_and_what_the_run_reach
             assert found.group(7) == ("met" if TARGETS[metric](value[0]) else "not met")
 
 
+def _prices(folder: Path) -> Path:
+    path = folder / "prices.yaml"
+    path.write_text("'*': {tokens: 2.0}\n")
+    return path
+
+
 def test_a_plan_asked_otherwise_is_replaced_with_replace_and_kept_apart_with_name(tmp_path):
     """Other logs under the same dataset name with --target: refused naming --replace, which replaces the dataset's
     plan too (it used to replace nothing and stop: 'pass another --out'); --name plans into a folder of its own."""
@@ -464,6 +470,12 @@ def test_a_plan_asked_otherwise_is_replaced_with_replace_and_kept_apart_with_nam
     replaced = advise(other, "--replace")
     assert replaced.exit_code == 0, replaced.output
     assert pd.read_csv(plan)["plan_key"].iloc[0] != pd.read_csv(io.BytesIO(held))["plan_key"].iloc[0]
+    for terms in (["--objectives", "accuracy,cost"], ["--prices", str(_prices(tmp_path))]):  # the same logs
+        # on other terms: another plan (a plan in tokens was replaced by one in dollars, at exit 0, unsaid)
+        kept = plan.read_bytes()
+        refused = advise(other, *terms)
+        assert refused.exit_code == 2 and refused.stderr.startswith(f"error: {plan}: holds another plan"), terms
+        assert plan.read_bytes() == kept
     named = advise(first, "--name", "again")
     assert named.exit_code == 0, named.output
     assert (out / "plan" / "again_online" / "plan.csv").is_file() and pd.read_csv(plan).equals(
