@@ -733,14 +733,14 @@ class ResultSet:
         return sorted((e for e in self.experiments if e.paper_role == role), key=lambda e: (e.dataset_name, e.name))
 
     def datasets(self) -> dict[str, dict[str, Any]]:
-        """``dataset.csv`` rows, one per dataset content and terms (objectives, cost unit: they set |P*| and the
-        costs), by dataset name: the first experiment on the paper's terms, then in name order; a second row of a
+        """``dataset.csv`` rows, one per dataset content and terms (objectives, cost unit, prices: they set |P*| and
+        the costs), by dataset name: the first experiment on the paper's terms, then in name order; a second row of a
         dataset is named with its experiment."""
         out: dict[str, dict[str, Any]] = {}
         seen: set[str] = set()
         for e in sorted(self.experiments, key=lambda e: not e.on_paper_terms):  # stable: name order within
             key = (f"{e.dataset_name}:{e.dataset.get('sha256', '')}:{e.meta.get('split')}:{e.objectives}:"
-                   f"{e.cost_unit}")
+                   f"{e.cost_unit}:{e.meta.get('prices')}")  # (other prices: other dollars, and in usd other c_i)
             if key in seen:
                 continue
             seen.add(key)

@@ -239,3 +239,24 @@ def test_table_1_compares_the_paper_with_the_experiment_on_its_terms(tmp_path):
     assert rows[0].startswith("| GSM8K | surrogate | 108 |") and "| 7 |" in rows[0]
     assert rows[1].startswith("| GSM8K | paper | 108 |")
     assert len(rows) == 3 and "gsm8k_dollars_psi" in report[report.index("## Table 1"):].split("\n## ")[0]
+
+
+def test_the_data_has_a_row_per_price_table_of_one_dataset(tmp_path):
+    """Two experiments of one dataset in dollars at other prices (GPT-2 ten times dearer) shared one row of the
+    data, its profiling costs c_i the first's, wrong for the other; each price table now has its row, named by its
+    experiment, with its own range."""
+    path = ROOT / "configs" / "terms" / "gsm8k_dollars_online.yaml"
+    prices = load_config(path).terms.describe()["prices"]
+    for name, gpt2 in (("cheap", 0.02), ("dear", 0.2)):
+        cfg = load_config(path, overrides={"name": name, "output": str(tmp_path / name), "repetitions": 2,
+                                           "budget": {"usd": [0.05]},
+                                           "methods": ["uniform"], "trajectories": None,
+                                           "prices": {**prices, "GPT-2": {"tokens": gpt2}}})
+        run_experiment(cfg, quiet=True)
+    report = build_report(tmp_path)
+    data = table(report, next(h for h in ("## The data", "## Table 1: the data") if h in report))
+    assert len(data) == 2 and data["data"].iloc[1].endswith("(`dear`)"), data
+    for (_, row), name in zip(data.iterrows(), ("cheap", "dear")):
+        c = pd.read_csv(tmp_path / name / "arms.csv")["cost_usd"]  # each experiment's own profiling costs c_i
+        low, high = (float(x.lstrip("$")) for x in row["profiling cost c_i"].split("–"))
+        assert low == pytest.approx(c.min(), rel=1e-3) and high == pytest.approx(c.max(), rel=1e-3), name
