@@ -9,6 +9,7 @@ evaluation split is never touched.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from dataclasses import replace
 from pathlib import Path
@@ -44,9 +45,20 @@ TUNING_MARKS = {"tune.csv": ",".join(TUNE_COLUMNS) + "\n", "tune.yaml": "chosen:
 
 
 def _check_tuning_files(out: Path) -> None:
-    """Refuse, before any work, to replace a ``tune.csv`` or ``tune.yaml`` of ``out`` that tune did not write."""
+    """Refuse, before any work, to replace a ``tune.csv`` or ``tune.yaml`` of ``out`` that tune did not write, or a
+    ``tune.csv`` edited since (its SHA-256 is not the one ``tune.yaml`` records: notes added to it would be lost)."""
     for name, mark in TUNING_MARKS.items():
         refuse_unless_ours(out / name, mark, "a file cabench tune wrote", "move it, or pass another --out")
+    table, record = out / "tune.csv", out / "tune.yaml"
+    if not (table.is_file() and record.is_file()):
+        return
+    try:
+        recorded = read_record(record).get("tune_csv_sha256")
+    except (yaml.YAMLError, UnicodeDecodeError, OSError, AttributeError):  # (whose it is: _check_tuned_logs says)
+        return
+    if isinstance(recorded, str) and hashlib.sha256(table.read_bytes()).hexdigest() != recorded:
+        raise CabenchError(f"{table}: edited since cabench tune wrote it (its SHA-256 is not the one tune.yaml "
+                           "records); move it, or pass another --out")
 
 
 def _check_tuned_logs(out: Path, sha256: str | None) -> None:
@@ -107,9 +119,11 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     *parameters, score = TUNE_COLUMNS
     table = table.sort_values([score, *parameters], kind="stable").reset_index(drop=True)
     best = {k: float(table.iloc[0][k]) for k in parameters}
+    text = to_csv(table)
     with replaced_together() as files:  # a full disk while writing either leaves both as they were
-        files.write(out / "tune.csv", to_csv(table))
+        files.write(out / "tune.csv", text)
         files.write(out / "tune.yaml", dump_yaml({
             "chosen": best, "scored_on": "profiling split", "method": tuned, "rho": list(rhos),
-            "repetitions": spec.repetitions, "seed": cfg.seed, "dataset_sha256": sha256, "surrogate": surrogate}))
+            "repetitions": spec.repetitions, "seed": cfg.seed, "dataset_sha256": sha256, "surrogate": surrogate,
+            "tune_csv_sha256": hashlib.sha256(text.encode()).hexdigest()}))
     return table, best, out, surrogate

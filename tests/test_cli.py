@@ -243,6 +243,15 @@ def test_tune_writes_choice(tmp_path):
         "scored on surrogate logs calibrated to the paper's published statistics (not the paper's data)")
     again = runner.invoke(app, ["tune", str(config), "--quiet"])  # its own folder: tuned again, then run into it
     assert again.exit_code == 0, again.output
+    # a tune.csv edited since (its header kept, notes added) was replaced: tune.yaml records its SHA-256
+    written = (tmp_path / "tuned" / "tune.csv").read_text()
+    (tmp_path / "tuned" / "tune.csv").write_text(written + "# my notes\n")
+    edited = runner.invoke(app, ["tune", str(config), "--quiet"])
+    assert edited.exit_code == 2 and edited.stderr == (
+        f"error: {tmp_path / 'tuned' / 'tune.csv'}: edited since cabench tune wrote it (its SHA-256 is not the one "
+        "tune.yaml records); move it, or pass another --out\n")
+    assert (tmp_path / "tuned" / "tune.csv").read_text() == written + "# my notes\n"
+    (tmp_path / "tuned" / "tune.csv").write_text(written)
     assert runner.invoke(app, ["run", str(config), "--quiet"]).exit_code == 0
     # a tune.csv or tune.yaml tune did not write is kept (they were replaced), and no --force is offered (tune has
     # none): a folder of a user's notes is refused naming another --out
