@@ -387,7 +387,11 @@ def _budget_option(text: str | None) -> dict[str, list[float]] | None:
         return {one.unit: [int(one.value) if one.value.is_integer() else one.value]}
     if not unit.strip():
         raise CabenchError(f"--budget {text}: expected UNIT=VALUES, e.g. --budget usd=0.5,2 or --budget tokens=100000")
-    return {unit.strip(): _number_list(values, "--budget") or []}
+    items = [v.strip() for v in values.split(",")]
+    if len(items) > 1 and "000" in items[1:]:  # 1,000: budgets of 1 and 0
+        raise CabenchError(f"--budget {text}: commas separate budgets, so this reads as {', '.join(items)}; write "
+                           f"one budget without a comma ({unit.strip()}={values.replace(',', '')})")
+    return {unit.strip().lower(): _number_list(values, "--budget") or []}  # (USD=5 as 5USD is read)
 
 
 def _name_list(text: str | None, flag: str) -> list[str] | None:

@@ -518,12 +518,25 @@ def test_an_empty_figure_index_is_rebuilt_by_plot_as_report_says(tmp_path):
 
 @pytest.mark.parametrize("text, budget", [("5usd", {"usd": [5]}), ("$0.5", {"usd": [0.5]}),
                                           ("2e6tokens", {"tokens": [2000000]}), ("usd=0.5,2", {"usd": [0.5, 2]}),
-                                          ("tokens=100000", {"tokens": [100000]})])
+                                          ("tokens=100000", {"tokens": [100000]}), ("USD=5", {"usd": [5]}),
+                                          ("usd=1,500", {"usd": [1, 500]}), ("2,000,000 tokens", {"tokens": [2e6]})])
 def test_run_takes_one_budget_as_advise_states_it(text, budget):
     """`advise --budget 5usd` and `run --budget usd=5` were two forms, each refused by the other command."""
     from cabench.cli import _budget_option
 
     assert _budget_option(text) == budget
+
+
+@pytest.mark.parametrize("text, items, one", [("usd=1,000", "1, 000", "usd=1000"),
+                                              ("tokens=2,000,000", "2, 000, 000", "tokens=2000000")])
+def test_a_budget_list_with_a_comma_in_a_number_says_commas_separate_budgets(text, items, one):
+    """usd=1,000 was refused as 'must be positive, got 0', a number never typed."""
+    from cabench.cli import _budget_option
+
+    with pytest.raises(CabenchError) as exc:
+        _budget_option(text)
+    assert str(exc.value) == (f"--budget {text}: commas separate budgets, so this reads as {items}; write one budget "
+                              f"without a comma ({one})")
 
 
 def test_run_names_both_budget_forms_for_one_it_cannot_read():
