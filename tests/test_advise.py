@@ -259,6 +259,12 @@ def test_a_budget_of_nothing_or_less_says_it_must_be_positive(text):
         parse_budget(text)
 
 
+@pytest.mark.parametrize("text", ["infusd", "nanusd", "-inf tokens", "$Infinity", "NaN"])
+def test_a_budget_of_no_finite_amount_says_so(text):
+    with pytest.raises(CabenchError, match=f"^--budget {re.escape(text)}: expected a finite amount$"):
+        parse_budget(text)
+
+
 def test_a_budget_beyond_a_floats_range_says_so():
     """1e400tokens was refused as 'expected a positive amount', which it is."""
     with pytest.raises(CabenchError, match=r"^--budget 1e400tokens: expected a finite amount \(1e400 is beyond a "
