@@ -583,17 +583,28 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     both = sorted(set(columns) & set(constants))
     if both:
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")
+    lacking = [name for name in MAPPED if name not in columns and name not in constants and name in COLUMNS
+               and name != "config_id" and name not in MEASURE_COLUMNS]
+    if lacking:
+        where = mapping_path or source
+        header = [str(c) for c in frame.columns if c not in COLUMNS]  # (a canonical column is read as itself)
+        near = next(((name, hint) for name in lacking if (hint := _near_header(frame, name))), None)
+        if near is not None:  # a header that is no header, or a name off by case or spaces: that first
+            raise CabenchError(f"{where}: {near[0]}: no such column; {near[1]}")
+        if len(lacking) > 1:  # every one at once, not one a run
+            named = ", ".join(name + did_you_mean(name, header).replace("; did you mean", " (did you mean")
+                              + (")" if did_you_mean(name, header) else "") for name in lacking)
+            raise CabenchError(f"{where}: no columns {named}; map source columns to them (--mapping) or give "
+                               f"constants ({' '.join(f'--set {name}=...' for name in lacking)})")
+        name = lacking[0]
+        raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping) or give a "
+                           f"constant (--set {name}=...)" + did_you_mean(name, header))
     canonical = pd.DataFrame(index=frame.index)
     for name in MAPPED:
         if name in columns:
             canonical[name] = _mapped(frame, columns[name], name, source, mapping_path, place)
         elif name in constants:
             canonical[name] = constants[name]
-        elif name in COLUMNS and name != "config_id" and name not in MEASURE_COLUMNS:
-            where = mapping_path or source
-            raise CabenchError(f"{where}: {name}: no such column; " + (_near_header(frame, name) or (
-                f"map a source column to it (--mapping) or give a constant (--set {name}=...)"
-                + did_you_mean(name, [str(c) for c in frame.columns]))))
     _strip_names(canonical, echo)
     if fmt == "canonical" and not any(c in canonical for c in COST_SOURCES):  # refused as having no cost column
         alike = _named_alike(frame.columns, COST_SOURCES)

@@ -125,8 +125,8 @@ def test_canonical_logs_need_no_mapping_and_set_adds_constants(tmp_path):
     logs = pd.read_csv(tmp_path / "c" / "logs.csv.gz")
     assert set(logs["prompting"]) == {"cot"} and set(logs["max_new_tokens"]) == {512}
     missing = CliRunner().invoke(app, ["data", "import", str(tmp_path / "canon.csv"), "--out", str(tmp_path / "d")])
-    assert missing.exit_code == 2 and "max_new_tokens: no such column" in missing.stderr
-    assert "--set max_new_tokens=" in missing.stderr
+    assert missing.exit_code == 2 and "no columns max_new_tokens, prompting;" in missing.stderr
+    assert "--set max_new_tokens=... --set prompting=..." in missing.stderr
     bad = CliRunner().invoke(app, ["data", "import", str(tmp_path / "canon.csv"), "--out", str(tmp_path / "d"),
                                    "--set", "promting=cot"])
     assert bad.exit_code == 2 and "did you mean 'prompting'" in bad.stderr
@@ -160,6 +160,20 @@ def test_csv_jsonl_and_parquet_import_to_identical_bytes(tmp_path, with_ids):
     if not with_ids:
         assert sorted(logs["config_id"].unique()) == ["m0_t0.0_g128_direct", "m1_t1.0_g128_direct",
                                                       "m2_t1.0_g128_direct"]
+
+
+def test_every_missing_metadata_column_is_named_at_once(tmp_path):
+    """A log lacking temperature, max_new_tokens and prompting named one a run, three runs to learn them (and
+    offered 'tokens', the cost column, for max_new_tokens)."""
+    frame = tiny_logs(n_configs=2, n_instances=4).drop(columns=["temperature", "max_new_tokens", "prompting"])
+    frame.assign(temprature=0.5).to_csv(tmp_path / "logs.csv", index=False)
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "logs.csv", None, tmp_path / "ds")
+    assert str(info.value) == (
+        f"{tmp_path / 'logs.csv'}: no columns temperature (did you mean 'temprature'?), max_new_tokens, prompting; "
+        "map source columns to them (--mapping) or give constants (--set temperature=... --set max_new_tokens=... "
+        "--set prompting=...)")
+    assert not (tmp_path / "ds").exists()
 
 
 def test_fields_of_nested_json_objects_are_mapped_by_their_dotted_paths(tmp_path):
