@@ -411,9 +411,15 @@ def _numbers(values: pd.Series, column: Any, role: str, source: Path, place: Cal
 
 
 def _ignored(frame: pd.DataFrame, columns: dict[str, Any], extra: tuple[str, ...]) -> list[str]:
-    """The source columns the import leaves out: neither mapped (alone or in a sum) nor kept as extra columns."""
+    """The source columns the import leaves out: neither mapped (alone or in a sum) nor kept as extra columns. Of a
+    JSON object's fields (``usage.total_tokens``: :func:`~cabench.data.io.read_table`), those left out where some
+    are read, else the object alone."""
     used = {part for src in columns.values() for part in (src if isinstance(src, list) else [src])} | set(extra)
-    return [str(c) for c in frame.columns if c not in used]
+    top = {str(c) for c in frame.columns}
+    parent = {str(c): str(c).split(".")[0] for c in frame.columns if "." in str(c) and str(c).split(".")[0] in top}
+    read = {parent[u] for u in used if u in parent}  # objects some of whose fields are read
+    return [str(c) for c in frame.columns
+            if c not in used and str(c) not in read and not (str(c) in parent and parent[str(c)] not in read)]
 
 
 def _refuse_overlap(out: Path, sources: list[Path]) -> None:

@@ -201,6 +201,14 @@ def test_fields_of_nested_json_objects_are_mapped_by_their_dotted_paths(tmp_path
     assert (nested / "logs.csv.gz").read_bytes() == (flat / "logs.csv.gz").read_bytes()
     logs = pd.read_csv(nested / "logs.csv.gz", dtype={"instance_id": str})
     assert sorted(logs["instance_id"].unique()) == ["1.50", "2e1", "q1", "q3", "q4", "q5"]
+    # the fields left out of objects some of whose fields are read; an object left out whole by its name alone
+    ignored = yaml.safe_load((nested / "dataset.yaml").read_text())["provenance"]["ignored_columns"]
+    assert ignored == ["metrics.exact"]
+    from cabench.data.importer import _ignored
+    from cabench.data.io import read_table
+
+    table = read_table(tmp_path / "nested.jsonl")
+    assert _ignored(table, {"correct": "metrics.acc"}, ()) == ["run", "doc", "usage", "timing", "metrics.exact"]
 
 
 def test_a_top_level_field_keeps_its_name_beside_a_nested_one_of_the_same_path(tmp_path):
