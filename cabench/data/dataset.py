@@ -261,8 +261,12 @@ def preprocess(frame: pd.DataFrame, meta: dict[str, Any], split: Split, *, name:
     numeric = [c for c in frame.columns if c not in ("config_id", "instance_id", *CONFIG_COLUMNS)]
     for i, spec in enumerate(terms.objectives):
         if spec.column not in numeric and spec.normalise != "inverse":
-            raise CabenchError(f"{said}: objectives[{i}]: '{spec.name}' reads the column '{spec.column}', which the "
-                               f"logs{logs} lack; the logs have {', '.join(numeric)}")
+            why = (f"'{spec.column}' names a configuration, not a measure of each call" if spec.column in
+                   ("config_id", "instance_id", *CONFIG_COLUMNS) else
+                   f"the logs{logs} lack it (a column beyond the canonical ones is kept only where dataset.yaml lists "
+                   "it under extra_columns)")
+            raise CabenchError(f"{said}: objectives[{i}]: '{spec.name}' reads the column '{spec.column}': {why}; the "
+                               f"columns objectives can read are {', '.join(numeric)}")
     full = {col: _wide(frame, col, config_ids, instance_ids) for col in numeric}
     prof = {col: _readonly(values[:, prof_pos]) for col, values in full.items()}
     evaluation = {col: _readonly(values[:, eval_pos]) for col, values in full.items()}

@@ -247,6 +247,25 @@ def test_accuracy_cost_ucb_needs_accuracy_first(tmp_path):
     assert index(np.ones((1, 2)), upper, np.array([[0.5, 0.4]])).tolist() == [[0.3 / 0.5, 0.6 / 0.4]]
 
 
+@pytest.mark.parametrize("column, why", [
+    ("judge", "the logs (dataset {folder}) lack it (a column beyond the canonical ones is kept only where "
+              "dataset.yaml lists it under extra_columns)"),
+    ("max_new_tokens", "'max_new_tokens' names a configuration, not a measure of each call")])
+def test_an_objective_of_a_column_not_read_says_why(tmp_path, column, why):
+    """'judge' is in the logs file but not kept (no extra_columns), max_new_tokens is a configuration's: both were
+    said to be columns 'the logs lack'."""
+    frame = spread_logs(5, 80, seed=3)
+    frame["judge"] = 1.0
+    folder = write_dataset(tmp_path / "scored", frame, gz=False, split={"profiling_size": 30, "seed": 0})
+    raw = {"dataset": str(folder), "setting": "online", "rho": 2, "methods": ["cohv-ucb"],
+           "objectives": ["accuracy", {"column": column, "direction": "max", "normalise": [0, 10]}]}
+    with pytest.raises(CabenchError) as info:
+        build_problem(parse_config(raw, "cfg.yaml"))
+    assert str(info.value) == (f"cfg.yaml: objectives[1]: '{column}' reads the column '{column}': "
+                               f"{why.format(folder=folder)}; the columns "
+                               "objectives can read are correct, latency_s, tokens, cost")
+
+
 def test_a_dataset_may_declare_its_terms(tmp_path):
     folder = _dollar_logs(tmp_path, latency=False)
     meta = (folder / "dataset.yaml").read_text() + "objectives: [accuracy, cost]\ncost: usd\n"
