@@ -19,12 +19,30 @@ from cabench.psi import PsiMethod, run_psi
 from cabench.psi.reference import reference_psi
 from cabench.streams import stream_keys
 from cabench.synthetic import SyntheticSpec, synthetic_problem
+from tests.conftest import DATA
 from tests.methods_extra import rules
 
 SPEC = SyntheticSpec("registered", means=((0.9, 0.2), (0.6, 0.6), (0.2, 0.9), (0.5, 0.45), (0.15, 0.8)),
                      costs=(1.0, 2.0, 1.5, 0.8, 1.2), noise="gaussian", sigma=0.5, cost_spread=0.3)
 PROBLEM = synthetic_problem(SPEC)
 KEYS = stream_keys(7, np.arange(4), PROBLEM.arm_ids)
+
+
+def test_a_config_naming_a_decorated_function_gets_the_method_it_was_registered_as(tmp_path):
+    """A config names a decorated function as module:object: it ran as a bare function, its display, style and
+    quality_first dropped (a quality-per-cost index ran on latency first, where acc-cost-ucb is refused)."""
+    raw = {"dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4]], "costs": [1, 2]}}, "setting": "online",
+           "rho": [4], "methods": ["tests.methods_extra.rules:sqrt_cost_ucb"]}
+    entry = parse_config(raw, "c.yaml").methods[0].entry
+    assert entry.spec.name == "tests.methods_extra.rules:sqrt_cost_ucb" and entry.spec.display == "sqrt-cost HV-UCB"
+    from cabench.plan import build_problem
+
+    quality = {**raw, "dataset": str(DATA / "piqa"), "methods": ["tests.methods_extra.rules:acc_sqrt_cost_ucb"],
+               "objectives": ["latency", "accuracy"]}
+    with pytest.raises(CabenchError, match="tests.methods_extra.rules:acc_sqrt_cost_ucb divides the first "
+                                           "objective's optimistic mean by the cost"):
+        build_problem(parse_config(quality, "c.yaml"))
+    build_problem(parse_config({**quality, "objectives": ["accuracy", "latency"]}, "c.yaml"))  # quality first
 
 
 def test_registered_like_a_built_in():

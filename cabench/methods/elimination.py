@@ -35,7 +35,7 @@ from cabench.methods.identification import (
     empirical_gaps,
     too_small,
 )
-from cabench.methods.spec import Spec, Style, checked_display, register, user_style
+from cabench.methods.spec import Spec, Style, checked_display, mark_decorated, register, user_style
 from cabench.methods.user import UserMethod, UserMethodError, checked
 from cabench.pareto import TIE_ATOL, TIE_RTOL, classification_gaps, harmonic_l, removal_choice
 from cabench.problem import Problem
@@ -436,6 +436,7 @@ def schedule(name: str, *, display: str | None = None, color: str | None = None,
             checked_display(name, display)
         register(schedule_entry(name, function, shown=user_style(name, display, color, marker),
                                 source=function.__module__))
+        mark_decorated(function, name, "psi")
         return function
 
     return decorate

@@ -10,15 +10,28 @@ a results folder names (it may come from someone else).
 
 from __future__ import annotations
 
+import dataclasses
+
 from cabench.errors import CabenchError
 from cabench.methods.elimination import schedule_entry
 from cabench.methods.index import index_entry
-from cabench.methods.spec import SETTINGS, Method, Spec, checked_display, find, registered, user_style
+from cabench.methods.spec import (
+    SETTINGS,
+    Method,
+    Spec,
+    checked_display,
+    decorated,
+    find,
+    registered,
+    user_style,
+)
 from cabench.methods.user import load_user
 
 _KIND = {"online": ("online", "index function"), "psi": ("identification", "schedule")}
 #: How each ``module:object`` method met in this process asks to be shown: (display, prefers), by name.
 _SHOWN: dict[str, tuple[str, bool]] = {}
+#: The specs of the decorated functions configs named as ``module:object`` in this process (quality_first, style).
+_RESOLVED: dict[tuple[str, str], Spec] = {}
 
 
 def names(setting: str) -> tuple[str, ...]:
@@ -38,6 +51,15 @@ def get(name: str, setting: str) -> Method:
         return method
     if is_module_object(name):
         function = load_user(name)
+        registered_as = decorated(function, setting)
+        if registered_as is not None and registered_as.spec.origin == "user":  # a decorated function of one's own:
+            # the method it was registered as (display, style, quality_first, of_one), under this name
+            spec = registered_as.spec
+            method = dataclasses.replace(registered_as, spec=dataclasses.replace(
+                spec, name=name, shown=spec.shown or user_style(name, checked_display(name, name))))
+            remember(name, method.spec.display, method.spec.prefers)
+            _RESOLVED[(name, setting)] = method.spec
+            return method
         shown = user_style(name, checked_display(name, getattr(function, "display", name)))
         module = name.partition(":")[0]
         method = (index_entry(name, function, shown=shown, source=module) if setting == "online"
@@ -67,6 +89,8 @@ def describe(name: str, setting: str | None = None) -> Spec:
         method = find(name, where)
         if method is not None:
             return method.spec
+        if (name, where) in _RESOLVED and _SHOWN.get(name, ("", True))[0] == _RESOLVED[(name, where)].display:
+            return _RESOLVED[(name, where)]  # (unless a results folder read since shows it otherwise)
     if name in _SHOWN:
         display, prefers = _SHOWN[name]
         return Spec(name, setting or SETTINGS[0], "user", shown=user_style(name, display), prefers=prefers)

@@ -329,6 +329,23 @@ def find(name: str, setting: str) -> Method | None:
     return _TABLE.get((setting, name))
 
 
+#: The functions a decorator registered, by id, with the name and setting each was registered as (the function is
+#: kept alive by its module and the table).
+_DECORATED: dict[int, tuple[str, str]] = {}
+
+
+def mark_decorated(function: Any, name: str, setting: str) -> None:
+    """Remember that ``function`` was registered by a decorator as the method ``name`` of ``setting``."""
+    _DECORATED[id(function)] = (name, setting)
+
+
+def decorated(function: Any, setting: str) -> Method | None:
+    """The method a decorator registered ``function`` as in ``setting`` (a config naming it as ``module:object``
+    gets it, with the display, style and checks the decorator declared), else None."""
+    found = _DECORATED.get(id(function))
+    return find(found[0], setting) if found is not None and found[1] == setting else None
+
+
 def registered(setting: str) -> list[Method]:
     """The methods of ``setting``: the paper's, then cabench's own, then yours, each in registration order."""
     methods = [m for (s, _), m in _TABLE.items() if s == setting]

@@ -8,6 +8,12 @@ from cabench.methods.elimination import schedule
 from cabench.methods.index import index_method
 
 
+@index_method("acc-sqrt-cost-ucb", display="accuracy per sqrt-cost", quality_first=True)
+def acc_sqrt_cost_ucb(n, upper, lower_cost):
+    """The optimistic first objective, read as the answers' quality, per square root of the cost's lower bound."""
+    return upper[..., 0] / np.sqrt(lower_cost)
+
+
 @index_method("sqrt-cost-ucb", display="sqrt-cost HV-UCB", color="#444444", marker="8")
 def sqrt_cost_ucb(n, upper, lower_cost):
     """The optimistic hypervolume per square root of the cost's lower bound."""
