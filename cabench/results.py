@@ -679,6 +679,19 @@ def _why_rows_differ(first: dict[str, Any], second: dict[str, Any]) -> str:
     return ""
 
 
+def _shown_alike(experiments: list[Experiment]) -> None:
+    """A ``module:object`` method whose experiments recorded other display names (renamed between runs, or two
+    people's methods of one name) is shown by its name in all of them: one display for the whole folder, the last
+    read, named the others' method wrongly."""
+    displays: dict[str, set[str]] = {}
+    for e in experiments:
+        recorded = e.meta.get("methods_shown")
+        for name, facts in (recorded.items() if isinstance(recorded, dict) else []):
+            if isinstance(name, str) and isinstance(facts, dict):
+                displays.setdefault(name, set()).add(str(facts.get("display")))
+    registry.remember_shown({name: {"display": name} for name, shown in displays.items() if len(shown) > 1})
+
+
 class ResultSet:
     """Every experiment below a folder, one :class:`Experiment` each, in name order; with ``selections=False``
     each ``selections.csv.gz`` is read when first asked for (figures never read it)."""
@@ -706,6 +719,7 @@ class ResultSet:
                     f"rows{_why_rows_differ(seen.meta, exp.meta)}; remove one copy, or run one again under another "
                     "name (--name) to keep both (results of one experiment are never averaged)")
         self.experiments = sorted(found.values(), key=lambda e: (e.name, e.config_hash))
+        _shown_alike(self.experiments)
         names: dict[str, int] = {}
         for e in self.experiments:
             names[e.name] = names.get(e.name, 0) + 1

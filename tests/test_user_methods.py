@@ -178,3 +178,27 @@ def test_editing_a_module_a_method_imports_recomputes_its_cells(tmp_path, monkey
         in refused.stderr, refused.stderr
     alone = (home / "mine_alone.py").read_bytes()
     assert own_imports("mine_alone") == {} and source_digest("mine_alone") == hashlib.sha256(alone).hexdigest()
+
+
+def test_a_method_recorded_under_two_displays_in_one_folder_is_shown_by_its_name(tmp_path, examples, monkeypatch):
+    """Two experiments of one module:object recorded 'sqrt-cost HV-UCB' and another display (renamed between runs):
+    reports over both showed every experiment's under the display read last."""
+    from cabench.methods import lookup
+    from cabench.results import ResultSet
+
+    for name in ("mine", "mine2"):
+        cfg = {"name": name, "dataset": str(ROOT / "data" / "piqa"), "setting": "online", "rho": [4],
+               "methods": ["my_methods:sqrt_cost_ucb", "uniform"], "repetitions": 2,
+               "output": str(tmp_path / "out" / name)}
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(cfg))
+        assert RUNNER.invoke(app, ["run", str(tmp_path / f"{name}.yaml"), "--quiet"]).exit_code == 0
+    record = tmp_path / "out" / "mine2" / "config.yaml"
+    record.write_text(record.read_text().replace("display: sqrt-cost HV-UCB", "display: renamed rule"))
+    monkeypatch.setattr(lookup, "_SHOWN", {})
+    monkeypatch.setattr(lookup, "_RESOLVED", {})
+    ResultSet(tmp_path / "out" / "mine2")
+    assert lookup.describe("my_methods:sqrt_cost_ucb").display == "renamed rule"  # alone: its own
+    ResultSet(tmp_path / "out")
+    assert lookup.describe("my_methods:sqrt_cost_ucb").display == "my_methods:sqrt_cost_ucb"  # together: its name
+    ResultSet(tmp_path / "out" / "mine")
+    assert lookup.describe("my_methods:sqrt_cost_ucb").display == "sqrt-cost HV-UCB"
