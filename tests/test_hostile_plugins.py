@@ -157,6 +157,16 @@ def test_an_index_that_reduces_over_the_arms_is_refused_and_one_arm_by_arm_runs(
     assert (runs["method"] == f"{ONLINE}:own_pulls").sum() == 4  # its four repetitions at the one budget
 
 
+@pytest.mark.parametrize("method", ["random_tie_break", "counts_its_calls"])
+def test_an_index_that_returns_other_values_for_the_same_arguments_is_refused(tmp_path, method):
+    """A random tie-break below the arm-by-arm probe's tolerance ran, and two runs of one config and seed wrote other
+    results (numba's generator ignores numpy's seed); larger noise was refused as depending on the other arms."""
+    line = one_line(run(tmp_path, "online", ["cohv-ucb", f"{ONLINE}:{method}"], 1),
+                    f"{ONLINE}:{method}: the index returns other values for the same arguments (")
+    assert "must be a function of n, upper and lower_cost alone (no random draws, nothing kept between calls)" in line
+    assert not (tmp_path / "out" / "runs.csv").exists()
+
+
 def test_an_index_reducing_over_the_arms_depends_on_the_batch_and_is_refused_every_time(monkeypatch):
     """What the probe guards against, shown with it bypassed: on 8 repetitions run together or one by one, the
     index of the total pulls gives other counts, the index of the arm's own pulls the same. With the probe, the

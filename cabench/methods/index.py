@@ -70,7 +70,8 @@ PROBE_ARMS = 5  # arms per repetition of the probe, two repetitions
 
 
 def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
-    """Refuse an index of your own whose value for an arm depends on the other arms it is called with.
+    """Refuse an index of your own whose value for an arm depends on the other arms it is called with, or that
+    returns other values when called again with the same arguments (random draws, state kept between calls).
 
     Algorithm 1's indices are functions of one arm's numbers (line 7), and the loops rely on it: the numpy loop
     computes the index of the arms just pulled, one per repetition of the batch, the compiled loop and the policy
@@ -88,6 +89,7 @@ def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
     lower_cost = rng.uniform(0.05, 1.0, shape)
     try:
         together = index(n, upper, lower_cost)
+        again = index(n, upper, lower_cost)
         # as the numpy loop calls it: one arm per repetition of a batch, here all ten in a row
         in_a_row = index(n.reshape(-1), upper.reshape(-1, n_objectives), lower_cost.reshape(-1)).reshape(shape)
         each = {(r, a): index(n[r, a:a + 1], upper[r, a:a + 1], lower_cost[r, a:a + 1])[0]
@@ -95,6 +97,12 @@ def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
     except UserMethodError:
         _PROBED.add((id(index.function), n_objectives))
         return  # what the method does wrong on these numbers, the loop that meets it names
+    if not np.array_equal(together, again, equal_nan=True):
+        r, a = np.argwhere(~((together == again) | (np.isnan(together) & np.isnan(again))))[0]
+        raise UserMethodError(f"methods: {index.name}: the index returns other values for the same arguments "
+                              f"({float(together[r, a])!r}, then {float(again[r, a])!r}); it must be a function of "
+                              "n, upper and lower_cost alone (no random draws, nothing kept between calls), so that "
+                              "the same config and seed give the same results")
     for (batch, calls), ((r, a), alone) in itertools.product(((PROBE_ARMS, together), (n.size, in_a_row)),
                                                              each.items()):
         value = calls[r, a]

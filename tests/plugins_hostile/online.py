@@ -126,3 +126,20 @@ def changes_with_a_long_batch(n, upper, lower_cost):
     unlike on the arms just pulled of a batch of repetitions."""
     bonus = 0.5 if np.ndim(n) == 1 and np.shape(n)[0] >= 3 else 0.0
     return hv_per_cost(n, upper, lower_cost) + bonus
+
+
+_RNG = np.random.default_rng(0)
+
+
+def random_tie_break(n, upper, lower_cost):
+    """HV per cost with a random tie-break far below the probe's tolerance: the same seed gave other results."""
+    return hv_per_cost(n, upper, lower_cost) * (1.0 + 1e-12 * _RNG.random(np.shape(n)))
+
+
+_CALLS = [0]
+
+
+def counts_its_calls(n, upper, lower_cost):
+    """HV per cost plus a bonus that grows with every call: state kept between calls."""
+    _CALLS[0] += 1
+    return hv_per_cost(n, upper, lower_cost) + 1e-3 * _CALLS[0]
