@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cabench.cli import app
+from cabench.errors import CabenchError
 
 RUNNER = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +169,13 @@ def test_editing_a_module_a_method_imports_recomputes_its_cells(tmp_path, monkey
     assert recorded["methods_source"] == {"mine_index:index": digest}  # which code made the folder
     shutil.copytree(tmp_path / "out", tmp_path / "both" / "before")
     (home / "mine_pkg" / "weights.py").write_text("WEIGHT = -1.0\n")  # two imports down
-    assert source_digest("mine_index") != digest
+    # this process still runs the old weights: refused, never keyed by the new text (a notebook's second run stored
+    # the old code's results under the new code's key, reused by every later run)
+    with pytest.raises(CabenchError, match="^mine_pkg.weights: its source .*weights.py changed since this process "
+                                           r"imported it, .*; start a new process, or importlib.reload\(mine_pkg"):
+        source_digest("mine_index")
+    importlib.reload(sys.modules["mine_pkg.weights"])  # the code on disk runs: keyed by it
+    assert source_digest("mine_index") != digest and sys.modules["mine_pkg.weights"].WEIGHT == -1.0
     again, changed = run()
     assert "nothing written" not in again and changed != runs
     # the same config, so the same config_hash: two folders of it are refused together, saying why they differ

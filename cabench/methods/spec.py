@@ -180,9 +180,32 @@ def source_digest(module_name: str) -> str:
     the key of every cell that ran the method. A module importing none of your own hashes as its source alone.
     Computed once per process for each state of those files (path, size, time), not for every cell."""
     importlib.import_module(module_name)  # loaded, so that its file is the one that runs
-    files = sorted(own_imports(module_name).items())
-    return _source_digest(module_name, tuple((name, path, *_stamp(path)) for name, path in
-                                             [(module_name, _file_of(module_name)), *files]))
+    files = [(module_name, _file_of(module_name)), *sorted(own_imports(module_name).items())]
+    _still_as_loaded(files)
+    return _source_digest(module_name, tuple((name, path, *_stamp(path)) for name, path in files))
+
+
+#: Each module of your own whose source keyed a cell in this process: the spec it was loaded with (reloading gives
+#: it another) and the state of its file (size, time) then.
+_LOADED: dict[str, tuple[int, tuple[int, int] | tuple[()]]] = {}
+
+
+def _still_as_loaded(files: list[tuple[str, Path | None]]) -> None:
+    """Refuse, in one line, a module whose file changed since this process first keyed a cell by it without
+    loading it again: the code that runs is the one imported before, and the edited text would key its cells (a
+    notebook's second run stored the old code's results under the new code's key, which every later run reused)."""
+    for name, path in files:
+        module = sys.modules.get(name)
+        if module is None or path is None:
+            continue
+        loaded, stamp = id(getattr(module, "__spec__", None)), _stamp(path)
+        first = _LOADED.setdefault(name, (loaded, stamp))
+        if first[0] != loaded:  # loaded again (importlib.reload): the code that runs is the file's now
+            _LOADED[name] = (loaded, stamp)
+        elif first[1] != stamp:
+            raise CabenchError(f"{name}: its source {path} changed since this process imported it, so the code that "
+                               "would run is not the code on disk, which keys the cached cells; start a new process, "
+                               f"or importlib.reload({name}) first")
 
 
 def _stamp(path: Path | None) -> tuple[int, int] | tuple[()]:
