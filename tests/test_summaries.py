@@ -42,3 +42,20 @@ def test_trajectories_are_pandas_groups_in_the_order_met():
     assert got["moving_avg_mean"][got["point"] == 0].isna().all() and (got["n_reps"][got["point"] == 0] == 0).all()
     first = per_rep.iloc[0]
     assert tuple(got.iloc[0][["method", "rho", "point"]]) == (first["method"], first["rho"], first["point"])
+
+
+def test_the_printed_table_makes_room_for_a_long_method_name():
+    """A method of one's own shown by a name over the column's width pushed its row's numbers out of line."""
+    from cabench.summaries import format_summary
+
+    long = "my_rules:front_loaded_successive_rejects"
+    psi = pd.DataFrame({"method": ["copsi", long], "cost_mode": "deterministic", "rho": [20.0, 20.0],
+                        "budget": [1000.0, 1000.0], "error": 0.1, "error_low": 0.05, "error_high": 0.2, "f1": 0.9,
+                        "size": 3.0, "spend_share": 0.99, "status": "ok"})
+    online = pd.DataFrame({"method": ["cohv-ucb", long], "rho": [20.0, 20.0], "budget": [1000.0, 1000.0],
+                           "regret_hv": 1.5, "regret_hv_se": 0.1, "regret_std": 2.5, "regret_std_se": 0.2, "n": 5,
+                           "spend_share": 0.99, "status": "ok"})
+    for table in (psi, online):
+        lines = format_summary(table).splitlines()
+        ends = {line.index(token) + len(token.rstrip()) for line, token in zip(lines, (" rho", " 20 ", " 20 "))}
+        assert len(lines) == 3 and len(ends) == 1 and lines[2].startswith(long + " "), lines
