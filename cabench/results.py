@@ -754,7 +754,8 @@ class ResultSet:
         seen: set[str] = set()
         for e in sorted(self.experiments, key=lambda e: not e.on_paper_terms):  # stable: name order within
             key = (f"{e.dataset_name}:{e.dataset.get('sha256', '')}:{e.meta.get('split')}:{e.objectives}:"
-                   f"{e.cost_unit}:{e.meta.get('prices')}")  # (other prices: other dollars, and in usd other c_i)
+                   f"{e.cost_unit}:{e.meta.get('prices')}:"  # other prices: other dollars, and in usd other c_i
+                   f"{[e.dataset.get(k) for k in ('cost_min', 'cost_max', 'usd_min', 'usd_max')]}")  # (a dataset's own)
             if key in seen:
                 continue
             seen.add(key)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from cabench import registry
 from cabench.analysis import exploited_at_largest, key_configurations, relative_hypervolume
@@ -258,5 +259,31 @@ def test_the_data_has_a_row_per_price_table_of_one_dataset(tmp_path):
     assert len(data) == 2 and data["data"].iloc[1].endswith("(`dear`)"), data
     for (_, row), name in zip(data.iterrows(), ("cheap", "dear")):
         c = pd.read_csv(tmp_path / name / "arms.csv")["cost_usd"]  # each experiment's own profiling costs c_i
+        low, high = (float(x.lstrip("$")) for x in row["profiling cost c_i"].split("–"))
+        assert low == pytest.approx(c.min(), rel=1e-3) and high == pytest.approx(c.max(), rel=1e-3), name
+
+
+def test_the_data_has_a_row_per_price_table_a_dataset_declares(tmp_path):
+    """Prices a dataset.yaml declares never reach config.yaml: two copies of one dataset at other prices shared the
+    first's row of the data, as two configs' price tables did."""
+    import shutil
+
+    from cabench.config import parse_config
+
+    prices = load_config(ROOT / "configs" / "terms" / "gsm8k_dollars_online.yaml").terms.describe()["prices"]
+    for name, gpt2 in (("cheap", 0.02), ("dear", 0.2)):
+        folder = shutil.copytree(ROOT / "data" / "gsm8k", tmp_path / "data" / name)
+        terms = {"objectives": ["accuracy", "latency", "cost"], "cost": "usd",
+                 "prices": {**prices, "GPT-2": {"tokens": gpt2}}}
+        (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text() + yaml.safe_dump(terms))
+        cfg = parse_config({"name": name, "dataset": str(folder), "setting": "online", "budget": {"usd": [0.05]},
+                            "methods": ["uniform"], "repetitions": 2, "output": str(tmp_path / "out" / name)},
+                           "c.yaml")
+        run_experiment(cfg, quiet=True)
+    report = build_report(tmp_path / "out")
+    data = table(report, next(h for h in ("## The data", "## Table 1: the data") if h in report))
+    assert len(data) == 2, data
+    for (_, row), name in zip(data.iterrows(), ("cheap", "dear")):
+        c = pd.read_csv(tmp_path / "out" / name / "arms.csv")["cost_usd"]
         low, high = (float(x.lstrip("$")) for x in row["profiling cost c_i"].split("–"))
         assert low == pytest.approx(c.min(), rel=1e-3) and high == pytest.approx(c.max(), rel=1e-3), name
