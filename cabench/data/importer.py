@@ -411,15 +411,15 @@ def _numbers(values: pd.Series, column: Any, role: str, source: Path, place: Cal
 
 
 def _ignored(frame: pd.DataFrame, columns: dict[str, Any], extra: tuple[str, ...]) -> list[str]:
-    """The source columns the import leaves out: neither mapped (alone or in a sum) nor kept as extra columns. Of a
-    JSON object's fields (``usage.total_tokens``: :func:`~cabench.data.io.read_table`), those left out where some
-    are read, else the object alone."""
-    used = {part for src in columns.values() for part in (src if isinstance(src, list) else [src])} | set(extra)
-    top = {str(c) for c in frame.columns}
-    parent = {str(c): str(c).split(".")[0] for c in frame.columns if "." in str(c) and str(c).split(".")[0] in top}
-    read = {parent[u] for u in used if u in parent}  # objects some of whose fields are read
-    return [str(c) for c in frame.columns
-            if c not in used and str(c) not in read and not (str(c) in parent and parent[str(c)] not in read)]
+    """The source columns the import leaves out: neither mapped (alone or in a sum) nor kept as extra columns, nor
+    a JSON object some of whose fields are (``usage`` where ``usage.total_tokens`` is mapped)."""
+    used = {str(part) for src in columns.values() for part in (src if isinstance(src, list) else [src])} | set(extra)
+
+    def read_within(column: str) -> bool:
+        return (any(u.startswith(f"{column}.") for u in used) and frame[column].dtype == object
+                and any(isinstance(v, dict) for v in frame[column]))
+
+    return [str(c) for c in frame.columns if str(c) not in used and not read_within(c)]
 
 
 def _refuse_overlap(out: Path, sources: list[Path]) -> None:
@@ -537,7 +537,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     extra: tuple[str, ...] = tuple(mapping["extra_columns"] or ())
     options = ReadOptions(metric, split or "test")
     names = [src for name, src in mapping["columns"].items() if name in IDENTITY_COLUMNS and isinstance(src, str)]
-    read = read_source(source, fmt, options, (*IDENTITY_COLUMNS, *names))
+    fields = [part for src in mapping["columns"].values() for part in (src if isinstance(src, list) else [src])
+              if isinstance(part, str)] + list(extra)  # (nested ones read out of JSON lines by their paths)
+    read = read_source(source, fmt, options, (*IDENTITY_COLUMNS, *names), fields)
     frame, files, place, info = read.frame, read.files, read.place, read.info
     empty: np.ndarray = np.flatnonzero(frame.isna().all(axis=1).to_numpy()) if len(frame.columns) else np.zeros(0, int)
     if len(empty):  # a spreadsheet's row of commas: no configuration, no instance, nothing measured

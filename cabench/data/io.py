@@ -17,7 +17,7 @@ import json
 import lzma
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -144,9 +144,11 @@ class _Written(str):
     """A JSON number in a name column, kept as the text the line holds."""
 
 
-def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str]) -> pd.DataFrame:
+def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str], fields: Iterable[str] = ()
+                 ) -> pd.DataFrame:
     """A CSV or JSON-lines table (by its file ``name``) from a path or a stream of its text; the ``text`` columns
-    (names and ids) are read as the text the file holds."""
+    (names and ids) are read as the text the file holds; of JSON lines, the nested ``fields`` a mapping names by
+    their dotted paths are read out (:func:`_with_fields`)."""
     of = "the file" if isinstance(source, Path) else "the unpacked text"
     if name.endswith((".jsonl", ".ndjson")):
         data = source.read_bytes() if isinstance(source, Path) else source.read()
@@ -160,7 +162,7 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
             frame = pd.read_json(io.BytesIO(data), lines=True, dtype=False, precise_float=True)
         except (ValueError, TypeError) as exc:  # pandas says where in bytes (or fails on a line not an object)
             raise ValueError(_bad_line(data) or str(exc)) from None
-        frame = _flattened(frame)
+        frame = _with_fields(frame, fields)
         return _numbers_as_written(frame, data, [c for c in text if c in frame])
     table: Path | io.BytesIO
     if isinstance(source, Path):
@@ -336,37 +338,42 @@ def _bad_line(data: bytes) -> str | None:
     return None
 
 
-#: How deep :func:`_flattened` follows objects within objects (deeper ones stay one value).
-NESTED_LEVELS = 8
+_MISSING = object()
 
 
-def _leaves(item: dict, prefix: str = "", level: int = 1) -> Iterator[tuple[str, Any]]:
-    """The values of a JSON object's fields, each by its dotted path (``usage.total_tokens``), objects within it
-    followed to :data:`NESTED_LEVELS` levels."""
-    for key, value in item.items():
-        if isinstance(value, dict) and value and level < NESTED_LEVELS:
-            yield from _leaves(value, f"{prefix}{key}.", level + 1)
-        else:
-            yield f"{prefix}{key}", value
+def _at(item: Any, parts: list[str]) -> Any:
+    """The value at the dotted path ``parts`` in a JSON value (a key may hold dots itself: the longest key that
+    matches is followed first), else :data:`_MISSING`."""
+    if not parts:
+        return item
+    if not isinstance(item, dict):
+        return _MISSING
+    for cut in range(len(parts), 0, -1):
+        key = ".".join(parts[:cut])
+        if key in item:
+            found = _at(item[key], parts[cut:])
+            if found is not _MISSING:
+                return found
+    return _MISSING
 
 
-def _flattened(frame: pd.DataFrame) -> pd.DataFrame:
-    """A JSON-lines table with the fields of its objects as columns of their own, named by their dotted paths
-    (``{"usage": {"total_tokens": 65}}`` gives ``usage.total_tokens``), so that a mapping can name them; a field the
-    lines also give at the top level under the same name keeps that one."""
-    nested = [c for c in frame.columns if frame[c].dtype == object and any(isinstance(v, dict) for v in frame[c])]
-    if not nested:
-        return frame
+def _with_fields(frame: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
+    """A JSON-lines table with a column for each of ``fields`` (the source columns a mapping names) that names a
+    field of a nested object by its dotted path (``usage.total_tokens``) rather than a top-level field, which wins
+    where both are; a line without it holds nothing there. Only what is named is read out: objects whose keys vary
+    by line (log-probabilities by token) would make a column of every key."""
     added: dict[str, list[Any]] = {}
-    for column in nested:
-        for row, value in enumerate(frame[column]):
-            if isinstance(value, dict):
-                for name, leaf in _leaves(value, f"{column}."):
-                    added.setdefault(name, [None] * len(frame))[row] = leaf
-    added = {name: values for name, values in added.items() if name not in frame.columns}
-    if not added:
-        return frame
-    return pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1)
+    for name in dict.fromkeys(fields):
+        if name in frame.columns or "." not in name:
+            continue
+        parts = name.split(".")
+        heads = [cut for cut in range(len(parts) - 1, 0, -1) if ".".join(parts[:cut]) in frame.columns]
+        if not heads:
+            continue
+        column, rest = ".".join(parts[:heads[0]]), parts[heads[0]:]
+        values = [_at(v, rest) for v in frame[column]]
+        added[name] = [None if v is _MISSING else v for v in values]
+    return pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1) if added else frame
 
 
 def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd.DataFrame:
@@ -382,9 +389,8 @@ def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd
     for line in data.split(b"\n"):
         if line.strip():
             item = json.loads(line.decode("utf-8-sig"), parse_int=_Written, parse_float=_Written)
-            flat = dict(_leaves(item)) if type(item) is dict and any(c not in item for c in numeric) else {}
             for c in numeric:
-                value = (item[c] if c in item else flat.get(c)) if type(item) is dict else None
+                value = (item[c] if c in item else _at(item, c.split("."))) if type(item) is dict else None
                 written[c].append(str(value) if type(value) is _Written else None)
     frame = frame.copy()
     for c in numeric:
@@ -394,8 +400,9 @@ def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd
     return frame
 
 
-def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFrame:
-    """Read a CSV or JSONL table (plain or compressed: :func:`_unpacked`) or a parquet table as strings/numbers;
+def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS, fields: Iterable[str] = ()) -> pd.DataFrame:
+    """Read a CSV or JSONL table (plain or compressed: :func:`_unpacked`) or a parquet table as strings/numbers
+    (of JSON lines, with the nested ``fields`` named by dotted paths read out as columns);
     the ``text`` columns of a CSV or JSONL table (by default the canonical names and ids) as the text the file
     holds."""
     name = path.name.lower()
@@ -423,10 +430,10 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS) -> pd.DataFra
         if name.endswith(".parquet"):
             return pd.read_parquet(path)
         if not packed:
-            return _parse_table(path, name, text)
+            return _parse_table(path, name, text, fields)
         stream, capped, inner = _unpacked(path)
         with stream:
-            return _parse_table(stream, inner, text)
+            return _parse_table(stream, inner, text, fields)
     except ImportError as exc:
         raise CabenchError(f"{path}: reading parquet needs pyarrow: pip install 'cabench[parquet]', or use CSV") \
             from exc

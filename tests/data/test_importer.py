@@ -187,7 +187,8 @@ def test_fields_of_nested_json_objects_are_mapped_by_their_dotted_paths(tmp_path
         item = {"run": {"config": r["config_id"], "llm": {"name": r["model"], "temperature": r["temperature"]},
                         "max_new_tokens": r["max_new_tokens"], "prompting": r["prompting"]},
                 "doc": {"id": r["instance_id"]}, "metrics": {"acc": r["correct"], "exact": 1 - r["correct"]},
-                "usage": {"total_tokens": r["tokens"]}, "timing": {"s": r["latency_s"]}}
+                "usage": {"total_tokens": r["tokens"]}, "timing": {"s": r["latency_s"]},
+                "logprobs": {f"tok{r['tokens'] + k}": -0.5 * k for k in range(3)}}  # keys varying by line
         # ids written as JSON numbers are read as written (1.50, not 1.5)
         lines.append(json.dumps(item).replace('"id": "1.50"', '"id": 1.50').replace('"id": "2e1"', '"id": 2e1'))
     assert sum('"id": 1.50}' in line for line in lines) == 3
@@ -201,22 +202,26 @@ def test_fields_of_nested_json_objects_are_mapped_by_their_dotted_paths(tmp_path
     assert (nested / "logs.csv.gz").read_bytes() == (flat / "logs.csv.gz").read_bytes()
     logs = pd.read_csv(nested / "logs.csv.gz", dtype={"instance_id": str})
     assert sorted(logs["instance_id"].unique()) == ["1.50", "2e1", "q1", "q3", "q4", "q5"]
-    # the fields left out of objects some of whose fields are read; an object left out whole by its name alone
+    # an object some of whose fields are read is not left out; one no field of which is read is, by its name
     ignored = yaml.safe_load((nested / "dataset.yaml").read_text())["provenance"]["ignored_columns"]
-    assert ignored == ["metrics.exact"]
+    assert ignored == ["logprobs"]
     from cabench.data.importer import _ignored
     from cabench.data.io import read_table
 
-    table = read_table(tmp_path / "nested.jsonl")
-    assert _ignored(table, {"correct": "metrics.acc"}, ()) == ["run", "doc", "usage", "timing", "metrics.exact"]
+    table = read_table(tmp_path / "nested.jsonl", fields=["metrics.acc"])  # only what is named is read out
+    assert list(table.columns) == ["run", "doc", "metrics", "usage", "timing", "logprobs", "metrics.acc"]
+    assert _ignored(table, {"correct": "metrics.acc"}, ()) == ["run", "doc", "usage", "timing", "logprobs"]
 
 
 def test_a_top_level_field_keeps_its_name_beside_a_nested_one_of_the_same_path(tmp_path):
     from cabench.data.io import read_table
 
-    (tmp_path / "t.jsonl").write_text('{"a.b": 1, "a": {"b": 2, "c": {"d": 3}}}\n{"a.b": 4, "a": null}\n')
-    table = read_table(tmp_path / "t.jsonl")
+    (tmp_path / "t.jsonl").write_text('{"a.b": 1, "a": {"b": 2, "c": {"d": 3}, "e.f": {"g": 5}}}\n'
+                                      '{"a.b": 4, "a": null}\n')
+    table = read_table(tmp_path / "t.jsonl", fields=["a.b", "a.c.d", "a.e.f.g", "x.y", "a.c.z"])
     assert table["a.b"].tolist() == [1, 4] and table["a.c.d"].tolist()[0] == 3 and pd.isna(table["a.c.d"][1])
+    assert table["a.e.f.g"].tolist()[0] == 5  # a key holding a dot is followed as a key
+    assert "x.y" not in table and table["a.c.z"].isna().all()  # (no such object; no such field: nothing there)
 
 
 NAMES = ["1e3", "1000", "1.0", "1"]  # one number written four ways: four configurations

@@ -49,9 +49,10 @@ class Source:
     info: dict[str, Any]
 
 
-def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str] = IDENTITY_COLUMNS) -> Source:
-    """The rows of ``source``: a table (``canonical``), its ``text`` columns as the text the file holds, or a tool's
-    results read by its reader."""
+def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str] = IDENTITY_COLUMNS,
+                fields: Iterable[str] = ()) -> Source:
+    """The rows of ``source``: a table (``canonical``), its ``text`` columns as the text the file holds and the
+    nested ``fields`` a mapping names read out (JSON lines), or a tool's results read by its reader."""
     if fmt == "canonical":
         if source.is_dir():
             raise CabenchError(f"{source}: a folder, and the canonical format reads one log table; a tool's results "
@@ -62,7 +63,7 @@ def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str
             raise CabenchError(f"{source}: an Inspect log (.eval), not a log table; pass --format inspect")
         if options.metric is not None:
             raise CabenchError("--metric: a canonical table has its 'correct' column; --metric is for tool formats")
-        frame = read_table(source, text)
+        frame = read_table(source, text, fields)
         return Source(frame, [source], data_row, np.arange(len(frame)), {})
     if not source.exists():
         raise CabenchError(f"{source}: not found; give the {fmt} results to import")
