@@ -154,15 +154,18 @@ def plan_budgets(ds: Dataset, by_setting: dict[str, list[str]], targets: dict[st
         modes: tuple[str | None, ...] = (None,) if setting == "online" else ("deterministic",)
         label = f"{name or ds.name}_{SHOWN_SETTING[setting]}"
         spec = PlanSpec(wanted)
-        key = plan_key({"dataset": ds.content_hash or ds.name, "label": label, "methods": names,
-                        "terms": ds.terms.describe()}, spec)  # (a plan in dollars at other prices is another plan)
-        check_plan_folder(out / label, key, replace, hint="pass another --out or --name, or --replace to replace "
-                                                           "it")  # before any work
+        asked = {"dataset": ds.content_hash or ds.name, "label": label, "methods": names}
+        key = plan_key({**asked, "terms": ds.terms.describe()}, spec)  # (in dollars at other prices: another plan)
+        earlier = check_plan_folder(out / label, key, replace, hint="pass another --out or --name, or --replace to "
+                                                                     "replace it", legacy=plan_key(asked, spec))
         found = plan_profiling(profiling, setting, methods, modes, spec, name=label, quiet=quiet)
-        write_plan(found, out / label, key, replace)
+        write_plan(found, out / label, key, replace or earlier)
         rows = [r for r in found.rows if r.method == names[0]]
         row = max(rows, key=lambda r: r.estimate.rho)
         line = f"plan, {SHOWN_SETTING[setting]}: {registry.display(names[0])} {describe_row(row, found)}"
+        if earlier:
+            line += (" (planned again: the plan there was an earlier cabench's, whose key did not hold the objectives, "
+                     "cost unit and prices)")
         if reversed_premise(row.estimate):
             line += " (the draws need more than the profiling rows: the plan may fall short; see plan.csv)"
         elif rows_beyond_draws(row.estimate):

@@ -283,23 +283,25 @@ def config_plan_key(cfg: ExperimentConfig, spec: PlanSpec) -> str:
 
 
 def check_plan_folder(out: Path, key: str, force: bool = False, hint: str = "pass another --out, or --force to "
-                                                                              "replace it") -> None:
+                                                                              "replace it", legacy: str | None = None
+                      ) -> bool:
     """Refuse, in one line, to replace a plan asked otherwise: ``out/plan.csv`` must be absent or record ``key``
     (the same request plans the same budgets, so writing it again changes nothing), and without it the folder holds
     none of the other files a plan writes; ``force`` replaces them. ``out`` must be a folder or absent, whatever
-    ``force``."""
+    ``force``. True where the plan there records ``legacy``, the key an earlier cabench gave this request (the
+    caller replaces it, saying so)."""
     if out.exists() and not out.is_dir():
         raise CabenchError(f"{out}: exists and is not a folder; a plan is written into a folder (pass another "
                            "--out)")
     path = out / "plan.csv"
     if force:
-        return
+        return False
     if not path.exists():
         others = [name for name in PLAN_FILES[1:] if (out / name).exists()]
         if others:  # what a plan writes, but no plan.csv to say which plan: a user's own files, kept
             raise CabenchError(f"{out}: holds {' and '.join(others)} but no plan.csv, files that are not a plan of "
                                f"this cabench; {hint}")
-        return
+        return False
     try:
         held = pd.read_csv(path, dtype=str, keep_default_na=False)
         found = str(held["plan_key"].iloc[0]) if "plan_key" in held and len(held) else ""
@@ -307,9 +309,12 @@ def check_plan_folder(out: Path, key: str, force: bool = False, hint: str = "pas
         found = ""
     if not found:
         raise CabenchError(f"{path}: not a plan cabench wrote (no plan_key could be read from it); {hint}")
+    if found == legacy:  # this request as an earlier cabench keyed it (without what the key holds now)
+        return True
     if found != key:
         raise CabenchError(f"{path}: holds another plan ({found}), not this one ({key}: other targets, settings or "
                            f"data); {hint}")
+    return False
 
 
 def write_plan(plan: BudgetPlan, out: Path, key: str, force: bool = False) -> list[Path]:

@@ -476,6 +476,19 @@ def test_a_plan_asked_otherwise_is_replaced_with_replace_and_kept_apart_with_nam
     replaced = advise(other, "--replace")
     assert replaced.exit_code == 0, replaced.output
     assert pd.read_csv(plan)["plan_key"].iloc[0] != pd.read_csv(io.BytesIO(held))["plan_key"].iloc[0]
+    # a plan an earlier cabench wrote for this request (its key without the terms) is planned again, said so
+    from cabench.advise_plan import parse_target
+    from cabench.budget_plan import PlanSpec, plan_key
+    from cabench.data.dataset import load_dataset
+
+    asked = {"dataset": load_dataset(other).content_hash, "label": "three_online", "methods": ["cohv-ucb"]}
+    legacy = plan_key(asked, PlanSpec((parse_target("share>=0.6"),)))
+    held = pd.read_csv(plan)
+    held.assign(plan_key=legacy).to_csv(plan, index=False)
+    again = advise(other)
+    assert again.exit_code == 0 and "(planned again: the plan there was an earlier cabench's, whose key did not " \
+        "hold the objectives, cost unit and prices)" in again.stdout, again.output
+    assert pd.read_csv(plan)["plan_key"].iloc[0] == held["plan_key"].iloc[0]
     for terms in (["--objectives", "accuracy,cost"], ["--prices", str(_prices(tmp_path))]):  # the same logs
         # on other terms: another plan (a plan in tokens was replaced by one in dollars, at exit 0, unsaid)
         kept = plan.read_bytes()
