@@ -5,6 +5,7 @@ import errno
 import json
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -388,9 +389,16 @@ def _budget_option(text: str | None) -> dict[str, list[float]] | None:
     if not unit.strip():
         raise CabenchError(f"--budget {text}: expected UNIT=VALUES, e.g. --budget usd=0.5,2 or --budget tokens=100000")
     items = [v.strip() for v in values.split(",")]
-    if len(items) > 1 and "000" in items[1:]:  # 1,000: budgets of 1 and 0
+    grouped = [bool(re.fullmatch(r"0\d\d(\.\d*)?", v)) for v in items]  # 1,000 or 1,050.5: a group of thousands
+    if any(grouped[1:]):
+        merged: list[str] = []
+        for item, group in zip(items, grouped):
+            if group and merged:
+                merged[-1] += item
+            else:
+                merged.append(item)
         raise CabenchError(f"--budget {text}: commas separate budgets, so this reads as {', '.join(items)}; write "
-                           f"one budget without a comma ({unit.strip()}={values.replace(',', '')})")
+                           f"each budget without a comma in it ({unit.strip()}={','.join(merged)})")
     return {unit.strip().lower(): _number_list(values, "--budget") or []}  # (USD=5 as 5USD is read)
 
 
