@@ -210,3 +210,31 @@ def test_a_method_recorded_under_two_displays_in_one_folder_is_shown_by_its_name
     assert lookup.describe("my_methods:sqrt_cost_ucb").display == "my_methods:sqrt_cost_ucb"  # together: its name
     ResultSet(tmp_path / "out" / "mine")
     assert lookup.describe("my_methods:sqrt_cost_ucb").display == "sqrt-cost HV-UCB"
+
+
+def test_a_module_edited_between_reading_a_config_and_running_it_is_refused(tmp_path, monkeypatch):
+    """Reading the config imports the method's module; an edit before the run was keyed as the code that ran (the
+    first digest was taken at the run), storing the old code's results under the new code's key."""
+    from cabench.config import load_config
+    from cabench.runner import run_experiment
+
+    home = tmp_path / "code"
+    home.mkdir()
+    (home / "mine_edited.py").write_text("def index(n, upper, lower_cost):\n    return upper[..., 0] / lower_cost\n")
+    monkeypatch.syspath_prepend(str(home))
+    sys.modules.pop("mine_edited", None)
+    cfg = {"name": "edited", "setting": "online", "repetitions": 2, "seed": 0, "rho": [4], "n_jobs": 1,
+           "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7]], "costs": [10, 20, 15]}},
+           "methods": ["mine_edited:index"], "output": str(tmp_path / "out")}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    loaded = load_config(tmp_path / "c.yaml")  # imports mine_edited
+    (home / "mine_edited.py").write_text("def index(n, upper, lower_cost):\n"
+                                         "    return upper[..., 1] / lower_cost  # edited\n")
+    with pytest.raises(CabenchError, match="^mine_edited: its source .*mine_edited.py changed since this process "
+                                           "imported it"):
+        run_experiment(loaded, quiet=True)
+    assert not (tmp_path / "out" / "runs.csv").exists()
+    importlib.reload(sys.modules["mine_edited"])
+    run_experiment(load_config(tmp_path / "c.yaml"), quiet=True)  # the code on disk runs, keyed by it
+    assert (tmp_path / "out" / "runs.csv").exists()
+    sys.modules.pop("mine_edited", None)

@@ -35,7 +35,7 @@ from cabench.methods.identification import (
     empirical_gaps,
     too_small,
 )
-from cabench.methods.spec import Spec, Style, checked_display, mark_decorated, register, user_style
+from cabench.methods.spec import Spec, Style, checked_display, mark_decorated, register, stamp_loaded, user_style
 from cabench.methods.user import UserMethod, UserMethodError, checked
 from cabench.pareto import TIE_ATOL, TIE_RTOL, classification_gaps, harmonic_l, removal_choice
 from cabench.problem import Problem
@@ -437,6 +437,7 @@ def schedule(name: str, *, display: str | None = None, color: str | None = None,
         register(schedule_entry(name, function, shown=user_style(name, display, color, marker),
                                 source=function.__module__))
         mark_decorated(function, name, "psi")
+        stamp_loaded(function.__module__)
         return function
 
     return decorate

@@ -20,7 +20,7 @@ from typing import cast
 import numpy as np
 
 from cabench.methods.online import PARAMETERS, CompiledIndex, OnlineEntry, Pulls
-from cabench.methods.spec import Spec, Style, checked_display, mark_decorated, register, user_style
+from cabench.methods.spec import Spec, Style, checked_display, mark_decorated, register, stamp_loaded, user_style
 from cabench.methods.user import UserMethod, UserMethodError, checked
 
 IndexFunction = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -148,6 +148,8 @@ def index_method(name: str, *, display: str | None = None, color: str | None = N
                              origin=origin, of_one=of_one, proposed=proposed, comparison_rank=comparison_rank,
                              source=function.__module__ if user else None, quality_first=quality_first))
         mark_decorated(function, name, "online")
+        if user:
+            stamp_loaded(function.__module__)
         return function
 
     return decorate

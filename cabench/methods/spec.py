@@ -185,24 +185,30 @@ def source_digest(module_name: str) -> str:
     return _source_digest(module_name, tuple((name, path, *_stamp(path)) for name, path in files))
 
 
-#: Each module of your own whose source keyed a cell in this process: the spec it was loaded with (reloading gives
-#: it another) and the state of its file (size, time) then.
-_LOADED: dict[str, tuple[int, tuple[int, int] | tuple[()]]] = {}
+#: Each module of your own cabench imported, or whose source keyed a cell, in this process: the spec it was loaded
+#: with (reloading gives it another) and the state of its file (size, time) when cabench first met it so.
+_LOADED: dict[str, tuple[Any, tuple[int, int] | tuple[()]]] = {}
 
 
-def _still_as_loaded(files: list[tuple[str, Path | None]]) -> None:
-    """Refuse, in one line, a module whose file changed since this process first keyed a cell by it without
-    loading it again: the code that runs is the one imported before, and the edited text would key its cells (a
+def stamp_loaded(module_name: str) -> None:
+    """Record the state of the files of module ``module_name`` and of the modules of your own it imports, as
+    cabench imports it (``module:object``) or a decorator registers a method of it: the code that runs is theirs."""
+    _still_as_loaded([(module_name, _file_of(module_name)), *sorted(own_imports(module_name).items())], check=False)
+
+
+def _still_as_loaded(files: list[tuple[str, Path | None]], check: bool = True) -> None:
+    """Refuse, in one line, a module whose file changed since cabench first met it in this process without it
+    being loaded again: the code that runs is the one imported before, and the edited text would key its cells (a
     notebook's second run stored the old code's results under the new code's key, which every later run reused)."""
     for name, path in files:
         module = sys.modules.get(name)
         if module is None or path is None:
             continue
-        loaded, stamp = id(getattr(module, "__spec__", None)), _stamp(path)
+        loaded, stamp = getattr(module, "__spec__", None), _stamp(path)
         first = _LOADED.setdefault(name, (loaded, stamp))
-        if first[0] != loaded:  # loaded again (importlib.reload): the code that runs is the file's now
+        if first[0] is not loaded:  # loaded again (importlib.reload): the code that runs is the file's now
             _LOADED[name] = (loaded, stamp)
-        elif first[1] != stamp:
+        elif check and first[1] != stamp:
             raise CabenchError(f"{name}: its source {path} changed since this process imported it, so the code that "
                                "would run is not the code on disk, which keys the cached cells; start a new process, "
                                f"or importlib.reload({name}) first")

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from cabench.errors import CabenchError
+from cabench.methods.spec import stamp_loaded
 
 
 class UserMethodError(CabenchError):
@@ -44,6 +45,7 @@ def load_user(name: str) -> Callable[..., Any]:
     except BaseException as exc:  # noqa: BLE001 - any failure of user code at import (SystemExit too) is one line
         raise CabenchError(f"methods: cannot import '{module_name}' for '{name}' ({type(exc).__name__}: {exc}); "
                            "put the module on your Python path (PYTHONPATH)") from None
+    stamp_loaded(module_name)  # the code that runs is its file's now: an edit after this is refused, not keyed
     obj: Any = module
     missing = object()
     for part in attr.split("."):
