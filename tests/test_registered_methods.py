@@ -12,7 +12,7 @@ from cabench import registry
 from cabench.config import parse_config
 from cabench.errors import CabenchError
 from cabench.methods.index import index_method
-from cabench.methods.spec import source_digest
+from cabench.methods.spec import source_digest, user_style
 from cabench.online import OnlineMethod, run_online
 from cabench.online.reference import reference_online
 from cabench.psi import PsiMethod, run_psi
@@ -35,6 +35,9 @@ def test_a_config_naming_a_decorated_function_gets_the_method_it_was_registered_
            "rho": [4], "methods": ["tests.methods_extra.rules:sqrt_cost_ucb"]}
     entry = parse_config(raw, "c.yaml").methods[0].entry
     assert entry.spec.name == "tests.methods_extra.rules:sqrt_cost_ucb" and entry.spec.display == "sqrt-cost HV-UCB"
+    # its colour and marker are its name's in this process too, as plot and report show it from config.yaml
+    named = user_style("tests.methods_extra.rules:sqrt_cost_ucb")
+    assert registry.style("tests.methods_extra.rules:sqrt_cost_ucb") == (named.color, named.marker) != ("#444444", "8")
     from cabench.plan import build_problem
 
     quality = {**raw, "dataset": str(DATA / "piqa"), "methods": ["tests.methods_extra.rules:acc_sqrt_cost_ucb"],

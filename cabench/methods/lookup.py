@@ -53,10 +53,12 @@ def get(name: str, setting: str) -> Method:
         function = load_user(name)
         registered_as = decorated(function, setting)
         if registered_as is not None and registered_as.spec.origin == "user":  # a decorated function of one's own:
-            # the method it was registered as (display, style, quality_first, of_one), under this name
+            # the method it was registered as (display, quality_first, of_one), under this name; its colour and
+            # marker are the name's, as every later process (plot, report) shows it from the display recorded
             spec = registered_as.spec
+            display = spec.shown.display if spec.shown is not None else name
             method = dataclasses.replace(registered_as, spec=dataclasses.replace(
-                spec, name=name, shown=spec.shown or user_style(name, checked_display(name, name))))
+                spec, name=name, shown=user_style(name, checked_display(name, display))))
             remember(name, method.spec.display, method.spec.prefers)
             _RESOLVED[(name, setting)] = method.spec
             return method
