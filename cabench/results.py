@@ -684,12 +684,15 @@ def _shown_alike(experiments: list[Experiment]) -> None:
     people's methods of one name) is shown by its name in all of them: one display for the whole folder, the last
     read, named the others' method wrongly."""
     displays: dict[str, set[str]] = {}
+    prefers: dict[str, bool] = {}
     for e in experiments:
         recorded = e.meta.get("methods_shown")
         for name, facts in (recorded.items() if isinstance(recorded, dict) else []):
             if isinstance(name, str) and isinstance(facts, dict):
                 displays.setdefault(name, set()).add(str(facts.get("display")))
-    registry.remember_shown({name: {"display": name} for name, shown in displays.items() if len(shown) > 1})
+                prefers[name] = prefers.get(name, True) and facts.get("prefers") is not False
+    registry.remember_shown({name: {"display": name, "prefers": prefers[name]}
+                             for name, shown in displays.items() if len(shown) > 1})
 
 
 class ResultSet:

@@ -201,13 +201,15 @@ def test_a_method_recorded_under_two_displays_in_one_folder_is_shown_by_its_name
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(cfg))
         assert RUNNER.invoke(app, ["run", str(tmp_path / f"{name}.yaml"), "--quiet"]).exit_code == 0
     record = tmp_path / "out" / "mine2" / "config.yaml"
-    record.write_text(record.read_text().replace("display: sqrt-cost HV-UCB", "display: renamed rule"))
+    record.write_text(record.read_text().replace("display: sqrt-cost HV-UCB", "display: renamed rule")
+                      .replace("prefers: true", "prefers: false"))  # (a round robin of its own, say)
     monkeypatch.setattr(lookup, "_SHOWN", {})
     monkeypatch.setattr(lookup, "_RESOLVED", {})
     ResultSet(tmp_path / "out" / "mine2")
     assert lookup.describe("my_methods:sqrt_cost_ucb").display == "renamed rule"  # alone: its own
     ResultSet(tmp_path / "out")
-    assert lookup.describe("my_methods:sqrt_cost_ucb").display == "my_methods:sqrt_cost_ucb"  # together: its name
+    together = lookup.describe("my_methods:sqrt_cost_ucb")
+    assert together.display == "my_methods:sqrt_cost_ucb" and not together.prefers  # together: its name
     ResultSet(tmp_path / "out" / "mine")
     assert lookup.describe("my_methods:sqrt_cost_ucb").display == "sqrt-cost HV-UCB"
 
