@@ -63,7 +63,8 @@ def parse_budget(text: str) -> Budget:
     writes it (``2,000,000 tokens``, ``$1,000.00``) as a :class:`Budget`."""
     found = _BUDGET.fullmatch(text)
     unit = (found.group("unit").lower() or ("usd" if found.group("dollar") else "")) if found else ""
-    if found is None and re.fullmatch(r"\s*[-+]?\s*\$?\s*(?:inf(?:inity)?|nan)\s*[A-Za-z_]*\s*", text, re.IGNORECASE):
+    endless = re.fullmatch(r"\s*[-+]?\s*\$?\s*(?:inf(?:inity)?|nan)\s*(?P<unit>[A-Za-z_]*)\s*", text, re.IGNORECASE)
+    if found is None and endless and endless.group("unit").lower() in ("", *COST_UNITS):  # (not 'information')
         raise CabenchError(f"--budget {text}: expected a finite amount")
     if found is None or unit not in COST_UNITS or (found.group("dollar") and unit != "usd"):
         hint = (unit_hint(unit) or did_you_mean(unit, COST_UNITS)) if unit not in COST_UNITS else ""

@@ -119,11 +119,11 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     *parameters, score = TUNE_COLUMNS
     table = table.sort_values([score, *parameters], kind="stable").reset_index(drop=True)
     best = {k: float(table.iloc[0][k]) for k in parameters}
-    text = to_csv(table)
+    text = to_csv(table).encode()  # written as these bytes on every system, so the digest below is the file's
     with replaced_together() as files:  # a full disk while writing either leaves both as they were
         files.write(out / "tune.csv", text)
         files.write(out / "tune.yaml", dump_yaml({
             "chosen": best, "scored_on": "profiling split", "method": tuned, "rho": list(rhos),
             "repetitions": spec.repetitions, "seed": cfg.seed, "dataset_sha256": sha256, "surrogate": surrogate,
-            "tune_csv_sha256": hashlib.sha256(text.encode()).hexdigest()}))
+            "tune_csv_sha256": hashlib.sha256(text).hexdigest()}))
     return table, best, out, surrogate

@@ -263,6 +263,8 @@ def test_a_budget_of_nothing_or_less_says_it_must_be_positive(text):
 def test_a_budget_of_no_finite_amount_says_so(text):
     with pytest.raises(CabenchError, match=f"^--budget {re.escape(text)}: expected a finite amount$"):
         parse_budget(text)
+    with pytest.raises(CabenchError, match="^--budget information: expected an amount and a unit"):
+        parse_budget("information")  # a word, not an amount
 
 
 def test_a_budget_beyond_a_floats_range_says_so():

@@ -162,8 +162,9 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
             frame = pd.read_json(io.BytesIO(data), lines=True, dtype=False, precise_float=True)
         except (ValueError, TypeError) as exc:  # pandas says where in bytes (or fails on a line not an object)
             raise ValueError(_bad_line(data) or str(exc)) from None
+        top = set(frame.columns)  # a top-level field wins over a nested one of its dotted name, on every line
         frame = _with_fields(frame, fields)
-        return _numbers_as_written(frame, data, [c for c in text if c in frame])
+        return _numbers_as_written(frame, data, [c for c in text if c in frame], top)
     table: Path | io.BytesIO
     if isinstance(source, Path):
         with source.open("rb") as head:
@@ -376,7 +377,8 @@ def _with_fields(frame: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
     return pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1) if added else frame
 
 
-def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd.DataFrame:
+def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str], top: set[str] | None = None
+                        ) -> pd.DataFrame:
     """``frame`` with the JSON numbers of its ``text`` columns as the lines write them (``1e3``, ``4.50``), where
     pandas holds the number (``1000.0``, ``4.5``)."""
     def number(value: Any) -> bool:
@@ -390,7 +392,8 @@ def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd
         if line.strip():
             item = json.loads(line.decode("utf-8-sig"), parse_int=_Written, parse_float=_Written)
             for c in numeric:
-                value = (item[c] if c in item else _at(item, c.split("."))) if type(item) is dict else None
+                value = ((item.get(c) if top is None or c in top else _at(item, c.split(".")))
+                         if type(item) is dict else None)
                 written[c].append(str(value) if type(value) is _Written else None)
     frame = frame.copy()
     for c in numeric:

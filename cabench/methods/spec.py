@@ -11,6 +11,7 @@ enter the table alike, through their family's constructor (:func:`register`).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -22,6 +23,7 @@ import re
 import site
 import sys
 import sysconfig
+import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -358,20 +360,23 @@ def find(name: str, setting: str) -> Method | None:
     return _TABLE.get((setting, name))
 
 
-#: The functions a decorator registered, by id, with the name and setting each was registered as (the function is
-#: kept alive by its module and the table).
-_DECORATED: dict[int, tuple[str, str]] = {}
+#: The functions a decorator registered (by identity, held weakly), with the name and setting each was registered as.
+_DECORATED: weakref.WeakKeyDictionary[Any, tuple[str, str]] = weakref.WeakKeyDictionary()
 
 
 def mark_decorated(function: Any, name: str, setting: str) -> None:
     """Remember that ``function`` was registered by a decorator as the method ``name`` of ``setting``."""
-    _DECORATED[id(function)] = (name, setting)
+    with contextlib.suppress(TypeError):  # (an object that cannot be referred to weakly is never found again)
+        _DECORATED[function] = (name, setting)
 
 
 def decorated(function: Any, setting: str) -> Method | None:
     """The method a decorator registered ``function`` as in ``setting`` (a config naming it as ``module:object``
-    gets it, with the display, style and checks the decorator declared), else None."""
-    found = _DECORATED.get(id(function))
+    gets it, with the display and checks the decorator declared), else None."""
+    try:
+        found = _DECORATED.get(function)
+    except TypeError:  # unhashable, or not weakly referable: no decorator registered it
+        return None
     return find(found[0], setting) if found is not None and found[1] == setting else None
 
 
