@@ -386,7 +386,9 @@ def test_price_patterns_in_another_order_are_other_prices(tmp_path, dataset, ser
     price table as a mapping, so swapping two patterns (halving some models' price) resumed silently, charging new
     calls at the new prices (1.9x the budget at the folder's prices). live.json now records each model's price."""
     url, endpoint = serve(dataset)
-    first = {f"{MODELS[0]}*": {"input": 2.0, "output": 8.0}, "*0*": {"input": 1.0, "output": 4.0}}  # (every model)
+    # '*0*' matches every model; swapped, it leaves the first pattern no model, a covering the price table's check
+    # does not detect (only a PREFIX* above is): the order alone decides the prices here
+    first = {f"{MODELS[0]}*": {"input": 2.0, "output": 8.0}, "*0*": {"input": 1.0, "output": 4.0}}
     swapped = dict(reversed(list(first.items())))
     out = tmp_path / "run"
     config = write_config(tmp_path / "a", dataset, url, cost="usd", prices=first, budget={"usd": 1e-6})
