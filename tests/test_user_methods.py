@@ -240,3 +240,35 @@ def test_a_module_edited_between_reading_a_config_and_running_it_is_refused(tmp_
     run_experiment(load_config(tmp_path / "c.yaml"), quiet=True)  # the code on disk runs, keyed by it
     assert (tmp_path / "out" / "runs.csv").exists()
     sys.modules.pop("mine_edited", None)
+
+
+def test_a_helper_reloaded_under_a_module_that_imported_from_it_is_refused_and_a_touch_is_not(tmp_path, monkeypatch):
+    """`from mine_sign import sign`, mine_sign edited and reloaded: the index still ran the old sign while its cells
+    were keyed by the new text. A file touched, its text the same, was refused as edited."""
+    import os
+
+    from cabench.methods.spec import source_digest
+
+    home = tmp_path / "code"
+    home.mkdir()
+    (home / "mine_sign.py").write_text("def sign(x):\n    return x\n")
+    (home / "mine_signed.py").write_text("from mine_sign import sign\n\n\n"
+                                         "def index(n, upper, lower_cost):\n"
+                                         "    return sign(upper[..., 0]) / lower_cost\n")
+    monkeypatch.syspath_prepend(str(home))
+    for name in ("mine_sign", "mine_signed"):
+        sys.modules.pop(name, None)
+    importlib.import_module("mine_signed")
+    digest = source_digest("mine_signed")
+    stat = (home / "mine_signed.py").stat()
+    os.utime(home / "mine_signed.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))  # touched only
+    assert source_digest("mine_signed") == digest
+    (home / "mine_sign.py").write_text("def sign(x):\n    return -x\n")
+    importlib.reload(sys.modules["mine_sign"])
+    with pytest.raises(CabenchError, match=r"^mine_signed: holds mine_sign.sign as it was before mine_sign was "
+                                           r"loaded again, .*; importlib.reload\(mine_signed\) too"):
+        source_digest("mine_signed")
+    importlib.reload(sys.modules["mine_signed"])
+    assert source_digest("mine_signed") != digest
+    for name in ("mine_sign", "mine_signed"):
+        sys.modules.pop(name, None)

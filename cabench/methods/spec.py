@@ -188,8 +188,9 @@ def source_digest(module_name: str) -> str:
 
 
 #: Each module of your own cabench imported, or whose source keyed a cell, in this process: the spec it was loaded
-#: with (reloading gives it another) and the state of its file (size, time) when cabench first met it so.
-_LOADED: dict[str, tuple[Any, tuple[int, int] | tuple[()]]] = {}
+#: with (reloading gives it another), the state of its file (size, time) and the SHA-256 of its text when cabench
+#: first met it so.
+_LOADED: dict[str, tuple[Any, tuple[int, int] | tuple[()], str]] = {}
 
 
 def stamp_loaded(module_name: str) -> None:
@@ -198,22 +199,52 @@ def stamp_loaded(module_name: str) -> None:
     _still_as_loaded([(module_name, _file_of(module_name)), *sorted(own_imports(module_name).items())], check=False)
 
 
+def _text_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
 def _still_as_loaded(files: list[tuple[str, Path | None]], check: bool = True) -> None:
-    """Refuse, in one line, a module whose file changed since cabench first met it in this process without it
-    being loaded again: the code that runs is the one imported before, and the edited text would key its cells (a
-    notebook's second run stored the old code's results under the new code's key, which every later run reused)."""
+    """Refuse, in one line, a module whose text changed since cabench first met it in this process without it
+    being loaded again, or one that holds a function or class imported from one of the others (``from helper import
+    sign``) that was loaded again since: either way the code that runs is not the code on disk, which would key its
+    cells (a notebook's second run stored the old code's results under the new code's key, reused by every later
+    run)."""
     for name, path in files:
         module = sys.modules.get(name)
         if module is None or path is None:
             continue
         loaded, stamp = getattr(module, "__spec__", None), _stamp(path)
-        first = _LOADED.setdefault(name, (loaded, stamp))
-        if first[0] is not loaded:  # loaded again (importlib.reload): the code that runs is the file's now
-            _LOADED[name] = (loaded, stamp)
+        first = _LOADED.get(name)
+        if first is None or first[0] is not loaded:  # first met, or loaded again (importlib.reload): as on disk
+            _LOADED[name] = (loaded, stamp, _text_digest(path))
         elif check and first[1] != stamp:
-            raise CabenchError(f"{name}: its source {path} changed since this process imported it, so the code that "
-                               "would run is not the code on disk, which keys the cached cells; start a new process, "
-                               f"or importlib.reload({name}) first")
+            text = _text_digest(path)
+            if text != first[2]:
+                raise CabenchError(f"{name}: its source {path} changed since this process imported it, so the code "
+                                   "that would run is not the code on disk, which keys the cached cells; start a new "
+                                   f"process, or importlib.reload({name}) first")
+            _LOADED[name] = (loaded, stamp, text)  # touched, the same text
+    if check:
+        _no_stale_imports([name for name, _ in files])
+
+
+def _no_stale_imports(names: list[str]) -> None:
+    """Refuse a module holding a function or class of another of ``names`` that is not the one that module holds
+    now (it was loaded again after the first imported from it)."""
+    modules = {name: sys.modules[name] for name in names if name in sys.modules}
+    for name, module in modules.items():
+        for held in list(vars(module).values()):
+            origin = getattr(held, "__module__", None)
+            if origin == name or origin not in modules or not (inspect.isfunction(held) or inspect.isclass(held)):
+                continue
+            now = getattr(modules[origin], getattr(held, "__name__", ""), None)
+            if now is not None and now is not held:
+                raise CabenchError(f"{name}: holds {origin}.{held.__name__} as it was before {origin} was loaded "
+                                   f"again, so the code that would run is not the code on disk; "
+                                   f"importlib.reload({name}) too, or start a new process")
 
 
 def _stamp(path: Path | None) -> tuple[int, int] | tuple[()]:
