@@ -36,6 +36,7 @@ from cabench.data.schema import (
     IDENTITY_COLUMNS,
     OPTIONAL_COLUMNS,
     check_extra_columns,
+    data_row,
     kept_columns,
     shown,
     unprintable,
@@ -162,9 +163,8 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
             frame = pd.read_json(io.BytesIO(data), lines=True, dtype=False, precise_float=True)
         except (ValueError, TypeError) as exc:  # pandas says where in bytes (or fails on a line not an object)
             raise ValueError(_bad_line(data) or str(exc)) from None
-        top = set(frame.columns)  # a top-level field wins over a nested one of its dotted name, on every line
         frame = _with_fields(frame, fields)
-        return _numbers_as_written(frame, data, [c for c in text if c in frame], top)
+        return _numbers_as_written(frame, data, [c for c in text if c in frame])
     table: Path | io.BytesIO
     if isinstance(source, Path):
         with source.open("rb") as head:
@@ -342,13 +342,20 @@ def _bad_line(data: bytes) -> str | None:
 _MISSING = object()
 
 
+class _NotObject(Exception):
+    """A dotted path goes through a value that is no JSON object (``usage`` holding 5)."""
+
+
 def _at(item: Any, parts: list[str]) -> Any:
     """The value at the dotted path ``parts`` in a JSON value (a key may hold dots itself: the longest key that
-    matches is followed first), else :data:`_MISSING`."""
+    matches is followed first), else :data:`_MISSING` (a key absent, or null on the way); :class:`_NotObject` where
+    the path goes through a number, text or list."""
     if not parts:
         return item
-    if not isinstance(item, dict):
+    if item is None or (isinstance(item, float) and item != item):
         return _MISSING
+    if not isinstance(item, dict):
+        raise _NotObject(item)
     for cut in range(len(parts), 0, -1):
         key = ".".join(parts[:cut])
         if key in item:
@@ -360,25 +367,46 @@ def _at(item: Any, parts: list[str]) -> Any:
 
 def _with_fields(frame: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
     """A JSON-lines table with a column for each of ``fields`` (the source columns a mapping names) that names a
-    field of a nested object by its dotted path (``usage.total_tokens``) rather than a top-level field, which wins
-    where both are; a line without it holds nothing there. Only what is named is read out: objects whose keys vary
-    by line (log-probabilities by token) would make a column of every key."""
-    added: dict[str, list[Any]] = {}
+    field of a nested object by its dotted path (``usage.total_tokens``); on a line that also has a top-level field
+    of that dotted name, the top-level one wins. Only what is named is read out: objects whose keys vary by line
+    (log-probabilities by token) would make a column of every key."""
+    frame = frame.copy() if any("." in name for name in fields) else frame
     for name in dict.fromkeys(fields):
-        if name in frame.columns or "." not in name:
-            continue
         parts = name.split(".")
         heads = [cut for cut in range(len(parts) - 1, 0, -1) if ".".join(parts[:cut]) in frame.columns]
         if not heads:
             continue
         column, rest = ".".join(parts[:heads[0]]), parts[heads[0]:]
-        values = [_at(v, rest) for v in frame[column]]
-        added[name] = [None if v is _MISSING else v for v in values]
-    return pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1) if added else frame
+        values = []
+        for row, value in enumerate(frame[column]):
+            try:
+                found = _at(value, rest)
+            except _NotObject as exc:
+                raise _Said(f"{data_row(row)}: '{name}' cannot be read: the field on its way holds "
+                            f"{_short_json(exc.args[0])}, not an object") from None
+            values.append(None if found is _MISSING else found)
+        if name in frame.columns:  # a top-level field of this name on some lines wins there
+            values = [v if top is None or (isinstance(top, float) and top != top) else top
+                      for top, v in zip(frame[name], values)]
+        frame[name] = pd.Series(values, index=frame.index, dtype=object if any(
+            isinstance(v, (str, bool, list, dict)) for v in values) else None)
+    return frame
 
 
-def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str], top: set[str] | None = None
-                        ) -> pd.DataFrame:
+def _short_json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _nested(item: dict, name: str) -> Any:
+    try:
+        found = _at(item, name.split("."))
+    except _NotObject:
+        return None
+    return None if found is _MISSING else found
+
+
+def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd.DataFrame:
     """``frame`` with the JSON numbers of its ``text`` columns as the lines write them (``1e3``, ``4.50``), where
     pandas holds the number (``1000.0``, ``4.5``)."""
     def number(value: Any) -> bool:
@@ -392,8 +420,7 @@ def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str], top: 
         if line.strip():
             item = json.loads(line.decode("utf-8-sig"), parse_int=_Written, parse_float=_Written)
             for c in numeric:
-                value = ((item.get(c) if top is None or c in top else _at(item, c.split(".")))
-                         if type(item) is dict else None)
+                value = ((item[c] if c in item else _nested(item, c)) if type(item) is dict else None)
                 written[c].append(str(value) if type(value) is _Written else None)
     frame = frame.copy()
     for c in numeric:

@@ -217,11 +217,16 @@ def test_a_top_level_field_keeps_its_name_beside_a_nested_one_of_the_same_path(t
     from cabench.data.io import read_table
 
     (tmp_path / "t.jsonl").write_text('{"a.b": 1, "a": {"b": 2, "c": {"d": 3}, "e.f": {"g": 5}}}\n'
-                                      '{"a.b": 4, "a": null}\n')
+                                      '{"a.b": 4, "a": null}\n{"a": {"b": 7}}\n')
     table = read_table(tmp_path / "t.jsonl", fields=["a.b", "a.c.d", "a.e.f.g", "x.y", "a.c.z"])
-    assert table["a.b"].tolist() == [1, 4] and table["a.c.d"].tolist()[0] == 3 and pd.isna(table["a.c.d"][1])
+    assert table["a.b"].tolist() == [1, 4, 7]  # the top-level field where a line has it, else the nested one
+    assert table["a.c.d"].tolist()[0] == 3 and pd.isna(table["a.c.d"][1])
     assert table["a.e.f.g"].tolist()[0] == 5  # a key holding a dot is followed as a key
     assert "x.y" not in table and table["a.c.z"].isna().all()  # (no such object; no such field: nothing there)
+    (tmp_path / "t.jsonl").write_text('{"a": {"b": 2}}\n{"a": [5]}\n')  # a line whose 'a' is no object
+    with pytest.raises(CabenchError, match=r"t.jsonl: row 2: 'a.b' cannot be read: the field on its way holds \[5\], "
+                                           "not an object$"):
+        read_table(tmp_path / "t.jsonl", fields=["a.b"])
 
 
 NAMES = ["1e3", "1000", "1.0", "1"]  # one number written four ways: four configurations
