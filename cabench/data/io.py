@@ -370,8 +370,9 @@ def _with_fields(frame: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
     field of a nested object by its dotted path (``usage.total_tokens``); on a line that also has a top-level field
     of that dotted name, the top-level one wins. Only what is named is read out: objects whose keys vary by line
     (log-probabilities by token) would make a column of every key."""
-    frame = frame.copy() if any("." in name for name in fields) else frame
-    for name in dict.fromkeys(fields):
+    named = [name for name in dict.fromkeys(fields) if "." in name]
+    frame = frame.copy() if named else frame
+    for name in named:
         parts = name.split(".")
         heads = [cut for cut in range(len(parts) - 1, 0, -1) if ".".join(parts[:cut]) in frame.columns]
         if not heads:
