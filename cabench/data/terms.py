@@ -120,6 +120,21 @@ class Terms:
         exact = next((p for p in self.prices if p.pattern == model), None)
         return exact or next((p for p in self.prices if fnmatch.fnmatchcase(model, p.pattern)), None)
 
+    def shadowed(self, models: Any) -> str:
+        """Why a pattern of the price table prices none of ``models`` though it matches some (each is priced first
+        by an earlier pattern: ``*mini*`` above ``gpt-4o-mini*``), or nothing: its writer meant its rate for them."""
+        names = sorted({str(m) for m in models} - {p.pattern for p in self.prices})  # (own entries win anyway)
+        taken = {m: self.price(m) for m in names}
+        for pattern in self.prices:
+            matched = [m for m in names if fnmatch.fnmatchcase(m, pattern.pattern)]
+            if matched and all(taken[m] is not pattern for m in matched):
+                other = taken[matched[0]]
+                assert other is not None
+                return (f"prices.{pattern.pattern}: prices none of the models, though it matches {matched[0]!r}: "
+                        f"the pattern '{other.pattern}' above it matches that first (a model's own entry, else the "
+                        f"first pattern matching it); list '{pattern.pattern}' first")
+        return ""
+
     def unpriced(self, models: Any) -> str:
         """Why the price table cannot price one of ``models`` (the first it lacks), or nothing."""
         model = next((str(m) for m in models if self.price(str(m)) is None), None)
@@ -248,9 +263,9 @@ def _covering(pattern: str, earlier: list[str]) -> str | None:
     """The first of the ``earlier`` patterns that matches every model name ``pattern`` matches, so that ``pattern``
     could price no model (an exact name never: its own entry wins): one of the form ``PREFIX*`` whose prefix begins
     ``pattern``'s text before its first wildcard ('*' before anything, 'gpt-*' before 'gpt-4o*')."""
-    cut = min((pattern.index(c) for c in _WILD if c in pattern), default=None)
-    if cut is None:
+    if "*" not in pattern and "?" not in pattern:  # a name holding '[' alone is a model's own entry ('llama[8b]')
         return None
+    cut = min(pattern.index(c) for c in _WILD if c in pattern)
     for other in earlier:
         prefix = other[:-1]
         if other.endswith("*") and not any(c in prefix for c in _WILD) and pattern[:cut].startswith(prefix):
@@ -303,6 +318,8 @@ def usd_per_call(frame: Any, terms: Terms, source: str) -> np.ndarray | None:
         rates = {}
         if missing := terms.unpriced(models.unique()):
             raise CabenchError(f"{source}: prices: {missing} to prices")
+        if shadowed := terms.shadowed(models.unique()):
+            raise CabenchError(f"{source}: {shadowed}")
         for model in models.unique():
             price = terms.price(model)
             assert price is not None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -104,6 +106,31 @@ def test_a_pattern_an_earlier_pattern_covers_is_refused_naming_both(prices, shad
     assert _error(prices=prices) == (f"cfg.yaml: prices.{shadowed}: never applies: the pattern '{by}' above it "
                                      "matches every model it matches (a model's own entry, else the first pattern "
                                      f"matching it); list '{shadowed}' first")
+
+
+@pytest.mark.parametrize("prices, models, shadowed, by, model", [
+    ({"*mini*": {"tokens": 1}, "gpt-4o-mini*": {"tokens": 5}}, ["gpt-4o-mini-2024", "o1-mini"], "gpt-4o-mini*",
+     "*mini*", "gpt-4o-mini-2024"),
+    ({"*:free": {"tokens": 0.0}, "meta-llama/*:free": {"tokens": 1}}, ["meta-llama/l3:free"], "meta-llama/*:free",
+     "*:free", "meta-llama/l3:free"),
+    ({"[gG]*": {"tokens": 1}, "gpt-*": {"tokens": 2}, "*": {"tokens": 3}}, ["gpt-4", "mistral"], "gpt-*", "[gG]*",
+     "gpt-4")])
+def test_a_pattern_that_prices_none_of_the_models_it_matches_is_refused(prices, models, shadowed, by, model):
+    """Coverings the config check cannot see (a suffix, a class): '*mini*' above 'gpt-4o-mini*' charged the
+    cheaper rate, unsaid. Against the models priced, a pattern that matches some and prices none is refused."""
+    terms = _terms(prices=prices)
+    assert terms.shadowed(models) == (
+        f"prices.{shadowed}: prices none of the models, though it matches {model!r}: the pattern '{by}' above it "
+        f"matches that first (a model's own entry, else the first pattern matching it); list '{shadowed}' first")
+    frame = pd.DataFrame({"model": models, "tokens": [100.0] * len(models)})
+    with pytest.raises(CabenchError, match=f"^logs: prices.{re.escape(shadowed)}: prices none of the models"):
+        usd_per_call(frame, terms, "logs")
+    assert terms.shadowed([m for m in models if m != model]) == ""  # (a pattern matching no model is only unused)
+
+
+def test_a_name_holding_a_bracket_is_a_models_own_entry_not_a_covered_pattern():
+    terms = _terms(prices={"*": {"tokens": 1}, "llama[8b]": {"tokens": 2}})
+    assert terms.price("llama[8b]").pattern == "llama[8b]" and terms.shadowed(["llama[8b]", "gpt"]) == ""
 
 
 def test_patterns_that_each_price_some_model_are_kept_in_order():

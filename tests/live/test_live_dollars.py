@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from typer.testing import CliRunner
 
 from cabench.cli import app
 from cabench.data.dataset import load_dataset
+from cabench.errors import CabenchError
 from cabench.live.config import load_live
 from cabench.live.serve import ReplayEndpoint, serve_in_thread
 from tests.conftest import spread_logs, write_dataset
@@ -386,16 +388,16 @@ def test_price_patterns_in_another_order_are_other_prices(tmp_path, dataset, ser
     price table as a mapping, so swapping two patterns (halving some models' price) resumed silently, charging new
     calls at the new prices (1.9x the budget at the folder's prices). live.json now records each model's price."""
     url, endpoint = serve(dataset)
-    # '*0*' matches every model; swapped, it leaves the first pattern no model, a covering the price table's check
-    # does not detect (only a PREFIX* above is): the order alone decides the prices here
-    first = {f"{MODELS[0]}*": {"input": 2.0, "output": 8.0}, "*0*": {"input": 1.0, "output": 4.0}}
-    swapped = dict(reversed(list(first.items())))
+    # two patterns that both match model00, each pricing some model in either order: the order decides its price
+    first = {"model0[01]": {"input": 2.0, "output": 8.0}, "model0[02]": {"input": 1.0, "output": 4.0},
+             "*": {"input": 0.5, "output": 2.0}}
+    swapped = {k: first[k] for k in ("model0[02]", "model0[01]", "*")}
     out = tmp_path / "run"
     config = write_config(tmp_path / "a", dataset, url, cost="usd", prices=first, budget={"usd": 1e-6})
     stopped = RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"])
     assert stopped.exit_code == 2, stopped.output  # a budget too small for profiling: raised in place below
     held = json.loads((out / "live.json").read_text())["prices"]
-    assert held[MODELS[0]] == {"input": 2.0, "output": 8.0} and held[MODELS[1]] == {"input": 1.0, "output": 4.0}
+    assert held[MODELS[0]] == {"input": 2.0, "output": 8.0} and held[MODELS[2]] == {"input": 1.0, "output": 4.0}
     before = {f.name: f.read_bytes() for f in out.iterdir()}
     billed = len(endpoint.billed)
     config = write_config(tmp_path / "b", dataset, url, cost="usd", prices=swapped, budget={"usd": 1e-6})
@@ -417,3 +419,13 @@ def test_price_patterns_in_another_order_are_other_prices(tmp_path, dataset, ser
     (out / "live.json").write_text(json.dumps(marker))
     assert RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).exit_code == 2  # the same stop
     assert json.loads((out / "live.json").read_text())["prices"] == held
+
+
+def test_a_price_pattern_that_prices_none_of_the_configurations_is_refused_before_any_call(tmp_path, dataset):
+    """'*0*' matches every configuration's model, so a pattern below it matching model00 prices none of them."""
+    config = write_config(tmp_path, dataset, "http://127.0.0.1:9/v1", cost="usd", budget={"usd": 1.0},
+                          prices={"*0*": {"input": 1.0, "output": 4.0}, f"{MODELS[0][:-1]}?": {"input": 2.0,
+                                                                                              "output": 8.0}})
+    with pytest.raises(CabenchError, match=rf"prices.{re.escape(MODELS[0][:-1])}\?: prices none of the models, "
+                                           rf"though it matches '{MODELS[0]}': the pattern '\*0\*' above it"):
+        load_live(config)
