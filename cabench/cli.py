@@ -389,7 +389,7 @@ def _budget_option(text: str | None) -> dict[str, list[float]] | None:
     if not unit.strip():
         raise CabenchError(f"--budget {text}: expected UNIT=VALUES, e.g. --budget usd=0.5,2 or --budget tokens=100000")
     items = [v.strip() for v in values.split(",")]
-    grouped = [bool(re.fullmatch(r"0\d\d(\.\d*)?", v)) for v in items]  # 1,000 or 1,050.5: a group of thousands
+    grouped = [bool(re.fullmatch(r"0\d+(\.\d*)?", v)) for v in items]  # 1,000, 1,050.5, 1,00: digits after a 0
     if any(grouped[1:]):
         merged: list[str] = []
         for item, group in zip(items, grouped):
