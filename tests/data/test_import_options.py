@@ -217,18 +217,21 @@ def test_an_inspect_log_with_nothing_to_replay_is_skipped_in_a_folder_and_refuse
     beside scored ones): each is now skipped, said and recorded; alone it is refused, saying why."""
     logs = _inspect_folder(tmp_path)
     said = ok(imported("inspect", logs, tmp_path / "ds"))
-    assert "skipped run no_samples.json: no samples (a log written with --no-log-samples cannot be replayed)" in said
+    assert ("skipped run no_samples.json: no samples (a log written with --no-log-samples, or of a run that "
+            "finished none, cannot be replayed)") in said
     assert "skipped run unscored.json: no sample is scored; score the log first (inspect score)" in said
     assert sorted(logs_of(tmp_path / "ds")["config_id"].unique()) == sorted(IDS["inspect"])
     assert provenance(tmp_path / "ds")["skipped_runs"] == {
-        "no_samples.json": "no samples (a log written with --no-log-samples cannot be replayed)",
+        "no_samples.json": "no samples (a log written with --no-log-samples, or of a run that finished none, cannot "
+                           "be replayed)",
         "unscored.json": "no sample is scored; score the log first (inspect score)"}
     refused(imported("inspect", logs / "unscored.json", tmp_path / "one"),
             "unscored.json: no sample is scored; score the log first (inspect score)")
     for name in [p.name for p in logs.iterdir() if p.name.startswith("2026")]:
         (logs / name).unlink()
     refused(imported("inspect", logs, tmp_path / "none"), f"{logs}: no log holds scored samples (no_samples.json: "
-                                                          "no samples (a log written with --no-log-samples cannot be "
+                                                          "no samples (a log written with --no-log-samples, or of a "
+                                                          "run that finished none, cannot be "
                                                           "replayed); and 1 more)")
     assert not (tmp_path / "one").exists() and not (tmp_path / "none").exists()
 
@@ -240,12 +243,13 @@ def test_a_sample_of_a_scored_inspect_log_without_a_score_is_not_measured(tmp_pa
     log = logs / "2026-01-01_demo_1.json"
     data = json.loads(log.read_text())
     data["samples"][3]["scores"] = {}
+    data["samples"][4]["scores"]["match"]["value"] = None  # a scorer's null value: not measured either
     log.write_text(json.dumps(data))
     said = ok(imported("inspect", logs, tmp_path / "ds", "--missing", "drop-instances"))
-    assert "1 row dropped (no score: 1)" in said
-    assert sorted(logs_of(tmp_path / "ds")["instance_id"].unique()) == ["q0", "q1", "q2", "q4"]
+    assert "2 rows dropped (no score: 2)" in said
+    assert sorted(logs_of(tmp_path / "ds")["instance_id"].unique()) == ["q0", "q1", "q2"]
     refused(imported("inspect", logs, tmp_path / "strict", "--unmeasured", "refuse"),
-            "1 row is not measured", "2026-01-01_demo_1.json")
+            "2 rows are not measured", "2026-01-01_demo_1.json")
 
 
 def test_inspect_logs_scored_by_several_scorers_say_that_the_accuracy_mixes_them(tmp_path):

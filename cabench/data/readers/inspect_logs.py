@@ -97,8 +97,9 @@ def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         return header, [zip_json(archive, n, path) for n in names]
 
 
-def _score(scores: dict[str, Any], metric: str | None, where: str) -> tuple[float, str]:
-    """The sample's ``correct`` and the score it was read from (``NAME`` or ``NAME.KEY``), as ``--metric`` says."""
+def _score(scores: dict[str, Any], metric: str | None, where: str) -> tuple[float | None, str]:
+    """The sample's ``correct`` and the score it was read from (``NAME`` or ``NAME.KEY``), as ``--metric`` says;
+    None where the scorer recorded a null value (not measured, as a sample without a score)."""
     name, key = metric_parts(metric, scores)
     if name is None:
         if len(scores) > 1:
@@ -106,6 +107,8 @@ def _score(scores: dict[str, Any], metric: str | None, where: str) -> tuple[floa
         name = next(iter(scores))
     if name not in scores:
         raise CabenchError(f"{where}: no scorer '{name}'; it has {', '.join(scores)}")
+    if isinstance(scores[name], dict) and "value" in scores[name] and scores[name]["value"] is None:
+        return None, name
     value = need(scores[name], "value", (str, int, float, bool, dict), f"{where}: scores.{name}")
     if isinstance(value, dict):
         if key is None:
@@ -175,7 +178,8 @@ def _scoring(sample: dict[str, Any], model: str, where: str) -> tuple[float, flo
 def _nothing_to_replay(samples: list[Any]) -> str:
     """Why a log's samples give nothing to replay (none, or none scored nor failed), else nothing."""
     if not samples:
-        return "no samples (a log written with --no-log-samples cannot be replayed)"
+        return ("no samples (a log written with --no-log-samples, or of a run that finished none, cannot be "
+                "replayed)")
     if not any(isinstance(s, dict) and (s.get("scores") or s.get("error")) for s in samples):
         return "no sample is scored; score the log first (inspect score)"
     return ""
