@@ -243,13 +243,12 @@ def test_a_sample_of_a_scored_inspect_log_without_a_score_is_not_measured(tmp_pa
     log = logs / "2026-01-01_demo_1.json"
     data = json.loads(log.read_text())
     data["samples"][3]["scores"] = {}
-    data["samples"][4]["scores"]["match"]["value"] = None  # a scorer's null value: not measured either
     log.write_text(json.dumps(data))
     said = ok(imported("inspect", logs, tmp_path / "ds", "--missing", "drop-instances"))
-    assert "2 rows dropped (no score: 2)" in said
-    assert sorted(logs_of(tmp_path / "ds")["instance_id"].unique()) == ["q0", "q1", "q2"]
+    assert "1 row dropped (no score: 1)" in said
+    assert sorted(logs_of(tmp_path / "ds")["instance_id"].unique()) == ["q0", "q1", "q2", "q4"]
     refused(imported("inspect", logs, tmp_path / "strict", "--unmeasured", "refuse"),
-            "2 rows are not measured", "2026-01-01_demo_1.json")
+            "1 row is not measured", "2026-01-01_demo_1.json")
 
 
 def test_inspect_logs_scored_by_several_scorers_say_that_the_accuracy_mixes_them(tmp_path):

@@ -97,9 +97,8 @@ def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         return header, [zip_json(archive, n, path) for n in names]
 
 
-def _score(scores: dict[str, Any], metric: str | None, where: str) -> tuple[float | None, str]:
-    """The sample's ``correct`` and the score it was read from (``NAME`` or ``NAME.KEY``), as ``--metric`` says;
-    None where the scorer recorded a null value (not measured, as a sample without a score)."""
+def _score(scores: dict[str, Any], metric: str | None, where: str) -> tuple[float, str]:
+    """The sample's ``correct`` and the score it was read from (``NAME`` or ``NAME.KEY``), as ``--metric`` says."""
     name, key = metric_parts(metric, scores)
     if name is None:
         if len(scores) > 1:
@@ -107,8 +106,6 @@ def _score(scores: dict[str, Any], metric: str | None, where: str) -> tuple[floa
         name = next(iter(scores))
     if name not in scores:
         raise CabenchError(f"{where}: no scorer '{name}'; it has {', '.join(scores)}")
-    if isinstance(scores[name], dict) and "value" in scores[name] and scores[name]["value"] is None:
-        return None, name
     value = need(scores[name], "value", (str, int, float, bool, dict), f"{where}: scores.{name}")
     if isinstance(value, dict):
         if key is None:
