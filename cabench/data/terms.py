@@ -120,20 +120,24 @@ class Terms:
         exact = next((p for p in self.prices if p.pattern == model), None)
         return exact or next((p for p in self.prices if fnmatch.fnmatchcase(model, p.pattern)), None)
 
-    def shadowed(self, models: Any) -> str:
-        """Why a pattern of the price table prices none of ``models`` though it matches some (each is priced first
-        by an earlier pattern: ``*mini*`` above ``gpt-4o-mini*``), or nothing: its writer meant its rate for them."""
+    def shadowed(self, models: Any) -> tuple[str, str] | None:
+        """The key and the why of a pattern of the price table that a pattern above it covers (it matches the
+        pattern's own text: ``*mini*`` above ``gpt-4o-mini*``) and that so prices none of ``models`` though it
+        matches some: its writer meant its rate for them. None otherwise: a default below others (``*`` last), or
+        a pattern that prices none of these models only because another, not covering it, comes first, is kept."""
         names = sorted({str(m) for m in models} - {p.pattern for p in self.prices})  # (own entries win anyway)
         taken = {m: self.price(m) for m in names}
         for pattern in self.prices:
             matched = [m for m in names if fnmatch.fnmatchcase(m, pattern.pattern)]
-            if matched and all(taken[m] is not pattern for m in matched):
-                other = taken[matched[0]]
-                assert other is not None
-                return (f"prices.{pattern.pattern}: prices none of the models, though it matches {matched[0]!r}: "
+            if not matched or any(taken[m] is pattern for m in matched):
+                continue
+            other = taken[matched[0]]
+            assert other is not None
+            if fnmatch.fnmatchcase(pattern.pattern, other.pattern):
+                return (f"prices.{pattern.pattern}", f"prices none of the models, though it matches {matched[0]!r}: "
                         f"the pattern '{other.pattern}' above it matches that first (a model's own entry, else the "
                         f"first pattern matching it); list '{pattern.pattern}' first")
-        return ""
+        return None
 
     def unpriced(self, models: Any) -> str:
         """Why the price table cannot price one of ``models`` (the first it lacks), or nothing."""
@@ -319,7 +323,7 @@ def usd_per_call(frame: Any, terms: Terms, source: str) -> np.ndarray | None:
         if missing := terms.unpriced(models.unique()):
             raise CabenchError(f"{source}: prices: {missing} to prices")
         if shadowed := terms.shadowed(models.unique()):
-            raise CabenchError(f"{source}: {shadowed}")
+            raise CabenchError(f"{source}: {shadowed[0]}: {shadowed[1]}")
         for model in models.unique():
             price = terms.price(model)
             assert price is not None

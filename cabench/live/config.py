@@ -234,7 +234,7 @@ def _terms(r: _Reader, raw: dict[str, Any], configurations: tuple[Configuration,
                              "would cost $0, which leaves the online cost bound lambda at 0, so no budget can be "
                              "planned on it; give its price, or charge tokens (cost: tokens)")
         if shadowed := terms.shadowed(c.model for c in configurations):
-            raise r.fail(shadowed.partition(":")[0], shadowed.partition(": ")[2])
+            raise r.fail(*shadowed)
     return terms
 
 

@@ -120,17 +120,24 @@ def test_a_pattern_that_prices_none_of_the_models_it_matches_is_refused(prices, 
     cheaper rate, unsaid. Against the models priced, a pattern that matches some and prices none is refused."""
     terms = _terms(prices=prices)
     assert terms.shadowed(models) == (
-        f"prices.{shadowed}: prices none of the models, though it matches {model!r}: the pattern '{by}' above it "
+        f"prices.{shadowed}", f"prices none of the models, though it matches {model!r}: the pattern '{by}' above it "
         f"matches that first (a model's own entry, else the first pattern matching it); list '{shadowed}' first")
     frame = pd.DataFrame({"model": models, "tokens": [100.0] * len(models)})
     with pytest.raises(CabenchError, match=f"^logs: prices.{re.escape(shadowed)}: prices none of the models"):
         usd_per_call(frame, terms, "logs")
-    assert terms.shadowed([m for m in models if m != model]) == ""  # (a pattern matching no model is only unused)
+    assert terms.shadowed([m for m in models if m != model]) is None  # (matching no model it is only unused)
+
+
+@pytest.mark.parametrize("prices, models", [
+    ({"*-7B": {"tokens": 1}, "*": {"tokens": 2}}, ["Mistral-7B", "Falcon-7B"]),  # README's: a default below, unused
+    ({"*-mini": {"tokens": 1}, "gpt-*": {"tokens": 2}}, ["gpt-4o-mini", "o1-mini"])])  # a shared table, a subset
+def test_a_pattern_that_prices_none_of_these_models_without_being_covered_is_kept(prices, models):
+    assert _terms(prices=prices).shadowed(models) is None
 
 
 def test_a_name_holding_a_bracket_is_a_models_own_entry_not_a_covered_pattern():
     terms = _terms(prices={"*": {"tokens": 1}, "llama[8b]": {"tokens": 2}})
-    assert terms.price("llama[8b]").pattern == "llama[8b]" and terms.shadowed(["llama[8b]", "gpt"]) == ""
+    assert terms.price("llama[8b]").pattern == "llama[8b]" and terms.shadowed(["llama[8b]", "gpt"]) is None
 
 
 def test_patterns_that_each_price_some_model_are_kept_in_order():
