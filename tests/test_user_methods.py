@@ -251,8 +251,11 @@ def test_a_helper_reloaded_under_a_module_that_imported_from_it_is_refused_and_a
 
     home = tmp_path / "code"
     home.mkdir()
-    (home / "mine_sign.py").write_text("def sign(x):\n    return x\n")
-    (home / "mine_signed.py").write_text("from mine_sign import sign\n\n\n"
+    (home / "mine_sign.py").write_text("def sign(x):\n    return x\n\n\ndef make():\n"
+                                       "    def sign(x):\n        return 2 * x\n    return sign\n")
+    # a wrapper of sign (functools.wraps) and a function named sign made by a factory: neither is a stale sign
+    (home / "mine_signed.py").write_text("import functools\n\nfrom mine_sign import make, sign\n\n"
+                                         "logged = functools.wraps(sign)(lambda x: sign(x))\ndoubled = make()\n\n\n"
                                          "def index(n, upper, lower_cost):\n"
                                          "    return sign(upper[..., 0]) / lower_cost\n")
     monkeypatch.syspath_prepend(str(home))
@@ -263,7 +266,8 @@ def test_a_helper_reloaded_under_a_module_that_imported_from_it_is_refused_and_a
     stat = (home / "mine_signed.py").stat()
     os.utime(home / "mine_signed.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))  # touched only
     assert source_digest("mine_signed") == digest
-    (home / "mine_sign.py").write_text("def sign(x):\n    return -x\n")
+    (home / "mine_sign.py").write_text("def sign(x):\n    return -x\n\n\ndef make():\n"
+                                       "    def sign(x):\n        return 2 * x\n    return sign\n")
     importlib.reload(sys.modules["mine_sign"])
     with pytest.raises(CabenchError, match=r"^mine_signed: holds mine_sign.sign as it was before mine_sign was "
                                            r"loaded again, .*; importlib.reload\(mine_signed\) too"):

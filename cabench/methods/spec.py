@@ -232,16 +232,21 @@ def _still_as_loaded(files: list[tuple[str, Path | None]], check: bool = True) -
 
 
 def _no_stale_imports(names: list[str]) -> None:
-    """Refuse a module holding a function or class of another of ``names`` that is not the one that module holds
-    now (it was loaded again after the first imported from it)."""
+    """Refuse a module holding a function of another of ``names`` whose code is not the code of the function of that
+    name and qualified name the other holds now (the other was loaded again after the first imported from it).
+    Wrappers are compared by what they wrap (``functools.wraps``), and code patched in place (IPython's autoreload)
+    is the code now: only what would run differs."""
     modules = {name: sys.modules[name] for name in names if name in sys.modules}
     for name, module in modules.items():
         for held in list(vars(module).values()):
             origin = getattr(held, "__module__", None)
-            if origin == name or origin not in modules or not (inspect.isfunction(held) or inspect.isclass(held)):
+            if origin == name or origin not in modules or not inspect.isfunction(held):
                 continue
             now = getattr(modules[origin], getattr(held, "__name__", ""), None)
-            if now is not None and now is not held:
+            if not inspect.isfunction(now) or now.__qualname__ != held.__qualname__:
+                continue  # (a function of that name made elsewhere: a closure, a factory's)
+            before, after = inspect.unwrap(held), inspect.unwrap(now)
+            if getattr(before, "__code__", None) != getattr(after, "__code__", None):
                 raise CabenchError(f"{name}: holds {origin}.{held.__name__} as it was before {origin} was loaded "
                                    f"again, so the code that would run is not the code on disk; "
                                    f"importlib.reload({name}) too, or start a new process")
