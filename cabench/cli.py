@@ -397,8 +397,10 @@ def _budget_option(text: str | None) -> dict[str, list[float]] | None:
                 merged[-1] += item
             else:
                 merged.append(item)
+        thousands = all(re.fullmatch(r"0\d\d(\.\d*)?", v) for v, g in zip(items[1:], grouped[1:]) if g)
+        fix = f"{unit.strip()}={','.join(merged)}" if thousands else "a point, not a comma, before decimals"
         raise CabenchError(f"--budget {text}: commas separate budgets, so this reads as {', '.join(items)}; write "
-                           f"each budget without a comma in it ({unit.strip()}={','.join(merged)})")
+                           f"each budget without a comma in it ({fix})")
     return {unit.strip().lower(): _number_list(values, "--budget") or []}  # (USD=5 as 5USD is read)
 
 

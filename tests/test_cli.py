@@ -532,7 +532,7 @@ def test_run_takes_one_budget_as_advise_states_it(text, budget):
                                               ("usd=0.5,1,000", "0.5, 1, 000", "usd=0.5,1000"),
                                               ("usd=1,000.50", "1, 000.50", "usd=1000.50"),
                                               ("usd=2,1,050", "2, 1, 050", "usd=2,1050"),
-                                              ("usd=1,00", "1, 00", "usd=100")])
+                                              ("usd=1,00", "1, 00", "a point, not a comma, before decimals")])
 def test_a_budget_list_with_a_comma_in_a_number_says_commas_separate_budgets(text, items, one):
     """usd=1,000 was refused as 'must be positive, got 0', a number never typed."""
     from cabench.cli import _budget_option
