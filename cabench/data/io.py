@@ -351,9 +351,9 @@ def _at(item: Any, parts: list[str]) -> Any:
     matches is followed first), else :data:`_MISSING` (a key absent, or null on the way); :class:`_NotObject` where
     the path goes through a number, text or list."""
     if not parts:
-        return item
-    if item is None or (isinstance(item, float) and item != item):
-        return _MISSING
+        return _MISSING if item is None else item  # (a null is no value: a shorter key may lead to one)
+    if item is None or (isinstance(item, float) and item != item) or (isinstance(item, (str, list)) and not item):
+        return _MISSING  # (null, or an empty text or list where some exporters write an empty object)
     if not isinstance(item, dict):
         raise _NotObject(item)
     for cut in range(len(parts), 0, -1):
@@ -377,14 +377,18 @@ def _with_fields(frame: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
         heads = [cut for cut in range(len(parts) - 1, 0, -1) if ".".join(parts[:cut]) in frame.columns]
         if not heads:
             continue
-        column, rest = ".".join(parts[:heads[0]]), parts[heads[0]:]
+        columns = [(frame[".".join(parts[:cut])].tolist(), parts[cut:]) for cut in heads]  # the longest key first
         values = []
-        for row, value in enumerate(frame[column]):
-            try:
-                found = _at(value, rest)
-            except _NotObject as exc:
-                raise _Said(f"{data_row(row)}: '{name}' cannot be read: the field on its way holds "
-                            f"{_short_json(exc.args[0])}, not an object") from None
+        for row in range(len(frame)):
+            found = _MISSING
+            for cells, rest in columns:  # on each line, the first top-level key that leads to the field
+                try:
+                    found = _at(cells[row], rest)
+                except _NotObject as exc:
+                    raise _Said(f"{data_row(row)}: '{name}' cannot be read: the field on its way holds "
+                                f"{_short_json(exc.args[0])}, not an object") from None
+                if found is not _MISSING:
+                    break
             values.append(None if found is _MISSING else found)
         if name in frame.columns:  # a top-level field of this name on some lines wins there
             values = [v if top is None or (isinstance(top, float) and top != top) else top
@@ -421,7 +425,7 @@ def _numbers_as_written(frame: pd.DataFrame, data: bytes, text: list[str]) -> pd
         if line.strip():
             item = json.loads(line.decode("utf-8-sig"), parse_int=_Written, parse_float=_Written)
             for c in numeric:
-                value = ((item[c] if c in item else _nested(item, c)) if type(item) is dict else None)
+                value = ((item[c] if item.get(c) is not None else _nested(item, c)) if type(item) is dict else None)
                 written[c].append(str(value) if type(value) is _Written else None)
     frame = frame.copy()
     for c in numeric:

@@ -223,6 +223,13 @@ def test_a_top_level_field_keeps_its_name_beside_a_nested_one_of_the_same_path(t
     assert table["a.c.d"].tolist()[0] == 3 and pd.isna(table["a.c.d"][1])
     assert table["a.e.f.g"].tolist()[0] == 5  # a key holding a dot is followed as a key
     assert "x.y" not in table and table["a.c.z"].isna().all()  # (no such object; no such field: nothing there)
+    # a field two top-level keys lead to ('a.b' on one line, 'a' on the other), and empty values where objects were
+    (tmp_path / "t.jsonl").write_text('{"a.b": {"c": 1}}\n{"a": {"b": {"c": 2}}}\n{"a": []}\n{"a": ""}\n')
+    assert read_table(tmp_path / "t.jsonl", fields=["a.b.c"])["a.b.c"].tolist()[:2] == [1, 2]
+    assert read_table(tmp_path / "t.jsonl", fields=["a.b.c"])["a.b.c"].iloc[2:].isna().all()
+    # an id nested where the top-level field of its name is null, kept as written
+    (tmp_path / "t.jsonl").write_text('{"d.id": null, "d": {"id": 1e3}}\n{"d.id": "x"}\n')
+    assert read_table(tmp_path / "t.jsonl", text=["d.id"], fields=["d.id"])["d.id"].tolist() == ["1e3", "x"]
     (tmp_path / "t.jsonl").write_text('{"a": {"b": 2}}\n{"a": [5]}\n')  # a line whose 'a' is no object
     with pytest.raises(CabenchError, match=r"t.jsonl: row 2: 'a.b' cannot be read: the field on its way holds \[5\], "
                                            "not an object$"):
