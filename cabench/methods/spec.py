@@ -208,10 +208,10 @@ def _text_digest(path: Path) -> str:
 
 def _still_as_loaded(files: list[tuple[str, Path | None]], check: bool = True) -> None:
     """Refuse, in one line, a module whose text changed since cabench first met it in this process without it
-    being loaded again, or one that holds a function or class imported from one of the others (``from helper import
-    sign``) that was loaded again since: either way the code that runs is not the code on disk, which would key its
-    cells (a notebook's second run stored the old code's results under the new code's key, reused by every later
-    run)."""
+    being loaded again, or one that holds a function imported from one of the others (``from helper import sign``)
+    that was loaded again since with other code for it: either way the code that runs is not the code on disk, which
+    would key its cells (a notebook's second run stored the old code's results under the new code's key, reused by
+    every later run)."""
     for name, path in files:
         module = sys.modules.get(name)
         if module is None or path is None:
