@@ -383,24 +383,27 @@ def _mapped(frame: pd.DataFrame, src: Any, name: str, source: Path, mapping_path
         if name not in IDENTITY_COLUMNS:
             role = "" if column == name else f" (mapped to {name} in {mapping_path})"
             hint = "; a latency or token count not measured is an empty cell or 0" if name in MEASURE_COLUMNS else ""
-            _numbers(frame[column], column, role, source, place, hint)
+            _numbers(frame[column], column, role, source, place, hint, no_truth=name in MEASURE_COLUMNS)
         return frame[column]
     total = pd.Series(0.0, index=frame.index)
     summed = f"a part of {name}" + (f" in {mapping_path}" if mapping_path else "")
     for part in src:
         values = frame[_source_column(frame, part, summed, source)]
         total = total + _numbers(values, part, f" ({summed})", source, place,
-                                "; the parts of a sum are counts or costs", at_least_zero=True)
+                                "; the parts of a sum are counts or costs", at_least_zero=True, no_truth=True)
     return total
 
 
 def _numbers(values: pd.Series, column: Any, role: str, source: Path, place: Callable[[int], str], hint: str,
-            at_least_zero: bool = False) -> pd.Series:
+            at_least_zero: bool = False, no_truth: bool = False) -> pd.Series:
     """A source column's cells as numbers (an empty cell is NaN), refusing the first that is not a number
-    (``timeout``, ``1.2e3ms``, ``NaN``), or with ``at_least_zero`` a negative one, in one line naming ``source``,
-    the ``column`` and its ``role``, where it was read (``place``) and the value."""
+    (``timeout``, ``1.2e3ms``, ``NaN``; with ``no_truth``, a measurement or a count, a JSON ``true`` or ``false``,
+    which reads as 1 or 0), or with ``at_least_zero`` a negative one, in one line naming ``source``, the ``column``
+    and its ``role``, where it was read (``place``) and the value."""
     parsed = pd.to_numeric(values, errors="coerce")
     bad = (parsed.isna() & values.notna()).to_numpy().copy()
+    if no_truth and (values.dtype == bool or values.dtype == object):  # (numbers read as numbers hold none)
+        bad |= np.array([isinstance(v, (bool, np.bool_)) for v in values], dtype=bool)
     if at_least_zero:
         bad |= (parsed < 0).to_numpy()
     if bad.any():

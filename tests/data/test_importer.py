@@ -325,6 +325,24 @@ def test_text_in_a_measurement_is_refused_in_one_line(tmp_path, column, value, m
     assert not (tmp_path / "ds").exists()
 
 
+@pytest.mark.parametrize("column", ["tokens", "latency_s"])
+def test_a_json_truth_value_in_a_measurement_is_refused_in_one_line(tmp_path, column):
+    """"tokens": true was read as a token count of 1; a score may be true or false, a count or a time may not."""
+    records = tiny_logs(n_instances=10).to_dict(orient="records")
+    records[7][column] = True
+    for r in records:
+        r["correct"] = bool(r["correct"])  # (true and false are scores)
+    (tmp_path / "logs.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    result = _cli(tmp_path / "logs.jsonl", "--out", tmp_path / "ds")
+    assert result.exit_code == 2 and result.stderr == (
+        f"error: {tmp_path / 'logs.jsonl'}: column '{column}' is not a number at row 8 (True); a latency or token "
+        "count not measured is an empty cell or 0\n"), result.output
+    assert not (tmp_path / "ds").exists()
+    records[7][column] = 1
+    (tmp_path / "logs.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert _cli(tmp_path / "logs.jsonl", "--out", tmp_path / "ds").exit_code == 0
+
+
 def test_every_latency_text_is_refused_not_dropped(tmp_path):
     frame = tiny_logs(n_instances=10).assign(latency_s="timeout")
     frame.to_csv(tmp_path / "logs.csv", index=False)
