@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from cabench import registry
 from cabench.backends import Backend, parallel_map
 from cabench.config import ExperimentConfig
+from cabench.data.dataset import file_digest
 from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod
 from cabench.online import run_online
@@ -56,7 +57,7 @@ def _check_tuning_files(out: Path) -> None:
         recorded = read_record(record).get("tune_csv_sha256")
     except (yaml.YAMLError, UnicodeDecodeError, OSError, AttributeError):  # (whose it is: _check_tuned_logs says)
         return
-    if isinstance(recorded, str) and hashlib.sha256(table.read_bytes()).hexdigest() != recorded:
+    if isinstance(recorded, str) and file_digest(table) != recorded:
         raise CabenchError(f"{table}: edited since cabench tune wrote it (its SHA-256 is not the one tune.yaml "
                            "records); move it, or pass another --out")
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cabench.data.dataset import file_digest
 from cabench.errors import CabenchError
 from cabench.methods.styles import BUILT_IN, USER
 from cabench.problem import Problem
@@ -201,7 +202,7 @@ def stamp_loaded(module_name: str) -> None:
 
 def _text_digest(path: Path) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return file_digest(path)
     except OSError:
         return ""
 
