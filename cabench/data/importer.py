@@ -603,8 +603,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         if near is not None:  # a header that is no header, or a name off by case or spaces: that first
             raise CabenchError(f"{where}: {near[0]}: no such column; {near[1]}")
         if len(lacking) > 1:  # every one at once, not one a run
-            named = ", ".join(name + did_you_mean(name, header).replace("; did you mean", " (did you mean")
-                              + (")" if did_you_mean(name, header) else "") for name in lacking)
+            nearest = {name: did_you_mean(name, header).removeprefix("; ") for name in lacking}
+            named = ", ".join(name + (f" ({nearest[name]})" if nearest[name] else "") for name in lacking)
             raise CabenchError(f"{where}: no columns {named}; map source columns to them (--mapping) or give "
                                f"constants ({' '.join(f'--set {name}=...' for name in lacking)})")
         name = lacking[0]
