@@ -216,6 +216,10 @@ def _realised(d: dict[str, Any]) -> str:
     return "" if d["cost_mode"] == "deterministic" else f", {d['cost_mode']} costs"
 
 
+#: What an item says of its spends, each a note line when it has something to say (clipped, charged costs).
+SPEND_NOTES = ("clipped", "charged")
+
+
 def format_decisions(items: list[dict[str, Any]]) -> str:
     """The condensed answer: per experiment, the decision at the largest budget by the best method, and the true
     Pareto set (``--all`` prints :func:`format_recommendations`)."""
@@ -263,10 +267,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
         if item.get("undominated_on_means"):
             lines.append(f"  note: {undominated_note(item['undominated_on_means'])}")
-        if item.get("clipped"):
-            lines.append(f"  note: {item['clipped']}")
-        if item.get("charged"):
-            lines.append(f"  note: {item['charged']}")
+        lines += [f"  note: {item[key]}" for key in SPEND_NOTES if item.get(key)]
         lines += constrained_lines(item)
         if item["no_preference"]:
             shown = ", ".join(registry.display(m) for m in item["no_preference"])
@@ -297,10 +298,7 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
         lines.append(f"  true Pareto set ({len(item['true_pareto_set'])}): {listed(item['true_pareto_set'])}")
         if item.get("undominated_on_means"):
             lines.append(f"  note: {undominated_note(item['undominated_on_means'])}")
-        if item.get("clipped"):
-            lines.append(f"  note: {item['clipped']}")
-        if item.get("charged"):
-            lines.append(f"  note: {item['charged']}")
+        lines += [f"  note: {item[key]}" for key in SPEND_NOTES if item.get(key)]
         best = item["max_nu"]
         lines.append(f"  max-nu configuration: {quoted_name(best['config_id'])} ({_facts(best, unit)})")
         for r in _in_grid(item["results"], item.get("not_run") or []):
