@@ -86,18 +86,18 @@ def format_summary(summary: pd.DataFrame, unit: str = "tokens") -> str:
         w = max(19, wide)
         lines.append(f"{'method':<{w}}{'rho':>9}{head:>13}{'R_HV mean ± se':>24}{'R_std mean ± se':>24}"
                      f"{'spent':>8}")
-        for _, r in summary.iterrows():
+        for i, (_, r) in enumerate(summary.iterrows()):
             one = r.get("n", 2) < 2  # one repetition: no standard error (recorded as 0)
             hv_se, std_se = ("n/a", "n/a") if one else (f"{r.regret_hv_se:<7.2f}", f"{r.regret_std_se:<7.2f}")
-            lines.append(f"{registry.display(r.method):<{w}}{r.rho:>9.4g}{budget_text(r.budget, unit):>13}"
+            lines.append(f"{shown[i]:<{w}}{r.rho:>9.4g}{budget_text(r.budget, unit):>13}"
                          f"{r.regret_hv:>14.2f} ± {hv_se:<7}"
                          f"{r.regret_std:>14.2f} ± {std_se:<7}{100 * r.spend_share:>7.1f}%")
     else:
         w = max(10, wide)
         lines.append(f"{'method':<{w}}{'cost':>14}{'rho':>9}{head:>13}{'P(error) [95% Wilson]':>26}"
                      f"{'F1':>8}{'|P_hat|':>9}{'spent':>8}")
-        for _, r in summary.iterrows():
-            lines.append(f"{registry.display(r.method):<{w}}{r.cost_mode:>14}{r.rho:>9.4g}"
+        for i, (_, r) in enumerate(summary.iterrows()):
+            lines.append(f"{shown[i]:<{w}}{r.cost_mode:>14}{r.rho:>9.4g}"
                          f"{budget_text(r.budget, unit):>13}"
                          f"{r.error:>9.3f} [{r.error_low:.3f}, {r.error_high:.3f}]{r.f1:>8.3f}{r['size']:>9.2f}"
                          f"{100 * r.spend_share:>7.1f}%")
