@@ -342,6 +342,11 @@ def _bad_line(data: bytes) -> str | None:
 _MISSING = object()
 
 
+def _null(value: Any) -> bool:
+    """A JSON null as pandas holds it (None, or NaN where a column's other cells are numbers)."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
 class _NotObject(Exception):
     """A dotted path goes through a value that is no JSON object (``usage`` holding 5)."""
 
@@ -352,7 +357,7 @@ def _at(item: Any, parts: list[str]) -> Any:
     the path goes through a number, text or list."""
     if not parts:
         return _MISSING if item is None else item  # (a null is no value: a shorter key may lead to one)
-    if item is None or (isinstance(item, float) and item != item) or (isinstance(item, (str, list)) and not item):
+    if _null(item) or (isinstance(item, (str, list)) and not item):
         return _MISSING  # (null, or an empty text or list where some exporters write an empty object)
     if not isinstance(item, dict):
         raise _NotObject(item)
@@ -391,8 +396,7 @@ def _with_fields(frame: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
                     break
             values.append(None if found is _MISSING else found)
         if name in frame.columns:  # a top-level field of this name on some lines wins there
-            values = [v if top is None or (isinstance(top, float) and top != top) else top
-                      for top, v in zip(frame[name], values)]
+            values = [v if _null(top) else top for top, v in zip(frame[name], values)]
         frame[name] = pd.Series(values, index=frame.index, dtype=object if any(
             isinstance(v, (str, bool, list, dict)) for v in values) else None)
     return frame
