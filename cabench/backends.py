@@ -156,9 +156,8 @@ def _local_client(workers: int) -> Any:
 
 #: Loggers of the local cluster's scheduler, nannies and client, which run in the cabench process. Their warnings
 #: when a worker dies and Dask recovers (lost tasks recomputed, a worker restarted) are no news; their errors stay:
-#: a task whose workers die on every retry is said only there ("marked as failed because 4 workers died"), since
-#: joblib's Dask backend does not hand that failure to the map, which then waits (Ctrl-C ends the run, the cells
-#: finished kept).
+#: a task whose workers die on every retry is said there ("marked as failed because 4 workers died") before the
+#: map ends in one line (:func:`_failures_delivered`).
 _CLUSTER_LOGGERS = ("distributed.scheduler", "distributed.nanny", "distributed.client", "distributed.core",
                     "distributed.worker")
 
@@ -209,11 +208,39 @@ def _dask(backend: Backend, shared: tuple[Any, ...] = ()) -> Iterator[None]:
     workers = workers_for(backend.n_jobs)
     client = remote if remote is not None else _local_client(workers)
     try:
-        with client.as_current(), joblib.parallel_config(backend="dask", scatter=list(shared) or None):
+        joblib.register_parallel_backend(_DASK, _failures_delivered())
+        with client.as_current(), joblib.parallel_config(backend=_DASK, scatter=list(shared) or None):
             yield
     finally:
         if remote is not None:
             remote.close()
+
+
+#: The name cabench registers joblib's Dask backend under, as :func:`_failures_delivered` amends it.
+_DASK = "cabench-dask"
+
+
+def _failures_delivered() -> Any:
+    """joblib's Dask backend, amended so that a task Dask gives up on reaches the map as its error.
+
+    Dask marks a task failed when every worker that ran it died (``KilledWorker``, after its allowed retries) and
+    the future the backend returns holds that error; but the backend hands joblib's completion callback only the
+    results of tasks, so the map waited for that task for ever. Here the callback also receives the error, which
+    joblib raises in the map (:func:`_dask_lost` words it)."""
+    from joblib._dask import DaskDistributedBackend
+
+    class FailuresDelivered(DaskDistributedBackend):  # type: ignore[misc]
+        def submit(self, func: Any, callback: Any = None) -> Any:
+            future = super().submit(func, callback)
+
+            def failed(done: Any) -> None:  # a result reaches the callback as ever; a cancelled task is no news
+                if callback is not None and not done.cancelled() and done.exception() is not None:
+                    callback(done.exception())
+
+            future.add_done_callback(failed)
+            return future
+
+    return FailuresDelivered
 
 
 def workers_for(n_jobs: int) -> int:

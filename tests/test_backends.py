@@ -180,6 +180,34 @@ def test_a_local_dask_cluster_serves_every_map_of_a_process_and_ends_with_it():
     wait_for(lambda: not any(_alive(pid) for pid in workers), "the cluster's workers to end")
 
 
+_DIES_EVERY_TIME = """
+import os, signal
+from cabench.backends import Backend, WorkerEnded, parallel_map
+
+
+def dies():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+try:
+    list(parallel_map(dies, [()] * 2, Backend("dask", 2)))
+except WorkerEnded as exc:
+    print(exc, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_task_whose_workers_die_on_every_retry_ends_the_map_in_one_line():
+    """A task that kills every worker that runs it: Dask gives up on it after its retries (``KilledWorker``), but
+    joblib's Dask backend never told the map, which waited for ever (until Ctrl-C). Now the map ends with
+    WorkerEnded; the process's timeout is only the guard against the old wait."""
+    done = subprocess.run([sys.executable, "-c", _DIES_EVERY_TIME], capture_output=True, text=True,
+                          timeout=SAFETY_S, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "a worker process ended abruptly (on Dask, each worker that ran one of its tasks died)\n"
+    assert "marked as failed because 4 workers died" in done.stderr  # the scheduler's own word, kept
+
+
 def test_a_map_starts_no_more_workers_than_cores_and_plot_checks_its_workers(tmp_path, monkeypatch):
     """--n-jobs 100000 started a loky process per task until memory ran out, and plot --n-jobs 0 ended in joblib's
     traceback (exit 1). A map starts at most one worker per core (the results do not depend on it), and plot refuses
