@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cabench.data.schema import MEASURE_COLUMNS, check_duplicates, data_row, shown
+from cabench.data.schema import (
+    CONFIG_COLUMNS,
+    MEASURE_COLUMNS,
+    check_constant_metadata,
+    check_duplicates,
+    data_row,
+    shown,
+)
 from cabench.errors import CabenchError
 
 MISSING = ("error", "drop-instances", "drop-configs")
@@ -64,6 +71,9 @@ def resolve_repeats(frame: pd.DataFrame, policy: str, order: np.ndarray, label: 
     repeated = pairs.duplicated(keep=False).to_numpy()
     if not repeated.any():
         return frame, {}
+    check_constant_metadata(_as_compared(frame), label, placed(frame, place),
+                            "rows of one config_id that differ in it are runs of other configurations, not repeated "
+                            "runs: give each configuration its own config_id (or none, to derive it from the metadata)")
     if policy == "refuse":
         check_duplicates(pairs, label, placed(frame, place), fix)
     ranked = frame.assign(_order=order).sort_values("_order", kind="stable")
@@ -80,6 +90,19 @@ def resolve_repeats(frame: pd.DataFrame, policy: str, order: np.ndarray, label: 
         kept = kept.sort_index()
         record["rows_dropped"] = int(len(frame) - len(kept))
     return kept.drop(columns="_order"), record
+
+
+def _as_compared(frame: pd.DataFrame) -> pd.DataFrame:
+    """The config_id and metadata of ``frame`` as the dataset will hold them, for telling repeated runs of a
+    configuration from runs of another: names stripped, numbers as numbers ('0.70' is 0.7), empty cells alike."""
+    out = pd.DataFrame({"config_id": frame["config_id"].astype(str)}, index=frame.index)
+    for col in (c for c in CONFIG_COLUMNS if c in frame):
+        text = frame[col].astype(str).str.strip().where(frame[col].notna(), "")
+        if col in ("temperature", "max_new_tokens"):
+            numbers = pd.to_numeric(frame[col], errors="coerce")
+            text = text.where(numbers.isna(), numbers.astype(float).astype(str))
+        out[col] = text
+    return out
 
 
 def failed_calls(frame: pd.DataFrame, failed: pd.Series, policy: str,

@@ -47,6 +47,7 @@ from cabench.data.io import (
     write_metadata,
 )
 from cabench.data.readers import READERS, SPLIT_FORMATS, ReadOptions, read_source
+from cabench.data.readers.common import VARIANT
 from cabench.data.schema import (
     COLUMNS,
     CONFIG_COLUMNS,
@@ -646,6 +647,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         _check_metadata(canonical, fmt, source)
     if "config_id" not in canonical or canonical["config_id"].isna().all():
         canonical["config_id"] = config_ids(canonical)
+        if VARIANT in frame and frame[VARIANT].astype(bool).any():  # settings the metadata columns do not hold
+            variant = frame.loc[canonical.index, VARIANT].fillna("").astype(str)
+            canonical["config_id"] = canonical["config_id"].where(variant == "", canonical["config_id"] + "_" + variant)
+            echo(f"configurations told apart by settings beyond model, temperature, generation limit and prompting: "
+                 f"{', '.join(sorted(set(variant[variant != ''])))}")
         alike = _named_alike(frame.columns, ["config_id"])
         if fmt == "canonical" and alike is not None:  # named but for case or spaces: the ids are derived instead
             echo("warning: config_id: derived from model, temperature, max_new_tokens and prompting, though "

@@ -144,6 +144,21 @@ def check_duplicates(frame: pd.DataFrame, source: str, place: Callable[[int], st
         f"once per instance: {fix}")
 
 
+def check_constant_metadata(frame: pd.DataFrame, source: str, place: Callable[[int], str] | None = None,
+                            why: str = "configuration metadata must be constant per config_id") -> None:
+    """Refuse, in one line naming the rows, a config_id whose rows differ in a metadata column (model, temperature,
+    generation limit, prompting): they are runs of other configurations."""
+    for col in (c for c in CONFIG_COLUMNS if c in frame):
+        varying = frame.groupby("config_id", sort=False)[col].nunique()
+        varying = varying[varying > 1]
+        if len(varying):
+            cid = varying.index[0]
+            mine = frame["config_id"] == cid
+            bad = (mine & (frame[col] != frame.loc[mine, col].iloc[0])).to_numpy()
+            raise CabenchError(f"{source}: column '{col}' varies within config_id '{cid}' at {_rows(bad, place)}; "
+                               + why)
+
+
 def kept_columns(present: Iterable[Hashable], extra: Sequence[str] = ()) -> list[str]:
     """The columns a dataset's logs keep, in file order: the canonical ones, then the optional and the declared
     extra ones among ``present``."""
@@ -318,16 +333,7 @@ def validate_logs(frame: pd.DataFrame, source: str, extra: Sequence[str] = (),
     for col, numbers in _kept_numbers(frame, source, extra, place).items():
         out[col] = numbers
     check_duplicates(out, source, data_row)
-    for col in CONFIG_COLUMNS:
-        varying = out.groupby("config_id", sort=False)[col].nunique()
-        varying = varying[varying > 1]
-        if len(varying):
-            cid = varying.index[0]
-            bad = ((out["config_id"] == cid) & (out[col] != out.loc[out["config_id"] == cid, col].iloc[0])).to_numpy()
-            raise CabenchError(
-                f"{source}: column '{col}' varies within config_id '{cid}' at {_rows(bad, place)}; "
-                "configuration metadata must be constant per config_id"
-            )
+    check_constant_metadata(out, source, place)
     counts = out.groupby("config_id", sort=False)["instance_id"].size()
     n_instances = out["instance_id"].nunique()
     ragged = counts[counts != n_instances]

@@ -1008,7 +1008,9 @@ def test_spaces_around_names_and_ids_are_removed_and_said(tmp_path):
     assert pd.read_csv(out / "logs.csv.gz", dtype=str).equals(logs)
     frame.loc[frame["config_id"] == "cfg2", "config_id"] = " cfg1"  # beside 'cfg1  ': the same name twice
     frame.to_csv(tmp_path / "twice.csv", index=False)
-    with pytest.raises(CabenchError, match=r"duplicate \(config_id, instance_id\) pair \('cfg1', 'q000'\)"):
+    # (cfg2's rows name another model: runs of another configuration, never repeats of cfg1)
+    with pytest.raises(CabenchError, match=r"column 'model' varies within config_id 'cfg1' at rows 41, 42, 43 and 17 "
+                                           r"more; rows of one config_id that differ in it are runs of other"):
         import_logs(tmp_path / "twice.csv", None, tmp_path / "twice")
 
 

@@ -223,6 +223,65 @@ def test_source_specific_facts(tmp_path):
                                     "by_configuration": {"openai/m-large_t0.7_g512_direct": 1}}
 
 
+def test_inspect_logs_differing_beyond_the_four_settings_are_other_configurations_never_repeats(tmp_path):
+    """Logs of one model, temperature and generation limit at two reasoning efforts, or with a system message step,
+    were one configuration: refused as "epochs" (the logs had none), and with --repeats epochs one configuration
+    scored the mean of both (a configuration nobody ran). Now each is its own configuration, its config_id saying
+    how it differs; a run again that differs only in how it was carried out (seed, connections) is still a repeat."""
+    src = write_inspect(tmp_path / "i")
+    log = src / "2026-01-01_demo_1.json"  # m-large at t 0.0, 256 tokens: 4 of 5 correct
+    doc = json.loads(log.read_text())
+
+    def variant(name: str, score: str, plan: dict | None = None, steps: list | None = None) -> None:
+        new = json.loads(json.dumps(doc))
+        new["plan"]["config"].update(plan or {})
+        new["plan"]["steps"] = steps or new["plan"]["steps"]
+        for sample in new["samples"]:
+            sample["scores"]["match"]["value"] = score
+        (src / f"{name}.json").write_text(json.dumps(new))
+
+    variant("high", "C", {"reasoning_effort": "high"})
+    variant("system", "I", steps=[{"solver": "system_message", "params": {"template": "Be brief."}},
+                                  {"solver": "generate", "params": {}}])
+    done = run_import("inspect", src, tmp_path / "ds")
+    assert done.exit_code == 0, done.output
+    base = "openai/m-large_t0.0_g256_direct"
+    ids = {f"{base}_reasoning_effort=unset,solvers=generate": 4 / 5,
+           f"{base}_reasoning_effort=high,solvers=generate": 1.0,
+           f"{base}_reasoning_effort=unset,solvers=system_message+generate": 0.0}
+    assert ("configurations told apart by settings beyond model, temperature, generation limit and prompting: "
+            "reasoning_effort=high,solvers=generate, reasoning_effort=unset,solvers=generate, "
+            "reasoning_effort=unset,solvers=system_message+generate\n") in done.stdout
+    accuracy = pd.read_csv(tmp_path / "ds" / "logs.csv.gz").groupby("config_id")["correct"].mean()
+    assert {cid: accuracy[cid] for cid in ids} == ids and len(accuracy) == 5
+    assert accuracy["openai/m-small_t0.0_g256_direct"] == 3 / 5  # the others' ids as ever
+    (src / "high.json").unlink()
+    (src / "system.json").unlink()
+    variant("again", "C", {"seed": 7, "max_connections": 4})  # how the run was carried out: a repeat
+    again = run_import("inspect", src, tmp_path / "again")
+    assert again.exit_code == 2 and "duplicate (config_id, instance_id) pair ('openai/m-large_t0.0_g256_direct'" \
+        in again.stderr and "told apart" not in again.output
+
+
+def test_rows_of_one_config_id_with_other_metadata_are_refused_as_other_configurations_not_repeats(tmp_path):
+    """A table whose run label names two temperatures of a model on the same questions: --repeats latest kept the
+    second temperature's rows and dropped the first configuration as "repeated runs". Refused now, naming the rows,
+    whatever --repeats says; '0.70' and 0.7 are one temperature."""
+    rows = [("run1", "a", t, f"i{i}", i % 2, 1.0 + i, 100) for t in ("0.0", "0.7") for i in range(4)]
+    rows += [("run2", "b", "0.70" if i % 2 else "0.7", f"i{i}", 1, 2.0, 90) for i in range(4)]
+    table = tmp_path / "t.csv"
+    table.write_text("config_id,model,temperature,instance_id,correct,latency_s,tokens\n"
+                     + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    for repeats in ("refuse", "latest", "epochs"):
+        done = RUNNER.invoke(app, ["data", "import", str(table), "--out", str(tmp_path / repeats), "--repeats",
+                                   repeats, "--set", "max_new_tokens=256", "--set", "prompting=direct"])
+        assert done.exit_code == 2 and done.stderr == (
+            f"error: {table}: column 'temperature' varies within config_id 'run1' at rows 5, 6, 7 and 1 more; rows "
+            "of one config_id that differ in it are runs of other configurations, not repeated runs: give each "
+            "configuration its own config_id (or none, to derive it from the metadata)\n"), done.output
+        assert not (tmp_path / repeats).exists()
+
+
 def test_tokens_of_the_final_model_call_alone_are_counted_and_said(tmp_path):
     """A sample without model_usage is charged its output.usage, the final model call's alone (an agent's sample of
     many calls had 2,405 of its ~92,866 tokens): the import said nothing. Now it counts them, warns and records it;

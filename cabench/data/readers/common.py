@@ -55,6 +55,10 @@ STARTED = "started"
 #: Which run of its instance a row is within one run of the tool, for sources that run an instance again (Inspect's
 #: ``epoch``, promptfoo's ``testIdx``): it orders an instance's repeats after :data:`STARTED`.
 REPEAT = "repeat"
+#: What tells a configuration apart beyond its model, temperature, generation limit and prompting, for readers whose
+#: source records more settings (an Inspect log's ``reasoning_effort=high``); empty where nothing does. The importer
+#: adds it to the config_id it derives from the metadata.
+VARIANT = "variant"
 #: Text columns a reader fills, whose values are written to CSV files and YAML.
 _TEXT_COLUMNS = ("config_id", "model", "prompting", "instance_id")
 #: pandas before 3.0 keeps text as Python objects; from 3.0 on, as strings that must encode (a lone surrogate fails).
@@ -104,7 +108,7 @@ class Read:
                 frame = pd.DataFrame(self.columns)
             else:
                 first = self.rows[:1]
-                columns = (*READ_COLUMNS, *TOKEN_PARTS, *ORIGIN_COLUMNS, STARTED, REPEAT)
+                columns = (*READ_COLUMNS, *TOKEN_PARTS, *ORIGIN_COLUMNS, STARTED, REPEAT, VARIANT)
                 frame = pd.DataFrame(self.rows, columns=[c for c in columns if any(c in r for r in first)])
             if _OBJECT_TEXT:  # text kept as Python objects, which hold a lone surrogate without complaint
                 for col in (c for c in _TEXT_COLUMNS if c in frame):

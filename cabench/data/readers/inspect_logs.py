@@ -18,6 +18,11 @@ max_new_tokens     ``eval.model_generate_config``; unset means the provider's
                    default, which the log does not record (give ``--set``)
 prompting          ``cot`` when a plan step's solver is ``chain_of_thought``,
                    else ``direct``
+config_id          derived from the four above by the importer; where logs
+                   of the same four differ in another generation setting
+                   (not in how the run was carried out: ``seed``,
+                   ``max_connections``…) or, within a task, in their
+                   solvers, suffixed by what differs (:func:`variants`)
 instance_id        the sample ``id``; prefixed by the task when the source
                    holds several tasks. A sample's epochs (each sample run
                    again, ``eval.config.epochs``) are runs of one instance,
@@ -52,6 +57,8 @@ scored log is not measured (``--unmeasured``).
 from __future__ import annotations
 
 import datetime
+import hashlib
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -59,6 +66,7 @@ from typing import Any
 from cabench.data.readers.common import (
     REPEAT,
     STARTED,
+    VARIANT,
     Read,
     ReadOptions,
     correctness,
@@ -132,10 +140,65 @@ def _started(spec: dict[str, Any], where: str) -> float | None:
     return (moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)).timestamp()
 
 
+def _generation(header: dict[str, Any], where: str) -> dict[str, Any]:
+    """A log's generation settings: ``plan.config`` over ``eval.model_generate_config``, unset ones left out."""
+    return {k: v for k, v in {**field_at(header, "eval.model_generate_config", dict, where, {}),
+                              **field_at(header, "plan.config", dict, where, {})}.items() if v is not None}
+
+
+#: Generation settings that say how a run was carried out, not what was asked of the model: logs differing only in
+#: them are runs of one configuration (a run again with another seed is a repeat of it).
+_HOW_RUN = frozenset({"max_retries", "timeout", "attempt_timeout", "max_connections", "batch", "cache_prompt", "seed"})
+
+
+def _beyond(header: dict[str, Any], where: str) -> tuple[dict[str, str], tuple[str, str]]:
+    """What a log's configuration is beyond its model, temperature, generation limit and prompting: its other
+    generation settings (each as text) and its solvers (their names joined by ``+``, and the whole plan's steps as
+    JSON, which tells apart solvers of one name with other parameters)."""
+    other = {k: json.dumps(v, sort_keys=True, ensure_ascii=False) if not isinstance(v, str) else v
+             for k, v in _generation(header, where).items() if k not in {"temperature", "max_tokens", *_HOW_RUN}}
+    steps = field_at(header, "plan.steps", list, where, [])
+    names = "+".join(str(s.get("solver", "")).split("/")[-1] if isinstance(s, dict) else "?" for s in steps)
+    return other, (names, json.dumps(steps, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def _shown_setting(name: str, text: str) -> str:
+    """``name=value`` in a config_id; a long or unprintable value by 8 hex digits of its SHA-256."""
+    plain = len(text) <= 24 and all(c.isalnum() or c in "._-+" for c in text)
+    return f"{name}={text}" if plain else f"{name}#{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def variants(logs: list[tuple[str, tuple[Any, ...], dict[str, str], tuple[str, str]]]) -> list[str]:
+    """What tells apart each log's configuration from the others' of the same model, temperature, generation limit
+    and prompting (``logs``: each log's task, those four, :func:`_beyond`'s settings and solvers), as a config_id's
+    suffix: the generation settings that differ among them (``reasoning_effort=high``; ``unset`` where a log does
+    not set one) and, where the solvers of one task differ, the log's solvers (``solvers=system_message+generate``);
+    empty where nothing differs. Solvers that differ between tasks are the tasks' own."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for n, (_, key, _, _) in enumerate(logs):
+        groups.setdefault(key, []).append(n)
+    out = [""] * len(logs)
+    for members in groups.values():
+        names = sorted({k for n in members for k in logs[n][2]})
+        differ = [k for k in names if len({logs[n][2].get(k) for n in members}) > 1]
+        by_task: dict[str, set[str]] = {}
+        for n in members:
+            by_task.setdefault(logs[n][0], set()).add(logs[n][3][1])
+        solvers = any(len(plans) > 1 for plans in by_task.values())
+        by_name = len({logs[n][3][0] for n in members}) == len({logs[n][3][1] for n in members})
+        for n in members:
+            parts = [_shown_setting(k, logs[n][2].get(k, "unset")) for k in differ]
+            if solvers:
+                names_, plan = logs[n][3]
+                parts.append(_shown_setting("solvers", names_) if by_name and len(names_) <= 24
+                             else f"solvers={names_}#{hashlib.sha256(plan.encode()).hexdigest()[:8]}")
+            out[n] = ",".join(parts)
+    return out
+
+
 def _settings(header: dict[str, Any], where: str) -> dict[str, Any]:
     """Temperature, generation limit and prompting of a log: ``plan.config`` over ``eval.model_generate_config``."""
-    config = {**field_at(header, "eval.model_generate_config", dict, where, {}),
-              **{k: v for k, v in field_at(header, "plan.config", dict, where, {}).items() if v is not None}}
+    config = _generation(header, where)
     steps = field_at(header, "plan.steps", list, where, [])
     cot = any(isinstance(s, dict) and str(s.get("solver", "")).split("/")[-1] == "chain_of_thought" for s in steps)
     out = {"temperature": field_at(config, "temperature", (int, float), f"{where}: generation config"),
@@ -191,6 +254,8 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
     scorers: set[str] = set()
     last_call = 0  # samples whose tokens are their final model call's (output.usage): no model_usage
     skipped: dict[str, str] = {}  # logs of a folder that hold nothing to replay, and why
+    logs: list[tuple[str, tuple[Any, ...], dict[str, str], tuple[str, str]]] = []  # each log read: see variants()
+    first_row: list[int] = []  # where each log's rows begin
     for path in paths:
         header, samples = _load(path)
         spec = need(header, "eval", dict, str(path))
@@ -203,6 +268,9 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
                 raise CabenchError(f"{path}: {why}")
             skipped[str(path.relative_to(source))] = why
             continue
+        logs.append((task, tuple(meta[k] for k in ("model", "temperature", "max_new_tokens", "prompting")),
+                     *_beyond(header, str(path))))
+        first_row.append(len(rows))
         for n, sample in enumerate(samples):
             where = f"{path}: sample {n + 1}"
             if not isinstance(sample, dict):
@@ -240,6 +308,9 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
                            + (f"; and {len(skipped) - 1} more" if len(skipped) > 1 else "") + ")")
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
         row["instance_id"] = key
+    for begin, end, variant in zip(first_row, [*first_row[1:], len(rows)], variants(logs)):
+        for row in rows[begin:end]:
+            row[VARIANT] = variant
     info: dict[str, Any] = {"metric": sorted(scorers)[0] if len(scorers) == 1 else sorted(scorers)}
     if last_call:
         info["last_call_tokens"] = last_call
