@@ -381,11 +381,12 @@ def _mapped(frame: pd.DataFrame, src: Any, name: str, source: Path, mapping_path
     """
     if not isinstance(src, list):
         column = _source_column(frame, src, f"mapped to {name} in {mapping_path}", source)
+        values = _truths(frame[column]) if name == "correct" else frame[column]
         if name not in IDENTITY_COLUMNS:
             role = "" if column == name else f" (mapped to {name} in {mapping_path})"
             hint = "; a latency or token count not measured is an empty cell or 0" if name in MEASURE_COLUMNS else ""
-            _numbers(frame[column], column, role, source, place, hint, no_truth=name in MEASURE_COLUMNS)
-        return frame[column]
+            _numbers(values, column, role, source, place, hint, no_truth=name in MEASURE_COLUMNS)
+        return values
     total = pd.Series(0.0, index=frame.index)
     summed = f"a part of {name}" + (f" in {mapping_path}" if mapping_path else "")
     for part in src:
@@ -393,6 +394,19 @@ def _mapped(frame: pd.DataFrame, src: Any, name: str, source: Path, mapping_path
         total = total + _numbers(values, part, f" ({summed})", source, place,
                                 "; the parts of a sum are counts or costs", at_least_zero=True, no_truth=True)
     return total
+
+
+#: Texts a score may be written as, read as pandas reads a CSV column of them all: a JSON string "true", or a CSV
+#: column mixing "true" with 0 and 1, scores as a CSV column of true and false does.
+_TRUTHS = {"true": 1.0, "True": 1.0, "TRUE": 1.0, "false": 0.0, "False": 0.0, "FALSE": 0.0}
+
+
+def _truths(values: pd.Series) -> pd.Series:
+    """A score column with its ``true``/``false`` texts (:data:`_TRUTHS`) as 1 and 0, the rest as they are."""
+    if values.dtype != object and not pd.api.types.is_string_dtype(values):
+        return values
+    truth = values.map(lambda v: _TRUTHS.get(v) if isinstance(v, str) else None)
+    return values if truth.isna().all() else values.where(truth.isna(), truth).infer_objects()
 
 
 def _numbers(values: pd.Series, column: Any, role: str, source: Path, place: Callable[[int], str], hint: str,

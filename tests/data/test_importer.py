@@ -343,6 +343,28 @@ def test_a_json_truth_value_in_a_measurement_is_refused_in_one_line(tmp_path, co
     assert _cli(tmp_path / "logs.jsonl", "--out", tmp_path / "ds").exit_code == 0
 
 
+def test_a_score_written_true_or_false_reads_alike_in_json_lines_and_csv(tmp_path):
+    """A score written as the JSON string "true" was refused ("is not a number"), though the same cell of a CSV
+    column reads as 1 and README says a JSON string reads as a CSV cell. Now "true"/"True"/"TRUE" are 1 and the
+    falses 0 in both, in a CSV column that mixes them with numbers too; a latency written "true" is still refused."""
+    frame = tiny_logs(n_instances=10)
+    truths = ["true", "False", "TRUE", "false", 1, 0, 0.5, "True", "FALSE", "1"]
+    scores = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.5, 1.0, 0.0, 1.0]
+    records = frame.to_dict(orient="records")
+    for n, r in enumerate(records):
+        r["correct"] = truths[n % 10]
+    (tmp_path / "logs.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    frame.assign(correct=[truths[n % 10] for n in range(len(frame))]).to_csv(tmp_path / "logs.csv", index=False)
+    for name in ("logs.jsonl", "logs.csv"):
+        assert _cli(tmp_path / name, "--out", tmp_path / name.replace(".", "_")).exit_code == 0
+        read = pd.read_csv(tmp_path / name.replace(".", "_") / "logs.csv.gz")
+        assert read["correct"].tolist() == [scores[n % 10] for n in range(len(frame))]
+    records[3]["latency_s"] = "true"
+    (tmp_path / "logs.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    result = _cli(tmp_path / "logs.jsonl", "--out", tmp_path / "refused")
+    assert result.exit_code == 2 and "column 'latency_s' is not a number at row 4 ('true')" in result.stderr
+
+
 def test_every_latency_text_is_refused_not_dropped(tmp_path):
     frame = tiny_logs(n_instances=10).assign(latency_s="timeout")
     frame.to_csv(tmp_path / "logs.csv", index=False)
