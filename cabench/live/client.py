@@ -56,6 +56,8 @@ VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _SHOWN_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|_?[A-Z]{1,12}")
 #: A JSON ``\\uXXXX`` escape of a character that is not half of a surrogate pair: an endpoint may write the key so.
 _ESCAPED = re.compile(r"\\u(?![dD][89a-fA-F])([0-9a-fA-F]{4})")
+#: An HTML numeric character reference, hexadecimal or decimal (its ``;`` optional, as browsers read it).
+_ENTITY = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));?")
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,19 @@ def secret_forms(secret: str) -> list[str]:
     return [form for form in dict.fromkeys(forms) if len(form) >= MIN_SECRET]
 
 
+def fragment_forms(key: str) -> list[str]:
+    """The forms of the ``api_key_env`` key whose runs of :data:`FRAGMENT` characters are redacted: its
+    :func:`secret_forms`; its base64 wherever it starts in the encoded text (``Bearer KEY``, ``user:KEY`` or a JSON
+    document holding it, encoded whole: a key starting 1 or 2 bytes into a 3-byte group gives other characters,
+    so each alignment's whole groups are taken); its hexadecimal form; and the key written backwards or spaced out
+    (``s k - p r o j``)."""
+    raw = key.encode()
+    aligned = [raw[j:j + 3 * ((len(raw) - j) // 3)] for j in range(3)]
+    encoded = [code(part).decode().rstrip("=") for part in aligned
+               for code in (base64.b64encode, base64.urlsafe_b64encode)]
+    return list(dict.fromkeys([*secret_forms(key), *encoded, raw.hex(), key[::-1], " ".join(key)]))
+
+
 def request_base(url: str) -> tuple[str, str]:
     """The base URL requests are made under (``.../v1/``; ``chat/completions`` is appended to its path) and the
     query every request carries, as written (a key may be given as one: ``...?api-key=K``)."""
@@ -162,14 +177,32 @@ def request_base(url: str) -> tuple[str, str]:
 def redact(text: str, secrets: list[str], unescape: bool = False, fragments: list[str] | None = None) -> str:
     """``text`` without any of ``secrets``, any run of :data:`FRAGMENT` characters of one of ``fragments`` (the
     key's forms: a key echoed cut short), and the value of any ``Authorization`` header or token; with
-    ``unescape`` (a raw JSON body) its ``\\uXXXX`` escapes are read first, so a key written escaped is found too."""
+    ``unescape`` (a raw JSON body) its ``\\uXXXX`` escapes are read first, so a key written escaped is found too; a
+    text whose HTML character references (``&#115;&#107;``) hide something is redacted as they read."""
     if unescape:  # JSON's escapes read: \\uXXXX, and \\/ (a slash some encoders escape)
         text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text).replace("\\/", "/")
+    shown = _hidden(text, secrets, fragments or [])
+    decoded = _ENTITY.sub(_entity, text)  # an HTML page's character references (a proxy's error page)
+    if decoded != text:  # read where they hide something; elsewhere the text is kept as written
+        hidden = _hidden(decoded, secrets, fragments or [])
+        if hidden != decoded:
+            return hidden
+    return shown
+
+
+def _hidden(text: str, secrets: list[str], fragments: list[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, REDACTED)
-    text = _fragments_redacted(text, fragments or [])
+    text = _fragments_redacted(text, fragments)
     text = _AUTH.sub(lambda m: m.group(1) + REDACTED, text)
     return _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+
+
+def _entity(match: re.Match[str]) -> str:
+    """The character an HTML numeric character reference (``&#115;``, ``&#x73;``) stands for; a reference to no
+    character (a surrogate, beyond U+10FFFF, NUL) is left as written."""
+    code = int(match.group(1), 16) if match.group(1) is not None else int(match.group(2))
+    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else match.group(0)
 
 
 def _fragments_redacted(text: str, secrets: list[str]) -> str:
@@ -312,7 +345,7 @@ class ChatClient:
                 self.secrets.append(key)
             # the key's own forms, whose fragments are redacted too (a URL's query values need not be secret: a
             # date in api-version=2024-06-01 would take every date of that month with it)
-            self.fragments = secret_forms(key) if len(key) >= FRAGMENT else []
+            self.fragments = fragment_forms(key) if len(key) >= FRAGMENT else []
         self.secrets = sorted({form for secret in self.secrets for form in secret_forms(secret)}, key=len,
                               reverse=True)
         limits = httpx.Limits(max_connections=max(1, endpoint.concurrency) + 2)

@@ -331,6 +331,36 @@ def test_an_environment_key_echoed_escaped_encoded_or_in_base64_is_redacted(monk
         client.close()
 
 
+def test_a_key_echoed_inside_other_base64_as_html_references_in_hex_or_backwards_is_redacted(monkeypatch):
+    """base64 of "Bearer KEY", "user:KEY" or a JSON document holding the key gave it back whole: the key's own
+    base64 matched only where the key began a 3-byte group. An HTML error page's character references (&#115;...)
+    kept 30 of its 33 characters, and its hexadecimal or backward form all of them. Each is redacted now, leaving at
+    most the characters a base64 group shares with the text before or after the key; text merely holding character
+    references is kept as written."""
+    from cabench.live.client import ChatClient
+
+    key = "sk-proj-ABCdef1234567890SECRETxyz"
+    monkeypatch.setenv("ECHO_KEY", key)
+    client = ChatClient(Endpoint(base_url="http://127.0.0.1:9/v1", api_key_env="ECHO_KEY"))
+    try:
+        raw = key.encode()
+        for prefix in (b"Bearer ", b"user:", b'{"sub": "u1", "key": "', b"", b"x", b"xy"):
+            for encode in (base64.b64encode, base64.urlsafe_b64encode):
+                echoed = encode(prefix + raw + b'"}').decode()
+                shown = client.redact(f"echo {echoed} end")
+                assert "[redacted]" in shown, (prefix, echoed)
+                left = shown.removeprefix("echo ").removesuffix(" end").split("[redacted]")
+                decoded = b"".join(base64.b64decode(part + "=" * (-len(part) % 4), altchars=b"-_")[:len(part) * 3 // 4]
+                                   for part in left if len(part) >= 4)
+                assert raw[2:10] not in decoded and raw[-10:-2] not in decoded, (prefix, shown)
+        for form in ("".join(f"&#{ord(c)};" for c in key), "".join(f"&#x{ord(c):X};" for c in key),
+                     "".join(f"&#{ord(c)}" for c in key), raw.hex(), raw.hex().upper(), key[::-1], " ".join(key)):
+            assert client.redact(f"<p>key: {form}</p>") == "<p>key: [redacted]</p>", form
+        assert client.redact("a &amp; b &#9; &#0; &#xD800; c") == "a &amp; b &#9; &#0; &#xD800; c"
+    finally:
+        client.close()
+
+
 def test_a_key_in_the_url_is_sent_as_written_and_redacted_in_every_form():
     url = "http://alice:S3cr%40tPASS@127.0.0.1:9/v1/?api-key=QK%2BSECRETVAL&x=1#frag-ment"
     assert request_base(url) == ("http://alice:S3cr%40tPASS@127.0.0.1:9/v1/", "api-key=QK%2BSECRETVAL&x=1")
