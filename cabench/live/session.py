@@ -58,7 +58,10 @@ def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool =
                 raise CabenchError(f"{cfg.source}: configurations[{i}].prompting: '{c.prompting}' has no prompt in "
                                    f"task.prompts (it has {', '.join(task.templates) or 'none'}); add one")
     split = _split(cfg, [inst.id for inst in task.instances], collect)  # the config's instances fit the task
-    client = ChatClient(cfg.endpoint, cfg.seed)  # its key checked before anything is written, the folder made
+    try:  # its key checked before anything is written, the folder made
+        client = ChatClient(cfg.endpoint, cfg.seed)
+    except CabenchError as exc:  # a key of the config's endpoint: named with the config's file, as any key is
+        raise (CabenchError(f"{cfg.source}: {exc}") if str(exc).startswith("endpoint.") else exc) from None
     try:
         out.mkdir(parents=True, exist_ok=True)
         with folder_lock(out):
