@@ -73,6 +73,8 @@ class Caller:
                 f"{earlier['instance']} was admitted at ({earlier['overbilled']}); a provider bills what it reports, "
                 "so the journal's charges fall short of the bill, and no further call is made here")
         self.stopping = threading.Event()  # set when the run stops: calls in flight make no further attempt
+        self.model_of = {c.name: c.model for c in cfg.configurations}
+        self.answered: set[str] = set()  # models a call of this run has answered within its worst case
 
     def _body(self, config: Configuration, instance: Instance) -> dict[str, Any]:
         return {"model": config.model, "messages": self.task.messages(instance, config.prompting),
@@ -158,6 +160,11 @@ class Caller:
         bound, worst_counts, worst = self.worst_case(config, instance)
         if self.client is None:
             raise CabenchError("no endpoint to call")
+        first = config.model not in self.answered  # made alone, the calls before it answered and none beside it: an
+        if first and self.in_flight:  # endpoint billing above the worst case is found by one call, not `concurrency`
+            self.drain()
+            if self.failure_stop:
+                raise FailureStop(self.failure_stop)
         if not self._reserve(worst):
             self.drain()  # decide on the exact spend: independent of timing
             if self.failure_stop:
@@ -168,6 +175,8 @@ class Caller:
         held = [worst]
         future = self.pool.submit(self._call, key, config, instance, occurrence, bound, worst_counts, held)
         self.in_flight[future] = (key, held)
+        if first:
+            self.drain()
 
     def wait_one(self) -> None:
         if not self.in_flight:
@@ -182,6 +191,8 @@ class Caller:
             self.journal.record(record)
             if record["ok"]:
                 self.logs.append(record)
+                if not record.get("overbilled"):
+                    self.answered.add(self.model_of[record["config"]])
             self.made += 1
             self.results[key] = record
             self.progress(self.spent)

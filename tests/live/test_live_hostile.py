@@ -734,6 +734,26 @@ def test_a_reply_billed_above_its_worst_case_is_the_stop_said_first(tmp_path, da
     assert "stopped: the endpoint reported usage above the worst case" in result.stderr
 
 
+def test_an_endpoint_billing_above_the_worst_case_from_its_first_reply_is_found_by_one_call(tmp_path, dataset,
+                                                                                            endpoint):
+    """With concurrency 4, the first four profiling calls were sent at once, before any reply was seen: an endpoint
+    reporting 100,000 completion tokens for every call was billed for four (the budget's journal kept to it, the
+    provider's bill did not). A model's first call is now made alone, so one call finds it; an honest endpoint gets
+    the same run at any concurrency."""
+    ep, url = endpoint(lambda n: "huge")
+    out = tmp_path / "run"
+    result = run(config(tmp_path, dataset, url, concurrency=4), out)
+    assert result.exit_code == 2 and "the endpoint reported usage above the worst case" in result.stderr
+    spend = strict_loads((out / "spend.json").read_text())
+    assert ep.requests == 1 and spend["overbilled_calls"] == 1 and spend["calls_made_this_run"] == 1, spend
+    for concurrency in (1, 4):
+        ep, url = endpoint(lambda n: "honest")
+        folder = tmp_path / f"honest{concurrency}"
+        assert run(config(tmp_path, dataset, url, concurrency=concurrency), folder).exit_code == 0
+    decisions = [(tmp_path / f"honest{c}" / "decision.json").read_bytes() for c in (1, 4)]
+    assert decisions[0] == decisions[1]
+
+
 def test_a_folder_with_an_overbilled_call_makes_no_further_call(tmp_path, dataset, endpoint):
     """A provider bills what it reports: after a reply billed above its worst case, the journal's charges fall short
     of the bill, so re-running in the folder makes no new call, even against an endpoint that now behaves, and says
