@@ -490,15 +490,16 @@ def _weak(d: dict[str, Any]) -> str:
     return f"; {said}" if said else ""
 
 
-def _identification_lines(item: dict[str, Any], unit: str, room: int) -> list[str]:
-    """The Pareto set, how often it is returned, how often each method returns the logs' own Pareto set, and its
-    members' real units per call in at most ``room`` lines."""
+def _identification_lines(item: dict[str, Any], unit: str, room: int, pareto_size: int) -> list[str]:
+    """The Pareto set, how often it is returned, how often each method returns the logs' own Pareto set (of
+    ``pareto_size`` configurations), and its members' real units per call in at most ``room`` lines."""
     d = item["decision"]
     rows = _at_decision(item, ("rho", "cost_mode"))
     exact = ", ".join(f"{registry.display(r['method'])} {100 * r['exact_true_set']:.0f}%" for r in rows)
     head = (f"identification: a set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it as the "
-            f"Pareto set in {100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the logs' own Pareto set "
-            f"exactly: {exact}); spent {100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}"
+            f"Pareto set in {100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the evaluation split's "
+            f"own Pareto set of {pareto_size} returned exactly: {exact}); spent "
+            f"{100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}"
             + (f" — note: {item['charged']}" if item.get("charged") and rows[0].get("cost_mode") == "deterministic"
                else ""))
     short = [f"  {WEAK}: {short_of(d)}{tied_sets_note(d)}"
@@ -539,7 +540,7 @@ def format_advice(advice: Advice) -> str:
     tail = [f"report: {advice.report}"] if advice.report is not None else []
     psi = advice.items.get("psi")
     if psi is not None and psi["decision"] is not None:
-        lines += _identification_lines(psi, unit, MAX_LINES - len(lines) - len(tail) - 1)
+        lines += _identification_lines(psi, unit, MAX_LINES - len(lines) - len(tail) - 1, d["pareto_size"])
     if note and len(lines) + len(tail) > MAX_LINES:  # the note goes on the line of the Pareto set it speaks of
         lines = [lines[0], f"{lines[1]}; {note}", *lines[3:]]
     return "\n".join(lines + tail)

@@ -97,6 +97,9 @@ def test_the_decision_fits_in_15_lines_and_names_a_configuration_with_its_dollar
     assert f"${usd:.3g} ± " in lines[online + 1] and f"{seconds:.3g} ± " in lines[online + 1]
     psi = next(i for i, x in enumerate(lines) if x.startswith("identification: a set of "))
     assert " returns it as the Pareto set in " in lines[psi]  # the set returned, not the logs' own Pareto set
+    arms = next((home / "advice" / "results").glob("*/arms.csv"))
+    pareto = int(pd.read_csv(arms)["pareto"].sum())  # which the line names apart, by its size
+    assert f" repetitions (the evaluation split's own Pareto set of {pareto} returned exactly: CoPSI-R " in lines[psi]
     members = [x for x in lines[psi + 1:-1] if not x.startswith(("  … and ", f"  {WEAK}: "))]
     assert members
     for line in members:
