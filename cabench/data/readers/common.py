@@ -47,6 +47,8 @@ READ_COLUMNS = ("config_id", "model", "temperature", "max_new_tokens", "promptin
                 "latency_s", "tokens", "failed")
 #: A call's token counts apart, for a price table's input and output rates: kept when a reader gives them.
 TOKEN_PARTS = ("prompt_tokens", "completion_tokens")
+#: A call's cost in dollars as the tool recorded it: kept when a reader gives it for every measured call.
+COST_USD = "cost_usd"
 #: Where each row was read: its file and its position there (a line, an entry, a sample).
 ORIGIN_COLUMNS = ("file", "position")
 #: When a row's run started (seconds since the epoch), for readers whose source records it; repeated runs of a
@@ -108,7 +110,7 @@ class Read:
                 frame = pd.DataFrame(self.columns)
             else:
                 first = self.rows[:1]
-                columns = (*READ_COLUMNS, *TOKEN_PARTS, *ORIGIN_COLUMNS, STARTED, REPEAT, VARIANT)
+                columns = (*READ_COLUMNS, *TOKEN_PARTS, COST_USD, *ORIGIN_COLUMNS, STARTED, REPEAT, VARIANT)
                 frame = pd.DataFrame(self.rows, columns=[c for c in columns if any(c in r for r in first)])
             if _OBJECT_TEXT:  # text kept as Python objects, which hold a lone surrogate without complaint
                 for col in (c for c in _TEXT_COLUMNS if c in frame):

@@ -36,6 +36,8 @@ tokens             ``response.tokenUsage.total``, else ``prompt + completion``
 prompt_tokens,     ``response.tokenUsage.prompt`` and ``completion`` (a price
 completion_tokens  table's input and output), when every measured result
                    has both
+cost_usd           ``cost`` (the dollars promptfoo priced the call at),
+                   when every measured result has it
 failed             ``failureReason`` 2 (the provider call errored)
 =================  ==========================================================
 
@@ -70,6 +72,7 @@ from cabench.data.readers.common import (
     field_at,
     json_file,
     need,
+    number,
     token_count,
 )
 from cabench.data.schema import unprintable
@@ -112,6 +115,14 @@ def _tokens(item: dict[str, Any], where: str) -> float | None:
         parts = [token_count(item, f"response.tokenUsage.{k}", where) for k in ("prompt", "completion")]
         tokens = None if parts[0] is None or parts[1] is None else parts[0] + parts[1]
     return tokens
+
+
+def _dollars(item: dict[str, Any], where: str) -> float | None:
+    """``cost``: what promptfoo priced the call at, in dollars (a negative one is refused)."""
+    value = number(item, "cost", where)
+    if value is not None and value < 0:
+        raise CabenchError(f"{where}: 'cost' is {value:g}, a negative price; a damaged file")
+    return value
 
 
 def _test_of(item: dict[str, Any], where: str) -> str | None:
@@ -260,8 +271,8 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
                      "max_new_tokens": generation.get("max_tokens"), "prompting": prompting,
                      "correct": float(success) if not failed else 0.0,
                      "latency_s": None if latency is None else latency / 1000.0, "tokens": tokens,
-                     "prompt_tokens": parts[0], "completion_tokens": parts[1], "failed": failed,
-                     "file": source, "position": n})
+                     "prompt_tokens": parts[0], "completion_tokens": parts[1],
+                     "cost_usd": _dollars(item, where), "failed": failed, "file": source, "position": n})
         for key in ("temperature", "max_new_tokens"):
             if rows[-1][key] is not None:
                 check(rows[-1][key], (int, float), f"{source}: config.providers {name}: '{key}'")
@@ -270,6 +281,9 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
     if any(r["prompt_tokens"] is None for r in rows if r["tokens"] is not None):  # kept only when every call has them
         for r in rows:
             del r["prompt_tokens"], r["completion_tokens"]
+    if any(r["cost_usd"] is None for r in rows if r["tokens"] is not None or r["latency_s"] is not None):
+        for r in rows:  # (likewise: a price table prices them all, or the tokens are the cost)
+            del r["cost_usd"]
     why = _instances(rows, tests, keys, source)
     info: dict[str, Any] = {"repeats_why": why} if why else {}
     if cached:  # their latency is blank as not measured, not because the tool times nothing
