@@ -226,7 +226,8 @@ def test_source_specific_facts(tmp_path):
 def test_promptfoo_costs_are_kept_as_dollars_when_every_measured_result_has_one(tmp_path):
     """promptfoo records what it priced each call at (``cost``); the import left it out, so an advice in dollars
     needed a price table though the file held the dollars. It is kept as cost_usd where every measured result has
-    one, and left out (as the token parts are) where one lacks it; a negative cost is refused."""
+    one above 0, and left out (as the token parts are) where one lacks it or records 0 (promptfoo's cost of a provider
+    it has no price for); a negative cost is refused."""
     path = write_promptfoo(tmp_path / "src")
     doc = json.loads(path.read_text())
     for n, item in enumerate(doc["results"]["results"]):
@@ -235,10 +236,11 @@ def test_promptfoo_costs_are_kept_as_dollars_when_every_measured_result_has_one(
     assert run_import("promptfoo", path, tmp_path / "ds").exit_code == 0
     logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
     assert logs["cost_usd"].tolist() == pytest.approx([(n + 1) * 1e-5 for n in range(15)], abs=1e-15)
-    del doc["results"]["results"][3]["cost"]
-    path.write_text(json.dumps(doc))
-    assert run_import("promptfoo", path, tmp_path / "some").exit_code == 0
-    assert "cost_usd" not in pd.read_csv(tmp_path / "some" / "logs.csv.gz").columns
+    for lacking, cost in enumerate((None, 0)):  # one without, or one of 0 (promptfoo's "no price known")
+        doc["results"]["results"][3]["cost"] = cost
+        path.write_text(json.dumps(doc))
+        assert run_import("promptfoo", path, tmp_path / f"some{lacking}").exit_code == 0
+        assert "cost_usd" not in pd.read_csv(tmp_path / f"some{lacking}" / "logs.csv.gz").columns
     doc["results"]["results"][3]["cost"] = -0.5
     path.write_text(json.dumps(doc))
     refused = run_import("promptfoo", path, tmp_path / "negative")

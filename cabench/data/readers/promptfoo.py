@@ -37,7 +37,8 @@ prompt_tokens,     ``response.tokenUsage.prompt`` and ``completion`` (a price
 completion_tokens  table's input and output), when every measured result
                    has both
 cost_usd           ``cost`` (the dollars promptfoo priced the call at),
-                   when every measured result has it
+                   when every measured result has one above 0 (promptfoo
+                   records 0 for a provider it has no price for)
 failed             ``failureReason`` 2 (the provider call errored)
 =================  ==========================================================
 
@@ -281,9 +282,9 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
     if any(r["prompt_tokens"] is None for r in rows if r["tokens"] is not None):  # kept only when every call has them
         for r in rows:
             del r["prompt_tokens"], r["completion_tokens"]
-    if any(r["cost_usd"] is None for r in rows if r["tokens"] is not None or r["latency_s"] is not None):
-        for r in rows:  # (likewise: a price table prices them all, or the tokens are the cost)
-            del r["cost_usd"]
+    if any(not r["cost_usd"] for r in rows if r["tokens"] is not None or r["latency_s"] is not None):
+        for r in rows:  # (likewise: a price table prices them all, or the tokens are the cost; 0 is what promptfoo
+            del r["cost_usd"]  # records for a provider it has no price for)
     why = _instances(rows, tests, keys, source)
     info: dict[str, Any] = {"repeats_why": why} if why else {}
     if cached:  # their latency is blank as not measured, not because the tool times nothing
