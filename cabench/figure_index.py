@@ -84,6 +84,11 @@ def read_index(root: Path, damaged_as_empty: bool = False) -> pd.DataFrame:
         for col in ("stem", "caption"):
             if col not in table.columns:
                 raise CabenchError(f"{path}: column '{col}' is missing (a damaged file); run `cabench plot` again")
+        outside = next((n for n, stem in enumerate(table["stem"]) if not inside(stem)), None)
+        if outside is not None:
+            raise CabenchError(f"{path}: line {outside + 2}: stem '{table['stem'].iloc[outside]:.80}' is no file "
+                               f"below {root} (absolute, or through '..'): a damaged or crafted index, whose files "
+                               "cabench neither deletes nor embeds; run `cabench plot` again")
     except CabenchError:
         if damaged_as_empty:
             return pd.DataFrame(columns=COLUMNS)
@@ -92,6 +97,14 @@ def read_index(root: Path, damaged_as_empty: bool = False) -> pd.DataFrame:
         if col not in table.columns:
             table[col] = ""
     return table
+
+
+def inside(stem: str) -> bool:
+    """Whether an index row's ``stem`` names a file below its root, as every stem ``plot`` writes does: relative and
+    never through ``..``. A stem of another (``../x``, ``/home/u/x``), in an index received with someone's results,
+    made ``plot`` delete that file and ``report`` embed it."""
+    parts = stem.split("/")
+    return bool(stem) and not stem.startswith("/") and ".." not in parts and "" not in parts
 
 
 def recorded_inputs(row: pd.Series) -> dict[str, str] | None:

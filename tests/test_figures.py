@@ -494,6 +494,35 @@ def test_plot_never_draws_over_a_file_it_did_not_draw(results):
     assert sorted(results.rglob("*.png")) == drawn and len(current_figures(results)) == len(drawn)
 
 
+def test_an_index_naming_files_outside_its_root_deletes_and_embeds_none(results, tmp_path):
+    """A figures.csv received with someone's results whose stems named files outside the root ('../x', an absolute
+    path), with those files' SHA-256 as their outputs: plot deleted them as figures no longer drawn, and report
+    embedded them. The report refuses such an index in one line, and plot rebuilds it, deleting nothing outside."""
+    from cabench.cli import app
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victims = [outside / "victim.png", outside / "other.png"]
+    for victim in victims:
+        victim.write_bytes(b"\x89PNG someone's own picture")
+    digest = hashlib.sha256(victims[0].read_bytes()).hexdigest()
+    index = pd.read_csv(results / "figures.csv", dtype=str, keep_default_na=False)
+    crafted = [{**index.iloc[0].to_dict(), "stem": stem, "experiments": "ghost", "source": "experiment:ghost",
+                "formats": "png", "outputs": f'{{"png": "{digest}"}}'}
+               for stem in (f"../{outside.name}/victim", str(outside / "other"))]
+    pd.concat([index, pd.DataFrame(crafted)]).to_csv(results / "figures.csv", index=False)
+    line = len(index) + 2
+    refused = CliRunner().invoke(app, ["report", str(results)])
+    one_line_error(refused, f"{results / 'figures.csv'}: line {line}: stem '../{outside.name}/victim' is no file "
+                   f"below {results} (absolute, or through '..'): a damaged or crafted index, whose files cabench "
+                   "neither deletes nor embeds; run `cabench plot` again")
+    done = CliRunner().invoke(app, ["plot", str(results), "--format", "png"])
+    assert done.exit_code == 0, done.output
+    assert all(v.read_bytes() == b"\x89PNG someone's own picture" for v in victims)
+    assert not any(".." in stem or stem.startswith("/") for stem in pd.read_csv(results / "figures.csv")["stem"])
+    assert CliRunner().invoke(app, ["report", str(results)]).exit_code == 0
+
+
 def test_plot_of_a_subfolder_keeps_the_root_index(results):
     root_rows = pd.read_csv(results / "figures.csv")
     assert plot(results / "online", ["png"]).written == []  # nothing changed: nothing drawn, below or above
