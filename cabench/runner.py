@@ -161,9 +161,24 @@ def _check_owner(cfg: ExperimentConfig, out: Path, force: bool, chash: str | Non
                      if p.name not in ours and not temporary_of(p, TUNED)
                      and not _left_by_this_run(p, cfg, chash, replace))
     if foreign:
-        force_it = ", or --force to write into it" if offer_force else ""
-        raise CabenchError(f"{out}: folder holds '{foreign[0]}' and no config.yaml, so it is not this experiment's "
-                           f"results folder; pass another --out{force_it}")
+        taken = at_stake(out, foreign)
+        force_it = (", or --force to write into it" + (f", which replaces or removes its {', '.join(taken)}"
+                                                       if taken else "")) if offer_force else ""
+        raise CabenchError(f"{out}: folder holds '{(taken or foreign)[0]}' and no config.yaml, so it is not this "
+                           f"experiment's results folder; pass another --out{force_it}")
+
+
+def at_stake(out: Path, names: list[str] | None = None) -> list[str]:
+    """The files of ``out`` (of ``names``, where given) that have the names a run writes or removes
+    (:data:`TABLES`), in a folder without cabench's config.yaml: a user's own, which ``--force`` would replace."""
+    if names is None:
+        record = out / "config.yaml"
+        try:
+            ours = record.is_file() and isinstance((read_record(record) or {}).get("config_hash"), str)
+        except (yaml.YAMLError, UnicodeDecodeError, OSError, AttributeError):
+            ours = False
+        names = [] if ours or not out.is_dir() else sorted(p.name for p in out.iterdir())
+    return [name for name in names if name in TABLES]
 
 
 def written_by_runs(folder: Path) -> list[str]:
@@ -431,6 +446,13 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
     for line in budgets_beyond_exhaustive(cfg, problem) + cheap_pulls(cfg, problem):
         echo(f"{cfg.name}: warning: {line}")
     out = Path(cfg.output)
+    if (out / "config.yaml").is_file() and Path(cfg.source).is_file() \
+            and (out / "config.yaml").resolve() == Path(cfg.source).resolve():
+        raise CabenchError(f"{cfg.source}: the config is its own output folder's config.yaml, which a run replaces "
+                           "with its record (--force too); keep configs outside results folders, or pass another "
+                           "--out")
+    if force and (taken := at_stake(out)):  # said before they are gone: --force is consent, not silence
+        echo(f"{out}: --force: replacing or removing {', '.join(taken)}, which no cabench run wrote here")
     cache = prepare_output(cfg, out, force, record["config_hash"], replace, offer_force)
     with folder_lock(out):
         # again, under the lock: another run may have finished meanwhile

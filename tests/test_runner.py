@@ -363,8 +363,8 @@ def test_a_configuration_far_cheaper_than_the_rest_is_warned_of_before_the_run(t
 def test_an_experiment_config_kept_in_its_own_output_folder_is_never_replaced(tmp_path):
     """`output:` naming the folder that holds the config itself, as config.yaml: the run took it, naming an experiment
     and a setting, for the record a run writes, replaced it with that record (the user's comments and form gone)
-    and then refused the same command. A config.yaml that records no config_hash is not a run's: refused in one
-    line, the file untouched; --force replaces it, as the message says."""
+    and then refused the same command. The config as its own output folder's config.yaml is refused in one line,
+    the file untouched, with --force too (which replaced it, its comments gone and no longer a config)."""
     from typer.testing import CliRunner
 
     from cabench.cli import app
@@ -374,13 +374,12 @@ def test_an_experiment_config_kept_in_its_own_output_folder_is_never_replaced(tm
     mine = (f"# my notes: keep rho small\nname: mine\ndataset: {DATA / 'gsm8k'}\narms: {{preset: paper-subset}}\n"
             f"setting: psi\nrho: [20]\nmethods: [copsi]\nrepetitions: 2\noutput: {out}\n")
     (out / "config.yaml").write_text(mine)
-    done = CliRunner().invoke(app, ["run", str(out / "config.yaml"), "--quiet"])
-    assert done.exit_code == 2 and done.stderr == (
-        f"error: {out / 'config.yaml'}: records no config_hash, so it is not the record a run writes (an experiment "
-        "config kept in its own output folder, or results of a cabench from before config hashes), and a run would "
-        "replace it; keep configs outside results folders, or pass another --out, or --force to replace its "
-        "results\n")
-    assert (out / "config.yaml").read_text() == mine and sorted(p.name for p in out.iterdir()) == ["config.yaml"]
+    for extra in ((), ("--force",), ("--replace",)):
+        done = CliRunner().invoke(app, ["run", str(out / "config.yaml"), "--quiet", *extra])
+        assert done.exit_code == 2 and done.stderr == (
+            f"error: {out / 'config.yaml'}: the config is its own output folder's config.yaml, which a run replaces "
+            "with its record (--force too); keep configs outside results folders, or pass another --out\n")
+        assert (out / "config.yaml").read_text() == mine and sorted(p.name for p in out.iterdir()) == ["config.yaml"]
 
 
 def test_a_run_on_surrogate_logs_says_so_first(tmp_path):

@@ -139,6 +139,28 @@ def test_run_refuses_a_folder_that_is_not_the_experiments(tmp_path):
     assert (mine / "runs.csv").read_text() == "my,own\n1,2\n"
 
 
+def test_the_refusal_names_the_files_force_would_replace_and_force_says_it_replaced_them(tmp_path):
+    """A folder of a user's notes and their own runs.csv and selections.csv: the refusal named 'a_notes.txt' (the
+    first file by name, which --force leaves alone) and offered --force, which then replaced runs.csv and deleted
+    selections.csv saying only "wrote runs.csv". The refusal names the files --force replaces or removes, first,
+    and the forced run says so before they are gone."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    for name, text in (("a_notes.txt", "notes"), ("runs.csv", "my,own\n"), ("selections.csv", "my,own\n")):
+        (mine / name).write_text(text)
+    one_line_error(run_config(tmp_path, PSI, mine),
+                   f"{mine}: folder holds 'runs.csv' and no config.yaml, so it is not this experiment's results "
+                   "folder; pass another --out, or --force to write into it, which replaces or removes its runs.csv, "
+                   "selections.csv")
+    forced = cli("run", tmp_path / "bad.yaml", "--quiet", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert forced.stdout.startswith(f"{mine}: --force: replacing or removing runs.csv, selections.csv, which no "
+                                    "cabench run wrote here\n")
+    assert (mine / "a_notes.txt").read_text() == "notes" and not (mine / "selections.csv").exists()
+    again = cli("run", tmp_path / "bad.yaml", "--quiet", "--force")  # its own tables now: nothing to say
+    assert again.exit_code == 0 and "no cabench run wrote" not in again.output
+
+
 def test_run_refuses_a_folder_whose_config_yaml_was_deleted(tmp_path, kept):
     (kept / "config.yaml").unlink()
     before = checksums(kept)
