@@ -192,7 +192,7 @@ def _is_index(folder: Path) -> bool:
 def index_root(folder: Path) -> Path:
     """Where ``cabench plot FOLDER`` records its figures: the nearest folder above ``folder`` holding a cabench
     figure index (so the root's report keeps its figures), else ``folder`` itself; relative if ``folder`` is."""
-    for parent in folder.resolve().parents:
+    for parent in Path(os.path.abspath(folder)).parents:  # as the path goes (a folder below may be a link)
         if (parent / INDEX).is_file() and _is_index(parent):
             return parent if folder.is_absolute() else Path(os.path.relpath(parent))
     return folder

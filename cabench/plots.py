@@ -17,6 +17,7 @@ import functools
 import hashlib
 import importlib
 import importlib.metadata
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -486,8 +487,8 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     root = figure_index.index_root(folder)
     figure_index.check_index_is_ours(root)  # a user's figures.csv is never rebuilt over
     res = ResultSet(root, selections=False)  # labels and paper experiments as the report sees them; no selections
-    mine = [e for e in res.experiments
-            if any(f.resolve().is_relative_to(folder.resolve()) for f in (e.folder, *e.duplicates))]
+    mine = [e for e in res.experiments  # (below it as found: through a folder that is a link too)
+            if any(Path(os.path.abspath(f)).is_relative_to(os.path.abspath(folder)) for f in (e.folder, *e.duplicates))]
     if not mine:
         raise CabenchError(f"{folder}: no results below this folder; run `cabench run CONFIG` first")
     _one_file_name_each(res.experiments)

@@ -21,6 +21,7 @@ import gzip
 import importlib.util
 import io
 import math
+import os
 import zlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -649,10 +650,25 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
     return exp
 
 
+def below(root: Path, name: str) -> list[Path]:
+    """Every path named ``name`` below ``root`` (``root`` itself included), sorted, through folders that are symbolic
+    links too (``results/latest -> runs/2026-12-06``: an experiment kept so was left out of the report without a
+    word), each real folder entered once (a link back up is no loop)."""
+    found, entered = [], set()
+    for folder, folders, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in entered:
+            folders[:] = []
+            continue
+        entered.add(real)
+        found += [Path(folder) / name for entry in (*folders, *files) if entry == name]
+    return sorted(found)
+
+
 def unfinished_below(root: Path) -> list[Path]:
     """Experiment folders below ``root`` that hold cells but no ``runs.csv``: a first run stopped before it wrote its
     tables (running its config again finishes it). Reports and ``recommend`` name them; nothing else reads them."""
-    return sorted(p.parent for p in root.rglob("cells") if p.is_dir() and not (p.parent / "runs.csv").is_file())
+    return sorted(p.parent for p in below(root, "cells") if p.is_dir() and not (p.parent / "runs.csv").is_file())
 
 
 def unfinished_note(root: Path, folders: list[Path]) -> str:
@@ -705,7 +721,7 @@ class ResultSet:
                                               root.exists() else "results folder not found"))
         self.root = root
         found: dict[str, Experiment] = {}
-        for path in sorted(root.rglob("runs.csv")):
+        for path in below(root, "runs.csv"):
             if path.parent.name == "cells":
                 continue
             exp = load_experiment(path.parent, selections)

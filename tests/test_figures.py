@@ -523,6 +523,28 @@ def test_an_index_naming_files_outside_its_root_deletes_and_embeds_none(results,
     assert CliRunner().invoke(app, ["report", str(results)]).exit_code == 0
 
 
+def test_an_experiment_folder_that_is_a_link_is_plotted_reported_and_recommended(results, tmp_path):
+    """Results kept elsewhere and linked into the root (``results/latest -> runs/...``) were left out of plot, report
+    and recommend without a word (a root of links only: "no runs.csv below this folder"). They are read through the
+    link now, and a link back up the tree is entered once."""
+    from cabench.cli import app
+
+    elsewhere = tmp_path / "elsewhere"
+    (results / "psi").rename(elsewhere)
+    (results / "psi").symlink_to(elsewhere, target_is_directory=True)
+    (results / "online" / "up").symlink_to(results, target_is_directory=True)  # a loop
+    for figure in results.glob("figures/piqa_psi_*.png"):
+        figure.unlink()
+    drawn = plot(results, ["png"])
+    assert sorted(p.name for p in drawn.written) == ["piqa_psi_identification.png", "piqa_psi_landscape.png"]
+    assert plot(results / "psi", ["png"]).written == []  # recorded in the root's index, through the link too
+    assert CliRunner().invoke(app, ["report", str(results)]).exit_code == 0
+    sections = [line for line in (results / "REPORT.md").read_text().splitlines() if line.startswith("## Experiment")]
+    assert len(sections) == 2 and any("piqa_psi" in line for line in sections), sections
+    said = CliRunner().invoke(app, ["recommend", str(results)])
+    assert said.exit_code == 0 and "piqa_psi (psi" in said.stdout and "piqa_online (online" in said.stdout
+
+
 def test_plot_of_a_subfolder_keeps_the_root_index(results):
     root_rows = pd.read_csv(results / "figures.csv")
     assert plot(results / "online", ["png"]).written == []  # nothing changed: nothing drawn, below or above
