@@ -354,7 +354,7 @@ def _paper_section(rows: list[dict]) -> list[str]:
             "paper's number is at its largest (or smallest) budget and ours at another (a quick grid's); "
             f"{agree} of {len(rows)} match.", "",
             *md_table(["experiment", "quantity", "method", "budget (paper)", "paper", "ours", "ours at", "match"],
-                       [paper_cells(r) for r in rows])]
+                       [[code(cells[0]), *cells[1:]] for cells in map(paper_cells, rows)])]  # a name as written
 
 
 #: The formats of a figure a report embeds, in order of preference (a PDF is not an image a page shows).

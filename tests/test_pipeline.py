@@ -66,7 +66,7 @@ def test_report_numbers_come_from_the_runs(quick_results):
     runs = pd.read_csv(quick_results / "gsm8k_online_quick" / "runs.csv")
     ours = runs[(runs["method"] == "uniform") & (runs["rho"] == 32)]["regret_hv"].mean()
     report = write_report(quick_results).read_text()
-    assert f"| gsm8k_online | R_HV | Uniform | ρ=32 | 169.45 | {ours:.2f} | ρ=32 |" in report
+    assert f"| `gsm8k_online` | R_HV | Uniform | ρ=32 | 169.45 | {ours:.2f} | ρ=32 |" in report
 
 
 def test_recommend_names_and_exact_set_frequency(quick_results):

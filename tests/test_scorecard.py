@@ -242,6 +242,18 @@ def test_a_number_of_the_papers_largest_budget_is_not_matched_at_another(root, r
     assert other_budget("online", "max", "ρ=16") == "32"
 
 
+def test_the_paper_table_shows_an_experiment_name_as_written(root):
+    """A paper experiment run under a name holding Markdown (--name '*bold* [l](x)'): every table of REPORT.md shows
+    names as code spans, but the paper's table wrote it bare, so a viewer showed bold text and a link."""
+    from cabench.paper_match import paper_rows
+    from cabench.report import _paper_section
+
+    name = "*bold* `x` [l](y)"
+    row = {**paper_rows(ResultSet(root))[0], "experiment": name}
+    line = _paper_section([row])[-2]
+    assert line.startswith("| `` *bold* `x` [l](y) `` | ") or line.startswith("| ``*bold* `x` [l](y)`` | "), line
+
+
 def test_an_online_answer_exploited_in_few_repetitions_is_flagged_where_it_is_given(root):
     """HV-UCB, the method of lowest mean R_HV at ρ=32, exploits its most frequent configuration in 3 of these 10
     repetitions: the answer is given, and recommend and both reports say it is a weak one, as they
