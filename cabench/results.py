@@ -589,6 +589,20 @@ def _check_recorded(meta_path: Path, meta: dict[str, Any], runs: pd.DataFrame) -
                                    f"{shown} {said}")
 
 
+def _check_surrogate(meta_path: Path, meta: dict[str, Any], dataset: pd.DataFrame) -> None:
+    """Refuse a config.yaml whose dataset is said to be real logs where dataset.csv, written by the same run, says
+    surrogate ones, or the other way: the reports label surrogate results by config.yaml, and an edit there took
+    the label off every report and recommendation."""
+    said, row = (meta.get("dataset_info") or {}).get("surrogate"), dataset.iloc[0].get("surrogate")
+    if said is None or row is None or (isinstance(row, float) and math.isnan(row)):
+        return
+    if str(row).strip().lower() not in {"true", "false", "1", "0", "1.0", "0.0"}:
+        return  # (dataset.csv's own check names a damaged value)
+    if bool(said) != (str(row).strip().lower() in {"true", "1", "1.0"}):
+        raise CabenchError(f"{meta_path}: dataset_info.surrogate is {str(bool(said)).lower()}, but dataset.csv says "
+                           f"surrogate {str(row).strip()} (one of the two was edited); {AGAIN}")
+
+
 def load_experiment(folder: Path, selections: bool = True) -> Experiment:
     """Read one results folder; every file it needs must be there and consistent. ``selections.csv.gz`` is read
     now, or with ``selections=False`` when first asked for (:attr:`Experiment.selections`)."""
@@ -633,6 +647,7 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
         raise CabenchError(f"{folder / 'dataset.csv'}: {len(files['dataset.csv'])} rows, expected one (a damaged "
                            f"file); {AGAIN}")
     _check_values(folder, meta, files)
+    _check_surrogate(meta_path, meta, files["dataset.csv"])
     traj = None
     planned = meta.get("trajectories") if setting == "online" else None
     if (isinstance(planned, dict) and not (folder / "trajectories.csv").is_file()

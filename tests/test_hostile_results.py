@@ -446,6 +446,24 @@ def test_a_config_yaml_edited_against_runs_csv_is_one_line(tmp_path, edit, words
     _one_line_everywhere(folder, f"{path}: ", words.removeprefix("config.yaml: "))
 
 
+def test_a_surrogate_label_edited_out_of_config_yaml_is_one_line(tmp_path):
+    """``dataset_info.surrogate: true`` edited to false in config.yaml: recommend and the reports, which label
+    surrogate results by it, dropped the label, though dataset.csv (the same run's) says surrogate. Refused in one
+    line by plot, report and recommend."""
+    from tests.conftest import ROOT
+
+    folder = tmp_path / "root"
+    raw = {"name": "exp", "dataset": str(ROOT / "data" / "gsm8k"), "arms": {"preset": "paper-subset"},
+           "setting": "psi", "rho": [20], "methods": ["uniform"], "repetitions": 2, "backend": "sequential"}
+    assert cli("run", _write_config(tmp_path, raw, folder / "exp"), "--quiet").exit_code == 0
+    path = folder / "exp" / "config.yaml"
+    text = path.read_text()
+    assert text.count("  surrogate: true\n") == 1
+    path.write_text(text.replace("  surrogate: true\n", "  surrogate: false\n"))
+    _one_line_everywhere(folder, f"{path}: ", "dataset_info.surrogate is false, but dataset.csv says surrogate True "
+                                              "(one of the two was edited)")
+
+
 @pytest.mark.parametrize("command", ["recommend", "report", "plot"])
 def test_a_results_path_that_is_a_file_says_so(tmp_path, command):
     """Given a file of a results folder (runs.csv), the commands said 'results folder not found' of a path that
