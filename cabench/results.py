@@ -38,6 +38,7 @@ from cabench.errors import CabenchError
 from cabench.pareto import pareto_mask
 from cabench.record import ALL_REAL_UNITS, objective_columns
 from cabench.returned import ReturnedSets, returned_sets
+from cabench.storage import temporary_of
 from cabench.summaries import summarize
 from cabench.units import COST_UNITS, amount, from_files, to_files
 from cabench.yamlio import C_SAFE_LOADER, load_yaml
@@ -71,6 +72,9 @@ POSITIVE = {"rho", "budget"}
 COUNTS = {"pulls", "samples"}
 DEFAULT_OBJECTIVES = ["accuracy", "efficiency"]
 AGAIN = "run the experiment again"
+#: The files a run writes into its results folder together (``selections.csv``: the plain file of an older cabench).
+RUN_FILES = ("runs.csv", "selections.csv.gz", "selections.csv", "arms.csv", "dataset.csv", "summary.csv",
+             "trajectories.csv", "config.yaml")
 
 
 #: Tables stored as gzip CSV (``selections.csv.gz``: one row per run and arm); pandas reads them directly.
@@ -516,8 +520,14 @@ def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFr
 
 
 def _checked_hash(path: Path, frame: pd.DataFrame, meta: dict[str, Any]) -> None:
-    """Every row of ``frame`` (read from ``path``) carries the experiment's hash of config.yaml."""
+    """Every row of ``frame`` (read from ``path``) carries the experiment's hash of config.yaml; where it does not
+    and the folder holds a table's temporary file, a run was killed while putting its tables in place (some new,
+    some old), which the same command mends."""
     foreign = (frame["config_hash"].astype(str) != str(meta["config_hash"])).to_numpy()
+    if foreign.any() and any(temporary_of(p, RUN_FILES) for p in path.parent.iterdir()):
+        raise CabenchError(f"{path}: the tables of a run and another's config.yaml ({meta['config_hash']}), with "
+                           "temporary files beside them: a run was stopped while putting its tables in place; run "
+                           "the same command again to finish it")
     _fail_at(path, frame, foreign, "config_hash", f"is another experiment's, in a folder of {meta['config_hash']} "
                                                   "(config.yaml)")
 

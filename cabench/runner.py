@@ -49,7 +49,7 @@ from cabench.plan import (
 )
 from cabench.problem import Problem
 from cabench.record import arms_table, config_hash
-from cabench.results import read_csv, read_csv_text, read_record, stored_name
+from cabench.results import RUN_FILES, read_csv, read_csv_text, read_record, stored_name
 from cabench.storage import (
     LOCK_NAME,
     FileSet,
@@ -244,8 +244,7 @@ NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
 #: In ``cells/``: the digest of the inputs the tables were last built from, and each table's digest.
 JOINED = "joined.json"
 #: What a run writes into its results folder (``selections.csv``: the plain file of an older cabench, removed).
-TABLES = ("runs.csv", stored_name("selections.csv"), "selections.csv", "arms.csv", "dataset.csv", "summary.csv",
-          "trajectories.csv", "config.yaml")
+TABLES = RUN_FILES
 TUNED = ("tune.csv", "tune.yaml")  # what `cabench tune` writes into an experiment's folder (no lock: never removed)
 
 

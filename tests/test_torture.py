@@ -161,6 +161,24 @@ def test_the_refusal_names_the_files_force_would_replace_and_force_says_it_repla
     assert again.exit_code == 0 and "no cabench run wrote" not in again.output
 
 
+def test_tables_left_half_renamed_by_a_kill_are_said_to_be_and_the_same_command_mends_them(tmp_path):
+    """A kill while a --replace run renamed its tables into place left some new (another config hash) beside the
+    old config.yaml, and report blamed arms.csv as "another experiment's". With the run's temporary files beside
+    them it says a run was stopped while putting its tables in place, and the same command mends the folder."""
+    out, new = tmp_path / "out", tmp_path / "new"
+    assert run_config(tmp_path, {**PSI, "repetitions": 5}, new).exit_code == 0
+    assert run_config(tmp_path, PSI, out).exit_code == 0
+    (out / "arms.csv").write_bytes((new / "arms.csv").read_bytes())  # renamed before the kill
+    (out / ".runs.csv.4242-abcdefgh.tmp").write_bytes((new / "runs.csv").read_bytes())  # not yet
+    one_line_error(cli("report", out), f"{out / 'arms.csv'}: the tables of a run and another's config.yaml (")
+    one_line_error(cli("report", out), "a run was stopped while putting its tables in place; run the same command "
+                                       "again to finish it")
+    (tmp_path / "again.yaml").write_text(yaml.safe_dump({**PSI, "repetitions": 5, "output": str(out)}))
+    assert cli("run", tmp_path / "again.yaml", "--quiet", "--replace").exit_code == 0  # the command killed
+    assert (out / "runs.csv").read_bytes() == (new / "runs.csv").read_bytes()
+    assert cli("report", out).exit_code == 0 and not list(out.glob(".*.tmp"))
+
+
 def test_run_refuses_a_folder_whose_config_yaml_was_deleted(tmp_path, kept):
     (kept / "config.yaml").unlink()
     before = checksums(kept)
