@@ -156,7 +156,8 @@ class ExperimentConfig:
 
 #: Command-line options that replace a config key whole, by the key (an error in its value names the option).
 FLAG_OF = {"rho": "--rho", "budget": "--budget", "repetitions": "--repetitions", "seed": "--seed",
-           "methods": "--methods"}
+           "methods": "--methods", "name": "--name", "n_jobs": "--n-jobs", "chunk_size": "--chunk-size",
+           "backend": "--backend", "output": "--out"}
 
 
 def _from_option(key: str, given: Collection[str]) -> str:
@@ -518,8 +519,8 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
             raise r.fail("scheduler_address", "only applies to backend 'dask'")
     name = r.text(raw.get("name", Path(source).stem), "name")
     if "/" in name or "\\" in name or name in (".", "..") or len(name) > 120:
-        raise r.fail("name", f"{name[:40]!r} cannot name a folder; use letters, digits, '-', '_' or '.' "
-                             "(no path separators, at most 120 characters)")
+        raise r.fail("name", f"{name[:40]!r} cannot name a folder: no '/' or '\\', not '.' or '..', at most 120 "
+                             "characters")
     if not name.isprintable():
         raise r.fail("name", f"{name[:40]!r} holds a character that is not printable (a newline, a tab or another "
                              "control character); an experiment name is one line of printable text")

@@ -169,6 +169,15 @@ def test_a_bad_value_given_on_the_command_line_names_its_option():
         parse_config(raw, "ok.yaml", overrides={"repetitions": 0})
     with pytest.raises(CabenchError, match=r"^ok.yaml: methods\[0\].name \(from --methods\): 'copsi' is not one of"):
         parse_config(raw, "ok.yaml", overrides={"methods": ["copsi"]})
+    # --name, --n-jobs, --chunk-size and --backend were blamed on the file's key alone
+    for key, value, said in (("name", "a/b", "name (from --name): 'a/b' cannot name a folder: no '/' or '\\', not "
+                                                 "'.' or '..', at most 120 characters"),
+                             ("n_jobs", 0, "n_jobs (from --n-jobs): must be a positive number of workers"),
+                             ("chunk_size", -1, "chunk_size (from --chunk-size): must be at least 1, got -1"),
+                             ("backend", "foo", "backend (from --backend): 'foo' is not one of ")):
+        with pytest.raises(CabenchError) as flagged:
+            parse_config(raw, "ok.yaml", overrides={key: value})
+        assert str(flagged.value).startswith(f"ok.yaml: {said}"), flagged.value
 
 
 @pytest.mark.parametrize("extra, said", [
