@@ -15,7 +15,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 import typer.core
 
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, os_reason
 from cabench.jsonio import strict_dumps
 
 
@@ -153,7 +153,7 @@ def _guard(action: Callable[[], T]) -> T:
                        "had written (a run resumes from its saved cells)", err=True)
             raise typer.Exit(2) from None
         where = exc.filename or "output"
-        typer.echo(f"error: {where}: {exc.strerror or exc}; nothing already written was changed (check the "
+        typer.echo(f"error: {where}: {os_reason(exc)}; nothing already written was changed (check the "
                    "path, its permissions and free space)", err=True)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:

@@ -9,6 +9,8 @@ exits with code 2; library users can catch it.
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 from collections.abc import Callable, Iterable
 
 
@@ -37,3 +39,13 @@ def did_you_mean(name: str, choices: Iterable[str], otherwise: str = "", cutoff:
             folded.setdefault(choice.lower(), choice)
         near = [folded[m] for m in difflib.get_close_matches(name.lower(), list(folded), n=1, cutoff=cutoff)]
     return f"; did you mean '{shown(near[0])}'?" if near else otherwise
+
+
+def os_reason(exc: OSError) -> str:
+    """Why the system refused a path, in words for the path's owner: a file where a folder is needed is said so
+    (the system's own "File exists" and "Not a directory" name neither); else the system's words."""
+    if exc.errno == errno.EEXIST and exc.filename is not None and os.path.isfile(exc.filename):
+        return "a file is there, where a folder is needed"
+    if exc.errno == errno.ENOTDIR:
+        return "a part of this path is a file, not a folder"
+    return str(exc.strerror or exc)

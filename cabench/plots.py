@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 
 import cabench
 from cabench import figure_index, landscape, panels, registry
-from cabench.errors import CabenchError, first_three
+from cabench.errors import CabenchError, first_three, os_reason
 from cabench.landscape import landscape_figure as landscape_figure
 from cabench.panels import finish, literal_text, marks
 from cabench.paper import SURROGATE_NOTE
@@ -568,7 +568,7 @@ def _write(root: Path, files: list[tuple[Path, bytes]], recorded: dict[str, str]
                 path.parent.mkdir(parents=True, exist_ok=True)
                 batch.write(path, data)
     except OSError as exc:
-        raise CabenchError(f"{exc.filename or root}: cannot write figures ({exc.strerror}); pass a writable "
+        raise CabenchError(f"{exc.filename or root}: cannot write figures ({os_reason(exc)}); pass a writable "
                            "results folder, or make room") from None
     return [path for path, _ in files]
 

@@ -584,6 +584,17 @@ def test_a_loop_of_symbolic_links_is_one_line_wherever_it_is_given(tmp_path):
     assert sorted(p.name for p in home.iterdir()) == ["l1", "l2", "logs.csv"]
 
 
+def test_a_file_where_a_folder_is_needed_is_said_so(tmp_path):
+    """-o into a path through a file, or a results folder whose figures/ is a file: the system's own "File exists"
+    was the whole reason given."""
+    (tmp_path / "afile").write_text("mine")
+    done = runner.invoke(app, ["data", "table1", str(ROOT / "data" / "gsm8k"), "-o", str(tmp_path / "afile" / "x.csv")])
+    assert done.exit_code == 2 and done.stderr == (
+        f"error: {tmp_path / 'afile'}: a file is there, where a folder is needed; nothing already written was changed "
+        "(check the path, its permissions and free space)\n"), done.output
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
 def test_a_symbolic_link_loop_without_a_name_or_with_a_line_break_is_one_line(capsys):
     """An ELOOP error carrying no file name printed 'error: None: ...'; a name holding a line break printed two
     lines."""
