@@ -33,7 +33,7 @@ from cabench.errors import CabenchError, first_three, os_reason
 from cabench.landscape import landscape_figure as landscape_figure
 from cabench.panels import finish, literal_text, marks
 from cabench.paper import SURROGATE_NOTE
-from cabench.results import Experiment, ResultSet
+from cabench.results import Experiment, ResultSet, no_results
 from cabench.stats import wilson
 from cabench.storage import figure_bytes, remove_stale_temporaries, replaced_together, write_atomic
 from cabench.units import LABELS
@@ -490,7 +490,7 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     mine = [e for e in res.experiments  # (below it as found: through a folder that is a link too)
             if any(Path(os.path.abspath(f)).is_relative_to(os.path.abspath(folder)) for f in (e.folder, *e.duplicates))]
     if not mine:
-        raise CabenchError(f"{folder}: no results below this folder; run `cabench run CONFIG` first")
+        raise no_results(folder)
     _one_file_name_each(res.experiments)
     subjects: dict[str, Experiment | list[Experiment]] = {
         figure_index.experiment_source(e.label): e for e in mine}

@@ -32,10 +32,9 @@ from cabench.answers import (
     weak_online,
 )
 from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, answers_under
-from cabench.errors import CabenchError
 from cabench.jsonio import strict_dumps
 from cabench.report_cells import charged_at_profiling, clipped_calls, listed, measurement, quoted_name, undominated_note
-from cabench.results import Experiment, ResultSet, finite
+from cabench.results import Experiment, ResultSet, finite, no_results
 from cabench.units import LABELS, TokenCount, amount
 
 
@@ -56,7 +55,7 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
     ``constraints`` (None without)."""
     res = ResultSet(root)
     if res.empty:
-        raise CabenchError(f"{root}: no results below this folder; run `cabench run CONFIG` first")
+        raise no_results(root)
     under = answers_under(res, constraints)  # refused only where no experiment can take them all
     out = []
     for e in res.experiments:

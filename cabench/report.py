@@ -69,7 +69,7 @@ from cabench.report_cells import (
     whole,
 )
 from cabench.report_requirements import requirement_lines, requirements_sentence
-from cabench.results import Experiment, ResultSet, finite, unfinished_note
+from cabench.results import Experiment, ResultSet, finite, no_results, unfinished_note
 from cabench.stats import Z95
 from cabench.storage import refuse_unless_ours, remove_stale_temporaries, replaced_together, signed
 from cabench.units import LABELS, amount
@@ -473,7 +473,7 @@ def gather(root: Path, constraints: tuple[Constraint, ...] = (), cache: SectionC
     keep = cache is not None and not constraints
     res = ResultSet(root, selections=not keep)
     if res.empty:
-        raise CabenchError(f"{root}: no runs.csv below this folder; run `cabench run CONFIG` first")
+        raise no_results(root)
     keys = {e.label: section_key(e) for e in res.experiments} if keep else {}
     kept = {label: s for label, key in keys.items() if cache is not None and (s := cache.get(key)) is not None}
     todo = [e for e in res.experiments if e.label not in kept]

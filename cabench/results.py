@@ -700,9 +700,18 @@ def unfinished_note(root: Path, folders: list[Path]) -> str:
     """One sentence naming ``folders`` (:func:`unfinished_below`), relative to ``root``; empty when there are none."""
     if not folders:
         return ""
-    names = ", ".join(str(f.relative_to(root)) if f != root else "." for f in folders)
+    names = ", ".join(str(f.relative_to(root)) if f != root else "this folder" for f in folders)
     return (f"Not finished, so left out: {names} (cells but no runs.csv: a run stopped before it wrote its tables; "
             "run its config again to finish it).")
+
+
+def no_results(root: Path) -> CabenchError:
+    """The error of a folder below which no experiment has finished: where a run stopped before it wrote its tables,
+    that it is not finished and how to finish it (:func:`unfinished_note`); else to run a config first."""
+    note = unfinished_note(root, unfinished_below(root))
+    if note:
+        return CabenchError(f"{root}: no finished results below this folder. {note}")
+    return CabenchError(f"{root}: no results below this folder; run `cabench run CONFIG` first")
 
 
 def _why_rows_differ(first: dict[str, Any], second: dict[str, Any]) -> str:

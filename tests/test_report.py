@@ -183,6 +183,14 @@ def test_an_experiment_stopped_before_its_tables_is_named_not_silently_left_out(
     done = RUNNER.invoke(app, ["recommend", str(root), "--json"])
     assert done.exit_code == 0 and done.stderr.strip() == note
     assert [i["experiment"] for i in json.loads(done.stdout)] == ["done"]
+    # the stopped folder alone: each command said "no results below this folder; run `cabench run CONFIG` first"
+    alone = root / "stopped"
+    for command in ("report", "recommend", "plot"):
+        said = RUNNER.invoke(app, [command, str(alone)])
+        assert said.exit_code == 2 and said.stderr == (
+            f"error: {alone}: no finished results below this folder. Not finished, so left out: this folder (cells "
+            "but no runs.csv: a run stopped before it wrote its tables; run its config again to finish it).\n"), \
+            said.output
 
 
 def test_a_budget_not_run_is_said_in_both_reports_as_summary_csv_says_it(tmp_path):
