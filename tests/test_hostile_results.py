@@ -117,7 +117,7 @@ def test_folder_whose_name_an_older_cabench_left_unquoted_an_integer_to_yaml_12_
 def test_experiment_name_is_printable_one_line_text(tmp_path, name):
     out = tmp_path / "out"
     config = _write_config(tmp_path, SYNTHETIC, out)
-    one_line_error(cli("run", config, "--name", name), "name: ")
+    one_line_error(cli("run", config, "--name", name), "name (from --name): ")
     config.write_text(yaml.safe_dump({**SYNTHETIC, "name": name, "output": str(out)}))
     one_line_error(cli("run", config), "name: ")
     assert not out.exists()
