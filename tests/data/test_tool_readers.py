@@ -164,6 +164,33 @@ def write_eee(root: Path) -> Path:
     return root / "data"
 
 
+def test_each_every_eval_ever_result_gives_its_own_lines_their_settings(tmp_path):
+    """An aggregate holding two evaluation results at other settings (temperature 0 with 256 tokens, temperature 1
+    with 1,024): every line took the first result's, so the samples run hot were labelled t0.0_g256 and pooled
+    into that configuration, at exit 0. Each line takes its own result's settings, found by its
+    evaluation_result_id, else its evaluation_name; a line of no result listed takes the settings all share."""
+    from cabench.data.readers import ReadOptions, read_eee
+
+    folder = write_eee(tmp_path / "src") / "demo"
+    aggregate = folder / "00000001-0000-4000-8000-000000000000.json"  # m-large at t 0.0, 256 tokens
+    doc = json.loads(aggregate.read_text())
+    doc["evaluation_results"].append({"evaluation_name": "demo_hot", "evaluation_result_id": "hot.acc",
+                                      "generation_config": {"generation_args": {"temperature": 1.0,
+                                                                                "max_tokens": 1024}}})
+    aggregate.write_text(json.dumps(doc))
+    samples = aggregate.with_name("00000001-0000-4000-8000-000000000000_samples.jsonl")
+    lines = samples.read_text().splitlines()
+    hot = [json.loads(line) | {"evaluation_name": "demo_hot", "evaluation_result_id": "hot.acc"} for line in lines]
+    samples.write_text("\n".join([*lines, *map(json.dumps, hot)]) + "\n")
+    read = read_eee(folder, ReadOptions()).frame()
+    mine = read[read["file"] == samples]
+    settings = mine.groupby(mine["instance_id"].str.split("/").str[0])[["temperature", "max_new_tokens"]].agg(set)
+    assert settings.to_dict("index") == {"demo": {"temperature": {0.0}, "max_new_tokens": {256}},
+                                         "demo_hot": {"temperature": {1.0}, "max_new_tokens": {1024}}}
+    others = read[read["file"] != samples]
+    assert set(zip(others["temperature"], others["max_new_tokens"])) == {(0.0, 256), (0.7, 512)}
+
+
 WRITERS = {"helm": write_helm, "inspect": write_inspect, "promptfoo": write_promptfoo, "every-eval-ever": write_eee}
 # configuration ids the import builds from each source's metadata
 IDS = {

@@ -15,7 +15,10 @@ canonical column   source
 =================  ==========================================================
 model              ``model_id``
 temperature,       the aggregate's ``generation_args`` ``temperature`` /
-max_new_tokens     ``max_tokens``, else ``--set``
+max_new_tokens     ``max_tokens`` of the line's evaluation result (by its
+                   ``evaluation_result_id``, else its ``evaluation_name``;
+                   a line of no result listed takes the settings every
+                   result shares), else ``--set``
 prompting          ``cot`` / ``direct`` from ``generation_args.reasoning``,
                    else ``--set``
 instance_id        ``sample_id``, prefixed by ``evaluation_name`` when the
@@ -67,23 +70,35 @@ LATENCY_FIELDS = ("performance.generation_time_ms", "performance.latency_ms")
 SCORE_KEYS = ("is_correct", "score")
 
 
-def _generation_args(samples: Path) -> dict[str, Any]:
-    """The aggregate log's generation settings, when it sits beside the samples file."""
+def _generation_args(samples: Path) -> dict[str | None, dict[str, Any]]:
+    """The aggregate log's generation settings, when it sits beside the samples file: each evaluation result's by
+    its ``evaluation_result_id`` and its ``evaluation_name``, and under ``None`` the settings every result that
+    gives some shares (a line whose result is not found takes those; none where the results differ)."""
     if not samples.name.endswith("_samples.jsonl"):
         return {}
     aggregate = samples.with_name(samples.name[: -len("_samples.jsonl")] + ".json")
     if not aggregate.is_file():
         return {}
     doc = json_file(aggregate, "Every Eval Ever aggregate log")
+    found: dict[str | None, dict[str, Any]] = {}
+    every: list[dict[str, Any]] = []
     for n, result in enumerate(field_at(doc, "evaluation_results", list, str(aggregate), [])):
         where = f"{aggregate}: evaluation_results[{n}]"
         args = field_at(result, "generation_config.generation_args", dict, where)
-        if args is not None:
-            where = f"{where}: generation_config.generation_args"
-            return {"temperature": field_at(args, "temperature", (int, float), where),
-                    "max_tokens": field_at(args, "max_tokens", (int, float), where),
-                    "reasoning": field_at(args, "reasoning", bool, where)}
-    return {}
+        if args is None:
+            continue
+        at = f"{where}: generation_config.generation_args"
+        settings = {"temperature": field_at(args, "temperature", (int, float), at),
+                    "max_tokens": field_at(args, "max_tokens", (int, float), at),
+                    "reasoning": field_at(args, "reasoning", bool, at)}
+        every.append(settings)
+        for key in ("evaluation_result_id", "evaluation_name"):
+            name = field_at(result, key, str, where)
+            if name is not None:
+                found.setdefault(name, settings)
+    if every and all(settings == every[0] for settings in every):
+        found[None] = every[0]
+    return found
 
 
 def _selected(metric: str | None, names: tuple[str, str]) -> tuple[bool, str]:
@@ -135,13 +150,10 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
         return seen_text.setdefault(text, text)
 
     for path in paths:
-        args = _generation_args(path)
-        if args:
+        by_result = _generation_args(path)
+        if by_result:
             files.append(path.with_name(path.name[: -len("_samples.jsonl")] + ".json"))
         files.append(path)
-        reasoning = args.get("reasoning")
-        prompting = None if reasoning is None else ("cot" if reasoning else "direct")
-        temperature, limit = args.get("temperature"), args.get("max_tokens")
         text = str(path)
         lines_before = len(groups) + sum(other_metrics.values())
         for line, item in json_lines(path):
@@ -161,10 +173,12 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
                 if latency is not None:
                     latency_from[latency_field] += 1
                     break
-            cols["model"].append(intern(need(item, "model_id", str, where)))
-            cols["temperature"].append(temperature)
-            cols["max_new_tokens"].append(limit)
-            cols["prompting"].append(prompting)
+            args = by_result.get(result_id) or by_result.get(name) or by_result.get(None) or {}
+            reasoning = args.get("reasoning")  # (each result its own settings: a result at temperature 1 is another
+            cols["model"].append(intern(need(item, "model_id", str, where)))  # configuration than one at 0)
+            cols["temperature"].append(args.get("temperature"))
+            cols["max_new_tokens"].append(args.get("max_tokens"))
+            cols["prompting"].append(None if reasoning is None else ("cot" if reasoning else "direct"))
             cols["instance_id"].append(intern(str(need(item, "sample_id", (str, int), where))))
             cols["correct"].append(correct)
             cols["latency_s"].append(None if latency is None else latency / 1000.0)
