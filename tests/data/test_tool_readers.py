@@ -164,6 +164,38 @@ def write_eee(root: Path) -> Path:
     return root / "data"
 
 
+def test_helm_runs_differing_in_other_adapter_settings_are_other_configurations(tmp_path):
+    """A 0-shot and a 5-shot run of one model on one scenario were one configuration: refused as repeats, and with
+    --repeats latest the run whose folder sorted last was kept, as "the latest run". Each is its own configuration
+    now, its config_id naming the setting that differs; another scenario's own settings (a seed, its instructions)
+    tell nothing apart."""
+    import shutil
+
+    suite = write_helm(tmp_path / "src") / "runs" / "v1"
+    run = suite / "demo:model=org_m-small,temperature=0.0"
+    for shots, seed in ((0, "a"), (5, "b")):
+        copy = suite / f"demo:model=org_m-small,temperature=0.0,shots={shots}"
+        shutil.copytree(run, copy)
+        spec = json.loads((copy / "run_spec.json").read_text())
+        spec["adapter_spec"] |= {"max_train_instances": shots, "random": seed}
+        (copy / "run_spec.json").write_text(json.dumps(spec))
+        entries = json.loads((copy / "per_instance_stats.json").read_text())
+        for entry in entries:  # 0-shot: every answer right, 5-shot: every one wrong
+            for stat in entry["stats"]:
+                if stat["name"]["name"] == "exact_match":
+                    stat.update(mean=float(shots == 0), sum=float(shots == 0))
+        (copy / "per_instance_stats.json").write_text(json.dumps(entries))
+    shutil.rmtree(run)
+    done = run_import("helm", suite, tmp_path / "ds")
+    assert done.exit_code == 0, done.output
+    assert ("configurations told apart by settings beyond model, temperature, generation limit and prompting: "
+            "max_train_instances=0, max_train_instances=5\n") in done.stdout
+    accuracy = pd.read_csv(tmp_path / "ds" / "logs.csv.gz").groupby("config_id")["correct"].mean().to_dict()
+    assert accuracy == {"org/m-small_t0.0_g256_direct_max_train_instances=0": 1.0,
+                        "org/m-small_t0.0_g256_direct_max_train_instances=5": 0.0,
+                        "org/m-large_t0.0_g256_direct": 4 / 5, "org/m-large_t0.7_g512_direct": 4 / 5}
+
+
 def test_each_every_eval_ever_result_gives_its_own_lines_their_settings(tmp_path):
     """An aggregate holding two evaluation results at other settings (temperature 0 with 256 tokens, temperature 1
     with 1,024): every line took the first result's, so the samples run hot were labelled t0.0_g256 and pooled

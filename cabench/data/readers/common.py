@@ -19,6 +19,7 @@ the ``backports.zstd`` package.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
@@ -61,6 +62,15 @@ REPEAT = "repeat"
 #: source records more settings (an Inspect log's ``reasoning_effort=high``); empty where nothing does. The importer
 #: adds it to the config_id it derives from the metadata.
 VARIANT = "variant"
+
+
+def shown_setting(name: str, text: str) -> str:
+    """A setting as a config_id's :data:`VARIANT` shows it: ``name=value``, a long or unprintable value by 8 hex
+    digits of its SHA-256 (``instructions#1a2b3c4d``)."""
+    plain = len(text) <= 24 and all(c.isalnum() or c in "._-+" for c in text)
+    return f"{name}={text}" if plain else f"{name}#{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
 #: Text columns a reader fills, whose values are written to CSV files and YAML.
 _TEXT_COLUMNS = ("config_id", "model", "prompting", "instance_id")
 #: pandas before 3.0 keeps text as Python objects; from 3.0 on, as strings that must encode (a lone surrogate fails).

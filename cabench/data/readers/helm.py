@@ -26,6 +26,11 @@ temperature        ``adapter_spec.temperature``
 max_new_tokens     ``adapter_spec.max_tokens``
 prompting          ``cot`` when the run name sets ``chain_of_thought=true``
                    or ``use_chain_of_thought=true``, else ``direct``
+config_id          derived from the four above by the importer; where runs
+                   of one scenario with the same four differ in another
+                   ``adapter_spec`` setting (``max_train_instances``,
+                   ``method``, ``instructions``), suffixed by it
+                   (:func:`_adapter_variants`)
 instance_id        ``instance_id``, prefixed by the scenario (``scenario_spec``
                    class and arguments, else the run name without its model
                    arguments) when the source holds several scenarios
@@ -46,12 +51,14 @@ completion_tokens  ``num_completion_tokens`` (else ``num_output_tokens``)
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from cabench.data.readers.common import (
+    VARIANT,
     Read,
     ReadOptions,
     check,
@@ -62,6 +69,7 @@ from cabench.data.readers.common import (
     json_file,
     need,
     number,
+    shown_setting,
     token_count,
 )
 from cabench.errors import CabenchError
@@ -156,6 +164,40 @@ def _instances(entries: list[Any], trials: list[int], first_trial: int, stats_pa
     return [(n, instance, stats) for instance, (n, stats) in merged.items()]
 
 
+#: A row's run (its place among the runs read), while the runs' adapter settings are compared.
+_RUN = "_run"
+#: adapter_spec fields that are no setting of a configuration: the four of its key, and how many instances or
+#: trials a run took and its seed.
+_NOT_SETTINGS = frozenset({"model", "model_deployment", "temperature", "max_tokens", "max_eval_instances",
+                           "num_train_trials", "num_trials", "random", "eval_splits"})
+
+
+def _adapter_settings(adapter: dict[str, Any]) -> dict[str, str]:
+    """A run's adapter settings beyond its configuration's key, each as text (``max_train_instances``: ``5``)."""
+    return {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)
+            for k, v in adapter.items() if k not in _NOT_SETTINGS and v is not None}
+
+
+def _adapter_variants(runs: list[tuple[str, dict[str, str]]], rows: list[dict[str, Any]]) -> list[str]:
+    """Per run, what tells its configuration apart from another run's of the same model, temperature, generation
+    limit and prompting (:data:`VARIANT`): the adapter settings that differ between such runs of one scenario (a
+    0-shot and a 5-shot run of MMLU: ``max_train_instances=0``), each run showing its own value of each (``unset``
+    where it has none); empty where no scenario's runs differ. Settings that differ between scenarios only (their
+    instructions, prefixes) are the scenarios' own."""
+    key_of = {row[_RUN]: tuple(row[k] for k in ("model", "temperature", "max_new_tokens", "prompting", "deployment"))
+              for row in rows}
+    differ: dict[tuple[Any, ...], set[str]] = {}
+    by_scenario: dict[tuple[Any, ...], list[dict[str, str]]] = {}
+    for n, (scenario, settings) in enumerate(runs):
+        if n in key_of:
+            by_scenario.setdefault((key_of[n], scenario), []).append(settings)
+    for (key, _), alike in by_scenario.items():
+        names = {k for settings in alike for k in settings}
+        differ.setdefault(key, set()).update(k for k in names if len({s.get(k) for s in alike}) > 1)
+    return [",".join(shown_setting(k, settings.get(k, "unset")) for k in sorted(differ.get(key_of[n], ())))
+            if n in key_of else "" for n, (_, settings) in enumerate(runs)]
+
+
 def read_helm(source: Path, options: ReadOptions) -> Read:
     """Canonical rows of HELM run folders (see the module docstring)."""
     metric = options.metric
@@ -172,6 +214,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
     chosen: set[str] = set()
     left_out: Counter[str] = Counter()  # instances of other splits, by split
     passed_over: dict[str, set[tuple[Any, ...]]] = {}  # variants that are no instance's first unperturbed trial
+    runs: list[tuple[str, dict[str, str]]] = []  # each run read: its scenario and adapter settings
     for stats_path in sorted(source.rglob("per_instance_stats.json")):
         if not (stats_path.parent / "run_spec.json").exists():
             skipped[str(stats_path.parent.relative_to(source))] = "no run_spec.json (its configuration is not recorded)"
@@ -192,7 +235,8 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
         if not isinstance(deployment, str):
             raise CabenchError(f"{spec_path}: adapter_spec 'model_deployment' is {deployment!r}, not text")
         meta = {"model": model, "temperature": adapter.get("temperature"), "max_new_tokens": adapter.get("max_tokens"),
-                "prompting": "cot" if cot else "direct", "deployment": deployment}
+                "prompting": "cot" if cot else "direct", "deployment": deployment,
+                _RUN: len(runs)}  # (the run's place in runs: its adapter settings, see _adapter_variants)
         for key in ("temperature", "max_new_tokens"):
             if meta[key] is not None:
                 said = f"{spec_path}: adapter_spec '{'max_tokens' if key[0] == 'm' else key}'"
@@ -207,6 +251,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
             skipped[str(spec_path.parent.relative_to(source))] = "per_instance_stats.json holds no entry"
             continue
         scenario = _scenario_key(spec, name)
+        runs.append((scenario, _adapter_settings(adapter)))
         trials = [field_at(e, "train_trial_index", int, f"{stats_path}: entry {n + 1}", 0)
                   for n, e in enumerate(entries)]
         first_trial = min(trials, default=0)
@@ -238,8 +283,10 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
     hosts: dict[str, set[str]] = {}
     for row in rows:
         hosts.setdefault(row["model"], set()).add(row["deployment"])
+    variant = _adapter_variants(runs, rows)
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
         row["instance_id"] = key
+        row[VARIANT] = variant[row.pop(_RUN)]
         deployment = row.pop("deployment")
         if len(hosts[row["model"]]) > 1:  # one model on several deployments: each is a configuration of its own
             row["model"] = deployment

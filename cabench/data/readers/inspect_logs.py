@@ -78,6 +78,7 @@ from cabench.data.readers.common import (
     metric_parts,
     need,
     number,
+    shown_setting,
     token_count,
     zip_archive,
     zip_json,
@@ -162,12 +163,6 @@ def _beyond(header: dict[str, Any], where: str) -> tuple[dict[str, str], tuple[s
     return other, (names, json.dumps(steps, sort_keys=True, ensure_ascii=False, default=str))
 
 
-def _shown_setting(name: str, text: str) -> str:
-    """``name=value`` in a config_id; a long or unprintable value by 8 hex digits of its SHA-256."""
-    plain = len(text) <= 24 and all(c.isalnum() or c in "._-+" for c in text)
-    return f"{name}={text}" if plain else f"{name}#{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-
-
 def variants(logs: list[tuple[str, tuple[Any, ...], dict[str, str], tuple[str, str]]]) -> list[str]:
     """What tells apart each log's configuration from the others' of the same model, temperature, generation limit
     and prompting (``logs``: each log's task, those four, :func:`_beyond`'s settings and solvers), as a config_id's
@@ -187,10 +182,10 @@ def variants(logs: list[tuple[str, tuple[Any, ...], dict[str, str], tuple[str, s
         solvers = any(len(plans) > 1 for plans in by_task.values())
         by_name = len({logs[n][3][0] for n in members}) == len({logs[n][3][1] for n in members})
         for n in members:
-            parts = [_shown_setting(k, logs[n][2].get(k, "unset")) for k in differ]
+            parts = [shown_setting(k, logs[n][2].get(k, "unset")) for k in differ]
             if solvers:
                 names_, plan = logs[n][3]
-                parts.append(_shown_setting("solvers", names_) if by_name and len(names_) <= 24
+                parts.append(shown_setting("solvers", names_) if by_name and len(names_) <= 24
                              else f"solvers={names_}#{hashlib.sha256(plan.encode()).hexdigest()[:8]}")
             out[n] = ",".join(parts)
     return out
