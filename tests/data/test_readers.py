@@ -69,7 +69,7 @@ def test_bfcl_import(tmp_path, old_layout, suffix):
     meta = yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())
     prov = meta["provenance"]
     assert prov["format"] == "bfcl" and prov["rows"] == {"read": 14, "kept": 14, "dropped": 0}
-    assert prov["dropped_configurations"] == {"gamma-model": "no latency or token count on 7 instances"}
+    assert prov["dropped_configurations"] == {"gamma-model": "no latency or token count on any of its 7 entries"}
     assert prov["unscored_files"] == [f"result{suffix}/alpha-model/gorilla_openfunctions_v1_test_sql_result.json"]
     assert len(prov["sources"]) == 12 and meta["surrogate"] is False  # every file read, the dropped model's too
 
@@ -117,6 +117,31 @@ def test_bfcl_v4_folders_import_as_the_flat_ones(tmp_path):
     assert refused.exit_code == 2 and refused.stderr == (
         f"error: {score}: line 2: 'id' is 'simple_9', neither a position in nor the id of an entry of "
         "BFCL_v4_simple_result.json; a damaged or mismatched score file\n")
+
+
+def test_bfcl_v4_multi_turn_counts_are_summed_over_turns_and_steps(tmp_path):
+    """BFCL v4's multi-turn categories record latency and token counts per turn and step, as lists of lists: the
+    whole import was refused ("'latency' is a list, not a number"). An entry's cost is their sum."""
+    src = write_bfcl_v4(tmp_path / "v4")
+    folder = src / "result" / "alpha-model" / "non_live"
+    path = folder / "BFCL_v4_simple_result.json"
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    for entry in entries:  # each turn's steps: the same totals, split
+        entry.update(latency=[[entry["latency"] / 2], [entry["latency"] / 4, entry["latency"] / 4]],
+                     input_token_count=[[entry["input_token_count"]], []],
+                     output_token_count=[[1, entry["output_token_count"] - 1]])
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    assert import_bfcl(write_bfcl_v4(tmp_path / "flat"), tmp_path / "flat-ds").exit_code == 0
+    done = import_bfcl(src, tmp_path / "ds")
+    assert done.exit_code == 0, done.output
+    columns = ["config_id", "instance_id", "correct", "latency_s", "tokens"]
+    flat, nested = (pd.read_csv(tmp_path / d / "logs.csv.gz")[columns].sort_values(columns[:2]).reset_index(drop=True)
+                    for d in ("flat-ds", "ds"))
+    pd.testing.assert_frame_equal(flat, nested)
+    entries[0]["latency"] = [[0.5], ["slow"]]
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    refused = import_bfcl(src, tmp_path / "bad")
+    assert refused.exit_code == 2 and "'latency' is 'slow', not a number" in refused.stderr, refused.output
 
 
 def test_bfcl_dataset_described_number_by_number(tmp_path):
@@ -224,10 +249,15 @@ def test_bfcl_v3_score_files_named_as_their_results_and_an_entry_missing_a_token
     lines = [json.loads(line) for line in result_file.read_text().splitlines()]
     del lines[1]["input_token_count"]
     result_file.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    # one entry without its counts (a call that timed out) dropped the whole model, at exit 0: it is a hole now
     result = import_bfcl(src, tmp_path / "partial")
+    assert result.exit_code == 2 and "1 row dropped" in result.stdout and (
+        "1 (configuration, instance) cells are missing in 1 of 2 configurations (the first: configuration "
+        "'beta-model-FC' on instance 'simple_1')") in result.stderr, result.output
+    result = import_bfcl(src, tmp_path / "partial", "--missing", "drop-instances")
     assert result.exit_code == 0, result.output
-    meta = yaml.safe_load((tmp_path / "partial" / "dataset.yaml").read_text())
-    assert meta["provenance"]["dropped_configurations"]["beta-model-FC"] == "no latency or token count on 1 instances"
+    logs = pd.read_csv(tmp_path / "partial" / "logs.csv.gz")
+    assert sorted(logs["config_id"].unique()) == ["alpha-model", "beta-model-FC"] and len(logs) == 12
     for path in (src / "score").rglob("*.json"):
         path.unlink()
     result = import_bfcl(src, tmp_path / "unscored")

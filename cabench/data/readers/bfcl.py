@@ -26,14 +26,18 @@ temperature,       not in the files: ``--set``, else the leaderboard handlers'
 max_new_tokens     defaults (0.001, 1000; recorded as ``metadata_defaults``)
 instance_id        ``id`` of the result line, else ``<category>_<idx>``
 correct            0 when listed in the score file's failed entries, else 1
-latency_s          ``latency``
-tokens             ``input_token_count + output_token_count`` (a negative
-                   count is refused; one of the two missing leaves the
-                   entry unmeasured)
+latency_s          ``latency``; in the multi-turn categories, where it is a
+                   list (of lists: per turn, per step), their sum
+tokens             ``input_token_count + output_token_count``, each summed
+                   alike (a negative count is refused; one of the two
+                   missing leaves the entry unmeasured)
 =================  ==========================================================
 
-A model without latency and token counts on every instance cannot be replayed
-(cabench charges tokens and scores latency); it is left out and recorded.
+An entry without latency or token counts (a call that timed out) is not
+measured: the import leaves it out and says so (``--unmeasured``), and the
+instance is then a hole (``--missing``). A model none of whose entries has them
+cannot be replayed (cabench charges tokens and scores latency); it is left out
+and recorded.
 """
 
 from __future__ import annotations
@@ -48,6 +52,23 @@ from cabench.errors import CabenchError
 
 BFCL_DEFAULTS = {"temperature": 0.001, "max_new_tokens": 1000}
 _RESULT = re.compile(r"^(?:gorilla_openfunctions_v1_test_|BFCL_v\d+_)?(?P<category>.+)_result\.json$")
+
+
+def _total(item: dict[str, Any], key: str, where: tuple[str, int], read: Any) -> float | None:
+    """A result line's ``key`` (``read``: :func:`duration` or :func:`token_count`): a number, or in BFCL v4's multi-turn
+    categories a list (of lists) of them, one per turn and step, which is the entry's total."""
+    value = item.get(key)
+    if not isinstance(value, list):
+        return read(item, key, where)
+    flat: list[float | None] = []
+    stack: list[Any] = [value]
+    while stack:
+        part = stack.pop()
+        if isinstance(part, list):
+            stack.extend(part)
+        else:
+            flat.append(read({key: part}, key, where))
+    return None if not flat or None in flat else float(sum(v for v in flat if v is not None))
 
 
 def _failed_positions(score_path: Path, score: list[tuple[int, dict[str, Any]]], ids: list[Any],
@@ -134,17 +155,18 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
                     instance = f"{category}_{item['idx']}"  # the older layout numbers entries by position
                 else:
                     raise CabenchError(f"{path}: line {line}: neither 'id' nor an integer 'idx'")
-                latency = duration(item, "latency", where)
-                parts = [token_count(item, part, where) for part in ("input_token_count", "output_token_count")]
+                latency = _total(item, "latency", where, duration)
+                parts = [_total(item, part, where, token_count) for part in ("input_token_count", "output_token_count")]
                 tokens = None if None in parts else sum(p for p in parts if p is not None)  # one missing: unknown
                 if latency is None or latency <= 0 or tokens is None or tokens <= 0:
                     missing += 1
+                    latency = tokens = None  # not measured: the import leaves it out, saying so (--unmeasured)
                 model_rows.append({"config_id": model, "model": model,
                                    "prompting": "fc" if re.search(r"-FC(\b|-|$)", model) else "prompt",
                                    "instance_id": instance, "correct": 0 if pos in failed else 1,
                                    "latency_s": latency, "tokens": tokens,
                                    "file": path, "position": line})
-        if missing:
+        if missing and missing == len(model_rows):  # nothing of it to replay
             unmeasured[model] = missing
         else:
             rows += model_rows
@@ -154,11 +176,12 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
                            f"and score/<model>/<result name>_score.json{example}); unscored categories are not part of "
                            "the leaderboard's score")
     if not rows:
-        raise CabenchError(f"{folder}: no model has latency and token counts on every instance")
+        raise CabenchError(f"{folder}: no model has latency and token counts on any entry (e.g. "
+                           f"{next(iter(unmeasured))}, none of whose entries records them)")
     if options.metric is not None:
         raise CabenchError("--metric: a BFCL folder has one score per entry (its score files); drop --metric")
     info = {"read_models": len(models),
-            "dropped_configurations": {m: f"no latency or token count on {n} instances"
+            "dropped_configurations": {m: f"no latency or token count on any of its {n} entries"
                                        for m, n in unmeasured.items()},
             "metadata_defaults": dict(BFCL_DEFAULTS), "unscored_files": unscored}
     return Read(rows, files, info)
