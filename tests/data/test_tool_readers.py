@@ -196,6 +196,26 @@ def test_helm_runs_differing_in_other_adapter_settings_are_other_configurations(
                         "org/m-large_t0.0_g256_direct": 4 / 5, "org/m-large_t0.7_g512_direct": 4 / 5}
 
 
+def test_a_helm_model_whose_instances_are_all_of_another_split_is_named_as_dropped(tmp_path):
+    """A model whose runs hold only valid-split instances vanished from a --split test import: only "left out: N
+    rows of other splits" was said, among the rows of others. It is named now, with why and what keeps it."""
+    import shutil
+
+    suite = write_helm(tmp_path / "src") / "runs" / "v1"
+    run = suite / "demo:model=org_m-other"
+    shutil.copytree(suite / "demo:model=org_m-small,temperature=0.0", run)
+    spec = json.loads((run / "run_spec.json").read_text())
+    spec["adapter_spec"] |= {"model": "org/m-other", "model_deployment": "org/m-other"}
+    (run / "run_spec.json").write_text(json.dumps(spec))
+    (run / "per_instance_stats.json").write_text((run / "per_instance_stats.json").read_text()
+                                                 .replace('"split": "test"', '"split": "valid"'))
+    done = run_import("helm", suite, tmp_path / "ds")
+    assert done.exit_code == 0, done.output
+    assert ("dropped configuration org/m-other: every instance of its runs is of another split than --split test "
+            "(5); --split all keeps them\n") in done.stdout
+    assert "kept 3 configurations x 5 instances" in done.stdout
+
+
 def test_each_every_eval_ever_result_gives_its_own_lines_their_settings(tmp_path):
     """An aggregate holding two evaluation results at other settings (temperature 0 with 256 tokens, temperature 1
     with 1,024): every line took the first result's, so the samples run hot were labelled t0.0_g256 and pooled

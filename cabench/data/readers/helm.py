@@ -215,6 +215,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
     left_out: Counter[str] = Counter()  # instances of other splits, by split
     passed_over: dict[str, set[tuple[Any, ...]]] = {}  # variants that are no instance's first unperturbed trial
     runs: list[tuple[str, dict[str, str]]] = []  # each run read: its scenario and adapter settings
+    split_only: dict[str, int] = {}  # models of runs whose every instance is of another split: instances left out
     for stats_path in sorted(source.rglob("per_instance_stats.json")):
         if not (stats_path.parent / "run_spec.json").exists():
             skipped[str(stats_path.parent.relative_to(source))] = "no run_spec.json (its configuration is not recorded)"
@@ -255,6 +256,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
         trials = [field_at(e, "train_trial_index", int, f"{stats_path}: entry {n + 1}", 0)
                   for n, e in enumerate(entries)]
         first_trial = min(trials, default=0)
+        before, other_splits = len(rows), sum(left_out.values())
         for n, instance, stats in _instances(entries, trials, first_trial, stats_path, passed_over):
             where = f"{stats_path}: entry {n + 1}"
             found = metric or next((m for m in CORRECTNESS if m in stats), None)
@@ -274,6 +276,8 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
                          **_tokens(stats, where), "file": stats_path, "position": n + 1,
                          "failed": False})
             groups.append(scenario)
+        if len(rows) == before and sum(left_out.values()) > other_splits:  # every instance of another split
+            split_only[model] = split_only.get(model, 0) + sum(left_out.values()) - other_splits
     if not rows and left_out:
         raise CabenchError(f"{source}: no instance of the {options.split} split (it has "
                            f"{', '.join(f'{n} {k}' for k, n in sorted(left_out.items()))}); pass --split all or "
@@ -295,6 +299,11 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
         info["skipped_runs"] = dict(sorted(skipped.items()))
     if left_out:
         info["other_splits"] = dict(sorted(left_out.items()))
+    kept_models = {row["model"] for row in rows} | {row.get("deployment") for row in rows}
+    gone = {model: f"every instance of its runs is of another split than --split {options.split} ({n}); --split all "
+                   "keeps them" for model, n in sorted(split_only.items()) if model not in kept_models}
+    if gone:  # a model the source holds that the dataset will not: said, not only counted among the rows left out
+        info["dropped_configurations"] = gone
     if passed_over:
         info["other_entries"] = {why: len(keys) for why, keys in sorted(passed_over.items())}
     return Read(rows, files, info, at="entry {}")
