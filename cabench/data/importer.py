@@ -743,6 +743,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         echo(f"warning: tokens of {n} sample{'s' if n != 1 else ''} read are {'their' if n != 1 else 'its'} final "
              "model call's (output.usage): the log gives no model_usage of the model for them (or its tokens were "
              "all the scoring's), and a sample of several model calls (tools, agents) cost more")
+    timed = info.get("latency_fields") or {}
+    if len(timed) > 1:  # (Every Eval Ever: generation_time_ms where a line has it, else latency_ms)
+        counts = ", ".join(f"{k} {n}" for k, n in sorted(timed.items()))
+        echo(f"warning: the latencies come from {len(timed)} fields ({counts}), each line's first that it has, and "
+             "the fields may time different things (a converter's latency_ms is waiting time, not the model's)")
     epochs = (dropped["repeats"] or {}).get("policy") == "epochs"
     questions = valid["instance_id"].astype(str).map(question_of).nunique() if epochs else instances
     split_at_import = profiling_split(questions, mapping["dataset"].get("split"), f"{mapping_path}: dataset.split",

@@ -216,6 +216,22 @@ def test_a_helm_model_whose_instances_are_all_of_another_split_is_named_as_dropp
     assert "kept 3 configurations x 5 instances" in done.stdout
 
 
+def test_every_eval_ever_latencies_from_two_fields_are_warned_of(tmp_path):
+    """Lines whose generation_time_ms is null take their latency_ms, which a converter fills with waiting time
+    (100 times smaller): one configuration's latencies then mixed the two, said only in dataset.yaml."""
+    src = write_eee(tmp_path / "src")
+    assert "latencies come from" not in run_import("every-eval-ever", src, tmp_path / "one").output
+    samples = sorted((src / "demo").glob("*_samples.jsonl"))[0]
+    lines = [json.loads(line) for line in samples.read_text().splitlines()]
+    for line in lines[1:]:
+        line["performance"]["generation_time_ms"] = line["performance"]["latency_ms"]
+    samples.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    done = run_import("every-eval-ever", src, tmp_path / "two")
+    assert done.exit_code == 0, done.output
+    assert ("warning: the latencies come from 2 fields (performance.generation_time_ms 4, performance.latency_ms 11), "
+            "each line's first that it has, and the fields may time different things") in done.stdout
+
+
 def test_each_every_eval_ever_result_gives_its_own_lines_their_settings(tmp_path):
     """An aggregate holding two evaluation results at other settings (temperature 0 with 256 tokens, temperature 1
     with 1,024): every line took the first result's, so the samples run hot were labelled t0.0_g256 and pooled

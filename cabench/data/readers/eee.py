@@ -30,8 +30,13 @@ latency_s          ``performance.generation_time_ms`` / 1000 when the line
                    project's converters write the model's time in
                    ``generation_time_ms``: HELM's request time, Inspect's
                    working time; their ``latency_ms`` is not it); the
-                   provenance counts the rows read from each
-tokens             ``token_usage.total_tokens`` (never negative)
+                   provenance counts the rows read from each, and the
+                   import warns where both are read
+tokens             ``token_usage.total_tokens`` (never negative); a log
+                   converted from Inspect holds the final model call's
+                   alone (``output.usage``), which understates a sample of
+                   several calls: import the Inspect log itself to count
+                   them all
 failed             a non-empty ``error``
 =================  ==========================================================
 
