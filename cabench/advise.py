@@ -32,7 +32,7 @@ from cabench.advise_plan import (
     reached,
     targets_by_setting,
 )
-from cabench.answers import WEAK, answered, short_of, tied_sets_note, weak, weak_online
+from cabench.answers import WEAK, answered, beaten_pairs, short_of, tie_note, tied_sets_note, weak, weak_online
 from cabench.config import SETTINGS, parse_config
 from cabench.data.arms import too_few_configurations
 from cabench.data.dataset import Split, epoch_questions, file_digest, load_dataset
@@ -471,7 +471,9 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
         lines = [f"online: pay for {any_of(d)} — {registry.display(first['method'])} exploits each in "
                  f"{share(first)} of {first['repetitions']} repetitions (one of them in {one_of(first)}{alone}"
                  + "".join(f", {registry.display(r['method'])} in {one_of(r)}" for r in others)
-                 + f"; the runs do not choose between them){own}; spent {100 * first['spend_share']:.1f}% of "
+                 + f"; the runs do not choose between them){own}"
+                 + (f"; {tie_note(beaten_pairs(d), quoted_name)}" if beaten_pairs(d) else "")
+                 + f"; spent {100 * first['spend_share']:.1f}% of "
                  f"{amount(d['budget'], unit)}{idle_note}{_weak(d)}"]
         shown = [x for x in answered(d) if per_call(x)]
         lines += [f"  {quoted_name(x['config_id'])}: {per_call(x)}" for x in shown[:TIED_SHOWN]]

@@ -246,9 +246,9 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
         row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"])
         if not row["exploited"]:  # no repetition pulled one configuration most: no_decision says so
             return None
-        chosen = row["exploited"][0]
+        chosen, tied = _tie_ordered(e, row["exploited"][0],
+                                    [x for x in row["exploited"][1:] if x["share"] == row["exploited"][0]["share"]])
         beaten = beaten_on_means(e, chosen["config_id"], with_cost=True)
-        tied = [x for x in row["exploited"][1:] if x["share"] == chosen["share"]]
         return {"method": best["method"], "rho": float(best["rho"]), "budget": float(best["budget"]),
                 "repetitions": row["repetitions"],
                 "criterion": f"lowest mean R_HV among methods with a preference ({best['regret_hv']:.4g})",
@@ -268,6 +268,26 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "undominated_on_means": undominated_on_means(e),
             # an arm on the Pareto set's boundary (gap 0: it ties one across it exactly): no budget classifies it
             "gap_zero": bool(boundary_arms(e.arms))}
+
+
+def _tie_ordered(e: Experiment, first: dict[str, Any], tied: list[dict[str, Any]]
+                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """An online answer's configurations exploited equally often (the runs do not choose between them), the one of
+    largest ν on the evaluation split first (it was the first by name), each that another of them beats on every
+    objective and on the cost per call marked ``beaten_in_tie`` (a reader paying for "any of" them could pay for
+    it): the evaluation split's own facts, beside what the runs found."""
+    if not tied:
+        return first, tied
+    names = e.arms["config_id"].astype(str).to_numpy()
+    nu = dict(zip(names, e.arms["nu"].astype(float)))
+    answer = sorted([first, *tied], key=lambda x: (-nu[x["config_id"]], x["config_id"]))
+    rows = [int(np.flatnonzero(names == x["config_id"])[0]) for x in answer]
+    scored = np.column_stack([e.arms[objective_columns(e.arms)].to_numpy(float), -e.arms["mu_c"].to_numpy(float)])
+    marked = []
+    for x, i in zip(answer, rows):
+        above = [answer[k]["config_id"] for k, j in enumerate(rows) if weakly_above(scored, i)[j]]
+        marked.append({**x, "beaten_in_tie": above[0]} if above else x)
+    return marked[0], marked[1:]
 
 
 def _same_nu(e: Experiment, row: dict[str, Any], answer: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -342,6 +362,18 @@ def top_decision(e: Experiment) -> dict[str, Any] | None:
     return e.kept("top decision", lambda: decision(e, top_answers(e)))
 
 
+def beaten_pairs(d: dict[str, Any]) -> list[tuple[str, str]]:
+    """The members of an online decision's tie that another member beats, each with the one that beats it."""
+    return [(x["config_id"], x["beaten_in_tie"]) for x in answered(d) if x.get("beaten_in_tie")]
+
+
+def tie_note(pairs: list[tuple[str, str]], shown: Any = str) -> str:
+    """What a tied online answer's members another of them beats say (:func:`_tie_ordered`; ``pairs``: the beaten,
+    the better; ``shown``: how a name is written), or nothing."""
+    return "; ".join(f"{shown(low)} is beaten by {shown(high)} on every objective and on the cost per call (on the "
+                     "evaluation split): of the two, pay for the latter" for low, high in pairs)
+
+
 def answered(d: dict[str, Any]) -> list[dict[str, Any]]:
     """An online decision's configurations (:func:`decision`): the one exploited most, then any exploited as
     often (``tied``), each with its facts and share."""
@@ -369,6 +401,7 @@ def brief(e: Experiment) -> dict[str, Any] | None:
             "means_only": [x["config_id"] for x in (answered(d) if online else d["members"])
                            if x.get("beaten_on_means")],
             "same_nu": [x["config_id"] for x in d.get("same_nu") or []],
+            "beaten_in_tie": beaten_pairs(d) if online else [],
             "weak_online": weak_online(d) if online else "",
             "gap_zero": bool(d.get("gap_zero")),
             "undominated_on_means": list(d.get("undominated_on_means") or [])}

@@ -32,8 +32,10 @@ from cabench.answers import (
     SCORED_PER_CALL,
     WEAK,
     answered,
+    beaten_pairs,
     no_decision,
     short_of,
+    tie_note,
     tied_sets_note,
     top_answers,
     top_decision,
@@ -178,6 +180,8 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
                          "worse on some: it is in the set only by a tie (dominance is strict, paper §3.2; latency and "
                          "cost are scored within the profiling split's 5th-95th percentiles, so a tie as scored may "
                          "be none per call).")
+    if e.setting == "online" and beaten_pairs(d):
+        notes.append(sentence(tie_note(beaten_pairs(d))))
     for x in d.get("same_nu") or []:
         notes.append(f"{x['config_id']} has the same ν as {names[0]} (exploited in {_share(x['share'])['text']} of "
                      "the repetitions): any of them is as good.")

@@ -22,10 +22,12 @@ from cabench.answers import (
     answered,
     answers,
     arm_facts,
+    beaten_pairs,
     decision,
     no_decision,
     not_run,
     short_of,
+    tie_note,
     tied_sets_note,
     undominated_on_means,
     weak,
@@ -234,6 +236,7 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
         elif item["setting"] == "online":
             c = d["configuration"]
             tied = ", the runs do not choose between them" if d["tied"] else ""
+            tied += f"; {tie_note(beaten_pairs(d), quoted_name)}" if beaten_pairs(d) else ""
             tied += (f"; in {_of(d['no_single'], d['repetitions'])} no one configuration is pulled most"
                      if d.get("no_single") else "") + same_nu(d)
             lines.append(f"  pay for {any_of(d)}: {registry.display(d['method'])} exploits "

@@ -40,7 +40,17 @@ from cabench.analysis import (
     reference_and_others,
     relative_hypervolume,
 )
-from cabench.answers import NOT_RUN, SCORED_PER_CALL, WEAK, brief, no_decision, short_of, tied_sets_note, weak
+from cabench.answers import (
+    NOT_RUN,
+    SCORED_PER_CALL,
+    WEAK,
+    brief,
+    no_decision,
+    short_of,
+    tie_note,
+    tied_sets_note,
+    weak,
+)
 from cabench.constraints import ConstrainedAnswer, Constraint, answers_under
 from cabench.errors import CabenchError
 from cabench.figure_index import INDEX, current_figures, index_root, read_index
@@ -63,6 +73,7 @@ from cabench.report_cells import (
     measurement,
     method_name,
     num,
+    quoted_name,
     shown,
     texts,
     undominated_note,
@@ -574,6 +585,7 @@ def decision_rows(c: Contents) -> list[dict]:
             f"; in {round(d['no_single'] * n)} no one configuration is pulled most" if d.get("no_single") else "") + (
             f"; in the set only by a tie as scored: {listed(d['tie_only'])}" if d.get("tie_only") else "") + (
             f"; the same ν: {listed(d['same_nu'])}, as good" if d.get("same_nu") else "") + (
+            f"; {tie_note(d['beaten_in_tie'], quoted_name)}" if d.get("beaten_in_tie") else "") + (
             f"; another configuration is as good or better on every mean per call than {listed(d['means_only'])} "
             f"({SCORED_PER_CALL})" if d.get("means_only") else "") + (
             f"; {undominated_note(d['undominated_on_means'])}" if d.get("undominated_on_means") else "")

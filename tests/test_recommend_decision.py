@@ -559,6 +559,36 @@ def test_a_configuration_with_the_same_nu_as_the_answer_is_named_beside_it(tmp_p
         (tmp_path / "res" / "REPORT.html").read_text()
 
 
+def test_a_tied_answer_puts_the_largest_nu_first_and_names_a_member_another_beats(tmp_path):
+    """PIQA's quick online experiment: CoHV-UCB exploits two TinyLlama configurations in 3 of 10 repetitions each,
+    and every surface said "pay for any of" both, the first by name, though on the evaluation split one beats the
+    other on every objective and on cost per call (0.496 against 0.492 accuracy, 0.539 against 0.581 s, 93 against
+    95 tokens). The tie is ordered by ν, and the member the other beats is named, in recommend, REPORT.md and
+    REPORT.html."""
+    from cabench.answers import answered, beaten_pairs
+    from cabench.config import load_config
+    from tests.conftest import ROOT
+
+    out = tmp_path / "res" / "piqa_online"
+    run_experiment(load_config(ROOT / "configs" / "piqa_online_quick.yaml", overrides={"output": str(out)}),
+                   quiet=True)
+    (item,) = recommend(tmp_path / "res")
+    d = item["decision"]
+    arms = pd.read_csv(out / "arms.csv").set_index("config_id")
+    names = [x["config_id"] for x in answered(d)]
+    assert names == sorted(names, key=lambda n: (-arms.loc[n, "nu"], n)) and len(names) == 2
+    low, high = "tinyllama-11b_t0.5_g128_direct", "tinyllama-11b_t0.0_g128_direct"
+    assert beaten_pairs(d) == [(low, high)] and names == [high, low]
+    better = arms.loc[high, ["mu_accuracy", "mu_efficiency"]] > arms.loc[low, ["mu_accuracy", "mu_efficiency"]]
+    assert better.all() and arms.loc[high, "mu_c"] < arms.loc[low, "mu_c"]
+    said = (f"{low} is beaten by {high} on every objective and on the cost per call (on the evaluation split): of "
+            "the two, pay for the latter")
+    assert said in format_decisions([item])
+    assert RUNNER.invoke(app, ["report", str(tmp_path / "res")]).exit_code == 0
+    assert said in (tmp_path / "res" / "REPORT.md").read_text()
+    assert said[0].upper() + said[1:] + "." in (tmp_path / "res" / "REPORT.html").read_text()
+
+
 def test_an_objective_of_the_users_own_column_is_shown_beside_the_units_per_call(tmp_path):
     """Objectives accuracy-free (`helpfulness`, a column of the logs, to maximise): the decision's line per call
     showed accuracy, no objective here, and never the number the configuration was chosen on. Such an objective's
