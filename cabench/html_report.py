@@ -246,6 +246,20 @@ def plotly_text(text: str) -> str:
     return html.escape(text).replace("&quot;", "&#34;")
 
 
+def _same_point(names: pd.Series, x: np.ndarray, y: np.ndarray, hover: np.ndarray) -> np.ndarray:
+    """Each arm's hover text in a panel of ``x`` against ``y``, naming the other arms drawn at its very point
+    (identical means): only the one drawn on top answers the mouse there, so the others were never named."""
+    out = hover.astype(object)  # (a copy: numpy text of fixed width would cut the longer texts)
+    points: dict[tuple[float, float], list[int]] = {}
+    for i, key in enumerate(zip(x.tolist(), y.tolist())):
+        points.setdefault(key, []).append(i)
+    for alike in points.values():
+        for i in alike if len(alike) > 1 else ():
+            others = ", ".join(plotly_text(str(names.iloc[j])) for j in alike if j != i)
+            out[i] = f"{hover[i]}<br>at the same point: {others}"
+    return out
+
+
 def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     """The plotly.js figure of the arms on their normalised objectives, the first against each other one (names
     and values on hover), the true Pareto set marked and, with two objectives, its front drawn."""
@@ -254,7 +268,7 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     names = e.arms["config_id"].astype(str)
     # plotly reads its text as markup (and decodes &lt; and &gt;, not &quot;): an objective's name is not
     shown = {c: html.escape(c[3:], quote=False) for c in objectives}
-    hover = np.array([plotly_text(name) + "".join(f"<br>{shown[c]}: {r[c]:.3f}" for c in objectives)
+    hover = np.array([plotly_text(name) + "".join(f"<br>{shown[c]} (normalised): {r[c]:.3f}" for c in objectives)
                       + "".join(f"<br>{REAL_UNIT_FORMATS[m][0]}: "
                                 f"{measurement(r, m, REAL_UNIT_FORMATS[m][1])}" for m in real)
                       for name, (_, r) in zip(names, e.arms.iterrows())])
@@ -267,6 +281,7 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
                               "legend": {"orientation": "h", "y": -0.2}}
     for i, (y, x) in enumerate(pairs):
         axes = {"xaxis": f"x{i + 1 if i else ''}", "yaxis": f"y{i + 1 if i else ''}"}
+        here = _same_point(names, e.arms[x].to_numpy(float), e.arms[y].to_numpy(float), hover)
         layout[f"xaxis{i + 1 if i else ''}"] = {"title": {"text": f"{shown[x]} (normalised)"}, "anchor": axes["yaxis"],
                                                 "domain": [i * (width + GAP), i * (width + GAP) + width]}
         layout[f"yaxis{i + 1 if i else ''}"] = {"title": {"text": f"{shown[y]} (normalised)"}, "anchor": axes["xaxis"]}
@@ -275,7 +290,7 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
             if mask.any():
                 data.append({"type": "scatter", **axes, "x": e.arms.loc[mask, x].tolist(),
                              "y": e.arms.loc[mask, y].tolist(), "mode": "markers", "name": label,
-                             "legendgroup": label, "showlegend": i == 0, "hovertext": hover[mask].tolist(),
+                             "legendgroup": label, "showlegend": i == 0, "hovertext": here[mask].tolist(),
                              "hoverinfo": "text", "marker": {"color": colour, "symbol": symbol, "size": size}})
         if len(objectives) == 2:
             front = e.arms[e.arms["pareto"] == 1].sort_values(x)

@@ -408,7 +408,27 @@ def test_objective_names_are_text_in_the_pareto_front(tmp_path_factory):
     escaped = html.escape(hostile, quote=False)  # plotly decodes &lt; and &gt;, not &quot;
     assert figure["layout"]["yaxis"]["title"]["text"] == f"{escaped} (normalised)"
     texts = [t for trace in figure["data"] for t in trace.get("hovertext", [])]
-    assert texts and all(f"<br>{escaped}: " in t and hostile not in t for t in texts)
+    assert texts and all(f"<br>{escaped} (normalised): " in t and hostile not in t for t in texts)
+
+
+def test_hover_says_values_are_normalised_and_names_every_configuration_at_a_point(tmp_path_factory):
+    """The hover box showed "latency: 0.090, cost: 0.019" (normalised, larger is better) beside "latency (s): 7.13"
+    with nothing to tell them apart; and of two configurations with identical means only the one drawn on top was
+    ever named. Each value says it is normalised, and a point names every configuration drawn there."""
+    from cabench.html_report import _front
+    from cabench.results import ResultSet
+
+    e = next(x for x in ResultSet(quick_results(tmp_path_factory)).experiments if x.setting == "psi")
+    arms = e.arms.copy()
+    twin = arms.iloc[[0]].assign(config_id="twin of the first")
+    e.arms = pd.concat([arms, twin], ignore_index=True)
+    figure = _front(e, [])
+    texts = {t.split("<br>")[0]: t for trace in figure["data"] for t in trace.get("hovertext", [])}
+    first = str(arms["config_id"].iloc[0])
+    assert texts[first].endswith("<br>at the same point: twin of the first")
+    assert texts["twin of the first"].endswith(f"<br>at the same point: {first}")
+    assert all("at the same point" not in t for name, t in texts.items() if name not in (first, "twin of the first"))
+    assert all(" (normalised): " in t for t in texts.values())
 
 
 def test_the_surrogate_note_comes_first_and_every_front_plot_carries_it(root, tmp_path):
