@@ -131,6 +131,40 @@ def _at(s: pd.DataFrame, method: str, rho: float, mode: str | None = None) -> pd
     return (rows if mode is None else rows[rows["cost_mode"] == mode]).iloc[0]
 
 
+def test_long_names_wrap_so_the_verdicts_and_decisions_stay_in_view(tmp_path):
+    """An experiment and configurations named in 100-odd characters took most of the width: the scorecard's tested
+    quantity and the whole decision were cut off at the right, reachable only by scrolling each table sideways.
+    Names wrap now, so the scorecard and the decisions fit the page (measured by Chromium, laid out at 1400 px)."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium); the browser test needs it")
+    frame = tiny_logs(n_configs=3, n_instances=40)
+    frame["config_id"] = frame["config_id"] + "-" + "x" * 120  # one word, too long for any column
+    data = write_dataset(tmp_path / "data", frame, split={"profiling_size": 15})
+    name = "experiment" * 11
+    run_experiment(load_config_text(tmp_path, {"name": name, "dataset": str(data), "setting": "online",
+                                               "rho": [2, 4, 8], "methods": ["cohv-ucb", "uniform"],
+                                               "repetitions": 4, "output": str(tmp_path / "res" / "x")}), quiet=True)
+    write_reports(tmp_path / "res")
+    page = (tmp_path / "res" / "REPORT.html").read_text()
+    measure = ("<script>window.addEventListener('load', () => { document.body.dataset.widths = JSON.stringify("
+               "['#scorecard table', '#decisions-table'].map(s => { const t = document.querySelector(s); "
+               "return [t.scrollWidth, t.clientWidth]; })); });</script></body>")
+    (tmp_path / "measured.html").write_text(page.replace("</body>", measure))
+    done = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--window-size=1400,1000",
+                           "--virtual-time-budget=5000", "--dump-dom", (tmp_path / "measured.html").as_uri()],
+                          capture_output=True, text=True, timeout=SAFETY_S)
+    found = re.search(r'data-widths="([^"]*)"', done.stdout)
+    assert found, done.stderr[-2000:]
+    widths = json.loads(html.unescape(found.group(1)))
+    assert all(0 < scroll <= client + 1 for scroll, client in widths), widths
+
+
+def load_config_text(folder: Path, raw: dict):
+    """A config as ``cabench run`` reads it, from ``raw`` written to ``folder/c.yaml``."""
+    (folder / "c.yaml").write_text(yaml.safe_dump(raw))
+    return load_config(folder / "c.yaml")
+
+
 def test_page_opens_with_no_console_message_and_nothing_fetched(page):
     dom, log = page
     assert [line for line in log.splitlines() if "CONSOLE" in line] == []
