@@ -547,7 +547,10 @@ def _scorecard(c: Contents) -> list[str]:
             "results files" + (" (surrogate logs: see the note below)" if c.results.surrogate else "") + ". A claim "
             "holds when the results show it at the 5% level, does not hold when the interval rules it out, and is "
             "inconclusive otherwise (that realised costs leave the error unchanged holds while no difference is "
-            "significant, and does not hold when one is); not tested where there is nothing to test.", "",
+            "significant, and does not hold when one is); not tested where there is nothing to test. Where an "
+            "error probability is compared, the exact McNemar test named beside the interval decides: with few "
+            "repetitions where one method errs and the other not, the bootstrap interval can leave out 0 where the "
+            "test does not reach 5%.", "",
             *md_table(["experiment", "claim", "verdict", "tested quantity [95% CI]", "why it does not hold"], rows)]
 
 
