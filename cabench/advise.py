@@ -51,7 +51,7 @@ from cabench.report_cells import clipped_calls, quoted_name, undominated_note
 from cabench.results import ResultSet, read_record
 from cabench.runner import check_output, run_experiment, written_by_runs
 from cabench.storage import folder_lock, new_folders, publish_folder, remove_empty, staging_folder, swap_folders
-from cabench.units import LABELS, TokenCount, amount
+from cabench.units import LABELS, TokenCount, amount, fixed
 from cabench.yamlio import load_config_file
 
 #: The most lines :func:`format_advice` prints.
@@ -427,8 +427,8 @@ def _ranges(d: dict[str, Any]) -> str:
     shown = [(d["accuracy_min"], d["accuracy_max"], "accuracy {:.2f}-{:.2f}"),
              (d["latency_min"], d["latency_max"], "latency {:.3g}-{:.3g} s"),
              (d["tokens_min"], d["tokens_max"], None),
-             (d["usd_min"], d["usd_max"], "${:.3g}-${:.3g}")]
-    return ", ".join(form.format(low, high) if form else
+             (d["usd_min"], d["usd_max"], "usd")]
+    return ", ".join(f"${fixed(low)}-${fixed(high)}" if form == "usd" else form.format(low, high) if form else
                      f"{count.at(low).format(low)}-{count.at(high).format(high)} tokens"
                      for low, high, form in shown if low is not None)
 

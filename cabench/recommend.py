@@ -37,7 +37,7 @@ from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, answer
 from cabench.jsonio import strict_dumps
 from cabench.report_cells import charged_at_profiling, clipped_calls, listed, measurement, quoted_name, undominated_note
 from cabench.results import Experiment, ResultSet, finite, no_results
-from cabench.units import LABELS, TokenCount, amount
+from cabench.units import LABELS, Dollars, TokenCount, amount
 
 
 def _constrained(e: Experiment, constraints: tuple[Constraint, ...], answer: ConstrainedAnswer | str | None
@@ -86,7 +86,7 @@ def recommendations_json(items: list[dict[str, Any]]) -> str:
 
 #: How the terminal shows each real-unit measurement per call: prefix, number format, suffix.
 SHOWN = {"accuracy": ("accuracy ", "{:.3f}", ""), "latency_s": ("", "{:.3g}", " s"),
-         "tokens": ("", TokenCount("{:,.0f}"), " tokens"), "usd": ("$", "{:.3g}", ""),
+         "tokens": ("", TokenCount("{:,.0f}"), " tokens"), "usd": ("$", Dollars(""), ""),
          "completion_tokens": ("", TokenCount("{:,.0f}"), " completion tokens")}
 #: How many members of a decided Pareto set the condensed answer gives units for (the rest counted, as in --json).
 MEMBERS_SHOWN = 8

@@ -15,7 +15,7 @@ from cabench import registry
 from cabench.analysis import STATE_TEXT
 from cabench.answers import SCORED_PER_CALL
 from cabench.results import finite
-from cabench.units import TokenCount, amount
+from cabench.units import Dollars, TokenCount, amount
 
 
 def method_name(method: str) -> str:
@@ -117,7 +117,7 @@ def texts(table: Table) -> list[str]:
 
 #: Real-unit columns of ``arms.csv``: header and number format (mean and 95% half-width alike).
 REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency (s)", "{:.3g}"),
-                     "tokens": ("tokens", TokenCount("{:,.1f}")), "usd": ("USD", "${:.3g}"),
+                     "tokens": ("tokens", TokenCount("{:,.1f}")), "usd": ("USD", Dollars("$")),
                      "completion_tokens": ("completion tokens", TokenCount("{:,.1f}"))}
 
 

@@ -9,6 +9,7 @@ or ``usd``), so a file says what its numbers are and the paper's files keep thei
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 
@@ -41,6 +42,22 @@ class TokenCount(str):
         return "{:.3g}" if math.isfinite(value) and abs(value) < 10 else str(self)
 
 
+def fixed(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits in fixed notation, as a price reads (``0.0000400``, not
+    ``4e-05``: a column of dollars per call mixed ``$4e-05`` with ``$0.000121``); whole numbers above."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    return f"{value:.{max(0, digits - 1 - math.floor(math.log10(abs(value))))}f}"
+
+
+class Dollars(str):
+    """A format for dollars per call (the text is its prefix, ``$`` or none): :func:`fixed`, three significant
+    digits, for the mean and its interval alike."""
+
+    def format(self, *args: Any, **kwargs: Any) -> str:  # (as str.format is called: measurement's number.format)
+        return f"{self}{fixed(float(args[0]))}"
+
+
 def file_columns(unit: str) -> dict[str, str]:
     """In-memory column names to the names result files give them in ``unit``."""
     return {"budget": f"budget_{unit}", "spend": f"spend_{unit}", "profile_cost": f"cost_{unit}",
@@ -70,7 +87,9 @@ def amount(value: float, unit: str) -> str:
     if unit == "usd":  # cents from a dollar on; below, four significant digits (unless they round up to $1), and
         # whole cents as cents ($0.50, as $2.00 is written; not $0.5)
         shown = float(f"{value:.4g}")
-        return f"${value:,.2f}" if abs(shown) >= 1 or round(shown, 2) == shown else f"${value:.4g}"
+        if abs(shown) >= 1 or round(shown, 2) == shown:
+            return f"${value:,.2f}"
+        return f"${fixed(value, 4).rstrip('0').rstrip('.')}"  # ($0.00004222, as a price reads; not $4.222e-05)
     if value and math.isfinite(value) and abs(float(f"{value:.3g}")) < 10:
         return f"{value:.3g} {LABELS[unit]}"
     return f"{value:,.0f} {LABELS[unit]}"

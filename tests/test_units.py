@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cabench.units import amount, amount_up
+from cabench.units import amount, amount_up, fixed
 
 
 @pytest.mark.parametrize("value, unit, text", [
@@ -23,9 +23,22 @@ from cabench.units import amount, amount_up
     (9.874, "tokens", "9.87 tokens"),
     (9.996, "tokens", "10 tokens"),
     (0.0, "tokens", "0 tokens"),
+    (4.222e-05, "usd", "$0.00004222"),  # a price as it reads: "$4.222e-05" beside "$0.0001291" was hard to compare
 ])
 def test_amounts(value, unit, text):
     assert amount(value, unit) == text
+
+
+def test_dollars_per_call_are_fixed_with_three_significant_digits():
+    """Dollars per call read "$4e-05 ± $8.32e-07" beside "$0.000121": scientific notation for some, fixed for others,
+    and trailing zeros dropped. Every one is fixed now, with three significant digits, its interval too."""
+    from cabench.report_cells import REAL_UNIT_FORMATS, measurement
+
+    number = REAL_UNIT_FORMATS["usd"][1]
+    assert [number.format(v) for v in (4e-05, 0.000121, 0.00377, 1.5, 12.345, 0.0)] == [
+        "$0.0000400", "$0.000121", "$0.00377", "$1.50", "$12.3", "$0"]
+    assert measurement({"usd": 4e-05, "usd_ci": 8.32e-07}, "usd", number) == "$0.0000400 ± $0.000000832"
+    assert fixed(float("nan")) == "nan" and fixed(-0.00012345) == "-0.000123"
 
 
 def test_token_counts_below_ten_keep_three_significant_digits_with_their_interval():
