@@ -44,9 +44,10 @@ class TokenCount(str):
 
 def fixed(value: float, digits: int = 3) -> str:
     """``value`` with ``digits`` significant digits in fixed notation, as a price reads (``0.0000400``, not
-    ``4e-05``: a column of dollars per call mixed ``$4e-05`` with ``$0.000121``); whole numbers above."""
-    if not math.isfinite(value) or value == 0:
-        return f"{value:g}"
+    ``4e-05``: a column of dollars per call mixed ``$4e-05`` with ``$0.000121``); whole numbers above, and below
+    10^-8 (no price: a budget of ``$1e-12`` given to be refused) in scientific notation."""
+    if not math.isfinite(value) or value == 0 or abs(value) < 1e-8:
+        return f"{value:.{digits}g}"
     return f"{value:.{max(0, digits - 1 - math.floor(math.log10(abs(value))))}f}"
 
 
