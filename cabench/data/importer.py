@@ -47,7 +47,7 @@ from cabench.data.io import (
     write_metadata,
 )
 from cabench.data.readers import READERS, SPLIT_FORMATS, ReadOptions, read_source
-from cabench.data.readers.common import VARIANT
+from cabench.data.readers.common import STARTED, VARIANT
 from cabench.data.schema import (
     COLUMNS,
     CONFIG_COLUMNS,
@@ -676,8 +676,11 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     canonical, dropped["repeats"] = resolve_repeats(canonical, repeats, read.order, label, place,
                                                     info.get("repeats_why", "") + REPEATS_FIX)
     if dropped["repeats"]:
+        timed = STARTED in frame and pd.to_numeric(frame[STARTED], errors="coerce").notna().any()
         echo(f"repeated runs: {dropped['repeats']['pairs']} (configuration, instance) pairs read more than once, "
-             + ("numbered as epochs (--repeats epochs)" if repeats == "epochs" else f"the {repeats} run kept"))
+             + ("numbered as epochs (--repeats epochs)" if repeats == "epochs" else f"the {repeats} run kept"
+                + ("" if timed else " (the logs record no run times: runs are ordered as read, by file path, then "
+                                     "by place in the file)")))
     configurations = list(dict.fromkeys(canonical["config_id"].astype(str)))  # before rows are dropped
     if fmt != "canonical":
         failed_rows = frame.loc[canonical.index, "failed"].astype(bool)

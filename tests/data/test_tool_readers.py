@@ -381,6 +381,16 @@ def test_inspect_logs_differing_beyond_the_four_settings_are_other_configuration
     again = run_import("inspect", src, tmp_path / "again")
     assert again.exit_code == 2 and "duplicate (config_id, instance_id) pair ('openai/m-large_t0.0_g256_direct'" \
         in again.stderr and "told apart" not in again.output
+    latest = run_import("inspect", src, tmp_path / "latest", "--repeats", "latest")  # the logs' run times order them
+    assert latest.exit_code == 0 and "pairs read more than once, the latest run kept\n" in latest.stdout
+    table = pd.read_csv(tmp_path / "latest" / "logs.csv.gz")
+    table.to_csv(tmp_path / "table.csv", index=False)
+    twice = pd.concat([table, table.assign(correct=1 - table["correct"])])
+    twice.to_csv(tmp_path / "twice.csv", index=False)  # a table records no run times: its order is what it says
+    said = RUNNER.invoke(app, ["data", "import", str(tmp_path / "twice.csv"), "--out", str(tmp_path / "t"),
+                               "--repeats", "latest"])
+    assert said.exit_code == 0 and ("the latest run kept (the logs record no run times: runs are ordered as read, "
+                                    "by file path, then by place in the file)") in said.stdout, said.output
 
 
 def test_rows_of_one_config_id_with_other_metadata_are_refused_as_other_configurations_not_repeats(tmp_path):
