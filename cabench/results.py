@@ -677,15 +677,14 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
 
 def below(root: Path, name: str) -> list[Path]:
     """Every path named ``name`` below ``root`` (``root`` itself included), sorted, through folders that are symbolic
-    links too (``results/latest -> runs/2026-12-06``: an experiment kept so was left out of the report without a
-    word), each real folder entered once (a link back up is no loop)."""
-    found, entered = [], set()
+    links too (``results/latest -> runs/2026-12-06``), by every path that reaches it (one experiment reached twice is
+    read once: :class:`ResultSet`), a link back to a folder it lies in entered no further (no loop)."""
+    found: list[Path] = []
+    above: dict[str, tuple[str, ...]] = {}  # each folder walked: the real paths of it and the folders it lies in
     for folder, folders, files in os.walk(root, followlinks=True):
-        real = os.path.realpath(folder)
-        if real in entered:
-            folders[:] = []
-            continue
-        entered.add(real)
+        chain = (*above.get(str(Path(folder).parent), ()), os.path.realpath(folder))
+        above[folder] = chain
+        folders[:] = sorted(f for f in folders if os.path.realpath(os.path.join(folder, f)) not in chain)
         found += [Path(folder) / name for entry in (*folders, *files) if entry == name]
     return sorted(found)
 
@@ -755,7 +754,8 @@ class ResultSet:
                                               root.exists() else "results folder not found"))
         self.root = root
         found: dict[str, Experiment] = {}
-        for path in below(root, "runs.csv"):
+        # (an experiment reached by its own path and through a link is read once, from its own path)
+        for path in sorted(below(root, "runs.csv"), key=lambda p: (os.path.realpath(p) != os.path.abspath(p), p)):
             if path.parent.name == "cells":
                 continue
             exp = load_experiment(path.parent, selections)

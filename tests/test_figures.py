@@ -538,6 +538,9 @@ def test_an_experiment_folder_that_is_a_link_is_plotted_reported_and_recommended
     drawn = plot(results, ["png"])
     assert sorted(p.name for p in drawn.written) == ["piqa_psi_identification.png", "piqa_psi_landscape.png"]
     assert plot(results / "psi", ["png"]).written == []  # recorded in the root's index, through the link too
+    (results / "alias").symlink_to(results / "online", target_is_directory=True)  # one experiment, two paths
+    for folder in ("online", "alias"):  # (whichever path the walk met first was the only one known)
+        assert plot(results / folder, ["png"]).written == []
     assert CliRunner().invoke(app, ["report", str(results)]).exit_code == 0
     sections = [line for line in (results / "REPORT.md").read_text().splitlines() if line.startswith("## Experiment")]
     assert len(sections) == 2 and any("piqa_psi" in line for line in sections), sections
