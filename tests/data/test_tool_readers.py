@@ -393,6 +393,25 @@ def test_inspect_logs_differing_beyond_the_four_settings_are_other_configuration
                                     "by file path, then by place in the file)") in said.stdout, said.output
 
 
+def test_an_inspect_setting_a_task_sets_alone_is_the_tasks_own(tmp_path):
+    """Two tasks run with one model, one of them with its own top_p: each task's log would have been a configuration
+    of its own, each lacking the other task's instances, and the import refused them. A setting that differs between
+    tasks only tells no configuration apart."""
+    src = write_inspect(tmp_path / "i")
+    next(src.glob("*.eval")).unlink()  # the two configurations of m-large, each run on both tasks
+    for c in (1, 2):
+        doc = json.loads((src / f"2026-01-01_demo_{c}.json").read_text())
+        doc["eval"]["task"] = "other"
+        if c == 1:
+            doc["plan"]["config"]["top_p"] = 0.95
+        (src / f"other_{c}.json").write_text(json.dumps(doc))
+    done = run_import("inspect", src, tmp_path / "ds")
+    assert done.exit_code == 0 and "told apart" not in done.output, done.output
+    logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    mine = logs[logs["config_id"] == "openai/m-large_t0.0_g256_direct"]
+    assert sorted(mine["instance_id"].str.split("/").str[0].unique()) == ["demo", "other"] and len(mine) == 10
+
+
 def test_rows_of_one_config_id_with_other_metadata_are_refused_as_other_configurations_not_repeats(tmp_path):
     """A table whose run label names two temperatures of a model on the same questions: --repeats latest kept the
     second temperature's rows and dropped the first configuration as "repeated runs". Refused now, naming the rows,

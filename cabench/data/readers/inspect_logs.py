@@ -19,9 +19,9 @@ max_new_tokens     ``eval.model_generate_config``; unset means the provider's
 prompting          ``cot`` when a plan step's solver is ``chain_of_thought``,
                    else ``direct``
 config_id          derived from the four above by the importer; where logs
-                   of the same four differ in another generation setting
-                   (not in how the run was carried out: ``seed``,
-                   ``max_connections``…) or, within a task, in their
+                   of one task with the same four differ in another
+                   generation setting (not in how the run was carried
+                   out: ``seed``, ``max_connections``…) or in their
                    solvers, suffixed by what differs (:func:`variants`)
 instance_id        the sample ``id``; prefixed by the task when the source
                    holds several tasks. A sample's epochs (each sample run
@@ -166,16 +166,20 @@ def _beyond(header: dict[str, Any], where: str) -> tuple[dict[str, str], tuple[s
 def variants(logs: list[tuple[str, tuple[Any, ...], dict[str, str], tuple[str, str]]]) -> list[str]:
     """What tells apart each log's configuration from the others' of the same model, temperature, generation limit
     and prompting (``logs``: each log's task, those four, :func:`_beyond`'s settings and solvers), as a config_id's
-    suffix: the generation settings that differ among them (``reasoning_effort=high``; ``unset`` where a log does
-    not set one) and, where the solvers of one task differ, the log's solvers (``solvers=system_message+generate``);
-    empty where nothing differs. Solvers that differ between tasks are the tasks' own."""
+    suffix: the generation settings that differ among the logs of one task (``reasoning_effort=high``; ``unset``
+    where a log does not set one), each log showing its own, and where the solvers of one task differ, the log's
+    solvers (``solvers=system_message+generate``); empty where nothing differs. Settings and solvers that differ
+    between tasks only are the tasks' own (a task run with its own ``top_p``)."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for n, (_, key, _, _) in enumerate(logs):
         groups.setdefault(key, []).append(n)
     out = [""] * len(logs)
     for members in groups.values():
+        tasks: dict[str, list[int]] = {}
+        for n in members:
+            tasks.setdefault(logs[n][0], []).append(n)
         names = sorted({k for n in members for k in logs[n][2]})
-        differ = [k for k in names if len({logs[n][2].get(k) for n in members}) > 1]
+        differ = [k for k in names if any(len({logs[n][2].get(k) for n in alike}) > 1 for alike in tasks.values())]
         by_task: dict[str, set[str]] = {}
         for n in members:
             by_task.setdefault(logs[n][0], set()).add(logs[n][3][1])
