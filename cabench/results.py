@@ -260,7 +260,10 @@ class Experiment:
 
     @property
     def surrogate(self) -> bool:
-        return bool(self.info.get("surrogate", False))
+        """Whether the logs are surrogate ones: as config.yaml records it, or dataset.csv (of the same run) where
+        config.yaml says nothing (a label is never lost with a line of config.yaml)."""
+        row = str(self.dataset.get("surrogate", "")).strip().lower()
+        return bool(self.info.get("surrogate", False)) or row in {"true", "1", "1.0"}
 
     @property
     def k(self) -> int:
@@ -601,8 +604,7 @@ def _check_recorded(meta_path: Path, meta: dict[str, Any], runs: pd.DataFrame) -
 
 def _check_surrogate(meta_path: Path, meta: dict[str, Any], dataset: pd.DataFrame) -> None:
     """Refuse a config.yaml whose dataset is said to be real logs where dataset.csv, written by the same run, says
-    surrogate ones, or the other way: the reports label surrogate results by config.yaml, and an edit there took
-    the label off every report and recommendation."""
+    surrogate ones, or the other way: the reports label surrogate results, and one of the two was edited."""
     said, row = (meta.get("dataset_info") or {}).get("surrogate"), dataset.iloc[0].get("surrogate")
     if said is None or row is None or (isinstance(row, float) and math.isnan(row)):
         return

@@ -462,6 +462,9 @@ def test_a_surrogate_label_edited_out_of_config_yaml_is_one_line(tmp_path):
     path.write_text(text.replace("  surrogate: true\n", "  surrogate: false\n"))
     _one_line_everywhere(folder, f"{path}: ", "dataset_info.surrogate is false, but dataset.csv says surrogate True "
                                               "(one of the two was edited)")
+    path.write_text(text.replace("  surrogate: true\n", ""))  # the line taken out: dataset.csv still says so
+    said = cli("recommend", folder)
+    assert said.exit_code == 0 and said.stdout.startswith("exp (psi, GSM8K, surrogate logs, K=14;"), said.output
 
 
 @pytest.mark.parametrize("command", ["recommend", "report", "plot"])
