@@ -262,8 +262,10 @@ class Experiment:
     def surrogate(self) -> bool:
         """Whether the logs are surrogate ones: as config.yaml records it, or dataset.csv (of the same run) where
         config.yaml says nothing (a label is never lost with a line of config.yaml)."""
-        row = str(self.dataset.get("surrogate", "")).strip().lower()
-        return bool(self.info.get("surrogate", False)) or row in {"true", "1", "1.0"}
+        said = self.info.get("surrogate")
+        if said is not None:
+            return bool(said)
+        return str(self.dataset.get("surrogate", "")).strip().lower() in {"true", "1", "1.0"}
 
     @property
     def k(self) -> int:
