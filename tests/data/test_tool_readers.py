@@ -209,10 +209,16 @@ def test_a_helm_model_whose_instances_are_all_of_another_split_is_named_as_dropp
     (run / "run_spec.json").write_text(json.dumps(spec))
     (run / "per_instance_stats.json").write_text((run / "per_instance_stats.json").read_text()
                                                  .replace('"split": "test"', '"split": "valid"'))
+    hot = suite / "demo:model=org_m-small,temperature=0.7"  # a kept model's other configuration: named as such
+    shutil.copytree(run, hot)
+    spec["adapter_spec"] |= {"model": "org/m-small", "model_deployment": "org/m-small", "temperature": 0.7}
+    (hot / "run_spec.json").write_text(json.dumps(spec))
     done = run_import("helm", suite, tmp_path / "ds")
     assert done.exit_code == 0, done.output
     assert ("dropped configuration org/m-other: every instance of its runs is of another split than --split test "
             "(5); --split all keeps them\n") in done.stdout
+    assert ("dropped configuration org/m-small at temperature 0.7, max_tokens 256, direct: every instance of its runs "
+            "is of another split") in done.stdout
     assert "kept 3 configurations x 5 instances" in done.stdout
 
 

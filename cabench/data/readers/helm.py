@@ -215,7 +215,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
     left_out: Counter[str] = Counter()  # instances of other splits, by split
     passed_over: dict[str, set[tuple[Any, ...]]] = {}  # variants that are no instance's first unperturbed trial
     runs: list[tuple[str, dict[str, str]]] = []  # each run read: its scenario and adapter settings
-    split_only: dict[str, int] = {}  # models of runs whose every instance is of another split: instances left out
+    split_only: dict[tuple[Any, ...], int] = {}  # configurations of runs of other splits only: instances left out
     for stats_path in sorted(source.rglob("per_instance_stats.json")):
         if not (stats_path.parent / "run_spec.json").exists():
             skipped[str(stats_path.parent.relative_to(source))] = "no run_spec.json (its configuration is not recorded)"
@@ -277,13 +277,15 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
                          "failed": False})
             groups.append(scenario)
         if len(rows) == before and sum(left_out.values()) > other_splits:  # every instance of another split
-            split_only[model] = split_only.get(model, 0) + sum(left_out.values()) - other_splits
+            config = (model, meta["temperature"], meta["max_new_tokens"], meta["prompting"])
+            split_only[config] = split_only.get(config, 0) + sum(left_out.values()) - other_splits
     if not rows and left_out:
         raise CabenchError(f"{source}: no instance of the {options.split} split (it has "
                            f"{', '.join(f'{n} {k}' for k, n in sorted(left_out.items()))}); pass --split all or "
                            f"--split {sorted(left_out)[0]}")
     if not rows:
         raise CabenchError(f"{source}: no HELM run with per-instance stats")
+    kept = {tuple(row[k] for k in ("model", "temperature", "max_new_tokens", "prompting")) for row in rows}
     hosts: dict[str, set[str]] = {}
     for row in rows:
         hosts.setdefault(row["model"], set()).add(row["deployment"])
@@ -299,9 +301,10 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
         info["skipped_runs"] = dict(sorted(skipped.items()))
     if left_out:
         info["other_splits"] = dict(sorted(left_out.items()))
-    kept_models = {row["model"] for row in rows} | {row.get("deployment") for row in rows}
-    gone = {model: f"every instance of its runs is of another split than --split {options.split} ({n}); --split all "
-                   "keeps them" for model, n in sorted(split_only.items()) if model not in kept_models}
+    gone = {(config[0] if not any(k[0] == config[0] for k in kept) else
+             f"{config[0]} at temperature {config[1]}, max_tokens {config[2]}, {config[3]}"):
+            f"every instance of its runs is of another split than --split {options.split} ({n}); --split all keeps them"
+            for config, n in sorted(split_only.items(), key=str) if config not in kept}
     if gone:  # a model the source holds that the dataset will not: said, not only counted among the rows left out
         info["dropped_configurations"] = gone
     if passed_over:
