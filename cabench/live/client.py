@@ -158,13 +158,13 @@ def fragment_forms(key: str) -> list[str]:
     """The forms of the ``api_key_env`` key whose runs of :data:`FRAGMENT` characters are redacted: its
     :func:`secret_forms`; its base64 wherever it starts in the encoded text (``Bearer KEY``, ``user:KEY`` or a JSON
     document holding it, encoded whole: a key starting 1 or 2 bytes into a 3-byte group gives other characters,
-    so each alignment's whole groups are taken); its hexadecimal form; and the key written backwards or spaced out
-    (``s k - p r o j``)."""
+    so each alignment's whole groups are taken); its hexadecimal form; and the key written backwards. (The key
+    spaced out, ``s k - p r o j``, is matched whole: eight of its characters are four of the key's.)"""
     raw = key.encode()
     aligned = [raw[j:j + 3 * ((len(raw) - j) // 3)] for j in range(3)]
     encoded = [code(part).decode().rstrip("=") for part in aligned
                for code in (base64.b64encode, base64.urlsafe_b64encode)]
-    return list(dict.fromkeys([*secret_forms(key), *encoded, raw.hex(), key[::-1], " ".join(key)]))
+    return list(dict.fromkeys([*secret_forms(key), *encoded, raw.hex(), key[::-1]]))
 
 
 def request_base(url: str) -> tuple[str, str]:
@@ -342,7 +342,7 @@ class ChatClient:
                                    "with one?); export the key alone")
             headers["Authorization"] = f"Bearer {key}"
             if len(key) >= MIN_SECRET:
-                self.secrets.append(key)
+                self.secrets += [key, " ".join(key)]
             # the key's own forms, whose fragments are redacted too (a URL's query values need not be secret: a
             # date in api-version=2024-06-01 would take every date of that month with it)
             self.fragments = fragment_forms(key) if len(key) >= FRAGMENT else []
