@@ -144,6 +144,19 @@ def test_bfcl_v4_multi_turn_counts_are_summed_over_turns_and_steps(tmp_path):
     assert refused.exit_code == 2 and "'latency' is 'slow', not a number" in refused.stderr, refused.output
 
 
+def test_bfcl_result_files_scored_but_empty_are_one_line(tmp_path):
+    """Scored result files that hold no entry ended in a StopIteration traceback (exit 1)."""
+    src = write_bfcl_v4(tmp_path / "v4")
+    for path in (src / "result").rglob("*_result.json"):
+        path.write_text("")
+    for path in (src / "score").rglob("*_score.json"):
+        path.write_text(json.dumps({"accuracy": 0, "correct_count": 0, "total_count": 0}) + "\n")
+    refused = import_bfcl(src, tmp_path / "ds")
+    assert refused.exit_code == 2 and refused.stderr.startswith(
+        f"error: {src}: its scored result files hold no entry (e.g. {src}/result/"), refused.output
+    assert refused.stderr.count("\n") == 1
+
+
 def test_bfcl_dataset_described_number_by_number(tmp_path):
     write_bfcl(tmp_path / "src")
     assert import_bfcl(tmp_path / "src", tmp_path / "ds").exit_code == 0

@@ -175,9 +175,11 @@ def read_bfcl(folder: Path, options: ReadOptions) -> Read:
         raise CabenchError(f"{folder}: no result file has a score file (looked for score/<model>/<category>_score.json "
                            f"and score/<model>/<result name>_score.json{example}); unscored categories are not part of "
                            "the leaderboard's score")
-    if not rows:
+    if not rows and unmeasured:
         raise CabenchError(f"{folder}: no model has latency and token counts on any entry (e.g. "
                            f"{next(iter(unmeasured))}, none of whose entries records them)")
+    if not rows:
+        raise CabenchError(f"{folder}: its scored result files hold no entry (e.g. {files[0]})")
     if options.metric is not None:
         raise CabenchError("--metric: a BFCL folder has one score per entry (its score files); drop --metric")
     info = {"read_models": len(models),
