@@ -273,9 +273,9 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
 def _tie_ordered(e: Experiment, first: dict[str, Any], tied: list[dict[str, Any]]
                  ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """An online answer's configurations exploited equally often (the runs do not choose between them), the one of
-    largest ν on the evaluation split first (it was the first by name), each that another of them beats on every
-    objective and on the cost per call marked ``beaten_in_tie`` (a reader paying for "any of" them could pay for
-    it): the evaluation split's own facts, beside what the runs found."""
+    largest ν on the evaluation split first (then by name), each that another of them is as good as or better than
+    on every objective and on the cost per call, and better on one, marked ``beaten_in_tie`` with that one: the
+    evaluation split's own facts, beside what the runs found."""
     if not tied:
         return first, tied
     names = e.arms["config_id"].astype(str).to_numpy()
@@ -370,8 +370,9 @@ def beaten_pairs(d: dict[str, Any]) -> list[tuple[str, str]]:
 def tie_note(pairs: list[tuple[str, str]], shown: Any = str) -> str:
     """What a tied online answer's members another of them beats say (:func:`_tie_ordered`; ``pairs``: the beaten,
     the better; ``shown``: how a name is written), or nothing."""
-    return "; ".join(f"{shown(low)} is beaten by {shown(high)} on every objective and on the cost per call (on the "
-                     "evaluation split): of the two, pay for the latter" for low, high in pairs)
+    return "; ".join(f"{shown(high)} is as good as {shown(low)} or better on every objective and on the cost per "
+                     "call, and better on one (on the evaluation split): of the two, pay for the former"
+                     for low, high in pairs)
 
 
 def answered(d: dict[str, Any]) -> list[dict[str, Any]]:

@@ -581,8 +581,8 @@ def test_a_tied_answer_puts_the_largest_nu_first_and_names_a_member_another_beat
     assert beaten_pairs(d) == [(low, high)] and names == [high, low]
     better = arms.loc[high, ["mu_accuracy", "mu_efficiency"]] > arms.loc[low, ["mu_accuracy", "mu_efficiency"]]
     assert better.all() and arms.loc[high, "mu_c"] < arms.loc[low, "mu_c"]
-    said = (f"{low} is beaten by {high} on every objective and on the cost per call (on the evaluation split): of "
-            "the two, pay for the latter")
+    said = (f"{high} is as good as {low} or better on every objective and on the cost per call, and better on one "
+            "(on the evaluation split): of the two, pay for the former")
     assert said in format_decisions([item])
     assert RUNNER.invoke(app, ["report", str(tmp_path / "res")]).exit_code == 0
     assert said in (tmp_path / "res" / "REPORT.md").read_text()
