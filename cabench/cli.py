@@ -193,7 +193,7 @@ def data_describe(
     """Table 1 statistics, profiling costs, Pareto sizes, gaps and Theorem 2 budgets of a dataset."""
     from cabench.data.dataset import load_dataset
     from cabench.data.describe import by_tie, describe
-    from cabench.units import LABELS
+    from cabench.units import LABELS, fixed
 
     d = _guard(lambda: describe(load_dataset(path)))
     if as_json:
@@ -205,14 +205,17 @@ def data_describe(
         note += f": the rows of the surrogate logs of {d['surrogate_rows']}, whatever its dataset.yaml says"
     def span(name: str, form: str, label: str) -> str:  # a measurement's range, where the logs have it
         low, high = d[f"{name}_min"], d[f"{name}_max"]
-        return "" if low is None else f"   {label.split('|')[0]}{low:{form}}-{high:{form}}{label.split('|')[1]}"
+        if low is None:
+            return ""
+        low_text, high_text = (fixed(low), fixed(high)) if form == "$" else (f"{low:{form}}", f"{high:{form}}")
+        return f"   {label.split('|')[0]}{low_text}-{high_text}{label.split('|')[1]}"
 
     unit = LABELS[d["cost_unit"]]
     tau = "" if d["tau5"] is None else f"   tau5 {d['tau5']:.3f} s   tau95 {d['tau95']:.3f} s"
     lines = [
         f"{d['name']}: {note}",
         f"  K {d['K']}{span('accuracy', '.3f', 'accuracy |')}{span('latency', '.3f', 'latency | s')}"
-        f"{span('tokens', '.1f', 'tokens |')}{span('usd', '.3g', 'USD per call |')}   |P*| {d['pareto_size']}"
+        f"{span('tokens', '.1f', 'tokens |')}{span('usd', '$', 'USD per call |')}   |P*| {d['pareto_size']}"
         f"{by_tie(d)}",
         f"  objectives {', '.join(d['objectives'])}   profiling cost c_i {d['cost_min']:.4g}-{d['cost_max']:.4g} "
         f"{unit}   c_max {d['c_max']:.4g}   lambda {d['lambda']:.4g}{tau}   clipped rows {d['clipped_rows']}",

@@ -20,7 +20,7 @@ from cabench.data.terms import quality_not_first
 from cabench.errors import CabenchError
 from cabench.problem import Problem, ReplaySampler, replay_problem
 from cabench.synthetic import synthetic_problem
-from cabench.units import LABELS, amount, amount_up
+from cabench.units import LABELS, Dollars, amount, amount_up
 
 
 def build_problem(cfg: ExperimentConfig, source: str = "evaluation"
@@ -145,7 +145,7 @@ def cheap_pulls(cfg: ExperimentConfig, problem: Problem) -> list[str]:
     if not ratio > CHEAP_RATIO:
         return []
     unit, rho = problem.norm.cost_unit, max(cfg.rho)
-    shown = "${:.3g}" if unit == "usd" else "{:.3g} " + LABELS[unit]
+    shown = Dollars("$") if unit == "usd" else "{:.3g} " + LABELS[unit]
     return [f"{problem.arm_names[cheapest]} costs {shown.format(costs[cheapest])} a call, 1/{ratio:.3g} of the mean "
             f"{shown.format(costs.mean())}: at rho {rho:g} a repetition may pull it up to "
             f"{problem.budget(rho) / costs[cheapest]:,.0f} times (B / c_i) against about {rho * problem.n_arms:,.0f} "

@@ -48,7 +48,8 @@ def fixed(value: float, digits: int = 3) -> str:
     10^-8 (no price: a budget of ``$1e-12`` given to be refused) in scientific notation."""
     if not math.isfinite(value) or value == 0 or abs(value) < 1e-8:
         return f"{value:.{digits}g}"
-    return f"{value:.{max(0, digits - 1 - math.floor(math.log10(abs(value))))}f}"
+    rounded = float(f"{value:.{digits}g}")  # its exponent after rounding: 0.0009996 is 0.00100, not 0.001000
+    return f"{value:.{max(0, digits - 1 - math.floor(math.log10(abs(rounded))))}f}"
 
 
 class Dollars(str):

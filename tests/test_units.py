@@ -38,7 +38,7 @@ def test_dollars_per_call_are_fixed_with_three_significant_digits():
     assert [number.format(v) for v in (4e-05, 0.000121, 0.00377, 1.5, 12.345, 0.0)] == [
         "$0.0000400", "$0.000121", "$0.00377", "$1.50", "$12.3", "$0"]
     assert measurement({"usd": 4e-05, "usd_ci": 8.32e-07}, "usd", number) == "$0.0000400 ± $0.000000832"
-    assert fixed(float("nan")) == "nan" and fixed(-0.00012345) == "-0.000123"
+    assert fixed(float("nan")) == "nan" and fixed(-0.00012345) == "-0.000123" and fixed(0.0009996) == "0.00100"
 
 
 def test_token_counts_below_ten_keep_three_significant_digits_with_their_interval():
