@@ -170,7 +170,8 @@ def _with_notes(record: dict[str, Any], notes: Any, path: Path | None) -> dict[s
 
 #: What a tool's reader reports having left out or assumed, recorded in ``provenance`` when it has something to say.
 READER_FACTS = ("dropped_configurations", "skipped_runs", "unscored_files", "empty_files", "other_splits",
-                "other_entries", "other_metrics", "latency_fields", "prompt_sha256", "last_call_tokens")
+                "other_entries", "other_metrics", "latency_fields", "prompt_sha256", "last_call_tokens",
+                "costs_left_out")
 #: Every key the import may write in ``provenance`` (a note of the mapping may not take one).
 RECORDED = ("format", "sources", "options", "ignored_columns", "derived", "filled", "replaced", "metric", "repeats",
             "failed_calls", "unmeasured", "holes", "rows", *READER_FACTS, "metadata_defaults", "cabench_version",
@@ -746,6 +747,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         echo(f"warning: tokens of {n} sample{'s' if n != 1 else ''} read are {'their' if n != 1 else 'its'} final "
              "model call's (output.usage): the log gives no model_usage of the model for them (or its tokens were "
              "all the scoring's), and a sample of several model calls (tools, agents) cost more")
+    if info.get("costs_left_out"):
+        echo(f"cost_usd: not kept, as not every measured call has a cost above 0 ({info['costs_left_out']}); give "
+             "prices to cost calls in dollars")
     timed = info.get("latency_fields") or {}
     if len(timed) > 1:  # (Every Eval Ever: generation_time_ms where a line has it, else latency_ms)
         counts = ", ".join(f"{k} {n}" for k, n in sorted(timed.items()))

@@ -340,8 +340,10 @@ def test_promptfoo_costs_are_kept_as_dollars_when_every_measured_result_has_one(
     for lacking, cost in enumerate((None, 0)):  # one without, or one of 0 (promptfoo's "no price known")
         doc["results"]["results"][3]["cost"] = cost
         path.write_text(json.dumps(doc))
-        assert run_import("promptfoo", path, tmp_path / f"some{lacking}").exit_code == 0
-        assert "cost_usd" not in pd.read_csv(tmp_path / f"some{lacking}" / "logs.csv.gz").columns
+        done = run_import("promptfoo", path, tmp_path / f"some{lacking}")
+        assert done.exit_code == 0 and "cost_usd" not in pd.read_csv(tmp_path / f"some{lacking}" / "logs.csv.gz")
+        assert (f"cost_usd: not kept, as not every measured call has a cost above 0 (results.results[3] records "
+                f"{'no cost' if cost is None else 'a cost of 0'}); give prices") in done.stdout
     doc["results"]["results"][3]["cost"] = -0.5
     path.write_text(json.dumps(doc))
     refused = run_import("promptfoo", path, tmp_path / "negative")

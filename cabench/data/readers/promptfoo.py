@@ -282,11 +282,18 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
     if any(r["prompt_tokens"] is None for r in rows if r["tokens"] is not None):  # kept only when every call has them
         for r in rows:
             del r["prompt_tokens"], r["completion_tokens"]
-    if any(not r["cost_usd"] for r in rows if r["tokens"] is not None or r["latency_s"] is not None):
+    lacking = next((n for n, r in enumerate(rows) if not r["cost_usd"] and (r["tokens"] is not None
+                                                                           or r["latency_s"] is not None)), None)
+    priced = any(r["cost_usd"] for r in rows)
+    left_out = None if lacking is None else (f"results.results[{rows[lacking]['position']}] records "
+                                             f"{'no cost' if rows[lacking]['cost_usd'] is None else 'a cost of 0'}")
+    if lacking is not None:
         for r in rows:  # (likewise: a price table prices them all, or the tokens are the cost; 0 is what promptfoo
             del r["cost_usd"]  # records for a provider it has no price for)
     why = _instances(rows, tests, keys, source)
     info: dict[str, Any] = {"repeats_why": why} if why else {}
+    if left_out is not None and priced:  # some results priced, not every one: said, as a price table is then needed
+        info["costs_left_out"] = left_out
     if cached:  # their latency is blank as not measured, not because the tool times nothing
         info["cached_rows"] = cached
     if prompts.hashes:
