@@ -224,9 +224,9 @@ def _failures_delivered() -> Any:
     """joblib's Dask backend, amended so that a task Dask gives up on reaches the map as its error.
 
     Dask marks a task failed when every worker that ran it died (``KilledWorker``, after its allowed retries) and
-    the future the backend returns holds that error; but the backend hands joblib's completion callback only the
-    results of tasks, so the map waited for that task for ever. Here the callback also receives the error, which
-    joblib raises in the map (:func:`_dask_lost` words it)."""
+    the future the backend returns holds that error; the backend hands joblib's completion callback the results of
+    tasks only. Here the callback also receives the error, which joblib raises in the map (:func:`_dask_lost` words
+    it), so the map ends rather than waits for the task."""
     from joblib._dask import DaskDistributedBackend
 
     class FailuresDelivered(DaskDistributedBackend):  # type: ignore[misc]

@@ -101,8 +101,8 @@ def read_index(root: Path, damaged_as_empty: bool = False) -> pd.DataFrame:
 
 def inside(stem: str) -> bool:
     """Whether an index row's ``stem`` names a file below its root, as every stem ``plot`` writes does: relative and
-    never through ``..``. A stem of another (``../x``, ``/home/u/x``), in an index received with someone's results,
-    made ``plot`` delete that file and ``report`` embed it."""
+    never through ``..``. An index naming another (``../x``, ``/home/u/x``; one received with someone's results) is
+    a damaged one, whose files ``plot`` neither deletes nor ``report`` embeds."""
     parts = stem.split("/")
     return bool(stem) and not stem.startswith("/") and ".." not in parts and "" not in parts
 

@@ -248,7 +248,7 @@ def plotly_text(text: str) -> str:
 
 def _same_point(names: pd.Series, x: np.ndarray, y: np.ndarray, hover: np.ndarray) -> np.ndarray:
     """Each arm's hover text in a panel of ``x`` against ``y``, naming the other arms drawn at its very point
-    (identical means): only the one drawn on top answers the mouse there, so the others were never named."""
+    (identical means): only the one drawn on top answers the mouse there."""
     out = hover.astype(object)  # (a copy: numpy text of fixed width would cut the longer texts)
     points: dict[tuple[float, float], list[int]] = {}
     for i, key in enumerate(zip(x.tolist(), y.tolist())):

@@ -44,8 +44,8 @@ class TokenCount(str):
 
 def fixed(value: float, digits: int = 3) -> str:
     """``value`` with ``digits`` significant digits in fixed notation, as a price reads (``0.0000400``, not
-    ``4e-05``: a column of dollars per call mixed ``$4e-05`` with ``$0.000121``); whole numbers above, and below
-    10^-8 (no price: a budget of ``$1e-12`` given to be refused) in scientific notation."""
+    ``4e-05``, so that a column of them compares at a glance); whole numbers above, and below 10^-8 (no price: a
+    budget of ``$1e-12`` given to be refused) in scientific notation."""
     if not math.isfinite(value) or value == 0 or abs(value) < 1e-8:
         return f"{value:.{digits}g}"
     rounded = float(f"{value:.{digits}g}")  # its exponent after rounding: 0.0009996 is 0.00100, not 0.001000

@@ -205,7 +205,7 @@ def test_a_task_whose_workers_die_on_every_retry_ends_the_map_in_one_line():
                           timeout=SAFETY_S, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "a worker process ended abruptly (on Dask, each worker that ran one of its tasks died)\n"
-    assert "marked as failed because 4 workers died" in done.stderr  # the scheduler's own word, kept
+    assert "marked as failed because" in done.stderr  # the scheduler's own word, kept (its count is Dask's setting)
 
 
 def test_a_map_starts_no_more_workers_than_cores_and_plot_checks_its_workers(tmp_path, monkeypatch):
