@@ -122,6 +122,13 @@ def _box(fig, fmt: str) -> Any:
     return box.padded(plt.rcParams["savefig.pad_inches"])
 
 
+def _within(path: Path, folder: Path) -> bool:
+    """Whether an experiment found at ``path`` is below the plotted ``folder``: as the paths go (through a link the
+    walk followed), or as they lie on disk (``folder`` a link to a folder of the root)."""
+    return (Path(os.path.abspath(path)).is_relative_to(os.path.abspath(folder))
+            or Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)))
+
+
 def save(fig, stem: Path, formats: Sequence[str]) -> list[Path]:
     """Draw ``fig`` (:func:`rendered`) and write each file atomically; return the files."""
     files = rendered(fig, stem, formats)
@@ -487,8 +494,7 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     root = figure_index.index_root(folder)
     figure_index.check_index_is_ours(root)  # a user's figures.csv is never rebuilt over
     res = ResultSet(root, selections=False)  # labels and paper experiments as the report sees them; no selections
-    mine = [e for e in res.experiments  # (below it as found: through a folder that is a link too)
-            if any(Path(os.path.abspath(f)).is_relative_to(os.path.abspath(folder)) for f in (e.folder, *e.duplicates))]
+    mine = [e for e in res.experiments if any(_within(f, folder) for f in (e.folder, *e.duplicates))]
     if not mine:
         raise no_results(folder)
     _one_file_name_each(res.experiments)

@@ -680,16 +680,27 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
 
 
 def below(root: Path, name: str) -> list[Path]:
-    """Every path named ``name`` below ``root`` (``root`` itself included), sorted, through folders that are symbolic
-    links too (``results/latest -> runs/2026-12-06``), by every path that reaches it (one experiment reached twice is
-    read once: :class:`ResultSet`), a link back to a folder it lies in entered no further (no loop)."""
+    """Every path named ``name`` below ``root`` (``root`` itself included), sorted, each real folder walked once: by
+    its own path, and through a folder that is a symbolic link to a place outside ``root`` (``results/latest ->
+    ../runs/2026-12-06``), whose own path the walk never meets. A link to a folder inside ``root`` is passed over:
+    what it reaches is found by its own path, and so is a link to a folder that holds ``root`` (no loop)."""
+    top = os.path.realpath(root)
     found: list[Path] = []
-    above: dict[str, tuple[str, ...]] = {}  # each folder walked: the real paths of it and the folders it lies in
-    for folder, folders, files in os.walk(root, followlinks=True):
-        chain = (*above.get(str(Path(folder).parent), ()), os.path.realpath(folder))
-        above[folder] = chain
-        folders[:] = sorted(f for f in folders if os.path.realpath(os.path.join(folder, f)) not in chain)
-        found += [Path(folder) / name for entry in (*folders, *files) if entry == name]
+    walked: set[str] = set()
+    pending = [Path(root)]
+    while pending:
+        start = pending.pop()
+        if os.path.realpath(start) in walked:
+            continue
+        walked.add(os.path.realpath(start))
+        for folder, folders, files in os.walk(start):
+            folders.sort()
+            found += [Path(folder) / name for entry in (*folders, *files) if entry == name]
+            for entry in folders:  # (os.walk lists a link to a folder among the folders, and does not enter it)
+                path = os.path.join(folder, entry)
+                real = os.path.realpath(path)
+                if os.path.islink(path) and os.path.commonpath([real, top]) not in (top, real):  # (nor one above)
+                    pending.append(Path(path))
     return sorted(found)
 
 
@@ -758,8 +769,7 @@ class ResultSet:
                                               root.exists() else "results folder not found"))
         self.root = root
         found: dict[str, Experiment] = {}
-        # (an experiment reached by its own path and through a link is read once, from its own path)
-        for path in sorted(below(root, "runs.csv"), key=lambda p: (os.path.realpath(p) != os.path.abspath(p), p)):
+        for path in below(root, "runs.csv"):
             if path.parent.name == "cells":
                 continue
             exp = load_experiment(path.parent, selections)
