@@ -24,6 +24,7 @@ from cabench.units import amount, amount_up, fixed
     (9.996, "tokens", "10 tokens"),
     (0.0, "tokens", "0 tokens"),
     (4.222e-05, "usd", "$0.00004222"),  # a price as it reads: "$4.222e-05" beside "$0.0001291" was hard to compare
+    (1e-10, "usd", "$1e-10"),  # no price (a budget given to be refused): its exponent whole, not "$1e-1"
 ])
 def test_amounts(value, unit, text):
     assert amount(value, unit) == text
