@@ -450,8 +450,9 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
         raise CabenchError(f"{cfg.source}: the config is its own output folder's config.yaml, which a run replaces "
                            "with its record (--force too); keep configs outside results folders, or pass another "
                            "--out")
-    taken = [n for n in at_stake(out) if not _left_by_this_run(out / n, cfg, record["config_hash"], replace)]
-    if force and taken:  # said before they are gone: --force is consent, not silence (this experiment's own aside)
+    taken = [n for n in at_stake(out) if not _left_by_this_run(out / n, cfg, record["config_hash"], replace)
+             ] if force else []
+    if taken:  # said before they are gone: --force is consent, not silence (this experiment's own aside)
         echo(f"{out}: --force: replacing or removing {', '.join(taken)}, which are not this experiment's")
     cache = prepare_output(cfg, out, force, record["config_hash"], replace, offer_force)
     with folder_lock(out):
