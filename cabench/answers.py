@@ -285,7 +285,8 @@ def _tie_ordered(e: Experiment, first: dict[str, Any], tied: list[dict[str, Any]
     scored = np.column_stack([e.arms[objective_columns(e.arms)].to_numpy(float), -e.arms["mu_c"].to_numpy(float)])
     marked = []
     for x, i in zip(answer, rows):
-        above = [answer[k]["config_id"] for k, j in enumerate(rows) if weakly_above(scored, i)[j]]
+        better = weakly_above(scored, i)
+        above = [answer[k]["config_id"] for k, j in enumerate(rows) if better[j]]
         marked.append({**x, "beaten_in_tie": above[0]} if above else x)
     return marked[0], marked[1:]
 
