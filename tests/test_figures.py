@@ -548,22 +548,31 @@ def test_an_experiment_folder_that_is_a_link_is_plotted_reported_and_recommended
     assert said.exit_code == 0 and "piqa_psi (psi" in said.stdout and "piqa_online (online" in said.stdout
 
 
-def test_links_up_or_across_the_tree_are_walked_once_whatever_the_root_is_written_as(results, monkeypatch):
+def test_links_up_or_across_the_tree_are_walked_once_whatever_the_root_is_written_as(results):
     """Links inside the results to a folder that holds them (``up -> ../..``) or to a sibling (``prev -> ../online``):
     with the root written as '.', each experiment was found under dozens of paths and a second such link made
     recommend run on past a minute; a chain of 'prev' links read each experiment once per path. Each real folder
     is walked once: by its own path, and through a link only to a place outside the root."""
-    from cabench.results import ResultSet, below
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import SAFETY_S
 
     (results / "online" / "up").symlink_to("../..", target_is_directory=True)
     (results / "online" / "upper").symlink_to("../../..", target_is_directory=True)
     (results / "psi" / "prev").symlink_to("../online", target_is_directory=True)
-    monkeypatch.chdir(results)
-    for root in (Path("."), results):
-        assert [str(p.relative_to(root)) for p in below(root, "runs.csv")] == ["online/runs.csv", "psi/runs.csv"]
-        found = ResultSet(root, selections=False)
-        assert [e.name for e in found.experiments] == ["piqa_online", "piqa_psi"]
-        assert not any(e.duplicates for e in found.experiments)
+    probe = (  # in its own process: a walk that loops is ended by the safety timeout, not left to hang the suite
+        "from pathlib import Path\n"
+        "from cabench.results import ResultSet, below\n"
+        f"for root in (Path('.'), Path({str(results)!r})):\n"
+        "    print([str(p.relative_to(root)) for p in below(root, 'runs.csv')])\n"
+        "    found = ResultSet(root, selections=False)\n"
+        "    print([e.name for e in found.experiments], sum(len(e.duplicates) for e in found.experiments))\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=results, capture_output=True, text=True,
+                          timeout=SAFETY_S, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["['online/runs.csv', 'psi/runs.csv']", "['piqa_online', 'piqa_psi'] 0"] * 2
 
 
 def test_plot_of_a_subfolder_keeps_the_root_index(results):
