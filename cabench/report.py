@@ -279,7 +279,7 @@ def _table1(res: ResultSet) -> list[str]:
     table = []
     published = {(p.dataset, p.metric): p.text for p in PUBLISHED if p.method is None}
     for name, d in rows:
-        source = "surrogate" if str(d.get("surrogate")) == "True" else "logs"
+        source = "surrogate" if d["_experiment"].surrogate else "logs"  # (as every other surface labels it)
         title = str(d.get("title", name))  # a second row of one dataset (other terms, split) names its experiment
         shown = md_text(title) if name == d.get("dataset", name) else \
             f"{md_text(title)} ({code(d['_experiment'].label)})"

@@ -465,6 +465,13 @@ def test_a_surrogate_label_edited_out_of_config_yaml_is_one_line(tmp_path):
     path.write_text(text.replace("  surrogate: true\n", ""))  # the line taken out: dataset.csv still says so
     said = cli("recommend", folder)
     assert said.exit_code == 0 and said.stdout.startswith("exp (psi, GSM8K, surrogate logs, K=14;"), said.output
+    path.write_text(text)  # config.yaml says surrogate, dataset.csv's cell blanked: the report's data table too
+    table = pd.read_csv(folder / "exp" / "dataset.csv", dtype=str, keep_default_na=False)
+    table.assign(surrogate="").to_csv(folder / "exp" / "dataset.csv", index=False)
+    assert cli("report", folder).exit_code == 0
+    data = next(part for part in (folder / "REPORT.md").read_text().split("\n## ")
+                if part.splitlines()[0].lower().endswith("the data"))
+    assert "| surrogate |" in data and "| logs |" not in data, data
 
 
 @pytest.mark.parametrize("command", ["recommend", "report", "plot"])
