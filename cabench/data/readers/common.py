@@ -71,6 +71,27 @@ def shown_setting(name: str, text: str) -> str:
     return f"{name}={text}" if plain else f"{name}#{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
+def setting_text(value: Any) -> str:
+    """A setting's value as text, to compare and show: text as it is, anything else as sorted JSON."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def setting_variants(runs: list[tuple[Any, str, dict[str, str]]]) -> list[str]:
+    """Per run (``runs``: each run's configuration key, its task, and its settings beyond the key, as text), the
+    :data:`VARIANT` that tells its configuration apart from other runs' of the same key: the settings that differ
+    between such runs of one task, each run showing its own value of each (``unset`` where it has none), in name
+    order; empty where no task's runs differ. A setting that differs between tasks only is the tasks' own."""
+    differ: dict[Any, set[str]] = {}
+    alike: dict[tuple[Any, str], list[dict[str, str]]] = {}
+    for key, task, settings in runs:
+        alike.setdefault((key, task), []).append(settings)
+    for (key, _), group in alike.items():
+        names = {k for settings in group for k in settings}
+        differ.setdefault(key, set()).update(k for k in names if len({s.get(k) for s in group}) > 1)
+    return [",".join(shown_setting(k, settings.get(k, "unset")) for k in sorted(differ[key]))
+            for key, _, settings in runs]
+
+
 #: Text columns a reader fills, whose values are written to CSV files and YAML.
 _TEXT_COLUMNS = ("config_id", "model", "prompting", "instance_id")
 #: pandas before 3.0 keeps text as Python objects; from 3.0 on, as strings that must encode (a lone surrogate fails).

@@ -51,7 +51,6 @@ completion_tokens  ``num_completion_tokens`` (else ``num_output_tokens``)
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from pathlib import Path
@@ -69,7 +68,8 @@ from cabench.data.readers.common import (
     json_file,
     need,
     number,
-    shown_setting,
+    setting_text,
+    setting_variants,
     token_count,
 )
 from cabench.errors import CabenchError
@@ -174,28 +174,19 @@ _NOT_SETTINGS = frozenset({"model", "model_deployment", "temperature", "max_toke
 
 def _adapter_settings(adapter: dict[str, Any]) -> dict[str, str]:
     """A run's adapter settings beyond its configuration's key, each as text (``max_train_instances``: ``5``)."""
-    return {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)
-            for k, v in adapter.items() if k not in _NOT_SETTINGS and v is not None}
+    return {k: setting_text(v) for k, v in adapter.items() if k not in _NOT_SETTINGS and v is not None}
 
 
 def _adapter_variants(runs: list[tuple[str, dict[str, str]]], rows: list[dict[str, Any]]) -> list[str]:
     """Per run, what tells its configuration apart from another run's of the same model, temperature, generation
-    limit and prompting (:data:`VARIANT`): the adapter settings that differ between such runs of one scenario (a
-    0-shot and a 5-shot run of MMLU: ``max_train_instances=0``), each run showing its own value of each (``unset``
-    where it has none); empty where no scenario's runs differ. Settings that differ between scenarios only (their
-    instructions, prefixes) are the scenarios' own."""
+    limit, prompting and deployment (:func:`~cabench.data.readers.common.setting_variants`, a scenario its task): a
+    0-shot and a 5-shot run of MMLU, ``max_train_instances=0``; a scenario's own instructions and prefixes tell
+    nothing apart. A run that gave no row has none."""
     key_of = {row[_RUN]: tuple(row[k] for k in ("model", "temperature", "max_new_tokens", "prompting", "deployment"))
               for row in rows}
-    differ: dict[tuple[Any, ...], set[str]] = {}
-    by_scenario: dict[tuple[Any, ...], list[dict[str, str]]] = {}
-    for n, (scenario, settings) in enumerate(runs):
-        if n in key_of:
-            by_scenario.setdefault((key_of[n], scenario), []).append(settings)
-    for (key, _), alike in by_scenario.items():
-        names = {k for settings in alike for k in settings}
-        differ.setdefault(key, set()).update(k for k in names if len({s.get(k) for s in alike}) > 1)
-    return [",".join(shown_setting(k, settings.get(k, "unset")) for k in sorted(differ.get(key_of[n], ())))
-            if n in key_of else "" for n, (_, settings) in enumerate(runs)]
+    read = [n for n in range(len(runs)) if n in key_of]
+    found = dict(zip(read, setting_variants([(key_of[n], *runs[n]) for n in read])))
+    return [found.get(n, "") for n in range(len(runs))]
 
 
 def read_helm(source: Path, options: ReadOptions) -> Read:

@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -78,7 +77,8 @@ from cabench.data.readers.common import (
     metric_parts,
     need,
     number,
-    shown_setting,
+    setting_text,
+    setting_variants,
     token_count,
     zip_archive,
     zip_json,
@@ -156,43 +156,27 @@ def _beyond(header: dict[str, Any], where: str) -> tuple[dict[str, str], tuple[s
     """What a log's configuration is beyond its model, temperature, generation limit and prompting: its other
     generation settings (each as text) and its solvers (their names joined by ``+``, and the whole plan's steps as
     JSON, which tells apart solvers of one name with other parameters)."""
-    other = {k: json.dumps(v, sort_keys=True, ensure_ascii=False) if not isinstance(v, str) else v
-             for k, v in _generation(header, where).items() if k not in {"temperature", "max_tokens", *_HOW_RUN}}
+    other = {k: setting_text(v) for k, v in _generation(header, where).items()
+             if k not in {"temperature", "max_tokens", *_HOW_RUN}}
     steps = field_at(header, "plan.steps", list, where, [])
     names = "+".join(str(s.get("solver", "")).split("/")[-1] if isinstance(s, dict) else "?" for s in steps)
-    return other, (names, json.dumps(steps, sort_keys=True, ensure_ascii=False, default=str))
+    return other, (names, setting_text(steps))
 
 
 def variants(logs: list[tuple[str, tuple[Any, ...], dict[str, str], tuple[str, str]]]) -> list[str]:
     """What tells apart each log's configuration from the others' of the same model, temperature, generation limit
     and prompting (``logs``: each log's task, those four, :func:`_beyond`'s settings and solvers), as a config_id's
-    suffix: the generation settings that differ among the logs of one task (``reasoning_effort=high``; ``unset``
-    where a log does not set one), each log showing its own, and where the solvers of one task differ, the log's
-    solvers (``solvers=system_message+generate``); empty where nothing differs. Settings and solvers that differ
-    between tasks only are the tasks' own (a task run with its own ``top_p``)."""
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for n, (_, key, _, _) in enumerate(logs):
-        groups.setdefault(key, []).append(n)
-    out = [""] * len(logs)
-    for members in groups.values():
-        tasks: dict[str, list[int]] = {}
-        for n in members:
-            tasks.setdefault(logs[n][0], []).append(n)
-        names = sorted({k for n in members for k in logs[n][2]})
-        differ = [k for k in names if any(len({logs[n][2].get(k) for n in alike}) > 1 for alike in tasks.values())]
-        by_task: dict[str, set[str]] = {}
-        for n in members:
-            by_task.setdefault(logs[n][0], set()).add(logs[n][3][1])
-        solvers = any(len(plans) > 1 for plans in by_task.values())
-        by_name = len({logs[n][3][0] for n in members}) == len({logs[n][3][1] for n in members})
-        for n in members:
-            parts = [shown_setting(k, logs[n][2].get(k, "unset")) for k in differ]
-            if solvers:
-                names_, plan = logs[n][3]
-                parts.append(shown_setting("solvers", names_) if by_name and len(names_) <= 24
-                             else f"solvers={names_}#{hashlib.sha256(plan.encode()).hexdigest()[:8]}")
-            out[n] = ",".join(parts)
-    return out
+    suffix (:func:`~cabench.data.readers.common.setting_variants`): the generation settings and the solvers that
+    differ among the logs of one task (``reasoning_effort=high``, ``solvers=system_message+generate``). Solvers are
+    shown by their names, or where two plans of those names differ among the logs of a key, with 8 hex digits of
+    the plan's SHA-256 too. How a run was carried out (``seed``, ``max_connections``) tells nothing apart."""
+    plans: dict[tuple[Any, ...], dict[str, set[str]]] = {}
+    for _, key, _, (names, plan) in logs:
+        plans.setdefault(key, {}).setdefault(names, set()).add(plan)
+    return setting_variants([
+        (key, task, {**other, "solvers": names if len(plans[key][names]) == 1 and len(names) <= 24
+                     else f"{names}#{hashlib.sha256(plan.encode()).hexdigest()[:8]}"})
+        for task, key, other, (names, plan) in logs])
 
 
 def _settings(header: dict[str, Any], where: str) -> dict[str, Any]:
