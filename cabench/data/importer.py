@@ -750,11 +750,12 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if info.get("costs_left_out"):
         echo(f"cost_usd: not kept, as not every measured call has a cost above 0 ({info['costs_left_out']}); give "
              "prices to cost calls in dollars")
-    timed = info.get("latency_fields") or {}
-    if len(timed) > 1:  # (Every Eval Ever: generation_time_ms where a line has it, else latency_ms)
-        counts = ", ".join(f"{k} {n}" for k, n in sorted(timed.items()))
-        echo(f"warning: the latencies come from {len(timed)} fields ({counts}), each line's first that it has, and "
-             "the fields may time different things (a converter's latency_ms is waiting time, not the model's)")
+    latency_from = info.get("latency_fields") or {}
+    if len(latency_from) > 1:  # (Every Eval Ever: generation_time_ms where a line has it, else latency_ms)
+        counts = ", ".join(f"{k} {n}" for k, n in sorted(latency_from.items()))
+        echo(f"warning: the latencies come from {len(latency_from)} fields ({counts}), each line's first that it "
+             "has, and the fields may time different things (a converter's latency_ms is waiting time, not the "
+             "model's)")
     epochs = (dropped["repeats"] or {}).get("policy") == "epochs"
     questions = valid["instance_id"].astype(str).map(question_of).nunique() if epochs else instances
     split_at_import = profiling_split(questions, mapping["dataset"].get("split"), f"{mapping_path}: dataset.split",
