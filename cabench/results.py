@@ -263,9 +263,7 @@ class Experiment:
         """Whether the logs are surrogate ones: as config.yaml records it, or dataset.csv (of the same run) where
         config.yaml says nothing (a label is never lost with a line of config.yaml)."""
         said = self.info.get("surrogate")
-        if said is not None:
-            return bool(said)
-        return str(self.dataset.get("surrogate", "")).strip().lower() in {"true", "1", "1.0"}
+        return bool(said) if said is not None else bool(_surrogate_cell(self.dataset.get("surrogate")))
 
     @property
     def k(self) -> int:
@@ -604,15 +602,19 @@ def _check_recorded(meta_path: Path, meta: dict[str, Any], runs: pd.DataFrame) -
                                    f"{shown} {said}")
 
 
+def _surrogate_cell(value: Any) -> bool | None:
+    """dataset.csv's ``surrogate`` cell as a truth value (``True``, ``1``, ``false``…); None where it says neither."""
+    return {"true": True, "1": True, "1.0": True, "false": False, "0": False, "0.0": False}.get(
+        str(value).strip().lower())
+
+
 def _check_surrogate(meta_path: Path, meta: dict[str, Any], dataset: pd.DataFrame) -> None:
     """Refuse a config.yaml whose dataset is said to be real logs where dataset.csv, written by the same run, says
     surrogate ones, or the other way: the reports label surrogate results, and one of the two was edited."""
     said, row = (meta.get("dataset_info") or {}).get("surrogate"), dataset.iloc[0].get("surrogate")
-    if said is None or row is None or (isinstance(row, float) and math.isnan(row)):
+    if said is None or _surrogate_cell(row) is None:  # (empty, or a damaged value dataset.csv's own check names)
         return
-    if str(row).strip().lower() not in {"true", "false", "1", "0", "1.0", "0.0"}:
-        return  # (dataset.csv's own check names a damaged value)
-    if bool(said) != (str(row).strip().lower() in {"true", "1", "1.0"}):
+    if bool(said) != _surrogate_cell(row):
         raise CabenchError(f"{meta_path}: dataset_info.surrogate is {str(bool(said)).lower()}, but dataset.csv says "
                            f"surrogate {str(row).strip()} (one of the two was edited); {AGAIN}")
 
