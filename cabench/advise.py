@@ -424,13 +424,12 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
 def _ranges(d: dict[str, Any]) -> str:
     """The logs' per-call ranges (configuration means) of the measurements they have."""
     count = TokenCount("{:,.0f}")
-    shown = [(d["accuracy_min"], d["accuracy_max"], "accuracy {:.2f}-{:.2f}"),
-             (d["latency_min"], d["latency_max"], "latency {:.3g}-{:.3g} s"),
-             (d["tokens_min"], d["tokens_max"], None),
-             (d["usd_min"], d["usd_max"], "usd")]
-    return ", ".join(f"${fixed(low)}-${fixed(high)}" if form == "usd" else form.format(low, high) if form else
-                     f"{count.at(low).format(low)}-{count.at(high).format(high)} tokens"
-                     for low, high, form in shown if low is not None)
+    shown = [(d["accuracy_min"], d["accuracy_max"], lambda low, high: f"accuracy {low:.2f}-{high:.2f}"),
+             (d["latency_min"], d["latency_max"], lambda low, high: f"latency {low:.3g}-{high:.3g} s"),
+             (d["tokens_min"], d["tokens_max"],
+              lambda low, high: f"{count.at(low).format(low)}-{count.at(high).format(high)} tokens"),
+             (d["usd_min"], d["usd_max"], lambda low, high: f"${fixed(low)}-${fixed(high)}")]
+    return ", ".join(said(low, high) for low, high, said in shown if low is not None)
 
 
 def _at_decision(item: dict[str, Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:
