@@ -90,6 +90,8 @@ def test_the_decision_fits_in_15_lines_and_names_a_configuration_with_its_dollar
     names = set(pd.read_csv(home / "evals.csv")["run"])
     assert lines[0].startswith("evals: 12 configurations x 300 instances (150 profiling, 150 evaluation)")
     assert "cost in USD" in lines[0] and lines[2].startswith("budget $0.20 (about ")
+    usd = re.search(r" tokens, \$(\S+)-\$(\S+); ", lines[1])  # the dollar range, as a price reads
+    assert usd and all(fixed(float(x)) == x and "e" not in x for x in usd.groups()), lines[1]
     online = next(i for i, x in enumerate(lines) if x.startswith("online: pay for "))
     chosen = lines[online].split("online: pay for ")[1].split(" — ")[0]
     assert chosen in names and "CoHV-UCB exploits it in " in lines[online]
