@@ -198,7 +198,8 @@ def test_helm_runs_differing_in_other_adapter_settings_are_other_configurations(
 
 def test_a_helm_model_whose_instances_are_all_of_another_split_is_named_as_dropped(tmp_path):
     """A model whose runs hold only valid-split instances vanished from a --split test import: only "left out: N
-    rows of other splits" was said, among the rows of others. It is named now, with why and what keeps it."""
+    rows of other splits" was said, among the rows of others. It is named now, with why and what keeps it; so is a
+    kept configuration's run that differs in another adapter setting (5-shot), which is a configuration of its own."""
     import shutil
 
     suite = write_helm(tmp_path / "src") / "runs" / "v1"
@@ -213,12 +214,19 @@ def test_a_helm_model_whose_instances_are_all_of_another_split_is_named_as_dropp
     shutil.copytree(run, hot)
     spec["adapter_spec"] |= {"model": "org/m-small", "model_deployment": "org/m-small", "temperature": 0.7}
     (hot / "run_spec.json").write_text(json.dumps(spec))
+    shots = suite / "demo:model=org_m-small,temperature=0.0,shots=5"  # a kept configuration's 5-shot run: named
+    shutil.copytree(run, shots)
+    spec["adapter_spec"] |= {"temperature": 0.0, "max_train_instances": 5}
+    (shots / "run_spec.json").write_text(json.dumps(spec))
     done = run_import("helm", suite, tmp_path / "ds")
     assert done.exit_code == 0, done.output
     assert ("dropped configuration org/m-other: every instance of its runs is of another split than --split test "
             "(5); --split all keeps them\n") in done.stdout
     assert ("dropped configuration org/m-small at temperature 0.7, max_tokens 256, direct: every instance of its runs "
             "is of another split") in done.stdout
+    assert ("dropped configuration org/m-small at temperature 0.0, max_tokens 256, direct, max_train_instances=5: "
+            "every instance of its runs is of another split than --split test (5)") in done.stdout
+    assert done.stdout.count("dropped configuration") == 3
     assert "kept 3 configurations x 5 instances" in done.stdout
 
 

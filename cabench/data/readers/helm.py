@@ -189,6 +189,29 @@ def _adapter_variants(runs: list[tuple[str, dict[str, str]]], rows: list[dict[st
     return [found.get(n, "") for n in range(len(runs))]
 
 
+def _split_only_configurations(runs: list[tuple[str, dict[str, str]]], run_keys: list[tuple[Any, ...]],
+                               read: set[int], split_only: dict[int, int]) -> dict[str, int]:
+    """The configurations of the runs ``split_only`` (each run's instances all of another split than asked, and
+    how many) that no run ``read`` (those that gave rows) is of, by name, and the instances left out of each. A
+    configuration is a run's key (``run_keys``) and what tells it apart from other runs of that key
+    (:func:`~cabench.data.readers.common.setting_variants` over every run, read or not): a 5-shot run of valid
+    instances only is a configuration of its own beside the 0-shot run of test instances, and named. A model no
+    run read is named alone; another configuration of a read model by its key, deployment and settings."""
+    variant = setting_variants([(key, *run) for key, run in zip(run_keys, runs)])
+    kept = {(run_keys[n], variant[n]) for n in read}
+    models = {run_keys[n][0] for n in read}
+    gone: dict[str, int] = {}
+    for n, left in sorted(split_only.items()):
+        if (run_keys[n], variant[n]) in kept:
+            continue
+        model, temperature, limit, prompting, deployment = run_keys[n]
+        name = model if model not in models else ", ".join(
+            [f"{model} at temperature {temperature}", f"max_tokens {limit}", prompting,
+             *([f"deployment {deployment}"] if deployment != model else []), *([variant[n]] if variant[n] else [])])
+        gone[name] = gone.get(name, 0) + left
+    return dict(sorted(gone.items()))
+
+
 def read_helm(source: Path, options: ReadOptions) -> Read:
     """Canonical rows of HELM run folders (see the module docstring)."""
     metric = options.metric
@@ -206,7 +229,8 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
     left_out: Counter[str] = Counter()  # instances of other splits, by split
     passed_over: dict[str, set[tuple[Any, ...]]] = {}  # variants that are no instance's first unperturbed trial
     runs: list[tuple[str, dict[str, str]]] = []  # each run read: its scenario and adapter settings
-    split_only: dict[tuple[Any, ...], int] = {}  # configurations of runs of other splits only: instances left out
+    split_only: dict[int, int] = {}  # runs (their place in runs) of other splits' instances only: instances left out
+    run_keys: list[tuple[Any, ...]] = []  # each run's model, temperature, generation limit, prompting, deployment
     for stats_path in sorted(source.rglob("per_instance_stats.json")):
         if not (stats_path.parent / "run_spec.json").exists():
             skipped[str(stats_path.parent.relative_to(source))] = "no run_spec.json (its configuration is not recorded)"
@@ -244,6 +268,7 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
             continue
         scenario = _scenario_key(spec, name)
         runs.append((scenario, _adapter_settings(adapter)))
+        run_keys.append(tuple(meta[k] for k in ("model", "temperature", "max_new_tokens", "prompting", "deployment")))
         trials = [field_at(e, "train_trial_index", int, f"{stats_path}: entry {n + 1}", 0)
                   for n, e in enumerate(entries)]
         first_trial = min(trials, default=0)
@@ -268,15 +293,14 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
                          "failed": False})
             groups.append(scenario)
         if len(rows) == before and sum(left_out.values()) > other_splits:  # every instance of another split
-            config = (model, meta["temperature"], meta["max_new_tokens"], meta["prompting"])
-            split_only[config] = split_only.get(config, 0) + sum(left_out.values()) - other_splits
+            split_only[meta[_RUN]] = sum(left_out.values()) - other_splits
     if not rows and left_out:
         raise CabenchError(f"{source}: no instance of the {options.split} split (it has "
                            f"{', '.join(f'{n} {k}' for k, n in sorted(left_out.items()))}); pass --split all or "
                            f"--split {sorted(left_out)[0]}")
     if not rows:
         raise CabenchError(f"{source}: no HELM run with per-instance stats")
-    kept = {tuple(row[k] for k in ("model", "temperature", "max_new_tokens", "prompting")) for row in rows}
+    split_gone = _split_only_configurations(runs, run_keys, {row[_RUN] for row in rows}, split_only)
     hosts: dict[str, set[str]] = {}
     for row in rows:
         hosts.setdefault(row["model"], set()).add(row["deployment"])
@@ -292,10 +316,8 @@ def read_helm(source: Path, options: ReadOptions) -> Read:
         info["skipped_runs"] = dict(sorted(skipped.items()))
     if left_out:
         info["other_splits"] = dict(sorted(left_out.items()))
-    gone = {(config[0] if not any(k[0] == config[0] for k in kept) else
-             f"{config[0]} at temperature {config[1]}, max_tokens {config[2]}, {config[3]}"):
-            f"every instance of its runs is of another split than --split {options.split} ({n}); --split all keeps them"
-            for config, n in sorted(split_only.items(), key=str) if config not in kept}
+    gone = {name: f"every instance of its runs is of another split than --split {options.split} ({n}); "
+            "--split all keeps them" for name, n in split_gone.items()}
     if gone:  # a model the source holds that the dataset will not: said, not only counted among the rows left out
         info["dropped_configurations"] = gone
     if passed_over:
