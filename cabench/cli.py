@@ -193,7 +193,7 @@ def data_describe(
     """Table 1 statistics, profiling costs, Pareto sizes, gaps and Theorem 2 budgets of a dataset."""
     from cabench.data.dataset import load_dataset
     from cabench.data.describe import by_tie, describe
-    from cabench.units import LABELS, fixed
+    from cabench.units import LABELS, fixed, plain
 
     d = _guard(lambda: describe(load_dataset(path)))
     if as_json:
@@ -211,25 +211,29 @@ def data_describe(
         return f"   {label.split('|')[0]}{low_text}-{high_text}{label.split('|')[1]}"
 
     unit = LABELS[d["cost_unit"]]
+
+    def cost(value: float) -> str:  # a cost or budget in the unit: dollars as written (0.00004, not 4e-05)
+        return plain(value) if d["cost_unit"] == "usd" else f"{value:.4g}"
+
     tau = "" if d["tau5"] is None else f"   tau5 {d['tau5']:.3f} s   tau95 {d['tau95']:.3f} s"
     lines = [
         f"{d['name']}: {note}",
         f"  K {d['K']}{span('accuracy', '.3f', 'accuracy |')}{span('latency', '.3f', 'latency | s')}"
         f"{span('tokens', '.1f', 'tokens |')}{span('usd', '$', 'USD per call |')}   |P*| {d['pareto_size']}"
         f"{by_tie(d)}",
-        f"  objectives {', '.join(d['objectives'])}   profiling cost c_i {d['cost_min']:.4g}-{d['cost_max']:.4g} "
-        f"{unit}   c_max {d['c_max']:.4g}   lambda {d['lambda']:.4g}{tau}   clipped rows {d['clipped_rows']}",
+        f"  objectives {', '.join(d['objectives'])}   profiling cost c_i {cost(d['cost_min'])}-{cost(d['cost_max'])} "
+        f"{unit}   c_max {cost(d['c_max'])}   lambda {d['lambda']:.4g}{tau}   clipped rows {d['clipped_rows']}",
         f"  {_largest('max-HV', d['max_hv_arms'])}   {_largest('max-HV-per-cost', d['max_nu_arms'])}",
         f"  full set: gaps min {d['full_min_gap']:.4f} median {d['full_median_gap']:.4f}   H {d['full_H']:.4g}   "
         f"L {d['full_L']:.3f}   "
-        f"Theorem 2 from B = {d['full_theorem2_budget_' + d['cost_unit']]:.4g} {unit} "
+        f"Theorem 2 from B = {cost(d['full_theorem2_budget_' + d['cost_unit']])} {unit} "
         f"(rho {d['full_theorem2_rho']:.4g})",
     ]
     if d["subset_K"]:
         lines.append(
             f"  14-arm subset: |P*| {d['subset_pareto_size']}   min gap {d['subset_min_gap']:.4f}   H "
             f"{d['subset_H']:.4g}   L {d['subset_L']:.3f}   Theorem 2 from B = "
-            f"{d['subset_theorem2_budget_' + d['cost_unit']]:.4g} {unit} (rho {d['subset_theorem2_rho']:.4g})")
+            f"{cost(d['subset_theorem2_budget_' + d['cost_unit']])} {unit} (rho {d['subset_theorem2_rho']:.4g})")
         lines.append("    gaps: " + ", ".join(f"{a} {g:.4f}" for a, g in sorted(d["subset_gaps"].items(),
                                                                                    key=lambda item: item[1])))
     typer.echo("\n".join(lines))

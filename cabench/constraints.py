@@ -30,6 +30,7 @@ from cabench.pareto import pareto_mask
 from cabench.quantize import QUANTUM
 from cabench.record import best_nu, objective_columns
 from cabench.results import Experiment, ResultSet
+from cabench.units import plain
 
 #: Names a requirement may bound in real units: the ``arms.csv`` column each reads and the units its value takes
 #: (how many of the unit make the column's unit, a divisor, so that 2300ms is exactly 2.3 s; the empty unit is the
@@ -94,11 +95,12 @@ class Constraint:
         whose name is also a measure per call says so (``tokens (normalised) >= 0.5``)."""
         # the bound to twelve significant digits: tokens<=125.6987 and <=125.69875 both read 125.699, and answered
         # differently
-        shown = {"latency_s": ("latency", "{:.12g} s"), "usd": ("usd", "${:.12g}"), "tokens": ("tokens", "{:.12g}")}
+        # (dollars in positional notation, as a price reads: usd <= $0.00004, not $4e-05)
+        shown = {"latency_s": ("latency", "{:.12g} s"), "usd": ("usd", "${}"), "tokens": ("tokens", "{:.12g}")}
         name, form = shown.get(self.column, (self.column.removeprefix("mu_"), "{:.12g}"))
         if self.column.startswith("mu_") and _is_measure_name(name):
             name = f"{name} (normalised)"
-        return f"{name} {self.op} {form.format(self.value)}"
+        return f"{name} {self.op} {form.format(plain(self.value, 12) if self.column == 'usd' else self.value)}"
 
 
 def _is_measure_name(name: str) -> bool:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from cabench import registry
 from cabench.stats import mean_se, wilson
-from cabench.units import LABELS
+from cabench.units import LABELS, plain
 
 
 def online_summary(runs: pd.DataFrame) -> pd.DataFrame:
@@ -108,5 +108,6 @@ def format_summary(summary: pd.DataFrame, unit: str = "tokens") -> str:
 
 
 def budget_text(value: float, unit: str) -> str:
-    """A budget in a table cell: whole tokens, or dollars to four significant digits."""
-    return f"{value:.4g}" if unit == "usd" else f"{value:.0f}"
+    """A budget in a table cell: whole tokens, or dollars to four significant digits (:func:`~cabench.units.plain`:
+    ``0.00004``, not ``4e-05``)."""
+    return plain(value) if unit == "usd" else f"{value:.0f}"

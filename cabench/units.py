@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 COST_UNITS = ("tokens", "completion_tokens", "usd")
@@ -50,6 +51,15 @@ def fixed(value: float, digits: int = 3) -> str:
         return f"{value:.{digits}g}"
     rounded = float(f"{value:.{digits}g}")  # its exponent after rounding: 0.0009996 is 0.00100, not 0.001000
     return f"{value:.{max(0, digits - 1 - math.floor(math.log10(abs(rounded))))}f}"
+
+
+def plain(value: float, digits: int = 4) -> str:
+    """``value`` to at most ``digits`` significant digits in positional notation, trailing zeros dropped: a budget
+    or a bound in dollars as written (``0.00004``, ``5``, ``123500``; not ``4e-05``); below 10^-8, as
+    :func:`fixed` keeps them, in scientific notation."""
+    if not math.isfinite(value) or value == 0 or abs(value) < 1e-8:
+        return f"{value:.{digits}g}"
+    return np.format_float_positional(value, precision=digits, unique=True, fractional=False, trim="-")
 
 
 class Dollars(str):

@@ -115,7 +115,7 @@ def test_describe_names_theorem2_budget_after_the_cost_unit(tmp_path):
     """A dataset costed in dollars states Theorem 2's budget in dollars, under a name that says so (it was
     ``*_theorem2_budget_tokens`` whatever the unit), as result files name budgets (``budget_usd``)."""
     frame = spread_logs(5, 40, seed=3)
-    frame["cost_usd"] = frame["tokens"] * 2e-6
+    frame["cost_usd"] = frame["tokens"] * 2e-7  # (about $0.00002 a call: printed as 2e-05 once)
     folder = write_dataset(tmp_path / "usd", frame, split={"profiling_size": 15, "seed": 0})
     (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text() + "cost: usd\n")
     done = runner.invoke(app, ["data", "describe", str(folder), "--json"])
@@ -125,7 +125,11 @@ def test_describe_names_theorem2_budget_after_the_cost_unit(tmp_path):
     mean_cost = d["full_theorem2_budget_usd"] / (d["full_theorem2_rho"] * d["K"])  # B = rho K cbar
     assert d["cost_min"] <= mean_cost <= d["cost_max"] and d["cost_max"] < 1e-3  # dollars per call, not tokens
     text = runner.invoke(app, ["data", "describe", str(folder)]).output
-    assert f"Theorem 2 from B = {d['full_theorem2_budget_usd']:.4g} USD" in text
+    budget = float(text.split("Theorem 2 from B = ")[1].split(" USD")[0])
+    assert budget == pytest.approx(d["full_theorem2_budget_usd"], rel=1e-3)
+    low, high = (float(x) for x in text.split("profiling cost c_i ")[1].split(" USD")[0].split("-"))
+    assert (low, high) == (pytest.approx(d["cost_min"], rel=1e-3), pytest.approx(d["cost_max"], rel=1e-3))
+    assert "e-0" not in text  # dollars as written (0.0001436), not 1.436e-04
 
 
 def test_describe_names_every_configuration_tied_for_the_largest_hypervolume(tmp_path):

@@ -44,6 +44,8 @@ def test_requirements_parse_with_their_units():
     assert parse_constraint("efficiency>=0.5").column == "mu_efficiency"
     assert parse_constraint("latency<=2s").describe() == "latency <= 2 s"
     assert parse_constraint("usd<=0.002").describe() == "usd <= $0.002"
+    assert parse_constraint("usd<=0.00004").describe() == "usd <= $0.00004"  # not $4e-05
+    assert parse_constraint("usd<=0.000125698749").describe() == "usd <= $0.000125698749"
     # bounds said as given: both read "tokens <= 125.699", and qualified different configurations
     assert [parse_constraint(t).describe() for t in ("tokens<=125.6987", "tokens<=125.69875")] == [
         "tokens <= 125.6987", "tokens <= 125.69875"]

@@ -59,3 +59,16 @@ def test_the_printed_table_makes_room_for_a_long_method_name():
         lines = format_summary(table).splitlines()
         ends = {line.index(token) + len(token.rstrip()) for line, token in zip(lines, (" rho", " 20 ", " 20 "))}
         assert len(lines) == 3 and len(ends) == 1 and lines[2].startswith(long + " "), lines
+
+
+def test_dollar_budgets_in_the_printed_table_read_as_written():
+    """A budget of $0.00004 printed as 4e-05 in the run's table, beside budgets of 0.0004 and 0.004."""
+    from cabench.summaries import format_summary
+
+    psi = pd.DataFrame({"method": "copsi", "cost_mode": "deterministic", "rho": [1.0, 10.0, 100.0],
+                        "budget": [4e-05, 0.0004, 0.004], "error": 0.1, "error_low": 0.05, "error_high": 0.2,
+                        "f1": 0.9, "size": 3.0, "spend_share": 0.99, "status": "ok"})
+    lines = format_summary(psi, "usd").splitlines()
+    assert [line.split()[3] for line in lines[1:]] == ["0.00004", "0.0004", "0.004"], lines
+    assert "B (USD)" in lines[0] and "e-0" not in "\n".join(lines)
+    assert format_summary(psi.assign(budget=[1234.5678, 5.0, 1e-9]), "usd").splitlines()[1].split()[3] == "1235"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cabench.units import amount, amount_up, fixed
+from cabench.units import amount, amount_up, fixed, plain
 
 
 @pytest.mark.parametrize("value, unit, text", [
@@ -65,3 +65,12 @@ def test_an_amount_rounded_up_is_said_as_no_less_than_it_is(value, unit):
     said = amount(up, unit).replace("$", "").replace(",", "").split()[0]
     assert float(said) == pytest.approx(up, rel=1e-12)
     assert up - value <= 0.011 * max(value, 1e-300) + (1 if unit == "tokens" and value >= 10 else 0)
+
+
+@pytest.mark.parametrize("value, digits, text", [
+    (4e-05, 4, "0.00004"), (4.2219e-05, 4, "0.00004222"), (5.0, 4, "5"), (123456.7, 4, "123500"),
+    (0.5, 4, "0.5"), (4.2219e-05, 12, "0.000042219"), (1e-10, 4, "1e-10"), (0.0, 4, "0"), (-0.00012345, 3, "-0.000123"),
+])
+def test_plain_numbers_are_positional_without_trailing_zeros(value, digits, text):
+    """Budgets and bounds in dollars as written: 0.00004, not 4e-05 (nor fixed's column-aligned 0.0000400)."""
+    assert plain(value, digits) == text
