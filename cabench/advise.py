@@ -468,7 +468,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
             return f"{100 * sum(x['share'] for x in r['exploited'] if x['config_id'] in tied):.0f}%"
 
         lines = [f"online: pay for {any_of(d)} — {registry.display(first['method'])} exploits each in "
-                 f"{share(first)} of {first['repetitions']} repetitions (one of them in {one_of(first)}{alone}"
+                 f"{share(first)} of {first['repetitions']} repetitions (the {len(tied)} together in {one_of(first)}{alone}"
                  + "".join(f", {registry.display(r['method'])} in {one_of(r)}" for r in others)
                  + f"; the runs do not choose between them){own}"
                  + (f"; {tie_note(beaten_pairs(d), quoted_name)}" if beaten_pairs(d) else "")

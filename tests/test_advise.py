@@ -330,7 +330,7 @@ def test_a_long_pareto_set_is_cut_to_15_lines():
     lines = format_advice(Advice(described, (5, 45), Budget(2.0, "usd"), 10, {"online": online, "psi": psi},
                                  Path("r/REPORT.md"))).splitlines()
     assert len(lines) <= MAX_LINES and lines[3].startswith("online: pay for any of m, t0, t1, ")
-    assert "exploits each in 10% of 10 repetitions (one of them in 100%" in lines[3]
+    assert "exploits each in 10% of 10 repetitions (the 10 together in 100%" in lines[3]
     assert lines[4].startswith("  m: ") and lines[7] == "  … and 7 more (the report lists them)"
     assert lines[-2] == "  … and 16 more (the report lists them)" and lines[-3].startswith("  c3: ")
 

@@ -341,7 +341,7 @@ def test_configurations_exploited_equally_often_are_each_the_online_answer(tmp_p
     shown = RUNNER.invoke(app, ["recommend", str(tmp_path)]).stdout
     assert "  pay for any of arm0, arm1: CoHV-UCB exploits each in 3 of 6 repetitions at B = " in shown
     assert _online_lines(item, "tokens")[0].startswith("online: pay for any of arm0, arm1 — CoHV-UCB exploits each "
-                                                       "in 50% of 6 repetitions (one of them in 100%; the runs do "
+                                                       "in 50% of 6 repetitions (the 2 together in 100%; the runs do "
                                                        "not choose")
     e = ResultSet(tmp_path).experiments[0]
     assert brief(e)["names"] == ["arm0", "arm1"]
