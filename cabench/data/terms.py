@@ -8,8 +8,8 @@ An experiment or live config declares
   better), or ``{column: NAME, direction: max|min, normalise: profiling | [lo, hi], name: ...}``;
 * ``cost:`` ``tokens`` (the paper's), ``completion_tokens`` or ``usd``;
 * ``prices:`` ``{<model or pattern>: {input: $/1M tokens, output: $/1M tokens}}``, applied to the logs'
-  ``prompt_tokens`` and ``completion_tokens``, or ``{tokens: $/1M tokens}``, one blended rate on the total
-  (else ``usd`` comes from the logs' ``cost_usd``).
+  ``prompt_tokens`` and ``completion_tokens``, or ``{<model or pattern>: {tokens: $/1M tokens}}``, one blended
+  rate on the total (else ``usd`` comes from the logs' ``cost_usd``).
 
 The default, :data:`PAPER_TERMS`, is the paper's pair in tokens. This module parses and checks the declaration; the
 profiling split turns it into rewards and costs in :mod:`cabench.data.normalisation`.
