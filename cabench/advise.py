@@ -238,6 +238,9 @@ def _prices(path: Path) -> Any:
     """A price table file, ``{model or pattern: {input: $/1M tokens, output: $/1M tokens}}``, or the ``prices`` of
     a config or ``dataset.yaml`` that declares one."""
     table = load_config_file(path, "price table", "--prices ")
+    if table is None or table == {}:  # (an empty export, not a table that lacks the logs' models)
+        raise CabenchError(f"--prices {path}: the file is empty; give a price table {{model or pattern: {{input: "
+                           "$/1M, output: $/1M}}")
     return table["prices"] if isinstance(table, dict) and isinstance(table.get("prices"), dict) else table
 
 
@@ -260,6 +263,10 @@ def given_terms(request: Request) -> tuple[dict[str, Any], dict[str, str]]:
 _COLUMN_OBJECTIVE = ("a column of the logs is declared as {column: NAME, direction: max|min}",
                      "a column of the logs is declared in the mapping's dataset: part (objectives: [accuracy, {column: "
                      "NAME, direction: max|min}]), not with --objectives, which takes names")
+
+
+#: How advise is given prices, where dollars are asked for and the logs have none.
+_PRICES = "--prices FILE (a YAML price table: {model or pattern: {input: $/1M, output: $/1M}})"
 
 
 def _check_columns(terms: Terms, origin: dict[str, str], frame: pd.DataFrame, logs: Path) -> None:
@@ -335,13 +342,20 @@ def advise(request: Request, echo: Callable[[str], None] = print, quiet: bool = 
         frame, _ = read_logs(folder, meta.get("missing", "error"), tuple(meta.get("extra_columns") or ()))
         raw_terms, terms, why = declared_terms(given, origin, folder, set(frame.columns))
         _check_columns(terms, origin, frame, request.logs)
+        if terms.cost == "usd" and not terms.prices and "cost_usd" not in frame:
+            raise CabenchError(f"{origin.get('cost', str(folder / META_NAME))}: cost: usd: the logs as read from "
+                               f"{request.logs} have no cost_usd column and no price table is given; pass {_PRICES}, "
+                               "or map a column of dollars per call to cost_usd (--mapping)")
         if "prices" in given and (missing := terms.unpriced(frame["model"].unique())):
             raise CabenchError(f"{origin['prices']}: {missing}")  # the user's table, named as given
         if request.budget is not None and raw_terms["cost"] != request.budget.unit:
             cost = raw_terms["cost"]
+            # (dollars without prices or cost_usd take a price table: --cost usd alone would be refused)
+            remedy = _PRICES if request.budget.unit == "usd" and "cost_usd" not in frame else (
+                f"--cost {request.budget.unit}")
             raise CabenchError(f"--budget {amount(request.budget.value, request.budget.unit)}: the cost is in "
                                f"{LABELS[cost]} ({why}); state the budget in {cost} (--budget <amount>{cost}), or pass "
-                               f"--cost {request.budget.unit}")
+                               f"{remedy}")
         ids = frame["instance_id"].unique()
         questions = epoch_questions(meta, ids)  # --repeats epochs: the split draws questions, each with all its runs
         split = profiling_split(len(ids) if questions is None else len(set(questions)), meta.get("split"),
@@ -468,7 +482,8 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
             return f"{100 * sum(x['share'] for x in r['exploited'] if x['config_id'] in tied):.0f}%"
 
         lines = [f"online: pay for {any_of(d)} — {registry.display(first['method'])} exploits each in "
-                 f"{share(first)} of {first['repetitions']} repetitions (the {len(tied)} together in {one_of(first)}{alone}"
+                 f"{share(first)} of {first['repetitions']} repetitions (the {len(tied)} together in "
+                 f"{one_of(first)}{alone}"
                  + "".join(f", {registry.display(r['method'])} in {one_of(r)}" for r in others)
                  + f"; the runs do not choose between them){own}"
                  + (f"; {tie_note(beaten_pairs(d), quoted_name)}" if beaten_pairs(d) else "")

@@ -163,6 +163,37 @@ def test_a_bad_budget_unit_is_one_line_and_exit_2(home, first, budget, words):
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {words}"), result.stderr
 
 
+@pytest.mark.parametrize("extra, words", [
+    ((), "--budget $0.10: the cost is in tokens (no prices and no cost_usd); state the budget in tokens (--budget "
+         "<amount>tokens), or pass --prices FILE (a YAML price table: {model or pattern: {input: $/1M, output: "
+         "$/1M}})"),
+    (("--cost", "usd"), "--cost: cost: usd: the logs as read from {logs} have no cost_usd column and no price table "
+                        "is given; pass --prices FILE"),
+])
+def test_dollars_asked_of_logs_without_them_say_to_pass_prices(home, first, tmp_path, extra, words):
+    """A dollar budget on logs with neither prices nor cost_usd said "or pass --cost usd", which was then refused
+    for "a prices table in the config": advise has no config, and takes prices with --prices."""
+    dataset = tmp_path / "evals"
+    shutil.copytree(home / "advice" / "data" / "evals", dataset)
+    result = RUNNER.invoke(app, ["advise", str(dataset), "--budget", "0.1usd", "--repetitions", "2", "--out",
+                                 str(tmp_path / "out"), "--quiet", *extra])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"error: {words.replace('{logs}', str(dataset))}"), result.stderr
+
+
+@pytest.mark.parametrize("text", ["", "# prices to come\n", "{}\n"])
+def test_an_empty_price_file_is_said_to_be_empty(home, tmp_path, text):
+    """An empty --prices file was refused as "no price for model 'alpha-s'", a model the table did not name."""
+    (tmp_path / "prices.yaml").write_text(text)
+    result = RUNNER.invoke(app, ["advise", str(home / "evals.csv"), "--mapping", str(home / "mapping.yaml"),
+                                 "--prices", str(tmp_path / "prices.yaml"), "--budget", "1usd", "--out",
+                                 str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"error: --prices {tmp_path / 'prices.yaml'}: the file is empty; give a price "
+                                    "table {model or pattern: {input: $/1M, output: $/1M}}"), result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_an_objective_that_is_no_name_says_where_a_column_of_the_logs_is_declared(home, first):
     """--objectives takes names: a column of the logs is declared in the mapping's dataset: part, which the message
     says (it gave the mapping form {column: NAME, ...} that the flag cannot take)."""
