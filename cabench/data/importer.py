@@ -385,8 +385,12 @@ def _mapped(frame: pd.DataFrame, src: Any, name: str, source: Path, mapping_path
         values = _truths(frame[column]) if name == "correct" else frame[column]
         if name not in IDENTITY_COLUMNS:
             role = "" if column == name else f" (mapped to {name} in {mapping_path})"
-            hint = "; a latency or token count not measured is an empty cell or 0" if name in MEASURE_COLUMNS else ""
-            _numbers(values, column, role, source, place, hint, no_truth=name in MEASURE_COLUMNS)
+            hint = ("; a latency or token count not measured is an empty cell or 0" if name in MEASURE_COLUMNS else
+                    "; token counts and costs are numbers >= 0" if name in OPTIONAL_COLUMNS else "")
+            # a renamed column's negative cell named here, as the file holds it (the loader would name the
+            # canonical column and its value scaled)
+            _numbers(values, column, role, source, place, hint, no_truth=name in MEASURE_COLUMNS,
+                     at_least_zero=bool(role) and name in (*MEASURE_COLUMNS, *OPTIONAL_COLUMNS))
         return values
     total = pd.Series(0.0, index=frame.index)
     summed = f"a part of {name}" + (f" in {mapping_path}" if mapping_path else "")
@@ -424,7 +428,8 @@ def _numbers(values: pd.Series, column: Any, role: str, source: Path, place: Cal
         bad |= (parsed < 0).to_numpy()
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise CabenchError(f"{source}: column '{column}'{role} is not a number{' >= 0' if at_least_zero else ''} "
+        negative = at_least_zero and bool(parsed.iloc[row] < 0)
+        raise CabenchError(f"{source}: column '{column}'{role} is not a number{' >= 0' if negative else ''} "
                            f"at {place(row)} ({shown(values.iloc[row])}){hint}")
     return parsed
 

@@ -66,9 +66,17 @@ def test_import_validates_like_the_loader(tmp_path):
     frame.to_csv(source, index=False)
     mapping = tmp_path / "map.yaml"
     mapping.write_text(yaml.safe_dump(MAPPING))
-    with pytest.raises(CabenchError, match="column 'latency_s' is not positive at row 3"):
+    with pytest.raises(CabenchError) as err:  # named as the file holds it: not 'latency_s' (-0.005)
         import_logs(source, mapping, tmp_path / "mine")
+    assert f"column 'ms' (mapped to latency_s in {mapping}) is not a number >= 0 at row 3 (-5.0); " in str(err.value)
     assert not (tmp_path / "mine").exists()
+    frame.loc[2, "ms"], frame.loc[3, "n_tok"] = 5, -1
+    frame.to_csv(source, index=False)
+    with pytest.raises(CabenchError, match="column 'n_tok' .mapped to tokens in .* is not a number >= 0 at row 4 .-1."):
+        import_logs(source, mapping, tmp_path / "mine")
+    frame.loc[3, "n_tok"] = 0  # not measured: dropped, as before
+    frame.to_csv(source, index=False)
+    import_logs(source, mapping, tmp_path / "mine", missing="drop-instances")
 
 
 def test_import_rejects_unknown_canonical_column(tmp_path):
