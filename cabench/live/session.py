@@ -20,6 +20,7 @@ same calls in the same order, and journaled calls are not made again.
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import signal
 from collections.abc import Callable, Sequence
@@ -123,6 +124,8 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Ta
                 decision = _method(cfg, caller, by_id, eval_ids, profile, facts)
         except (CabenchError, FailureStop) as exc:  # the files say how far the run got, then the one line
             caller.drain()
+            if not caller.made and _accounted(out, journal, cfg.terms.cost):
+                raise  # no call made, every charge in spend.json: an earlier run's files stand as they are
             facts["stopped_by"] = "failures" if caller.failure_stop else "error"
             facts["stop_reason"] = str(exc)
             _finish(cfg, out, caller, journal, facts, None, task, collect)
@@ -518,6 +521,18 @@ def _finish(cfg: LiveConfig, out: Path, caller: Caller, journal: Journal, facts:
             files.remove(out / "decision.json")
         files.write(out / "dataset.yaml", dump_yaml(meta))
     return spend
+
+
+def _accounted(out: Path, journal: Journal, unit: str) -> bool:
+    """Whether the folder's ``spend.json`` (an earlier run's) already says every charge its journal holds: then a
+    run refused before making any call (the folder holding another run, a method that raises) leaves it, and that
+    run's ``decision.json``, as they were."""
+    try:
+        spend = json.loads((out / "spend.json").read_text(encoding="utf-8"))
+        return bool(spend[f"spent_{unit}"] == journal.total_charged()
+                    and spend["spent_tokens"] == journal.total_charged(tokens=True))
+    except (OSError, ValueError, KeyError, TypeError):  # none yet, or damaged: written anew
+        return False
 
 
 def _rectangle(records: list[dict[str, Any]], k: int) -> int:

@@ -212,6 +212,44 @@ def test_a_run_that_ends_without_a_decision_leaves_no_earlier_one(tmp_path, data
     assert not (out / "decision.json").exists()
 
 
+@pytest.mark.parametrize("change", ["instances", "raises"])
+def test_a_rerun_refused_before_any_call_leaves_a_finished_run_as_it_was(tmp_path, dataset, server, monkeypatch,
+                                                                          change):
+    """A finished run's method edited, then the same command again: refused, as the folder holds another run, and
+    the refusal removed the finished run's decision.json and wrote spend.json anew as stopped by an error, though
+    no call was made. So did a method that raises on its first decision. Both leave every file as it was now."""
+    from cabench.live import session
+
+    url, _ = server()
+    config, out = live_config(tmp_path, dataset, url), tmp_path / "run"
+    assert RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
+    assert {"decision.json", "spend.json", "calls.jsonl", "logs.csv"} <= set(before)
+    if change == "instances":  # the method's calls ask other instances than the journal's: another run
+        stream = session._stream
+
+        def other_order(cfg, ids):
+            order = stream(cfg, ids)
+            return lambda arm, count: (len(ids) - 1 - order(arm, count)[0], order(arm, count)[1])
+        monkeypatch.setattr(session, "_stream", other_order)
+    else:
+        def raises(*args, **kwargs):
+            raise CabenchError("methods: mine raised ValueError: boom")
+        monkeypatch.setattr(session, "_method", raises)
+    result = RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
+    assert ("this folder holds another run (its method, the method's code or its config changed since): pass "
+            "another --out to run anew" if change == "instances" else "boom") in result.stderr
+    assert {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()} == before
+    if change == "raises":  # a spend.json short of the journal's charges (a run killed before writing it) is
+        spend = json.loads(before["spend.json"])  # written anew, saying every charge
+        (out / "spend.json").write_text(json.dumps({**spend, "spent_tokens": spend["spent_tokens"] - 50}))
+        assert RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"]).exit_code == 2
+        again = json.loads((out / "spend.json").read_text())
+        assert again["spent_tokens"] == spend["spent_tokens"] and again["stopped_by"] == "error"
+        assert not (out / "decision.json").exists()
+
+
 @pytest.mark.parametrize("setting", ["online", "psi"])
 def test_pulls_equal_the_replay_engines_on_its_streams(tmp_path, dataset, server, setting):
     """Live on the replay engine's instance sequence makes the replay engine's pulls."""
