@@ -52,6 +52,9 @@ class Cell:
         digest = m.entry.source_digest()
         if digest is not None:  # a method of one's own: editing its module recomputes its cells
             method["source"] = digest
+        state = m.entry.state_digest()
+        if state is not None:  # a callable object's settings: changing them in one process recomputes its cells
+            method["state"] = state
         out = {"method": method, "rho": self.rho, "cost_mode": self.cost_mode, "reps": [self.start, self.stop]}
         if self.trajectory:
             out["trajectory"] = {"points": self.trajectory.points, "window": self.trajectory.window}

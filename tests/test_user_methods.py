@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -276,3 +280,59 @@ def test_a_helper_reloaded_under_a_module_that_imported_from_it_is_refused_and_a
     assert source_digest("mine_signed") != digest
     for name in ("mine_sign", "mine_signed"):
         sys.modules.pop(name, None)
+
+
+def test_a_callable_objects_settings_changed_in_one_process_recompute_its_cells(tmp_path, monkeypatch):
+    """docs/methods.md has a sweep in one process pass its settings as a callable object's parameters; the cells'
+    key held the module's source alone, so changing ``obj.power``, or putting a new object in its place, reused the
+    first setting's cells under the new display name. The object's attributes (not its display) key its cells."""
+    from cabench.config import load_config
+    from cabench.runner import run_experiment
+
+    home = tmp_path / "code"
+    home.mkdir()
+    (home / "mine_swept.py").write_text(
+        "import functools\n\n\nclass Scaled:\n    def __init__(self, power=1.0):\n        self.power = power\n"
+        "        self.display = f'Scaled p={power}'\n        self.tags = {'x', 'y', 'z', 'w'}\n\n"
+        "    def __call__(self, n, upper, lower_cost):\n"
+        "        return upper[..., 0] * upper[..., 1] / lower_cost ** self.power\n\n\n"
+        "def scaled(n, upper, lower_cost, power=1.0):\n    return upper[..., 0] * upper[..., 1] / lower_cost ** power\n"
+        "\n\nswept = Scaled(0.5)\npartial = functools.partial(scaled, power=0.5)\n")
+    monkeypatch.syspath_prepend(str(home))
+    sys.modules.pop("mine_swept", None)
+    import mine_swept
+
+    cfg = {"name": "swept", "setting": "online", "repetitions": 6, "seed": 0, "rho": [6], "n_jobs": 1,
+           "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7], [0.8, 0.2]],
+                                     "costs": [10, 40, 15, 5]}},
+           "methods": ["mine_swept:swept", "mine_swept:partial"], "output": str(tmp_path / "out")}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+
+    def pulls() -> dict[str, list[int]]:
+        run_experiment(load_config(tmp_path / "c.yaml"), quiet=True)
+        runs = pd.read_csv(tmp_path / "out" / "selections.csv.gz")
+        return {m: group.sort_values(["rep", "config_id"])["pulls"].tolist() for m, group in runs.groupby("method")}
+
+    def alone(power: float) -> list[int]:  # the setting run on its own, in a folder of its own
+        out = tmp_path / f"alone{power}"
+        run_experiment(dataclasses.replace(load_config(tmp_path / "c.yaml"), output=str(out)), quiet=True)
+        runs = pd.read_csv(out / "selections.csv.gz")
+        return runs[runs["method"] == "mine_swept:swept"].sort_values(["rep", "config_id"])["pulls"].tolist()
+
+    first = pulls()
+    mine_swept.swept.power, mine_swept.swept.display = 4.0, "Scaled p=4.0"
+    changed = pulls()
+    assert changed["mine_swept:swept"] != first["mine_swept:swept"]
+    assert changed["mine_swept:partial"] == first["mine_swept:partial"]  # (its settings as they were: reused)
+    assert changed["mine_swept:swept"] == alone(4.0)
+    mine_swept.swept = mine_swept.Scaled(0.5)  # a new object of the first setting: the first cells again
+    mine_swept.partial = functools.partial(mine_swept.scaled, power=4.0)
+    again = pulls()
+    assert again["mine_swept:swept"] == first["mine_swept:swept"]
+    assert again["mine_swept:partial"] == changed["mine_swept:swept"]  # the same rule at power 4
+    from cabench.methods.user import held_settings  # the same settings read alike in another process (a set's
+    code = "import mine_swept; from cabench.methods.user import held_settings; print(held_settings(mine_swept.swept))"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,  # order too)
+                           env={**os.environ, "PYTHONPATH": str(home), "PYTHONHASHSEED": "7"}).stdout
+    assert other == f"{held_settings(mine_swept.Scaled(0.5))}\n" and "power" in other and "display" not in other
+    sys.modules.pop("mine_swept", None)

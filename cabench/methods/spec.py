@@ -25,7 +25,7 @@ import sys
 import sysconfig
 import weakref
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +175,19 @@ class Method(ABC):
     def source_digest(self) -> str | None:
         """SHA-256 of the source of a method of your own; None for a built-in."""
         return None if self.source is None else source_digest(self.source)
+
+    def state_digest(self) -> str | None:
+        """SHA-256 of the settings a method of your own holds beyond its source (a callable object's
+        attributes: :meth:`cabench.methods.user.UserMethod.state_digest`); None for a function or a built-in."""
+        if self.source is None:
+            return None
+        held = [d for f in fields(self) if (d := _state_of(getattr(self, f.name))) is not None]
+        return None if not held else hashlib.sha256(" ".join(held).encode()).hexdigest()
+
+
+def _state_of(value: Any) -> str | None:
+    state = getattr(value, "state_digest", None)
+    return state() if callable(state) and not isinstance(value, Method) else None
 
 
 def source_digest(module_name: str) -> str:

@@ -10,6 +10,8 @@ returns (shape, numbers, finiteness). Each problem is one :class:`UserMethodErro
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
 import inspect
 from collections.abc import Callable
@@ -73,6 +75,14 @@ class UserMethod:
     setting: str
     function: Callable[..., Any]
 
+    def state_digest(self) -> str | None:
+        """SHA-256 of the settings the method holds beyond its source (:func:`held_settings`), or None for a
+        function: a callable object's attributes but ``display``, a bound method's object's, a partial's
+        arguments. A sweep in one process that changes them (``obj.power = 2``) changes the key of the cells
+        the method runs, as an edit of its source does."""
+        held = held_settings(self.function)
+        return None if held is None else hashlib.sha256(held.encode()).hexdigest()
+
     def __call__(self, *args: Any) -> np.ndarray:
         args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)
         try:
@@ -111,6 +121,70 @@ class UserMethod:
             raise UserMethodError(f"{where} {values.reshape(-1)[first]} ({int(bad.sum())} of {values.size} values); "
                                   f"{rule}")
         return values
+
+
+def held_settings(function: Any) -> str | None:
+    """What a method of your own holds beyond its source, as text that is the same in every process for the same
+    settings (:func:`_canonical`); None for a plain function, whose settings are its source's."""
+    if inspect.isfunction(function) or inspect.isbuiltin(function):
+        return None
+    if isinstance(function, functools.partial):
+        return _canonical((function.func, function.args, function.keywords))
+    if inspect.ismethod(function):
+        return _canonical((function.__func__, function.__self__))
+    attributes = _attributes(function)
+    attributes.pop("display", None)  # (how it is shown: no setting of what it does)
+    return f"{type(function).__module__}.{type(function).__qualname__}{_canonical(attributes)}"
+
+
+def _attributes(value: Any) -> dict[str, Any]:
+    """An object's instance attributes: its ``__dict__`` and ``__slots__``."""
+    held = dict(getattr(value, "__dict__", {}))
+    for cls in type(value).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot not in ("__dict__", "__weakref__") and hasattr(value, slot):
+                held.setdefault(slot, getattr(value, slot))
+    return held
+
+
+def _canonical(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> str:
+    """``value`` as text, equal for equal settings in any process: numbers by their repr, arrays by their
+    bytes, mappings and sets in a sorted order, functions and classes by name, other objects by their type and
+    attributes (to a depth of 8; an object met again inside itself by its type alone). What has no such text
+    (an object whose repr holds its address) differs between processes: its cells are run again, never reused
+    for other settings."""
+    if depth > 8 or id(value) in seen:
+        return f"<{type(value).__qualname__}>"
+    inner = seen | {id(value)}
+
+    def each(items: Any) -> list[str]:
+        return [_canonical(v, depth + 1, inner) for v in items]
+
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O":
+            return f"ndarray:O:{value.shape}[{','.join(each(value.ravel()))}]"
+        data = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        return f"ndarray:{value.dtype.str}:{value.shape}:{data}"
+    if isinstance(value, np.generic):
+        return f"{value.dtype.str}:{value.item()!r}"
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__}[{','.join(each(value))}]"
+    if isinstance(value, (set, frozenset)):
+        return f"{type(value).__name__}{{{','.join(sorted(each(value)))}}}"
+    if isinstance(value, dict):
+        pairs = sorted(zip(each(value.keys()), each(value.values())))
+        return f"{type(value).__name__}{{{','.join(f'{k}:{v}' for k, v in pairs)}}}"
+    if inspect.isfunction(value) or inspect.isbuiltin(value) or inspect.isclass(value) or inspect.ismodule(value):
+        return f"{type(value).__name__}:{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
+    if isinstance(value, functools.partial) or inspect.ismethod(value):
+        return held_settings(value) or ""
+    attributes = _attributes(value)
+    if attributes:
+        return f"{type(value).__module__}.{type(value).__qualname__}{_canonical(attributes, depth + 1, inner)}"
+    return f"{type(value).__qualname__}:{value!r}"
 
 
 def checked(name: str, setting: str, function: Callable[..., Any]) -> UserMethod:
