@@ -117,6 +117,29 @@ def test_module_that_exits_on_import_is_one_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("source, words, fix", [
+    (None, "(ModuleNotFoundError: No module named 'mine_nowhere')", "put the module on your Python path (PYTHONPATH)"),
+    ("import mine_nowhere_else\n", "(ModuleNotFoundError: No module named 'mine_nowhere_else')", "fix the module"),
+    ("def index(n, upper, lower_cost)\n", "(SyntaxError: expected ':'", "fix the module"),
+    ("raise RuntimeError('needs a GPU')\n", "(RuntimeError: needs a GPU)", "fix the module"),
+    ("from cabench.methods.index import index_method\n\n\n@index_method('cohv-ucb')\n"
+     "def index(n, upper, lower_cost):\n    return upper[..., 0]\n",
+     "(CabenchError: methods: 'cohv-ucb' is already the online method CoHV-UCB; give yours another name)",
+     "fix what it says"),
+])
+def test_a_module_that_cannot_be_imported_says_the_fix_that_fits(tmp_path, monkeypatch, source, words, fix):
+    """Every module that failed to import, found on the path or not, ended "put the module on your Python path":
+    a syntax error, a module raising as it is imported, one registering a shipped method's name."""
+    name = "mine_nowhere" if source is None else f"mine_broken_{abs(hash(source)) % 10**8}"
+    if source is not None:
+        (tmp_path / f"{name}.py").write_text(source)
+        monkeypatch.syspath_prepend(str(tmp_path))
+    line = one_line(run(tmp_path / "run", "online", ["cohv-ucb", f"{name}:index"]),
+                    f"cannot import '{name}' for '{name}:index' {words}")
+    assert line.endswith(f"; {fix}"), line
+    sys.modules.pop(name, None)
+
+
 # --- what a method raises: one line naming it, sequential and in joblib's process workers ----------------------
 
 

@@ -45,8 +45,13 @@ def load_user(name: str) -> Callable[..., Any]:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - any failure of user code at import (SystemExit too) is one line
-        raise CabenchError(f"methods: cannot import '{module_name}' for '{name}' ({type(exc).__name__}: {exc}); "
-                           "put the module on your Python path (PYTHONPATH)") from None
+        not_found = isinstance(exc, ModuleNotFoundError) and exc.name is not None and (
+            module_name == exc.name or module_name.startswith(f"{exc.name}."))  # (not a module it imports)
+        fix = ("put the module on your Python path (PYTHONPATH)" if not_found else
+               "fix what it says" if isinstance(exc, CabenchError) else "fix the module")
+        text = " ".join(str(exc).split())[:300]
+        raise CabenchError(f"methods: cannot import '{module_name}' for '{name}' ({type(exc).__name__}: {text}); "
+                           f"{fix}") from None
     stamp_loaded(module_name)  # the code that runs is its file's now: an edit after this is refused, not keyed
     obj: Any = module
     missing = object()
