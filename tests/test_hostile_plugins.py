@@ -390,13 +390,14 @@ DISPLAYS = "tests.plugins_hostile.displays"
 
 @pytest.mark.parametrize("methods, words", [
     (["cohv-ucb", f"{DISPLAYS}:as_cohv"],
-     f"methods[1].name: {DISPLAYS}:as_cohv is shown as 'CoHV-UCB', as cohv-ucb (methods[0]) is; tables, reports "
-     f"and legends would show them as one method: give {DISPLAYS}:as_cohv a display of its own"),
-    ([f"{DISPLAYS}:as_cohv", "hv-ucb", "cohv-ucb"],  # blamed on the method of one's own, listed first
-     f"methods[0].name: {DISPLAYS}:as_cohv is shown as 'CoHV-UCB', as cohv-ucb (methods[2]) is"),
-    (["cohv-ucb", f"{DISPLAYS}:as_cohv_name"], "COHV-ucb ', as cohv-ucb (methods[0]) is"),
-    (["cohv-ucb", "hv-ucb", f"{DISPLAYS}:as_hv_lower"],
-     f"methods[2].name: {DISPLAYS}:as_hv_lower is shown as 'hv-ucb', as hv-ucb (methods[1]) is"),
+     f"methods[1].name: methods: {DISPLAYS}:as_cohv: its display 'CoHV-UCB' is how cabench shows its own method "
+     "cohv-ucb; give yours a name of its own, so that no table or report mistakes it for that method"),
+    # shown as a shipped method that the experiment does not run: its report would state that method's verdicts
+    (["hv-ucb", "uniform", f"{DISPLAYS}:as_cohv"],
+     f"methods[2].name: methods: {DISPLAYS}:as_cohv: its display 'CoHV-UCB' is how cabench shows its own method "
+     "cohv-ucb"),
+    (["uniform", f"{DISPLAYS}:as_cohv_name"], "COHV-ucb ' is how cabench shows its own method cohv-ucb"),
+    (["cohv-ucb", f"{DISPLAYS}:as_hv_lower"], "its display 'hv-ucb' is how cabench shows its own method hv-ucb"),
     ([f"{DISPLAYS}:mine", "uniform", f"{DISPLAYS}:mine_again"],
      f"methods[2].name: {DISPLAYS}:mine_again is shown as 'mine', as {DISPLAYS}:mine (methods[0]) is"),
     (["cohv-ucb", f"{DISPLAYS}:two_lines"],
@@ -408,7 +409,8 @@ DISPLAYS = "tests.plugins_hostile.displays"
 ])
 def test_display_that_cannot_be_shown_apart_is_refused_before_any_cell(tmp_path, methods, words):
     """A ``display`` equal (case-insensitively, stripped) to another method's display or name showed two identical
-    rows, "CoHV-UCB vs CoHV-UCB" and one legend entry; one on two lines broke tables, a blank one showed nothing."""
+    rows, "CoHV-UCB vs CoHV-UCB" and one legend entry; one on two lines broke tables, a blank one showed nothing.
+    One shown as a shipped method, run without it, had the report state that method's verdicts of it."""
     one_line(run(tmp_path, "online", methods), words)
     assert not (tmp_path / "out").exists()
 

@@ -80,6 +80,12 @@ def checked_display(name: str, display: object) -> str:
     if problem is not None:
         raise CabenchError(f"methods: {name}: its display {problem}; give it the name tables, reports and legends "
                            "should show")
+    shipped = next((n for n, style in BUILT_IN.items()
+                    if str(display).strip().casefold() in (n.casefold(), style[0].casefold())), None)
+    if shipped is not None:  # (a report would state the shipped method's verdicts of it)
+        raise CabenchError(f"methods: {name}: its display '{display}' is how cabench shows its own method "
+                           f"{shipped}; give yours a name of its own, so that no table or report mistakes it for "
+                           "that method")
     return str(display)
 
 
