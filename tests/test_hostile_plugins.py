@@ -356,13 +356,22 @@ def test_a_target_far_beyond_the_budget_is_pulled_as_far_as_the_budget_pays(monk
         assert result.samples[r].tolist() == reference["samples"] and result.spend[r] == reference["spend"]
 
 
+@pytest.mark.parametrize("rehearsed", [True, False])
 @pytest.mark.parametrize("setting, method", [("online", f"{ONLINE}:nan_after_five_pulls"),
                                              ("psi", f"{PSI}:nan_in_second_phase")])
-def test_live_run_with_a_failing_method_ends_in_one_line_and_records_why(tmp_path, setting, method):
+def test_live_run_with_a_failing_method_ends_in_one_line_and_records_why(tmp_path, monkeypatch, setting, method,
+                                                                          rehearsed):
     """``cabench live``: a NaN index used to end the method silently (78% of the budget unspent,
-    ``stopped_by: null``); now one line naming the method, and ``spend.json`` says why it stopped."""
+    ``stopped_by: null``); now one line naming the method, and ``spend.json`` says why it stopped. A method of
+    one's own is first run on made-up outcomes, so one failing there is refused before profiling pays for calls
+    (it paid 44,000 of 60,000 tokens first); one failing only on the real outcomes (here, the rehearsal left out)
+    stops the run where it fails."""
     pytest.importorskip("httpx")
+    from cabench.live import session
     from cabench.live.serve import ReplayEndpoint, serve_in_thread
+
+    if not rehearsed:
+        monkeypatch.setattr(session, "rehearse", lambda cfg: None)
     from tests.conftest import spread_logs, write_dataset
 
     dataset = write_dataset(tmp_path / "four", spread_logs(4, 40, seed=3), split={"profiling_size": 8, "seed": 0})
@@ -377,9 +386,13 @@ def test_live_run_with_a_failing_method_ends_in_one_line_and_records_why(tmp_pat
     finally:
         server.shutdown()
         server.server_close()
-    one_line(result, method)
+    line = one_line(result, method)
+    if rehearsed:
+        assert line.endswith("(on made-up outcomes, before any call was made)"), line
+        assert not (tmp_path / "run").exists()
+        return
     spend = json.loads((tmp_path / "run" / "spend.json").read_text())
-    assert spend["stopped_by"] is not None and method in json.dumps(spend)
+    assert spend["stopped_by"] is not None and method in json.dumps(spend) and spend["spent_tokens"] > 0
     assert not (tmp_path / "run" / "decision.json").exists()
 
 

@@ -59,6 +59,8 @@ def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool =
                 raise CabenchError(f"{cfg.source}: configurations[{i}].prompting: '{c.prompting}' has no prompt in "
                                    f"task.prompts (it has {', '.join(task.templates) or 'none'}); add one")
     split = _split(cfg, [inst.id for inst in task.instances], collect)  # the config's instances fit the task
+    if not collect:
+        rehearse(cfg)  # a method of one's own that fails, before profiling pays for its calls
     try:  # its key checked before anything is written, the folder made
         client = ChatClient(cfg.endpoint, cfg.seed)
     except CabenchError as exc:  # a key of the config's endpoint: named with the config's file, as any key is
@@ -70,6 +72,42 @@ def run_session(cfg: LiveConfig, out: Path, quiet: bool = False, collect: bool =
     except BaseException:
         client.close()  # (closing an httpx client again does nothing)
         raise
+
+
+#: The most decisions :func:`rehearse` asks a method for.
+REHEARSAL_ASKS = 500
+
+
+def rehearse(cfg: LiveConfig) -> None:
+    """Run a method of your own (``module:object``) on made-up outcomes before any call is paid for: one that
+    raises, returns what its loop cannot use, or (online) whose index of an arm depends on the other arms, is
+    refused in one line now, not after profiling spent its share of the budget. Every configuration gets its own
+    fixed reward and cost; the method is asked until it ends, or :data:`REHEARSAL_ASKS` times. A built-in is not
+    rehearsed."""
+    method = cfg.method
+    if method is None or method.entry.source is None:
+        return
+    k, d = len(cfg.configurations), len(cfg.terms.objectives)
+    rng = np.random.default_rng(0)
+    costs = [float(c) for c in rng.uniform(0.2, 1.0, k)]
+    costs[int(np.argmax(costs))] = 1.0  # (costs over the largest, as profiling makes them)
+    means = rng.uniform(0.1, 0.9, (k, d))
+    try:
+        policy: Any
+        if cfg.setting == "online":
+            method.entry.check_arm_by_arm(d)
+            policy = OnlinePolicy(method, d, 8.0 * sum(costs), costs, min(costs), 8.0)
+        else:
+            policy = PsiPolicy(method, d, costs, 8.0 * sum(costs), cfg.cost_mode == "stochastic", 8.0)
+        for _ in range(REHEARSAL_ASKS):
+            arm = policy.ask()
+            if arm is None or arm == WAIT:
+                break
+            policy.tell(arm, [float(x) for x in means[arm]], costs[arm])
+    except UserMethodError as exc:
+        raise CabenchError(f"{cfg.source}: method: {exc} (on made-up outcomes, before any call was made)") from None
+    except (CabenchError, ValueError):  # the made-up budget or costs do not suit it: the run's own will decide
+        return
 
 
 def _refuse_foreign(out: Path) -> None:
