@@ -111,8 +111,17 @@ def methods_by_setting(names: tuple[str, ...]) -> dict[str, list[str]]:
     recommended method of each setting."""
     if not names:
         return {setting: [recommended(setting)] for setting in SETTINGS}
-    known = {setting: registry.names(setting) for setting in SETTINGS}
+    known = {setting: list(registry.names(setting)) for setting in SETTINGS}
     for name in names:
+        if ":" in name and not any(name in known[s] for s in SETTINGS):  # a method of your own, module:object
+            fits, refusals = registry.settings_of(name)
+            if not fits:
+                why = {str(r) for r in refusals}
+                raise CabenchError(f"--methods: {refusals[0]}" if len(why) == 1 else
+                                   f"--methods: '{name}' is neither an online index function nor an identification "
+                                   f"schedule ({'; '.join(str(r) for r in refusals)})")
+            for setting in fits:
+                known[setting].append(name)
         if not any(name in known[s] for s in SETTINGS):
             choices = sorted({n for s in SETTINGS for n in known[s]})
             raise CabenchError(f"--methods: '{name}' is not a method"

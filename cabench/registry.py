@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 
+from cabench.errors import CabenchError
 from cabench.methods import lookup
-from cabench.methods.spec import Parameter, Spec, display_problem, registered
+from cabench.methods.spec import SETTINGS, Parameter, Spec, display_problem, registered
 from cabench.methods.styles import USER
 
 #: (colour, marker) of methods in the figure being drawn (:func:`distinct_styles`), by name.
@@ -30,6 +31,20 @@ def choices(name: str, setting: str) -> tuple[str, ...] | None:
     """The names a config may give where it gives ``name``: the registered methods of ``setting``, or
     None when ``name`` is ``module:object`` (any importable function of the setting's signature)."""
     return None if lookup.is_module_object(name) else lookup.names(setting)
+
+
+def settings_of(name: str) -> tuple[list[str], list[CabenchError]]:
+    """The settings whose calls the method ``module:object`` ``name`` takes (imported and its signature checked,
+    as a config of each setting checks it), and why each other setting's is refused."""
+    fits, refusals = [], []
+    for setting in SETTINGS:
+        try:
+            lookup.get(name, setting)
+        except CabenchError as exc:
+            refusals.append(exc)
+        else:
+            fits.append(setting)
+    return fits, refusals
 
 
 def spec(name: str, setting: str | None = None) -> Spec:

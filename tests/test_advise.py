@@ -924,3 +924,23 @@ def test_spends_charged_at_profiling_means_say_when_evaluation_calls_cost_far_mo
     recommended = RUNNER.invoke(app, ["recommend", str(tmp_path / "advice" / "results")])
     assert said in report and said in recommended.output
     assert "costs 1.25 times that" not in first.output  # the example's own logs: no note
+
+
+def test_methods_of_your_own_run_in_the_setting_they_fit(home, first, tmp_path, monkeypatch):
+    """README offers methods of your own as module:object; advise refused them as "not a method"."""
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent.parent / "examples"))
+    dataset = tmp_path / "evals"
+    shutil.copytree(home / "advice" / "data" / "evals", dataset)
+    common = ["advise", str(dataset), "--prices", str(home / "prices.yaml"), "--budget", "0.2usd", "--repetitions",
+              "2", "--quiet"]
+    result = RUNNER.invoke(app, [*common, "--methods", "my_methods:sqrt_cost_ucb,my_methods:front_loaded",
+                                 "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    for setting, method in (("online", "my_methods:sqrt_cost_ucb"), ("psi", "my_methods:front_loaded")):
+        shown = "online" if setting == "online" else "identification"
+        runs = pd.read_csv(tmp_path / "out" / "results" / f"evals_{shown}_0.2usd" / "runs.csv")
+        assert set(runs["method"]) == {method}, (setting, set(runs["method"]))
+    refused = RUNNER.invoke(app, [*common, "--methods", "my_methods:nothing_here", "--out", str(tmp_path / "no")])
+    assert refused.exit_code == 2 and refused.stderr.count("\n") == 1, refused.output
+    assert refused.stderr.startswith("error: --methods: methods: 'my_methods' has no 'nothing_here'")
+    assert not (tmp_path / "no").exists()
