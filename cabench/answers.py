@@ -20,7 +20,7 @@ import pandas as pd
 from cabench import registry
 from cabench.plan import NOT_RUN as NOT_RUN  # how recommend, the reports and summary.csv name a skipped cell
 from cabench.plan import not_run_status
-from cabench.record import ALL_REAL_UNITS, best_nu, boundary_arms, objective_columns
+from cabench.record import best_nu, boundary_arms, measure_columns, objective_columns
 from cabench.results import Experiment
 
 
@@ -31,7 +31,7 @@ def row_facts(arms: pd.DataFrame, name: str, row: Mapping[str, Any]) -> dict[str
         out[col] = float(row[col])
     out.update({"profile_cost": float(row["profile_cost"]), "nu": float(row["nu"]), "pareto": bool(row["pareto"]),
                 "optimal": bool(row["optimal"])})
-    for measure, _ in ALL_REAL_UNITS:
+    for measure in measure_columns(arms):
         if measure in arms:
             out[measure] = float(row[measure])
             for end in ("ci", "low", "high"):  # (no ends in a folder written before cabench recorded them)

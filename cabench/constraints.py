@@ -28,7 +28,7 @@ import pandas as pd
 from cabench.errors import CabenchError, did_you_mean
 from cabench.pareto import pareto_mask
 from cabench.quantize import QUANTUM
-from cabench.record import best_nu, objective_columns
+from cabench.record import best_nu, measure_columns, objective_columns
 from cabench.results import Experiment, ResultSet
 from cabench.units import plain
 
@@ -193,8 +193,12 @@ def _values(arms: pd.DataFrame, c: Constraint) -> tuple[str, np.ndarray]:
                            f"unit ({c.column}{c.op}{c.value:g}{c.column}) for the "
                            "mean per call")
     column = c.column if c.column in arms or c.column != "accuracy" else "mu_accuracy"
+    raw = c.column.removeprefix("mu_")
+    if column not in arms and not c.text.strip().lower().startswith("mu_") and raw in measure_columns(arms):
+        column = raw  # a column of the user's own an objective reads (judge), bounded in its own scale
     if column not in arms:
         measures = {name: name for name, (col, _) in MEASURES.items() if col in arms}
+        measures |= {m: m for m in measure_columns(arms) if m not in {col for col, _ in MEASURES.values()}}
         objectives = {col.removeprefix("mu_"): col if _is_measure_name(col.removeprefix("mu_")) else
                       col.removeprefix("mu_") for col in objective_columns(arms)}  # as each is bounded
         have = [*measures.values(), *objectives.values()]
@@ -235,7 +239,7 @@ def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...], where: s
                                "experiment again")
         # accuracy too: an arms.csv written before cabench kept the logs' scores unrounded gives their quantised mean
         quantised = column.startswith("mu_") or column == "accuracy"
-        holds, straddles = c.holds(values, quantised), _straddles(arms, c.column, values, c.value, quantised)
+        holds, straddles = c.holds(values, quantised), _straddles(arms, column, values, c.value, quantised)
         ok &= holds
         may_qualify &= holds | straddles
         may_fail |= ~holds | straddles

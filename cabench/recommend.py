@@ -122,12 +122,15 @@ IN_REAL_UNITS = {"accuracy", "efficiency", "latency", "cost"}
 
 def per_call(a: dict[str, Any]) -> str:
     """Real units per call where known, each with its 95% interval (:func:`~cabench.report_cells.measurement`), then
-    the normalised mean of each objective of the user's own column (``helpfulness 0.200 (normalised)``), which has
-    no unit cabench knows: the decision is made on it, so it is shown."""
-    own = [f"{k[3:]} {v:.3f} (normalised)" for k, v in a.items()
+    the mean per call of each column of the user's own an objective reads (``judge 1.73 ± 0.12``, in the column's
+    own scale), then each such objective's normalised mean, on which the decision is made (``badness 0.614
+    (normalised, larger is better)``: an objective to minimise is flipped by its normalisation)."""
+    columns = [f"{k} {measurement(a, k, '{:.3g}')}" for k in a if not k.startswith("mu_") and k not in SHOWN
+               and all(f"{k}{end}" in a for end in ("_ci", "_low", "_high"))]  # a column of the user's own, as is
+    own = [f"{k[3:]} {v:.3f} (normalised, larger is better)" for k, v in a.items()
            if k.startswith("mu_") and k != "mu_c" and k[3:] not in IN_REAL_UNITS and finite(v)]
     return ", ".join([f"{prefix}{measurement(a, measure, number)}{suffix}"
-                      for measure, (prefix, number, suffix) in SHOWN.items() if measure in a] + own)
+                      for measure, (prefix, number, suffix) in SHOWN.items() if measure in a] + columns + own)
 
 
 def _found_at(item: dict[str, Any], rows: list[dict[str, Any]]) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cabench.data.terms import USD_COLUMN
+from cabench.data.terms import COST_COLUMN, USD_COLUMN
 from cabench.pareto import classification_gaps, pareto_mask
 from cabench.problem import Problem
 from cabench.stats import wilson_bounds
@@ -49,7 +49,7 @@ ALL_REAL_UNITS = REAL_UNITS + COST_MEASURES
 
 
 def real_units(measured: dict[str, np.ndarray], arms: np.ndarray, questions: np.ndarray | None = None,
-               cost_unit: str = "") -> dict[str, np.ndarray]:
+               cost_unit: str = "", own: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """Per-arm means of the measurements in real units over the evaluation instances, for the arms ``arms``, and
     their 95% intervals: the half-width of the normal interval (``<name>_ci``, :func:`spread`) and the interval's
     ends (``<name>_low``, ``<name>_high``).
@@ -58,10 +58,11 @@ def real_units(measured: dict[str, np.ndarray], arms: np.ndarray, questions: np.
     at least 0) and, for 0/1 outcomes, has a width; otherwise Wilson's score interval for 0/1 outcomes (few
     instances, or every one right or wrong; on :func:`spread`'s number of trials) and the normal interval cut at
     the range for the rest. ``questions`` (epoch logs: each evaluation instance's question, ``0 .. q-1``) makes
-    the runs of a question one unit of evidence.
+    the runs of a question one unit of evidence. ``own``: the log columns of objectives of the user's own (a judge's
+    score), each given under its column's name, its interval not cut at any range (its scale is the user's).
     """
     out: dict[str, np.ndarray] = {}
-    for name, column in (*REAL_UNITS, *((n, c) for n, c in COST_MEASURES if n == cost_unit)):
+    for name, column in (*REAL_UNITS, *((n, c) for n, c in COST_MEASURES if n == cost_unit), *((c, c) for c in own)):
         if column not in measured:
             continue
         values = np.asarray(measured[column], dtype=float)[arms]
@@ -74,6 +75,9 @@ def real_units(measured: dict[str, np.ndarray], arms: np.ndarray, questions: np.
         half = np.where(alike & np.isfinite(half), 0.0, half)
         top = 1.0 if name == "accuracy" else np.inf
         low, high = mean - half, mean + half
+        if name in own:  # (no range cabench knows)
+            out[name], out[f"{name}_ci"], out[f"{name}_low"], out[f"{name}_high"] = mean, half, low, high
+            continue
         binary = np.isin(values, (0.0, 1.0)).all(axis=1) if name == "accuracy" else np.zeros(len(arms), dtype=bool)
         outside = ~np.isfinite(half) | (low < 0.0) | (high > top) | (binary & (half == 0.0))
         replace = outside & binary
@@ -120,7 +124,8 @@ def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple
     classification gap ``gamma`` of eq. (1); then, from the evaluation rows ``measured`` (replayed logs), accuracy,
     latency in seconds, tokens, dollars (and completion tokens where they are the cost) per call where known,
     each with its 95% interval (:func:`real_units`;
-    ``questions``: an epoch log's question of each evaluation instance).
+    ``questions``: an epoch log's question of each evaluation instance), and the mean per call of each objective's
+    column of the user's own (:func:`own_columns`), under the column's name.
     """
     mu = np.asarray(problem.mu, dtype=float)
     _, _, gamma, _ = classification_gaps(mu.copy())
@@ -144,10 +149,34 @@ def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple
     out["pareto"] = pareto_mask(mu).astype(int)
     out["gamma"] = gamma
     if measured is not None:
+        ends = ("", "_ci", "_low", "_high")
+        taken = {*out.columns, *(f"{n}{e}" for n, _ in ALL_REAL_UNITS for e in ends)}
+        own = tuple(c for c in own_columns(problem) if all(f"{c}{e}" not in taken for e in ends))
         for name, values in real_units(measured, np.asarray(problem.arm_ids), questions,
-                                       problem.norm.cost_unit).items():
+                                       problem.norm.cost_unit, own).items():
             out[name] = values
     return out
+
+
+#: Log columns the built-in objectives and measures read: no column of the user's own.
+_KNOWN_COLUMNS = frozenset({"correct", "latency_s", "tokens", "prompt_tokens", "completion_tokens", "cost_usd",
+                            COST_COLUMN, USD_COLUMN})
+
+
+def measure_columns(arms: pd.DataFrame) -> list[str]:
+    """The per-call means ``arms.csv`` records with their intervals: the real units (:data:`ALL_REAL_UNITS`), then
+    the columns of the user's own its objectives read (:func:`own_columns`), each a column with ``_ci``, ``_low``
+    and ``_high`` beside it."""
+    known = [m for m, _ in ALL_REAL_UNITS if m in arms]
+    own = [c for c in arms.columns if c not in known and not str(c).startswith("mu_")
+           and all(f"{c}{end}" in arms for end in ("_ci", "_low", "_high"))]
+    return [*known, *own]
+
+
+def own_columns(problem: Problem) -> tuple[str, ...]:
+    """The log columns of the experiment's objectives of the user's own (``{column: judge, ...}``), in objective
+    order: their means per call are recorded in the column's units, beside the normalised ``mu_<name>``."""
+    return tuple(dict.fromkeys(o.column for o in problem.norm.objectives if o.column not in _KNOWN_COLUMNS))
 
 
 def best_nu(arms: pd.DataFrame, among: np.ndarray | None = None) -> np.ndarray:

@@ -36,7 +36,7 @@ import yaml
 from cabench import registry
 from cabench.errors import CabenchError
 from cabench.pareto import pareto_mask
-from cabench.record import ALL_REAL_UNITS, objective_columns
+from cabench.record import measure_columns, objective_columns
 from cabench.returned import ReturnedSets, returned_sets
 from cabench.storage import temporary_of
 from cabench.summaries import summarize
@@ -493,7 +493,7 @@ def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFr
         raise CabenchError(f"{where['arms.csv']}: objective columns {objective_columns(arms)}, but config.yaml "
                            f"records {objectives}; {AGAIN}")
     _fail_at(where["arms.csv"], arms, arms["config_id"].duplicated(), "config_id", "is listed twice")
-    for col in (c for m, _ in ALL_REAL_UNITS for c in (m, f"{m}_ci", f"{m}_low", f"{m}_high") if c in arms):
+    for col in (c for m in measure_columns(arms) for c in (m, f"{m}_ci", f"{m}_low", f"{m}_high") if c in arms):
         # the per-call means in real units and their intervals: optional (empty where a measure is not logged)
         number = pd.to_numeric(arms[col], errors="coerce")
         _fail_at(where["arms.csv"], arms, number.isna() & arms[col].notna(), col, "is not a number")

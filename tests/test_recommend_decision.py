@@ -608,8 +608,43 @@ def test_an_objective_of_the_users_own_column_is_shown_beside_the_units_per_call
     chosen = item["decision"]["configuration"]
     value = (int(chosen["config_id"][-1]) + 1) / 5.0
     line = next(x for x in format_decisions([item]).splitlines() if x.startswith("    per call: "))
-    assert line.endswith(f" tokens, helpfulness {value:.3f} (normalised)"), line
+    assert line.endswith(f" tokens, helpfulness {value:.3g} ± 0, helpfulness {value:.3f} (normalised, larger is "
+                         "better)"), line
     assert "latency (normalised)" not in line  # latency is shown in seconds already
+
+
+def test_a_column_objective_to_minimise_is_shown_in_its_own_scale_and_bounded_in_it(tmp_path):
+    """An objective on a judge's score to minimise, named badness, was shown only as "badness 0.614 (normalised)",
+    largest for the configuration of the lowest score (its normalisation flips it), and the score itself could not
+    be bounded (--require judge<=2.5: "no judge"). Its mean per call is recorded (arms.csv), shown, and bounded."""
+    from cabench.data.dataset import load_dataset
+    from tests.conftest import spread_logs, write_dataset
+
+    frame = spread_logs(4, 40, seed=2)
+    frame["judge"] = 1.0 + frame["config_id"].str[-1].astype(int) * 0.5 + (frame.index % 3) * 0.1  # 1.1 .. 2.6
+    folder = write_dataset(tmp_path / "own", frame, gz=False, split={"profiling_size": 15, "seed": 0})
+    (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text() + "extra_columns: [judge]\n")
+    objectives = ["accuracy", {"column": "judge", "direction": "min", "normalise": [1, 3], "name": "badness"}]
+    run_experiment(parse_config({"name": "own", "dataset": str(folder), "setting": "online", "rho": [8],
+                                 "objectives": objectives, "methods": ["cohv-ucb"], "repetitions": 4,
+                                 "output": str(tmp_path / "res" / "own")}, "own.yaml"), quiet=True)
+    arms = pd.read_csv(tmp_path / "res" / "own" / "arms.csv").set_index("config_id")
+    ds = load_dataset(folder)
+    logs = frame[frame["instance_id"].isin(ds.evaluation_ids)].groupby("config_id")["judge"]
+    assert arms["judge"].to_dict() == pytest.approx(logs.mean().to_dict(), rel=1e-12)
+    assert arms["judge_ci"].to_dict() == pytest.approx((1.96 * logs.std() / logs.count() ** 0.5).to_dict())
+    assert arms["mu_badness"].to_dict() == pytest.approx(((3 - logs.mean()) / 2).to_dict(), abs=1e-6)  # flipped
+    (item,) = recommend(tmp_path / "res")
+    chosen = item["decision"]["configuration"]["config_id"]
+    line = next(x for x in format_decisions([item]).splitlines()  # (tied configurations: a line each)
+                if x.startswith("    per call: ") or x.startswith(f"    {chosen}: "))
+    assert (f", judge {arms.loc[chosen, 'judge']:.3g} ± {arms.loc[chosen, 'judge_ci']:.3g}, badness "
+            f"{arms.loc[chosen, 'mu_badness']:.3f} (normalised, larger is better)") in line, line
+    (bounded,) = recommend(tmp_path / "res", parse_constraints(["judge<=2"]))
+    qualify = set(arms.index[arms["judge"] <= 2])
+    assert 0 < len(qualify) < 4 and set(bounded["constrained"]["qualifying"]) == qualify, bounded["constrained"]
+    refused = RUNNER.invoke(app, ["recommend", str(tmp_path / "res"), "--require", "score<=2"])
+    assert refused.exit_code == 2 and "(they have accuracy, latency, tokens, judge, badness)" in refused.stderr
 
 
 def test_a_weak_answer_among_configurations_that_tie_exactly_says_no_budget_separates_them(tmp_path):
