@@ -113,7 +113,7 @@ def methods_by_setting(names: tuple[str, ...]) -> dict[str, list[str]]:
         return {setting: [recommended(setting)] for setting in SETTINGS}
     known = {setting: list(registry.names(setting)) for setting in SETTINGS}
     for name in names:
-        if ":" in name and not any(name in known[s] for s in SETTINGS):  # a method of your own, module:object
+        if registry.is_module_object(name) and not any(name in known[s] for s in SETTINGS):  # a method of your own
             fits, refusals = registry.settings_of(name)
             if not fits:
                 why = {str(r) for r in refusals}

@@ -33,6 +33,11 @@ def choices(name: str, setting: str) -> tuple[str, ...] | None:
     return None if lookup.is_module_object(name) else lookup.names(setting)
 
 
+def is_module_object(name: str) -> bool:
+    """Whether ``name`` is a method of your own, ``module:object``, rather than a registered name."""
+    return lookup.is_module_object(name)
+
+
 def settings_of(name: str) -> tuple[list[str], list[CabenchError]]:
     """The settings whose calls the method ``module:object`` ``name`` takes (imported and its signature checked,
     as a config of each setting checks it), and why each other setting's is refused."""
