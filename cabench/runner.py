@@ -282,21 +282,54 @@ def _cell_table(cache: Path, key: str, table: str = "") -> Path:
     return packed if packed.is_file() else cache / f"{key}{table}.csv"
 
 
-def _work(problem: Problem, setting: str, seed: int, cell: Cell, key: str) -> tuple[str, dict[str, bytes]]:
-    """Run a cell and format its files where it ran (so formatting and compressing run in parallel too)."""
+class OtherCode(CabenchError):
+    """A worker process holds other code or settings for a method of your own than the process that keyed its
+    cells: its module edited and loaded again there since the worker started, or a setting changed at run time,
+    which a worker cannot see."""
+
+
+def _work(problem: Problem, setting: str, seed: int, cell: Cell, key: str,
+          keyed: dict[str, Any] | None = None) -> tuple[str, dict[str, bytes]]:
+    """Run a cell and format its files where it ran (so formatting and compressing run in parallel too). ``keyed``:
+    a method of your own as its cell's key describes it (:meth:`Cell.describe`), checked against what this process
+    holds before it runs, so that no cell is stored under a key of other code (:class:`OtherCode`)."""
+    if keyed is not None:
+        try:
+            held = cell.describe()["method"]
+        except CabenchError:  # (its file changed since this process imported it)
+            held = None
+        if held != keyed:
+            raise OtherCode(f"methods: {cell.method.name}: this worker runs other code or settings for it than the "
+                            "process that keyed its cells")
     return key, _cell_files(key, *run_cell(problem, setting, seed, cell))
 
 
 def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str]],
-             save: Callable[..., None], quiet: bool) -> None:
-    """Run the cells of ``todo`` on the configured backend, saving each as it finishes."""
+             save: Callable[..., None], quiet: bool, echo: Callable[[str], None] = print) -> None:
+    """Run the cells of ``todo`` on the configured backend, saving each as it finishes. Worker processes that hold
+    other code or settings for a method of your own than this process (:class:`OtherCode`: a module edited and
+    reloaded in a notebook, where the workers started before; a setting changed at run time) leave the cells not
+    yet saved to this process, which runs them as their keys say, and says so."""
     backend = Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address)
     check_sendable({cell.method.name: cell.method for cell, _ in todo}, backend)
-    tasks = [(problem, cfg.setting, cfg.seed, cell, key) for cell, key in todo]
+    own = {cell.method.name: cell.describe()["method"] for cell, _ in todo if cell.method.entry.source is not None}
+    tasks = [(problem, cfg.setting, cfg.seed, cell, key, None if backend.in_process else own.get(cell.method.name))
+             for cell, key in todo]
+    saved: set[str] = set()
     with tqdm(total=len(todo), desc=cfg.name, unit="cell", disable=quiet or not todo, leave=False) as bar:
-        for result in parallel_map(_work, tasks, backend, ordered=False, shared=(problem,)):
-            save(*result)
-            bar.update()
+        try:
+            for result in parallel_map(_work, tasks, backend, ordered=False, shared=(problem,)):
+                save(*result)
+                saved.add(result[0])
+                bar.update()
+        except OtherCode as exc:
+            left = [task[:5] for task in tasks if task[4] not in saved]
+            echo(f"{cfg.name}: warning: {exc} (its module edited and loaded again here since the workers started, or a "
+                 f"setting changed at run time, which they cannot see): {len(left)} cell"
+                 f"{'s' if len(left) != 1 else ''} run in this process instead, as their keys say")
+            for result in parallel_map(_work, left, Backend("sequential", 1)):
+                save(*result)
+                bar.update()
 
 
 def experiment_record(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any],
@@ -483,7 +516,7 @@ def _run_locked(cfg: ExperimentConfig, problem: Problem, identity: dict[str, Any
         write_atomic(cache / f"{key}.ok", json.dumps({n: _digest(d) for n, d in files.items()}))  # the seal, last
 
     try:
-        _execute(cfg, problem, todo, save, quiet)
+        _execute(cfg, problem, todo, save, quiet, echo)
     except (KeyboardInterrupt, WorkerEnded) as exc:
         finished = sum(_cell_state(cache, k) == "done" for k in keys)
         saved = f"{finished} of {len(cells)} cells are saved in {cache}; run the same command again to resume"

@@ -330,9 +330,133 @@ def test_a_callable_objects_settings_changed_in_one_process_recompute_its_cells(
     again = pulls()
     assert again["mine_swept:swept"] == first["mine_swept:swept"]
     assert again["mine_swept:partial"] == changed["mine_swept:swept"]  # the same rule at power 4
+    mine_swept.partial = functools.partial(mine_swept.scaled, power=0.5)  # (as the module's file makes it)
     from cabench.methods.user import held_settings  # the same settings read alike in another process (a set's
     code = "import mine_swept; from cabench.methods.user import held_settings; print(held_settings(mine_swept.swept))"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,  # order too)
                            env={**os.environ, "PYTHONPATH": str(home), "PYTHONHASHSEED": "7"}).stdout
     assert other == f"{held_settings(mine_swept.Scaled(0.5))}\n" and "power" in other and "display" not in other
     sys.modules.pop("mine_swept", None)
+
+
+def _sweep_home(tmp_path: Path, monkeypatch, name: str, text: str):
+    """A module of your own, ``name``, written under ``tmp_path`` and imported, and a config running its methods."""
+    home = tmp_path / "code"
+    home.mkdir(exist_ok=True)
+    (home / f"{name}.py").write_text(text)
+    monkeypatch.syspath_prepend(str(home))
+    sys.modules.pop(name, None)
+    return importlib.import_module(name)
+
+
+def _online_pulls(tmp_path: Path, methods: list[str], out: str, n_jobs: int = 1, echo=None) -> dict[str, list[int]]:
+    from cabench.config import parse_config
+    from cabench.runner import run_experiment
+
+    cfg = {"name": "swept", "setting": "online", "repetitions": 6, "seed": 0, "rho": [6], "n_jobs": n_jobs,
+           "chunk_size": 3, "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7], [0.8, 0.2]],
+                                                      "costs": [10, 40, 15, 5]}},
+           "methods": methods, "output": str(tmp_path / out)}
+    run_experiment(parse_config(cfg, "c.yaml"), quiet=True, **({"echo": echo} if echo else {}))
+    runs = pd.read_csv(tmp_path / out / "selections.csv.gz")
+    return {m: g.sort_values(["rep", "config_id"])["pulls"].tolist() for m, g in runs.groupby("method")}
+
+
+SWEPT = """import dataclasses
+
+
+POWER = 0.5
+
+
+def by_global(n, upper, lower_cost):
+    return upper[..., 0] * upper[..., 1] / lower_cost ** POWER
+
+
+def make(power):
+    def index(n, upper, lower_cost):
+        return upper[..., 0] * upper[..., 1] / lower_cost ** power
+    return index
+
+
+closure = make(0.5)
+
+
+class ByClass:
+    power = 0.5
+
+    def __call__(self, n, upper, lower_cost):
+        return upper[..., 0] * upper[..., 1] / lower_cost ** self.power
+
+
+by_class = ByClass()
+
+
+@dataclasses.dataclass
+class Settings:
+    power: float = 0.5
+
+    def __call__(self, n, upper, lower_cost):
+        return upper[..., 0] * upper[..., 1] / lower_cost ** self.power
+
+
+plain_dataclass = Settings()
+"""
+
+
+def test_settings_a_sweep_changes_in_one_process_recompute_the_cells_of_a_function_or_object(tmp_path, monkeypatch):
+    """A module global read by the index (SHARE = 0.9 set in a notebook), a factory's new closure, a class attribute:
+    each reused the first setting's cells. Each now keys its cells and runs as a fresh process would; a plain
+    (unhashable) dataclass instance runs (it ended in a traceback from a cache of the compiled index)."""
+    mine = _sweep_home(tmp_path, monkeypatch, "mine_sweep", SWEPT)
+    methods = [f"mine_sweep:{n}" for n in ("by_global", "closure", "by_class", "plain_dataclass")]
+    first = _online_pulls(tmp_path, methods, "out")
+    assert len({str(p) for p in first.values()}) == 1  # one rule, four ways of holding its setting
+    for n, (name, change) in enumerate([("closure", lambda: setattr(mine, "closure", mine.make(4.0))),
+                                        ("by_class", lambda: setattr(mine.ByClass, "power", 4.0)),
+                                        ("plain_dataclass", lambda: setattr(mine.plain_dataclass, "power", 4.0)),
+                                        ("by_global", lambda: setattr(mine, "POWER", 4.0))]):
+        change()  # one setting at a time: its own method's cells run again, as in a folder of their own
+        changed = _online_pulls(tmp_path, methods, "out")
+        assert changed == _online_pulls(tmp_path, methods, f"fresh{n}"), name
+        assert changed[f"mine_sweep:{name}"] != first[f"mine_sweep:{name}"], name
+    mine.POWER, mine.closure, mine.ByClass.power, mine.plain_dataclass.power = 0.5, mine.make(0.5), 0.5, 0.5
+    assert _online_pulls(tmp_path, methods, "out") == first
+    sys.modules.pop("mine_sweep", None)
+
+
+def test_a_module_reloaded_while_worker_processes_hold_the_old_one_runs_as_its_key_says(tmp_path, monkeypatch):
+    """With n_jobs 2, a module edited and reloaded as the refusal says (importlib.reload) ran in loky's workers as
+    they had imported it, its old code's results stored under the new code's key, which every later process
+    reused. The workers' code is checked against the key; cells they cannot run as keyed run here, said."""
+    mine = _sweep_home(tmp_path, monkeypatch, "mine_reload", SWEPT)
+    first = _online_pulls(tmp_path, ["mine_reload:by_global"], "out", n_jobs=2)
+    path = Path(mine.__file__)
+    path.write_text(SWEPT.replace("POWER = 0.5", "POWER = 4.0"))
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    importlib.reload(mine)
+    said: list[str] = []
+    changed = _online_pulls(tmp_path, ["mine_reload:by_global"], "out", n_jobs=2, echo=said.append)
+    assert any("this worker runs other code or settings for it than the process that keyed its cells" in line
+               and "run in this process instead" in line for line in said), said
+    fresh = _online_pulls(tmp_path, ["mine_reload:by_global"], "fresh", n_jobs=1)
+    assert changed == fresh != first
+    sys.modules.pop("mine_reload", None)
+
+
+def test_a_method_of_a_module_without_a_source_file_is_keyed_by_its_code(tmp_path):
+    """A notebook's methods (``__main__`` with no file, code run by exec) were keyed by the module's repr, the same
+    for every edit and every notebook: a second, other method reused the first's cells."""
+    import types
+
+    def notebook(text: str):
+        module = types.ModuleType("mine_notebook")
+        sys.modules["mine_notebook"] = module  # (as a notebook's __main__ is)
+        exec(compile(text, "<cell>", "exec"), module.__dict__)
+        return module
+
+    notebook(SWEPT)
+    first = _online_pulls(tmp_path, ["mine_notebook:by_global"], "out")
+    notebook(SWEPT.replace("** POWER", "** (4 * POWER)"))  # the cell edited and run again
+    changed = _online_pulls(tmp_path, ["mine_notebook:by_global"], "out")
+    assert changed != first and changed == _online_pulls(tmp_path, ["mine_notebook:by_global"], "fresh")
+    sys.modules.pop("mine_notebook", None)

@@ -224,11 +224,27 @@ def per_arm(function: Callable[..., float]) -> Any | None:
         return None
 
 
-@cache
-def from_arrays(function: Callable[..., Any]) -> Any | None:
+#: The index functions :func:`from_arrays` compiled in this process: (the function, compiled or None), by the
+#: function's identity and the settings it held then.
+_FROM_ARRAYS: dict[tuple[int, str | None], tuple[Any, Any]] = {}
+
+
+def from_arrays(function: Callable[..., Any], settings: str | None = None) -> Any | None:
     """An index function on arrays, ``index(n [m], upper [m, D], lower_cost [m]) -> [m]``, compiled and called on
     arrays of one arm (fresh copies, as the numpy loop gives); ``None`` when numba cannot compile it, or it does
-    not return a 1-D array of numbers. A result of another length than one becomes NaN, which stops the loop."""
+    not return a 1-D array of numbers. A result of another length than one becomes NaN, which stops the loop.
+    Compiled once per function and ``settings`` (a method of your own's, :meth:`UserMethod.state_digest`): numba
+    reads the globals and closure variables a function reads as constants when it compiles, so a setting changed
+    in one process (``mine.SHARE = 0.9``) compiles it again. The function need not be hashable (a dataclass)."""
+    found = _FROM_ARRAYS.get((id(function), settings))
+    if found is not None and found[0] is function:
+        return found[1]
+    compiled = _compiled_from_arrays(function)
+    _FROM_ARRAYS[(id(function), settings)] = (function, compiled)  # (the function kept: its id is not reused)
+    return compiled
+
+
+def _compiled_from_arrays(function: Callable[..., Any]) -> Any | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

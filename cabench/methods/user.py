@@ -14,11 +14,15 @@ import functools
 import hashlib
 import importlib
 import inspect
+import marshal
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from cabench.errors import CabenchError
 from cabench.methods.spec import stamp_loaded
@@ -81,10 +85,10 @@ class UserMethod:
     function: Callable[..., Any]
 
     def state_digest(self) -> str | None:
-        """SHA-256 of the settings the method holds beyond its source (:func:`held_settings`), or None for a
-        function: a callable object's attributes but ``display``, a bound method's object's, a partial's
-        arguments. A sweep in one process that changes them (``obj.power = 2``) changes the key of the cells
-        the method runs, as an edit of its source does."""
+        """SHA-256 of the settings the method holds beyond its source files (:func:`held_settings`), or None
+        where there are none: a plain function of a module file. A sweep in one process that changes them
+        (``obj.power = 2``, ``mine.SHARE = 0.9``, a factory's new closure) changes the key of the cells the method
+        runs, as an edit of its source does."""
         held = held_settings(self.function)
         return None if held is None else hashlib.sha256(held.encode()).hexdigest()
 
@@ -129,17 +133,88 @@ class UserMethod:
 
 
 def held_settings(function: Any) -> str | None:
-    """What a method of your own holds beyond its source, as text that is the same in every process for the same
-    settings (:func:`_canonical`); None for a plain function, whose settings are its source's."""
-    if inspect.isfunction(function) or inspect.isbuiltin(function):
+    """What a method of your own holds beyond the source files that key its cells, as text that is the same in
+    every process for the same settings (:func:`_canonical`): a callable object's attributes (but ``display``) and
+    its class's, a partial's arguments, a bound method's object, a function's closure and attributes (but
+    ``display``), and the plain data its module holds at run time (:func:`module_data`: ``SHARE = 0.5`` set to 0.9
+    in a notebook). A module with no source file (a notebook's
+    ``__main__``, code run by ``exec``) is keyed by the code of every function and class defined in it. None where
+    there is nothing of these: a plain function of a module file whose globals are functions, classes and
+    modules."""
+    parts = [] if inspect.isfunction(function) and not _function_state(function) else [_canonical(function)]
+    module = sys.modules.get(str(getattr(function, "__module__", None) or type(function).__module__))
+    if module is not None:
+        data = module_data(module)
+        if data:
+            parts.append(f"module {module.__name__} {_canonical(data)}")
+        if _source_file(module) is None:
+            parts.append(f"code {_module_code(module)}")
+    return " ".join(parts) or None
+
+
+def module_data(module: Any) -> dict[str, Any]:
+    """A module's global variables of plain data (:func:`_plain`: numbers, text, arrays, and lists, tuples, sets
+    and dicts of them), its settings; not its objects, which may hold what differs between processes (a library
+    handle, a lock, a logger) and are keyed where a method holds them."""
+    return {k: v for k, v in vars(module).items() if not k.startswith("__") and _plain(v)}
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is plain data: the same in every process that sets it alike."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind != "O"
+    if depth < 16 and isinstance(value, (list, tuple, set, frozenset)):
+        return all(_plain(v, depth + 1) for v in value)
+    if depth < 16 and isinstance(value, dict):
+        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _source_file(module: Any) -> str | None:
+    """The module's source file, where Python can read it."""
+    try:
+        found = inspect.getsourcefile(module)
+    except TypeError:
         return None
-    if isinstance(function, functools.partial):
-        return _canonical((function.func, function.args, function.keywords))
-    if inspect.ismethod(function):
-        return _canonical((function.__func__, function.__self__))
-    attributes = _attributes(function)
-    attributes.pop("display", None)  # (how it is shown: no setting of what it does)
-    return f"{type(function).__module__}.{type(function).__qualname__}{_canonical(attributes)}"
+    return found if found and os.path.isfile(found) else None
+
+
+def _module_code(module: Any) -> str:
+    """SHA-256 of the code of every function and class defined in ``module`` (its own, not imported)."""
+    h = hashlib.sha256()
+    for name, value in sorted(vars(module).items()):
+        if getattr(value, "__module__", None) == module.__name__ and (
+                inspect.isfunction(value) or inspect.isclass(value)):
+            h.update(f"{name}\0{_code(value)}\0".encode())
+    return h.hexdigest()
+
+
+def _code(value: Any) -> str:
+    """SHA-256 of a function's code (of a class, of its functions'), the same in every process for the same text."""
+    if inspect.isclass(value):
+        return hashlib.sha256(" ".join(f"{k}:{_code(v)}" for k, v in sorted(vars(value).items())
+                                       if inspect.isfunction(v)).encode()).hexdigest()
+    return hashlib.sha256(marshal.dumps(value.__code__)).hexdigest()
+
+
+def _function_state(function: Any) -> tuple[Any, ...]:
+    """A function's closure variables and attributes (but ``display``): settings its source does not hold."""
+    cells = [c.cell_contents for c in function.__closure__ or () if _filled(c)]
+    attributes = {k: v for k, v in vars(function).items() if k != "display"}
+    return (cells, attributes) if cells or attributes else ()
+
+
+_EMPTY = object()
+
+
+def _filled(cell: Any) -> bool:
+    """Whether a closure's cell holds a value (one of a variable assigned later is empty)."""
+    try:
+        return cell.cell_contents is not _EMPTY
+    except ValueError:
+        return False
 
 
 def _attributes(value: Any) -> dict[str, Any]:
@@ -155,11 +230,11 @@ def _attributes(value: Any) -> dict[str, Any]:
 
 def _canonical(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> str:
     """``value`` as text, equal for equal settings in any process: numbers by their repr, arrays by their
-    bytes, mappings and sets in a sorted order, functions and classes by name, other objects by their type and
-    attributes (to a depth of 8; an object met again inside itself by its type alone). What has no such text
-    (an object whose repr holds its address) differs between processes: its cells are run again, never reused
-    for other settings."""
-    if depth > 8 or id(value) in seen:
+    bytes, pandas objects by their values, mappings and sets in a sorted order, functions by name, code, closure
+    and attributes, classes by name, other objects by their type, attributes and their class's (to a depth of 64;
+    an object met again inside itself by its type alone). What has no such text (an object whose repr holds its
+    address) differs between processes: its cells are run again, never reused for other settings."""
+    if depth > 64 or id(value) in seen:
         return f"<{type(value).__qualname__}>"
     inner = seen | {id(value)}
 
@@ -182,13 +257,28 @@ def _canonical(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -
     if isinstance(value, dict):
         pairs = sorted(zip(each(value.keys()), each(value.values())))
         return f"{type(value).__name__}{{{','.join(f'{k}:{v}' for k, v in pairs)}}}"
-    if inspect.isfunction(value) or inspect.isbuiltin(value) or inspect.isclass(value) or inspect.ismodule(value):
+    if inspect.isfunction(value):  # its code too: two lambdas share a name
+        state = _function_state(value)
+        return (f"function:{value.__module__}.{value.__qualname__}:{_code(value)}"
+                + (_canonical(state, depth + 1, inner) if state else ""))
+    if inspect.isbuiltin(value) or inspect.isclass(value) or inspect.ismodule(value):
         return f"{type(value).__name__}:{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
-    if isinstance(value, functools.partial) or inspect.ismethod(value):
-        return held_settings(value) or ""
+    if isinstance(value, functools.partial):
+        return f"partial{_canonical((value.func, value.args, value.keywords), depth + 1, inner)}"
+    if inspect.ismethod(value):
+        return f"method{_canonical((value.__func__, value.__self__), depth + 1, inner)}"
+    if isinstance(value, (pd.DataFrame, pd.Series, pd.Index)):
+        data = pd.util.hash_pandas_object(value, index=not isinstance(value, pd.Index)).to_numpy().tobytes()
+        names = list(value.columns) if isinstance(value, pd.DataFrame) else [getattr(value, "name", None)]
+        return f"{type(value).__name__}:{_canonical(names, depth + 1, inner)}:{hashlib.sha256(data).hexdigest()}"
     attributes = _attributes(value)
-    if attributes:
-        return f"{type(value).__module__}.{type(value).__qualname__}{_canonical(attributes, depth + 1, inner)}"
+    attributes.pop("display", None)  # (how a method is shown: no setting of what it does)
+    own = {k: v for cls in type(value).__mro__[:-1] for k, v in vars(cls).items()  # its class's settings
+           if not k.startswith("__") and k != "display"
+           and not (inspect.isroutine(v) or isinstance(v, (property, classmethod, staticmethod)))}
+    if attributes or own:
+        return (f"{type(value).__module__}.{type(value).__qualname__}{_canonical(attributes, depth + 1, inner)}"
+                + (f"class{_canonical(own, depth + 1, inner)}" if own else ""))
     return f"{type(value).__qualname__}:{value!r}"
 
 

@@ -28,7 +28,8 @@ def run_compiled(problem: Problem, method: OnlineMethod, loop: Loop, keys: np.nd
         return None
     from cabench.kernels import online as kernel  # numba loads only when a loop runs
 
-    index_of = kernel.per_arm(index.function) if index.per_arm else kernel.from_arrays(index.function)
+    index_of = (kernel.per_arm(index.function) if index.per_arm
+                else kernel.from_arrays(index.function, method.entry.state_digest()))
     if index_of is None:
         return None
     reps, k = keys.shape
