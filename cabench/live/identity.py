@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 
@@ -19,8 +20,12 @@ from cabench.storage import write_atomic
 from cabench.units import amount
 
 
-def config_digest(cfg: LiveConfig, budget: bool = True) -> str:
+def config_digest(cfg: LiveConfig, budget: bool = True, as_given: bool = False) -> str:
     """What makes two live runs the same run (the endpoint's URL and concurrency may change on resume).
+
+    The task's files count by their real paths, however the config reached them (``../../data/piqa`` from one
+    folder, the absolute path from another); with ``as_given``, by their paths as the config resolved them, as
+    folders written before were keyed.
 
     The method counts by its name and parameters (its registry entry holds functions, whose text differs from
     one process to the next). A run on the paper's objectives with a cost in tokens is hashed as configs
@@ -30,6 +35,9 @@ def config_digest(cfg: LiveConfig, budget: bool = True) -> str:
     data = asdict(cfg)
     for key in ("endpoint", "source", "output", "terms"):
         data.pop(key)
+    if not as_given:
+        data["task"] = {k: os.path.realpath(v) if k in ("path", "labels", "dataset") and isinstance(v, str) else v
+                        for k, v in data["task"].items()}
     if data["method"] is not None:
         data["method"].pop("entry", None)
     stated = data.pop("budget")
@@ -47,6 +55,7 @@ def config_digest(cfg: LiveConfig, budget: bool = True) -> str:
 def check_identity(cfg: LiveConfig, out: Path) -> None:
     """Write ``live.json`` into a new folder; refuse a folder that holds the run of another config."""
     digest, but_budget = config_digest(cfg), config_digest(cfg, budget=False)
+    given, given_but_budget = config_digest(cfg, as_given=True), config_digest(cfg, budget=False, as_given=True)
     prices = resolved_prices(cfg)
     marker = out / "live.json"
     if marker.exists():
@@ -57,13 +66,13 @@ def check_identity(cfg: LiveConfig, out: Path) -> None:
         if not isinstance(held, dict):
             raise CabenchError(f"{marker}: damaged (not the JSON object cabench writes); it names the config this "
                                "folder belongs to: restore it, or pass another --out to start a new run")
-        same = held.get("config_digest") == digest
-        if not same and held.get("digest_but_budget") != but_budget:
+        same = held.get("config_digest") in (digest, given)  # (a folder keyed by its task's paths as given)
+        if not same and held.get("digest_but_budget") not in (but_budget, given_but_budget):
             raise CabenchError(f"{out}: holds the run of another config ({held.get('name')}, {held.get('source')}); "
                                "pass another --out to start a new run")
         _check_prices(held, prices, out)
         if same:
-            if "prices" in held or not prices:
+            if ("prices" in held or not prices) and held.get("config_digest") == digest:
                 return
             # a folder from before live.json recorded prices: they are recorded now, and checked from then on
         else:

@@ -250,6 +250,40 @@ def test_a_rerun_refused_before_any_call_leaves_a_finished_run_as_it_was(tmp_pat
         assert not (out / "decision.json").exists()
 
 
+def test_the_same_config_reached_by_another_path_resumes_its_folder(tmp_path, dataset, server, monkeypatch):
+    """A config whose task.dataset is relative, run again by another spelling of its path (from another folder, or
+    absolute), was refused as "another config" naming the same file, and told to start anew: paying again for
+    every call made."""
+    url, _ = server()
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    config = live_config(folder, dataset, url)
+    raw = yaml.safe_load(config.read_text())
+    raw["task"]["dataset"] = raw["configurations_from"] = os.path.relpath(dataset, folder)
+    config.write_text(yaml.safe_dump(raw))
+    out = tmp_path / "run"
+    monkeypatch.chdir(tmp_path)
+    first = RUNNER.invoke(app, ["live", "cfg/six_live.yaml", "--out", str(out), "--quiet"])
+    assert first.exit_code == 0, first.output
+    before = (out / "decision.json").read_bytes()
+    for where, spelt in ((folder, "six_live.yaml"), (tmp_path / "run", str(config))):
+        monkeypatch.chdir(where)
+        again = RUNNER.invoke(app, ["live", spelt, "--out", str(out), "--quiet"])
+        assert again.exit_code == 0, again.output
+        assert json.loads((out / "spend.json").read_text())["calls_made_this_run"] == 0
+        assert (out / "decision.json").read_bytes() == before
+    from cabench.live.config import load_live
+    from cabench.live.identity import config_digest
+
+    monkeypatch.chdir(tmp_path)  # a folder keyed as before, by the task's paths as given, resumes too
+    marker = json.loads((out / "live.json").read_text())
+    legacy = config_digest(load_live("cfg/six_live.yaml"), as_given=True)
+    assert legacy != marker["config_digest"]
+    (out / "live.json").write_text(json.dumps({**marker, "config_digest": legacy}))
+    assert RUNNER.invoke(app, ["live", "cfg/six_live.yaml", "--out", str(out), "--quiet"]).exit_code == 0
+    assert json.loads((out / "live.json").read_text())["config_digest"] == marker["config_digest"]
+
+
 @pytest.mark.parametrize("setting", ["online", "psi"])
 def test_pulls_equal_the_replay_engines_on_its_streams(tmp_path, dataset, server, setting):
     """Live on the replay engine's instance sequence makes the replay engine's pulls."""
