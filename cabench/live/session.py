@@ -179,9 +179,10 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Ta
                 _finish(cfg, out, caller, journal, facts, None, task, collect)
             raise
         caller.drain()
-        if caller.failure_stop:
+        if caller.failure_stop:  # the method did not end: no decision (a resumed run ends it), an earlier removed
             facts["stopped_by"] = "failures"
             facts["stop_reason"] = caller.failure_stop
+            decision = None
         result = _finish(cfg, out, caller, journal, facts, decision, task, collect)
     finally:
         caller.drain()

@@ -112,6 +112,7 @@ def test_misbehaving_endpoint_never_spends_past_the_budget(tmp_path, dataset, en
     assert result.exit_code == 2 and len(lines) == 1, result.output
     spend = strict_loads((out / "spend.json").read_text())
     assert spend["stopped_by"] == "failures" and spend["spent_tokens"] <= BUDGET
+    assert not (out / "decision.json").exists()  # the method did not end: a decision of its first pulls read as final
     assert ep.generated <= spend["spent_tokens"] <= BUDGET  # every generated token was charged
     records = finished(out)
     method = [r for r in records if r["key"].startswith("e:")]
