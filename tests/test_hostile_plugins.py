@@ -391,6 +391,8 @@ def test_live_run_with_a_failing_method_ends_in_one_line_and_records_why(tmp_pat
         assert line.endswith("(on made-up outcomes, before any call was made)"), line
         assert not (tmp_path / "run").exists()
         return
+    assert line.endswith(f"fix the method ({tmp_path / 'live.yaml'}: method) and run the same command again: the "
+                         "calls made are kept, and none is paid again"), line  # (no list of methods to remove it from)
     spend = json.loads((tmp_path / "run" / "spend.json").read_text())
     assert spend["stopped_by"] is not None and method in json.dumps(spend) and spend["spent_tokens"] > 0
     assert not (tmp_path / "run" / "decision.json").exists()

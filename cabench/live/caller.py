@@ -152,7 +152,8 @@ class Caller:
             if (done["config"], done["instance"]) != (config.name, instance.id):
                 raise CabenchError(f"{self.journal.path}: call {key} was {done['config']} on {done['instance']}, "
                                    f"now {config.name} on {instance.id}; this folder holds another run (its method, "
-                                   "the method's code or its config changed since): pass another --out to run anew")
+                                   "the method's code or its config changed since): restore what changed to resume "
+                                   "the calls paid here, or pass another --out to run anew")
             if done.get("ok") or not (retry_failed or done.get("lost")):
                 self.results[key] = done
                 return

@@ -169,6 +169,11 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Ta
             _finish(cfg, out, caller, journal, facts, None, task, collect)
             if isinstance(exc, FailureStop):
                 raise CabenchError(f"{cfg.name}: stopped: {exc}; {next_step(bool(caller.overbilled))}") from None
+            if isinstance(exc, UserMethodError):  # (a live config has one method: nothing to remove it from)
+                fix = (f"fix the method ({cfg.source}: method) and run the same command again: the calls made are "
+                       "kept, and none is paid again")
+                said = str(exc).removesuffix("; fix the method or remove it from methods")
+                raise CabenchError(f"{said}; {fix}") from None
             raise
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: spend.json says what was paid (an earlier run's would stay)
             facts["stopped_by"] = "interrupted"

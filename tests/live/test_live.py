@@ -238,8 +238,9 @@ def test_a_rerun_refused_before_any_call_leaves_a_finished_run_as_it_was(tmp_pat
         monkeypatch.setattr(session, "_method", raises)
     result = RUNNER.invoke(app, ["live", str(config), "--out", str(out), "--quiet"])
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
-    assert ("this folder holds another run (its method, the method's code or its config changed since): pass "
-            "another --out to run anew" if change == "instances" else "boom") in result.stderr
+    assert ("this folder holds another run (its method, the method's code or its config changed since): restore "
+            "what changed to resume the calls paid here, or pass another --out to run anew" if change == "instances"
+            else "boom") in result.stderr
     assert {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()} == before
     if change == "raises":  # a spend.json short of the journal's charges (a run killed before writing it) is
         spend = json.loads(before["spend.json"])  # written anew, saying every charge
