@@ -278,6 +278,19 @@ def test_a_helper_reloaded_under_a_module_that_imported_from_it_is_refused_and_a
         source_digest("mine_signed")
     importlib.reload(sys.modules["mine_signed"])
     assert source_digest("mine_signed") != digest
+    # a class imported by name (from mine_sign import Scaled), its method's code edited and mine_sign reloaded
+    (home / "mine_sign.py").write_text("class Scaled:\n    def __call__(self, x):\n        return x\n")
+    (home / "mine_signed.py").write_text("from mine_sign import Scaled\n\nscaled = Scaled()\n")
+    for name in ("mine_sign", "mine_signed"):
+        sys.modules.pop(name, None)
+    importlib.import_module("mine_signed")
+    digest = source_digest("mine_signed")
+    (home / "mine_sign.py").write_text("class Scaled:\n    def __call__(self, x):\n        return 2 * x\n")
+    importlib.reload(sys.modules["mine_sign"])
+    with pytest.raises(CabenchError, match=r"^mine_signed: holds mine_sign.Scaled as it was before mine_sign was "):
+        source_digest("mine_signed")
+    importlib.reload(sys.modules["mine_signed"])
+    assert source_digest("mine_signed") != digest
     for name in ("mine_sign", "mine_signed"):
         sys.modules.pop(name, None)
 

@@ -260,7 +260,17 @@ def _no_stale_imports(names: list[str]) -> None:
     for name, module in modules.items():
         for held in list(vars(module).values()):
             origin = getattr(held, "__module__", None)
-            if origin == name or origin not in modules or not inspect.isfunction(held):
+            if origin == name or origin not in modules:
+                continue
+            if inspect.isclass(held):  # a class imported by name (from shapes import Scaled): its methods' code
+                now = getattr(modules[origin], held.__name__, None)
+                if inspect.isclass(now) and now is not held and now.__qualname__ == held.__qualname__ and (
+                        _class_code(now) != _class_code(held)):
+                    raise CabenchError(f"{name}: holds {origin}.{held.__name__} as it was before {origin} was "
+                                       "loaded again, so the code that would run is not the code on disk; "
+                                       f"importlib.reload({name}) too, or start a new process")
+                continue
+            if not inspect.isfunction(held):
                 continue
             now = getattr(modules[origin], getattr(held, "__name__", ""), None)
             if not inspect.isfunction(now) or now.__qualname__ != held.__qualname__:
@@ -270,6 +280,11 @@ def _no_stale_imports(names: list[str]) -> None:
                 raise CabenchError(f"{name}: holds {origin}.{held.__name__} as it was before {origin} was loaded "
                                    f"again, so the code that would run is not the code on disk; "
                                    f"importlib.reload({name}) too, or start a new process")
+
+
+def _class_code(cls: type) -> dict[str, Any]:
+    """The code of a class's own functions, by name."""
+    return {k: getattr(inspect.unwrap(v), "__code__", None) for k, v in vars(cls).items() if inspect.isfunction(v)}
 
 
 def _stamp(path: Path | None) -> tuple[int, int] | tuple[()]:
