@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import joblib
-from joblib.externals.loky.process_executor import TerminatedWorkerError
+from joblib.externals.loky.process_executor import BrokenProcessPool, TerminatedWorkerError
 
 from cabench.errors import CabenchError
 from cabench.interrupts import handling, signals_set
@@ -280,6 +280,10 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
                 yield from outputs
             except TerminatedWorkerError as exc:
                 raise WorkerEnded(_how_ended(str(exc))) from None
+            except BrokenProcessPool as exc:
+                if "un-serialize" not in str(exc):
+                    raise
+                raise TasksNotLoaded("the worker processes could not load a task") from None
             except Exception as exc:
                 how = _dask_lost(exc) if backend.name == "dask" else None
                 if how is None:
@@ -289,6 +293,11 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
                 if outputs is not None:
                     outputs.close()
                 raise
+
+
+class TasksNotLoaded(CabenchError):
+    """loky's worker processes could not unpickle a task: a function it names is in a module they cannot import
+    (put on the path after they started: loky keeps its workers for the process's next maps)."""
 
 
 class WorkerEnded(CabenchError):

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 import cabench
 from cabench import registry
-from cabench.backends import Backend, WorkerEnded, check_sendable, parallel_map
+from cabench.backends import Backend, TasksNotLoaded, WorkerEnded, check_sendable, parallel_map
 from cabench.cell_keys import cell_key, code_hash
 from cabench.cells import Cell, run_cell
 from cabench.config import ExperimentConfig
@@ -312,8 +312,9 @@ def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str
     yet saved to this process, which runs them as their keys say, and says so."""
     backend = Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address)
     check_sendable({cell.method.name: cell.method for cell, _ in todo}, backend)
-    own = {cell.method.name: cell.describe()["method"] for cell, _ in todo if cell.method.entry.source is not None}
-    tasks = [(problem, cfg.setting, cfg.seed, cell, key, None if backend.in_process else own.get(cell.method.name))
+    own = any(cell.method.entry.source is not None for cell, _ in todo)
+    tasks = [(problem, cfg.setting, cfg.seed, cell, key,  # a method of your own as its cell's key describes it
+              cell.describe()["method"] if cell.method.entry.source is not None and not backend.in_process else None)
              for cell, key in todo]
     saved: set[str] = set()
     with tqdm(total=len(todo), desc=cfg.name, unit="cell", disable=quiet or not todo, leave=False) as bar:
@@ -322,11 +323,17 @@ def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str
                 save(*result)
                 saved.add(result[0])
                 bar.update()
-        except OtherCode as exc:
+        except (OtherCode, TasksNotLoaded) as exc:
+            if isinstance(exc, OtherCode):
+                why = (f"{exc} (its module edited and loaded again here since the workers started, or a setting "
+                       "changed at run time, which they cannot see)")
+            elif own:  # (a module of yours put on the path after they started)
+                why = "the worker processes cannot load a method of your own (started before its module was found?)"
+            else:
+                raise
             left = [task[:5] for task in tasks if task[4] not in saved]
-            echo(f"{cfg.name}: warning: {exc} (its module edited and loaded again here since the workers started, or a "
-                 f"setting changed at run time, which they cannot see): {len(left)} cell"
-                 f"{'s' if len(left) != 1 else ''} run in this process instead, as their keys say")
+            echo(f"{cfg.name}: warning: {why}: {len(left)} cell{'s' if len(left) != 1 else ''} run in this process "
+                 "instead, as their keys say")
             for result in parallel_map(_work, left, Backend("sequential", 1)):
                 save(*result)
                 bar.update()

@@ -362,17 +362,18 @@ def _sweep_home(tmp_path: Path, monkeypatch, name: str, text: str):
     return importlib.import_module(name)
 
 
-def _online_pulls(tmp_path: Path, methods: list[str], out: str, n_jobs: int = 1, echo=None) -> dict[str, list[int]]:
+def _online_pulls(tmp_path: Path, methods: list[str], out: str, n_jobs: int = 1, echo=None,
+                  rho: tuple[float, ...] = (6,)) -> dict[str, list[int]]:
     from cabench.config import parse_config
     from cabench.runner import run_experiment
 
-    cfg = {"name": "swept", "setting": "online", "repetitions": 6, "seed": 0, "rho": [6], "n_jobs": n_jobs,
+    cfg = {"name": "swept", "setting": "online", "repetitions": 6, "seed": 0, "rho": list(rho), "n_jobs": n_jobs,
            "chunk_size": 3, "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7], [0.8, 0.2]],
                                                       "costs": [10, 40, 15, 5]}},
            "methods": methods, "output": str(tmp_path / out)}
     run_experiment(parse_config(cfg, "c.yaml"), quiet=True, **({"echo": echo} if echo else {}))
     runs = pd.read_csv(tmp_path / out / "selections.csv.gz")
-    return {m: g.sort_values(["rep", "config_id"])["pulls"].tolist() for m, g in runs.groupby("method")}
+    return {m: g.sort_values(["rho", "rep", "config_id"])["pulls"].tolist() for m, g in runs.groupby("method")}
 
 
 SWEPT = """import dataclasses
@@ -441,6 +442,9 @@ def test_a_module_reloaded_while_worker_processes_hold_the_old_one_runs_as_its_k
     """With n_jobs 2, a module edited and reloaded as the refusal says (importlib.reload) ran in loky's workers as
     they had imported it, its old code's results stored under the new code's key, which every later process
     reused. The workers' code is checked against the key; cells they cannot run as keyed run here, said."""
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)  # workers started now, with the module on their path
     mine = _sweep_home(tmp_path, monkeypatch, "mine_reload", SWEPT)
     first = _online_pulls(tmp_path, ["mine_reload:by_global"], "out", n_jobs=2)
     path = Path(mine.__file__)
@@ -473,3 +477,48 @@ def test_a_method_of_a_module_without_a_source_file_is_keyed_by_its_code(tmp_pat
     changed = _online_pulls(tmp_path, ["mine_notebook:by_global"], "out")
     assert changed != first and changed == _online_pulls(tmp_path, ["mine_notebook:by_global"], "fresh")
     sys.modules.pop("mine_notebook", None)
+
+
+def test_workers_started_before_a_module_was_on_the_path_leave_its_cells_to_this_process(tmp_path, monkeypatch):
+    """A notebook's run started loky's workers; a folder put on sys.path after it, its method run with n_jobs 2
+    ended in joblib's BrokenProcessPool (the workers cannot import the module). Its cells run here, said."""
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)
+    _online_pulls(tmp_path, ["cohv-ucb"], "builtin", n_jobs=2)  # the workers start, without the folder on their path
+    _sweep_home(tmp_path, monkeypatch, "mine_late", SWEPT)
+    said: list[str] = []
+    late = _online_pulls(tmp_path, ["mine_late:by_global"], "out", n_jobs=2, echo=said.append)
+    assert any("the worker processes cannot load a method of your own" in line
+               and "run in this process instead" in line for line in said), said
+    assert late == _online_pulls(tmp_path, ["mine_late:by_global"], "fresh", n_jobs=1)
+    sys.modules.pop("mine_late", None)
+
+
+def test_methods_of_your_own_run_in_the_workers_at_every_budget_and_as_compiled_functions(tmp_path, monkeypatch):
+    """Each worker checks a method of your own against its cell's key: keyed by the method's name alone, a cell at
+    another budget (its n_init another) was taken for other code, and every cell ran in the main process. A numba
+    @njit index function ended in a traceback while its settings were read."""
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)
+    _sweep_home(tmp_path, monkeypatch, "mine_budgets", SWEPT + "\n\nimport numba\n\ncompiled = numba.njit(by_global)\n")
+    methods = ["mine_budgets:by_global", "mine_budgets:by_class", "mine_budgets:compiled"]
+    said: list[str] = []
+    parallel = _online_pulls(tmp_path, methods, "two", n_jobs=2, echo=said.append, rho=(6, 20))
+    assert not [line for line in said if "warning" in line], said
+    assert parallel == _online_pulls(tmp_path, methods, "one", n_jobs=1, rho=(6, 20))
+    assert parallel["mine_budgets:compiled"] == parallel["mine_budgets:by_global"]
+    sys.modules.pop("mine_budgets", None)
+
+
+def test_settings_read_alike_only_where_they_are_alike():
+    """A date, a Decimal: objects without attributes of their own were keyed by their class alone."""
+    import datetime
+    import decimal
+
+    from cabench.methods.user import _canonical
+
+    assert _canonical(datetime.date(2024, 1, 1)) != _canonical(datetime.date(2025, 1, 1))
+    assert _canonical(decimal.Decimal("0.5")) != _canonical(decimal.Decimal("0.9"))
+    assert _canonical(datetime.date(2024, 1, 1)) == _canonical(datetime.date(2024, 1, 1))

@@ -162,19 +162,18 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Ta
                 decision = _method(cfg, caller, by_id, eval_ids, profile, facts)
         except (CabenchError, FailureStop) as exc:  # the files say how far the run got, then the one line
             caller.drain()
+            if isinstance(exc, UserMethodError):  # (a live config has one method: nothing to remove it from)
+                fix = (f"fix the method ({cfg.source}: method) and run the same command again: the calls made are "
+                       "kept, and none is paid again")
+                exc = CabenchError(f"{str(exc).removesuffix('; fix the method or remove it from methods')}; {fix}")
             if not caller.made and _accounted(out, journal, cfg.terms.cost):
-                raise  # no call made, every charge in spend.json: an earlier run's files stand as they are
+                raise exc from None  # no call made, every charge in spend.json: an earlier run's files stand
             facts["stopped_by"] = "failures" if caller.failure_stop else "error"
             facts["stop_reason"] = str(exc)
             _finish(cfg, out, caller, journal, facts, None, task, collect)
             if isinstance(exc, FailureStop):
                 raise CabenchError(f"{cfg.name}: stopped: {exc}; {next_step(bool(caller.overbilled))}") from None
-            if isinstance(exc, UserMethodError):  # (a live config has one method: nothing to remove it from)
-                fix = (f"fix the method ({cfg.source}: method) and run the same command again: the calls made are "
-                       "kept, and none is paid again")
-                said = str(exc).removesuffix("; fix the method or remove it from methods")
-                raise CabenchError(f"{said}; {fix}") from None
-            raise
+            raise exc from None
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: spend.json says what was paid (an earlier run's would stay)
             facts["stopped_by"] = "interrupted"
             facts["stop_reason"] = "interrupted; re-run to resume"

@@ -14,9 +14,9 @@ import functools
 import hashlib
 import importlib
 import inspect
-import marshal
 import os
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -136,27 +136,50 @@ def held_settings(function: Any) -> str | None:
     """What a method of your own holds beyond the source files that key its cells, as text that is the same in
     every process for the same settings (:func:`_canonical`): a callable object's attributes (but ``display``) and
     its class's, a partial's arguments, a bound method's object, a function's closure and attributes (but
-    ``display``), and the plain data its module holds at run time (:func:`module_data`: ``SHARE = 0.5`` set to 0.9
-    in a notebook). A module with no source file (a notebook's
-    ``__main__``, code run by ``exec``) is keyed by the code of every function and class defined in it. None where
-    there is nothing of these: a plain function of a module file whose globals are functions, classes and
-    modules."""
+    ``display``), and the plain data (:func:`_plain`) its code reads from its module's global variables
+    (``SHARE = 0.5`` set to 0.9 in a notebook). A method whose module has no source file (a notebook's
+    ``__main__``, code run by ``exec``) is keyed by its own code and that of the functions and classes of that
+    module its code names. None where there is nothing of these: a plain function of a module file that reads no
+    plain global."""
+    function = _python(function)
     parts = [] if inspect.isfunction(function) and not _function_state(function) else [_canonical(function)]
+    codes = _codes_of(function)
+    data = {name: value for code, names in codes for name in _names(code) if name in names
+            and _plain(value := names[name])}
+    if data:
+        parts.append(f"globals {_canonical(data)}")
     module = sys.modules.get(str(getattr(function, "__module__", None) or type(function).__module__))
-    if module is not None:
-        data = module_data(module)
-        if data:
-            parts.append(f"module {module.__name__} {_canonical(data)}")
-        if _source_file(module) is None:
-            parts.append(f"code {_module_code(module)}")
+    if module is not None and _source_file(module) is None:  # (the code's text is in no file that keys it)
+        named = [v for code, names in codes for n in _names(code) if (v := names.get(n)) is not None
+                 and getattr(v, "__module__", None) == module.__name__
+                 and (inspect.isfunction(v) or inspect.isclass(v))]
+        own = [hashlib.sha256(_code_text(code).encode()).hexdigest() for code, _ in codes]
+        parts.append("code " + " ".join([*own, *(_code(v) for v in named)]))
     return " ".join(parts) or None
 
 
-def module_data(module: Any) -> dict[str, Any]:
-    """A module's global variables of plain data (:func:`_plain`: numbers, text, arrays, and lists, tuples, sets
-    and dicts of them), its settings; not its objects, which may hold what differs between processes (a library
-    handle, a lock, a logger) and are keyed where a method holds them."""
-    return {k: v for k, v in vars(module).items() if not k.startswith("__") and _plain(v)}
+def _python(function: Any) -> Any:
+    """The Python function a compiled one (numba's ``@njit``) was made from; else ``function``."""
+    made_from = getattr(function, "py_func", None)
+    return made_from if inspect.isfunction(made_from) else function
+
+
+def _codes_of(function: Any) -> list[tuple[types.CodeType, dict[str, Any]]]:
+    """The code a method runs as its own, each with the globals it reads names from: a function's, a partial's
+    function's, a bound method's, or a callable object's class's functions'."""
+    if isinstance(function, functools.partial):
+        return _codes_of(_python(function.func))
+    if inspect.ismethod(function):
+        function = function.__func__
+    if inspect.isfunction(function):
+        return [(function.__code__, function.__globals__)]
+    return [(v.__code__, v.__globals__) for cls in type(function).__mro__[:-1] for v in vars(cls).values()
+            if inspect.isfunction(v)]
+
+
+def _names(code: types.CodeType) -> list[str]:
+    """The global names a code object and the code nested in it (its functions, comprehensions) read."""
+    return [*code.co_names, *(n for c in code.co_consts if isinstance(c, types.CodeType) for n in _names(c))]
 
 
 def _plain(value: Any, depth: int = 0) -> bool:
@@ -181,22 +204,19 @@ def _source_file(module: Any) -> str | None:
     return found if found and os.path.isfile(found) else None
 
 
-def _module_code(module: Any) -> str:
-    """SHA-256 of the code of every function and class defined in ``module`` (its own, not imported)."""
-    h = hashlib.sha256()
-    for name, value in sorted(vars(module).items()):
-        if getattr(value, "__module__", None) == module.__name__ and (
-                inspect.isfunction(value) or inspect.isclass(value)):
-            h.update(f"{name}\0{_code(value)}\0".encode())
-    return h.hexdigest()
-
-
 def _code(value: Any) -> str:
-    """SHA-256 of a function's code (of a class, of its functions'), the same in every process for the same text."""
+    """SHA-256 of a function's code (of a class, of its functions'), the same in every process for the same text:
+    its instructions, names and constants, nested code included (not its file's name or line numbers)."""
     if inspect.isclass(value):
         return hashlib.sha256(" ".join(f"{k}:{_code(v)}" for k, v in sorted(vars(value).items())
                                        if inspect.isfunction(v)).encode()).hexdigest()
-    return hashlib.sha256(marshal.dumps(value.__code__)).hexdigest()
+    return hashlib.sha256(_code_text(_python(value).__code__).encode()).hexdigest()
+
+
+def _code_text(code: types.CodeType) -> str:
+    consts = [_code_text(c) if isinstance(c, types.CodeType) else f"{type(c).__name__}:{c!r}" for c in code.co_consts]
+    return repr((code.co_code.hex(), code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+                 code.co_argcount, code.co_kwonlyargcount, code.co_flags, consts))
 
 
 def _function_state(function: Any) -> tuple[Any, ...]:
@@ -229,6 +249,18 @@ def _attributes(value: Any) -> dict[str, Any]:
 
 
 def _canonical(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> str:
+    """:func:`_read`, or where reading ``value`` fails (an object whose attributes cannot be read), its type and
+    repr."""
+    try:
+        return _read(value, depth, seen)
+    except Exception:  # noqa: BLE001 - an object of the user's that cannot be read is keyed by what can be
+        try:
+            return f"<{type(value).__qualname__}:{value!r}>"
+        except Exception:  # noqa: BLE001
+            return f"<{type(value).__qualname__}>"
+
+
+def _read(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> str:
     """``value`` as text, equal for equal settings in any process: numbers by their repr, arrays by their
     bytes, pandas objects by their values, mappings and sets in a sorted order, functions by name, code, closure
     and attributes, classes by name, other objects by their type, attributes and their class's (to a depth of 64;
@@ -257,6 +289,7 @@ def _canonical(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -
     if isinstance(value, dict):
         pairs = sorted(zip(each(value.keys()), each(value.values())))
         return f"{type(value).__name__}{{{','.join(f'{k}:{v}' for k, v in pairs)}}}"
+    value = _python(value)
     if inspect.isfunction(value):  # its code too: two lambdas share a name
         state = _function_state(value)
         return (f"function:{value.__module__}.{value.__qualname__}:{_code(value)}"
@@ -276,9 +309,10 @@ def _canonical(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -
     own = {k: v for cls in type(value).__mro__[:-1] for k, v in vars(cls).items()  # its class's settings
            if not k.startswith("__") and k != "display"
            and not (inspect.isroutine(v) or isinstance(v, (property, classmethod, staticmethod)))}
+    shown = "" if attributes or type(value).__repr__ is object.__repr__ else f":{value!r}"  # (a date, a Decimal)
     if attributes or own:
         return (f"{type(value).__module__}.{type(value).__qualname__}{_canonical(attributes, depth + 1, inner)}"
-                + (f"class{_canonical(own, depth + 1, inner)}" if own else ""))
+                + (f"class{_canonical(own, depth + 1, inner)}" if own else "") + shown)
     return f"{type(value).__qualname__}:{value!r}"
 
 
