@@ -32,11 +32,10 @@ def row_facts(arms: pd.DataFrame, name: str, row: Mapping[str, Any]) -> dict[str
     out.update({"profile_cost": float(row["profile_cost"]), "nu": float(row["nu"]), "pareto": bool(row["pareto"]),
                 "optimal": bool(row["optimal"])})
     for measure in measure_columns(arms):
-        if measure in arms:
-            out[measure] = float(row[measure])
-            for end in ("ci", "low", "high"):  # (no ends in a folder written before cabench recorded them)
-                if f"{measure}_{end}" in arms:
-                    out[f"{measure}_{end}"] = float(row[f"{measure}_{end}"])
+        out[measure] = float(row[measure])
+        for end in ("ci", "low", "high"):  # (no ends in a folder written before cabench recorded them)
+            if f"{measure}_{end}" in arms:
+                out[f"{measure}_{end}"] = float(row[f"{measure}_{end}"])
     return out
 
 

@@ -325,8 +325,8 @@ def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str
                 bar.update()
         except (OtherCode, TasksNotLoaded) as exc:
             if isinstance(exc, OtherCode):
-                why = (f"{exc} (its module edited and loaded again here since the workers started, or a setting "
-                       "changed at run time, which they cannot see)")
+                why = (f"{exc} (as when its module was edited and loaded again here after the workers started, or a "
+                       "setting was changed at run time, which they cannot see)")
             elif own:  # (a module of yours put on the path after they started)
                 why = "the worker processes cannot load a method of your own (started before its module was found?)"
             else:

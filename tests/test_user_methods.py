@@ -522,3 +522,25 @@ def test_settings_read_alike_only_where_they_are_alike():
     assert _canonical(datetime.date(2024, 1, 1)) != _canonical(datetime.date(2025, 1, 1))
     assert _canonical(decimal.Decimal("0.5")) != _canonical(decimal.Decimal("0.9"))
     assert _canonical(datetime.date(2024, 1, 1)) == _canonical(datetime.date(2024, 1, 1))
+
+
+def test_an_object_holding_a_token_runs_in_the_workers_and_its_cells_are_reused(tmp_path, monkeypatch):
+    """A callable object holding a token (object()) was keyed by the token's repr, its address: different in every
+    worker, so every parallel run left its cells to the main process, and no other process reused them."""
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)
+    _sweep_home(tmp_path, monkeypatch, "mine_locked", SWEPT + "\n\nclass Locked(ByClass):\n"
+                "    def __init__(self):\n        self.token = object()\n\n\nlocked = Locked()\n")
+    said: list[str] = []
+    first = _online_pulls(tmp_path, ["mine_locked:locked"], "out", n_jobs=2, echo=said.append)
+    assert not [line for line in said if "warning" in line], said
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import mine_locked; "
+            "from cabench.methods.user import held_settings; print(held_settings(mine_locked.locked))")
+    other = subprocess.run([sys.executable, "-c", code, str(tmp_path / "code")], capture_output=True, text=True,
+                           check=True).stdout
+    from cabench.methods.user import held_settings
+
+    assert other == f"{held_settings(sys.modules['mine_locked'].locked)}\n" and "token" in other and "0x" not in other
+    assert first == _online_pulls(tmp_path, ["mine_locked:locked"], "fresh", n_jobs=1)
+    sys.modules.pop("mine_locked", None)

@@ -35,8 +35,11 @@ def config_digest(cfg: LiveConfig, budget: bool = True, as_given: bool = False) 
     data = asdict(cfg)
     for key in ("endpoint", "source", "output", "terms"):
         data.pop(key)
-    if not as_given:
-        data["task"] = {k: os.path.realpath(v) if k in ("path", "labels", "dataset") and isinstance(v, str) else v
+    if not as_given:  # the paths the config resolved (cabench.live.config.parse_live), as real paths
+        kind = data["task"].get("kind")
+        resolved = {"replay": ("dataset",), "piqa": ("path", "labels")}.get(kind, ("path",) if kind in (
+            "gsm8k", "template") else ())
+        data["task"] = {k: os.path.realpath(v) if k in resolved and isinstance(v, str) else v
                         for k, v in data["task"].items()}
     if data["method"] is not None:
         data["method"].pop("entry", None)

@@ -183,8 +183,9 @@ class Method(ABC):
         return None if self.source is None else source_digest(self.source)
 
     def state_digest(self) -> str | None:
-        """SHA-256 of the settings a method of your own holds beyond its source (a callable object's
-        attributes: :meth:`cabench.methods.user.UserMethod.state_digest`); None for a function or a built-in."""
+        """SHA-256 of the settings a method of your own holds beyond its source
+        (:meth:`cabench.methods.user.UserMethod.state_digest`: a callable object's attributes, a closure's variables,
+        the plain globals its code reads, ...); None where it holds none, and for a built-in."""
         if self.source is None:
             return None
         held = [d for f in fields(self) if (d := _state_of(getattr(self, f.name))) is not None]

@@ -15,6 +15,7 @@ import hashlib
 import importlib
 import inspect
 import os
+import re
 import sys
 import types
 from collections.abc import Callable
@@ -148,7 +149,7 @@ def held_settings(function: Any) -> str | None:
             and _plain(value := names[name])}
     if data:
         parts.append(f"globals {_canonical(data)}")
-    module = sys.modules.get(str(getattr(function, "__module__", None) or type(function).__module__))
+    module = sys.modules.get(str(codes[0][1].get("__name__"))) if codes else None  # (a partial's function's)
     if module is not None and _source_file(module) is None:  # (the code's text is in no file that keys it)
         named = [v for code, names in codes for n in _names(code) if (v := names.get(n)) is not None
                  and getattr(v, "__module__", None) == module.__name__
@@ -248,30 +249,48 @@ def _attributes(value: Any) -> dict[str, Any]:
     return held
 
 
-def _canonical(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> str:
-    """:func:`_read`, or where reading ``value`` fails (an object whose attributes cannot be read), its type and
+def _canonical(value: Any, depth: int = 0, seen: frozenset[int] = frozenset(),
+               memo: dict[int, tuple[Any, str]] | None = None) -> str:
+    """:func:`_read`, each object read once per call (``memo``: by identity, the object held so that no other
+    takes its identity); where reading ``value`` fails (an object whose attributes cannot be read), its type and
     repr."""
+    memo = {} if memo is None else memo
+    known = memo.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
     try:
-        return _read(value, depth, seen)
+        text = _read(value, depth, seen, memo)
     except Exception:  # noqa: BLE001 - an object of the user's that cannot be read is keyed by what can be
         try:
-            return f"<{type(value).__qualname__}:{value!r}>"
+            text = f"<{type(value).__qualname__}:{_unplaced(repr(value))}>"
         except Exception:  # noqa: BLE001
-            return f"<{type(value).__qualname__}>"
+            text = f"<{type(value).__qualname__}>"
+    if not isinstance(value, _SCALARS) and (not text.startswith("<") or ":" in text):  # (not a mark of a cycle
+        memo[id(value)] = (value, text)  # or of the depth, which depend on the path)
+    return text
 
 
-def _read(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> str:
+_SCALARS = (type(None), bool, int, float, complex, str, bytes, np.generic)
+
+
+def _unplaced(text: str) -> str:
+    """A repr less the memory address it may show (``<_thread.lock object at 0x7f…>``), which differs between
+    processes: such an object is keyed by its type and what else its repr shows."""
+    return re.sub(r" at 0x[0-9A-Fa-f]+", "", text)
+
+
+def _read(value: Any, depth: int, seen: frozenset[int], memo: dict[int, tuple[Any, str]]) -> str:
     """``value`` as text, equal for equal settings in any process: numbers by their repr, arrays by their
     bytes, pandas objects by their values, mappings and sets in a sorted order, functions by name, code, closure
-    and attributes, classes by name, other objects by their type, attributes and their class's (to a depth of 64;
-    an object met again inside itself by its type alone). What has no such text (an object whose repr holds its
-    address) differs between processes: its cells are run again, never reused for other settings."""
+    and attributes, classes by name, other objects by their type, attributes and their class's, and where they
+    have no attributes of their own by their repr less any memory address (a date, a lock), to a depth of 64; an
+    object met again inside itself by its type alone."""
     if depth > 64 or id(value) in seen:
         return f"<{type(value).__qualname__}>"
     inner = seen | {id(value)}
 
     def each(items: Any) -> list[str]:
-        return [_canonical(v, depth + 1, inner) for v in items]
+        return [_canonical(v, depth + 1, inner, memo) for v in items]
 
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return f"{type(value).__name__}:{value!r}"
@@ -293,27 +312,27 @@ def _read(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> str
     if inspect.isfunction(value):  # its code too: two lambdas share a name
         state = _function_state(value)
         return (f"function:{value.__module__}.{value.__qualname__}:{_code(value)}"
-                + (_canonical(state, depth + 1, inner) if state else ""))
+                + (_canonical(state, depth + 1, inner, memo) if state else ""))
     if inspect.isbuiltin(value) or inspect.isclass(value) or inspect.ismodule(value):
         return f"{type(value).__name__}:{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
     if isinstance(value, functools.partial):
-        return f"partial{_canonical((value.func, value.args, value.keywords), depth + 1, inner)}"
+        return f"partial{_canonical((value.func, value.args, value.keywords), depth + 1, inner, memo)}"
     if inspect.ismethod(value):
-        return f"method{_canonical((value.__func__, value.__self__), depth + 1, inner)}"
+        return f"method{_canonical((value.__func__, value.__self__), depth + 1, inner, memo)}"
     if isinstance(value, (pd.DataFrame, pd.Series, pd.Index)):
         data = pd.util.hash_pandas_object(value, index=not isinstance(value, pd.Index)).to_numpy().tobytes()
         names = list(value.columns) if isinstance(value, pd.DataFrame) else [getattr(value, "name", None)]
-        return f"{type(value).__name__}:{_canonical(names, depth + 1, inner)}:{hashlib.sha256(data).hexdigest()}"
+        return f"{type(value).__name__}:{_canonical(names, depth + 1, inner, memo)}:{hashlib.sha256(data).hexdigest()}"
     attributes = _attributes(value)
     attributes.pop("display", None)  # (how a method is shown: no setting of what it does)
     own = {k: v for cls in type(value).__mro__[:-1] for k, v in vars(cls).items()  # its class's settings
            if not k.startswith("__") and k != "display"
            and not (inspect.isroutine(v) or isinstance(v, (property, classmethod, staticmethod)))}
-    shown = "" if attributes or type(value).__repr__ is object.__repr__ else f":{value!r}"  # (a date, a Decimal)
+    shown = "" if attributes or type(value).__repr__ is object.__repr__ else f":{_unplaced(repr(value))}"
     if attributes or own:
-        return (f"{type(value).__module__}.{type(value).__qualname__}{_canonical(attributes, depth + 1, inner)}"
-                + (f"class{_canonical(own, depth + 1, inner)}" if own else "") + shown)
-    return f"{type(value).__qualname__}:{value!r}"
+        return (f"{type(value).__module__}.{type(value).__qualname__}{_canonical(attributes, depth + 1, inner, memo)}"
+                + (f"class{_canonical(own, depth + 1, inner, memo)}" if own else "") + shown)
+    return f"{type(value).__qualname__}:{_unplaced(repr(value))}"
 
 
 def checked(name: str, setting: str, function: Callable[..., Any]) -> UserMethod:
