@@ -544,3 +544,32 @@ def test_an_object_holding_a_token_runs_in_the_workers_and_its_cells_are_reused(
     assert other == f"{held_settings(sys.modules['mine_locked'].locked)}\n" and "token" in other and "0x" not in other
     assert first == _online_pulls(tmp_path, ["mine_locked:locked"], "fresh", n_jobs=1)
     sys.modules.pop("mine_locked", None)
+
+
+def test_a_schedules_settings_changed_in_one_process_recompute_its_cells(tmp_path, monkeypatch):
+    """An identification schedule of your own held no settings in its cells' key (it is wrapped for the phase
+    loop), so a global it reads set anew in a notebook reused the first value's cells, and with n_jobs 2 the
+    workers ran the value on disk under the same key."""
+    from cabench.config import parse_config
+    from cabench.runner import run_experiment
+
+    mine = _sweep_home(tmp_path, monkeypatch, "mine_schedule", (
+        "import numpy as np\n\nSHARE = 0.5\n\n\ndef phases(budget, l_k, spend, level, active_costs, k_active):\n"
+        "    share = 1.0 if k_active == 2 else SHARE\n"
+        "    return level + np.floor(np.maximum(budget - spend, 0.0) * share / active_costs.sum(axis=1))"
+        ".astype(np.int64)\n"))
+
+    def samples(out: str, n_jobs: int = 1) -> list[int]:
+        cfg = {"name": "phased", "setting": "psi", "repetitions": 6, "seed": 0, "rho": [40], "n_jobs": n_jobs,
+               "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7], [0.8, 0.2], [0.4, 0.4]],
+                                         "costs": [10, 40, 15, 5, 20]}},
+               "methods": ["mine_schedule:phases"], "output": str(tmp_path / out)}
+        run_experiment(parse_config(cfg, "c.yaml"), quiet=True)
+        return pd.read_csv(tmp_path / out / "selections.csv.gz").sort_values(
+            ["cost_mode", "rep", "config_id"])["samples"].tolist()
+
+    first = samples("out")
+    mine.SHARE = 0.9
+    changed = samples("out")
+    assert changed != first and changed == samples("fresh")
+    sys.modules.pop("mine_schedule", None)

@@ -354,6 +354,10 @@ class _Batched:
 
     function: UserMethod
 
+    def state_digest(self) -> str | None:
+        """The settings the schedule holds beyond its source (:meth:`UserMethod.state_digest`)."""
+        return self.function.state_digest()
+
     def raw(self, phase: Phase) -> np.ndarray:
         """The targets as the schedule returned them (checked: finite, not negative), before truncation."""
         return self.function(phase.budget, phase.l_k, phase.spend, phase.level, phase.active_costs, phase.k_active)
@@ -367,6 +371,10 @@ class _OfOne:
     """A schedule of your own pull by pull: it works on arrays of repetitions, here one."""
 
     function: UserMethod
+
+    def state_digest(self) -> str | None:
+        """The settings the schedule holds beyond its source (:meth:`UserMethod.state_digest`)."""
+        return self.function.state_digest()
 
     def raw(self, budget: float, l_k: float, cbar: float, spend: float, level: int, costs: list[float]) -> float:
         """The target as the schedule returned it (checked: finite, not negative), before truncation."""
