@@ -281,7 +281,7 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
             except TerminatedWorkerError as exc:
                 raise WorkerEnded(_how_ended(str(exc))) from None
             except BrokenProcessPool as exc:
-                if "un-serialize" not in str(exc):
+                if "A task has failed to un-serialize" not in str(exc):  # (not a result, which is a fault here)
                     raise
                 raise TasksNotLoaded("the worker processes could not load a task") from None
             except Exception as exc:

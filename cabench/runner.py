@@ -328,7 +328,8 @@ def _execute(cfg: ExperimentConfig, problem: Problem, todo: list[tuple[Cell, str
                 why = (f"{exc} (as when its module was edited and loaded again here after the workers started, or a "
                        "setting was changed at run time, which they cannot see)")
             elif own:  # (a module of yours put on the path after they started)
-                why = "the worker processes cannot load a method of your own (started before its module was found?)"
+                why = ("the worker processes cannot import a method of your own (defined in a notebook, or its module "
+                       "put on the path after they started)")
             else:
                 raise
             left = [task[:5] for task in tasks if task[4] not in saved]

@@ -489,7 +489,7 @@ def test_workers_started_before_a_module_was_on_the_path_leave_its_cells_to_this
     _sweep_home(tmp_path, monkeypatch, "mine_late", SWEPT)
     said: list[str] = []
     late = _online_pulls(tmp_path, ["mine_late:by_global"], "out", n_jobs=2, echo=said.append)
-    assert any("the worker processes cannot load a method of your own" in line
+    assert any("the worker processes cannot import a method of your own" in line
                and "run in this process instead" in line for line in said), said
     assert late == _online_pulls(tmp_path, ["mine_late:by_global"], "fresh", n_jobs=1)
     sys.modules.pop("mine_late", None)
@@ -573,3 +573,70 @@ def test_a_schedules_settings_changed_in_one_process_recompute_its_cells(tmp_pat
     changed = samples("out")
     assert changed != first and changed == samples("fresh")
     sys.modules.pop("mine_schedule", None)
+
+
+HELPED = """import numpy as np
+
+SHARE = 0.5
+mean = 3.0  # a global named as an attribute the index reads (np.mean): no setting of it
+
+
+def weight(lower_cost):
+    return lower_cost ** SHARE
+
+
+def make(power):
+    def index(n, upper, lower_cost):
+        if "x" in {"a", "b", "c", "d", "e"}:  # (a constant set: its own order follows the string hashing)
+            return upper[..., 0]
+        return np.mean(upper, axis=-1) * upper[..., 1] / weight(lower_cost) ** power
+    return index
+
+
+closure = make(1.0)
+"""
+
+
+def test_a_global_read_through_a_helper_keys_the_cells_alike_in_every_process(tmp_path, monkeypatch):
+    """The globals a method reads through a helper of its module key its cells; its key is the same in every
+    process (a constant set in its code was written in its own order, which the string hashing sets), so the
+    workers run its cells, and no attribute name (np.mean) is taken for a global."""
+    from joblib.externals.loky import get_reusable_executor
+
+    from cabench.methods.user import held_settings
+
+    get_reusable_executor().shutdown(wait=True)
+    mine = _sweep_home(tmp_path, monkeypatch, "mine_helped", HELPED)
+    assert "SHARE" in held_settings(mine.closure) and "mean" not in held_settings(mine.closure).split("globals")[1]
+    keys = {subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import mine_helped; "
+                            "from cabench.methods.user import held_settings; print(held_settings(mine_helped.closure))",
+                            str(tmp_path / "code")], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert keys == {f"{held_settings(mine.closure)}\n"}
+    said: list[str] = []
+    first = _online_pulls(tmp_path, ["mine_helped:closure"], "out", n_jobs=2, echo=said.append)
+    assert not [line for line in said if "warning" in line], said
+    mine.SHARE = 4.0
+    changed = _online_pulls(tmp_path, ["mine_helped:closure"], "out")
+    assert changed != first and changed == _online_pulls(tmp_path, ["mine_helped:closure"], "fresh")
+    sys.modules.pop("mine_helped", None)
+
+
+def test_a_notebooks_method_runs_in_this_process_as_keyed_when_the_workers_cannot_import_it(tmp_path):
+    """A method defined where there is no file (a notebook's cell) is keyed by its code, and the workers cannot
+    import it by its name: its cells run in this process, said, as they would with n_jobs 1."""
+    import types
+
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)
+    module = types.ModuleType("mine_cells")
+    sys.modules["mine_cells"] = module
+    exec(compile(HELPED, "<cell>", "exec"), module.__dict__)
+    said: list[str] = []
+    parallel = _online_pulls(tmp_path, ["mine_cells:closure"], "out", n_jobs=2, echo=said.append, rho=(6, 20))
+    assert [line for line in said if "warning" in line] == [
+        "swept: warning: the worker processes cannot import a method of your own (defined in a notebook, or its "
+        "module put on the path after they started): 4 cells run in this process instead, as their keys say"], said
+    assert parallel == _online_pulls(tmp_path, ["mine_cells:closure"], "one", rho=(6, 20))
+    sys.modules.pop("mine_cells", None)

@@ -162,18 +162,21 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Ta
                 decision = _method(cfg, caller, by_id, eval_ids, profile, facts)
         except (CabenchError, FailureStop) as exc:  # the files say how far the run got, then the one line
             caller.drain()
+            said: BaseException = exc  # the one line: the run's own, or said for the run
             if isinstance(exc, UserMethodError):  # (a live config has one method: nothing to remove it from)
                 fix = (f"fix the method ({cfg.source}: method) and run the same command again: the calls made are "
                        "kept, and none is paid again")
-                exc = CabenchError(f"{str(exc).removesuffix('; fix the method or remove it from methods')}; {fix}")
+                said = CabenchError(f"{str(exc).removesuffix('; fix the method or remove it from methods')}; {fix}")
+            elif isinstance(exc, FailureStop):
+                said = CabenchError(f"{cfg.name}: stopped: {exc}; {next_step(bool(caller.overbilled))}")
             if not caller.made and _accounted(out, journal, cfg.terms.cost):
-                raise exc from None  # no call made, every charge in spend.json: an earlier run's files stand
+                raise said from None  # no call made, every charge in spend.json: an earlier run's files stand
             facts["stopped_by"] = "failures" if caller.failure_stop else "error"
-            facts["stop_reason"] = str(exc)
+            facts["stop_reason"] = str(exc if isinstance(exc, FailureStop) else said)
             _finish(cfg, out, caller, journal, facts, None, task, collect)
-            if isinstance(exc, FailureStop):
-                raise CabenchError(f"{cfg.name}: stopped: {exc}; {next_step(bool(caller.overbilled))}") from None
-            raise exc from None
+            if said is exc:
+                raise
+            raise said from None
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: spend.json says what was paid (an earlier run's would stay)
             facts["stopped_by"] = "interrupted"
             facts["stop_reason"] = "interrupted; re-run to resume"

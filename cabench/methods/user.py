@@ -10,6 +10,7 @@ returns (shape, numbers, finiteness). Each problem is one :class:`UserMethodErro
 
 from __future__ import annotations
 
+import dis
 import functools
 import hashlib
 import importlib
@@ -137,26 +138,37 @@ def held_settings(function: Any) -> str | None:
     """What a method of your own holds beyond the source files that key its cells, as text that is the same in
     every process for the same settings (:func:`_canonical`): a callable object's attributes (but ``display``) and
     its class's, a partial's arguments, a bound method's object, a function's closure and attributes (but
-    ``display``), and the plain data (:func:`_plain`) its code reads from its module's global variables
-    (``SHARE = 0.5`` set to 0.9 in a notebook). A method whose module has no source file (a notebook's
-    ``__main__``, code run by ``exec``) is keyed by its own code and that of the functions and classes of that
-    module its code names. None where there is nothing of these: a plain function of a module file that reads no
-    plain global."""
+    ``display``), and the plain data (:func:`_plain`) its code reads from global variables (``SHARE = 0.5`` set
+    to 0.9 in a notebook), its own or that of the functions of its module it calls (:func:`_codes_run`). Code
+    that is in no file (a notebook's cell, ``exec``) is keyed by its text (:func:`_code_text`). None where there
+    is nothing of these: a plain function of a module file that reads no plain global."""
     function = _python(function)
     parts = [] if inspect.isfunction(function) and not _function_state(function) else [_canonical(function)]
-    codes = _codes_of(function)
+    codes = _codes_run(function)
     data = {name: value for code, names in codes for name in _names(code) if name in names
             and _plain(value := names[name])}
     if data:
         parts.append(f"globals {_canonical(data)}")
-    module = sys.modules.get(str(codes[0][1].get("__name__"))) if codes else None  # (a partial's function's)
-    if module is not None and _source_file(module) is None:  # (the code's text is in no file that keys it)
-        named = [v for code, names in codes for n in _names(code) if (v := names.get(n)) is not None
-                 and getattr(v, "__module__", None) == module.__name__
-                 and (inspect.isfunction(v) or inspect.isclass(v))]
-        own = [hashlib.sha256(_code_text(code).encode()).hexdigest() for code, _ in codes]
-        parts.append("code " + " ".join([*own, *(_code(v) for v in named)]))
+    if _fileless(function):  # (its text is in no file that keys it)
+        parts.append("code " + " ".join(hashlib.sha256(_code_text(code).encode()).hexdigest() for code, _ in codes))
     return " ".join(parts) or None
+
+
+def _fileless(function: Any) -> bool:
+    """Whether the module a method is defined in has no source file that keys its cells: ``__main__`` (a notebook,
+    a script: never imported by its name), a module made by ``exec``, or one this process does not hold (a worker
+    given the method by value) — decided alike in every process."""
+    while isinstance(function, functools.partial) or inspect.ismethod(function):
+        function = _python(function.func) if isinstance(function, functools.partial) else function.__func__
+    name = getattr(function, "__module__", None) if inspect.isfunction(function) else type(function).__module__
+    module = sys.modules.get(str(name))
+    if name == "__main__" or module is None:
+        return True
+    try:
+        found = inspect.getsourcefile(module)
+    except TypeError:
+        return True
+    return not (found and os.path.isfile(found))
 
 
 def _python(function: Any) -> Any:
@@ -167,20 +179,50 @@ def _python(function: Any) -> Any:
 
 def _codes_of(function: Any) -> list[tuple[types.CodeType, dict[str, Any]]]:
     """The code a method runs as its own, each with the globals it reads names from: a function's, a partial's
-    function's, a bound method's, or a callable object's class's functions'."""
+    function's, a bound method's, or a callable object's class's (its functions, static and class methods and
+    properties)."""
     if isinstance(function, functools.partial):
         return _codes_of(_python(function.func))
     if inspect.ismethod(function):
         function = function.__func__
     if inspect.isfunction(function):
         return [(function.__code__, function.__globals__)]
-    return [(v.__code__, v.__globals__) for cls in type(function).__mro__[:-1] for v in vars(cls).values()
-            if inspect.isfunction(v)]
+    return [(f.__code__, f.__globals__) for cls in type(function).__mro__[:-1] for v in vars(cls).values()
+            for f in _functions_of(v)]
+
+
+def _functions_of(member: Any) -> list[Any]:
+    """The functions a class member runs: itself, a static or class method's, a property's accessors."""
+    if isinstance(member, (staticmethod, classmethod)):
+        member = member.__func__
+    if isinstance(member, property):
+        return [f for f in (member.fget, member.fset, member.fdel) if inspect.isfunction(f)]
+    return [member] if inspect.isfunction(member) else []
+
+
+def _codes_run(function: Any, depth: int = 8) -> list[tuple[types.CodeType, dict[str, Any]]]:
+    """:func:`_codes_of`, and the code of the functions of the same module that code calls by their global names
+    (a helper reading ``SHARE``), to ``depth`` calls."""
+    found = _codes_of(function)
+    seen = {id(code) for code, _ in found}
+    for code, names in found:  # (grows as it goes)
+        if depth <= 0 or len(found) > 256:
+            break
+        for name in _names(code):
+            helper = _python(names.get(name))
+            if (inspect.isfunction(helper) and helper.__module__ == names.get("__name__")
+                    and id(helper.__code__) not in seen):
+                seen.add(id(helper.__code__))
+                found.append((helper.__code__, helper.__globals__))
+        depth -= 1
+    return found
 
 
 def _names(code: types.CodeType) -> list[str]:
-    """The global names a code object and the code nested in it (its functions, comprehensions) read."""
-    return [*code.co_names, *(n for c in code.co_consts if isinstance(c, types.CodeType) for n in _names(c))]
+    """The global names a code object and the code nested in it (its functions, comprehensions) read: the names
+    of its global loads, not of attributes (``np.mean`` reads ``np``, not a global ``mean``)."""
+    loads = [str(i.argval) for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")]
+    return [*loads, *(n for c in code.co_consts if isinstance(c, types.CodeType) for n in _names(c))]
 
 
 def _plain(value: Any, depth: int = 0) -> bool:
@@ -196,26 +238,19 @@ def _plain(value: Any, depth: int = 0) -> bool:
     return False
 
 
-def _source_file(module: Any) -> str | None:
-    """The module's source file, where Python can read it."""
-    try:
-        found = inspect.getsourcefile(module)
-    except TypeError:
-        return None
-    return found if found and os.path.isfile(found) else None
-
-
 def _code(value: Any) -> str:
     """SHA-256 of a function's code (of a class, of its functions'), the same in every process for the same text:
     its instructions, names and constants, nested code included (not its file's name or line numbers)."""
     if inspect.isclass(value):
-        return hashlib.sha256(" ".join(f"{k}:{_code(v)}" for k, v in sorted(vars(value).items())
-                                       if inspect.isfunction(v)).encode()).hexdigest()
+        return hashlib.sha256(" ".join(f"{k}:{_code(f)}" for k, v in sorted(vars(value).items())
+                                       for f in _functions_of(v)).encode()).hexdigest()
     return hashlib.sha256(_code_text(_python(value).__code__).encode()).hexdigest()
 
 
 def _code_text(code: types.CodeType) -> str:
-    consts = [_code_text(c) if isinstance(c, types.CodeType) else f"{type(c).__name__}:{c!r}" for c in code.co_consts]
+    """A code object's instructions, names and constants as text, nested code included, a constant set in a sorted
+    order (a frozenset's own order follows the process's string hashing)."""
+    consts = [_code_text(c) if isinstance(c, types.CodeType) else _canonical(c) for c in code.co_consts]
     return repr((code.co_code.hex(), code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
                  code.co_argcount, code.co_kwonlyargcount, code.co_flags, consts))
 

@@ -845,3 +845,18 @@ def test_a_connection_never_made_in_time_is_free_and_retried(monkeypatch):
         assert [(a.status, a.billable) for a in client.chat({}).attempts] == [("timeout", True)] * 3
     finally:
         client.close()
+
+
+def test_a_rerun_stopped_before_any_call_by_an_overbilled_call_is_one_line(tmp_path, dataset, endpoint):
+    """A profiling call billed above its worst case stops the run; the same command again, making no call, is
+    refused in one line (it ended in a traceback, exit 1) and leaves the folder's files as they were."""
+    _, url = endpoint(lambda n: "huge" if n == PROFILING_CALLS else "honest")
+    path, out = config(tmp_path, dataset, url), tmp_path / "run"
+    first = run(path, out)
+    assert first.exit_code == 2 and first.stderr.count("\n") == 1, first.output
+    before = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
+    ep, url = endpoint(lambda n: "honest")
+    again = run(config(tmp_path, dataset, url), out)
+    assert again.exit_code == 2 and again.stderr.count("\n") == 1 and "Traceback" not in again.output, again.output
+    assert again.stderr.startswith("error: hostile: stopped: ") and ep.requests == 0
+    assert {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()} == before
