@@ -517,11 +517,16 @@ def test_settings_read_alike_only_where_they_are_alike():
     import datetime
     import decimal
 
+    import numpy as np
+
     from cabench.methods.user import _canonical
 
     assert _canonical(datetime.date(2024, 1, 1)) != _canonical(datetime.date(2025, 1, 1))
     assert _canonical(decimal.Decimal("0.5")) != _canonical(decimal.Decimal("0.9"))
     assert _canonical(datetime.date(2024, 1, 1)) == _canonical(datetime.date(2024, 1, 1))
+    assert _canonical(np.random.default_rng(1)) != _canonical(np.random.default_rng(2))  # (their state)
+    assert _canonical(np.random.default_rng(1)) == _canonical(np.random.default_rng(1))
+    assert _canonical(np.ma.masked_array([1, 2], [0, 1])) != _canonical(np.ma.masked_array([1, 2], [1, 0]))
 
 
 def test_an_object_holding_a_token_runs_in_the_workers_and_its_cells_are_reused(tmp_path, monkeypatch):
@@ -640,3 +645,24 @@ def test_a_notebooks_method_runs_in_this_process_as_keyed_when_the_workers_canno
         "module put on the path after they started): 4 cells run in this process instead, as their keys say"], said
     assert parallel == _online_pulls(tmp_path, ["mine_cells:closure"], "one", rho=(6, 20))
     sys.modules.pop("mine_cells", None)
+
+
+def test_a_scripts_own_method_runs_in_the_workers(tmp_path):
+    """A method defined in the script that runs the experiment (``__main__:index``) was keyed by the script's file,
+    which a worker's __main__ is not: every parallel cell ran in the main process, said as other code."""
+    script = tmp_path / "sweep.py"
+    script.write_text(
+        "import pandas as pd\n\nfrom cabench.config import parse_config\nfrom cabench.runner import run_experiment\n"
+        "\nSHARE = 0.5\n\n\ndef index(n, upper, lower_cost):\n"
+        "    return upper[..., 0] * upper[..., 1] / lower_cost ** SHARE\n\n\n"
+        "if __name__ == '__main__':\n    pulls = []\n    for jobs in (2, 1):\n"
+        "        cfg = {'name': 'script', 'setting': 'online', 'repetitions': 6, 'seed': 0, 'rho': [6, 20], "
+        "'n_jobs': jobs, 'dataset': {'synthetic': {'means': [[0.5, 0.5], [0.6, 0.4], [0.3, 0.7]], "
+        "'costs': [10, 40, 15]}}, 'methods': ['__main__:index'], 'output': f'out{jobs}'}\n"
+        "        run_experiment(parse_config(cfg, 'c.yaml'), quiet=True)\n"
+        "        pulls.append(pd.read_csv(f'out{jobs}/selections.csv.gz').sort_values(['rho', 'rep', 'config_id'])"
+        "['pulls'].tolist())\n    print('same' if pulls[0] == pulls[1] else 'differ')\n")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "same" and "warning" not in done.stdout + done.stderr, done.stdout

@@ -202,6 +202,8 @@ def source_digest(module_name: str) -> str:
     of your own it imports, at any depth (:func:`own_imports`): editing a helper module a method imports changes
     the key of every cell that ran the method. A module importing none of your own hashes as its source alone.
     Computed once per process for each state of those files (path, size, time), not for every cell."""
+    if module_name == "__main__":  # (a notebook's or a script's: a worker's __main__ is another; its code keys its
+        return hashlib.sha256(b"__main__").hexdigest()  # cells: cabench.methods.user.held_settings)
     importlib.import_module(module_name)  # loaded, so that its file is the one that runs
     files = [(module_name, _file_of(module_name)), *sorted(own_imports(module_name).items())]
     _still_as_loaded(files)

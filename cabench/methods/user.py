@@ -329,6 +329,8 @@ def _read(value: Any, depth: int, seen: frozenset[int], memo: dict[int, tuple[An
 
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, np.ma.MaskedArray):  # (its mask too)
+        return f"masked{_canonical((value.data, np.ma.getmaskarray(value)), depth + 1, inner, memo)}"
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "O":
             return f"ndarray:O:{value.shape}[{','.join(each(value.ravel()))}]"
@@ -363,11 +365,23 @@ def _read(value: Any, depth: int, seen: frozenset[int], memo: dict[int, tuple[An
     own = {k: v for cls in type(value).__mro__[:-1] for k, v in vars(cls).items()  # its class's settings
            if not k.startswith("__") and k != "display"
            and not (inspect.isroutine(v) or isinstance(v, (property, classmethod, staticmethod)))}
-    shown = "" if attributes or type(value).__repr__ is object.__repr__ else f":{_unplaced(repr(value))}"
+    shown = "" if attributes else f":{_reduced(value, depth, inner, memo)}"
     if attributes or own:
         return (f"{type(value).__module__}.{type(value).__qualname__}{_canonical(attributes, depth + 1, inner, memo)}"
                 + (f"class{_canonical(own, depth + 1, inner, memo)}" if own else "") + shown)
-    return f"{type(value).__qualname__}:{_unplaced(repr(value))}"
+    return f"{type(value).__qualname__}{shown}"
+
+
+def _reduced(value: Any, depth: int, seen: frozenset[int], memo: dict[int, tuple[Any, str]]) -> str:
+    """An object without attributes of its own as pickle would rebuild it (``__reduce_ex__``: its arguments and
+    state: a date's bytes, a random generator's state), else by its repr less any memory address."""
+    try:
+        reduced = value.__reduce_ex__(4)
+    except Exception:  # noqa: BLE001 - (an object pickle cannot take)
+        reduced = None
+    if isinstance(reduced, tuple) and len(reduced) >= 2:
+        return f"reduced{_canonical(reduced[1:3], depth + 1, seen, memo)}"
+    return "" if type(value).__repr__ is object.__repr__ else _unplaced(repr(value))
 
 
 def checked(name: str, setting: str, function: Callable[..., Any]) -> UserMethod:
