@@ -297,7 +297,8 @@ def parallel_map(function: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
 
 class TasksNotLoaded(CabenchError):
     """loky's worker processes could not unpickle a task: a function it names is in a module they cannot import
-    (put on the path after they started: loky keeps its workers for the process's next maps)."""
+    (one made by ``exec``, or one put on the path after they started: loky keeps its workers for the process's
+    next maps)."""
 
 
 class WorkerEnded(CabenchError):

@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import importlib
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -666,3 +667,48 @@ def test_a_scripts_own_method_runs_in_the_workers(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "same" and "warning" not in done.stdout + done.stderr, done.stdout
+
+
+def test_settings_of_loggers_paths_classes_and_odd_globals_read_alike_in_a_worker(tmp_path):
+    """Keys that differed between the main process and a worker given the method by value (cloudpickle): a class's
+    functions hashed in its dict's order, which the worker rebuilds sorted; a logger keyed with every logger of the
+    process; a path with the hash it caches. A global whose __getattr__ raises ended the run in a traceback, and a
+    global read in a class the method uses was not keyed."""
+    import logging
+    import pathlib
+    import types
+
+    from joblib.externals.loky.backend.reduction import dumps
+
+    from cabench.methods.user import _canonical, held_settings
+
+    module = types.ModuleType("mine_odd")
+    sys.modules["mine_odd"] = module
+    text = (
+        "import logging, pathlib\n\nSHARE = 0.5\n\n\nclass Odd:\n    def __getattr__(self, name):\n"
+        "        raise KeyError(name)\n\n\nodd = Odd()\n\n\nclass Weights:\n    @staticmethod\n    def of(c):\n"
+        "        return c ** SHARE\n\n\nclass Rule:\n    def __init__(self):\n"
+        "        self.log = logging.getLogger('mine')\n"
+        "        self.where = pathlib.Path('/tmp/x')\n\n    def zeta(self, u):\n        return u\n\n"
+        "    def __call__(self, n, upper, lower_cost):\n        odd\n"
+        "        return self.zeta(upper[..., 0]) / Weights.of(lower_cost)\n\n"
+        "    def alpha(self):\n        return 1\n\n\n"
+        "rule = Rule()\n")
+    exec(compile(text, "<cell>", "exec"), module.__dict__)
+    hash(module.rule.where)  # (a path caches its hash once hashed)
+    held = held_settings(module.rule)
+    copy = pickle.loads(dumps(module.rule))  # as a worker gets it: its class rebuilt
+    assert held_settings(copy) == held and "logger:mine" in held and "path:'/tmp/x'" in held
+    script = tmp_path / "rule.py"  # a script's class, as a worker rebuilds it (its dict in another order)
+    script.write_text(text.replace("        odd\n", "") + "\n\nif __name__ == '__main__':\n    import joblib\n"
+                      "    from cabench.methods.user import held_settings\n"
+                      "    there = joblib.Parallel(n_jobs=2, backend='loky')(joblib.delayed(held_settings)(rule) "
+                      "for _ in 'x')\n    print(there == [held_settings(rule)])\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.strip() == "True", done.stdout + done.stderr
+    assert _canonical(logging.getLogger("mine")) == "logger:mine"
+    assert _canonical(pathlib.Path("/tmp/x")) == _canonical(pathlib.Path("/tmp") / "x")
+    module.SHARE = 0.9  # read in Weights.of, a class the method uses
+    assert held_settings(module.rule) != held
+    sys.modules.pop("mine_odd", None)

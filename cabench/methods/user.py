@@ -15,6 +15,7 @@ import functools
 import hashlib
 import importlib
 import inspect
+import logging
 import os
 import re
 import sys
@@ -150,7 +151,8 @@ def held_settings(function: Any) -> str | None:
     if data:
         parts.append(f"globals {_canonical(data)}")
     if _fileless(function):  # (its text is in no file that keys it)
-        parts.append("code " + " ".join(hashlib.sha256(_code_text(code).encode()).hexdigest() for code, _ in codes))
+        parts.append("code " + " ".join(sorted(hashlib.sha256(_code_text(code).encode()).hexdigest()  # (a class's
+                                               for code, _ in codes)))  # functions in its dict's order, which differs)
     return " ".join(parts) or None
 
 
@@ -173,7 +175,10 @@ def _fileless(function: Any) -> bool:
 
 def _python(function: Any) -> Any:
     """The Python function a compiled one (numba's ``@njit``) was made from; else ``function``."""
-    made_from = getattr(function, "py_func", None)
+    try:
+        made_from = getattr(function, "py_func", None)
+    except Exception:  # noqa: BLE001 - (an object whose __getattr__ raises)
+        return function
     return made_from if inspect.isfunction(made_from) else function
 
 
@@ -210,10 +215,14 @@ def _codes_run(function: Any, depth: int = 8) -> list[tuple[types.CodeType, dict
             break
         for name in _names(code):
             helper = _python(names.get(name))
-            if (inspect.isfunction(helper) and helper.__module__ == names.get("__name__")
-                    and id(helper.__code__) not in seen):
-                seen.add(id(helper.__code__))
-                found.append((helper.__code__, helper.__globals__))
+            if getattr(helper, "__module__", None) != names.get("__name__"):
+                continue
+            run = [helper] if inspect.isfunction(helper) else [
+                f for v in vars(helper).values() for f in _functions_of(v)] if inspect.isclass(helper) else []
+            for f in run:  # a helper function of its module, or the functions of a class of it
+                if id(f.__code__) not in seen:
+                    seen.add(id(f.__code__))
+                    found.append((f.__code__, f.__globals__))
         depth -= 1
     return found
 
@@ -318,8 +327,8 @@ def _read(value: Any, depth: int, seen: frozenset[int], memo: dict[int, tuple[An
     """``value`` as text, equal for equal settings in any process: numbers by their repr, arrays by their
     bytes, pandas objects by their values, mappings and sets in a sorted order, functions by name, code, closure
     and attributes, classes by name, other objects by their type, attributes and their class's, and where they
-    have no attributes of their own by their repr less any memory address (a date, a lock), to a depth of 64; an
-    object met again inside itself by its type alone."""
+    have no attributes of their own as pickle rebuilds them (:func:`_reduced`: a date, a random generator), to a
+    depth of 64; an object met again inside itself by its type alone."""
     if depth > 64 or id(value) in seen:
         return f"<{type(value).__qualname__}>"
     inner = seen | {id(value)}
@@ -356,6 +365,12 @@ def _read(value: Any, depth: int, seen: frozenset[int], memo: dict[int, tuple[An
         return f"partial{_canonical((value.func, value.args, value.keywords), depth + 1, inner, memo)}"
     if inspect.ismethod(value):
         return f"method{_canonical((value.__func__, value.__self__), depth + 1, inner, memo)}"
+    if isinstance(value, logging.Logger):  # (by its name: its manager holds every logger of the process)
+        return f"logger:{value.name}"
+    if isinstance(value, os.PathLike):  # (by its text: a path caches its hash, which differs between processes)
+        return f"path:{os.fspath(value)!r}"
+    if value is np.random.mtrand._rand:  # numpy's global generator, seeded at random in each process
+        return "numpy's global generator"
     if isinstance(value, (pd.DataFrame, pd.Series, pd.Index)):
         data = pd.util.hash_pandas_object(value, index=not isinstance(value, pd.Index)).to_numpy().tobytes()
         names = list(value.columns) if isinstance(value, pd.DataFrame) else [getattr(value, "name", None)]
