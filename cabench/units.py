@@ -101,8 +101,7 @@ def amount(value: float, unit: str) -> str:
         shown = float(f"{value:.4g}")
         if abs(shown) >= 1 or round(shown, 2) == shown:
             return f"${value:,.2f}"
-        text = fixed(value, 4)  # ($0.00004222, as a price reads; not $4.222e-05)
-        return f"${text.rstrip('0').rstrip('.') if '.' in text and 'e' not in text else text}"
+        return f"${plain(value, 4)}"  # ($0.00004222, as a price reads; not $4.222e-05)
     if value and math.isfinite(value) and abs(float(f"{value:.3g}")) < 10:
         return f"{value:.3g} {LABELS[unit]}"
     return f"{value:,.0f} {LABELS[unit]}"
