@@ -35,6 +35,7 @@ from cabench.answers import (
 )
 from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, answers_under
 from cabench.jsonio import strict_dumps
+from cabench.record import measure_columns
 from cabench.report_cells import charged_at_profiling, clipped_calls, listed, measurement, quoted_name, undominated_note
 from cabench.results import Experiment, ResultSet, finite, no_results
 from cabench.units import LABELS, Dollars, TokenCount, amount
@@ -125,8 +126,7 @@ def per_call(a: dict[str, Any]) -> str:
     the mean per call of each column of the user's own an objective reads (``judge 1.73 ± 0.12``, in the column's
     own scale), then each such objective's normalised mean, on which the decision is made (``badness 0.614
     (normalised, larger is better)``: an objective to minimise is flipped by its normalisation)."""
-    columns = [f"{k} {measurement(a, k, '{:.3g}')}" for k in a if not k.startswith("mu_") and k not in SHOWN
-               and all(f"{k}{end}" in a for end in ("_ci", "_low", "_high"))]  # a column of the user's own, as is
+    columns = [f"{k} {measurement(a, k, '{:.3g}')}" for k in measure_columns(a) if k not in SHOWN]  # (as is)
     own = [f"{k[3:]} {v:.3f} (normalised, larger is better)" for k, v in a.items()
            if k.startswith("mu_") and k != "mu_c" and k[3:] not in IN_REAL_UNITS and finite(v)]
     return ", ".join([f"{prefix}{measurement(a, measure, number)}{suffix}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -163,13 +164,14 @@ _KNOWN_COLUMNS = frozenset({"correct", "latency_s", "tokens", "prompt_tokens", "
                             COST_COLUMN, USD_COLUMN})
 
 
-def measure_columns(arms: pd.DataFrame) -> list[str]:
-    """The per-call means ``arms.csv`` records with their intervals: the real units (:data:`ALL_REAL_UNITS`), then
-    the columns of the user's own its objectives read (:func:`own_columns`), each a column with ``_ci``, ``_low``
-    and ``_high`` beside it."""
-    known = [m for m, _ in ALL_REAL_UNITS if m in arms]
-    own = [c for c in arms.columns if c not in known and not str(c).startswith("mu_")
-           and all(f"{c}{end}" in arms for end in ("_ci", "_low", "_high"))]
+def measure_columns(arms: pd.DataFrame | Mapping[str, Any]) -> list[str]:
+    """The per-call means ``arms.csv`` records with their intervals (of its columns, or of an arm's facts by name):
+    the real units (:data:`ALL_REAL_UNITS`), then the columns of the user's own its objectives read
+    (:func:`own_columns`), each a column with ``_ci``, ``_low`` and ``_high`` beside it."""
+    names = list(arms.columns) if isinstance(arms, pd.DataFrame) else list(arms)
+    known = [m for m, _ in ALL_REAL_UNITS if m in names]
+    own = [c for c in names if c not in known and not str(c).startswith("mu_")
+           and all(f"{c}{end}" in names for end in ("_ci", "_low", "_high"))]
     return [*known, *own]
 
 
