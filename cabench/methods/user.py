@@ -227,11 +227,13 @@ def _codes_run(function: Any, depth: int = 8) -> list[tuple[types.CodeType, dict
     return found
 
 
-def _names(code: types.CodeType) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _names(code: types.CodeType) -> tuple[str, ...]:
     """The global names a code object and the code nested in it (its functions, comprehensions) read: the names
-    of its global loads, not of attributes (``np.mean`` reads ``np``, not a global ``mean``)."""
+    of its global loads, not of attributes (``np.mean`` reads ``np``, not a global ``mean``). Found once per code
+    (a key is made several times per cell)."""
     loads = [str(i.argval) for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")]
-    return [*loads, *(n for c in code.co_consts if isinstance(c, types.CodeType) for n in _names(c))]
+    return (*loads, *(n for c in code.co_consts if isinstance(c, types.CodeType) for n in _names(c)))
 
 
 def _plain(value: Any, depth: int = 0) -> bool:
