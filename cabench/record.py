@@ -152,7 +152,11 @@ def arms_table(problem: Problem, configs: pd.DataFrame | None, objectives: tuple
     if measured is not None:
         ends = ("", "_ci", "_low", "_high")
         taken = {*out.columns, *(f"{n}{e}" for n, _ in ALL_REAL_UNITS for e in ends)}
-        own = tuple(c for c in own_columns(problem) if all(f"{c}{e}" not in taken for e in ends))
+        own: tuple[str, ...] = ()
+        for column in own_columns(problem):  # in objective order: a later column's names never overwrite an earlier's
+            names = {f"{column}{e}" for e in ends}
+            if not str(column).startswith("mu_") and not names & taken:
+                own, taken = (*own, column), taken | names
         for name, values in real_units(measured, np.asarray(problem.arm_ids), questions,
                                        problem.norm.cost_unit, own).items():
             out[name] = values

@@ -647,6 +647,29 @@ def test_a_column_objective_to_minimise_is_shown_in_its_own_scale_and_bounded_in
     assert refused.exit_code == 2 and "(they have accuracy, latency, tokens, judge, badness)" in refused.stderr
 
 
+def test_an_own_column_named_as_anothers_interval_end_never_overwrites_it(tmp_path):
+    """Objectives on two columns of the logs, `judge` and `judge_low`: the mean of `judge_low` (10 .. 13) was written
+    over `judge`'s lower interval end (`judge_low`, 1 .. 2.5) in arms.csv, a silent wrong bound. The first column in
+    objective order keeps its names; the other is recorded normalised only."""
+    from tests.conftest import spread_logs, write_dataset
+
+    frame = spread_logs(4, 40, seed=2)
+    frame["judge"] = 1.0 + frame["config_id"].str[-1].astype(int) * 0.5 + (frame.index % 3) * 0.1
+    frame["judge_low"] = 10.0 + frame["config_id"].str[-1].astype(int)
+    folder = write_dataset(tmp_path / "own", frame, gz=False, split={"profiling_size": 15, "seed": 0})
+    (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text() + "extra_columns: [judge, judge_low]\n")
+    objectives = ["accuracy", {"column": "judge", "direction": "min", "normalise": [1, 3], "name": "badness"},
+                  {"column": "judge_low", "direction": "max", "normalise": [10, 14], "name": "low"}]
+    run_experiment(parse_config({"name": "own", "dataset": str(folder), "setting": "online", "rho": [8],
+                                 "objectives": objectives, "methods": ["cohv-ucb"], "repetitions": 2,
+                                 "output": str(tmp_path / "res" / "own")}, "own.yaml"), quiet=True)
+    arms = pd.read_csv(tmp_path / "res" / "own" / "arms.csv").set_index("config_id")
+    assert [c for c in arms.columns if c.startswith("judge")] == ["judge", "judge_ci", "judge_low", "judge_high"]
+    assert (arms["judge_low"] - (arms["judge"] - arms["judge_ci"])).abs().max() < 1e-9
+    assert arms["judge_low"].max() < 3 and arms["mu_low"].to_dict() == pytest.approx(
+        {f"cfg0{i}": i / 4 for i in range(4)})
+
+
 def test_a_weak_answer_among_configurations_that_tie_exactly_says_no_budget_separates_them(tmp_path):
     """arm0 and arm1 alike, both on the Pareto set's boundary (a gap of 0): the returned sets differ by which of the
     two sampling noise puts ahead, at any budget. The weak answer said only "this budget is short of identifying the
