@@ -15,7 +15,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 import typer.core
 
-from cabench.errors import CabenchError, os_reason
+from cabench.errors import CabenchError, Interrupted, os_reason
 from cabench.jsonio import strict_dumps
 
 
@@ -130,8 +130,6 @@ def _root(
 
 def _guard(action: Callable[[], T]) -> T:
     """Run ``action``; print a user error as one line and exit 2 (130 when interrupted)."""
-    from cabench.runner import Interrupted
-
     try:
         return action()
     except Interrupted as exc:

@@ -21,6 +21,11 @@ class CabenchError(Exception):
         super().__init__(" ".join(str(message).split()))
 
 
+class Interrupted(CabenchError):
+    """The run was stopped by the user (Ctrl-C or SIGTERM); what it finished is kept. The command line prints the
+    message and exits with code 130."""
+
+
 def first_three(names: list[str]) -> str:
     """The first three of ``names``, with ', ...' when there are more: what a one-line message lists."""
     return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")

@@ -36,7 +36,7 @@ from cabench.config import ExperimentConfig
 from cabench.data.arms import PRESETS
 from cabench.data.dataset import Dataset, question_codes
 from cabench.data.describe import describe
-from cabench.errors import CabenchError
+from cabench.errors import CabenchError, Interrupted
 from cabench.paper import PAPER_ROLES, SURROGATE_NOTE, paper_role
 from cabench.plan import (
     budgets_beyond_exhaustive,
@@ -67,10 +67,6 @@ from cabench.storage import (
 from cabench.summaries import aggregate_trajectories, summarize
 from cabench.units import from_files, to_files
 from cabench.yamlio import dump_yaml
-
-
-class Interrupted(CabenchError):
-    """The run was stopped by the user; finished cells are kept."""
 
 
 @dataclass(frozen=True)

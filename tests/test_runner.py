@@ -404,7 +404,7 @@ def test_an_interrupt_after_every_cell_is_saved_says_so(tmp_path, monkeypatch):
     """Ctrl-C while the result files were joined from the saved cells printed a bare 'interrupted'; it says every
     cell is saved, and the same command writes the files from them, running no cell again."""
     from cabench import runner
-    from cabench.runner import Interrupted
+    from cabench.errors import Interrupted
 
     def stopped(*args, **kwargs):
         raise KeyboardInterrupt

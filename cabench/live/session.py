@@ -33,7 +33,7 @@ import yaml
 
 import cabench
 from cabench.data.normalisation import Normalisation, fit_normalisation
-from cabench.errors import CabenchError, first_three
+from cabench.errors import CabenchError, Interrupted, first_three
 from cabench.interrupts import signals_set
 from cabench.jsonio import strict_dumps
 from cabench.live.caller import BudgetStop, Caller, FailureStop, next_step
@@ -183,8 +183,8 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Ta
             caller.stop()  # the calls in flight end after their current attempt
             with _interrupts_held():  # a further Ctrl-C while they end: their charges still reach spend.json
                 caller.drain()
-                _finish(cfg, out, caller, journal, facts, None, task, collect)
-            raise
+                spend = _finish(cfg, out, caller, journal, facts, None, task, collect)
+            raise Interrupted(_interrupted(out, spend, bool(caller.overbilled))) from None
         caller.drain()
         if caller.failure_stop:  # the method did not end: no decision (a resumed run ends it), an earlier removed
             facts["stopped_by"] = "failures"
@@ -201,6 +201,16 @@ def _run_locked(cfg: LiveConfig, out: Path, quiet: bool, collect: bool, task: Ta
             bar.close()
     _refuse_untrustworthy(cfg, out, journal, result, collect)
     return result
+
+
+def _interrupted(out: Path, spend: dict[str, Any], overbilled: bool) -> str:
+    """What an interrupted run says: what the folder has paid, where that is written, and how to go on."""
+    unit = spend["cost_unit"]
+    budget = spend.get(f"budget_{unit}")
+    paid = amount(spend[f"spent_{unit}"], unit) + (f" of the budget's {amount(budget, unit)}" if budget else "")
+    then = next_step(True) if overbilled else "run the same command again to resume: no call is paid twice"
+    return (f"interrupted: {spend['calls']} calls answered in this folder ({spend['calls_made_this_run']} made by this "
+            f"run), {paid} paid, as {out / 'spend.json'} says; {then}")
 
 
 def _interrupts_held() -> Any:

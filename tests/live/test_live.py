@@ -161,6 +161,10 @@ def test_an_interrupted_run_leaves_spend_json_saying_what_it_paid(tmp_path, data
     assert spend["stopped_by"] == "interrupted" and spend["calls"] == len(journal(tmp_path / "run")) > 0
     assert spend["spent_tokens"] == pytest.approx(sum(r["charged"] for r in journal(tmp_path / "run")))
     assert len(pressed) == again and waited == [True]
+    paid = f"{spend['spent_tokens']:,.0f} tokens of the budget's {spend['budget_tokens']:,.0f} tokens"
+    assert result.stderr == (f"interrupted: {spend['calls']} calls answered in this folder ({spend['calls']} made by "
+                             f"this run), {paid} paid, as {tmp_path / 'run' / 'spend.json'} says; run the same "
+                             "command again to resume: no call is paid twice\n"), result.stderr
 
 
 def test_dataset_yaml_names_every_endpoint_called_and_only_those(tmp_path, dataset, server, monkeypatch):
