@@ -111,7 +111,14 @@ def _paper_row(r: dict) -> list[Cell]:
 
 
 def _share(value: float) -> Cell:
-    return _cell(f"{100 * value:.0f}%", value)
+    """A share as a whole percentage, but never 0% or 100% for one that is neither: 1 of 200 repetitions is
+    ``<1%``, 499 of 500 ``>99%``."""
+    text = f"{100 * value:.0f}%"
+    if text == "0%" and value > 0:
+        text = "<1%"
+    elif text == "100%" and value < 1:
+        text = ">99%"
+    return _cell(text, value)
 
 
 def _real(row: pd.Series, measure: str) -> Cell:

@@ -531,3 +531,14 @@ def test_the_paper_tables_budgets_sort_by_rho_and_its_numbers_by_value(root):
             assert float(cells[5].attrs["data-value"]) == pytest.approx(float(cells[5].text.rstrip("%")), abs=0.05)
             ours += 1
     assert len(set(budgets)) >= 3 and ours >= 5
+
+
+def test_a_share_of_one_repetition_in_hundreds_is_never_shown_as_none_or_all():
+    """1 of 200 repetitions was shown as "0%" in the decision's sentence and table (and 499 of 500 as "100%"), where
+    REPORT.md and recommend say "1 of 200": a share that is neither none nor all is never shown as either."""
+    from cabench.html_report import _share
+
+    shown = {v: _share(v)["text"] for v in (0.0, 1 / 200, 0.004999, 0.006, 0.5, 0.994, 499 / 500, 1.0)}
+    assert shown == {0.0: "0%", 1 / 200: "<1%", 0.004999: "<1%", 0.006: "1%", 0.5: "50%", 0.994: "99%",
+                     499 / 500: ">99%", 1.0: "100%"}
+    assert _share(1 / 200)["value"] == repr(0.005)
