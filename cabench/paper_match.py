@@ -66,34 +66,45 @@ def paper_value(e: Experiment, p: Published) -> tuple[float | None, float, float
     return mean, mean - Z95 * se, mean + Z95 * se, where
 
 
+#: The largest share of bootstrap resamples whose statistic may be undefined (a ratio whose baseline's mean is 0 in
+#: that resample) for a percentile interval to be given: its ends are the 2.5% tails of all resamples, and where
+#: more than that are undefined, where the tail lies is not known. (One discordant repetition in 500 leaves it
+#: out of about 37% of resamples; the interval of the rest said 100% to 100%.)
+UNDEFINED_SHARE = 0.025
+
+
 def _paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                      resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """Percentile 95% interval of ``statistic(mean a, mean b)``, resampling paired repetitions (seeded)."""
+                      resamples: int = 2000, seed: int = 0) -> tuple[float, float, str]:
+    """Percentile 95% interval of ``statistic(mean a, mean b)``, resampling paired repetitions (seeded), and why
+    there is none (NaN ends): one repetition, or the statistic undefined in more than :data:`UNDEFINED_SHARE` of
+    the resamples."""
     if len(a) < 2:
-        return math.nan, math.nan
+        return math.nan, math.nan, "one repetition"
     index = np.random.default_rng(seed).integers(0, len(a), size=(resamples, len(a)))
     with np.errstate(divide="ignore", invalid="ignore"):
         values = statistic(a[index].mean(axis=1), b[index].mean(axis=1))
-    values = values[np.isfinite(values)]
-    if not len(values):
-        return math.nan, math.nan
-    lo, hi = np.quantile(values, [0.025, 0.975])
-    return float(lo), float(hi)
+    defined = np.isfinite(values)
+    if defined.mean() < 1.0 - UNDEFINED_SHARE:
+        return math.nan, math.nan, (f"the baseline's mean is 0 in {100 * (1 - defined.mean()):.0f}% of the paired "
+                                    "bootstrap resamples, where the ratio is undefined")
+    lo, hi = np.quantile(values[defined], [0.025, 0.975])
+    return float(lo), float(hi), ""
 
 
 def _relative(e: Experiment, dataset: str, metric: str, rho: str, method: str, baseline: str,
-              statistic: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[float | None, float, float, str]:
+              statistic: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[float | None, float, float, str, str]:
     """``statistic(mean of method, mean of baseline)`` on their common repetitions, with a paired bootstrap 95%
-    interval, and the budget taken."""
+    interval, the budget taken, and why there is no interval (:func:`_paired_bootstrap`)."""
     a, where = _per_repetition(e, Published(dataset, metric, method, rho, "0"))
     b, _ = _per_repetition(e, Published(dataset, metric, baseline, rho, "0"))
     if a is None or b is None:
-        return None, math.nan, math.nan, where
+        return None, math.nan, math.nan, where, ""
     common = a.index.intersection(b.index)
     x, y = a.loc[common].to_numpy(float), b.loc[common].to_numpy(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         ours = float(statistic(np.array([x.mean()]), np.array([y.mean()]))[0])
-    return (ours if math.isfinite(ours) else None), *_paired_bootstrap(x, y, statistic), where
+    low, high, why = _paired_bootstrap(x, y, statistic)
+    return (ours if math.isfinite(ours) else None), low, high, where, why
 
 
 def other_budget(role: str, rho: str | None, where: str) -> str:
@@ -127,12 +138,14 @@ def paper_rows(res: ResultSet) -> list[dict]:
     rows: list[dict] = []
 
     def add(e: Experiment, kind: str, metric: str, method: str | None, baseline: str | None, rho: str | None,
-            text: str, measured: tuple[float | None, float, float, str]) -> None:
-        ours, low, high, where = measured
+            text: str, measured: tuple[float | None, float, float, str] | tuple[float | None, float, float, str, str]
+            ) -> None:
+        ours, low, high, where, *why = measured
         theirs = other_budget(ROLE_OF_METRIC[metric], rho, where) if ours is not None else ""
         rows.append({"experiment": e.label, "kind": kind, "metric": metric, "method": method, "baseline": baseline,
                      "rho": rho, "paper": text, "ours": ours, "low": low, "high": high, "where": where,
                      "match": "other budget" if theirs else match(float(text), ours, low, high, kind != "value"),
+                     "no_interval": why[0] if why and ours is not None else "",
                      "paper_rho": theirs})
 
     for p in PUBLISHED:

@@ -321,8 +321,8 @@ def _shown_number(r: dict, value: float) -> str:
 
 def match_text(r: dict) -> str:
     """The match cell of a paper row: whether the paper's number lies in our 95% interval, which it states."""
-    if r["match"] == "n/a":
-        return "n/a"
+    if r["match"] == "n/a":  # not measured, or measured without an interval (paper_match._paired_bootstrap)
+        return f"n/a (no 95% interval: {r['no_interval']})" if r.get("no_interval") else "n/a"
     if r["match"] == "other budget":  # a quick grid's largest budget is not the paper's
         return f"n/a (the paper's number is at ρ={r['paper_rho']}, ours at {r['where']})"
     word = {"yes": "yes", "direction": "direction only", "no": "no"}[r["match"]]
@@ -361,7 +361,8 @@ def _paper_section(rows: list[dict]) -> list[str]:
             "grid. The paper's numbers come from its private logs. Match: 'yes' when the paper's number lies in "
             "our 95% interval (Wilson for an error probability, mean ± 1.96 se for a mean, a paired bootstrap over "
             "repetitions for a reduction or gain), 'direction only' when a reduction or gain has the paper's sign "
-            "over our whole interval but not its size, else 'no'; 'n/a' where it was not measured, or where the "
+            "over our whole interval but not its size, else 'no'; 'n/a' where it was not measured, where it has no "
+            "interval (a ratio undefined in over 2.5% of the resamples), or where the "
             "paper's number is at its largest (or smallest) budget and ours at another (a quick grid's); "
             f"{agree} of {len(rows)} match.", "",
             *md_table(["experiment", "quantity", "method", "budget (paper)", "paper", "ours", "ours at", "match"],

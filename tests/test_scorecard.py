@@ -530,3 +530,29 @@ def test_a_lowest_mean_carried_by_a_few_repetitions_says_so(root):
     assert v.state == "fails" and "in under half of the repetitions" not in v.quantity, v
     v = lowest(1000.0, elsewhere=0.0)  # equal in the other 6: lower in 40%, higher in none: no lead of a few
     assert v.state == "holds" and "in under half of the repetitions" not in v.quantity, v
+
+
+def test_a_reduction_undefined_in_many_resamples_has_no_interval_rather_than_a_point():
+    """PSI-SR errs in 1 of 500 repetitions, CoPSI in none: the reduction of P(error) is 100%, but about 37% of the
+    paired resamples leave that repetition out, where the ratio is 0/0. Those were dropped, and the rest gave a 95%
+    interval of 100% to 100%, a certainty one repetition does not give. There is no interval now, and the match
+    cell says why; a baseline erring in 21 of 500 keeps its interval."""
+    from cabench.paper_match import _paired_bootstrap
+    from cabench.report import match_text
+
+    reduction = lambda a, b: 100 * (1 - a / b)  # noqa: E731
+    never, once = np.zeros(500), np.zeros(500)
+    once[7] = 1
+    drawn = np.random.default_rng(0).integers(0, 500, size=(2000, 500))
+    left_out = float((drawn != 7).all(axis=1).mean())  # the resamples without the one error
+    assert 0.3 < left_out < 0.45
+    low, high, why = _paired_bootstrap(never, once, reduction)
+    assert math.isnan(low) and math.isnan(high)
+    assert why == (f"the baseline's mean is 0 in {100 * left_out:.0f}% of the paired bootstrap resamples, where the "
+                   "ratio is undefined")
+    row = {"match": "n/a", "no_interval": why, "kind": "reduction", "paper": "9.8"}
+    assert match_text(row) == f"n/a (no 95% interval: {why})"
+    often = np.zeros(500)
+    often[:21] = 1
+    assert _paired_bootstrap(never, often, reduction) == (100.0, 100.0, "")
+    assert match_text({"match": "n/a", "kind": "reduction", "paper": "9.8"}) == "n/a"  # not measured
