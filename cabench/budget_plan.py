@@ -396,12 +396,16 @@ def format_plan(plan: BudgetPlan) -> str:
     lines.append("  draws: the share of the drawn problems that reach the target within the grid; the budget is the "
                  "profiling rows' need, extrapolated to the evaluation split, so it can lie beyond what the draws "
                  "need (docs/methods.md)")
-    reversed_rows = [f"{registry.display(r.method)} {r.target}" for r in plan.rows if reversed_premise(r.estimate)]
+    def named(row: Planned) -> str:  # a row as the notes name it: with its cost mode where the plan has two
+        mode = f" ({row.cost_mode})" if row.cost_mode and len({r.cost_mode for r in plan.rows}) > 1 else ""
+        return f"{registry.display(row.method)}{mode} {row.target}"
+
+    reversed_rows = [named(r) for r in plan.rows if reversed_premise(r.estimate)]
     if reversed_rows:
         lines.append(f"  note: for {', '.join(reversed_rows)}, the draws need more than the profiling rows (plan.csv: "
                      "rho_draws_median, rho_profiling_rows), the reverse of what the extrapolation assumes, which then "
                      "carries the level below the profiling rows' need: the plan may fall short")
-    beyond_rows = [f"{registry.display(r.method)} {r.target}" for r in plan.rows if rows_beyond_draws(r.estimate)]
+    beyond_rows = [named(r) for r in plan.rows if rows_beyond_draws(r.estimate)]
     if beyond_rows:
         lines.append(f"  note: for {', '.join(beyond_rows)}, the profiling rows do not reach the target within the "
                      "grid though half or more of the draws do (plan.csv: rho_profiling_rows, rho_draws_median): the "

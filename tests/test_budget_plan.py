@@ -527,6 +527,12 @@ def test_a_plan_whose_draws_need_more_than_the_profiling_rows_says_so():
     assert note == ["  note: for Accuracy-Cost-UCB share>=0.8, the draws need more than the profiling rows (plan.csv: "
                     "rho_draws_median, rho_profiling_rows), the reverse of what the extrapolation assumes, which then "
                     "carries the level below the profiling rows' need: the plan may fall short"]
+    # a plan over two cost modes has a row per mode: the note names the row's mode (it named "CoPSI f1>=0.8" twice)
+    modes = (dataclasses.replace(rows[1], cost_mode="deterministic"),
+             dataclasses.replace(rows[1], cost_mode="stochastic", estimate=usual))
+    note = [line for line in format_plan(dataclasses.replace(found, rows=modes)).splitlines() if "note:" in line]
+    named = [line.split(", the draws")[0] for line in note]
+    assert named == ["  note: for Accuracy-Cost-UCB (deterministic) share>=0.8"]
     frame = plan_frame(mixed)
     assert frame["rho_profiling_rows"].tolist() == [32.0, 25.0] and frame["rho_draws_median"].tolist() == [20.0, 45.0]
     usual_only = dataclasses.replace(found, rows=(rows[0],))
