@@ -204,9 +204,12 @@ def _values(arms: pd.DataFrame, c: Constraint) -> tuple[str, np.ndarray]:
         have = [*measures.values(), *objectives.values()]
         pool = objectives if c.text.strip().lower().startswith("mu_") else {**objectives, **measures}
         hint = did_you_mean(c.column.removeprefix("mu_"), pool, shown=pool.get)  # by name, as written
-        what = (f"objective {c.column.removeprefix('mu_')}" if c.text.strip().lower().startswith("mu_")
-                else c.column.removeprefix("mu_"))  # mu_latency: no such objective, though latency is a measure
-        raise CabenchError(f"--require {c.text}: the experiment's configurations have no {what} (they have "
+        if c.text.strip().lower().startswith("mu_"):  # mu_latency: no such objective, though latency is a measure
+            measured = (f"; {raw} is a measure per call here: bound it without 'mu_' ({raw}{c.op}VALUE, in its "
+                        "unit)") if raw in measures else ""
+            raise CabenchError(f"--require {c.text}: the experiment has no objective {raw} (its objectives are "
+                               f"{', '.join(objectives)}){measured or hint}")
+        raise CabenchError(f"--require {c.text}: the experiment's configurations have no {raw} (they have "
                            f"{', '.join(dict.fromkeys(have))}){hint}")
     if column.startswith("mu_") and not 0 <= c.value <= 1:  # rewards are clipped to [0, 1] (SPEC §1.3): every
         # configuration, or none, would meet it

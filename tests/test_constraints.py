@@ -377,7 +377,9 @@ def test_a_bound_on_a_normalised_objective_outside_0_1_is_refused():
         qualifying(arms, (parse_constraint(text),))
     with pytest.raises(CabenchError) as exc:  # an objective the experiment lacks, named as such
         qualifying(arms, (parse_constraint("mu_latency<=0.5"),))
-    assert "have no objective latency (they have" in str(exc.value)
+    assert str(exc.value) == ("--require mu_latency<=0.5: the experiment has no objective latency (its objectives are "
+                              "accuracy, efficiency); latency is a measure per call here: bound it without 'mu_' "
+                              "(latency<=VALUE, in its unit)")  # it said "no objective latency (they have ... latency"
 
 
 def test_an_empty_bounded_mean_in_arms_csv_is_refused_naming_the_file_row_and_configuration(quick, synthetic,
