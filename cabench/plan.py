@@ -131,6 +131,33 @@ def budgets_beyond_exhaustive(cfg: ExperimentConfig, problem: Problem) -> list[s
             for rho in cfg.rho if problem.budget(rho) > exhaustive]
 
 
+#: The size below which every partial sum of rewards on the grid of 2^-24 is exact in float64 (docs/decisions.md,
+#: Exact arithmetic), and a bound on a Gaussian draw's size in sigmas (Box-Muller from 53-bit uniforms: 8.6).
+EXACT_SUM, GAUSSIAN_SIGMAS = 2.0**29, 9.0
+
+
+def inexact_sums(cfg: ExperimentConfig) -> list[str]:
+    """A line when a synthetic Gaussian identification experiment's rewards, summed over as many pulls of one arm
+    as the largest budget allows (``B~ / c~_min``), can pass :data:`EXACT_SUM`: there the batched engine's block
+    sums and the per-pull reference's additions round apart, and a near-tie can be decided otherwise by the two.
+    Rewards of logs (at most 1 in size) and Bernoulli rewards stay exact at any budget a run can spend."""
+    spec = cfg.synthetic
+    if spec is None or cfg.setting != "psi" or spec.noise != "gaussian":
+        return []
+    size = max(abs(v) for m in spec.means for v in m) + GAUSSIAN_SIGMAS * spec.sigma
+    costs = np.asarray(spec.costs, dtype=float) / max(spec.costs)
+    cheapest = float(costs.min()) * (1.0 - spec.cost_spread if "stochastic" in cfg.cost_modes else 1.0)
+    pulls = {rho: rho * float(costs.sum()) / cheapest + 1.0 for rho in cfg.rho}
+    over = sorted(rho for rho, n in pulls.items() if n * size >= EXACT_SUM)
+    if not over:
+        return []
+    return [f"Gaussian rewards up to about {size:.3g} in size (dataset.synthetic: means and {GAUSSIAN_SIGMAS:g} "
+            f"sigma), summed over up to {pulls[over[0]]:,.0f} pulls of an arm at rho {over[0]:g}"
+            f"{' and above' if len(over) > 1 else ''}, can pass 2^29, where the batched engine's sums round "
+            "otherwise than the per-pull reference's and a near-tie may be decided otherwise (docs/decisions.md, "
+            "Exact arithmetic); scale the means and sigma down (rewards in [0, 1], as the paper's) to keep them exact"]
+
+
 #: A configuration this many times cheaper per call than the mean is warned of before a run (:func:`cheap_pulls`).
 CHEAP_RATIO = 100.0
 

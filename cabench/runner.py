@@ -43,6 +43,7 @@ from cabench.plan import (
     build_problem,
     cheap_pulls,
     check_budgets,
+    inexact_sums,
     not_run_status,
     plan_cells,
     with_budgets,
@@ -479,7 +480,7 @@ def run_experiment(cfg: ExperimentConfig, *, force: bool = False, replace: bool 
     if ds is not None and ds.terms.prices and "cost_usd" in ds.evaluation:
         echo(f"{cfg.name}: warning: the logs have their own cost_usd, and every dollar figure comes from the price "
              "table instead (prices take precedence); leave prices out to use the logs' dollars")
-    for line in budgets_beyond_exhaustive(cfg, problem) + cheap_pulls(cfg, problem):
+    for line in budgets_beyond_exhaustive(cfg, problem) + cheap_pulls(cfg, problem) + inexact_sums(cfg):
         echo(f"{cfg.name}: warning: {line}")
     out = Path(cfg.output)
     if (out / "config.yaml").is_file() and Path(cfg.source).is_file() \

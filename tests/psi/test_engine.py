@@ -167,3 +167,36 @@ def test_uniform_buys_exactly_rho_samples_at_integer_rho(which, tmp_path):
     for rho in (1, 2, 10, 37):
         res = run_psi(problem, PsiMethod("uniform"), rho, keys)
         assert (res.samples == rho).all(), (which, rho, np.unique(res.samples))
+
+
+def test_rewards_whose_sums_pass_2_29_are_warned_of_and_only_there_can_the_engine_part_from_its_reference():
+    """Gaussian means of 999,999.33 (accepted up to 1e6): an arm's reward sum passes 2^29 after a few hundred pulls,
+    where the engine's block sums round otherwise than the reference's one addition per pull, and EGE-SH removed
+    the other of two tied arms in repetitions 3-5. Nothing said so; the run now warns before it starts, naming the
+    pulls at the first budget concerned. Rewards in [0, 1] get no warning at any budget a run would spend."""
+    from cabench.config import parse_config
+    from cabench.plan import inexact_sums
+
+    big = 999999 + 1 / 3
+    spec = SyntheticSpec("big", means=((big, big), (big, big), (9 + 1 / 3, 9 + 1 / 3)), costs=(1, 1, 1),
+                         noise="gaussian", sigma=1e-12, cost_spread=0.5)
+    problem = synthetic_problem(spec)
+    keys = stream_keys(0, np.arange(6), problem.arm_ids)[3:]
+    batched = run_psi(problem, PsiMethod("ege-sh"), 2000, keys, "stochastic")
+    parted = [np.flatnonzero(batched.returned[r]).tolist() != reference_psi(
+        problem, PsiMethod("ege-sh"), 2000, keys[r], "stochastic")["returned"] for r in range(3)]
+    assert parted == [True, True, True] and (batched.samples.max(axis=1) > 2**29 / big).all()
+    synthetic = {"name": "big", "means": [[big, big], [big, big], [9 + 1 / 3, 9 + 1 / 3]], "costs": [1, 1, 1],
+                 "noise": "gaussian", "sigma": 1e-12, "cost_spread": 0.5}
+    raw = {"name": "big", "dataset": {"synthetic": synthetic}, "setting": "psi", "rho": [0.05, 2000, 4000],
+           "methods": ["ege-sh"], "cost_modes": ["stochastic"]}
+    pulls = 2000 * 3 / 0.5 + 1  # rho sum(c~) over the cheapest realised pull, c~ (1 - spread)
+    assert inexact_sums(parse_config(raw, "big.yaml")) == [
+        f"Gaussian rewards up to about 1e+06 in size (dataset.synthetic: means and 9 sigma), summed over up to "
+        f"{pulls:,.0f} pulls of an arm at rho 2000 and above, can pass 2^29, where the batched engine's sums round "
+        "otherwise than the per-pull reference's and a near-tie may be decided otherwise (docs/decisions.md, Exact "
+        "arithmetic); scale the means and sigma down (rewards in [0, 1], as the paper's) to keep them exact"]
+    unit = {**synthetic, "means": [[0.9, 0.2], [0.5, 0.5], [0.2, 0.9]], "sigma": 0.3}
+    assert inexact_sums(parse_config({**raw, "dataset": {"synthetic": unit}, "rho": [1e5]}, "unit.yaml")) == []
+    online = {**raw, "setting": "online", "rho": [2000], "methods": ["cohv-ucb"], "cost_modes": None}
+    assert inexact_sums(parse_config({k: v for k, v in online.items() if v is not None}, "online.yaml")) == []
