@@ -123,7 +123,10 @@ def rounded_up(value: float) -> float:
     """``value`` rounded up to three significant digits (a budget or a cap as a person would state it, and still
     enough)."""
     scale = 10.0 ** (math.floor(math.log10(value)) - 2)
-    return math.ceil(value / scale - 1e-9) * scale
+    steps = math.ceil(value / scale - 1e-9)
+    # never below value, by float noise either: a run refuses a budget below the one planned by any amount (B at
+    # rho 1 summed to $0.0011000000000000003 was given as $0.0011, and refused)
+    return steps * scale if steps * scale >= value else (steps + 1) * scale
 
 
 def budget_grid(profiling: Profiling, spec: PlanSpec) -> np.ndarray:

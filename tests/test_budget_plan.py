@@ -587,6 +587,10 @@ def test_a_cap_below_the_grids_first_budget_is_refused():
     assert least * instances >= 1 and (least - 0.001 * least) * instances < 1  # enough, and hardly more
     for n in (3, 9, 49, 300, 900, 999):  # the cap named is itself enough (0.333 x 3 was refused)
         assert float(budget_plan.rounded_up(1 / n)) * n >= 1 and float(budget_plan.rounded_up(1 / n)) < 1.01 / n
+    # a budget a float's noise above a step (B = rho K cbar = 0.0011000000000000003) is not rounded below itself:
+    # advise gave $0.0011 for rho 1, which the run then refused
+    for value, stated in ((0.0011000000000000003, 0.00111), (0.1 + 0.2, 0.301), (0.0011, 0.0011), (0.3, 0.3)):
+        assert budget_plan.rounded_up(value) >= value and budget_plan.rounded_up(value) == pytest.approx(stated)
 
 
 @pytest.mark.parametrize("surrogate", [True, False])

@@ -56,10 +56,22 @@ class OnlineEntry(Method):
     """An online method: how it chooses the next arm, batched and pull by pull."""
 
     def skip(self, problem: Problem, rho: float) -> str | None:
-        """``rho < 1`` cannot pay one initial pull of every arm (``B = rho K cbar``)."""
-        if rho >= 1:
+        """``rho < 1`` cannot pay one initial pull of every arm (``B = rho K cbar``); nor can a ``rho`` at or just
+        above 1 whose ``B~`` falls short of the initial round as the loop charges it at the arms' mean costs (each
+        pull's cost rounded to the 2^-24 grid, each arm feasible while its mean fits what remains, SPEC §5): a
+        configuration would go unpulled in every repetition where every call costs its mean."""
+        shown = f"{rho:g}" if f"{rho:g}" != "1" or rho == 1 else repr(rho)  # never "rho 1 cannot ...; rho 1 works"
+        if rho < 1:
+            return f"rho {shown} cannot pay one initial pull of every arm; the smallest workable rho is 1"
+        mean = problem.profile_cost / problem.c_max
+        charged = np.concatenate([[0.0], np.cumsum(problem.online_cost(problem.profile_cost))[:-1]])
+        need = float(np.max(charged + mean))  # the initial round's last check, arm by arm in order
+        if problem.online_budget(rho) >= need:
             return None
-        return f"rho {rho:g} cannot pay one initial pull of every arm; the smallest workable rho is 1"
+        least = need * problem.c_max / problem.budget(1.0)
+        return (f"rho {shown} cannot pay one initial pull of every arm at their mean costs as charged (in steps of "
+                f"2^-24 of the dearest call, B~ {problem.online_budget(rho):.10g} against {need:.10g}); the smallest "
+                f"workable rho is {least:.10g}")
 
     @abstractmethod
     def index(self, n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:

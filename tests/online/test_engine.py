@@ -127,3 +127,27 @@ def test_trajectory_on_token_grid():
     assert (t["cum_regret"][:, -1] <= res.regret_hv + 1e-9).all()
     assert (t["cum_regret"][:, -1] >= res.regret_hv - gap.max() - 1e-9).all()
     assert np.nanmax(t["moving_avg"]) <= gap.max() + 1e-12
+
+
+def test_a_budget_that_cannot_pay_the_initial_round_as_charged_is_not_run_and_the_least_that_can_pulls_every_arm():
+    """Calls of 1 and 10 tokens: at rho 1, B~ = 1.1 pays both at their means, but the loop charges the cheap call
+    0.1 rounded to the 2^-24 grid (0.10000002), leaving 0.99999998 for the dear one: it was never pulled, in any
+    repetition, and the run said "ok". Such a budget is not run, and the least one named pulls every arm."""
+    import re
+
+    spec = SyntheticSpec("calls", means=((0.5, 0.5), (0.9, 0.9)), costs=(1, 10), noise="gaussian", sigma=0.1)
+    problem = synthetic_problem(spec)
+    method = OnlineMethod("uniform")
+    cheap = np.round(0.1 * 2**24) / 2**24  # the cheap call as charged
+    assert problem.online_budget(1.0) < cheap + 1.0  # (B~ 1.1: the dear call no longer fits after the cheap one)
+    said = method.entry.skip(problem, 1.0)
+    least = float(re.search(r"the smallest workable rho is ([0-9.]+)$", said).group(1))
+    assert said.startswith("rho 1 cannot pay one initial pull of every arm at their mean costs as charged")
+    assert 1 < least < 1 + 1e-7 and problem.online_budget(least) >= cheap + 1.0
+    assert method.entry.skip(problem, least) is None and method.entry.skip(problem, 2.0) is None
+    keys = stream_keys(0, np.arange(4), problem.arm_ids)
+    for rho in (least, 2.0):
+        result = run_online(problem, method, rho, keys)
+        assert result.counts is not None and (result.counts > 0).all(), (rho, result.counts)
+    below = method.entry.skip(problem, 0.9999999999999998)  # it said "rho 1 cannot pay ...; the smallest ... is 1"
+    assert below.startswith("rho 0.9999999999999998 cannot pay one initial pull of every arm;"), below
