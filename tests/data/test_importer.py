@@ -922,7 +922,7 @@ def test_a_copy_of_the_shipped_surrogate_logs_stays_surrogate(tmp_path):
     from cabench.cli import app
 
     config = tmp_path / "run.yaml"  # a run on it records that it ran on surrogate rows, and why
-    config.write_text(yaml.safe_dump({"dataset": str(said_real), "setting": "online", "rho": [1], "repetitions": 1,
+    config.write_text(yaml.safe_dump({"dataset": str(said_real), "setting": "online", "rho": [2], "repetitions": 1,
                                       "methods": ["uniform"], "output": str(tmp_path / "run")}))
     assert CliRunner().invoke(app, ["run", str(config), "--quiet"]).exit_code == 0
     info = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["dataset_info"]
