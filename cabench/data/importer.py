@@ -623,14 +623,19 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         near = next(((name, hint) for name in lacking if (hint := _near_header(frame, name))), None)
         if near is not None:  # a header that is no header, or a name off by case or spaces: that first
             raise CabenchError(f"{where}: {near[0]}: no such column; {near[1]}")
+        settable = [name for name in lacking if name != "correct"]  # a score the same on every row measures nothing
         if len(lacking) > 1:  # every one at once, not one a run
             nearest = {name: did_you_mean(name, header).removeprefix("; ") for name in lacking}
             named = ", ".join(name + (f" ({nearest[name]})" if nearest[name] else "") for name in lacking)
-            raise CabenchError(f"{where}: no columns {named}; map source columns to them (--mapping) or give "
-                               f"constants ({' '.join(f'--set {name}=...' for name in lacking)})")
+            constants_too = (f" or give constants ({' '.join(f'--set {name}=...' for name in settable)})"
+                             if settable else "")
+            scored = " (correct, the score, from a column)" if "correct" in lacking and settable else ""
+            raise CabenchError(f"{where}: no columns {named}; map source columns to them (--mapping){scored}"
+                               f"{constants_too}")
         name = lacking[0]
-        raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping) or give a "
-                           f"constant (--set {name}=...)" + did_you_mean(name, header))
+        constant = f" or give a constant (--set {name}=...)" if settable else ""
+        raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping){constant}"
+                           + did_you_mean(name, header))
     canonical = pd.DataFrame(index=frame.index)
     for name in MAPPED:
         if name in columns:

@@ -182,6 +182,13 @@ def test_every_missing_metadata_column_is_named_at_once(tmp_path):
         "map source columns to them (--mapping) or give constants (--set temperature=... --set max_new_tokens=... "
         "--set prompting=...)")
     assert not (tmp_path / "ds").exists()
+    # correct lacking too: a score the same on every row measures nothing, so no --set is offered for it
+    frame.drop(columns=["correct"]).assign(score=1).to_csv(tmp_path / "logs.csv", index=False)
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "logs.csv", None, tmp_path / "ds")
+    assert str(info.value).endswith(
+        "map source columns to them (--mapping) (correct, the score, from a column) or give constants (--set "
+        "temperature=... --set max_new_tokens=... --set prompting=...)"), str(info.value)
 
 
 def test_fields_of_nested_json_objects_are_mapped_by_their_dotted_paths(tmp_path):
@@ -980,8 +987,7 @@ def test_missing_cells_name_the_first_configuration_and_instance(tmp_path):
      "model: no such column; the file's first line ('sep=,') is no header of columns: remove it"),
     (lambda text: "\n".join(("#," if n == 0 else f"{n},") + line for n, line in enumerate(text.splitlines()))
      .replace("correct", "is_correct", 1),  # a column of row numbers named '#': a header all the same
-     "correct: no such column; map a source column to it (--mapping) or give a constant (--set correct=...); did "
-     "you mean 'is_correct'?"),
+     "correct: no such column; map a source column to it (--mapping); did you mean 'is_correct'?"),  # no --set
 ])
 def test_a_column_named_but_for_case_or_a_line_above_the_header_is_said(tmp_path, edit, said):
     """A header 'Correct' was refused as lacking column 'correct', advising a constant (--set correct=...), and a
