@@ -877,6 +877,13 @@ def test_a_price_table_lacking_a_model_is_named_as_given(home, first, tmp_path):
         f"error: --prices {tmp_path / 'my_prices.yaml'}: no price for model 'boreal-pro'; add it (or a pattern such "
         "as 'boreal*' matching it)\n")
     assert not (tmp_path / "out" / "results").exists()
+    # the model written otherwise in case only ('Boreal-Pro'): prices match as written, and the near entry is named
+    (tmp_path / "my_prices.yaml").write_text(yaml.safe_dump({**table, "Boreal-Pro": PRICES["boreal-pro"]}))
+    result = RUNNER.invoke(app, ["advise", str(home / "advice" / "data" / "evals"), "--prices",
+                                 str(tmp_path / "my_prices.yaml"), "--budget", "0.1usd", "--repetitions", "2",
+                                 "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 2 and result.stderr.endswith(
+        "as 'boreal*' matching it); the entry 'Boreal-Pro' differs from it in case only: write it as the logs do\n")
 
 
 def test_a_budget_written_as_run_writes_it_says_how_advise_reads_it():

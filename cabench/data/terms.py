@@ -142,8 +142,12 @@ class Terms:
     def unpriced(self, models: Any) -> str:
         """Why the price table cannot price one of ``models`` (the first it lacks), or nothing."""
         model = next((str(m) for m in models if self.price(str(m)) is None), None)
-        return "" if model is None else (f"no price for model '{model}'; add it (or a pattern such as "
-                                         f"'{model.split('-')[0]}*' matching it)")
+        if model is None:
+            return ""
+        folded = next((p.pattern for p in self.prices if fnmatch.fnmatch(model.casefold(), p.pattern.casefold())),
+                      None)  # model names match as written: an entry off by case only is named
+        near = f"; the entry '{folded}' differs from it in case only: write it as the logs do" if folded else ""
+        return f"no price for model '{model}'; add it (or a pattern such as '{model.split('-')[0]}*' matching it){near}"
 
 
 #: Log columns that measure what a call takes (time, tokens, money), not how good its answer is.
