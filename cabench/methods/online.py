@@ -8,6 +8,7 @@ ask/tell policy, by :meth:`OnlineEntry.choose`.
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +52,38 @@ class CompiledIndex:
     per_arm: bool
 
 
+def initial_round_fits(problem: Problem, rho: float) -> bool:
+    """Whether the loop's initial round pulls every arm at ``rho`` when every call costs its mean: arm by arm in
+    order, an arm is feasible while its mean cost ``c_i / c_max`` is at most ``B~ - C_t``, and each pull is charged
+    its cost rounded to the 2^-24 grid (:func:`cabench.online.engine.run_online`'s test, in its order)."""
+    budget = problem.online_budget(rho)
+    spend = 0.0
+    for mean, charged in zip(problem.profile_cost / problem.c_max, problem.online_cost(problem.profile_cost)):
+        if not mean <= budget - spend:
+            return False
+        spend += float(charged)
+    return True
+
+
+def least_initial_rho(problem: Problem) -> float:
+    """The least rho, written in ten significant digits and rounded up, whose initial round fits
+    (:func:`initial_round_fits`): 1 where rho 1 fits."""
+    if initial_round_fits(problem, 1.0):
+        return 1.0
+    low, step = 1.0, 2.0**-40
+    while not initial_round_fits(problem, 1.0 + step):  # a round short by roundings: a few ulps to ~1e-8 above 1
+        low, step = 1.0 + step, step * 2
+    high = 1.0 + step
+    while np.nextafter(low, np.inf) < high:  # (monotone in rho: B~ grows, the charges do not change)
+        middle = (low + high) / 2
+        low, high = (middle, high) if not initial_round_fits(problem, middle) else (low, middle)
+    digits = 10 ** (9 - math.floor(math.log10(high)))
+    written = math.ceil(high * digits) / digits  # as a message writes it, never below the least
+    while not initial_round_fits(problem, written):
+        written = (math.ceil(written * digits) + 1) / digits
+    return written
+
+
 @dataclass(frozen=True)
 class OnlineEntry(Method):
     """An online method: how it chooses the next arm, batched and pull by pull."""
@@ -60,18 +93,16 @@ class OnlineEntry(Method):
         above 1 whose ``B~`` falls short of the initial round as the loop charges it at the arms' mean costs (each
         pull's cost rounded to the 2^-24 grid, each arm feasible while its mean fits what remains, SPEC §5): a
         configuration would go unpulled in every repetition where every call costs its mean."""
-        shown = f"{rho:g}" if f"{rho:g}" != "1" or rho == 1 else repr(rho)  # never "rho 1 cannot ...; rho 1 works"
-        if rho < 1:
-            return f"rho {shown} cannot pay one initial pull of every arm; the smallest workable rho is 1"
-        mean = problem.profile_cost / problem.c_max
-        charged = np.concatenate([[0.0], np.cumsum(problem.online_cost(problem.profile_cost))[:-1]])
-        need = float(np.max(charged + mean))  # the initial round's last check, arm by arm in order
-        if problem.online_budget(rho) >= need:
+        if rho >= 1 and initial_round_fits(problem, rho):
             return None
-        least = need * problem.c_max / problem.budget(1.0)
+        least = least_initial_rho(problem)
+        shown = f"{rho:g}"
+        if float(shown) != rho and shown in ("1", f"{least:.10g}"):  # a rounding that would read as workable
+            shown = repr(rho)
+        if rho < 1:
+            return f"rho {shown} cannot pay one initial pull of every arm; the smallest workable rho is {least:.10g}"
         return (f"rho {shown} cannot pay one initial pull of every arm at their mean costs as charged (in steps of "
-                f"2^-24 of the dearest call, B~ {problem.online_budget(rho):.10g} against {need:.10g}); the smallest "
-                f"workable rho is {least:.10g}")
+                f"2^-24 of the dearest call); the smallest workable rho is {least:.10g}")
 
     @abstractmethod
     def index(self, n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:

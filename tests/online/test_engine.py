@@ -139,15 +139,38 @@ def test_a_budget_that_cannot_pay_the_initial_round_as_charged_is_not_run_and_th
     problem = synthetic_problem(spec)
     method = OnlineMethod("uniform")
     cheap = np.round(0.1 * 2**24) / 2**24  # the cheap call as charged
-    assert problem.online_budget(1.0) < cheap + 1.0  # (B~ 1.1: the dear call no longer fits after the cheap one)
+    assert not 1.0 <= problem.online_budget(1.0) - cheap  # (the dear call no longer fits after the cheap one)
     said = method.entry.skip(problem, 1.0)
     least = float(re.search(r"the smallest workable rho is ([0-9.]+)$", said).group(1))
     assert said.startswith("rho 1 cannot pay one initial pull of every arm at their mean costs as charged")
-    assert 1 < least < 1 + 1e-7 and problem.online_budget(least) >= cheap + 1.0
+    assert 1 < least < 1 + 1e-7 and 1.0 <= problem.online_budget(least) - cheap
     assert method.entry.skip(problem, least) is None and method.entry.skip(problem, 2.0) is None
     keys = stream_keys(0, np.arange(4), problem.arm_ids)
     for rho in (least, 2.0):
         result = run_online(problem, method, rho, keys)
         assert result.counts is not None and (result.counts > 0).all(), (rho, result.counts)
     below = method.entry.skip(problem, 0.9999999999999998)  # it said "rho 1 cannot pay ...; the smallest ... is 1"
-    assert below.startswith("rho 0.9999999999999998 cannot pay one initial pull of every arm;"), below
+    assert below == ("rho 0.9999999999999998 cannot pay one initial pull of every arm; the smallest workable rho is "
+                     f"{least:.10g}"), below
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.floats(-4, 3), min_size=2, max_size=12), st.integers(0, 11))
+def test_the_initial_round_is_paid_exactly_where_skip_says_and_the_least_named_pays_it(exponents, dearest_first):
+    """Costs from 1e-4 to 1e3 tokens in any order: where skip lets rho 1 run, every arm is pulled at it, and the
+    least rho it names otherwise is itself let run and pulls every arm (a test of B~ >= spend + mean, not the loop's
+    mean <= B~ - spend, let an arm go unpulled, and the least rho, printed rounded to nearest, was refused)."""
+    import re
+
+    costs = [10.0**e for e in exponents]
+    costs.insert(dearest_first % len(costs), max(costs))  # a tie for the dearest, anywhere
+    spec = SyntheticSpec("calls", means=tuple((0.5, 0.5) for _ in costs), costs=tuple(costs), noise="gaussian",
+                         sigma=0.1)
+    problem = synthetic_problem(spec)
+    method = OnlineMethod("uniform")
+    keys = stream_keys(0, np.arange(1), problem.arm_ids)
+    said = method.entry.skip(problem, 1.0)
+    rho = 1.0 if said is None else float(re.search(r"the smallest workable rho is ([0-9.]+)$", said).group(1))
+    assert method.entry.skip(problem, rho) is None and rho < 1 + 1e-6
+    counts = run_online(problem, method, rho, keys).counts
+    assert counts is not None and (counts > 0).all(), (costs, rho, counts)
