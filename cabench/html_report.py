@@ -79,7 +79,7 @@ from cabench.report_cells import (
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
 from cabench.storage import signed
-from cabench.units import LABELS, amount
+from cabench.units import LABELS, amount, percent
 
 Cell = dict[str, str]
 
@@ -111,14 +111,8 @@ def _paper_row(r: dict) -> list[Cell]:
 
 
 def _share(value: float) -> Cell:
-    """A share as a whole percentage, but never 0% or 100% for one that is neither: 1 of 200 repetitions is
-    ``<1%``, 499 of 500 ``>99%``."""
-    text = f"{100 * value:.0f}%"
-    if text == "0%" and value > 0:
-        text = "<1%"
-    elif text == "100%" and value < 1:
-        text = ">99%"
-    return _cell(text, value)
+    """A share as a whole percentage, never 0% or 100% for one that is neither (:func:`~cabench.units.percent`)."""
+    return _cell(percent(value), value)
 
 
 def _real(row: pd.Series, measure: str) -> Cell:

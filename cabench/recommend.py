@@ -38,7 +38,7 @@ from cabench.jsonio import strict_dumps
 from cabench.record import measure_columns
 from cabench.report_cells import charged_at_profiling, clipped_calls, listed, measurement, quoted_name, undominated_note
 from cabench.results import Experiment, ResultSet, finite, no_results
-from cabench.units import LABELS, Dollars, TokenCount, amount
+from cabench.units import LABELS, Dollars, TokenCount, amount, percent
 
 
 def _constrained(e: Experiment, constraints: tuple[Constraint, ...], answer: ConstrainedAnswer | str | None
@@ -137,7 +137,7 @@ def _found_at(item: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     """How often each method found the constrained answer at the budget (and cost mode) of ``rows``."""
     first = rows[0]
     mode = f", {first['cost_mode']} costs" if first["cost_mode"] else ""
-    shares = ", ".join(f"{registry.display(r['method'])} {100 * r['share']:.0f}%" for r in rows)
+    shares = ", ".join(f"{registry.display(r['method'])} {percent(r['share'])}" for r in rows)
     return (f"{shares} of {first['repetitions']} repetitions at B = {amount(first['budget'], item['cost_unit'])}"
             f" (rho {first['rho']:.4g}{mode})")
 
@@ -320,20 +320,20 @@ def format_recommendations(items: list[dict[str, Any]], top: int = 10) -> str:
                              f"{r['repetitions']} repetitions; spent {100 * r['spend_share']:.1f}% of B")
             elif item["setting"] == "online":
                 first = r["exploited"][0]
-                others = "; ".join(f"{quoted_name(x['config_id'])} {100 * x['share']:.0f}%"
+                others = "; ".join(f"{quoted_name(x['config_id'])} {percent(x['share'])}"
                                    for x in r["exploited"][1:4])
                 lines.append(f"  {method:<18} rho {r['rho']:<6g} exploits {quoted_name(first['config_id'])} in "
-                             f"{100 * first['share']:.0f}% of {r['repetitions']} repetitions ({_facts(first, unit)})"
+                             f"{percent(first['share'])} of {r['repetitions']} repetitions ({_facts(first, unit)})"
                              f"; spent {100 * r['spend_share']:.1f}% of B" + (f"; also {others}" if others else ""))
             else:
                 lines.append(f"  {method:<8} {r['cost_mode']:<13} rho {r['rho']:<6g} exact true set in "
                              f"{100 * r['exact_true_set']:.1f}% of {r['repetitions']} repetitions; most frequent set "
-                             f"({100 * r['modal_set_share']:.0f}%): {listed(r['modal_set']) or '(empty)'}; "
+                             f"({percent(r['modal_set_share'])}): {listed(r['modal_set']) or '(empty)'}; "
                              f"spent {100 * r['spend_share']:.1f}% of B")
                 shown = r["configurations"][:top]
                 rest = len(r["configurations"]) - len(shown)
                 lines.append("      returned: " + ", ".join(
-                    f"{quoted_name(c['config_id'])}{'*' if c['pareto'] else ''} {100 * c['share']:.0f}%" for c in shown)
+                    f"{quoted_name(c['config_id'])}{'*' if c['pareto'] else ''} {percent(c['share'])}" for c in shown)
                     + (f", … {rest} more (--json lists all)" if rest > 0 else "") + "   (* = in the true set)")
         lines += constrained_lines(item, every=True)
         lines.append("")

@@ -70,6 +70,17 @@ class Dollars(str):
         return f"{self}{fixed(float(args[0]))}"
 
 
+def percent(share: float) -> str:
+    """A share as a whole percentage, but never 0% or 100% for one that is neither (1 of 200 repetitions is
+    ``<1%``, 499 of 500 ``>99%``): a count it rounds away would read as none or all."""
+    text = f"{100 * share:.0f}%"
+    if text == "0%" and share > 0:
+        return "<1%"
+    if text == "100%" and share < 1:
+        return ">99%"
+    return text
+
+
 def file_columns(unit: str) -> dict[str, str]:
     """In-memory column names to the names result files give them in ``unit``."""
     return {"budget": f"budget_{unit}", "spend": f"spend_{unit}", "profile_cost": f"cost_{unit}",

@@ -74,3 +74,13 @@ def test_an_amount_rounded_up_is_said_as_no_less_than_it_is(value, unit):
 def test_plain_numbers_are_positional_without_trailing_zeros(value, digits, text):
     """Budgets and bounds in dollars as written: 0.00004, not 4e-05 (nor fixed's column-aligned 0.0000400)."""
     assert plain(value, digits) == text
+
+
+def test_a_share_neither_none_nor_all_is_never_written_as_either():
+    """recommend --all wrote 1 of 200 repetitions as "0%" and 499 of 500 as "100%" (in its returned sets, exploited
+    configurations and shares under requirements), as REPORT.html did."""
+    from cabench.units import percent
+
+    written = {v: percent(v) for v in (0.0, 1 / 200, 0.006, 0.5, 0.994, 499 / 500, 1.0)}
+    assert written == {0.0: "0%", 1 / 200: "<1%", 0.006: "1%", 0.5: "50%", 0.994: "99%", 499 / 500: ">99%",
+                       1.0: "100%"}
