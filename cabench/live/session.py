@@ -371,6 +371,11 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
     facts[f"budget_{unit}"] = caller.budget
     facts[f"method_{unit}"] = method_budget
     facts["rho"] = rho
+    if cfg.setting == "online" and rho < 1:  # (identification's policy refuses its own too small budget below)
+        raise CabenchError(f"{cfg.source}: the budget leaves rho {rho:.3g} for the method after profiling "
+                           f"({amount(method_budget, unit)}): less than one call of every configuration at their mean "
+                           "costs (rho 1), so some would never be evaluated; raise the budget and re-run into the "
+                           "same folder (the calls made are kept)")
     if cfg.setting == "online":
         policy: Any = OnlinePolicy(cfg.method, norm.n_objectives, float(norm.online_units(method_budget)),
                                    [float(c) for c in norm.online_units(norm.profile_cost)], norm.lam, rho)

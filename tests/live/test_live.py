@@ -730,3 +730,26 @@ def test_a_full_disk_while_a_live_run_appends_is_one_line_naming_the_file(tmp_pa
     lines = result.stderr.strip().splitlines()
     assert lines == [f"error: {out / name}: No space left on device; nothing already written was changed (check the "
                      "path, its permissions and free space)"], lines
+
+
+def test_an_online_budget_leaving_less_than_one_call_of_each_after_profiling_is_refused_keeping_the_calls(
+        tmp_path, dataset, server):
+    """A budget a little above profiling's cost left rho < 1 for CoHV-UCB, which then ran and decided without
+    calling some configurations on any evaluation instance. It is refused in one line after profiling, whose calls
+    are kept: the same folder with a larger budget resumes without paying them again."""
+    url, _ = server()
+    spend, _ = run_live(live_config(tmp_path, dataset, url), tmp_path / "full")
+    profiling = spend["profiling_tokens"]
+    small = live_config(tmp_path, dataset, url, name="small", budget_tokens=int(profiling) + 50)
+    result = RUNNER.invoke(app, ["live", str(small), "--out", str(tmp_path / "small"), "--quiet"])
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"error: {small}: the budget leaves rho 0.0"), result.stderr
+    assert result.stderr.endswith("less than one call of every configuration at their mean costs (rho 1), so some "
+                                  "would never be evaluated; raise the budget and re-run into the same folder (the "
+                                  "calls made are kept)\n")
+    kept = json.loads((tmp_path / "small" / "spend.json").read_text())
+    assert kept["profiling_tokens"] == profiling and kept["stopped_by"] == "error"
+    made = len(journal(tmp_path / "small"))
+    larger = live_config(tmp_path, dataset, url, name="small")  # the default budget, into the same folder
+    again, _ = run_live(larger, tmp_path / "small")
+    assert again["calls_made_this_run"] == again["calls"] - made and again["profiling_tokens"] == profiling
