@@ -71,17 +71,18 @@ def least_initial_rho(problem: Problem) -> float:
     if initial_round_fits(problem, 1.0):
         return 1.0
     low, step = 1.0, 2.0**-40
-    while not initial_round_fits(problem, 1.0 + step):  # a round short by roundings: a few ulps to ~1e-8 above 1
+    while not initial_round_fits(problem, 1.0 + step):  # short by the charges' roundings: ~1e-9 above 1, or up to
+        # about 2 where B~ is small beside the 2^-24 grid
         low, step = 1.0 + step, step * 2
     high = 1.0 + step
     while np.nextafter(low, np.inf) < high:  # (monotone in rho: B~ grows, the charges do not change)
         middle = (low + high) / 2
         low, high = (middle, high) if not initial_round_fits(problem, middle) else (low, middle)
     digits = 10 ** (9 - math.floor(math.log10(high)))
-    written = math.ceil(high * digits) / digits  # as a message writes it, never below the least
-    while not initial_round_fits(problem, written):
-        written = (math.ceil(written * digits) + 1) / digits
-    return written
+    steps = math.ceil(high * digits)  # as a message writes it (ten digits), never below the least
+    while not initial_round_fits(problem, steps / digits):
+        steps += 1
+    return steps / digits
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,15 @@ class OnlineEntry(Method):
             return None
         least = least_initial_rho(problem)
         shown = f"{rho:g}"
-        if float(shown) != rho and shown in ("1", f"{least:.10g}"):  # a rounding that would read as workable
-            shown = repr(rho)
+        for closer in (f"{rho:.10g}", repr(rho)):  # never rounded up to a rho that reads as workable
+            if float(shown) < (1.0 if rho < 1 else least):
+                break
+            shown = closer
         if rho < 1:
-            return f"rho {shown} cannot pay one initial pull of every arm; the smallest workable rho is {least:.10g}"
+            return (f"rho {shown} cannot pay one initial pull of every arm; the smallest workable rho is {least:.10g}"
+                    + (" (at the arms' mean costs)" if least != 1 else ""))
         return (f"rho {shown} cannot pay one initial pull of every arm at their mean costs as charged (in steps of "
-                f"2^-24 of the dearest call); the smallest workable rho is {least:.10g}")
+                f"2^-24 of the dearest call); at the arms' mean costs the smallest workable rho is {least:.10g}")
 
     @abstractmethod
     def index(self, n: np.ndarray, upper: np.ndarray, lower_cost: np.ndarray) -> np.ndarray:

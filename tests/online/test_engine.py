@@ -141,7 +141,7 @@ def test_a_budget_that_cannot_pay_the_initial_round_as_charged_is_not_run_and_th
     cheap = np.round(0.1 * 2**24) / 2**24  # the cheap call as charged
     assert not 1.0 <= problem.online_budget(1.0) - cheap  # (the dear call no longer fits after the cheap one)
     said = method.entry.skip(problem, 1.0)
-    least = float(re.search(r"the smallest workable rho is ([0-9.]+)$", said).group(1))
+    least = float(re.search(r"the smallest workable rho is ([0-9.]+)", said).group(1))
     assert said.startswith("rho 1 cannot pay one initial pull of every arm at their mean costs as charged")
     assert 1 < least < 1 + 1e-7 and 1.0 <= problem.online_budget(least) - cheap
     assert method.entry.skip(problem, least) is None and method.entry.skip(problem, 2.0) is None
@@ -151,7 +151,9 @@ def test_a_budget_that_cannot_pay_the_initial_round_as_charged_is_not_run_and_th
         assert result.counts is not None and (result.counts > 0).all(), (rho, result.counts)
     below = method.entry.skip(problem, 0.9999999999999998)  # it said "rho 1 cannot pay ...; the smallest ... is 1"
     assert below == ("rho 0.9999999999999998 cannot pay one initial pull of every arm; the smallest workable rho is "
-                     f"{least:.10g}"), below
+                     f"{least:.10g} (at the arms' mean costs)"), below
+    between = method.entry.skip(problem, (1 + least) / 2)  # a refused rho is never written rounded up to the least
+    assert between is not None and float(between.split()[1]) < least, between
 
 
 @settings(max_examples=150, deadline=None)
@@ -164,13 +166,13 @@ def test_the_initial_round_is_paid_exactly_where_skip_says_and_the_least_named_p
 
     costs = [10.0**e for e in exponents]
     costs.insert(dearest_first % len(costs), max(costs))  # a tie for the dearest, anywhere
-    spec = SyntheticSpec("calls", means=tuple((0.5, 0.5) for _ in costs), costs=tuple(costs), noise="gaussian",
-                         sigma=0.1)
+    spec = SyntheticSpec("calls", means=tuple((0.5, 0.5) for _ in costs), costs=tuple(costs), noise="bernoulli",
+                         sigma=0.1)  # (Bernoulli rewards: the compiled loop)
     problem = synthetic_problem(spec)
     method = OnlineMethod("uniform")
     keys = stream_keys(0, np.arange(1), problem.arm_ids)
     said = method.entry.skip(problem, 1.0)
-    rho = 1.0 if said is None else float(re.search(r"the smallest workable rho is ([0-9.]+)$", said).group(1))
+    rho = 1.0 if said is None else float(re.search(r"the smallest workable rho is ([0-9.]+)", said).group(1))
     assert method.entry.skip(problem, rho) is None and rho < 1 + 1e-6
     counts = run_online(problem, method, rho, keys).counts
     assert counts is not None and (counts > 0).all(), (costs, rho, counts)
