@@ -51,7 +51,7 @@ from cabench.report_cells import clipped_calls, quoted_name, undominated_note
 from cabench.results import ResultSet, read_record
 from cabench.runner import check_output, run_experiment, written_by_runs
 from cabench.storage import folder_lock, new_folders, publish_folder, remove_empty, staging_folder, swap_folders
-from cabench.units import LABELS, TokenCount, amount, fixed
+from cabench.units import LABELS, TokenCount, amount, fixed, percent
 from cabench.yamlio import load_config_file
 
 #: The most lines :func:`format_advice` prints.
@@ -473,10 +473,10 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
     c = d["configuration"]
     first, *others = _at_decision(item, ("rho",))
     # the deciding method's repetitions that pulled several configurations most, equally often: they chose nothing
-    alone = f" (none pulled most alone in {100 * d['no_single']:.0f}%)" if d.get("no_single") else ""
+    alone = f" (none pulled most alone in {percent(d['no_single'])})" if d.get("no_single") else ""
 
     def share(r: dict[str, Any], name: str = c["config_id"]) -> str:
-        return f"{100 * next((x['share'] for x in r['exploited'] if x['config_id'] == name), 0.0):.0f}%"
+        return percent(next((x['share'] for x in r['exploited'] if x['config_id'] == name), 0.0))
 
     # the logs' own answer, where the runs' is another (as the identification line names the logs' own Pareto set)
     best = (item.get("max_nu") or {}).get("config_id")
@@ -488,7 +488,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
         tied = [x["config_id"] for x in answered(d)]
 
         def one_of(r: dict[str, Any]) -> str:
-            return f"{100 * sum(x['share'] for x in r['exploited'] if x['config_id'] in tied):.0f}%"
+            return percent(sum(x['share'] for x in r['exploited'] if x['config_id'] in tied))
 
         lines = [f"online: pay for {any_of(d)} — {registry.display(first['method'])} exploits each in "
                  f"{share(first)} of {first['repetitions']} repetitions (the {len(tied)} together in "
@@ -520,9 +520,9 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int, pareto_siz
     ``pareto_size`` configurations), and its members' real units per call in at most ``room`` lines."""
     d = item["decision"]
     rows = _at_decision(item, ("rho", "cost_mode"))
-    exact = ", ".join(f"{registry.display(r['method'])} {100 * r['exact_true_set']:.0f}%" for r in rows)
+    exact = ", ".join(f"{registry.display(r['method'])} {percent(r['exact_true_set'])}" for r in rows)
     head = (f"identification: a set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it as the "
-            f"Pareto set in {100 * d['share']:.0f}% of {rows[0]['repetitions']} repetitions (the evaluation split's "
+            f"Pareto set in {percent(d['share'])} of {rows[0]['repetitions']} repetitions (the evaluation split's "
             f"own Pareto set of {pareto_size} returned exactly: {exact}); spent "
             f"{100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}"
             + (f" — note: {item['charged']}" if item.get("charged") and rows[0].get("cost_mode") == "deterministic"

@@ -24,7 +24,7 @@ from cabench.pareto import hypervolume
 from cabench.record import boundary_arms, objective_columns
 from cabench.results import Experiment
 from cabench.stats import MIN_PAIRED, bootstrap_mean_ci, holm, log_growth, mcnemar_exact, mean_se
-from cabench.units import LABELS, amount
+from cabench.units import LABELS, amount, percent
 
 ALPHA = 0.05
 #: A mean paired difference this small against the values compared is a tie: the means are equal, the difference
@@ -535,7 +535,7 @@ def key_configurations(e: Experiment) -> pd.DataFrame:
             if not registry.prefers(method, "online"):
                 continue
             for name in names:  # (several exploited as often: each is an answer)
-                why.setdefault(name, []).append(f"exploited by {_show(method)} ({100 * share:.0f}% of repetitions)")
+                why.setdefault(name, []).append(f"exploited by {_show(method)} ({percent(share)} of repetitions)")
     rows = arms[arms["config_id"].isin(why)]
     return rows.assign(why=["; ".join(why[name]) for name in rows["config_id"]])
 

@@ -21,7 +21,7 @@ from cabench.report_cells import (
     texts,
 )
 from cabench.results import Experiment
-from cabench.units import LABELS, amount
+from cabench.units import LABELS, amount, percent
 
 
 def requirements_sentence(constraints: tuple[Constraint, ...]) -> str:
@@ -90,8 +90,8 @@ def found_rows(e: Experiment, a: ConstrainedAnswer) -> list[Found]:
 def modal_text(f: Found) -> str:
     """The most frequent restricted answer and its share, or how many tie for it."""
     if f.modal_tied:
-        return f"{f.modal_tied + 1} answers tied ({f.modal_share:.0%} each)"
-    return f"{_names(f.modal)} ({f.modal_share:.0%})"
+        return f"{f.modal_tied + 1} answers tied ({percent(f.modal_share)} each)"
+    return f"{_names(f.modal)} ({percent(f.modal_share)})"
 
 
 def requirement_tables(e: Experiment, a: ConstrainedAnswer) -> tuple[Table, Table]:
@@ -111,7 +111,7 @@ def requirement_tables(e: Experiment, a: ConstrainedAnswer) -> tuple[Table, Tabl
     psi = e.setting == "psi"
     found = [[(method_name(f.method), f.method), *([(str(f.cost_mode), f.cost_mode)] if psi else []),
               shown("{:g}", f.rho), (amount(f.budget, e.cost_unit), f.budget), shown("{}", f.repetitions),
-              shown("{:.0%}", f.share), (modal_text(f), f.modal_share)]
+              (percent(f.share), f.share), (modal_text(f), f.modal_share)]
              for f in found_rows(e, a)]
     return ((["configuration", *(f"{REAL_UNIT_FORMATS[c][0]} per call" for c in real),
               *(f"{c[3:]} (normalised)" for c in objectives), f"c_i ({LABELS[e.cost_unit]})", "ν"],

@@ -74,9 +74,9 @@ def percent(share: float) -> str:
     """A share as a whole percentage, but never 0% or 100% for one that is neither (1 of 200 repetitions is
     ``<1%``, 499 of 500 ``>99%``): a count it rounds away would read as none or all."""
     text = f"{100 * share:.0f}%"
-    if text == "0%" and share > 0:
+    if text == "0%" and share > 1e-9:  # (a share summed from parts is none or all up to its roundings)
         return "<1%"
-    if text == "100%" and share < 1:
+    if text == "100%" and share < 1 - 1e-9:
         return ">99%"
     return text
 

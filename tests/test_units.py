@@ -84,3 +84,4 @@ def test_a_share_neither_none_nor_all_is_never_written_as_either():
     written = {v: percent(v) for v in (0.0, 1 / 200, 0.006, 0.5, 0.994, 499 / 500, 1.0)}
     assert written == {0.0: "0%", 1 / 200: "<1%", 0.006: "1%", 0.5: "50%", 0.994: "99%", 499 / 500: ">99%",
                        1.0: "100%"}
+    assert percent(sum([0.1] * 10)) == "100%"  # ten shares of 10% summing to 0.9999999999999999 are all
