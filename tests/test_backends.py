@@ -245,9 +245,15 @@ try:
     print("not raised")
 except KeyboardInterrupt:
     print("raised", blocked())
-trackers = [pid for pid in os.listdir("/proc") if pid.isdigit() and "resource_tracker" in open(
-    f"/proc/{pid}/cmdline").read() and open(f"/proc/{pid}/stat").read().split()[3] == str(os.getpid())]
-print(len(trackers), {e for pid in trackers for e in open(f"/proc/{pid}/environ").read().split(chr(0))
+def read(pid, name):  # another process (the other test worker's) can end between listing /proc and reading it
+    try:
+        return open(f"/proc/{pid}/{name}").read()
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+
+trackers = [pid for pid in os.listdir("/proc") if pid.isdigit() and "resource_tracker" in read(pid, "cmdline")
+            and read(pid, "stat").split()[3:4] == [str(os.getpid())]]
+print(len(trackers), {e for pid in trackers for e in read(pid, "environ").split(chr(0))
                       if e.startswith("PYTHONWARNINGS")}, os.environ.get("PYTHONWARNINGS"))
 """
 
