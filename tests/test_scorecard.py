@@ -556,3 +556,17 @@ def test_a_reduction_undefined_in_many_resamples_has_no_interval_rather_than_a_p
     often[:21] = 1
     assert _paired_bootstrap(never, often, reduction) == (100.0, 100.0, "")
     assert match_text({"match": "n/a", "kind": "reduction", "paper": "9.8"}) == "n/a"  # not measured
+
+
+def test_a_paper_row_without_an_interval_carries_why_to_its_match_cell(root, monkeypatch):
+    """The reason a reduction or gain has no interval reaches the row (and so both reports' match cell); a value
+    row, and a measured one with its interval, carry none."""
+    from cabench import paper_match
+    from cabench.report import match_text
+
+    monkeypatch.setattr(paper_match, "_paired_bootstrap", lambda a, b, statistic: (math.nan, math.nan, "a reason"))
+    rows = paper_match.paper_rows(ResultSet(root))
+    relative = [r for r in rows if r["kind"] != "value" and r["ours"] is not None and r["match"] != "other budget"]
+    assert relative and all(r["no_interval"] == "a reason" for r in relative)
+    assert {match_text(r) for r in relative} == {"n/a (no 95% interval: a reason)"}
+    assert all(r["no_interval"] == "" for r in rows if r["kind"] == "value")
