@@ -138,21 +138,20 @@ def paper_rows(res: ResultSet) -> list[dict]:
     rows: list[dict] = []
 
     def add(e: Experiment, kind: str, metric: str, method: str | None, baseline: str | None, rho: str | None,
-            text: str, measured: tuple[float | None, float, float, str] | tuple[float | None, float, float, str, str]
-            ) -> None:
-        ours, low, high, where, *why = measured
+            text: str, measured: tuple[float | None, float, float, str, str]) -> None:
+        ours, low, high, where, why = measured  # (why: there is no interval)
         theirs = other_budget(ROLE_OF_METRIC[metric], rho, where) if ours is not None else ""
         rows.append({"experiment": e.label, "kind": kind, "metric": metric, "method": method, "baseline": baseline,
                      "rho": rho, "paper": text, "ours": ours, "low": low, "high": high, "where": where,
                      "match": "other budget" if theirs else match(float(text), ours, low, high, kind != "value"),
-                     "no_interval": why[0] if why and ours is not None else "",
+                     "no_interval": why if ours is not None else "",
                      "paper_rho": theirs})
 
     for p in PUBLISHED:
         role = ROLE_OF_METRIC.get(p.metric)
         for e in res.paper(role) if role else []:
             if e.dataset_name == p.dataset:
-                add(e, "value", p.metric, p.method, None, p.rho, p.text, paper_value(e, p))
+                add(e, "value", p.metric, p.method, None, p.rho, p.text, (*paper_value(e, p), ""))
     for r in REDUCTIONS:
         for e in res.paper(ROLE_OF_METRIC[r.metric]):
             if e.dataset_name == r.dataset:
