@@ -63,6 +63,7 @@ from cabench.data.schema import (
     validate_logs,
 )
 from cabench.data.surrogate import held as surrogate_rows
+from cabench.data.synonyms import common_name_of, likely_source
 from cabench.errors import CabenchError, did_you_mean
 from cabench.storage import new_folders, publish_folder, remove_empty, staging_folder
 from cabench.yamlio import Loader, load_config_file, load_yaml
@@ -286,6 +287,45 @@ def _near_header(frame: pd.DataFrame, name: str) -> str:
         line = line if len(line) <= 40 else f"{line[:37]}..."
         return f"the file's first line ({line!r}) is no header of columns: remove it"
     return ""
+
+
+def _refuse_lacking(frame: pd.DataFrame, columns: dict[str, Any], lacking: list[str], costless: bool,
+                    where: Path) -> None:
+    """Refuse logs that lack the canonical columns ``lacking`` (and a cost column, where ``costless``) in one
+    message naming every one, each with the source column likely meant (:func:`likely_source`) among those the
+    import does not read already."""
+    for name in lacking:  # a header that is no header, or a name off by case or spaces: that first
+        if hint := _near_header(frame, name):
+            raise CabenchError(f"{where}: {name}: no such column; {hint}")
+    alike = _named_alike(frame.columns, COST_SOURCES) if costless else None
+    if alike is not None:  # 'Tokens' for tokens
+        raise CabenchError(f"{where}: no cost column; {_rename_or_map(*alike)}")
+    read = {str(part) for src in columns.values() for part in (src if isinstance(src, list) else [src])}
+    header = [str(c) for c in frame.columns if c not in COLUMNS and str(c) not in read]  # (canonical ones are read)
+    named = [(name, likely_source(name, header)) for name in lacking]
+    costs = f"{', '.join(COST_SOURCES[:-1])} or {COST_SOURCES[-1]}"
+    cost = next(((name, column) for name in COST_SOURCES if (column := likely_source(name, header))
+                 and column not in [c for _, c in named]), None) if costless else None
+    named += [cost] if cost is not None else []  # the cost source likely meant, else all three named as one
+    settable = [name for name in lacking if name != "correct"]  # a score the same on every row measures nothing
+    if not named:
+        raise CabenchError(f"{where}: no cost column; the logs need {costs} to charge a call: map a source column "
+                           "to one of them (--mapping)")
+    if len(named) == 1 and not (costless and cost is None):  # one column: as a mapping for it would be refused
+        name, column = named[0]
+        hint = f"; did you mean {column!r}?" if column else ""
+        if name not in lacking:  # the cost source likely meant
+            raise CabenchError(f"{where}: no cost column; map a source column to {name} (--mapping){hint}")
+        constant = f" or give a constant (--set {name}=...)" if settable else ""
+        raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping){constant}{hint}")
+    said = f"no column{'s' if len(named) > 1 else ''} " + ", ".join(
+        name + (f" (did you mean {column!r}?)" if column else "") for name, column in named)
+    said += f" and no cost column ({costs})" if costless and cost is None else ""
+    constants_too = (f" or give {'constants' if len(settable) > 1 else 'a constant'} "
+                     f"({' '.join(f'--set {name}=...' for name in settable)})" if settable else "")
+    scored = " (correct, the score, from a column)" if "correct" in lacking and settable else ""
+    raise CabenchError(f"{where}: {said}; map source columns to them "
+                       f"(--mapping){scored}{constants_too}")
 
 
 def _is_number(value: Any) -> bool:
@@ -617,25 +657,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")
     lacking = [name for name in MAPPED if name not in columns and name not in constants and name in COLUMNS
                and name != "config_id" and name not in MEASURE_COLUMNS]
-    if lacking:
-        where = mapping_path or source
-        header = [str(c) for c in frame.columns if c not in COLUMNS]  # (a canonical column is read as itself)
-        near = next(((name, hint) for name in lacking if (hint := _near_header(frame, name))), None)
-        if near is not None:  # a header that is no header, or a name off by case or spaces: that first
-            raise CabenchError(f"{where}: {near[0]}: no such column; {near[1]}")
-        settable = [name for name in lacking if name != "correct"]  # a score the same on every row measures nothing
-        if len(lacking) > 1:  # every one at once, not one a run
-            nearest = {name: did_you_mean(name, header).removeprefix("; ") for name in lacking}
-            named = ", ".join(name + (f" ({nearest[name]})" if nearest[name] else "") for name in lacking)
-            constants_too = (f" or give constants ({' '.join(f'--set {name}=...' for name in settable)})"
-                             if settable else "")
-            scored = " (correct, the score, from a column)" if "correct" in lacking and settable else ""
-            raise CabenchError(f"{where}: no columns {named}; map source columns to them (--mapping){scored}"
-                               f"{constants_too}")
-        name = lacking[0]
-        constant = f" or give a constant (--set {name}=...)" if settable else ""
-        raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping){constant}"
-                           + did_you_mean(name, header))
+    costless = fmt == "canonical" and not any(c in columns or c in constants for c in COST_SOURCES)
+    if lacking or costless:
+        _refuse_lacking(frame, columns, lacking, costless, mapping_path or source)
     canonical = pd.DataFrame(index=frame.index)
     for name in MAPPED:
         if name in columns:
@@ -643,10 +667,6 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         elif name in constants:
             canonical[name] = constants[name]
     _strip_names(canonical, echo)
-    if fmt == "canonical" and not any(c in canonical for c in COST_SOURCES):  # refused as having no cost column
-        alike = _named_alike(frame.columns, COST_SOURCES)
-        if alike is not None:
-            raise CabenchError(f"{mapping_path or source}: no cost column; {_rename_or_map(*alike)}")
     given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
     for name, filled in (given.get("filled") or {}).items():
         if not filled:  # the source gives the column on every row: --set changed nothing
@@ -733,9 +753,17 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                   for src in ([given] if isinstance(given, str) else given or [])}
     ignored = [c for c in _ignored(frame, columns, extra) if c not in overridden] if fmt == "canonical" else []
     if ignored:  # extra_columns keeps numeric columns only: the hint names those it could keep
-        numeric = [c for c in ignored if c in frame and pd.api.types.is_numeric_dtype(frame[c])]
+        unread = [name for name in (*MEASURE_COLUMNS, *OPTIONAL_COLUMNS) if name not in valid]
+        meant = {name: column for name in unread if (column := likely_source(name, ignored))
+                 and common_name_of(column) == name}  # 'latency' for latency_s: a measurement, not an extra
+        numeric = [c for c in ignored if c in frame and pd.api.types.is_numeric_dtype(frame[c])
+                   and c not in meant.values()]
         echo(f"ignored source columns: {', '.join(ignored)}"
              + (f" (keep {', '.join(numeric)} with extra_columns in the mapping)" if numeric else ""))
+        for name, column in meant.items():
+            seconds = f"; scale: {{{name}: 0.001}} if it is in milliseconds" if name == "latency_s" else ""
+            echo(f"warning: {name}: not read, though the logs have {column!r}, a common name for it: map it "
+                 f"(--mapping, columns: {{{name}: {column!r}}}{seconds})")
         for name in (*MEASURE_COLUMNS, *OPTIONAL_COLUMNS, "latency_ms"):  # a measurement named but for case or spaces
             alike = _named_alike(ignored, [name])
             target = "latency_s" if name == "latency_ms" else name  # milliseconds are read as latency_s

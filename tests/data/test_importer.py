@@ -191,6 +191,55 @@ def test_every_missing_metadata_column_is_named_at_once(tmp_path):
         "temperature=... --set max_new_tokens=... --set prompting=...)"), str(info.value)
 
 
+def test_a_missing_column_is_pointed_to_the_column_meant_and_the_cost_named_with_the_others(tmp_path):
+    """Logs as a spreadsheet writes them: 'prompting' was pointed to 'prompt_tokens' (a count the import reads
+    already), 'max_new_tokens' to 'total_tokens', 'question_id' was not offered for instance_id, a missing cost
+    column was named only once the others were mapped, and an ignored 'latency' was offered to extra_columns."""
+    frame = tiny_logs(n_configs=2, n_instances=4).drop(columns=["prompting", "instance_id", "max_new_tokens"])
+    frame = frame.rename(columns={"latency_s": "latency", "tokens": "completion_tokens"})
+    frame = frame.assign(question_id=frame.index % 4, prompt_tokens=7)
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "logs.csv", None, tmp_path / "ds")
+    assert str(info.value) == (
+        f"{tmp_path / 'logs.csv'}: no columns max_new_tokens, prompting, instance_id (did you mean 'question_id'?); "
+        "map source columns to them (--mapping) or give constants (--set max_new_tokens=... --set prompting=... "
+        "--set instance_id=...)")
+    costless = frame.drop(columns=["completion_tokens"]).assign(total_tokens=9, max_tokens=64, prompting="cot")
+    costless.to_csv(tmp_path / "costless.csv", index=False)
+    with pytest.raises(CabenchError) as info:  # every missing column at once, the cost one with its likely source
+        import_logs(tmp_path / "costless.csv", None, tmp_path / "ds")
+    assert str(info.value) == (
+        f"{tmp_path / 'costless.csv'}: no columns max_new_tokens (did you mean 'max_tokens'?), instance_id (did you "
+        "mean 'question_id'?), tokens (did you mean 'total_tokens'?); map source columns to them (--mapping) or give "
+        "constants (--set max_new_tokens=... --set instance_id=...)")
+    bare = costless.drop(columns=["total_tokens", "prompt_tokens"]).rename(columns={"question_id": "instance_id"})
+    bare.to_csv(tmp_path / "bare.csv", index=False)
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "bare.csv", None, tmp_path / "ds")
+    assert str(info.value) == (
+        f"{tmp_path / 'bare.csv'}: no column max_new_tokens (did you mean 'max_tokens'?) and no cost column (tokens, "
+        "completion_tokens or cost_usd); map source columns to them (--mapping) or give a constant "
+        "(--set max_new_tokens=...)")
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "costless.csv", None, tmp_path / "ds",
+                    settings={"max_new_tokens": 64, "instance_id": "all"})
+    assert str(info.value) == (f"{tmp_path / 'costless.csv'}: no cost column; map a source column to tokens "
+                               "(--mapping); did you mean 'total_tokens'?")
+    assert not (tmp_path / "ds").exists()
+    (tmp_path / "map.yaml").write_text("columns: {instance_id: max_tokens}\n")  # a column read is not offered
+    with pytest.raises(CabenchError, match=r"no columns max_new_tokens, tokens \(did you mean 'total_tokens'\?\);"):
+        import_logs(tmp_path / "costless.csv", tmp_path / "map.yaml", tmp_path / "ds")
+    (tmp_path / "map.yaml").write_text("columns: {instance_id: question_id}\n")
+    lines: list[str] = []
+    import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds", echo=lines.append,
+                settings={"max_new_tokens": 64, "prompting": "cot"})
+    said = "\n".join(lines) + "\n"
+    assert "ignored source columns: latency\n" in said
+    assert ("warning: latency_s: not read, though the logs have 'latency', a common name for it: map it (--mapping, "
+            "columns: {latency_s: 'latency'}; scale: {latency_s: 0.001} if it is in milliseconds)") in said
+
+
 def test_fields_of_nested_json_objects_are_mapped_by_their_dotted_paths(tmp_path):
     """JSON lines as many tools write them ({"usage": {"total_tokens": 65}}) were refused ('no column
     usage.total_tokens'): a mapping now names a nested field by its path, and the import is the flat log's."""
