@@ -672,6 +672,15 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         if not filled:  # the source gives the column on every row: --set changed nothing
             echo(f"warning: --set {name}: the logs give {name} on every row, so nothing was filled (--set fills "
                  f"empty cells only; `cabench data import --override {name}=...` replaces the logs' values)")
+        elif name in MEASURED:  # a measurement given to rows that have none: said, as --override's are
+            echo(f"--set {name}: gave {settings[name]} to the {filled} row{'s' if filled != 1 else ''} recording no "
+                 f"{name} (without it they are unmeasured: --unmeasured)")
+    score = [given_in for name, given_in, _ in [*given_as, *[(k, f"--override {k}", "") for k in overrides]]
+             if name == "correct"]
+    if score and "correct" not in columns:  # one score for every row: accuracy ranks nothing
+        echo(f"warning: {score[-1]}: every row scores {canonical['correct'].iloc[0]}, so accuracy tells no "
+             "configuration from another; map the logs' score column to correct (--mapping), or declare objectives "
+             "without accuracy")
     for name, replaced in (given.get("replaced") or {}).items():
         echo(f"--override {name}: replaced the value the logs record on {replaced} row{'s' if replaced != 1 else ''}")
     defaults = {k: v for k, v in (info.get("metadata_defaults") or {}).items() if k not in {**settings, **overrides}}

@@ -240,6 +240,30 @@ def test_a_missing_column_is_pointed_to_the_column_meant_and_the_cost_named_with
             "columns: {latency_s: 'latency'}; scale: {latency_s: 0.001} if it is in milliseconds)") in said
 
 
+def test_a_score_given_rather_than_read_is_said(tmp_path):
+    """`--set correct=1` on logs without a score wrote a dataset where every configuration scores 1, without a
+    word; `--set correct=1` on logs whose scores have holes filled them unsaid."""
+    frame = tiny_logs(n_configs=2, n_instances=6)
+    frame.drop(columns=["correct"]).to_csv(tmp_path / "unscored.csv", index=False)
+    lines: list[str] = []
+    import_logs(tmp_path / "unscored.csv", None, tmp_path / "a", settings={"correct": 1}, echo=lines.append)
+    assert ("warning: --set correct: every row scores 1, so accuracy tells no configuration from another; map the "
+            "logs' score column to correct (--mapping), or declare objectives without accuracy") in lines
+    frame.loc[[1, 2, 7], "correct"] = None
+    frame.to_csv(tmp_path / "holes.csv", index=False)
+    lines.clear()
+    import_logs(tmp_path / "holes.csv", None, tmp_path / "b", settings={"correct": 0}, echo=lines.append)
+    assert "--set correct: gave 0 to the 3 rows recording no correct (without it they are unmeasured: --unmeasured)" \
+        in lines and not any(line.startswith("warning: --set correct") for line in lines)
+    assert pd.read_csv(tmp_path / "b" / "logs.csv.gz")["correct"].notna().all()
+    lines.clear()
+    import_logs(tmp_path / "holes.csv", None, tmp_path / "c", overrides={"correct": 1}, echo=lines.append)
+    assert any(line.startswith("warning: --override correct: every row scores 1,") for line in lines)
+    lines.clear()
+    import_logs(tmp_path / "holes.csv", None, tmp_path / "d", echo=lines.append, missing="drop-instances")
+    assert not any("--set correct" in line or "every row scores" in line for line in lines)  # the logs' own scores
+
+
 def test_fields_of_nested_json_objects_are_mapped_by_their_dotted_paths(tmp_path):
     """JSON lines as many tools write them ({"usage": {"total_tokens": 65}}) were refused ('no column
     usage.total_tokens'): a mapping now names a nested field by its path, and the import is the flat log's."""
