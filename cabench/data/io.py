@@ -116,12 +116,12 @@ def _unpacked(path: Path) -> tuple[io.BufferedReader, _Capped, str]:
                                "and give the file itself (parquet and compressed files are read as they are)")
         capped = _Capped(io.BytesIO(data), limit)
         return io.BufferedReader(capped), capped, name.lower()
-    suffix = _compression(path.name.lower())
+    suffix = compression_suffix(path.name.lower())
     capped = _Capped(_COMPRESSED[suffix](path, "rb"), limit)
     return io.BufferedReader(capped), capped, path.name.lower().removesuffix(suffix)
 
 
-def _compression(name: str) -> str:
+def compression_suffix(name: str) -> str:
     """The suffix of a compressed file cabench unpacks (:data:`_COMPRESSED`, ``.zip``); empty for another."""
     return next((suffix for suffix in (*_COMPRESSED, ".zip") if name.endswith(suffix)), "")
 
@@ -445,7 +445,7 @@ def read_table(path: Path, text: Iterable[str] = IDENTITY_COLUMNS, fields: Itera
     the ``text`` columns of a CSV or JSONL table (by default the canonical names and ids) as the text the file
     holds."""
     name = path.name.lower()
-    packed = _compression(name)
+    packed = compression_suffix(name)
     if packed and name.removesuffix(packed).endswith(".parquet"):
         raise CabenchError(f"{path}: a compressed parquet file; give the parquet file itself (it compresses its own "
                            "columns)")

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cabench.data.io import read_table
+from cabench.data.io import compression_suffix, read_table
 from cabench.data.readers.bfcl import read_bfcl
 from cabench.data.readers.common import REPEAT, STARTED, Read, ReadOptions
 from cabench.data.readers.eee import read_eee
@@ -67,6 +67,10 @@ def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str
         return Source(frame, [source], data_row, np.arange(len(frame)), {})
     if not source.exists():
         raise CabenchError(f"{source}: not found; give the {fmt} results to import")
+    table = _table_suffix(source.name.lower()) if source.is_file() and fmt != "promptfoo" else ""
+    if table:  # (promptfoo names its own CSV output)
+        raise CabenchError(f"{source}: a {table} table (by its name), not {fmt} results; a log table is read without "
+                           "--format (the canonical format; --mapping names other columns)")
     read = READERS[fmt](source, options)
     frame = read.frame()
     origin_files, positions = frame["file"].to_numpy(), frame["position"].to_numpy()
@@ -75,6 +79,16 @@ def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str
         return read.place(origin_files[row], positions[row])
 
     return Source(frame, read.files, read_at, run_order(frame), read.info)
+
+
+#: The names of the log tables ``cabench data import`` reads without ``--format``, before any compression suffix.
+TABLE_SUFFIXES = {".csv": "CSV", ".parquet": "parquet"}
+
+
+def _table_suffix(name: str) -> str:
+    """The kind of log table a file's (lower-case) name says it is (``logs.csv.gz``: CSV), else empty."""
+    name = name.removesuffix(compression_suffix(name))
+    return next((kind for suffix, kind in TABLE_SUFFIXES.items() if name.endswith(suffix)), "")
 
 
 def run_order(frame: pd.DataFrame) -> np.ndarray:
