@@ -28,10 +28,12 @@ class _Commands(typer.core.TyperGroup):
         _state["said_interrupted"] = False
         try:
             code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
-        except SystemExit as exc:  # typer ends a command whose standard output closed with a quiet exit 1
-            if exc.code != 1 or type(sys.stdout).__name__ != "PacifyFlushWrapper":
+        except SystemExit as exc:  # typer ends a command whose standard output closed with a quiet exit 1, and
+            # rich (the help) after a BrokenPipeError
+            if exc.code != 1 or not (type(sys.stdout).__name__ == "PacifyFlushWrapper"
+                                     or isinstance(exc.__context__, BrokenPipeError)):
                 raise
-            typer.echo(f"error: {_output_name()}: Broken pipe; the output is incomplete", err=True)
+            typer.echo("error: standard output: Broken pipe; the output is incomplete", err=True)  # (a pipe: no path)
             code = 2
         except typer.Abort:
             typer.echo("Aborted!", err=True)
