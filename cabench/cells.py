@@ -28,10 +28,10 @@ if TYPE_CHECKING:  # a type hint only: how configs are read does not compute cel
     from cabench.config import TrajectorySpec
 
 ONLINE_COLUMNS = ["dataset", "setting", "method", "rho", "budget", "rep", "pulls", "spend",
-                  "regret_hv", "regret_std", "frac_optimal", "exploited", "mode", "s_r", "s_c", "eta", "alpha",
-                  "n_init", "seed", "cabench_version"]
+                  "regret_hv", "regret_std", "frac_optimal", "exploited", "unpulled", "mode", "s_r", "s_c", "eta",
+                  "alpha", "n_init", "seed", "cabench_version"]
 PSI_COLUMNS = ["dataset", "setting", "method", "cost_mode", "rho", "budget", "rep", "error", "f1", "size",
-               "spend", "seed", "cabench_version"]
+               "spend", "unpulled", "seed", "cabench_version"]
 ONLINE_SELECTION_COLUMNS = ["method", "rho", "rep", "config_id", "pulls"]
 PSI_SELECTION_COLUMNS = ["method", "cost_mode", "rho", "rep", "config_id", "samples", "returned"]
 TRAJECTORY_COLUMNS = ["method", "rho", "rep", "point", "spend", "cum_regret", "moving_avg"]
@@ -68,6 +68,13 @@ def _per_arm(problem: Problem, reps: np.ndarray, values: dict[str, np.ndarray]) 
             **{name: np.asarray(v).reshape(-1) for name, v in values.items()}}
 
 
+def unpulled(counts: np.ndarray) -> np.ndarray:
+    """Per repetition, the arms it never pulled (sampled), of ``[reps, K]`` counts: SPEC §5 pulls each arm once
+    first only as far as B allows, and at the least budgets, with costs that vary by call, the initial round can
+    run out before its last arm."""
+    return (np.asarray(counts) == 0).sum(axis=1)
+
+
 def run_cell(problem: Problem, setting: str, seed: int, cell: Cell
              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
     """Run one cell; return its rows of ``runs.csv``, of ``selections.csv`` and (online, trajectory
@@ -100,7 +107,8 @@ def _online_tables(problem: Problem, method: OnlineMethod, cell: Cell, reps: np.
     runs = pd.DataFrame({
         **common, "budget": res.budget, "rep": reps, "pulls": res.pulls,
         "spend": res.spend, "regret_hv": res.regret_hv, "regret_std": res.regret_std,
-        "frac_optimal": res.frac_optimal, "exploited": exploited, **method.params(cell.rho),
+        "frac_optimal": res.frac_optimal, "exploited": exploited, "unpulled": unpulled(counts),
+        **method.params(cell.rho),
         "cabench_version": cabench.__version__,
     })[ONLINE_COLUMNS]
     selections = pd.DataFrame({"method": method.name, "rho": cell.rho,
@@ -124,7 +132,7 @@ def _psi_tables(problem: Problem, method: PsiMethod, cell: Cell, reps: np.ndarra
     runs = pd.DataFrame({
         **common, "cost_mode": mode, "budget": res.budget, "rep": reps,
         "error": res.error.astype(int), "f1": res.f1, "size": res.size, "spend": res.spend,
-        "cabench_version": cabench.__version__,
+        "unpulled": unpulled(res.samples), "cabench_version": cabench.__version__,
     })[PSI_COLUMNS]
     selections = pd.DataFrame({
         "method": method.name, "cost_mode": mode, "rho": cell.rho,

@@ -202,6 +202,19 @@ def not_run_lines(e: Experiment) -> list[str]:
             for item in e.meta.get("infeasible") or []]
 
 
+def unpulled_lines(e: Experiment) -> list[str]:
+    """One line per (method, budget [, cost mode]) of ``e`` some of whose repetitions left a configuration never
+    pulled (sampled): SPEC §5's initial round, run only as far as B allows, ran out at the least budgets."""
+    summary = e.summary()
+    if "reps_unpulled" not in summary:
+        return []
+    what = "pulled" if e.setting == "online" else "sampled"
+    return [f"{method_name(r['method'])}" + (f" ({r['cost_mode']})" if "cost_mode" in r else "")
+            + f" at ρ={float(r['rho']):.12g}: {int(r['reps_unpulled'])} of {int(r['n'])} repetitions left a "
+            f"configuration never {what} (the budget ran out in the initial round)"
+            for r in summary.to_dict("records") if r["reps_unpulled"] > 0]
+
+
 def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer | str | None = None) -> list[str]:
     """Everything the report says of one experiment; it depends on that experiment's files only (``under``: its
     answer under the requirements, :func:`~cabench.constraints.answers_under`)."""
@@ -230,7 +243,7 @@ def experiment_section(e: Experiment, found: Findings, under: ConstrainedAnswer 
         lines.append(f"- parameters: {params}")
     if e.paper_role:
         lines.append(f"- this is the paper's experiment for {meta.get('paper_figures')} on {md_text(e.title)}")
-    lines += [f"- {line}" for line in not_run_lines(e)]
+    lines += [f"- {line}" for line in [*not_run_lines(e), *unpulled_lines(e)]]
     if dropped := dropped_at_import(e.info):
         lines.append(f"- {dropped}")
     if clipped := clipped_calls(e.setting, e.dataset, e.cost_unit):

@@ -19,11 +19,17 @@ def online_summary(runs: pd.DataFrame) -> pd.DataFrame:
     for values, g in runs.groupby(keys, sort=False):
         hv, hv_se = mean_se(g["regret_hv"])
         std, std_se = mean_se(g["regret_std"])
-        rows.append({**dict(zip(keys, values)), "budget": g["budget"].iloc[0], "n": len(g),
+        rows.append({**dict(zip(keys, values)), "budget": g["budget"].iloc[0], "n": len(g), **_unpulled(g),
                      "regret_hv": hv, "regret_hv_se": hv_se, "regret_std": std, "regret_std_se": std_se,
                      "pulls": g["pulls"].mean(), "frac_optimal": g["frac_optimal"].mean(),
                      "spend_share": float((g["spend"] / g["budget"]).mean()), **_spent_also(g)})
     return pd.DataFrame(rows)
+
+
+def _unpulled(g: pd.DataFrame) -> dict[str, int]:
+    """``reps_unpulled``: the repetitions that left an arm unpulled (unsampled), where runs.csv says (the runs.csv of
+    an older cabench has no ``unpulled`` column)."""
+    return {"reps_unpulled": int((g["unpulled"] > 0).sum())} if "unpulled" in g else {}
 
 
 def _spent_also(g: pd.DataFrame) -> dict[str, float]:
@@ -39,7 +45,7 @@ def psi_summary(runs: pd.DataFrame) -> pd.DataFrame:
         k, n = int(g["error"].sum()), len(g)
         lo, hi = wilson(k, n)
         f1, f1_se = mean_se(g["f1"])
-        rows.append({**dict(zip(keys, values)), "budget": g["budget"].iloc[0], "n": n,
+        rows.append({**dict(zip(keys, values)), "budget": g["budget"].iloc[0], "n": n, **_unpulled(g),
                      "error": k / n, "error_low": lo, "error_high": hi, "f1": f1, "f1_se": f1_se,
                      "size": g["size"].mean(), "spend_share": float((g["spend"] / g["budget"]).mean()),
                      **_spent_also(g)})
@@ -104,6 +110,12 @@ def format_summary(summary: pd.DataFrame, unit: str = "tokens") -> str:
     for _, r in skipped.iterrows():
         mode = f" ({r.cost_mode})" if "cost_mode" in r and isinstance(r.cost_mode, str) else ""
         lines.append(f"{registry.display(r.method)}{mode} at rho {r.rho:g}: {r.status}")
+    short = summary[summary["reps_unpulled"] > 0] if "reps_unpulled" in summary else summary.iloc[:0]
+    for _, r in short.iterrows():  # SPEC §5: the initial round as far as B allows
+        mode = f" ({r.cost_mode})" if "cost_mode" in r and isinstance(r.cost_mode, str) else ""
+        what = "pulled" if "regret_hv" in summary else "sampled"
+        lines.append(f"{registry.display(r.method)}{mode} at rho {r.rho:.12g}: {int(r.reps_unpulled)} of {int(r.n)} "
+                     f"repetitions left a configuration never {what} (the budget ran out in the initial round)")
     return "\n".join(lines)
 
 

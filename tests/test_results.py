@@ -305,8 +305,8 @@ def test_golden_results(tmp_path):
     assert got == GOLDEN_HASHES
 
 
-GOLDEN_HASHES = {"psi/runs.csv": "63611e20da66d9e6", "psi/selections.csv": "834b60835d72aa63",
-                 "online/runs.csv": "f104842b3385cc43", "online/selections.csv": "27c17adff85907b9"}
+GOLDEN_HASHES = {"psi/runs.csv": "74b676cdaa4f15b5", "psi/selections.csv": "834b60835d72aa63",
+                 "online/runs.csv": "a6ea327ef595dec1", "online/selections.csv": "27c17adff85907b9"}
 
 
 # --- 6. command-line overrides ------------------------------------------------------------------------------
