@@ -83,6 +83,7 @@ from cabench.report_requirements import requirement_lines, requirements_sentence
 from cabench.results import Experiment, ResultSet, finite, no_results, unfinished_note
 from cabench.stats import Z95
 from cabench.storage import refuse_unless_ours, remove_stale_temporaries, replaced_together, signed
+from cabench.summaries import unpulled_text
 from cabench.units import LABELS, amount
 
 # --- paired comparisons -------------------------------------------------------------------------------
@@ -208,10 +209,8 @@ def unpulled_lines(e: Experiment) -> list[str]:
     summary = e.summary()
     if "reps_unpulled" not in summary:
         return []
-    what = "pulled" if e.setting == "online" else "sampled"
     return [f"{method_name(r['method'])}" + (f" ({r['cost_mode']})" if "cost_mode" in r else "")
-            + f" at ρ={float(r['rho']):.12g}: {int(r['reps_unpulled'])} of {int(r['n'])} repetitions left a "
-            f"configuration never {what} (the budget ran out in the initial round)"
+            + f" at ρ={float(r['rho']):.12g}: {unpulled_text(r, e.setting)}"
             for r in summary.to_dict("records") if r["reps_unpulled"] > 0]
 
 

@@ -61,7 +61,7 @@ REQUIRED: dict[str, Any] = {
 NUMERIC = {"rho", "budget", "rep", "spend", "regret_hv", "regret_std", "frac_optimal", "error", "f1",
            "size", "pulls", "samples", "returned", "arm", "profile_cost", "mu_c", "hv", "nu", "delta", "optimal",
            "pareto", "gamma", "point", "cum_regret_mean", "cum_regret_se", "moving_avg_mean",
-           "moving_avg_se", "n_reps", "window", "K"}
+           "moving_avg_se", "n_reps", "window", "K", "unpulled"}
 #: Columns of names and labels: read as written (a configuration named ``1e3``, ``NaN`` or ``True`` stays that text).
 TEXT = ("experiment", "config_hash", "dataset", "title", "setting", "method", "cost_mode", "config_id", "exploited",
         "model", "prompting", "sha256", "stem", "caption", "experiments")
@@ -69,7 +69,9 @@ MAY_BE_EMPTY = {"moving_avg_mean", "moving_avg_se", "cum_regret_se"}
 MAY_BE_INFINITE = {"gamma"}  # the classification gap of an arm nothing competes with
 POSITIVE = {"rho", "budget"}
 #: Columns of counts: whole numbers, 0 or more (a negative count of pulls was read as given)
-COUNTS = {"pulls", "samples"}
+COUNTS = {"pulls", "samples", "unpulled"}
+#: Columns checked where a file has them: runs.csv's ``unpulled`` (an older cabench did not write it)
+OPTIONAL_CHECKED = ("unpulled",)
 DEFAULT_OBJECTIVES = ["accuracy", "efficiency"]
 AGAIN = "run the experiment again"
 #: The files a run writes into its results folder together (``selections.csv``: the plain file of an older cabench).
@@ -203,7 +205,8 @@ def _checked(path: Path, columns: Collection[str], unit: str = "tokens", traject
             hint = "the file is damaged" if col not in IDENTITY else "written by an older cabench"
             raise CabenchError(f"{path}: column '{as_read}' is missing ({hint}); {AGAIN}")
     frame = from_files(frame, unit, trajectory)
-    for col in dict.fromkeys([*IDENTITY, *columns, *(c for c in frame.columns if c.startswith("mu_"))]):
+    for col in dict.fromkeys([*IDENTITY, *columns, *(c for c in frame.columns if c.startswith("mu_")),
+                              *(c for c in OPTIONAL_CHECKED if c in frame.columns)]):
         if col not in frame.columns:
             hint = "written by an older cabench" if col in IDENTITY else "the file is damaged"
             raise CabenchError(f"{path}: column '{col}' is missing ({hint}); {AGAIN}")
@@ -554,6 +557,15 @@ def load_selections(folder: Path, meta: dict[str, Any], runs: pd.DataFrame, arms
         _fail_at(path, selections, ~selections["returned"].isin([0, 1]), "returned", "is not 0 or 1")
     else:
         _check_exploited(folder, selections, runs, arms)
+    if "unpulled" in runs.columns:  # what the reports say of the runs' initial rounds, as the per-arm counts do
+        unpulled = runs["unpulled"].to_numpy(dtype=float)
+        _fail_at(table_file(folder, "runs.csv"), runs, unpulled > len(arms), "unpulled",
+                 f"is more than the {len(arms)} configurations (an edited file)")
+        zero = int(np.count_nonzero(selections["pulls" if setting == "online" else "samples"].to_numpy() == 0))
+        if int(unpulled.sum()) != zero:
+            raise CabenchError(f"{table_file(folder, 'runs.csv')}: column 'unpulled' counts {int(unpulled.sum())} "
+                               f"configurations never pulled in all, and {path.name} {zero} (one of them was "
+                               f"edited); {AGAIN}")
     return selections
 
 

@@ -605,7 +605,8 @@ def _write_tables(cfg: ExperimentConfig, problem: Problem, ds: Dataset | None, r
         skipped = pd.DataFrame([{"experiment": cfg.name, "config_hash": chash, "dataset": problem.name,
                                  "method": i["method"], **({"cost_mode": mode} if cfg.setting == "psi" else {}),
                                  "rho": i["rho"], "status": not_run_status(i["reason"]),
-                                 "budget": problem.budget(i["rho"]), "n": 0}
+                                 "budget": problem.budget(i["rho"]), "n": 0,
+                                 **({"reps_unpulled": 0, "unpulled_max": 0} if "reps_unpulled" in summary else {})}
                                 for i in record["infeasible"] for mode in (cfg.cost_modes if cfg.setting == "psi"
                                                                              else [None])])
         summary = pd.concat([summary, skipped], ignore_index=True)

@@ -27,9 +27,20 @@ def online_summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _unpulled(g: pd.DataFrame) -> dict[str, int]:
-    """``reps_unpulled``: the repetitions that left an arm unpulled (unsampled), where runs.csv says (the runs.csv of
-    an older cabench has no ``unpulled`` column)."""
-    return {"reps_unpulled": int((g["unpulled"] > 0).sum())} if "unpulled" in g else {}
+    """``reps_unpulled``, the repetitions that left an arm unpulled (unsampled), and ``unpulled_max``, the most arms
+    one of them left, where runs.csv says (the runs.csv of an older cabench has no ``unpulled`` column)."""
+    if "unpulled" not in g:
+        return {}
+    return {"reps_unpulled": int((g["unpulled"] > 0).sum()), "unpulled_max": int(g["unpulled"].max())}
+
+
+def unpulled_text(row: dict | pd.Series, setting: str) -> str:
+    """What a summary row's ``reps_unpulled`` and ``unpulled_max`` say, as ``run`` and the reports write it:
+    ``9 of 20 repetitions left configurations never pulled, up to 3 in one (...)``."""
+    most, what = int(row["unpulled_max"]), "pulled" if setting == "online" else "sampled"
+    left = f"a configuration never {what}" if most == 1 else f"configurations never {what}, up to {most} in one"
+    return (f"{int(row['reps_unpulled'])} of {int(row['n'])} repetitions left {left} (the budget ran out within the "
+            "first round)")
 
 
 def _spent_also(g: pd.DataFrame) -> dict[str, float]:
@@ -113,9 +124,8 @@ def format_summary(summary: pd.DataFrame, unit: str = "tokens") -> str:
     short = summary[summary["reps_unpulled"] > 0] if "reps_unpulled" in summary else summary.iloc[:0]
     for _, r in short.iterrows():  # SPEC §5: the initial round as far as B allows
         mode = f" ({r.cost_mode})" if "cost_mode" in r and isinstance(r.cost_mode, str) else ""
-        what = "pulled" if "regret_hv" in summary else "sampled"
-        lines.append(f"{registry.display(r.method)}{mode} at rho {r.rho:.12g}: {int(r.reps_unpulled)} of {int(r.n)} "
-                     f"repetitions left a configuration never {what} (the budget ran out in the initial round)")
+        lines.append(f"{registry.display(r.method)}{mode} at rho {r.rho:.12g}: "
+                     + unpulled_text(r, "online" if "regret_hv" in summary else "psi"))
     return "\n".join(lines)
 
 
