@@ -63,7 +63,7 @@ from cabench.data.schema import (
     validate_logs,
 )
 from cabench.data.surrogate import held as surrogate_rows
-from cabench.data.synonyms import common_name_of, likely_source
+from cabench.data.synonyms import binary, common_name_of, likely_source
 from cabench.errors import CabenchError, did_you_mean
 from cabench.storage import new_folders, publish_folder, remove_empty, staging_folder
 from cabench.yamlio import Loader, load_config_file, load_yaml
@@ -273,13 +273,15 @@ def _rename_or_map(alike: str, name: str, how: str = "") -> str:
             f"{how or f'columns: {{{name}: {alike!r}}}'})")
 
 
-def _near_header(frame: pd.DataFrame, name: str) -> str:
-    """Why a canonical column may seem absent, and what to do: a column named so but for case or spaces
-    (``Correct``, ``correct ``), or a first line that is no header (a comment, a spreadsheet's ``sep=,``); else
-    nothing."""
-    alike = _named_alike(frame.columns, [name])
-    if alike is not None:
-        return _rename_or_map(*alike)
+def _listed(names: Iterable[str]) -> list[str]:
+    """Column names as a one-line message lists them: as written, or quoted where they hold a line break or a
+    comma (``'Total\\nTokens'``)."""
+    return [repr(n) if any(ch in n for ch in ",\n\r\t") else n for n in names]
+
+
+def _no_header(frame: pd.DataFrame) -> str:
+    """Why the canonical columns may all seem absent, and what to do: a first line that is no header (a comment, a
+    spreadsheet's ``sep=,``); else nothing."""
     first = str(frame.columns[0]) if len(frame.columns) else ""
     headed = any(str(c).strip().lower() in COLUMNS for c in frame.columns)  # a header, whatever its first name
     if not headed and no_header(first):
@@ -293,39 +295,42 @@ def _refuse_lacking(frame: pd.DataFrame, columns: dict[str, Any], lacking: list[
                     where: Path) -> None:
     """Refuse logs that lack the canonical columns ``lacking`` (and a cost column, where ``costless``) in one
     message naming every one, each with the source column likely meant (:func:`likely_source`) among those the
-    import does not read already."""
-    for name in lacking:  # a header that is no header, or a name off by case or spaces: that first
-        if hint := _near_header(frame, name):
-            raise CabenchError(f"{where}: {name}: no such column; {hint}")
-    alike = _named_alike(frame.columns, COST_SOURCES) if costless else None
-    if alike is not None:  # 'Tokens' for tokens
-        raise CabenchError(f"{where}: no cost column; {_rename_or_map(*alike)}")
+    import does not read already. A constant is offered for configuration metadata only: a score or an instance
+    id the same on every row measures nothing."""
+    if lacking and (headless := _no_header(frame)):
+        raise CabenchError(f"{where}: {lacking[0]}: no such column; {headless}")
+    alike = _named_alike(frame.columns, [*lacking, *(COST_SOURCES if costless else ())])
+    if alike is not None and len(lacking) + costless == 1:  # the one column, named but for case or spaces
+        said = f"{alike[1]}: no such column" if alike[1] in lacking else "no cost column"
+        raise CabenchError(f"{where}: {said}; {_rename_or_map(*alike)}")
     read = {str(part) for src in columns.values() for part in (src if isinstance(src, list) else [src])}
     header = [str(c) for c in frame.columns if c not in COLUMNS and str(c) not in read]  # (canonical ones are read)
-    named = [(name, likely_source(name, header)) for name in lacking]
+    named = [(name, likely_source(name, frame, header)) for name in lacking]
+    taken = {c for _, meant in named if meant is not None for c in meant.columns}
     costs = f"{', '.join(COST_SOURCES[:-1])} or {COST_SOURCES[-1]}"
-    cost = next(((name, column) for name in COST_SOURCES if (column := likely_source(name, header))
-                 and column not in [c for _, c in named]), None) if costless else None
+    cost = next(((name, meant) for name in COST_SOURCES if (meant := likely_source(name, frame, header))
+                 and not taken & set(meant.columns)), None) if costless else None
     named += [cost] if cost is not None else []  # the cost source likely meant, else all three named as one
-    settable = [name for name in lacking if name != "correct"]  # a score the same on every row measures nothing
+    settable = [name for name in lacking if name not in ("correct", "instance_id")]
     if not named:
         raise CabenchError(f"{where}: no cost column; the logs need {costs} to charge a call: map a source column "
                            "to one of them (--mapping)")
     if len(named) == 1 and not (costless and cost is None):  # one column: as a mapping for it would be refused
-        name, column = named[0]
-        hint = f"; did you mean {column!r}?" if column else ""
+        name, meant = named[0]
+        hint = f"; did you mean {meant.shown()}?" if meant else ""
         if name not in lacking:  # the cost source likely meant
             raise CabenchError(f"{where}: no cost column; map a source column to {name} (--mapping){hint}")
         constant = f" or give a constant (--set {name}=...)" if settable else ""
         raise CabenchError(f"{where}: {name}: no such column; map a source column to it (--mapping){constant}{hint}")
     said = f"no column{'s' if len(named) > 1 else ''} " + ", ".join(
-        name + (f" (did you mean {column!r}?)" if column else "") for name, column in named)
+        name + (f" (did you mean {meant.shown()}?)" if meant else "") for name, meant in named)
     said += f" and no cost column ({costs})" if costless and cost is None else ""
     constants_too = (f" or give {'constants' if len(settable) > 1 else 'a constant'} "
                      f"({' '.join(f'--set {name}=...' for name in settable)})" if settable else "")
-    scored = " (correct, the score, from a column)" if "correct" in lacking and settable else ""
-    raise CabenchError(f"{where}: {said}; map source columns to them "
-                       f"(--mapping){scored}{constants_too}")
+    unset = [n for n in ("instance_id", "correct") if n in lacking]
+    scored = "" if not (unset and settable) else " (instance_id and correct from columns)" if len(unset) > 1 else \
+        f" ({unset[0]}{', the score,' if unset == ['correct'] else ''} from a column)"
+    raise CabenchError(f"{where}: {said}; map source columns to them (--mapping){scored}{constants_too}")
 
 
 def _is_number(value: Any) -> bool:
@@ -652,6 +657,14 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         else:
             echo("latency_s: not read from latency_ms, which some rows lack or give as 0 (map latency_s to it with "
                  "scale latency_s: 0.001 to read it, and rows without it are unmeasured)")
+    if "instance_id" in constants and "instance_id" not in columns:  # one instance: nothing to tell apart
+        given_in = [g for n, g, _ in [*given_as, *[(k, f"--override {k}", "") for k in overrides]]
+                    if n == "instance_id"][-1]
+        header = [str(c) for c in frame.columns if c not in COLUMNS]
+        ids = likely_source("instance_id", frame, header)
+        raise CabenchError(f"{given_in}: one instance_id on every row makes the logs one instance, evaluated again "
+                           "and again; map the logs' column of instance ids to instance_id (--mapping)"
+                           + (f"; did you mean {ids.shown()}?" if ids else ""))
     both = sorted(set(columns) & set(constants))
     if both:
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")
@@ -670,15 +683,18 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
     for name, filled in (given.get("filled") or {}).items():
         if not filled:  # the source gives the column on every row: --set changed nothing
+            replace = ("the logs' scores are kept" if name == "correct" else
+                       f"`cabench data import --override {name}=...` replaces the logs' values")
             echo(f"warning: --set {name}: the logs give {name} on every row, so nothing was filled (--set fills "
-                 f"empty cells only; `cabench data import --override {name}=...` replaces the logs' values)")
+                 f"empty cells only; {replace})")
         elif name in MEASURED:  # a measurement given to rows that have none: said, as --override's are
             echo(f"--set {name}: gave {settings[name]} to the {filled} row{'s' if filled != 1 else ''} recording no "
                  f"{name} (without it they are unmeasured: --unmeasured)")
     score = [given_in for name, given_in, _ in [*given_as, *[(k, f"--override {k}", "") for k in overrides]]
              if name == "correct"]
-    if score and "correct" not in columns:  # one score for every row: accuracy ranks nothing
-        echo(f"warning: {score[-1]}: every row scores {canonical['correct'].iloc[0]}, so accuracy tells no "
+    scores = pd.to_numeric(canonical["correct"], errors="coerce") if score else None
+    if scores is not None and scores.notna().all() and scores.nunique() == 1:  # one score: accuracy ranks nothing
+        echo(f"warning: {score[-1]}: every row scores {scores.iloc[0]:g}, so accuracy tells no "
              "configuration from another; map the logs' score column to correct (--mapping), or declare objectives "
              "without accuracy")
     for name, replaced in (given.get("replaced") or {}).items():
@@ -763,16 +779,25 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     ignored = [c for c in _ignored(frame, columns, extra) if c not in overridden] if fmt == "canonical" else []
     if ignored:  # extra_columns keeps numeric columns only: the hint names those it could keep
         unread = [name for name in (*MEASURE_COLUMNS, *OPTIONAL_COLUMNS) if name not in valid]
-        meant = {name: column for name in unread if (column := likely_source(name, ignored))
-                 and common_name_of(column) == name}  # 'latency' for latency_s: a measurement, not an extra
-        numeric = [c for c in ignored if c in frame and pd.api.types.is_numeric_dtype(frame[c])
-                   and c not in meant.values()]
-        echo(f"ignored source columns: {', '.join(ignored)}"
-             + (f" (keep {', '.join(numeric)} with extra_columns in the mapping)" if numeric else ""))
-        for name, column in meant.items():
-            seconds = f"; scale: {{{name}: 0.001}} if it is in milliseconds" if name == "latency_s" else ""
-            echo(f"warning: {name}: not read, though the logs have {column!r}, a common name for it: map it "
-                 f"(--mapping, columns: {{{name}: {column!r}}}{seconds})")
+        # 'latencyMs' for latency_s: a measurement under a common name (never a spelling likeness), not an extra
+        meant = {name: m for name in unread if (m := likely_source(name, frame, ignored)) is not None
+                 and _named_alike(ignored, [name]) is None}
+        src = columns.get("correct")  # a score of right or wrong beside a score of fractions read as correct
+        other = [c for c in ignored if common_name_of(c) == "correct" and binary(frame[c])]
+        other = other if isinstance(src, str) and src in frame and not binary(frame[src]) else []
+        kept = {c for m in meant.values() for c in m.columns} | set(other[:1])
+        numeric = [c for c in ignored if c in frame and pd.api.types.is_numeric_dtype(frame[c]) and c not in kept]
+        echo(f"ignored source columns: {', '.join(_listed(ignored))}"
+             + (f" (keep {', '.join(_listed(numeric))} with extra_columns in the mapping)" if numeric else ""))
+        if other:
+            echo(f"warning: correct: read from {src!r}, whose scores are not all 0 or 1, though the logs also have "
+                 f"{other[0]!r} (0 or 1 on every row), a common name for it: map correct to it if that is the score "
+                 f"(--mapping, columns: {{correct: {other[0]!r}}})")
+        for name, m in meant.items():
+            seconds = f"; scale: {{{name}: 0.001}} if it is in milliseconds" if name == "latency_s" and \
+                m.scale == 1.0 else ""
+            echo(f"warning: {name}: not read, though the logs have {m.shown()}, a common name for it: map it "
+                 f"(--mapping, {m.mapping(name)}{seconds})")
         for name in (*MEASURE_COLUMNS, *OPTIONAL_COLUMNS, "latency_ms"):  # a measurement named but for case or spaces
             alike = _named_alike(ignored, [name])
             target = "latency_s" if name == "latency_ms" else name  # milliseconds are read as latency_s

@@ -1,10 +1,12 @@
-"""Names that logs commonly give the canonical columns (SPEC §1).
+"""Names that logs commonly give the canonical columns (SPEC §1), and the source column likely meant for one.
 
 `cabench data import` reads the canonical names only, or what a mapping names. When a column is missing, its
-messages point to the source column most likely meant. This module gives the names tools and spreadsheets
-commonly use (``question_id`` for ``instance_id``, ``latency`` for ``latency_s``, ``total_tokens`` for
-``tokens``). Without them, a spelling likeness pointed ``prompting`` to ``prompt_tokens`` and ``max_new_tokens``
-to ``total_tokens``. The names are hints only: nothing is read under them without a mapping.
+messages point to the source column most likely meant: a column under a name that tools and spreadsheets commonly
+use (``question_id`` for ``instance_id``, ``latencyMs`` for ``latency_s`` in milliseconds, ``total_tokens`` for
+``tokens``), whose values fit (numbers for a number, 0 to 1 for a score). A measurement is pointed only to such a
+name: a spelling likeness pointed ``correct`` to ``is_incorrect``, ``tokens`` to ``maxTokens`` and ``cost_usd`` to
+``cost_cents``. Configuration metadata may also be pointed to the column spelled most like it. The names are hints
+only: nothing is read under them without a mapping.
 """
 
 from __future__ import annotations
@@ -12,49 +14,151 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
-#: Canonical column -> names that logs commonly give it (compared as :func:`folded`).
+import numpy as np
+import pandas as pd
+
+#: Canonical column -> names that logs commonly give it (compared as :func:`folded`), the likelier first.
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "model": ("model_name", "model_id", "llm", "engine", "deployment"),
+    "model": ("model_name", "model_id", "llm", "engine", "deployment", "checkpoint", "provider"),
     "temperature": ("temp", "sampling_temperature"),
     "max_new_tokens": ("max_tokens", "max_output_tokens", "max_completion_tokens", "max_gen_len", "max_gen_tokens",
-                       "max_length", "generation_limit", "gen_limit"),
-    "prompting": ("prompt_style", "prompt_type", "prompt_strategy", "prompt_template", "prompt_method", "strategy",
-                  "prompt_format"),
+                       "max_generation_tokens", "generation_limit", "gen_limit"),
+    "prompting": ("prompt_style", "prompt_type", "prompt_strategy", "prompt_method", "prompting_method",
+                  "prompt_format", "prompt_variant", "prompt_name", "template_name", "strategy"),
     "instance_id": ("question_id", "example_id", "sample_id", "item_id", "problem_id", "doc_id", "task_id",
-                    "prompt_id", "instance", "question_idx", "idx", "id"),
-    "correct": ("is_correct", "accuracy", "acc", "score", "exact_match", "em", "passed", "pass", "success"),
-    "latency_s": ("latency", "latency_sec", "latency_secs", "latency_seconds", "duration", "duration_s",
-                  "elapsed", "elapsed_s", "response_time", "time_s", "seconds", "wall_time"),
-    "tokens": ("total_tokens", "num_tokens", "n_tokens", "token_count", "tokens_total", "usage_total_tokens"),
-    "prompt_tokens": ("input_tokens", "num_input_tokens", "n_prompt_tokens"),
-    "completion_tokens": ("output_tokens", "generated_tokens", "num_output_tokens", "n_completion_tokens"),
-    "cost_usd": ("cost", "usd", "cost_dollars", "dollars", "price_usd", "total_cost"),
+                    "prompt_id", "row_id", "instance", "question_idx", "idx", "id"),
+    "correct": ("is_correct", "passed", "pass", "success", "correctness", "exact_match", "em", "acc", "accuracy",
+                "score"),
+    "latency_s": ("latency", "latency_sec", "latency_secs", "latency_seconds", "duration", "duration_s", "elapsed",
+                  "elapsed_s", "response_time", "time_s", "seconds", "wall_time", "inference_runtime", "runtime"),
+    "tokens": ("total_tokens", "num_tokens", "n_tokens", "token_count", "tokens_total", "total_token_count",
+               "tokens_used", "usage_total_tokens"),
+    "prompt_tokens": ("input_tokens", "num_input_tokens", "num_prompt_tokens", "n_prompt_tokens",
+                      "prompt_token_count", "input_token_count"),
+    "completion_tokens": ("output_tokens", "generated_tokens", "num_output_tokens", "num_completion_tokens",
+                          "n_completion_tokens", "completion_token_count", "output_token_count"),
+    "cost_usd": ("cost", "usd", "cost_dollars", "dollars", "price_usd", "total_cost", "cost_in_usd"),
 }
+#: Common names of latency in milliseconds: latency_s is read from them with ``scale: {latency_s: 0.001}``.
+MILLISECONDS = ("latency_ms", "duration_ms", "elapsed_ms", "response_time_ms", "time_ms", "wall_time_ms",
+                "e2e_latency_ms", "generation_time_ms", "inference_time_ms", "latency_milliseconds")
+#: Columns of numbers; the rest are text (a configuration's name and label, an instance's id).
+NUMBERS = ("temperature", "max_new_tokens", "correct", "latency_s", "tokens", "prompt_tokens", "completion_tokens",
+           "cost_usd")
+#: What a call measured: pointed to a common name only, never to a spelling likeness.
+MEASUREMENTS = ("correct", "latency_s", "tokens", "prompt_tokens", "completion_tokens", "cost_usd")
+#: Parts of names of an instance's content (its prompt, answer, reference): never configuration metadata.
+CONTENT = ("prompt", "question", "input", "text", "output", "response", "answer", "completion", "target",
+           "reference", "gold", "expected", "context", "message")
+
+
+class Meant(NamedTuple):
+    """The source column (or columns, summed) likely meant for a canonical one, and the scale that reads it."""
+
+    columns: tuple[str, ...]
+    scale: float = 1.0
+
+    def shown(self) -> str:
+        """The hint's words: ``'question_id'``, ``'latencyMs' (milliseconds: scale 0.001)``, or a sum."""
+        if len(self.columns) > 1:
+            return "the sum of " + " and ".join(repr(c) for c in self.columns) + " (a list maps a sum)"
+        unit = " (milliseconds: scale 0.001)" if self.scale == 1e-3 else ""
+        return f"{self.columns[0]!r}{unit}"
+
+    def mapping(self, name: str) -> str:
+        """The mapping that reads it: ``columns: {latency_s: 'latencyMs'}, scale: {latency_s: 0.001}``."""
+        source = f"[{', '.join(repr(c) for c in self.columns)}]" if len(self.columns) > 1 else repr(self.columns[0])
+        scale = f", scale: {{{name}: {self.scale:g}}}" if self.scale != 1.0 else ""
+        return f"columns: {{{name}: {source}}}{scale}"
 
 
 def folded(name: object) -> str:
-    """A column name as the hints compare it: lower case, runs of spaces, hyphens and dots as one ``_``."""
-    return re.sub(r"[\s\-.]+", "_", str(name).strip().lower())
+    """A column name as the hints compare it: camelCase split, lower case, every run of other characters than
+    letters and digits one ``_`` (``Latency (ms)``, ``latencyMs`` and ``latency-ms`` are ``latency_ms``)."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name).strip())
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def common_name_of(column: object) -> str | None:
-    """The canonical column that ``column`` is a common name for (:data:`SYNONYMS`), else None."""
+    """The canonical column that ``column`` is a common name for (:data:`SYNONYMS`, :data:`MILLISECONDS`), else
+    None."""
     key = folded(column)
+    if key in MILLISECONDS:
+        return "latency_s"
     return next((name for name, names in SYNONYMS.items() if key in names), None)
 
 
-def likely_source(name: str, columns: Iterable[object]) -> str | None:
-    """The source column most likely meant for the canonical ``name``, else None.
+def _numbers(values: pd.Series) -> np.ndarray | None:
+    """The values given as numbers (``true``/``false`` as 1/0), or None where one is not a number; empty cells
+    left out."""
+    given = values.dropna()
+    if not pd.api.types.is_numeric_dtype(given):  # text, or objects
+        given = given.map(lambda v: {"true": 1, "false": 0}.get(v.strip().lower(), v) if isinstance(v, str) else v)
+    numbers = pd.to_numeric(given, errors="coerce")
+    return None if numbers.isna().any() else numbers.to_numpy(dtype=float)
 
-    First a column under a name logs commonly give ``name``, in :data:`SYNONYMS`' order. Else the column spelled
-    most like it (:func:`difflib.get_close_matches`, cutoff 0.6), leaving out the columns that are a common name
-    of another canonical column: ``prompt_tokens`` is no guess for ``prompting``.
+
+def _fits(name: str, values: pd.Series) -> bool:
+    """Whether ``values`` can be canonical column ``name``: numbers for a number (whole ones for a limit, 0 to 1
+    for a score), more than one id for instances."""
+    if name == "instance_id":
+        return values.nunique() > 1
+    if name not in NUMBERS:
+        return True
+    numbers = _numbers(values)
+    if numbers is None or not len(numbers):
+        return False
+    if name == "correct":
+        return bool(((numbers >= 0) & (numbers <= 1)).all())
+    if name == "max_new_tokens":
+        return bool((numbers == np.floor(numbers)).all())
+    return bool((numbers >= 0).all()) if name != "temperature" else True
+
+
+def binary(values: pd.Series) -> bool:
+    """Whether every given value is 0 or 1 (``true``/``false`` too): a score of right or wrong."""
+    numbers = _numbers(values)
+    return numbers is not None and bool(np.isin(numbers, (0.0, 1.0)).all())
+
+
+def likely_source(name: str, frame: pd.DataFrame, columns: Iterable[object]) -> Meant | None:
+    """The column of ``frame``, among ``columns``, most likely meant for the canonical ``name``, else None.
+
+    In order: a column named ``name`` but for case, spaces or punctuation; a common name (:data:`SYNONYMS`, in
+    their order; for ``correct`` a 0/1 column first; :data:`MILLISECONDS` for ``latency_s``, with its scale); for
+    ``tokens``, the sum of the prompt's and the completion's counts; for configuration metadata only, the column
+    spelled most like it (:func:`difflib.get_close_matches`, cutoff 0.6) that is no common name of another
+    canonical column and names no instance content (:data:`CONTENT`). Each candidate's values must fit
+    (:func:`_fits`).
     """
-    shown = {folded(c): str(c) for c in reversed(list(columns))}  # the first column of each folded name
-    for synonym in SYNONYMS.get(name, ()):
-        if synonym in shown:
-            return shown[synonym]
-    others = [key for key in shown if common_name_of(key) in (None, name) and key not in SYNONYMS]
-    near = difflib.get_close_matches(folded(name), others, n=1, cutoff=0.6)
-    return shown[near[0]] if near else None
+    by_key: dict[str, str] = {}
+    for c in columns:  # the first column of each folded name
+        by_key.setdefault(folded(c), str(c))
+
+    def fitting(keys: Iterable[str]) -> list[str]:
+        return [by_key[k] for k in keys if k in by_key and _fits(name, frame[by_key[k]])]
+
+    same = fitting([name])
+    if same:
+        return Meant((same[0],))
+    common = fitting(SYNONYMS.get(name, ()))
+    if name == "correct":
+        common.sort(key=lambda c: not binary(frame[c]))  # (a stable sort: the table's order within each)
+    if common:
+        return Meant((common[0],))
+    if name == "latency_s" and (slow := fitting(MILLISECONDS)):
+        return Meant((slow[0],), 1e-3)
+    if name == "tokens":
+        parts = [likely_source(part, frame, columns) for part in ("prompt_tokens", "completion_tokens")]
+        if all(p is not None and len(p.columns) == 1 for p in parts):
+            return Meant(tuple(p.columns[0] for p in parts if p is not None))
+    if name in MEASUREMENTS:
+        return None
+    others = [k for k in by_key if common_name_of(k) in (None, name) and k not in SYNONYMS
+              and not any(part in k.split("_") for part in CONTENT)]
+    for key in difflib.get_close_matches(name, others, n=3, cutoff=0.6):
+        if _fits(name, frame[by_key[key]]) and not (name == "max_new_tokens" and "input" in key.split("_")):
+            return Meant((by_key[key],))
+    return None

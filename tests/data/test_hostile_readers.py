@@ -245,11 +245,13 @@ def test_promptfoo_json_lines_output_is_named_as_such(tmp_path):
 ])
 def test_promptfoo_other_outputs_are_named_as_such(tmp_path, name, text, kind):
     """`promptfoo eval -o results.csv` (or .yaml, .html) is promptfoo's output in another format, not a damaged
-    results file: said so, with how to write the JSON one; JSON under such a name is still read."""
+    results file: said so, with how to export the JSON one without paying for the eval again; JSON under such a name
+    is still read."""
     (tmp_path / name).write_text(text)
     refused(imported("promptfoo", tmp_path / name, tmp_path / "ds"),
-            f"{name}: promptfoo's {kind} output (by its name), which cabench does not read; write the JSON one with "
-            "`promptfoo eval -o results.json`")
+            f"{name}: promptfoo's {kind} output (by its name), which cabench does not read; export the stored eval as "
+            "JSON, without running it again (`promptfoo export eval <evalId> -o results.json`; `promptfoo list evals` "
+            "lists the evals)")
     src = write_promptfoo(tmp_path / "src")
     src.rename(tmp_path / "src" / name)
     result = imported("promptfoo", tmp_path / "src" / name, tmp_path / "ds")

@@ -203,16 +203,16 @@ def test_a_missing_column_is_pointed_to_the_column_meant_and_the_cost_named_with
         import_logs(tmp_path / "logs.csv", None, tmp_path / "ds")
     assert str(info.value) == (
         f"{tmp_path / 'logs.csv'}: no columns max_new_tokens, prompting, instance_id (did you mean 'question_id'?); "
-        "map source columns to them (--mapping) or give constants (--set max_new_tokens=... --set prompting=... "
-        "--set instance_id=...)")
+        "map source columns to them (--mapping) (instance_id from a column) or give constants (--set "
+        "max_new_tokens=... --set prompting=...)")
     costless = frame.drop(columns=["completion_tokens"]).assign(total_tokens=9, max_tokens=64, prompting="cot")
     costless.to_csv(tmp_path / "costless.csv", index=False)
     with pytest.raises(CabenchError) as info:  # every missing column at once, the cost one with its likely source
         import_logs(tmp_path / "costless.csv", None, tmp_path / "ds")
     assert str(info.value) == (
         f"{tmp_path / 'costless.csv'}: no columns max_new_tokens (did you mean 'max_tokens'?), instance_id (did you "
-        "mean 'question_id'?), tokens (did you mean 'total_tokens'?); map source columns to them (--mapping) or give "
-        "constants (--set max_new_tokens=... --set instance_id=...)")
+        "mean 'question_id'?), tokens (did you mean 'total_tokens'?); map source columns to them (--mapping) "
+        "(instance_id from a column) or give a constant (--set max_new_tokens=...)")
     bare = costless.drop(columns=["total_tokens", "prompt_tokens"]).rename(columns={"question_id": "instance_id"})
     bare.to_csv(tmp_path / "bare.csv", index=False)
     with pytest.raises(CabenchError) as info:
@@ -221,10 +221,15 @@ def test_a_missing_column_is_pointed_to_the_column_meant_and_the_cost_named_with
         f"{tmp_path / 'bare.csv'}: no column max_new_tokens (did you mean 'max_tokens'?) and no cost column (tokens, "
         "completion_tokens or cost_usd); map source columns to them (--mapping) or give a constant "
         "(--set max_new_tokens=...)")
+    with pytest.raises(CabenchError) as info:  # one instance id for every row: refused, pointed to the column meant
+        import_logs(tmp_path / "costless.csv", None, tmp_path / "ds", settings={"instance_id": "all"})
+    assert str(info.value) == ("--set instance_id: one instance_id on every row makes the logs one instance, "
+                               "evaluated again and again; map the logs' column of instance ids to instance_id "
+                               "(--mapping); did you mean 'question_id'?")
+    (tmp_path / "ids.yaml").write_text("columns: {instance_id: question_id}\n")
     with pytest.raises(CabenchError) as info:
-        import_logs(tmp_path / "costless.csv", None, tmp_path / "ds",
-                    settings={"max_new_tokens": 64, "instance_id": "all"})
-    assert str(info.value) == (f"{tmp_path / 'costless.csv'}: no cost column; map a source column to tokens "
+        import_logs(tmp_path / "costless.csv", tmp_path / "ids.yaml", tmp_path / "ds", settings={"max_new_tokens": 64})
+    assert str(info.value) == (f"{tmp_path / 'ids.yaml'}: no cost column; map a source column to tokens "
                                "(--mapping); did you mean 'total_tokens'?")
     assert not (tmp_path / "ds").exists()
     (tmp_path / "map.yaml").write_text("columns: {instance_id: max_tokens}\n")  # a column read is not offered
@@ -238,6 +243,31 @@ def test_a_missing_column_is_pointed_to_the_column_meant_and_the_cost_named_with
     assert "ignored source columns: latency\n" in said
     assert ("warning: latency_s: not read, though the logs have 'latency', a common name for it: map it (--mapping, "
             "columns: {latency_s: 'latency'}; scale: {latency_s: 0.001} if it is in milliseconds)") in said
+
+
+def test_unread_measurements_under_common_names_are_warned_of_with_the_mapping_that_reads_them(tmp_path):
+    """A promptfoo-like export: 'latencyMs' was offered to extra_columns (then the import advised dropping the
+    latency objective), a per-row 'passed' beside a running 'accuracy' read as the score was ignored unsaid, and a
+    header holding a line break broke the one-line listing."""
+    frame = tiny_logs(n_configs=2, n_instances=6).drop(columns=["latency_s"])
+    frame = frame.assign(latencyMs=(frame.index + 1) * 250, passed=frame["correct"],
+                         accuracy=(frame.index % 5 + 1) / 7, **{"Total\nTokens": 3})
+    frame.drop(columns=["correct"]).to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text("columns: {correct: accuracy}\n")
+    lines: list[str] = []
+    import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds", echo=lines.append)
+    assert "ignored source columns: latencyMs, passed, 'Total\\nTokens' (keep 'Total\\nTokens' with extra_columns " \
+        "in the mapping)" in lines
+    assert ("warning: correct: read from 'accuracy', whose scores are not all 0 or 1, though the logs also have "
+            "'passed' (0 or 1 on every row), a common name for it: map correct to it if that is the score (--mapping, "
+            "columns: {correct: 'passed'})") in lines
+    assert ("warning: latency_s: not read, though the logs have 'latencyMs' (milliseconds: scale 0.001), a common "
+            "name for it: map it (--mapping, columns: {latency_s: 'latencyMs'}, scale: {latency_s: 0.001})") in lines
+    (tmp_path / "map.yaml").write_text("columns: {correct: passed, latency_s: latencyMs}\nscale: {latency_s: 0.001}\n")
+    lines.clear()
+    import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds2", echo=lines.append)
+    assert not any(line.startswith("warning") for line in lines), lines  # the mapping the warnings gave
+    assert pd.read_csv(tmp_path / "ds2" / "logs.csv.gz")["latency_s"].max() == pytest.approx(3.0)
 
 
 def test_a_score_given_rather_than_read_is_said(tmp_path):
@@ -256,6 +286,15 @@ def test_a_score_given_rather_than_read_is_said(tmp_path):
     assert "--set correct: gave 0 to the 3 rows recording no correct (without it they are unmeasured: --unmeasured)" \
         in lines and not any(line.startswith("warning: --set correct") for line in lines)
     assert pd.read_csv(tmp_path / "b" / "logs.csv.gz")["correct"].notna().all()
+    lines.clear()  # a column with no score at all, filled: as if the logs had none
+    frame.assign(correct=None).to_csv(tmp_path / "empty.csv", index=False)
+    import_logs(tmp_path / "empty.csv", None, tmp_path / "e", settings={"correct": 1}, echo=lines.append)
+    assert any(line.startswith("warning: --set correct: every row scores 1, so") for line in lines), lines
+    lines.clear()
+    frame.fillna({"correct": 1}).to_csv(tmp_path / "scored.csv", index=False)
+    import_logs(tmp_path / "scored.csv", None, tmp_path / "g", settings={"correct": 1}, echo=lines.append)
+    assert ("warning: --set correct: the logs give correct on every row, so nothing was filled (--set fills empty "
+            "cells only; the logs' scores are kept)") in lines  # --override is not offered to replace them
     lines.clear()
     import_logs(tmp_path / "holes.csv", None, tmp_path / "c", overrides={"correct": 1}, echo=lines.append)
     assert any(line.startswith("warning: --override correct: every row scores 1,") for line in lines)

@@ -278,8 +278,10 @@ def test_bfcl_v3_score_files_named_as_their_results_and_an_entry_missing_a_token
     assert "BFCL_v3_" in result.stderr and "latency" not in result.stderr
 
 
-@pytest.mark.parametrize("fmt", ["inspect", "helm", "bfcl", "every-eval-ever"])
-@pytest.mark.parametrize("name", ["logs.csv", "logs.CSV.gz", "logs.parquet"])
+@pytest.mark.parametrize(("fmt", "name"), [
+    (fmt, name) for fmt in ("inspect", "helm", "bfcl", "every-eval-ever")
+    for name in ("logs.csv", "logs.CSV.gz", "logs.parquet", "logs.jsonl")
+    if not (fmt == "every-eval-ever" and name.endswith(".jsonl"))])  # (Every Eval Ever's own files are JSON lines)
 def test_a_log_table_given_a_tools_format_is_said_to_be_a_table(tmp_path, fmt, name):
     """A CSV log imported with `--format every-eval-ever` was "line 1: not JSON; a cut or damaged file", and with
     `--format inspect` "not a zip archive; a cut or damaged .eval log": the file is whole, only read as another
@@ -287,7 +289,7 @@ def test_a_log_table_given_a_tools_format_is_said_to_be_a_table(tmp_path, fmt, n
     (tmp_path / name).write_bytes(b"model,correct\nm,1\n")
     result = CliRunner().invoke(app, ["data", "import", str(tmp_path / name), "--format", fmt, "--out",
                                       str(tmp_path / "ds")])
-    kind = "parquet" if "parquet" in name else "CSV"
+    kind = {"parquet": "parquet", "jsonl": "JSON lines"}.get(name.rsplit(".", 1)[-1], "CSV")
     assert result.exit_code == 2 and result.stderr == (
         f"error: {tmp_path / name}: a {kind} table (by its name), not {fmt} results; a log table is read without "
         "--format (the canonical format; --mapping names other columns)\n")

@@ -2,31 +2,68 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
-from cabench.data.synonyms import SYNONYMS, common_name_of, folded, likely_source
+from cabench.data.synonyms import MILLISECONDS, SYNONYMS, Meant, common_name_of, folded, likely_source
+
+#: Eight rows of columns as logs name and fill them: (values, the rows cycling through them).
+VALUES = {
+    "model": ["a", "b"], "mode": ["chat"], "checkpoint": ["m1", "m2"], "question_id": [1, 2, 3, 4],
+    "Question ID": ["q1", "q2", "q3", "q4"], "id": [7, 8, 9, 10], "questionId": [1, 2, 3, 4],
+    "instance-id": ["x1", "x2", "x3", "x4"], "Max New Tokens": [256], "total_tokens": [100, 120],
+    "max_tokens": [256], "maxTokens": [1024], "tokensUsed": [90, 95], "max_input_tokens": [4096],
+    "latency": [1.5, 2.0], "latencyMs": [1500, 2000], "Latency (ms)": [1500, 2000], "Total-Cost": [0.01, 0.02],
+    "cost_cents": [1, 2], "temprature": [0.5], "template": ["chatml"], "prompt": ["Q1?", "Q2?", "Q3?", "Q4?"],
+    "prompt_tokens": [50, 60], "completion_tokens": [10, 20], "input_tokens": [50, 60], "output_tokens": [10, 20],
+    "is_incorrect": [0, 1], "accuracy": [0.5, 0.667], "passed": [1, 0], "score": [0.64, 0.49],
+    "pass": ["true", "false"], "exact_match": [0.25, 0.5], "acc": [1, 0], "correct_answer": ["B", "C"], "num_correct": [3, 5],
+}
+FRAME = pd.DataFrame({name: [v[i % len(v)] for i in range(8)] for name, v in VALUES.items()})
 
 
 @pytest.mark.parametrize(("name", "header", "meant"), [
-    ("instance_id", ["model", "question_id", "correct"], "question_id"),
-    ("instance_id", ["Question ID", "id"], "Question ID"),  # case, spaces: the first name in SYNONYMS' order
-    ("max_new_tokens", ["total_tokens", "max_tokens"], "max_tokens"),
-    ("latency_s", ["latency", "prompt_tokens"], "latency"),
-    ("tokens", ["total_tokens"], "total_tokens"),
-    ("cost_usd", ["Total-Cost"], "Total-Cost"),
-    ("temperature", ["temprature"], "temprature"),  # a misspelling: the closest spelling
+    ("instance_id", ["model", "question_id", "passed"], Meant(("question_id",))),
+    ("instance_id", ["Question ID", "id"], Meant(("Question ID",))),  # case, spaces: the first name in order
+    ("instance_id", ["questionId"], Meant(("questionId",))),  # camelCase
+    ("instance_id", ["instance-id", "id"], Meant(("instance-id",))),  # the name itself, but for punctuation
+    ("max_new_tokens", ["Max New Tokens", "max_tokens"], Meant(("Max New Tokens",))),
+    ("max_new_tokens", ["total_tokens", "max_tokens"], Meant(("max_tokens",))),
+    ("latency_s", ["latency", "prompt_tokens"], Meant(("latency",))),
+    ("latency_s", ["latencyMs"], Meant(("latencyMs",), 1e-3)),  # milliseconds, with their scale
+    ("latency_s", ["Latency (ms)"], Meant(("Latency (ms)",), 1e-3)),
+    ("tokens", ["total_tokens", "input_tokens", "output_tokens"], Meant(("total_tokens",))),
+    ("tokens", ["maxTokens", "tokensUsed"], Meant(("tokensUsed",))),  # a limit is no count of tokens spent
+    ("tokens", ["input_tokens", "output_tokens"], Meant(("input_tokens", "output_tokens"))),  # their sum
+    ("cost_usd", ["Total-Cost"], Meant(("Total-Cost",))),
+    ("cost_usd", ["cost_cents"], None),  # another unit: no likeness of spelling for a measurement
+    ("correct", ["is_incorrect"], None),  # the opposite
+    ("correct", ["accuracy", "passed"], Meant(("passed",))),  # right or wrong before a running mean
+    ("correct", ["score", "pass"], Meant(("pass",))),  # true/false before a fraction
+    ("correct", ["score"], Meant(("score",))),
+    ("correct", ["exact_match", "acc"], Meant(("acc",))),  # 0/1 first, whatever the table's order
+    ("correct", ["correct_answer", "num_correct"], None),  # an answer's letter, a count above 1
+    ("temperature", ["temprature"], Meant(("temprature",))),  # a misspelling: the closest spelling
+    ("temperature", ["template"], None),  # text is no temperature
+    ("model", ["mode", "checkpoint"], Meant(("checkpoint",))),
     ("prompting", ["prompt_tokens", "completion_tokens"], None),  # a token count is no prompting
-    ("max_new_tokens", ["total_tokens", "input_tokens"], None),  # nor is a count of tokens spent
-    ("prompting", ["latency"], None),
+    ("prompting", ["prompt", "latency"], None),  # nor is the prompt's text
+    ("max_new_tokens", ["total_tokens", "input_tokens"], None),  # nor a count of tokens spent
+    ("max_new_tokens", ["max_input_tokens"], None),  # nor the prompt's limit
 ])
 def test_the_column_likely_meant(name, header, meant):
-    assert likely_source(name, header) == meant
+    assert likely_source(name, FRAME, header) == meant
 
 
 def test_a_common_name_belongs_to_one_canonical_column_only():
     """Each name maps back to one canonical column, so a hint never offers one column for two."""
-    seen = [n for names in SYNONYMS.values() for n in names]
+    seen = [n for names in SYNONYMS.values() for n in names] + list(MILLISECONDS)
     assert len(seen) == len(set(seen)) and not set(seen) & set(SYNONYMS)
     assert all(common_name_of(n) == name for name, names in SYNONYMS.items() for n in names)
     assert common_name_of(" Latency ") == "latency_s" and common_name_of("latency_s") is None
-    assert folded(" Max-New.Tokens ") == "max_new_tokens"
+    assert common_name_of("latencyMs") == "latency_s"
+    assert [folded(n) for n in (" Max-New.Tokens ", "latencyMs", "Latency (ms)", "tokensUsed")] == [
+        "max_new_tokens", "latency_ms", "latency_ms", "tokens_used"]
+    assert Meant(("latencyMs",), 1e-3).mapping("latency_s") == (
+        "columns: {latency_s: 'latencyMs'}, scale: {latency_s: 0.001}")
+    assert Meant(("a", "b")).shown() == "the sum of 'a' and 'b' (a list maps a sum)"

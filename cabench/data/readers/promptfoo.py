@@ -210,8 +210,9 @@ def _other_output(source: Path) -> None:
                 return
     except OSError:
         return  # json_file names the error
-    raise CabenchError(f"{source}: promptfoo's {kind} output (by its name), which cabench does not read; write the "
-                       "JSON one with `promptfoo eval -o results.json`")
+    raise CabenchError(f"{source}: promptfoo's {kind} output (by its name), which cabench does not read; export the "
+                       "stored eval as JSON, without running it again (`promptfoo export eval <evalId> -o "
+                       "results.json`; `promptfoo list evals` lists the evals)")
 
 
 def read_promptfoo(source: Path, options: ReadOptions) -> Read:

@@ -68,7 +68,8 @@ def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str
     if not source.exists():
         raise CabenchError(f"{source}: not found; give the {fmt} results to import")
     table = _table_suffix(source.name.lower()) if source.is_file() and fmt != "promptfoo" else ""
-    if table:  # (promptfoo names its own CSV output)
+    if table and not (table == "JSON lines" and fmt == "every-eval-ever"):  # (promptfoo names its own CSV output;
+        # Every Eval Ever writes JSON lines)
         raise CabenchError(f"{source}: a {table} table (by its name), not {fmt} results; a log table is read without "
                            "--format (the canonical format; --mapping names other columns)")
     read = READERS[fmt](source, options)
@@ -82,7 +83,7 @@ def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str
 
 
 #: The names of the log tables ``cabench data import`` reads without ``--format``, before any compression suffix.
-TABLE_SUFFIXES = {".csv": "CSV", ".parquet": "parquet"}
+TABLE_SUFFIXES = {".csv": "CSV", ".jsonl": "JSON lines", ".parquet": "parquet"}
 
 
 def _table_suffix(name: str) -> str:
