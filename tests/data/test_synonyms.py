@@ -17,7 +17,8 @@ VALUES = {
     "cost_cents": [1, 2], "temprature": [0.5], "template": ["chatml"], "prompt": ["Q1?", "Q2?", "Q3?", "Q4?"],
     "prompt_tokens": [50, 60], "completion_tokens": [10, 20], "input_tokens": [50, 60], "output_tokens": [10, 20],
     "is_incorrect": [0, 1], "accuracy": [0.5, 0.667], "passed": [1, 0], "score": [0.64, 0.49],
-    "pass": ["true", "false"], "exact_match": [0.25, 0.5], "acc": [1, 0], "correct_answer": ["B", "C"], "num_correct": [3, 5],
+    "pass": ["true", "false"], "exact_match": [0.25, 0.5], "acc": [1, 0], "correct_answer": ["B", "C"],
+    "num_correct": [3, 5],
 }
 FRAME = pd.DataFrame({name: [v[i % len(v)] for i in range(8)] for name, v in VALUES.items()})
 
