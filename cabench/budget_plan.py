@@ -403,6 +403,11 @@ def format_plan(plan: BudgetPlan) -> str:
         mode = f" ({row.cost_mode})" if row.cost_mode and len({r.cost_mode for r in plan.rows}) > 1 else ""
         return f"{registry.display(row.method)}{mode} {row.target}"
 
+    if plan.setting == "online" and plan.rows and _all_within_epsilon(plan):
+        lines.append(f"  note: every configuration's nu on the profiling rows is within {plan.spec.epsilon:g} of the "
+                     "best's (--epsilon), so whichever one a method pulls most counts toward share: a share target "
+                     "is met at the least budget the method runs at, and says nothing of the method; a smaller "
+                     "--epsilon asks more")
     reversed_rows = [named(r) for r in plan.rows if reversed_premise(r.estimate)]
     if reversed_rows:
         lines.append(f"  note: for {', '.join(reversed_rows)}, the draws need more than the profiling rows (plan.csv: "
@@ -415,6 +420,13 @@ def format_plan(plan: BudgetPlan) -> str:
                      "plan follows the rows, whose gaps are narrower than a draw's; the evaluation split may need far "
                      "less, and a larger profiling split says more")
     return "\n".join(lines)
+
+
+def _all_within_epsilon(plan: BudgetPlan) -> bool:
+    """Online, whether every configuration's nu on the profiling rows is within the share target's relative
+    ``epsilon`` of the best (:func:`~cabench.planning.curves.metrics_at`): then any choice is a hit."""
+    nu = profiling_problem(plan.profiling).nu
+    return bool(len(nu) and (nu >= (1.0 - plan.spec.epsilon) * nu.max()).all())
 
 
 def draws_median(e: Estimate) -> float:

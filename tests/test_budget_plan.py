@@ -679,3 +679,22 @@ def test_the_plan_figures_budget_axis_labels_ticks_apart(limits, labels):
     from cabench.planning.figure import _power_of_ten
 
     assert [_power_of_ten(v) for v in (0.0, 3200.0, 1e3)] == ["", "$3.2\\times10^{3}$", "$10^{3}$"]
+
+
+def test_a_share_target_among_configurations_of_one_nu_is_said_to_say_nothing(tmp_path):
+    """Configurations that all tie (as copies of one another do) met a share target at the least budget, and the
+    plan said so as of any other: whichever configuration a method pulls most is a hit."""
+    frame = spread_logs(4, n_instances=60)
+    first = frame[frame["config_id"] == "cfg00"].reset_index(drop=True)
+    copies = pd.concat([first.assign(config_id=f"cfg{c:02d}", model=f"model{c:02d}") for c in range(4)],
+                       ignore_index=True)
+    tied = parse_config({"dataset": str(write_dataset(tmp_path / "tied", copies)), "setting": "online",
+                         "rho": [4], "methods": ["cohv-ucb"], "split": {"profiling_size": 30, "seed": 0}}, "t.yaml")
+    spec = PlanSpec((Target("share", 0.8),), draws=2, repetitions=4, max_share=2.0)
+    note = [line for line in format_plan(plan_config(tied, spec, quiet=True)).splitlines() if "nu on" in line]
+    assert note == ["  note: every configuration's nu on the profiling rows is within 0.05 of the best's (--epsilon), "
+                    "so whichever one a method pulls most counts toward share: a share target is met at the least "
+                    "budget the method runs at, and says nothing of the method; a smaller --epsilon asks more"]
+    spread = parse_config({"dataset": str(write_dataset(tmp_path / "spread", frame)), "setting": "online",
+                           "rho": [4], "methods": ["cohv-ucb"], "split": {"profiling_size": 30, "seed": 0}}, "t.yaml")
+    assert "nu on" not in format_plan(plan_config(spread, spec, quiet=True))
