@@ -75,7 +75,8 @@ def resolve_repeats(frame: pd.DataFrame, policy: str, order: np.ndarray, label: 
                             "rows of one config_id that differ in it are runs of other configurations, not repeated "
                             "runs: give each configuration its own config_id (or none, to derive it from the metadata)")
     if policy == "refuse":
-        check_duplicates(pairs, label, placed(frame, place), fix)
+        metadata = {c: frame[c] for c in ("model", "temperature", "max_new_tokens", "prompting") if c in frame}
+        check_duplicates(pairs.assign(**metadata), label, placed(frame, place), fix)  # (metadata: an empty one named)
     ranked = frame.assign(_order=order).sort_values("_order", kind="stable")
     keys = [ranked["config_id"].astype(str), ranked["instance_id"].astype(str)]
     once = repeated & ~pairs.duplicated(keep="first").to_numpy()  # each repeated pair counted once, at its first row

@@ -63,7 +63,7 @@ from cabench.data.schema import (
     validate_logs,
 )
 from cabench.data.surrogate import held as surrogate_rows
-from cabench.data.synonyms import binary, common_name_of, likely_source
+from cabench.data.synonyms import binary, common_name_of, likely_source, quoted
 from cabench.errors import CabenchError, did_you_mean
 from cabench.storage import new_folders, publish_folder, remove_empty, staging_folder
 from cabench.yamlio import Loader, load_config_file, load_yaml
@@ -273,10 +273,48 @@ def _rename_or_map(alike: str, name: str, how: str = "") -> str:
             f"{how or f'columns: {{{name}: {alike!r}}}'})")
 
 
+def _check_scores(canonical: pd.DataFrame, given_in: str | None, read_from: Any, echo: Callable[[str], None]) -> None:
+    """Warn of scores that measure nothing: given (``given_in``: ``--set correct``, a mapping constant, ``--override``)
+    or read under another name (``read_from``) the same on every row, or fractions the same on every row of each
+    configuration (a configuration's accuracy repeated, not each instance's score)."""
+    by = given_in or (f"correct (read from {read_from!r})" if isinstance(read_from, str) and read_from != "correct"
+                      else None)
+    scores = pd.to_numeric(canonical["correct"], errors="coerce")
+    if by is None or not scores.notna().any():
+        return
+    if scores.notna().all() and scores.nunique() == 1:  # one score: accuracy ranks nothing
+        echo(f"warning: {by}: every row scores {scores.iloc[0]:g}, so accuracy tells no configuration from another; "
+             "map the logs' score column to correct (--mapping), or declare objectives without accuracy")
+        return
+    per = scores.groupby(canonical["config_id"]).nunique()
+    fractional = bool(((scores % 1) != 0).any())
+    if fractional and (per <= 1).all() and scores.groupby(canonical["config_id"]).size().min() > 1:
+        first = str(per.index[0])
+        value = scores[canonical["config_id"].astype(str) == first].iloc[0]
+        echo(f"warning: {by}: one score on every row of each configuration ({value:g} for '{first}'): a "
+             "configuration's accuracy repeated, not each instance's score; map the per-instance score to correct "
+             "(--mapping)")
+
+
+def _refuse_one_instance(canonical: pd.DataFrame, read_from: Any, settings: dict[str, Any],
+                         mapping_path: Path | None) -> None:
+    """Refuse logs whose instance_id, however given (read under another name, or filled by ``--set``), is one value
+    on every row: one instance evaluated again and again, which no replay can split into profiling and evaluation
+    (a constant given for the whole column is refused where it is given)."""
+    ids = canonical["instance_id"]
+    mapped = isinstance(read_from, str) and read_from != "instance_id" and mapping_path is not None
+    if not (mapped or "instance_id" in settings) or len(ids) < 2 or ids.isna().any() or ids.astype(str).nunique() != 1:
+        return  # (the logs' own instance_id column of one instance is refused as one instance kept)
+    where = ("--set instance_id (filling the logs' empty instance_id cells)" if "instance_id" in settings else
+             f"{mapping_path}: columns.instance_id ({read_from!r})")
+    raise CabenchError(f"{where}: one instance id ({shown(ids.iloc[0])}) on every row makes the logs one instance, "
+                       "evaluated again and again; map the logs' column of instance ids to instance_id (--mapping)")
+
+
 def _listed(names: Iterable[str]) -> list[str]:
-    """Column names as a one-line message lists them: as written, or quoted where they hold a line break or a
-    comma (``'Total\\nTokens'``)."""
-    return [repr(n) if any(ch in n for ch in ",\n\r\t") else n for n in names]
+    """Column names as a one-line message lists them: as written, or quoted (:func:`quoted`) where they hold a comma
+    or a character that does not print (a line break: ``"Total\\nTokens"``)."""
+    return [quoted(n) if "," in n or not n.isprintable() else n for n in names]
 
 
 def _no_header(frame: pd.DataFrame) -> str:
@@ -466,6 +504,8 @@ def _numbers(values: pd.Series, column: Any, role: str, source: Path, place: Cal
     which reads as 1 or 0), or with ``at_least_zero`` a negative one, in one line naming ``source``, the ``column``
     and its ``role``, where it was read (``place``) and the value."""
     parsed = pd.to_numeric(values, errors="coerce")
+    if isinstance(parsed.dtype, pd.api.extensions.ExtensionDtype):  # nullable Int64, Float64: NaN for pd.NA
+        parsed = parsed.astype(float)
     bad = (parsed.isna() & values.notna()).to_numpy().copy()
     if no_truth and (values.dtype == bool or values.dtype == object):  # (numbers read as numbers hold none)
         bad |= np.array([isinstance(v, (bool, np.bool_)) for v in values], dtype=bool)
@@ -690,13 +730,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         elif name in MEASURED:  # a measurement given to rows that have none: said, as --override's are
             echo(f"--set {name}: gave {settings[name]} to the {filled} row{'s' if filled != 1 else ''} recording no "
                  f"{name} (without it they are unmeasured: --unmeasured)")
+    unfilled = "correct" in columns and not (given.get("filled") or {}).get("correct")  # --set gave no score
     score = [given_in for name, given_in, _ in [*given_as, *[(k, f"--override {k}", "") for k in overrides]]
-             if name == "correct"]
-    scores = pd.to_numeric(canonical["correct"], errors="coerce") if score else None
-    if scores is not None and scores.notna().all() and scores.nunique() == 1:  # one score: accuracy ranks nothing
-        echo(f"warning: {score[-1]}: every row scores {scores.iloc[0]:g}, so accuracy tells no "
-             "configuration from another; map the logs' score column to correct (--mapping), or declare objectives "
-             "without accuracy")
+             if name == "correct" and not (given_in == "--set correct" and unfilled)]
     for name, replaced in (given.get("replaced") or {}).items():
         echo(f"--override {name}: replaced the value the logs record on {replaced} row{'s' if replaced != 1 else ''}")
     defaults = {k: v for k, v in (info.get("metadata_defaults") or {}).items() if k not in {**settings, **overrides}}
@@ -726,6 +762,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         if fmt == "canonical" and alike is not None:  # named but for case or spaces: the ids are derived instead
             echo("warning: config_id: derived from model, temperature, max_new_tokens and prompting, though "
                  + _rename_or_map(*alike))
+    _check_scores(canonical, score[-1] if score else None, columns.get("correct"), echo)
+    _refuse_one_instance(canonical, columns.get("instance_id"), settings, mapping_path)
     label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
     check_identity_text(canonical, label, place)
     dropped: dict[str, Any] = {}
@@ -862,6 +900,12 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         raise CabenchError(f"{mapping_path}: dataset.surrogate: an import holds real logs (surrogate: false); "
                            "surrogate logs are the ones scripts/make_surrogate_logs.py writes (logs read from their "
                            "folder, or a copy of them, are marked surrogate by the import)")
+    if "tokens" not in valid and "cost" not in given_part:  # the paper's cost, tokens, is not in the logs
+        unit = "usd" if "cost_usd" in valid else "completion_tokens" if "completion_tokens" in valid else None
+        if unit is not None:
+            given_part["cost"] = unit
+            echo(f"cost: {unit}, declared in dataset.yaml (the logs have {'cost_usd' if unit == 'usd' else unit} and "
+                 "no tokens column, the paper's cost; a mapping's dataset: part declares another)")
     meta = {"name": out.name, "description": f"Imported from {source.name}", "provenance": provenance,
             "surrogate": False, "licence": "unspecified", **given_part}
     if surrogate_of is not None:  # whatever the mapping says, with its description

@@ -12,6 +12,7 @@ only: nothing is read under them without a mapping.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -29,8 +30,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
                   "prompt_format", "prompt_variant", "prompt_name", "template_name", "strategy"),
     "instance_id": ("question_id", "example_id", "sample_id", "item_id", "problem_id", "doc_id", "task_id",
                     "prompt_id", "row_id", "instance", "question_idx", "idx", "id"),
-    "correct": ("is_correct", "passed", "pass", "success", "correctness", "exact_match", "em", "acc", "accuracy",
-                "score"),
+    "correct": ("is_correct", "passed", "pass", "correctness", "exact_match", "em", "acc", "accuracy", "score"),
     "latency_s": ("latency", "latency_sec", "latency_secs", "latency_seconds", "duration", "duration_s", "elapsed",
                   "elapsed_s", "response_time", "time_s", "seconds", "wall_time", "inference_runtime", "runtime"),
     "tokens": ("total_tokens", "num_tokens", "n_tokens", "token_count", "tokens_total", "total_token_count",
@@ -44,6 +44,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 #: Common names of latency in milliseconds: latency_s is read from them with ``scale: {latency_s: 0.001}``.
 MILLISECONDS = ("latency_ms", "duration_ms", "elapsed_ms", "response_time_ms", "time_ms", "wall_time_ms",
                 "e2e_latency_ms", "generation_time_ms", "inference_time_ms", "latency_milliseconds")
+#: The least median a column named in milliseconds must have to be read as such (a median of 1.0 is seconds).
+MS_MEDIAN = 20.0
 #: Columns of numbers; the rest are text (a configuration's name and label, an instance's id).
 NUMBERS = ("temperature", "max_new_tokens", "correct", "latency_s", "tokens", "prompt_tokens", "completion_tokens",
            "cost_usd")
@@ -52,6 +54,19 @@ MEASUREMENTS = ("correct", "latency_s", "tokens", "prompt_tokens", "completion_t
 #: Parts of names of an instance's content (its prompt, answer, reference): never configuration metadata.
 CONTENT = ("prompt", "question", "input", "text", "output", "response", "answer", "completion", "target",
            "reference", "gold", "expected", "context", "message")
+
+
+#: Units written as symbols, as :func:`folded` spells them.
+UNIT_SYMBOLS = {"¢": "cents", "µ": "u", "μ": "u", "€": "eur", "£": "gbp", "%": "pct", "$": "usd"}
+
+
+def quoted(name: str) -> str:
+    """A column name as a message quotes it, to be pasted into a mapping: ``'latency'``, or YAML's double-quoted
+    form with its escapes where it holds a quote, a backslash or a character that does not print
+    (``"Total\\nTokens"``)."""
+    if name.isprintable() and "'" not in name and "\\" not in name:
+        return f"'{name}'"
+    return json.dumps(name, ensure_ascii=False)
 
 
 class Meant(NamedTuple):
@@ -63,13 +78,13 @@ class Meant(NamedTuple):
     def shown(self) -> str:
         """The hint's words: ``'question_id'``, ``'latencyMs' (milliseconds: scale 0.001)``, or a sum."""
         if len(self.columns) > 1:
-            return "the sum of " + " and ".join(repr(c) for c in self.columns) + " (a list maps a sum)"
+            return "the sum of " + " and ".join(map(quoted, self.columns)) + " (a list maps a sum)"
         unit = " (milliseconds: scale 0.001)" if self.scale == 1e-3 else ""
-        return f"{self.columns[0]!r}{unit}"
+        return f"{quoted(self.columns[0])}{unit}"
 
     def mapping(self, name: str) -> str:
         """The mapping that reads it: ``columns: {latency_s: 'latencyMs'}, scale: {latency_s: 0.001}``."""
-        source = f"[{', '.join(repr(c) for c in self.columns)}]" if len(self.columns) > 1 else repr(self.columns[0])
+        source = f"[{', '.join(map(quoted, self.columns))}]" if len(self.columns) > 1 else quoted(self.columns[0])
         scale = f", scale: {{{name}: {self.scale:g}}}" if self.scale != 1.0 else ""
         return f"columns: {{{name}: {source}}}{scale}"
 
@@ -78,6 +93,8 @@ def folded(name: object) -> str:
     """A column name as the hints compare it: camelCase split, lower case, every run of other characters than
     letters and digits one ``_`` (``Latency (ms)``, ``latencyMs`` and ``latency-ms`` are ``latency_ms``)."""
     text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name).strip())
+    for symbol, word in UNIT_SYMBOLS.items():  # a unit written as a symbol stays a unit: 'Cost (¢)' is no cost in USD
+        text = text.replace(symbol, f"_{word}_")
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
@@ -103,24 +120,28 @@ def _numbers(values: pd.Series) -> np.ndarray | None:
 def _fits(name: str, values: pd.Series) -> bool:
     """Whether ``values`` can be canonical column ``name``: numbers for a number (whole ones for a limit, 0 to 1
     for a score), more than one id for instances."""
-    if name == "instance_id":
-        return values.nunique() > 1
+    if values.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():  # JSON arrays, objects: no cell
+        return False
+    if name == "instance_id":  # ids that repeat (an instance's row of each configuration), more than one
+        return 1 < values.nunique() < values.notna().sum()
     if name not in NUMBERS:
         return True
     numbers = _numbers(values)
     if numbers is None or not len(numbers):
         return False
-    if name == "correct":
-        return bool(((numbers >= 0) & (numbers <= 1)).all())
-    if name == "max_new_tokens":
-        return bool((numbers == np.floor(numbers)).all())
+    if name == "correct":  # a score that tells rows apart (one the same on every row is no measurement)
+        return bool(((numbers >= 0) & (numbers <= 1)).all()) and len(np.unique(numbers)) > 1
+    if name == "max_new_tokens":  # a limit of 1 token or more, not a flag
+        return values.dtype != bool and bool(((numbers == np.floor(numbers)) & (numbers >= 1)).all())
+    if name == "latency_s" and folded(values.name) in MILLISECONDS:  # milliseconds by name, and by value
+        return bool(np.median(numbers) >= MS_MEDIAN)
     return bool((numbers >= 0).all()) if name != "temperature" else True
 
 
 def binary(values: pd.Series) -> bool:
-    """Whether every given value is 0 or 1 (``true``/``false`` too): a score of right or wrong."""
+    """Whether every given value is 0 or 1 (``true``/``false`` too), and there is one: a score of right or wrong."""
     numbers = _numbers(values)
-    return numbers is not None and bool(np.isin(numbers, (0.0, 1.0)).all())
+    return numbers is not None and len(numbers) > 0 and bool(np.isin(numbers, (0.0, 1.0)).all())
 
 
 def likely_source(name: str, frame: pd.DataFrame, columns: Iterable[object]) -> Meant | None:

@@ -225,13 +225,14 @@ def test_an_empty_file_is_called_empty(tmp_path, fmt, target, words):
 
 
 def test_promptfoo_json_lines_output_is_named_as_such(tmp_path):
-    """`promptfoo eval -o results.jsonl` writes a result per line: said so, with how to write the one document."""
+    """`promptfoo eval -o results.jsonl` writes a result per line: said so, with how to export the one document
+    without paying for the eval again."""
     src = write_promptfoo(tmp_path / "src")
     results = json.loads(src.read_text())["results"]["results"]
     lines = tmp_path / "results.jsonl"
     lines.write_text("".join(json.dumps(r) + "\n" for r in results))
     refused(imported("promptfoo", lines, tmp_path / "ds"), "results.jsonl: one JSON document per line (JSON Lines)",
-            "promptfoo eval -o results.json")
+            "`promptfoo export eval <evalId> -o results.json`")
     cut = tmp_path / "cut.json"
     cut.write_text(src.read_text()[:-40])  # a cut document is still called one
     refused(imported("promptfoo", cut, tmp_path / "ds"), "cut.json: not valid JSON at line", "a cut or damaged")

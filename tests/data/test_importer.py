@@ -256,8 +256,8 @@ def test_unread_measurements_under_common_names_are_warned_of_with_the_mapping_t
     (tmp_path / "map.yaml").write_text("columns: {correct: accuracy}\n")
     lines: list[str] = []
     import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds", echo=lines.append)
-    assert "ignored source columns: latencyMs, passed, 'Total\\nTokens' (keep 'Total\\nTokens' with extra_columns " \
-        "in the mapping)" in lines
+    assert 'ignored source columns: latencyMs, passed, "Total\\nTokens" (keep "Total\\nTokens" with extra_columns ' \
+        'in the mapping)' in lines
     assert ("warning: correct: read from 'accuracy', whose scores are not all 0 or 1, though the logs also have "
             "'passed' (0 or 1 on every row), a common name for it: map correct to it if that is the score (--mapping, "
             "columns: {correct: 'passed'})") in lines
@@ -268,6 +268,68 @@ def test_unread_measurements_under_common_names_are_warned_of_with_the_mapping_t
     import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds2", echo=lines.append)
     assert not any(line.startswith("warning") for line in lines), lines  # the mapping the warnings gave
     assert pd.read_csv(tmp_path / "ds2" / "logs.csv.gz")["latency_s"].max() == pytest.approx(3.0)
+
+
+def test_unusual_cells_and_constants_reached_by_hints_are_one_line_errors(tmp_path):
+    """Three tracebacks: a JSON array in an instance-id column, a nullable parquet column with a missing value read
+    under another name, and two empty instance ids of one configuration (duplicates of NaN); and one instance id
+    for every row got through, filled by --set or read from a mapped column, with --repeats epochs."""
+    pytest.importorskip("pyarrow")
+    frame = tiny_logs(n_configs=2, n_instances=4)
+    lines = [json.dumps({**r, "question_id": [r["instance_id"]]}) for r in
+             frame.drop(columns=["instance_id"]).assign(instance_id=frame["instance_id"]).to_dict(orient="records")]
+    (tmp_path / "lists.jsonl").write_text("\n".join(line.replace('"instance_id"', '"iid"') for line in lines) + "\n")
+    with pytest.raises(CabenchError, match=r"lists.jsonl: instance_id: no such column; map a source column to it "
+                                           r"\(--mapping\)$"):
+        import_logs(tmp_path / "lists.jsonl", None, tmp_path / "ds")
+    nullable = frame.rename(columns={"latency_s": "latency"}).astype({"latency": "Float64"})
+    nullable.loc[3, "latency"] = None
+    nullable.to_parquet(tmp_path / "nullable.parquet", index=False)
+    (tmp_path / "lat.yaml").write_text("columns: {latency_s: latency}\n")
+    with pytest.raises(CabenchError, match="cells are missing"):  # the unmeasured row dropped, not a traceback
+        import_logs(tmp_path / "nullable.parquet", tmp_path / "lat.yaml", tmp_path / "ds")
+    holes = frame.astype({"instance_id": object})
+    holes.loc[[1, 2], "instance_id"] = None
+    holes.to_csv(tmp_path / "holes.csv", index=False)
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "holes.csv", None, tmp_path / "ds")
+    assert str(info.value).endswith("column 'instance_id' is empty or NaN at row 2 (1 more such row); fill in or "
+                                    "remove those rows")
+    frame.drop(columns=["config_id"]).assign(model=None).to_csv(tmp_path / "nomodel.csv", index=False)
+    with pytest.raises(CabenchError, match=r"column 'model' is empty or NaN at row 1 \(7 more such rows\); "):  # not
+        # config_id, which is built from it
+        import_logs(tmp_path / "nomodel.csv", None, tmp_path / "ds")
+    frame.assign(instance_id=None).to_csv(tmp_path / "noids.csv", index=False)
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "noids.csv", None, tmp_path / "ds", settings={"instance_id": "q"}, repeats="epochs")
+    assert str(info.value) == (
+        "--set instance_id (filling the logs' empty instance_id cells): one instance id ('q') on every row makes the "
+        "logs one instance, evaluated again and again; map the logs' column of instance ids to instance_id (--mapping)")
+    frame.assign(task="mmlu").to_csv(tmp_path / "task.csv", index=False)
+    (tmp_path / "task.yaml").write_text("columns: {instance_id: task}\n")
+    with pytest.raises(CabenchError, match=r"task.yaml: columns.instance_id \('task'\): one instance id \('mmlu'\)"):
+        import_logs(tmp_path / "task.csv", tmp_path / "task.yaml", tmp_path / "ds", repeats="epochs")
+    assert not (tmp_path / "ds").exists()
+
+
+def test_an_aggregate_score_is_warned_of_and_logs_priced_in_dollars_are_declared_so(tmp_path):
+    """A configuration's accuracy repeated on each of its rows, read as correct, imported without a word; logs whose
+    only cost is cost_usd were declared `cost: tokens` (the paper's), which describe and run then refused."""
+    frame = tiny_logs(n_configs=2, n_instances=6)
+    frame["accuracy"] = frame["config_id"].map({"cfg0": 0.4, "cfg1": 0.7})
+    frame = frame.drop(columns=["correct", "tokens"]).assign(cost_usd=(frame.index + 1) * 1e-4)
+    frame.to_csv(tmp_path / "agg.csv", index=False)
+    (tmp_path / "map.yaml").write_text("columns: {correct: accuracy}\n")
+    lines: list[str] = []
+    import_logs(tmp_path / "agg.csv", tmp_path / "map.yaml", tmp_path / "ds", echo=lines.append)
+    assert ("warning: correct (read from 'accuracy'): one score on every row of each configuration (0.4 for 'cfg0'): "
+            "a configuration's accuracy repeated, not each instance's score; map the per-instance score to correct "
+            "(--mapping)") in lines
+    assert ("cost: usd, declared in dataset.yaml (the logs have cost_usd and no tokens column, the paper's cost; a "
+            "mapping's dataset: part declares another)") in lines
+    assert yaml.safe_load((tmp_path / "ds" / "dataset.yaml").read_text())["cost"] == "usd"
+    assert load_dataset(tmp_path / "ds").terms.cost == "usd"  # loads as declared
+    assert not any("describe and run will refuse" in line for line in lines)
 
 
 def test_a_score_given_rather_than_read_is_said(tmp_path):
@@ -295,6 +357,11 @@ def test_a_score_given_rather_than_read_is_said(tmp_path):
     import_logs(tmp_path / "scored.csv", None, tmp_path / "g", settings={"correct": 1}, echo=lines.append)
     assert ("warning: --set correct: the logs give correct on every row, so nothing was filled (--set fills empty "
             "cells only; the logs' scores are kept)") in lines  # --override is not offered to replace them
+    lines.clear()
+    frame.assign(correct=1).to_csv(tmp_path / "ones.csv", index=False)
+    import_logs(tmp_path / "ones.csv", None, tmp_path / "h", settings={"correct": 1}, echo=lines.append)
+    assert any("so nothing was filled" in line for line in lines)
+    assert not any("every row scores" in line for line in lines)  # the logs' own scores, not --set's
     lines.clear()
     import_logs(tmp_path / "holes.csv", None, tmp_path / "c", overrides={"correct": 1}, echo=lines.append)
     assert any(line.startswith("warning: --override correct: every row scores 1,") for line in lines)

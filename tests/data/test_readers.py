@@ -279,9 +279,11 @@ def test_bfcl_v3_score_files_named_as_their_results_and_an_entry_missing_a_token
 
 
 @pytest.mark.parametrize(("fmt", "name"), [
-    (fmt, name) for fmt in ("inspect", "helm", "bfcl", "every-eval-ever")
+    (fmt, name) for fmt in ("inspect", "helm", "bfcl", "every-eval-ever", "promptfoo")
     for name in ("logs.csv", "logs.CSV.gz", "logs.parquet", "logs.jsonl")
-    if not (fmt == "every-eval-ever" and name.endswith(".jsonl"))])  # (Every Eval Ever's own files are JSON lines)
+    if not (fmt in ("every-eval-ever", "promptfoo") and name.endswith(".jsonl"))
+    and not (fmt == "promptfoo" and "csv" in name.lower())
+])  # (Every Eval Ever's own files are JSON lines; promptfoo names its own CSV and JSON lines outputs)
 def test_a_log_table_given_a_tools_format_is_said_to_be_a_table(tmp_path, fmt, name):
     """A CSV log imported with `--format every-eval-ever` was "line 1: not JSON; a cut or damaged file", and with
     `--format inspect` "not a zip archive; a cut or damaged .eval log": the file is whole, only read as another

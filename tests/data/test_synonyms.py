@@ -68,3 +68,37 @@ def test_a_common_name_belongs_to_one_canonical_column_only():
     assert Meant(("latencyMs",), 1e-3).mapping("latency_s") == (
         "columns: {latency_s: 'latencyMs'}, scale: {latency_s: 0.001}")
     assert Meant(("a", "b")).shown() == "the sum of 'a' and 'b' (a list maps a sum)"
+
+
+@pytest.mark.parametrize(("name", "column", "values", "meant"), [
+    ("instance_id", "id", [f"uuid-{i}" for i in range(8)], False),  # different on every row: a row's id
+    ("instance_id", "question_id", [[0], [1]] * 4, False),  # JSON arrays (a cell of lists was a traceback)
+    ("instance_id", "question_id", [{"q": 0}, {"q": 1}] * 4, False),
+    ("correct", "is_correct", [1] * 8, False),  # one score for every row measures nothing
+    ("correct", "accuracy", [0.5, 0.7] * 4, True),
+    ("cost_usd", "Cost (¢)", [1, 2] * 4, False),  # a unit written as a symbol stays a unit
+    ("latency_s", "Latency (µs)", [1.5e6, 2e6] * 4, False),
+    ("latency_s", "durationMs", [1.0, 1.2] * 4, False),  # named in milliseconds, holding seconds
+    ("latency_s", "durationMs", [1000.0, 1200.0] * 4, True),
+    ("max_new_tokens", "max_tokens", [-1] * 8, False),  # "no limit"
+    ("max_new_tokens", "max_tokens", [True, False] * 4, False),  # a flag
+    ("max_new_tokens", "max_tokens", [256.0] * 8, True),
+    ("latency_s", "latency", pd.array([1.5, None] * 4, dtype="Float64"), True),  # nullable, with a missing value
+])
+def test_a_column_is_meant_only_where_its_values_fit(name, column, values, meant):
+    frame = pd.DataFrame({column: values})
+    assert (likely_source(name, frame, [column]) is not None) is meant
+
+
+def test_a_name_that_does_not_print_is_quoted_as_yaml_reads_it_back():
+    """A wrapped spreadsheet header ('Latency\\n(ms)') was shown as Python writes it, which YAML's single quotes do
+    not read back: the mapping the hint gave named no column."""
+    import yaml
+
+    from cabench.data.synonyms import quoted
+
+    for name in ("Latency\n(ms)", "Latency\\ms", "it's", "Cost\x0b"):
+        assert yaml.safe_load(f"columns: {{latency_s: {quoted(name)}}}")["columns"]["latency_s"] == name
+    assert quoted("latency") == "'latency'"
+    assert yaml.safe_load("{" + Meant(("a\nb",), 1e-3).mapping("latency_s") + "}") == {
+        "columns": {"latency_s": "a\nb"}, "scale": {"latency_s": 0.001}}

@@ -222,7 +222,8 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
     if options.metric is not None:
         raise CabenchError("--metric: promptfoo results are scored by their assertions (success); drop --metric")
     _other_output(source)
-    doc = json_file(source, "promptfoo results file", "write it with `promptfoo eval -o results.json`")
+    doc = json_file(source, "promptfoo results file", "export the stored eval as one document, without running it "
+                    "again: `promptfoo export eval <evalId> -o results.json`")
     body = doc.get("results") if isinstance(doc, dict) else None
     if not isinstance(body, dict) or not isinstance(body.get("results"), list):
         raise CabenchError(f"{source}: not a promptfoo results file; expected results.results (a list), as "

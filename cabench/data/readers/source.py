@@ -67,9 +67,10 @@ def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str
         return Source(frame, [source], data_row, np.arange(len(frame)), {})
     if not source.exists():
         raise CabenchError(f"{source}: not found; give the {fmt} results to import")
-    table = _table_suffix(source.name.lower()) if source.is_file() and fmt != "promptfoo" else ""
-    if table and not (table == "JSON lines" and fmt == "every-eval-ever"):  # (promptfoo names its own CSV output;
-        # Every Eval Ever writes JSON lines)
+    table = _table_suffix(source.name.lower()) if source.is_file() else ""
+    if table and (fmt, table) not in (("promptfoo", "CSV"), ("promptfoo", "JSON lines"), ("every-eval-ever",
+                                                                                       "JSON lines")):
+        # (promptfoo names its own CSV and JSON lines outputs; Every Eval Ever writes JSON lines)
         raise CabenchError(f"{source}: a {table} table (by its name), not {fmt} results; a log table is read without "
                            "--format (the canonical format; --mapping names other columns)")
     read = READERS[fmt](source, options)
