@@ -354,7 +354,7 @@ def experiment_data(c: Contents, e: Experiment) -> dict[str, Any]:
             "config_hash": e.config_hash, "methods": ", ".join(registry.display(m) for m in e.methods),
             "decision": d, "undecided": sentence(no_decision(e)) if d is None else "",
             "summary": _summary(e, c.found[e.label].summary),
-            "not_run": [*not_run_lines(e), *unpulled_lines(e)], "dropped": dropped_at_import(e.info),
+            "not_run": not_run_lines(e), "unpulled": unpulled_lines(e), "dropped": dropped_at_import(e.info),
             "clipped": clipped_calls(e.setting, e.dataset, e.cost_unit),
             "charged": charged_at_profiling(e.setting, e.arms, e.cost_unit, e.cost_modes),
             "configurations": _configurations(e, decided), "front": _front(e, decided),

@@ -682,12 +682,13 @@ def test_the_plan_figures_budget_axis_labels_ticks_apart(limits, labels):
 
 
 def test_a_share_target_among_configurations_of_one_nu_is_said_to_say_nothing(tmp_path):
-    """Configurations that all tie (as copies of one another do) met a share target at the least budget, and the
-    plan said so as of any other: whichever configuration a method pulls most is a hit."""
+    """Configurations alike within epsilon (as near-copies of one another are) met a share target at the least
+    budget, and the plan said so as of any other: whichever configuration a method pulls most is a hit."""
     frame = spread_logs(4, n_instances=60)
     first = frame[frame["config_id"] == "cfg00"].reset_index(drop=True)
-    copies = pd.concat([first.assign(config_id=f"cfg{c:02d}", model=f"model{c:02d}") for c in range(4)],
-                       ignore_index=True)
+    copies = pd.concat([first.assign(config_id=f"cfg{c:02d}", model=f"model{c:02d}",
+                                     latency_s=first["latency_s"] * (1 + 0.005 * c)) for c in range(4)],
+                       ignore_index=True)  # alike within 5%, not within 0.1%
     tied = parse_config({"dataset": str(write_dataset(tmp_path / "tied", copies)), "setting": "online",
                          "rho": [4], "methods": ["cohv-ucb"], "split": {"profiling_size": 30, "seed": 0}}, "t.yaml")
     spec = PlanSpec((Target("share", 0.8),), draws=2, repetitions=4, max_share=2.0)
@@ -698,3 +699,5 @@ def test_a_share_target_among_configurations_of_one_nu_is_said_to_say_nothing(tm
     spread = parse_config({"dataset": str(write_dataset(tmp_path / "spread", frame)), "setting": "online",
                            "rho": [4], "methods": ["cohv-ucb"], "split": {"profiling_size": 30, "seed": 0}}, "t.yaml")
     assert "nu on" not in format_plan(plan_config(spread, spec, quiet=True))
+    strict = dataclasses.replace(spec, epsilon=0.001)
+    assert "nu on" not in format_plan(plan_config(tied, strict, quiet=True))

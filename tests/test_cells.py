@@ -50,7 +50,7 @@ def test_repetitions_that_leave_an_arm_unpulled_are_counted_and_said(tmp_path, s
     assert [line for line in report.splitlines() if "never" in line] == [
         "- " + line.replace("rho 1.01", "ρ=1.01") for line in expected]
     page = (tmp_path / "REPORT.html").read_text()
-    assert all(f'<p class="not-run">{line.replace("rho 1.01", "ρ=1.01")}</p>' in page for line in expected)
+    assert all(f'<p class="unpulled">{line.replace("rho 1.01", "ρ=1.01")}</p>' in page for line in expected)
 
 
 def test_an_edited_count_of_unpulled_configurations_is_refused(tmp_path):
