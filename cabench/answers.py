@@ -22,6 +22,7 @@ from cabench.plan import NOT_RUN as NOT_RUN  # how recommend, the reports and su
 from cabench.plan import not_run_status
 from cabench.record import best_nu, boundary_arms, measure_columns, objective_columns
 from cabench.results import Experiment
+from cabench.summaries import unpulled_text
 
 
 def row_facts(arms: pd.DataFrame, name: str, row: Mapping[str, Any]) -> dict[str, Any]:
@@ -175,6 +176,22 @@ def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
     return out
 
 
+def _unpulled(best: pd.Series) -> dict[str, int]:
+    """The decision's ``reps_unpulled`` and ``unpulled_max`` (summary.csv) where some of its repetitions left a
+    configuration never pulled (sampled): its answer then rests on fewer configurations in those."""
+    if "reps_unpulled" not in best or not best["reps_unpulled"] > 0:
+        return {}
+    return {"reps_unpulled": int(best["reps_unpulled"]), "unpulled_max": int(best["unpulled_max"])}
+
+
+def unpulled_note(d: dict[str, Any], setting: str) -> str:
+    """What :func:`recommend` and ``advise`` say of a decision some of whose repetitions left configurations never
+    pulled, else nothing."""
+    if not d.get("reps_unpulled"):
+        return ""
+    return unpulled_text({**d, "n": d["repetitions"]}, setting)
+
+
 def answers(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
     """Every method's answer at every budget (and cost mode) of an experiment; at budget ``rho`` only if given."""
     if e.setting == "online":
@@ -253,7 +270,7 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
                 "criterion": f"lowest mean R_HV among methods with a preference ({best['regret_hv']:.4g})",
                 "configuration": chosen if beaten is None else {**chosen, "beaten_on_means": beaten},
                 "tied": tied, "same_nu": _same_nu(e, row, [chosen, *tied]),
-                "no_single": row["no_single"], "undominated_on_means": undominated_on_means(e)}
+                "no_single": row["no_single"], "undominated_on_means": undominated_on_means(e), **_unpulled(best)}
     best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
     row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
                and r["cost_mode"] == best["cost_mode"])
@@ -266,7 +283,7 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "members": [_with_means(e, arm_facts(e.arms, name)) for name in row["modal_set"]],
             "undominated_on_means": undominated_on_means(e),
             # an arm on the Pareto set's boundary (gap 0: it ties one across it exactly): no budget classifies it
-            "gap_zero": bool(boundary_arms(e.arms))}
+            "gap_zero": bool(boundary_arms(e.arms)), **_unpulled(best)}
 
 
 def _tie_ordered(e: Experiment, first: dict[str, Any], tied: list[dict[str, Any]]

@@ -30,6 +30,7 @@ from cabench.answers import (
     tie_note,
     tied_sets_note,
     undominated_on_means,
+    unpulled_note,
     weak,
     weak_online,
 )
@@ -247,6 +248,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
                          f"B = {amount(d['budget'], unit)} (rho {d['rho']:.4g}; {d['criterion']}{tied})")
             if weak_online(d):
                 lines.append(f"    {weak_online(d)}")
+            if unpulled_note(d, "online"):
+                lines.append(f"    note: {unpulled_note(d, 'online')}")
             units = [x for x in answered(d) if per_call(x)]
             for x in units[:MEMBERS_SHOWN]:
                 lines.append(f"    {'per call' if not d['tied'] else quoted_name(x['config_id'])}: {per_call(x)}"
@@ -261,6 +264,8 @@ def format_decisions(items: list[dict[str, Any]]) -> str:
             if weak(d["share"]):
                 lines.append(f"    {WEAK}: {short_of(d)} (--all: how often each configuration is returned)"
                              f"{tied_sets_note(d)}")
+            if unpulled_note(d, "psi"):
+                lines.append(f"    note: {unpulled_note(d, 'psi')}")
             noted = [m for m in d["members"] if per_call(m) or m.get("tie_dominated_by") or m.get("beaten_on_means")]
             for m in noted[:MEMBERS_SHOWN]:
                 shown_units = f": {per_call(m)}" if per_call(m) else ""

@@ -209,8 +209,11 @@ def unpulled_lines(e: Experiment) -> list[str]:
     summary = e.summary()
     if "reps_unpulled" not in summary:
         return []
+    def at(rho: float) -> str:  # a stated budget as stated; a rho with the digits that tell it from its neighbours
+        return e.budget_at(rho) if e.stated_budgets else f"ρ={rho:.12g}"
+
     return [f"{method_name(r['method'])}" + (f" ({r['cost_mode']})" if "cost_mode" in r else "")
-            + f" at ρ={float(r['rho']):.12g}: {unpulled_text(r, e.setting)}"
+            + f" at {at(float(r['rho']))}: {unpulled_text(r, e.setting)}"
             for r in summary.to_dict("records") if r["reps_unpulled"] > 0]
 
 

@@ -74,3 +74,13 @@ def test_an_edited_count_of_unpulled_configurations_is_refused(tmp_path):
         edited.to_csv(path, index=False)
         with pytest.raises(CabenchError, match=said):
             load_experiment(tmp_path / "least")
+
+
+def test_a_stated_budget_is_named_as_stated_where_repetitions_left_configurations_unpulled(tmp_path):
+    """With budgets stated in tokens, the line gave rho to twelve digits (ρ=1.0100018...) rather than the budget."""
+    raw = {"name": "stated", "dataset": str(DATA / "gsm8k"), "setting": "online", "budget": {"tokens": [14661]},
+           "repetitions": 20, "methods": ["uniform"], "output": str(tmp_path / "stated")}
+    run_experiment(parse_config(raw, "t.yaml"), quiet=True)
+    write_reports(tmp_path)
+    lines = [line for line in (tmp_path / "REPORT.md").read_text().splitlines() if "never pulled" in line]
+    assert len(lines) == 1 and lines[0].startswith("- Uniform at B=14,661 tokens: "), lines

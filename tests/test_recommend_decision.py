@@ -690,3 +690,27 @@ def test_a_weak_answer_among_configurations_that_tie_exactly_says_no_budget_sepa
     assert said in format_decisions([item])
     assert RUNNER.invoke(app, ["report", str(tmp_path)]).exit_code == 0
     assert said in (tmp_path / "REPORT.md").read_text()  # the decisions overview says it too
+
+
+@pytest.mark.parametrize(("setting", "extra", "what"), [
+    ("online", {"methods": ["cohv-ucb"]}, "pulled"),
+    ("psi", {"methods": ["uniform"], "cost_modes": ["stochastic"]}, "sampled"),
+])
+def test_a_decision_some_of_whose_repetitions_left_configurations_unpulled_says_so(tmp_path, setting, extra, what):
+    """At a budget just past the least, some repetitions never pulled every configuration: the decision at that
+    budget (recommend, advise's line) said nothing of it."""
+    from cabench.advise import _identification_lines, _online_lines
+
+    raw = {"name": "least", "dataset": str(DATA / "gsm8k"), "setting": setting, "rho": [1.01], "repetitions": 20,
+           "output": str(tmp_path / "least"), **extra}
+    run_experiment(parse_config(raw, "t.yaml"), quiet=True)
+    runs = pd.read_csv(tmp_path / "least" / "runs.csv")
+    short = runs[runs["unpulled"] > 0]
+    left = (f"a configuration never {what}" if short["unpulled"].max() == 1 else
+            f"configurations never {what}, up to {short['unpulled'].max()} in one")
+    said = (f"{len(short)} of 20 repetitions left {left} (the budget ran out within the first round)")
+    (item,) = recommend(tmp_path)
+    assert item["decision"]["reps_unpulled"] == len(short) > 0
+    assert f"    note: {said}" in format_decisions([item]).splitlines()
+    line = (_online_lines(item, "tokens") if setting == "online" else _identification_lines(item, "tokens", 9, 1))[0]
+    assert f"; {said}" in line
