@@ -311,6 +311,15 @@ def _refuse_one_instance(canonical: pd.DataFrame, read_from: Any, settings: dict
                        "evaluated again and again; map the logs' column of instance ids to instance_id (--mapping)")
 
 
+def _named_as_source(message: str, columns: dict[str, Any]) -> str:
+    """``message`` (a value the validation refused in ``column 'correct'``) naming the source column a mapping reads
+    the canonical one from: ``column 'num_correct' (mapped to correct)``."""
+    for name, src in columns.items():
+        if isinstance(src, str) and src != name and f"column '{name}'" in message:
+            return message.replace(f"column '{name}'", f"column {quoted(src)} (mapped to {name})", 1)
+    return message
+
+
 def _listed(names: Iterable[str]) -> list[str]:
     """Column names as a one-line message lists them: as written, or quoted (:func:`quoted`) where they hold a comma
     or a character that does not print (a line break: ``"Total\\nTokens"``)."""
@@ -804,7 +813,10 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
              f"(--missing drop-configs): {named}{more}")
     elif holes:
         echo(f"dropped {holes['instances_dropped']} instances some configuration lacks (--missing drop-instances)")
-    valid = validate_logs(canonical[kept_columns(canonical.columns, extra)], label, extra, placed(canonical, place))
+    try:
+        valid = validate_logs(canonical[kept_columns(canonical.columns, extra)], label, extra, placed(canonical, place))
+    except CabenchError as exc:  # a value refused, named by the column the logs give it in
+        raise CabenchError(_named_as_source(str(exc), columns)) from None
     instances = valid["instance_id"].nunique()
     echo(f"kept {valid['config_id'].nunique()} configurations x {instances} instances")
     if instances < 2:

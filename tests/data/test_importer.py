@@ -332,6 +332,19 @@ def test_an_aggregate_score_is_warned_of_and_logs_priced_in_dollars_are_declared
     assert not any("describe and run will refuse" in line for line in lines)
 
 
+def test_a_value_refused_is_named_by_the_column_the_logs_give_it_in(tmp_path):
+    """A count of right answers mapped to correct was refused as "column 'correct' is outside [0, 1]", a column the
+    logs do not have."""
+    frame = tiny_logs(n_configs=2, n_instances=4).rename(columns={"correct": "num_correct"})
+    frame.loc[2, "num_correct"] = 3
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text("columns: {correct: num_correct}\n")
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds")
+    assert str(info.value) == (f"{tmp_path / 'logs.csv'} (mapped by {tmp_path / 'map.yaml'}): column 'num_correct' "
+                               "(mapped to correct) is outside [0, 1] at row 3; correctness is 0/1 or a score in [0, 1]")
+
+
 def test_a_score_given_rather_than_read_is_said(tmp_path):
     """`--set correct=1` on logs without a score wrote a dataset where every configuration scores 1, without a
     word; `--set correct=1` on logs whose scores have holes filled them unsaid."""
