@@ -341,8 +341,9 @@ def test_a_value_refused_is_named_by_the_column_the_logs_give_it_in(tmp_path):
     (tmp_path / "map.yaml").write_text("columns: {correct: num_correct}\n")
     with pytest.raises(CabenchError) as info:
         import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds")
-    assert str(info.value) == (f"{tmp_path / 'logs.csv'} (mapped by {tmp_path / 'map.yaml'}): column 'num_correct' "
-                               "(mapped to correct) is outside [0, 1] at row 3; correctness is 0/1 or a score in [0, 1]")
+    assert str(info.value) == (
+        f"{tmp_path / 'logs.csv'} (mapped by {tmp_path / 'map.yaml'}): column 'num_correct' (mapped to correct) is "
+        "outside [0, 1] at row 3; correctness is 0/1 or a score in [0, 1]")
 
 
 def test_a_score_given_rather_than_read_is_said(tmp_path):
