@@ -63,7 +63,7 @@ from cabench.data.schema import (
     validate_logs,
 )
 from cabench.data.surrogate import held as surrogate_rows
-from cabench.data.synonyms import binary, common_name_of, likely_source, quoted
+from cabench.data.synonyms import binary, common_name_of, likely_source, nested_fields, quoted
 from cabench.errors import CabenchError, did_you_mean
 from cabench.storage import new_folders, publish_folder, remove_empty, staging_folder
 from cabench.yamlio import Loader, load_config_file, load_yaml
@@ -351,6 +351,8 @@ def _refuse_lacking(frame: pd.DataFrame, columns: dict[str, Any], lacking: list[
         said = f"{alike[1]}: no such column" if alike[1] in lacking else "no cost column"
         raise CabenchError(f"{where}: {said}; {_rename_or_map(*alike)}")
     read = {str(part) for src in columns.values() for part in (src if isinstance(src, list) else [src])}
+    fields = nested_fields(frame)  # a JSON object's fields, by the dotted paths a mapping names them by
+    frame = pd.concat([frame, fields.drop(columns=[c for c in fields.columns if c in frame.columns])], axis=1)
     header = [str(c) for c in frame.columns if c not in COLUMNS and str(c) not in read]  # (canonical ones are read)
     named = [(name, likely_source(name, frame, header)) for name in lacking]
     taken = {c for _, meant in named if meant is not None for c in meant.columns}
@@ -830,8 +832,10 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if ignored:  # extra_columns keeps numeric columns only: the hint names those it could keep
         unread = [name for name in (*MEASURE_COLUMNS, *OPTIONAL_COLUMNS) if name not in valid]
         # 'latencyMs' for latency_s: a measurement under a common name (never a spelling likeness), not an extra
-        meant = {name: m for name in unread if (m := likely_source(name, frame, ignored)) is not None
-                 and _named_alike(ignored, [name]) is None}
+        fields = nested_fields(frame[ignored])  # and the fields of a JSON object left unread (timing.latency)
+        wide = pd.concat([frame, fields.drop(columns=[c for c in fields.columns if c in frame.columns])], axis=1)
+        meant = {name: m for name in unread if (m := likely_source(name, wide, [*ignored, *fields.columns]))
+                 is not None and _named_alike(ignored, [name]) is None}
         src = columns.get("correct")  # a score of right or wrong beside a score of fractions read as correct
         other = [c for c in ignored if common_name_of(c) == "correct" and binary(frame[c])]
         other = other if isinstance(src, str) and src in frame and not binary(frame[src]) else []

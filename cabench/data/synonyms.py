@@ -144,6 +144,48 @@ def binary(values: pd.Series) -> bool:
     return numbers is not None and len(numbers) > 0 and bool(np.isin(numbers, (0.0, 1.0)).all())
 
 
+#: The rows of a column of JSON objects whose fields :func:`nested_fields` lists: those every one of them has.
+FIELDS_FROM = 200
+
+
+def nested_fields(frame: pd.DataFrame) -> pd.DataFrame:
+    """The fields of ``frame``'s columns of JSON objects, by their dotted paths (``usage.total_tokens``, as a mapping
+    names them): each scalar field every one of the first :data:`FIELDS_FROM` objects of its column has (fields that
+    vary by line, as per-token log-probabilities do, are left out), read from every row."""
+    out: dict[str, pd.Series] = {}
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object:
+            continue
+        head = [v for v in values.head(FIELDS_FROM) if v is not None and not (isinstance(v, float) and np.isnan(v))]
+        if not head or not all(isinstance(v, dict) for v in head):
+            continue
+        common = set.intersection(*(set(_leaves(v)) for v in head))
+        for path in sorted(common):
+            out[".".join((str(column), *path))] = values.map(lambda v, p=path: _field(v, p))
+    return pd.DataFrame(out, index=frame.index)
+
+
+def _leaves(value: dict, depth: int = 3) -> list[tuple[str, ...]]:
+    """The paths to the scalar fields of a JSON object, ``depth`` levels deep at most."""
+    paths: list[tuple[str, ...]] = []
+    for key, inner in value.items():
+        if isinstance(inner, dict):
+            paths += [(str(key), *rest) for rest in _leaves(inner, depth - 1)] if depth > 1 else []
+        elif not isinstance(inner, list):
+            paths.append((str(key),))
+    return paths
+
+
+def _field(value: object, path: tuple[str, ...]) -> object:
+    """The field at ``path`` of a JSON object, else None."""
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
 def likely_source(name: str, frame: pd.DataFrame, columns: Iterable[object]) -> Meant | None:
     """The column of ``frame``, among ``columns``, most likely meant for the canonical ``name``, else None.
 
@@ -155,8 +197,12 @@ def likely_source(name: str, frame: pd.DataFrame, columns: Iterable[object]) -> 
     (:func:`_fits`).
     """
     by_key: dict[str, str] = {}
-    for c in columns:  # the first column of each folded name
-        by_key.setdefault(folded(c), str(c))
+    names = [str(c) for c in columns]
+    for c in names:  # the first column of each folded name
+        by_key.setdefault(folded(c), c)
+    for c in names:  # a field of a JSON object by its own name too (doc.id: id), after every whole name
+        if "." in c:
+            by_key.setdefault(folded(c.rsplit(".", 1)[1]), c)
 
     def fitting(keys: Iterable[str]) -> list[str]:
         return [by_key[k] for k in keys if k in by_key and _fits(name, frame[by_key[k]])]
@@ -172,7 +218,7 @@ def likely_source(name: str, frame: pd.DataFrame, columns: Iterable[object]) -> 
     if name == "latency_s" and (slow := fitting(MILLISECONDS)):
         return Meant((slow[0],), 1e-3)
     if name == "tokens":
-        parts = [likely_source(part, frame, columns) for part in ("prompt_tokens", "completion_tokens")]
+        parts = [likely_source(part, frame, names) for part in ("prompt_tokens", "completion_tokens")]
         if all(p is not None and len(p.columns) == 1 for p in parts):
             return Meant(tuple(p.columns[0] for p in parts if p is not None))
     if name in MEASUREMENTS:

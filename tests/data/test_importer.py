@@ -346,6 +346,29 @@ def test_a_value_refused_is_named_by_the_column_the_logs_give_it_in(tmp_path):
         "outside [0, 1] at row 3; correctness is 0/1 or a score in [0, 1]")
 
 
+def test_json_lines_are_pointed_to_the_fields_of_their_objects(tmp_path):
+    """Nested JSON lines got no hint at all ("no columns instance_id, correct and no cost column"), and an unread
+    timing object holding the latency said nothing."""
+    frame = tiny_logs(n_configs=2, n_instances=4)
+    lines = [json.dumps({"model": r["model"], "temperature": r["temperature"], "max_new_tokens": r["max_new_tokens"],
+                         "prompting": r["prompting"], "doc": {"id": r["instance_id"]}, "metrics": {"acc": r["correct"]},
+                         "usage": {"total_tokens": r["tokens"]}, "timing": {"latency": r["latency_s"]}})
+             for r in frame.to_dict(orient="records")]
+    (tmp_path / "logs.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "logs.jsonl", None, tmp_path / "ds")
+    assert str(info.value) == (
+        f"{tmp_path / 'logs.jsonl'}: no columns instance_id (did you mean 'doc.id'?), correct (did you mean "
+        "'metrics.acc'?), tokens (did you mean 'usage.total_tokens'?); map source columns to them (--mapping)")
+    (tmp_path / "map.yaml").write_text("columns: {instance_id: doc.id, correct: metrics.acc, "
+                                       "tokens: usage.total_tokens}\n")
+    said: list[str] = []
+    import_logs(tmp_path / "logs.jsonl", tmp_path / "map.yaml", tmp_path / "ds", echo=said.append)
+    assert ("warning: latency_s: not read, though the logs have 'timing.latency', a common name for it: map it "
+            "(--mapping, columns: {latency_s: 'timing.latency'}; scale: {latency_s: 0.001} if it is in milliseconds)"
+            ) in said
+
+
 def test_a_score_given_rather_than_read_is_said(tmp_path):
     """`--set correct=1` on logs without a score wrote a dataset where every configuration scores 1, without a
     word; `--set correct=1` on logs whose scores have holes filled them unsaid."""

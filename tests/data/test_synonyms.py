@@ -102,3 +102,25 @@ def test_a_name_that_does_not_print_is_quoted_as_yaml_reads_it_back():
     assert quoted("latency") == "'latency'"
     assert yaml.safe_load("{" + Meant(("a\nb",), 1e-3).mapping("latency_s") + "}") == {
         "columns": {"latency_s": "a\nb"}, "scale": {"latency_s": 0.001}}
+
+
+def test_the_fields_of_json_objects_are_candidates_by_their_dotted_paths():
+    """JSON lines nest their measurements ({"usage": {"total_tokens": 65}}): the hints named none of them, though a
+    mapping reads a field by its path. Fields every object has are listed (per-token keys that vary by line are
+    not), and a field is known by its own name too (doc.id is an id)."""
+    from cabench.data.synonyms import nested_fields
+
+    frame = pd.DataFrame({
+        "doc": [{"id": f"q{i % 4}", "meta": {"split": "test"}} for i in range(8)],
+        "usage": [{"total_tokens": 60 + i, "detail": [1, 2]} for i in range(8)],
+        "logprobs": [{f"tok{i}": -0.5} for i in range(8)],
+        "model": ["a"] * 4 + ["b"] * 4,
+    })
+    fields = nested_fields(frame)
+    assert list(fields.columns) == ["doc.id", "doc.meta.split", "usage.total_tokens"]
+    assert fields["usage.total_tokens"].tolist() == list(range(60, 68))
+    header = ["doc", "usage", "logprobs", "model", *fields.columns]
+    wide = pd.concat([frame, fields], axis=1)
+    assert likely_source("instance_id", wide, header) == Meant(("doc.id",))
+    assert likely_source("tokens", wide, header) == Meant(("usage.total_tokens",))
+    assert likely_source("instance_id", frame, ["doc", "model"]) is None  # an object is no id
