@@ -507,7 +507,7 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
                  + f"; the runs do not choose between them){own}"
                  + (f"; {tie_note(beaten_pairs(d), quoted_name)}" if beaten_pairs(d) else "")
                  + f"; spent {100 * first['spend_share']:.1f}% of "
-                 f"{amount(d['budget'], unit)}{idle_note}{_weak(d)}{_short(d)}"]
+                 f"{amount(d['budget'], unit)}{idle_note}{_weak(d)}{_unpulled_said(d)}"]
         shown = [x for x in answered(d) if per_call(x)]
         lines += [f"  {quoted_name(x['config_id'])}: {per_call(x)}" for x in shown[:TIED_SHOWN]]
         return lines + ([f"  … and {len(shown) - TIED_SHOWN} more (the report lists them)"]
@@ -515,11 +515,12 @@ def _online_lines(item: dict[str, Any], unit: str) -> list[str]:
     shares = f"{registry.display(first['method'])} exploits it in {share(first)} of {first['repetitions']} " \
              f"repetitions{alone}" + "".join(f", {registry.display(r['method'])} in {share(r)}" for r in others)
     lines = [f"online: pay for {quoted_name(c['config_id'])} — {shares}{same_nu(d)}{own}; spent "
-             f"{100 * first['spend_share']:.1f}% of {amount(d['budget'], unit)}{idle_note}{_weak(d)}{_short(d)}"]
+             f"{100 * first['spend_share']:.1f}% of {amount(d['budget'], unit)}{idle_note}{_weak(d)}"
+             f"{_unpulled_said(d)}"]
     return lines + ([f"  per call: {per_call(c)}{but_for_means(c)}"] if per_call(c) else [])
 
 
-def _short(d: dict[str, Any], setting: str = "online") -> str:
+def _unpulled_said(d: dict[str, Any], setting: str = "online") -> str:
     """What a line adds where some of the decision's repetitions left configurations never pulled
     (:func:`~cabench.answers.unpulled_note`), on the line itself (the lines are counted)."""
     said = unpulled_note(d, setting)
@@ -541,7 +542,7 @@ def _identification_lines(item: dict[str, Any], unit: str, room: int, pareto_siz
     head = (f"identification: a set of {len(d['pareto_set'])} — {registry.display(d['method'])} returns it as the "
             f"Pareto set in {percent(d['share'])} of {rows[0]['repetitions']} repetitions (the evaluation split's "
             f"own Pareto set of {pareto_size} returned exactly: {exact}); spent "
-            f"{100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}{_short(d, 'psi')}"
+            f"{100 * rows[0]['spend_share']:.1f}% of {amount(d['budget'], unit)}{_unpulled_said(d, 'psi')}"
             + (f" — note: {item['charged']}" if item.get("charged") and rows[0].get("cost_mode") == "deterministic"
                else ""))
     short = [f"  {WEAK}: {short_of(d)}{tied_sets_note(d)}"

@@ -176,7 +176,7 @@ def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def _unpulled(best: pd.Series) -> dict[str, int]:
+def _unpulled_keys(best: pd.Series) -> dict[str, int]:
     """The decision's ``reps_unpulled`` and ``unpulled_max`` (summary.csv) where some of its repetitions left a
     configuration never pulled (sampled): its answer then rests on fewer configurations in those."""
     if "reps_unpulled" not in best or not best["reps_unpulled"] > 0:
@@ -270,7 +270,8 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
                 "criterion": f"lowest mean R_HV among methods with a preference ({best['regret_hv']:.4g})",
                 "configuration": chosen if beaten is None else {**chosen, "beaten_on_means": beaten},
                 "tied": tied, "same_nu": _same_nu(e, row, [chosen, *tied]),
-                "no_single": row["no_single"], "undominated_on_means": undominated_on_means(e), **_unpulled(best)}
+                "no_single": row["no_single"], "undominated_on_means": undominated_on_means(e),
+                **_unpulled_keys(best)}
     best = top.sort_values(["error", "f1"], ascending=[True, False], kind="stable").iloc[0]
     row = next(r for r in results if r["method"] == best["method"] and r["rho"] == best["rho"]
                and r["cost_mode"] == best["cost_mode"])
@@ -283,7 +284,7 @@ def decision(e: Experiment, results: list[dict[str, Any]]) -> dict[str, Any] | N
             "members": [_with_means(e, arm_facts(e.arms, name)) for name in row["modal_set"]],
             "undominated_on_means": undominated_on_means(e),
             # an arm on the Pareto set's boundary (gap 0: it ties one across it exactly): no budget classifies it
-            "gap_zero": bool(boundary_arms(e.arms)), **_unpulled(best)}
+            "gap_zero": bool(boundary_arms(e.arms)), **_unpulled_keys(best)}
 
 
 def _tie_ordered(e: Experiment, first: dict[str, Any], tied: list[dict[str, Any]]

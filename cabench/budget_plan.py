@@ -404,8 +404,9 @@ def format_plan(plan: BudgetPlan) -> str:
         return f"{registry.display(row.method)}{mode} {row.target}"
 
     if plan.setting == "online" and plan.rows and _all_within_epsilon(plan):
-        lines.append(f"  note: every configuration's nu on the profiling rows is within {plan.spec.epsilon:g} of the "
-                     "best's (--epsilon), so whichever one a method pulls most counts toward share: a share target "
+        lines.append(f"  note: every configuration's nu on the profiling rows is within {100 * plan.spec.epsilon:g}% "
+                     f"of the best's (--epsilon {plan.spec.epsilon:g}), so whichever one a method pulls most counts "
+                     "toward share: a share target "
                      "is met at the least budget the method runs at, and says nothing of the method; a smaller "
                      "--epsilon asks more")
     reversed_rows = [named(r) for r in plan.rows if reversed_premise(r.estimate)]

@@ -69,9 +69,9 @@ def _per_arm(problem: Problem, reps: np.ndarray, values: dict[str, np.ndarray]) 
 
 
 def unpulled(counts: np.ndarray) -> np.ndarray:
-    """Per repetition, the arms it never pulled (sampled), of ``[reps, K]`` counts: SPEC §5 pulls each arm once
-    first only as far as B allows, and at the least budgets, with costs that vary by call, the initial round can
-    run out before its last arm."""
+    """Per repetition, the arms it never pulled (sampled), of ``[reps, K]`` counts: at the least budgets, with costs
+    that vary by call, the first round over the arms can run out before its last one (SPEC §5 pulls each arm once
+    first only as far as B allows; identification's Uniform samples whole rounds, and may sample none)."""
     return (np.asarray(counts) == 0).sum(axis=1)
 
 

@@ -205,7 +205,8 @@ def not_run_lines(e: Experiment) -> list[str]:
 
 def unpulled_lines(e: Experiment) -> list[str]:
     """One line per (method, budget [, cost mode]) of ``e`` some of whose repetitions left a configuration never
-    pulled (sampled): SPEC §5's initial round, run only as far as B allows, ran out at the least budgets."""
+    pulled (sampled): at the least budgets the first round over the configurations ran out (:func:`cabench.cells.
+    unpulled`)."""
     summary = e.summary()
     if "reps_unpulled" not in summary:
         return []

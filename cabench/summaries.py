@@ -122,9 +122,11 @@ def format_summary(summary: pd.DataFrame, unit: str = "tokens") -> str:
         mode = f" ({r.cost_mode})" if "cost_mode" in r and isinstance(r.cost_mode, str) else ""
         lines.append(f"{registry.display(r.method)}{mode} at rho {r.rho:g}: {r.status}")
     short = summary[summary["reps_unpulled"] > 0] if "reps_unpulled" in summary else summary.iloc[:0]
-    for _, r in short.iterrows():  # SPEC §5: the initial round as far as B allows
+    stated = "budget_stated" in summary.columns  # the config's budgets, as it gave them
+    for _, r in short.iterrows():  # the first round as far as B allows
         mode = f" ({r.cost_mode})" if "cost_mode" in r and isinstance(r.cost_mode, str) else ""
-        lines.append(f"{registry.display(r.method)}{mode} at rho {r.rho:.12g}: "
+        at = f"B = {budget_text(r.budget_stated, unit)} {LABELS[unit]}" if stated else f"rho {r.rho:.12g}"
+        lines.append(f"{registry.display(r.method)}{mode} at {at}: "
                      + unpulled_text(r, "online" if "regret_hv" in summary else "psi"))
     return "\n".join(lines)
 

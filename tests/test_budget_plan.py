@@ -693,9 +693,9 @@ def test_a_share_target_among_configurations_of_one_nu_is_said_to_say_nothing(tm
                          "rho": [4], "methods": ["cohv-ucb"], "split": {"profiling_size": 30, "seed": 0}}, "t.yaml")
     spec = PlanSpec((Target("share", 0.8),), draws=2, repetitions=4, max_share=2.0)
     note = [line for line in format_plan(plan_config(tied, spec, quiet=True)).splitlines() if "nu on" in line]
-    assert note == ["  note: every configuration's nu on the profiling rows is within 0.05 of the best's (--epsilon), "
-                    "so whichever one a method pulls most counts toward share: a share target is met at the least "
-                    "budget the method runs at, and says nothing of the method; a smaller --epsilon asks more"]
+    assert note == ["  note: every configuration's nu on the profiling rows is within 5% of the best's (--epsilon "
+                    "0.05), so whichever one a method pulls most counts toward share: a share target is met at the "
+                    "least budget the method runs at, and says nothing of the method; a smaller --epsilon asks more"]
     spread = parse_config({"dataset": str(write_dataset(tmp_path / "spread", frame)), "setting": "online",
                            "rho": [4], "methods": ["cohv-ucb"], "split": {"profiling_size": 30, "seed": 0}}, "t.yaml")
     assert "nu on" not in format_plan(plan_config(spread, spec, quiet=True))

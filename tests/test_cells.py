@@ -80,7 +80,9 @@ def test_a_stated_budget_is_named_as_stated_where_repetitions_left_configuration
     """With budgets stated in tokens, the line gave rho to twelve digits (ρ=1.0100018...) rather than the budget."""
     raw = {"name": "stated", "dataset": str(DATA / "gsm8k"), "setting": "online", "budget": {"tokens": [14661]},
            "repetitions": 20, "methods": ["uniform"], "output": str(tmp_path / "stated")}
-    run_experiment(parse_config(raw, "t.yaml"), quiet=True)
+    outcome = run_experiment(parse_config(raw, "t.yaml"), quiet=True)
+    said = [line for line in format_summary(outcome.summary, outcome.cost_unit).splitlines() if "never" in line]
+    assert len(said) == 1 and said[0].startswith("Uniform at B = 14661 tokens: "), said  # as `cabench run` says it
     write_reports(tmp_path)
     lines = [line for line in (tmp_path / "REPORT.md").read_text().splitlines() if "never pulled" in line]
     assert len(lines) == 1 and lines[0].startswith("- Uniform at B=14,661 tokens: "), lines

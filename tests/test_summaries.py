@@ -72,3 +72,14 @@ def test_dollar_budgets_in_the_printed_table_read_as_written():
     assert [line.split()[3] for line in lines[1:]] == ["0.00004", "0.0004", "0.004"], lines
     assert "B (USD)" in lines[0] and "e-0" not in "\n".join(lines)
     assert format_summary(psi.assign(budget=[1234.5678, 5.0, 1e-9]), "usd").splitlines()[1].split()[3] == "1235"
+
+
+def test_the_unpulled_line_says_how_many_a_repetition_left():
+    from cabench.summaries import unpulled_text
+
+    row = {"reps_unpulled": 9, "n": 20, "unpulled_max": 1}
+    assert unpulled_text(row, "online") == ("9 of 20 repetitions left a configuration never pulled (the budget ran out "
+                                            "within the first round)")
+    assert unpulled_text({**row, "unpulled_max": 2}, "psi") == (
+        "9 of 20 repetitions left configurations never sampled, up to 2 in one (the budget ran out within the first "
+        "round)")

@@ -76,7 +76,10 @@ def resolve_repeats(frame: pd.DataFrame, policy: str, order: np.ndarray, label: 
                             "runs: give each configuration its own config_id (or none, to derive it from the metadata)")
     if policy == "refuse":
         metadata = {c: frame[c] for c in ("model", "temperature", "max_new_tokens", "prompting") if c in frame}
-        check_duplicates(pairs.assign(**metadata), label, placed(frame, place), fix)  # (metadata: an empty one named)
+        # with the empty cells as such (text NaN on pandas 2) and the metadata a config_id is built from, so that an
+        # empty one is named as empty rather than as a duplicated pair
+        empty = pairs.where(frame[["config_id", "instance_id"]].notna())
+        check_duplicates(empty.assign(**metadata), label, placed(frame, place), fix)
     ranked = frame.assign(_order=order).sort_values("_order", kind="stable")
     keys = [ranked["config_id"].astype(str), ranked["instance_id"].astype(str)]
     once = repeated & ~pairs.duplicated(keep="first").to_numpy()  # each repeated pair counted once, at its first row

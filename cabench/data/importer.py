@@ -63,7 +63,7 @@ from cabench.data.schema import (
     validate_logs,
 )
 from cabench.data.surrogate import held as surrogate_rows
-from cabench.data.synonyms import binary, common_name_of, likely_source, nested_fields, quoted
+from cabench.data.synonyms import TRUTHS, binary, common_name_of, likely_source, nested_fields, quoted
 from cabench.errors import CabenchError, did_you_mean
 from cabench.storage import new_folders, publish_folder, remove_empty, staging_folder
 from cabench.yamlio import Loader, load_config_file, load_yaml
@@ -269,18 +269,19 @@ def _named_alike(columns: Iterable[Any], names: Iterable[str]) -> tuple[str, str
 def _rename_or_map(alike: str, name: str, how: str = "") -> str:
     """What to do with a source column ``alike`` named as ``name`` but for case or spaces: rename it, or map it
     (``how``: the mapping that reads it, by default ``columns: {name: alike}``)."""
-    return (f"the logs have {alike!r}, which differs in case or spaces: rename it {name}, or map it (--mapping, "
-            f"{how or f'columns: {{{name}: {alike!r}}}'})")
+    return (f"the logs have {quoted(alike)}, which differs in case or spaces: rename it {name}, or map it (--mapping, "
+            f"{how or f'columns: {{{name}: {quoted(alike)}}}'})")
 
 
 def _check_scores(canonical: pd.DataFrame, given_in: str | None, read_from: Any, echo: Callable[[str], None]) -> None:
-    """Warn of scores that measure nothing: given (``given_in``: ``--set correct``, a mapping constant, ``--override``)
-    or read under another name (``read_from``) the same on every row, or fractions the same on every row of each
-    configuration (a configuration's accuracy repeated, not each instance's score)."""
-    by = given_in or (f"correct (read from {read_from!r})" if isinstance(read_from, str) and read_from != "correct"
-                      else None)
+    """Warn of scores that measure nothing, however given (``given_in``: ``--set correct``, a mapping constant,
+    ``--override``; or read from the logs' column, ``read_from`` where another name): the same on every row, or
+    fractions the same on every row of each configuration (a configuration's accuracy repeated, not each instance's
+    score)."""
+    mapped = isinstance(read_from, str) and read_from != "correct"
+    by = given_in or (f"correct (read from {quoted(read_from)})" if mapped else "column 'correct'")
     scores = pd.to_numeric(canonical["correct"], errors="coerce")
-    if by is None or not scores.notna().any():
+    if not scores.notna().any():
         return
     if scores.notna().all() and scores.nunique() == 1:  # one score: accuracy ranks nothing
         echo(f"warning: {by}: every row scores {scores.iloc[0]:g}, so accuracy tells no configuration from another; "
@@ -296,19 +297,32 @@ def _check_scores(canonical: pd.DataFrame, given_in: str | None, read_from: Any,
              "(--mapping)")
 
 
-def _refuse_one_instance(canonical: pd.DataFrame, read_from: Any, settings: dict[str, Any],
-                         mapping_path: Path | None) -> None:
-    """Refuse logs whose instance_id, however given (read under another name, or filled by ``--set``), is one value
-    on every row: one instance evaluated again and again, which no replay can split into profiling and evaluation
-    (a constant given for the whole column is refused where it is given)."""
+def _one_instance(where: str, value: Any, frame: pd.DataFrame, columns: dict[str, Any]) -> str:
+    """Why logs of one instance id on every row (``value``, where known) are refused, at ``where``, with the source
+    column likely meant among those not read already."""
+    read = {str(part) for src in columns.values() for part in (src if isinstance(src, list) else [src])}
+    header = [str(c) for c in frame.columns if c not in COLUMNS and str(c) not in read]
+    ids = likely_source("instance_id", frame, header)
+    one = f"one instance id ({shown(value)})" if value is not None else "one instance_id"
+    return (f"{where}: {one} on every row makes the logs one instance, evaluated again and again; map the logs' "
+            "column of instance ids to instance_id (--mapping)" + (f"; did you mean {ids.shown()}?" if ids else ""))
+
+
+def _refuse_one_instance(canonical: pd.DataFrame, frame: pd.DataFrame, columns: dict[str, Any], filled: int,
+                         source: Path, mapping_path: Path | None) -> None:
+    """Refuse logs whose instance_id, however given, is one value on every row while some configuration has several
+    rows: one instance evaluated again and again (``--repeats epochs`` would keep it), which no replay can split
+    into profiling and evaluation. ``filled``: the rows ``--set instance_id`` filled. (A constant given for the
+    whole column is refused where it is given; one row per configuration, as one instance kept.)"""
     ids = canonical["instance_id"]
-    mapped = isinstance(read_from, str) and read_from != "instance_id" and mapping_path is not None
-    if not (mapped or "instance_id" in settings) or len(ids) < 2 or ids.isna().any() or ids.astype(str).nunique() != 1:
-        return  # (the logs' own instance_id column of one instance is refused as one instance kept)
-    where = ("--set instance_id (filling the logs' empty instance_id cells)" if "instance_id" in settings else
-             f"{mapping_path}: columns.instance_id ({read_from!r})")
-    raise CabenchError(f"{where}: one instance id ({shown(ids.iloc[0])}) on every row makes the logs one instance, "
-                       "evaluated again and again; map the logs' column of instance ids to instance_id (--mapping)")
+    if len(ids) < 2 or ids.isna().any() or ids.astype(str).nunique() != 1 or \
+            canonical["config_id"].astype(str).nunique() == len(ids):
+        return
+    read_from = columns.get("instance_id")
+    where = ("--set instance_id (filling the logs' empty instance_id cells)" if filled else
+             f"{mapping_path}: columns.instance_id ({quoted(read_from)})" if isinstance(read_from, str)
+             and read_from != "instance_id" and mapping_path is not None else f"{source}: column 'instance_id'")
+    raise CabenchError(_one_instance(where, ids.iloc[0], frame, columns))
 
 
 def _named_as_source(message: str, columns: dict[str, Any]) -> str:
@@ -497,7 +511,7 @@ def _mapped(frame: pd.DataFrame, src: Any, name: str, source: Path, mapping_path
 
 #: Texts a score may be written as, read as pandas reads a CSV column of them all: a JSON string "true", or a CSV
 #: column mixing "true" with 0 and 1, scores as a CSV column of true and false does.
-_TRUTHS = {"true": 1.0, "True": 1.0, "TRUE": 1.0, "false": 0.0, "False": 0.0, "FALSE": 0.0}
+_TRUTHS = TRUTHS  # (read as the hints read them)
 
 
 def _truths(values: pd.Series) -> pd.Series:
@@ -711,11 +725,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     if "instance_id" in constants and "instance_id" not in columns:  # one instance: nothing to tell apart
         given_in = [g for n, g, _ in [*given_as, *[(k, f"--override {k}", "") for k in overrides]]
                     if n == "instance_id"][-1]
-        header = [str(c) for c in frame.columns if c not in COLUMNS]
-        ids = likely_source("instance_id", frame, header)
-        raise CabenchError(f"{given_in}: one instance_id on every row makes the logs one instance, evaluated again "
-                           "and again; map the logs' column of instance ids to instance_id (--mapping)"
-                           + (f"; did you mean {ids.shown()}?" if ids else ""))
+        raise CabenchError(_one_instance(given_in, None, frame, columns))
     both = sorted(set(columns) & set(constants))
     if both:
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")
@@ -734,7 +744,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     given = _given(canonical, frame, columns, mapping["columns"], settings, overrides)
     for name, filled in (given.get("filled") or {}).items():
         if not filled:  # the source gives the column on every row: --set changed nothing
-            replace = ("the logs' scores are kept" if name == "correct" else
+            replace = ("the logs' values are kept" if name in ("correct", "instance_id") else  # (one for all: none)
                        f"`cabench data import --override {name}=...` replaces the logs' values")
             echo(f"warning: --set {name}: the logs give {name} on every row, so nothing was filled (--set fills "
                  f"empty cells only; {replace})")
@@ -774,7 +784,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             echo("warning: config_id: derived from model, temperature, max_new_tokens and prompting, though "
                  + _rename_or_map(*alike))
     _check_scores(canonical, score[-1] if score else None, columns.get("correct"), echo)
-    _refuse_one_instance(canonical, columns.get("instance_id"), settings, mapping_path)
+    _refuse_one_instance(canonical, frame, columns, (given.get("filled") or {}).get("instance_id", 0), source,
+                         mapping_path)
     label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
     check_identity_text(canonical, label, place)
     dropped: dict[str, Any] = {}
@@ -844,9 +855,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         echo(f"ignored source columns: {', '.join(_listed(ignored))}"
              + (f" (keep {', '.join(_listed(numeric))} with extra_columns in the mapping)" if numeric else ""))
         if other:
-            echo(f"warning: correct: read from {src!r}, whose scores are not all 0 or 1, though the logs also have "
-                 f"{other[0]!r} (0 or 1 on every row), a common name for it: map correct to it if that is the score "
-                 f"(--mapping, columns: {{correct: {other[0]!r}}})")
+            echo(f"warning: correct: read from {quoted(str(src))}, whose scores are not all 0 or 1, though the logs "
+                 f"also have {quoted(other[0])} (0 or 1 on every row), a common name for it: map correct to it if that "
+                 f"is the score (--mapping, columns: {{correct: {quoted(other[0])}}})")
         for name, m in meant.items():
             seconds = f"; scale: {{{name}: 0.001}} if it is in milliseconds" if name == "latency_s" and \
                 m.scale == 1.0 else ""
@@ -857,7 +868,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             target = "latency_s" if name == "latency_ms" else name  # milliseconds are read as latency_s
             if alike is None or target in valid:
                 continue
-            how = f"columns: {{latency_s: {alike[0]!r}}}, scale: {{latency_s: 0.001}}" if name == "latency_ms" else ""
+            how = (f"columns: {{latency_s: {quoted(alike[0])}}}, scale: {{latency_s: 0.001}}" if name == "latency_ms"
+                   else "")
             echo(f"warning: {target}: not read, though {_rename_or_map(*alike, how)}")
     for warning in unit_warnings(valid) if fmt == "canonical" else []:  # a tool's reader converts its own units
         echo(f"warning: {warning}")

@@ -4,8 +4,8 @@
 messages point to the source column most likely meant: a column under a name that tools and spreadsheets commonly
 use (``question_id`` for ``instance_id``, ``latencyMs`` for ``latency_s`` in milliseconds, ``total_tokens`` for
 ``tokens``), whose values fit (numbers for a number, 0 to 1 for a score). A measurement is pointed only to such a
-name: a spelling likeness pointed ``correct`` to ``is_incorrect``, ``tokens`` to ``maxTokens`` and ``cost_usd`` to
-``cost_cents``. Configuration metadata may also be pointed to the column spelled most like it. The names are hints
+name: a spelling likeness would point ``correct`` to ``is_incorrect``, ``tokens`` to ``maxTokens`` and ``cost_usd``
+to ``cost_cents``. Configuration metadata may also be pointed to the column spelled most like it. The names are hints
 only: nothing is read under them without a mapping.
 """
 
@@ -56,6 +56,8 @@ CONTENT = ("prompt", "question", "input", "text", "output", "response", "answer"
            "reference", "gold", "expected", "context", "message")
 
 
+#: The texts a score column may give as right or wrong (as JSON and spreadsheets write them), read as 1 and 0.
+TRUTHS = {"true": 1.0, "True": 1.0, "TRUE": 1.0, "false": 0.0, "False": 0.0, "FALSE": 0.0}
 #: Units written as symbols, as :func:`folded` spells them.
 UNIT_SYMBOLS = {"¢": "cents", "µ": "u", "μ": "u", "€": "eur", "£": "gbp", "%": "pct", "$": "usd"}
 
@@ -107,26 +109,28 @@ def common_name_of(column: object) -> str | None:
     return next((name for name, names in SYNONYMS.items() if key in names), None)
 
 
-def _numbers(values: pd.Series) -> np.ndarray | None:
-    """The values given as numbers (``true``/``false`` as 1/0), or None where one is not a number; empty cells
-    left out."""
+def _as_numbers(values: pd.Series) -> np.ndarray | None:
+    """The values given as numbers (:data:`TRUTHS` as 1 and 0, as the import reads a score), or None where one is
+    not a number; empty cells left out."""
     given = values.dropna()
     if not pd.api.types.is_numeric_dtype(given):  # text, or objects
-        given = given.map(lambda v: {"true": 1, "false": 0}.get(v.strip().lower(), v) if isinstance(v, str) else v)
+        given = given.map(lambda v: TRUTHS.get(v, v) if isinstance(v, str) else v)
     numbers = pd.to_numeric(given, errors="coerce")
     return None if numbers.isna().any() else numbers.to_numpy(dtype=float)
 
 
 def _fits(name: str, values: pd.Series) -> bool:
-    """Whether ``values`` can be canonical column ``name``: numbers for a number (whole ones for a limit, 0 to 1
-    for a score), more than one id for instances."""
+    """Whether ``values`` can be canonical column ``name``: no JSON arrays or objects; numbers for a number (0 or
+    more; whole ones of 1 or more for a limit; 0 to 1, not all one value, for a score; a median of 20 or more for a
+    column named in milliseconds); for instances, more than one id, some of them repeated (an instance's row of
+    each configuration)."""
     if values.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():  # JSON arrays, objects: no cell
         return False
     if name == "instance_id":  # ids that repeat (an instance's row of each configuration), more than one
         return 1 < values.nunique() < values.notna().sum()
     if name not in NUMBERS:
         return True
-    numbers = _numbers(values)
+    numbers = _as_numbers(values)
     if numbers is None or not len(numbers):
         return False
     if name == "correct":  # a score that tells rows apart (one the same on every row is no measurement)
@@ -140,7 +144,7 @@ def _fits(name: str, values: pd.Series) -> bool:
 
 def binary(values: pd.Series) -> bool:
     """Whether every given value is 0 or 1 (``true``/``false`` too), and there is one: a score of right or wrong."""
-    numbers = _numbers(values)
+    numbers = _as_numbers(values)
     return numbers is not None and len(numbers) > 0 and bool(np.isin(numbers, (0.0, 1.0)).all())
 
 
@@ -226,6 +230,6 @@ def likely_source(name: str, frame: pd.DataFrame, columns: Iterable[object]) -> 
     others = [k for k in by_key if common_name_of(k) in (None, name) and k not in SYNONYMS
               and not any(part in k.split("_") for part in CONTENT)]
     for key in difflib.get_close_matches(name, others, n=3, cutoff=0.6):
-        if _fits(name, frame[by_key[key]]) and not (name == "max_new_tokens" and "input" in key.split("_")):
+        if _fits(name, frame[by_key[key]]):  # (a prompt's limit, max_input_tokens, names content: left out)
             return Meant((by_key[key],))
     return None

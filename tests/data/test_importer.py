@@ -369,6 +369,34 @@ def test_json_lines_are_pointed_to_the_fields_of_their_objects(tmp_path):
             ) in said
 
 
+def test_the_logs_own_columns_of_one_instance_or_an_accuracy_repeated_are_said(tmp_path):
+    """The logs' own instance_id of one value (a task's name), with --repeats epochs, wrote a dataset of one
+    question; --set instance_id that filled nothing was blamed for it; the logs' own correct holding each
+    configuration's accuracy imported without a word; logs counting completion tokens only were declared the
+    paper's cost, tokens; text scores with spaces (' true') were hinted though the import does not read them."""
+    frame = tiny_logs(n_configs=2, n_instances=4)
+    frame.assign(question_id=frame["instance_id"], instance_id="mmlu").to_csv(tmp_path / "task.csv", index=False)
+    for settings in ({}, {"instance_id": "q"}):
+        with pytest.raises(CabenchError) as info:
+            import_logs(tmp_path / "task.csv", None, tmp_path / "ds", settings=settings, repeats="epochs")
+        assert str(info.value) == (
+            f"{tmp_path / 'task.csv'}: column 'instance_id': one instance id ('mmlu') on every row makes the logs one "
+            "instance, evaluated again and again; map the logs' column of instance ids to instance_id (--mapping); "
+            "did you mean 'question_id'?")
+    aggregate = frame.assign(correct=frame["config_id"].map({"cfg0": 0.25, "cfg1": 0.5}),
+                             completion_tokens=frame["tokens"]).drop(columns=["tokens"])
+    aggregate.to_csv(tmp_path / "agg.csv", index=False)
+    lines: list[str] = []
+    import_logs(tmp_path / "agg.csv", None, tmp_path / "ds", echo=lines.append)
+    assert any(line.startswith("warning: column 'correct': one score on every row of each configuration (0.25 for "
+                               "'cfg0')") for line in lines), lines
+    assert "cost: completion_tokens, declared in dataset.yaml (the logs have completion_tokens and no tokens column, " \
+        "the paper's cost; a mapping's dataset: part declares another)" in lines
+    frame.drop(columns=["correct"]).assign(passed=[" true", " false"] * 4).to_csv(tmp_path / "sp.csv", index=False)
+    with pytest.raises(CabenchError, match=r"correct: no such column; map a source column to it \(--mapping\)$"):
+        import_logs(tmp_path / "sp.csv", None, tmp_path / "ds2")  # not pointed to what the import cannot read
+
+
 def test_a_score_given_rather_than_read_is_said(tmp_path):
     """`--set correct=1` on logs without a score wrote a dataset where every configuration scores 1, without a
     word; `--set correct=1` on logs whose scores have holes filled them unsaid."""
@@ -393,12 +421,13 @@ def test_a_score_given_rather_than_read_is_said(tmp_path):
     frame.fillna({"correct": 1}).to_csv(tmp_path / "scored.csv", index=False)
     import_logs(tmp_path / "scored.csv", None, tmp_path / "g", settings={"correct": 1}, echo=lines.append)
     assert ("warning: --set correct: the logs give correct on every row, so nothing was filled (--set fills empty "
-            "cells only; the logs' scores are kept)") in lines  # --override is not offered to replace them
+            "cells only; the logs' values are kept)") in lines  # --override is not offered to replace them
     lines.clear()
     frame.assign(correct=1).to_csv(tmp_path / "ones.csv", index=False)
     import_logs(tmp_path / "ones.csv", None, tmp_path / "h", settings={"correct": 1}, echo=lines.append)
     assert any("so nothing was filled" in line for line in lines)
-    assert not any("every row scores" in line for line in lines)  # the logs' own scores, not --set's
+    assert [line.split(":")[1] for line in lines if "every row scores" in line] == [" column 'correct'"]  # the
+    # logs' own scores, not --set's
     lines.clear()
     import_logs(tmp_path / "holes.csv", None, tmp_path / "c", overrides={"correct": 1}, echo=lines.append)
     assert any(line.startswith("warning: --override correct: every row scores 1,") for line in lines)

@@ -280,8 +280,8 @@ def test_bfcl_v3_score_files_named_as_their_results_and_an_entry_missing_a_token
 
 @pytest.mark.parametrize(("fmt", "name"), [
     (fmt, name) for fmt in ("inspect", "helm", "bfcl", "every-eval-ever", "promptfoo")
-    for name in ("logs.csv", "logs.CSV.gz", "logs.parquet", "logs.jsonl")
-    if not (fmt in ("every-eval-ever", "promptfoo") and name.endswith(".jsonl"))
+    for name in ("logs.csv", "logs.CSV.gz", "logs.parquet", "logs.jsonl", "logs.ndjson")
+    if not (fmt in ("every-eval-ever", "promptfoo") and name.endswith((".jsonl", ".ndjson")))
     and not (fmt == "promptfoo" and "csv" in name.lower())
 ])  # (Every Eval Ever's own files are JSON lines; promptfoo names its own CSV and JSON lines outputs)
 def test_a_log_table_given_a_tools_format_is_said_to_be_a_table(tmp_path, fmt, name):
@@ -291,7 +291,7 @@ def test_a_log_table_given_a_tools_format_is_said_to_be_a_table(tmp_path, fmt, n
     (tmp_path / name).write_bytes(b"model,correct\nm,1\n")
     result = CliRunner().invoke(app, ["data", "import", str(tmp_path / name), "--format", fmt, "--out",
                                       str(tmp_path / "ds")])
-    kind = {"parquet": "parquet", "jsonl": "JSON lines"}.get(name.rsplit(".", 1)[-1], "CSV")
+    kind = {"parquet": "parquet", "jsonl": "JSON lines", "ndjson": "JSON lines"}.get(name.rsplit(".", 1)[-1], "CSV")
     assert result.exit_code == 2 and result.stderr == (
         f"error: {tmp_path / name}: a {kind} table (by its name), not {fmt} results; a log table is read without "
         "--format (the canonical format; --mapping names other columns)\n")

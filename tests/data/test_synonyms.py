@@ -84,6 +84,7 @@ def test_a_common_name_belongs_to_one_canonical_column_only():
     ("max_new_tokens", "max_tokens", [True, False] * 4, False),  # a flag
     ("max_new_tokens", "max_tokens", [256.0] * 8, True),
     ("latency_s", "latency", pd.array([1.5, None] * 4, dtype="Float64"), True),  # nullable, with a missing value
+    ("correct", "passed", [None] * 8, False),  # an empty column is no score
 ])
 def test_a_column_is_meant_only_where_its_values_fit(name, column, values, meant):
     frame = pd.DataFrame({column: values})
@@ -124,3 +125,10 @@ def test_the_fields_of_json_objects_are_candidates_by_their_dotted_paths():
     assert likely_source("instance_id", wide, header) == Meant(("doc.id",))
     assert likely_source("tokens", wide, header) == Meant(("usage.total_tokens",))
     assert likely_source("instance_id", frame, ["doc", "model"]) is None  # an object is no id
+
+
+def test_binary_needs_a_value():
+    """An all-empty column counted as "0 or 1 on every row", and the warning pointed to it."""
+    from cabench.data.synonyms import binary
+
+    assert binary(pd.Series([0, 1, None])) and not binary(pd.Series([None, None])) and not binary(pd.Series([0.5]))

@@ -84,7 +84,7 @@ def read_source(source: Path, fmt: str, options: ReadOptions, text: Iterable[str
 
 
 #: The names of the log tables ``cabench data import`` reads without ``--format``, before any compression suffix.
-TABLE_SUFFIXES = {".csv": "CSV", ".jsonl": "JSON lines", ".parquet": "parquet"}
+TABLE_SUFFIXES = {".csv": "CSV", ".jsonl": "JSON lines", ".ndjson": "JSON lines", ".parquet": "parquet"}
 
 
 def _table_suffix(name: str) -> str:
