@@ -25,7 +25,7 @@ import csv
 import gzip
 import sys
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 EXAM = "comprehensive-100"
@@ -34,7 +34,7 @@ csv.field_size_limit(2**31 - 1)
 
 
 def _seconds(text: str) -> int:
-    return int(datetime.strptime(text, STAMP).replace(tzinfo=timezone.utc).timestamp())
+    return int(datetime.strptime(text, STAMP).replace(tzinfo=UTC).timestamp())
 
 
 def source_runs(clone: Path) -> dict[tuple[str, str, float], dict]:

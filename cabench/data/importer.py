@@ -602,8 +602,8 @@ def import_time() -> datetime.datetime:
     again give the same bytes."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch.isdigit():
-        return datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc)
-    return datetime.datetime.now(datetime.timezone.utc)
+        return datetime.datetime.fromtimestamp(int(epoch), datetime.UTC)
+    return datetime.datetime.now(datetime.UTC)
 
 
 def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool = False,

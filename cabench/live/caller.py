@@ -104,7 +104,7 @@ class Caller:
             "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,
             "occurrence": occurrence, "ok": paid.usage is not None,
             "attempts": [{"status": a.status, "seconds": a.seconds, "billable": a.billable} for a in outcome.attempts],
-            "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"),
+            "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
             "worst": worst, "charged": paid.charged_cost(rate), "charged_tokens": paid.charged_tokens(),
         }
         if paid.suspect:

@@ -239,8 +239,8 @@ def retry_after_seconds(value: str | None, cap: float) -> float | None:
         except (TypeError, ValueError, IndexError, OverflowError):
             return None
         if when.tzinfo is None:
-            when = when.replace(tzinfo=datetime.timezone.utc)
-        seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+            when = when.replace(tzinfo=datetime.UTC)
+        seconds = (when - datetime.datetime.now(datetime.UTC)).total_seconds()
     if math.isnan(seconds):
         return None
     return min(max(seconds, 0.0), cap)

@@ -509,7 +509,7 @@ def _called_where(out: Path, endpoint: str, made: int) -> tuple[list[str], str]:
     ``dataset.yaml`` says those before this run; ``endpoint`` joins them where this run made a call), and the date of
     the last run that made one: a re-run that calls nothing (a finished run, another ``--base-url``) changes
     neither."""
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
         before = load_yaml((out / "dataset.yaml").read_text(encoding="utf-8"))["provenance"]
         held = before.get("endpoints") or [before["endpoint"]]

@@ -138,7 +138,7 @@ def _started(spec: dict[str, Any], where: str) -> float | None:
         raise CabenchError(f"{where}: 'created' is {text!r}, not an ISO date and time") from None
     if moment is None:
         return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)).timestamp()
+    return (moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)).timestamp()
 
 
 def _generation(header: dict[str, Any], where: str) -> dict[str, Any]:
