@@ -198,29 +198,25 @@ def test_a_missing_column_is_pointed_to_the_column_meant_and_the_cost_named_with
     frame = tiny_logs(n_configs=2, n_instances=4).drop(columns=["prompting", "instance_id", "max_new_tokens"])
     frame = frame.rename(columns={"latency_s": "latency", "tokens": "completion_tokens"})
     frame = frame.assign(question_id=frame.index % 4, prompt_tokens=7)
-    frame.to_csv(tmp_path / "logs.csv", index=False)
-    with pytest.raises(CabenchError) as info:
-        import_logs(tmp_path / "logs.csv", None, tmp_path / "ds")
-    assert str(info.value) == (
-        f"{tmp_path / 'logs.csv'}: no columns max_new_tokens, prompting, instance_id (did you mean 'question_id'?); "
-        "map source columns to them (--mapping) (instance_id from a column) or give constants (--set "
-        "max_new_tokens=... --set prompting=...)")
+
+    def refused(logs: pd.DataFrame, name: str) -> str:  # the import's one line, the logs written as `name`
+        logs.to_csv(tmp_path / name, index=False)
+        with pytest.raises(CabenchError) as info:
+            import_logs(tmp_path / name, None, tmp_path / "ds")
+        return str(info.value).removeprefix(f"{tmp_path / name}: ")
+
+    assert refused(frame, "logs.csv") == (
+        "no columns max_new_tokens, prompting, instance_id (did you mean 'question_id'?); map source columns to them "
+        "(--mapping) (instance_id from a column) or give constants (--set max_new_tokens=... --set prompting=...)")
     costless = frame.drop(columns=["completion_tokens"]).assign(total_tokens=9, max_tokens=64, prompting="cot")
-    costless.to_csv(tmp_path / "costless.csv", index=False)
-    with pytest.raises(CabenchError) as info:  # every missing column at once, the cost one with its likely source
-        import_logs(tmp_path / "costless.csv", None, tmp_path / "ds")
-    assert str(info.value) == (
-        f"{tmp_path / 'costless.csv'}: no columns max_new_tokens (did you mean 'max_tokens'?), instance_id (did you "
-        "mean 'question_id'?), tokens (did you mean 'total_tokens'?); map source columns to them (--mapping) "
-        "(instance_id from a column) or give a constant (--set max_new_tokens=...)")
+    assert refused(costless, "costless.csv") == (  # every missing column at once, the cost one with its likely source
+        "no columns max_new_tokens (did you mean 'max_tokens'?), instance_id (did you mean 'question_id'?), tokens "
+        "(did you mean 'total_tokens'?); map source columns to them (--mapping) (instance_id from a column) or give "
+        "a constant (--set max_new_tokens=...)")
     bare = costless.drop(columns=["total_tokens", "prompt_tokens"]).rename(columns={"question_id": "instance_id"})
-    bare.to_csv(tmp_path / "bare.csv", index=False)
-    with pytest.raises(CabenchError) as info:
-        import_logs(tmp_path / "bare.csv", None, tmp_path / "ds")
-    assert str(info.value) == (
-        f"{tmp_path / 'bare.csv'}: no column max_new_tokens (did you mean 'max_tokens'?) and no cost column (tokens, "
-        "completion_tokens or cost_usd); map source columns to them (--mapping) or give a constant "
-        "(--set max_new_tokens=...)")
+    assert refused(bare, "bare.csv") == (
+        "no column max_new_tokens (did you mean 'max_tokens'?) and no cost column (tokens, completion_tokens or "
+        "cost_usd); map source columns to them (--mapping) or give a constant (--set max_new_tokens=...)")
     with pytest.raises(CabenchError) as info:  # one instance id for every row: refused, pointed to the column meant
         import_logs(tmp_path / "costless.csv", None, tmp_path / "ds", settings={"instance_id": "all"})
     assert str(info.value) == ("--set instance_id: one instance_id on every row makes the logs one instance, "
