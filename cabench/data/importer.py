@@ -353,7 +353,7 @@ def _no_header(frame: pd.DataFrame) -> str:
 
 
 def _refuse_lacking(frame: pd.DataFrame, columns: dict[str, Any], lacking: list[str], costless: bool,
-                    where: Path) -> None:
+                    where: str) -> None:
     """Refuse logs that lack the canonical columns ``lacking`` (and a cost column, where ``costless``) in one
     message naming every one, each with the source column likely meant (:func:`likely_source`) among those the
     import does not read already. A constant is offered for configuration metadata only: a score or an instance
@@ -733,7 +733,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                and name != "config_id" and name not in MEASURE_COLUMNS]
     costless = fmt == "canonical" and not any(c in columns or c in constants for c in COST_SOURCES)
     if lacking or costless:
-        _refuse_lacking(frame, columns, lacking, costless, mapping_path or source)
+        mapped_by = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)  # the logs lack them
+        _refuse_lacking(frame, columns, lacking, costless, mapped_by)
     canonical = pd.DataFrame(index=frame.index)
     for name in MAPPED:
         if name in columns:

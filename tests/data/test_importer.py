@@ -225,8 +225,9 @@ def test_a_missing_column_is_pointed_to_the_column_meant_and_the_cost_named_with
     (tmp_path / "ids.yaml").write_text("columns: {instance_id: question_id}\n")
     with pytest.raises(CabenchError) as info:
         import_logs(tmp_path / "costless.csv", tmp_path / "ids.yaml", tmp_path / "ds", settings={"max_new_tokens": 64})
-    assert str(info.value) == (f"{tmp_path / 'ids.yaml'}: no cost column; map a source column to tokens "
-                               "(--mapping); did you mean 'total_tokens'?")
+    assert str(info.value) == (f"{tmp_path / 'costless.csv'} (mapped by {tmp_path / 'ids.yaml'}): no cost column; "
+                               "map a source column to tokens (--mapping); did you mean 'total_tokens'?")  # (the logs
+    # lack it, whatever the mapping says)
     assert not (tmp_path / "ds").exists()
     (tmp_path / "map.yaml").write_text("columns: {instance_id: max_tokens}\n")  # a column read is not offered
     with pytest.raises(CabenchError, match=r"no columns max_new_tokens, tokens \(did you mean 'total_tokens'\?\);"):
