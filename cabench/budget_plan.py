@@ -36,7 +36,7 @@ from cabench.errors import CabenchError
 from cabench.methods.configured import OnlineMethod, PsiMethod
 from cabench.paper import SURROGATE_NOTE
 from cabench.plan import build_problem
-from cabench.planning.curves import metric_curve
+from cabench.planning.curves import good_enough, metric_curve
 from cabench.planning.draws import (
     Profiling,
     extrapolation,
@@ -427,7 +427,7 @@ def _all_within_epsilon(plan: BudgetPlan) -> bool:
     """Online, whether every configuration's nu on the profiling rows is within the share target's relative
     ``epsilon`` of the best (:func:`~cabench.planning.curves.metrics_at`): then any choice is a hit."""
     nu = profiling_problem(plan.profiling).nu
-    return bool(len(nu) and (nu >= (1.0 - plan.spec.epsilon) * nu.max()).all())
+    return bool(len(nu) and good_enough(nu, float(nu.max()), plan.spec.epsilon).all())
 
 
 def draws_median(e: Estimate) -> float:
