@@ -394,6 +394,20 @@ def test_the_logs_own_columns_of_one_instance_or_an_accuracy_repeated_are_said(t
         import_logs(tmp_path / "sp.csv", None, tmp_path / "ds2")  # not pointed to what the import cannot read
 
 
+def test_ids_of_rows_mapped_as_instance_ids_are_said_to_be_so(tmp_path):
+    """A row's uuid mapped to instance_id gave "cells are missing", then, with --missing, "logs of different tasks":
+    no id is shared by two configurations."""
+    frame = tiny_logs(n_configs=2, n_instances=4)
+    frame.assign(uuid=[f"row-{i}" for i in range(len(frame))]).to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text("columns: {instance_id: uuid}\n")
+    for missing in ("error", "drop-instances"):
+        with pytest.raises(CabenchError) as info:
+            import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds", missing=missing)
+        assert str(info.value).endswith("no instance id appears under two configurations (8 ids for 2 configurations):"
+                                        " instance_id holds ids of rows, not of instances; map it to the column naming "
+                                        "each question or example (--mapping), or import one task at a time")
+
+
 def test_a_score_given_rather_than_read_is_said(tmp_path):
     """`--set correct=1` on logs without a score wrote a dataset where every configuration scores 1, without a
     word; `--set correct=1` on logs whose scores have holes filled them unsaid."""
