@@ -325,6 +325,22 @@ def _refuse_one_instance(canonical: pd.DataFrame, frame: pd.DataFrame, columns: 
     raise CabenchError(_one_instance(where, ids.iloc[0], frame, columns))
 
 
+def _settings_unread(canonical: pd.DataFrame, frame: pd.DataFrame, columns: dict[str, Any],
+                     extra: tuple[str, ...]) -> list[str]:
+    """The unread source columns that tell apart the rows of the first (configuration, instance) pair the logs give
+    twice, and take few values over the logs (a setting, such as a model's path, not a run's time or id): where a
+    configuration column was read from the wrong source, two configurations merge into one."""
+    pairs = canonical[["config_id", "instance_id"]].astype(str)
+    repeated = pairs.duplicated(keep=False).to_numpy()
+    if not repeated.any():
+        return []
+    first = pairs[repeated].iloc[0]
+    rows = pairs.index[((pairs["config_id"] == first["config_id"]) & (pairs["instance_id"] == first["instance_id"]))
+                       .to_numpy()]
+    return [c for c in _ignored(frame, columns, extra) if frame[c].map(type).ne(dict).all()
+            and frame.loc[rows, c].astype(str).nunique() > 1 and frame[c].astype(str).nunique() <= len(frame) / 2]
+
+
 def _named_as_source(message: str, columns: dict[str, Any]) -> str:
     """``message`` (a value the validation refused in ``column 'correct'``) naming the source column a mapping reads
     the canonical one from: ``column 'num_correct' (mapped to correct)``."""
@@ -790,8 +806,12 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
     check_identity_text(canonical, label, place)
     dropped: dict[str, Any] = {}
+    differing = _settings_unread(canonical, frame, columns, extra) if fmt == "canonical" and repeats == "refuse" else []
+    settings_said = (f"the rows differ in {', '.join(map(quoted, differing))}, which the import does not read (a "
+                     "setting of the configuration? map a configuration column to it, --mapping); or "
+                     if differing else "")
     canonical, dropped["repeats"] = resolve_repeats(canonical, repeats, read.order, label, place,
-                                                    info.get("repeats_why", "") + REPEATS_FIX)
+                                                    info.get("repeats_why", "") + settings_said + REPEATS_FIX)
     if dropped["repeats"]:
         timed = STARTED in frame and pd.to_numeric(frame[STARTED], errors="coerce").notna().any()
         echo(f"repeated runs: {dropped['repeats']['pairs']} (configuration, instance) pairs read more than once, "

@@ -408,6 +408,25 @@ def test_ids_of_rows_mapped_as_instance_ids_are_said_to_be_so(tmp_path):
                                         "each question or example (--mapping), or import one task at a time")
 
 
+def test_repeated_pairs_that_an_unread_setting_tells_apart_name_it(tmp_path):
+    """model read from a constant 'mode' column merged two models into one configuration: the duplicate-pair error
+    offered --repeats epochs, not the unread column that tells the rows apart; a run's own id, different on every
+    row, is no such setting."""
+    frame = tiny_logs(n_configs=2, n_instances=4).drop(columns=["config_id"])
+    frame = frame.assign(model_path=frame["model"].map({"m0": "/models/a", "m1": "/models/b"}), mode="chat",
+                         run_id=[f"r{i}" for i in range(len(frame))])
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text("columns: {model: mode}\n")
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds")
+    assert "once per instance: the rows differ in 'model', 'model_path', which the import does not read (a setting " \
+        "of the configuration? map a configuration column to it, --mapping); or pass --repeats" in str(info.value)
+    frame.assign(model="m0").to_csv(tmp_path / "runs.csv", index=False)  # the same configuration run twice
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "runs.csv", None, tmp_path / "ds", settings={})
+    assert "differ in 'model_path'" in str(info.value) and "run_id" not in str(info.value)
+
+
 def test_a_score_given_rather_than_read_is_said(tmp_path):
     """`--set correct=1` on logs without a score wrote a dataset where every configuration scores 1, without a
     word; `--set correct=1` on logs whose scores have holes filled them unsaid."""
