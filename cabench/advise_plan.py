@@ -28,6 +28,7 @@ from cabench.budget_plan import (
 from cabench.data.dataset import Dataset
 from cabench.errors import CabenchError, did_you_mean
 from cabench.methods.configured import OnlineMethod, PsiMethod
+from cabench.planning.curves import good_enough
 from cabench.planning.draws import profiling_of
 from cabench.planning.targets import Target, parse_target
 from cabench.results import load_experiment
@@ -209,7 +210,7 @@ def reached(plan: SettingPlan, folder: Path) -> SettingPlan:
         most = sel[sel["pulls"] == sel.groupby(["rho", "rep"])["pulls"].transform("max")]
         worst = most.assign(nu=nu.reindex(most["config_id"].astype(str)).to_numpy(dtype=float))
         per_run = worst.groupby(["rho", "rep"])["nu"].min()  # the least nu among each run's most-pulled
-        hits = int((per_run >= (1 - plan.spec.epsilon) * nu.max()).sum())
+        hits = int(good_enough(per_run.to_numpy(dtype=float), float(nu.max()), plan.spec.epsilon).sum())
         n = int((e.runs["method"] == plan.method).sum())
         values = {"share": (hits / n, *wilson(hits, n))}
     return replace(plan, forecasts=tuple(replace(f, reached=values[f.target.metric], repetitions=n)

@@ -231,10 +231,12 @@ def fill_holes(frame: pd.DataFrame, missing: str, label: str, configurations: Se
     if all(st == union for st in sets):
         return frame, {}
     holes = sum(len(union) - len(st) for st in sets)
-    if len(sets) > 1 and sum(len(st) for st in sets) == len(union):  # no id under two configurations: row ids
+    measured = [st for st in sets if st]  # (a configuration with no row left shares nothing, and says nothing)
+    if len(measured) > 1 and sum(len(st) for st in measured) == len(union):  # no id under two configurations
         raise CabenchError(f"{label}: no instance id appears under two configurations ({len(union)} ids for "
-                           f"{len(sets)} configurations): instance_id holds ids of rows, not of instances; map it to "
-                           "the column naming each question or example (--mapping), or import one task at a time")
+                           f"{len(measured)} configurations): the logs are of different tasks (import one task at a "
+                           "time), or instance_id holds ids of rows, not of instances (map it to the column naming "
+                           "each question or example, --mapping)")
     if missing == "error":
         short = int(sum(st != union for st in sets))
         config, lacking = next((c, st) for c, st in sets.items() if st != union)

@@ -327,18 +327,29 @@ def _refuse_one_instance(canonical: pd.DataFrame, frame: pd.DataFrame, columns: 
 
 def _settings_unread(canonical: pd.DataFrame, frame: pd.DataFrame, columns: dict[str, Any],
                      extra: tuple[str, ...]) -> list[str]:
-    """The unread source columns that tell apart the rows of the first (configuration, instance) pair the logs give
-    twice, and take few values over the logs (a setting, such as a model's path, not a run's time or id): where a
-    configuration column was read from the wrong source, two configurations merge into one."""
+    """The unread source columns that tell apart the rows of every (configuration, instance) pair the logs give
+    more than once, and take few values over the logs (an empty cell a value too): a setting (a model's path, where
+    a configuration column was read from the wrong source and two configurations merged), or a run's (its id or
+    seed, where the runs are repeats). A run's time or id of its own row is no such column."""
     pairs = canonical[["config_id", "instance_id"]].astype(str)
     repeated = pairs.duplicated(keep=False).to_numpy()
     if not repeated.any():
         return []
-    first = pairs[repeated].iloc[0]
-    rows = pairs.index[((pairs["config_id"] == first["config_id"]) & (pairs["instance_id"] == first["instance_id"]))
-                       .to_numpy()]
-    return [c for c in _ignored(frame, columns, extra) if frame[c].map(type).ne(dict).all()
-            and frame.loc[rows, c].astype(str).nunique() > 1 and frame[c].astype(str).nunique() <= len(frame) / 2]
+    groups = pairs[repeated].groupby(["config_id", "instance_id"], sort=False).ngroup().to_numpy()
+    rows = pairs.index[repeated]
+
+    def text(values: pd.Series) -> pd.Series:  # cells as text, an empty one "" (a value that differs too)
+        return values.astype(object).where(values.notna(), "").astype(str)
+
+    named = []
+    for c in _ignored(frame, columns, extra):
+        cells = frame.loc[rows, c]
+        if cells.map(lambda v: isinstance(v, (dict, list))).any():  # (a mapping reads no array or object)
+            continue
+        if (pd.Series(text(cells).to_numpy()).groupby(groups).nunique() > 1).all() and \
+                text(frame[c]).nunique() <= len(frame) / 2:
+            named.append(c)
+    return named
 
 
 def _named_as_source(message: str, columns: dict[str, Any]) -> str:
@@ -807,9 +818,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
     check_identity_text(canonical, label, place)
     dropped: dict[str, Any] = {}
     differing = _settings_unread(canonical, frame, columns, extra) if fmt == "canonical" and repeats == "refuse" else []
-    settings_said = (f"the rows differ in {', '.join(map(quoted, differing))}, which the import does not read (a "
-                     "setting of the configuration? map a configuration column to it, --mapping); or "
-                     if differing else "")
+    settings_said = (f"the rows differ in {', '.join(map(quoted, differing))}, which the import does not read: a "
+                     "setting of the configuration (map a configuration column to it, --mapping), or a run's, "
+                     "where the rows are repeated runs; " if differing else "")
     canonical, dropped["repeats"] = resolve_repeats(canonical, repeats, read.order, label, place,
                                                     info.get("repeats_why", "") + settings_said + REPEATS_FIX)
     if dropped["repeats"]:

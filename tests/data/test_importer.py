@@ -403,9 +403,20 @@ def test_ids_of_rows_mapped_as_instance_ids_are_said_to_be_so(tmp_path):
     for missing in ("error", "drop-instances"):
         with pytest.raises(CabenchError) as info:
             import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds", missing=missing)
-        assert str(info.value).endswith("no instance id appears under two configurations (8 ids for 2 configurations):"
-                                        " instance_id holds ids of rows, not of instances; map it to the column naming "
-                                        "each question or example (--mapping), or import one task at a time")
+        assert str(info.value).endswith(
+            "no instance id appears under two configurations (8 ids for 2 configurations): the logs are of different "
+            "tasks (import one task at a time), or instance_id holds ids of rows, not of instances (map it to the "
+            "column naming each question or example, --mapping)")
+
+
+def test_a_configuration_with_no_row_left_is_not_taken_for_row_ids(tmp_path):
+    """A configuration whose every call went unmeasured shares no id with the others: that is no sign of row ids."""
+    frame = tiny_logs(n_configs=2, n_instances=4).astype({"latency_s": object})
+    frame.loc[frame["config_id"] == "cfg1", "latency_s"] = None
+    frame.to_csv(tmp_path / "logs.csv", index=False)
+    with pytest.raises(CabenchError) as info:
+        import_logs(tmp_path / "logs.csv", None, tmp_path / "ds", missing="drop-configs")
+    assert "ids of rows" not in str(info.value)
 
 
 def test_repeated_pairs_that_an_unread_setting_tells_apart_name_it(tmp_path):
@@ -413,14 +424,16 @@ def test_repeated_pairs_that_an_unread_setting_tells_apart_name_it(tmp_path):
     offered --repeats epochs, not the unread column that tells the rows apart; a run's own id, different on every
     row, is no such setting."""
     frame = tiny_logs(n_configs=2, n_instances=4).drop(columns=["config_id"])
-    frame = frame.assign(model_path=frame["model"].map({"m0": "/models/a", "m1": "/models/b"}), mode="chat",
-                         run_id=[f"r{i}" for i in range(len(frame))])
+    frame = frame.assign(model_path=frame["model"].map({"m0": "/models/a", "m1": None}), mode="chat",
+                         run_id=[f"r{i}" for i in range(len(frame))],  # a row's own id
+                         prediction=["A", "B", "C", "D", "B", "C", "C", "D"])  # tells apart the first pair only
     frame.to_csv(tmp_path / "logs.csv", index=False)
     (tmp_path / "map.yaml").write_text("columns: {model: mode}\n")
     with pytest.raises(CabenchError) as info:
         import_logs(tmp_path / "logs.csv", tmp_path / "map.yaml", tmp_path / "ds")
-    assert "once per instance: the rows differ in 'model', 'model_path', which the import does not read (a setting " \
-        "of the configuration? map a configuration column to it, --mapping); or pass --repeats" in str(info.value)
+    assert "once per instance: the rows differ in 'model', 'model_path', which the import does not read: a setting " \
+        "of the configuration (map a configuration column to it, --mapping), or a run's, where the rows are repeated " \
+        "runs; pass --repeats" in str(info.value)
     frame.assign(model="m0").to_csv(tmp_path / "runs.csv", index=False)  # the same configuration run twice
     with pytest.raises(CabenchError) as info:
         import_logs(tmp_path / "runs.csv", None, tmp_path / "ds", settings={})
