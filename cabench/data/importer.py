@@ -300,7 +300,7 @@ def _check_scores(canonical: pd.DataFrame, given_in: str | None, read_from: Any,
 def _one_instance(where: str, value: Any, frame: pd.DataFrame, columns: dict[str, Any]) -> str:
     """Why logs of one instance id on every row (``value``, where known) are refused, at ``where``, with the source
     column likely meant among those not read already."""
-    read = {str(part) for src in columns.values() for part in (src if isinstance(src, list) else [src])}
+    read = _sources(columns)
     header = [str(c) for c in frame.columns if c not in COLUMNS and str(c) not in read]
     ids = likely_source("instance_id", frame, header)
     one = f"one instance id ({shown(value)})" if value is not None else "one instance_id"
@@ -391,7 +391,7 @@ def _refuse_lacking(frame: pd.DataFrame, columns: dict[str, Any], lacking: list[
     if alike is not None and len(lacking) + costless == 1:  # the one column, named but for case or spaces
         said = f"{alike[1]}: no such column" if alike[1] in lacking else "no cost column"
         raise CabenchError(f"{where}: {said}; {_rename_or_map(*alike)}")
-    read = {str(part) for src in columns.values() for part in (src if isinstance(src, list) else [src])}
+    read = _sources(columns)
     fields = nested_fields(frame)  # a JSON object's fields, by the dotted paths a mapping names them by
     frame = pd.concat([frame, fields.drop(columns=[c for c in fields.columns if c in frame.columns])], axis=1)
     header = [str(c) for c in frame.columns if c not in COLUMNS and str(c) not in read]  # (canonical ones are read)
@@ -538,14 +538,14 @@ def _mapped(frame: pd.DataFrame, src: Any, name: str, source: Path, mapping_path
 
 #: Texts a score may be written as, read as pandas reads a CSV column of them all: a JSON string "true", or a CSV
 #: column mixing "true" with 0 and 1, scores as a CSV column of true and false does.
-_TRUTHS = TRUTHS  # (read as the hints read them)
 
 
 def _truths(values: pd.Series) -> pd.Series:
-    """A score column with its ``true``/``false`` texts (:data:`_TRUTHS`) as 1 and 0, the rest as they are."""
+    """A score column with its ``true``/``false`` texts (:data:`~cabench.data.synonyms.TRUTHS`, as the hints read
+    them) as 1 and 0, the rest as they are."""
     if values.dtype != object and not pd.api.types.is_string_dtype(values):
         return values
-    truth = values.map(lambda v: _TRUTHS.get(v) if isinstance(v, str) else None)
+    truth = values.map(lambda v: TRUTHS.get(v) if isinstance(v, str) else None)
     return values if truth.isna().all() else values.where(truth.isna(), truth).infer_objects()
 
 
@@ -571,10 +571,15 @@ def _numbers(values: pd.Series, column: Any, role: str, source: Path, place: Cal
     return parsed
 
 
+def _sources(columns: dict[str, Any]) -> set[str]:
+    """The source columns a mapping's ``columns`` read (each alone, or a part of a sum)."""
+    return {str(part) for src in columns.values() for part in (src if isinstance(src, list) else [src])}
+
+
 def _ignored(frame: pd.DataFrame, columns: dict[str, Any], extra: tuple[str, ...]) -> list[str]:
     """The source columns the import leaves out: neither mapped (alone or in a sum) nor kept as extra columns, nor
     a JSON object some of whose fields are (``usage`` where ``usage.total_tokens`` is mapped)."""
-    used = {str(part) for src in columns.values() for part in (src if isinstance(src, list) else [src])} | set(extra)
+    used = _sources(columns) | set(extra)
 
     def read_within(column: str) -> bool:
         return (any(u.startswith(f"{column}.") for u in used) and frame[column].dtype == object
@@ -730,6 +735,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                                f"{what} would replace every recorded value: remove it ({keep}), or pass --override "
                                f"{name}=... to replace them")
     constants = {**mapping["constants"], **{k: v for k, v in settings.items() if k not in columns}, **overrides}
+    given_at = {name: where for name, where, _ in given_as} | {k: f"--override {k}" for k in overrides}  # (the last
+    # of them wins, as in constants)
     derived: dict[str, Any] = {}  # columns the import computes from others (provenance.derived)
     parts = [columns.get(part) for part in ("prompt_tokens", "completion_tokens")]
     if "tokens" not in columns and "tokens" not in constants and all(isinstance(part, str) for part in parts):
@@ -750,9 +757,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             echo("latency_s: not read from latency_ms, which some rows lack or give as 0 (map latency_s to it with "
                  "scale latency_s: 0.001 to read it, and rows without it are unmeasured)")
     if "instance_id" in constants and "instance_id" not in columns:  # one instance: nothing to tell apart
-        given_in = [g for n, g, _ in [*given_as, *[(k, f"--override {k}", "") for k in overrides]]
-                    if n == "instance_id"][-1]
-        raise CabenchError(_one_instance(given_in, None, frame, columns))
+        raise CabenchError(_one_instance(given_at["instance_id"], None, frame, columns))
     both = sorted(set(columns) & set(constants))
     if both:
         raise CabenchError(f"{mapping_path}: {both[0]} is given both as a column and as a constant; keep one")
@@ -780,8 +785,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             echo(f"--set {name}: gave {settings[name]} to the {filled} row{'s' if filled != 1 else ''} recording no "
                  f"{name} (without it they are unmeasured: --unmeasured)")
     unfilled = "correct" in columns and not (given.get("filled") or {}).get("correct")  # --set gave no score
-    score = [given_in for name, given_in, _ in [*given_as, *[(k, f"--override {k}", "") for k in overrides]]
-             if name == "correct" and not (given_in == "--set correct" and unfilled)]
+    score = None if given_at.get("correct") == "--set correct" and unfilled else given_at.get("correct")
     for name, replaced in (given.get("replaced") or {}).items():
         echo(f"--override {name}: replaced the value the logs record on {replaced} row{'s' if replaced != 1 else ''}")
     defaults = {k: v for k, v in (info.get("metadata_defaults") or {}).items() if k not in {**settings, **overrides}}
@@ -811,7 +815,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         if fmt == "canonical" and alike is not None:  # named but for case or spaces: the ids are derived instead
             echo("warning: config_id: derived from model, temperature, max_new_tokens and prompting, though "
                  + _rename_or_map(*alike))
-    _check_scores(canonical, score[-1] if score else None, columns.get("correct"), echo)
+    _check_scores(canonical, score, columns.get("correct"), echo)
     _refuse_one_instance(canonical, frame, columns, (given.get("filled") or {}).get("instance_id", 0), source,
                          mapping_path)
     label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)
