@@ -19,7 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cabench.advise import MAX_LINES, Advice, format_advice
-from cabench.advise_plan import Budget, parse_budget, predicted
+from cabench.advise_plan import Budget, Forecast, SettingPlan, parse_budget, predicted, reached
 from cabench.answers import WEAK
 from cabench.budget_plan import BudgetPlan, Planned, PlanSpec
 from cabench.cli import app
@@ -440,7 +440,7 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
 TARGETS = {"share": lambda v: v >= 0.6, "f1": lambda v: v >= 0.8, "error": lambda v: v <= 0.6}
 
 
-def _reached(runs: pd.DataFrame, arms: pd.DataFrame, metric: str) -> tuple[float, float, float]:
+def _reached(runs: pd.DataFrame, arms: pd.DataFrame, metric: str, epsilon: float = 0.05) -> tuple[float, float, float]:
     """A target's metric over the runs, counted from runs.csv and arms.csv, with its 95% interval."""
     n = len(runs)
     if metric == "f1":
@@ -448,9 +448,9 @@ def _reached(runs: pd.DataFrame, arms: pd.DataFrame, metric: str) -> tuple[float
         return runs["f1"].mean(), max(0.0, runs["f1"].mean() - half), min(1.0, runs["f1"].mean() + half)
     if metric == "error":
         k = int(runs["error"].sum())
-    else:  # the exploited configuration's nu within 5% of the best (paper §3.1)
+    else:  # the exploited configuration's nu within epsilon (5%) of the best (paper §3.1)
         nu = dict(zip(arms["config_id"], arms["nu"]))
-        k = sum(nu[name] >= 0.95 * max(nu.values()) for name in runs["exploited"])
+        k = sum(nu[name] >= (1 - epsilon) * max(nu.values()) for name in runs["exploited"])
     return (k / n, *_wilson(k, n))
 
 
@@ -484,6 +484,12 @@ def test_advise_with_targets_says_what_the_plan_predicted_and_what_the_run_reach
             value = _reached(runs, arms, metric)
             assert tuple(map(float, found.groups()[3:6])) == pytest.approx(value, abs=6e-4)
             assert found.group(7) == ("met" if TARGETS[metric](value[0]) else "not met")
+        if shown == "online":  # the share counts hits within the plan's epsilon: at 10% the second best is one too
+            wide = SettingPlan("online", "cohv-ucb", "", Budget(1.0, "tokens"), PlanSpec((), epsilon=0.10),
+                               (Forecast(Target("share", 0.6), (0.0, 0.0, 0.0)),))
+            got = reached(wide, results).forecasts[0].reached
+            assert got == pytest.approx(_reached(runs, arms, "share", epsilon=0.10))
+            assert got[0] > _reached(runs, arms, "share")[0]
 
 
 def _prices(folder: Path) -> Path:
