@@ -297,6 +297,37 @@ def _check_scores(canonical: pd.DataFrame, given_in: str | None, read_from: Any,
              "(--mapping)")
 
 
+def _check_costs(canonical: pd.DataFrame, frame: pd.DataFrame, given_at: dict[str, str], columns: dict[str, Any],
+                 echo: Callable[[str], None]) -> None:
+    """Warn of costs that are no call's own: read from a column named as a generation limit (``maxTokens`` mapped to
+    tokens), or one cost on every row of each configuration while configurations cost differently (a limit or a
+    configuration's average repeated, where each call's count varies with its question; the stochastic-cost
+    experiments then draw no spread). One cost on every row of the logs (``--set tokens=1``: the budget counts
+    calls) is no warning. Each warning names the unread column likely meant, where there is one."""
+    read = _sources(columns)
+    unread = [c for c in frame.columns if c not in COLUMNS and str(c) not in read]
+    for name in COST_SOURCES:
+        if name not in canonical:
+            continue
+        costs = pd.to_numeric(canonical[name], errors="coerce")
+        read_from = columns.get(name)
+        source = read_from if isinstance(read_from, str) and read_from != name else None
+        by = given_at.get(name) or (f"{name} (read from {quoted(source)})" if source else f"column '{name}'")
+        meant = likely_source(name, frame, unread)
+        fix = (f"map the logs' per-call {name} (--mapping)" + (f"; did you mean {meant.shown()}?" if meant else
+                                                                " where they record it"))
+        if source and common_name_of(source) == "max_new_tokens":
+            echo(f"warning: {by}: {quoted(source)} names a generation limit (max_new_tokens), not what a call "
+                 f"used; {fix}")
+            continue
+        per = costs.groupby(canonical["config_id"])
+        if costs.notna().all() and costs.nunique() > 1 and (per.nunique() <= 1).all() and per.size().max() > 1:
+            first = str(per.size().index[0])
+            value = costs[canonical["config_id"].astype(str) == first].iloc[0]
+            echo(f"warning: {by}: one cost on every row of each configuration ({value:g} for '{first}'): a limit or "
+                 f"a configuration's average, not what each call used, so every call is charged alike; {fix}")
+
+
 def _one_instance(where: str, value: Any, frame: pd.DataFrame, columns: dict[str, Any]) -> str:
     """Why logs of one instance id on every row (``value``, where known) are refused, at ``where``, with the source
     column likely meant among those not read already."""
@@ -816,6 +847,7 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
             echo("warning: config_id: derived from model, temperature, max_new_tokens and prompting, though "
                  + _rename_or_map(*alike))
     _check_scores(canonical, score, columns.get("correct"), echo)
+    _check_costs(canonical, frame, given_at, columns, echo)
     _refuse_one_instance(canonical, frame, columns, (given.get("filled") or {}).get("instance_id", 0), source,
                          mapping_path)
     label = f"{source} (mapped by {mapping_path})" if mapping_path else str(source)

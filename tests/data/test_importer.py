@@ -479,6 +479,46 @@ def test_a_score_given_rather_than_read_is_said(tmp_path):
     assert not any("--set correct" in line or "every row scores" in line for line in lines)  # the logs' own scores
 
 
+def _mapped_import(tmp_path, frame: pd.DataFrame, columns: dict, name: str, **options) -> list[str]:
+    """What importing ``frame`` with a mapping of ``columns`` (the rest read as they are) says."""
+    frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    mapping = tmp_path / f"{name}.yaml"
+    mapping.write_text(yaml.safe_dump({"columns": columns}))
+    lines: list[str] = []
+    import_logs(tmp_path / f"{name}.csv", mapping, tmp_path / name, echo=lines.append, **options)
+    return lines
+
+
+def test_a_cost_that_is_no_calls_own_is_said_with_the_column_likely_meant(tmp_path):
+    """`tokens: maxTokens` in a mapping charged every call its configuration's generation limit, and a column of each
+    configuration's mean tokens charged every call alike, without a word; one cost for every call (counting calls)
+    is no warning."""
+    frame = tiny_logs(n_configs=3, n_instances=8).rename(columns={"max_new_tokens": "maxTokens",
+                                                                  "tokens": "total_tokens"})
+    frame["maxTokens"] = frame["config_id"].map({"cfg0": 256, "cfg1": 512, "cfg2": 1024})
+    lines = _mapped_import(tmp_path, frame, {"max_new_tokens": "maxTokens", "tokens": "maxTokens"}, "limit")
+    assert ("warning: tokens (read from 'maxTokens'): 'maxTokens' names a generation limit (max_new_tokens), not what "
+            "a call used; map the logs' per-call tokens (--mapping); did you mean 'total_tokens'?") in lines
+    assert pd.read_csv(tmp_path / "limit" / "logs.csv.gz")["tokens"].max() == 1024  # written as mapped
+    mean = frame.groupby("config_id")["total_tokens"].transform("mean")
+    lines = _mapped_import(tmp_path, frame.assign(avg=mean), {"max_new_tokens": "maxTokens", "tokens": "avg"}, "avg")
+    first = frame.loc[frame["config_id"] == "cfg0", "total_tokens"].mean()
+    assert (f"warning: tokens (read from 'avg'): one cost on every row of each configuration ({first:g} for 'cfg0'): "
+            "a limit or a configuration's average, not what each call used, so every call is charged alike; map the "
+            "logs' per-call tokens (--mapping); did you mean 'total_tokens'?") in lines
+    for name, columns, by in (("own", {}, "column 'tokens'"), ("used", {"tokens": "tokens_used"},
+                                                                 "tokens (read from 'tokens_used')")):
+        logs = frame.assign(**{"tokens" if name == "own" else "tokens_used": mean}).drop(columns="total_tokens")
+        lines = _mapped_import(tmp_path, logs, {"max_new_tokens": "maxTokens", **columns}, name)  # nothing to offer
+        assert any(line.startswith(f"warning: {by}: one cost on every row of each configuration (") and line.endswith(
+            "map the logs' per-call tokens (--mapping) where they record it") for line in lines), lines
+    for name, logs, columns, options in (
+            ("calls", frame.drop(columns="total_tokens"), {"max_new_tokens": "maxTokens"}, {"settings": {"tokens": 1}}),
+            ("read", frame, {"max_new_tokens": "maxTokens", "tokens": "total_tokens"}, {})):
+        lines = _mapped_import(tmp_path, logs, columns, name, **options)
+        assert not any("limit" in line or "one cost" in line for line in lines), lines
+
+
 def test_fields_of_nested_json_objects_are_mapped_by_their_dotted_paths(tmp_path):
     """JSON lines as many tools write them ({"usage": {"total_tokens": 65}}) were refused ('no column
     usage.total_tokens'): a mapping now names a nested field by its path, and the import is the flat log's."""
