@@ -773,6 +773,13 @@ def live(
                "outcome), "
                f"{spend['failed_attempts']} failed attempts; stopped by {_stop_reason(spend)}")
     typer.echo(f"{'configuration' if cfg.setting == 'online' else 'Pareto set'}: {chosen}")
+    unpulled = decision.get("unpulled") or []
+    if unpulled:  # the budget ran out within the method's first round: it chose among the others
+        what = "evaluated" if cfg.setting == "online" else "sampled"
+        typer.echo(f"note: the budget ran out before the method {what} {len(unpulled)} of "
+                   f"{len(cfg.configurations)} configurations on any evaluation instance ({', '.join(unpulled)}); "
+                   f"the {'choice' if cfg.setting == 'online' else 'set'} is among the others; a larger budget "
+                   "evaluates them")
     if decision.get("surrogate"):
         typer.echo(_replayed_surrogate(cfg))
     typer.echo(f"wrote {out}")

@@ -431,9 +431,12 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
             policy.retract(arm)
     caller.drain()
     names = [o.name for o in norm.objectives]
+    # the configurations the method never evaluated (the budget ran out within its first round): it chose among the
+    # others, as runs.csv's ``unpulled`` counts them in a replay
+    unpulled = [c.name for c, n in zip(cfg.configurations, policy.n) if int(n) == 0]
     if cfg.setting == "online":
         return {"setting": "online", "method": cfg.method.name, "objectives": names, "cost_unit": unit,
-                **online_decision(policy.n, [c.name for c in cfg.configurations]),
+                **online_decision(policy.n, [c.name for c in cfg.configurations]), "unpulled": unpulled,
                 "estimates": {c.name: _estimates(policy.estimates(i), names) for i, c in
                               enumerate(cfg.configurations)}}
     if policy.returned is None:  # stopped by the budget: finish the eliminations on what was seen
@@ -441,7 +444,7 @@ def _method(cfg: LiveConfig, caller: Caller, by_id: dict[str, Instance], eval_id
     return {"setting": "psi", "method": cfg.method.name, "objectives": names, "cost_unit": unit,
             "pareto_set": [cfg.configurations[i].name for i in policy.returned],
             "removed": [cfg.configurations[i].name for i in policy.removed],
-            "samples": {c.name: int(policy.n[i]) for i, c in enumerate(cfg.configurations)}}
+            "samples": {c.name: int(policy.n[i]) for i, c in enumerate(cfg.configurations)}, "unpulled": unpulled}
 
 
 def online_decision(pulls: Sequence[int], names: Sequence[str]) -> dict[str, Any]:

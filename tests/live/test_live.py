@@ -753,3 +753,26 @@ def test_an_online_budget_leaving_less_than_one_call_of_each_after_profiling_is_
     larger = live_config(tmp_path, dataset, url, name="small")  # the default budget, into the same folder
     again, _ = run_live(larger, tmp_path / "small")
     assert again["calls_made_this_run"] == again["calls"] - made and again["profiling_tokens"] == profiling
+
+
+def test_configurations_the_budget_left_unevaluated_are_named_in_the_decision_and_the_output(tmp_path, dataset,
+                                                                                             server):
+    """At rho 1.02 the calls' own tokens (above their profiling means) ran the budget out within the method's first
+    round: CoHV-UCB decided among five of the six configurations, and neither decision.json nor the output said so.
+    Both name the one never called on an evaluation instance, as the journal shows it."""
+    url, _ = server()
+    raw = {**yaml.safe_load(live_config(tmp_path, dataset, url).read_text()), "name": "short", "rho": 1.02}
+    del raw["budget_tokens"]
+    short = tmp_path / "short.yaml"
+    short.write_text(yaml.safe_dump(raw))
+    result = RUNNER.invoke(app, ["live", str(short), "--out", str(tmp_path / "short"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    decision = json.loads((tmp_path / "short" / "decision.json").read_text())
+    called = {r["config"] for r in journal(tmp_path / "short") if r["key"].startswith("e:")}
+    never = sorted(set(decision["estimates"]) - called)
+    assert len(never) == 1 and decision["unpulled"] == never
+    assert [name for name, e in decision["estimates"].items() if e["pulls"] == 0] == never
+    assert (f"note: the budget ran out before the method evaluated 1 of 6 configurations on any evaluation instance "
+            f"({never[0]}); the choice is among the others; a larger budget evaluates them") in result.stdout
+    _, full = run_live(live_config(tmp_path, dataset, url), tmp_path / "full")  # the default budget: none left out
+    assert full["unpulled"] == [] and min(e["pulls"] for e in full["estimates"].values()) > 0
