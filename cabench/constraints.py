@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,15 +91,17 @@ class Constraint:
         room = slack(self.value, quantised)
         return values <= self.value + room if self.op == "<=" else values >= self.value - room
 
-    def describe(self) -> str:
+    def describe(self, own: Collection[str] = ()) -> str:
         """The requirement as ``recommend`` prints it: ``latency <= 2 s``, ``usd <= $0.002``; a normalised objective
-        whose name is also a measure per call says so (``tokens (normalised) >= 0.5``)."""
+        whose name is also a measure per call, or one of the ``own`` columns whose means per call are recorded
+        (``mu_toxicity`` where ``toxicity`` bounds its column), says so (``tokens (normalised) >= 0.5``)."""
         # the bound to twelve significant digits: tokens<=125.6987 and <=125.69875 both read 125.699, and answered
         # differently
         # (dollars in positional notation, as a price reads: usd <= $0.00004, not $4e-05)
         shown = {"latency_s": ("latency", "{:.12g} s"), "usd": ("usd", "${}"), "tokens": ("tokens", "{:.12g}")}
         name, form = shown.get(self.column, (self.column.removeprefix("mu_"), "{:.12g}"))
-        if self.column.startswith("mu_") and _is_measure_name(name):
+        bare = not self.text.strip().lower().startswith("mu_")  # an own column's name bounds its mean per call
+        if self.column.startswith("mu_") and (_is_measure_name(name) or (name in own and not bare)):
             name = f"{name} (normalised)"
         return f"{name} {self.op} {form.format(plain(self.value, 12) if self.column == 'usd' else self.value)}"
 
@@ -164,8 +167,12 @@ def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, .
     ``accuracy<=0.5``) are refused in one line naming both, rather than answered "no configuration qualifies"."""
     parsed = tuple(parse_constraint(t) for t in texts)
 
-    def bounded(c: Constraint) -> str:  # accuracy per call is its objective's mean (mu_accuracy), as answered
-        return "mu_accuracy" if c.column in ("accuracy", "mu_accuracy") else c.column
+    def bounded(c: Constraint) -> str:  # accuracy per call is its objective's mean (mu_accuracy), as answered; an
+        # objective's bare name may be its column's mean per call (toxicity), which mu_toxicity is not
+        if c.column in ("accuracy", "mu_accuracy"):
+            return "mu_accuracy"
+        return c.column if c.text.strip().lower().startswith("mu_") or not c.column.startswith("mu_") else \
+            f"{c.column} as named"
 
     def room(c: Constraint) -> float:  # the slack an answer allows (quantised rewards: accuracy, objectives)
         return slack(c.value, quantised=bounded(c).startswith("mu_"))
@@ -194,8 +201,9 @@ def _values(arms: pd.DataFrame, c: Constraint) -> tuple[str, np.ndarray]:
                            "mean per call")
     column = c.column if c.column in arms or c.column != "accuracy" else "mu_accuracy"
     raw = c.column.removeprefix("mu_")
-    if column not in arms and not c.text.strip().lower().startswith("mu_") and raw in measure_columns(arms):
-        column = raw  # a column of the user's own an objective reads (judge), bounded in its own scale
+    if not c.text.strip().lower().startswith("mu_") and raw in measure_columns(arms):
+        column = raw  # a column of the user's own an objective reads (judge), bounded in its own scale; so is an
+        # objective named as its column ({column: toxicity}), as the built-in latency is: mu_toxicity its objective
     if column not in arms:
         measures = {name: name for name, (col, _) in MEASURES.items() if col in arms}
         measures |= {m: m for m in measure_columns(arms) if m not in {col for col, _ in MEASURES.values()}}
@@ -399,6 +407,7 @@ def constrained_answer(e: Experiment, constraints: tuple[Constraint, ...]) -> Co
         found.append(Found(method=str(labels["method"]), rho=float(labels["rho"]), budget=float(g["budget"].iloc[0]),
                            repetitions=len(g), share=share, modal=modal[0], modal_share=modal[1] / len(g),
                            cost_mode=labels.get("cost_mode"), modal_tied=tied))
-    return ConstrainedAnswer(tuple(c.describe() for c in constraints), tuple(names[ok]), tuple(names[borderline]),
+    own = measure_columns(arms)
+    return ConstrainedAnswer(tuple(c.describe(own) for c in constraints), tuple(names[ok]), tuple(names[borderline]),
                              answer, tuple(names[within]), tuple(found), undecided, true_within,
                              e.setting == "online" and bool(answer) and len(answer) == int(ok.sum()))

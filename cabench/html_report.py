@@ -387,7 +387,7 @@ def render_html(c: Contents) -> str:
         commits=", ".join(sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})),
         paper=[{"cells": _paper_row(r), "match": r["match"]} for r in c.paper], paper_figures=_images(c, "paper"),
         figure_notes=figure_notes(c),
-        requirements=requirements_sentence(c.constraints) if c.constraints else "",
+        requirements=requirements_sentence(c.constraints, res.experiments) if c.constraints else "",
         plotly_js=plotly.offline.get_plotlyjs())
 
 

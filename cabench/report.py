@@ -630,8 +630,8 @@ def markdown(c: Contents) -> str:
     res = c.results
     versions = sorted({str(e.meta.get("cabench_version")) for e in res.experiments})
     commits = sorted({str(e.meta.get("git_commit"))[:12] for e in res.experiments})
-    lines = ["# cabench report", "", *([f"**{requirements_sentence(c.constraints)}**", ""] if c.constraints else []),
-             *_scorecard(c), *_decisions(c)]
+    said = [f"**{requirements_sentence(c.constraints, res.experiments)}**", ""] if c.constraints else []
+    lines = ["# cabench report", "", *said, *_scorecard(c), *_decisions(c)]
     surrogate = sorted({md_text(e.title) for e in res.experiments if e.surrogate})
     if surrogate:
         lines += [f"> **Surrogate data.** The logs of {', '.join(surrogate)} behind these results are *surrogate* "

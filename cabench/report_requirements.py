@@ -5,9 +5,11 @@ renderings share, and as REPORT.md lines."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from cabench import registry
 from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, Found
-from cabench.record import objective_columns
+from cabench.record import measure_columns, objective_columns
 from cabench.report_cells import (
     REAL_UNIT_FORMATS,
     Cell,
@@ -24,9 +26,11 @@ from cabench.results import Experiment
 from cabench.units import LABELS, amount, percent
 
 
-def requirements_sentence(constraints: tuple[Constraint, ...]) -> str:
-    """What the top of both reports says of the requirements."""
-    return (f"Requirements (--require): {', '.join(c.describe() for c in constraints)}, on the per-call means over "
+def requirements_sentence(constraints: tuple[Constraint, ...], experiments: Iterable[Experiment] = ()) -> str:
+    """What the top of both reports says of the requirements (a normalised objective named as a column whose means
+    per call some experiment records says so: :meth:`~cabench.constraints.Constraint.describe`)."""
+    own = {m for e in experiments for m in measure_columns(e.arms)}
+    return (f"Requirements (--require): {', '.join(c.describe(own) for c in constraints)}, on the per-call means over "
             "the evaluation instances. Each experiment answers under them in its part 'Under your requirements'; "
             "its decision, summary and verdicts do not use them.")
 

@@ -647,6 +647,37 @@ def test_a_column_objective_to_minimise_is_shown_in_its_own_scale_and_bounded_in
     assert refused.exit_code == 2 and "(they have accuracy, latency, tokens, judge, badness)" in refused.stderr
 
 
+def test_an_objective_named_as_its_column_is_bounded_in_the_columns_scale_and_as_mu_in_its_own(tmp_path):
+    """{column: judge, direction: min} (no name: the objective is named judge) turned --require judge<=2 into a
+    bound on the normalised objective, larger for the lower score: it kept the worst judged configurations, exit 0.
+    The name bounds the column's mean per call, as the built-in latency does, and mu_judge the objective, said to be
+    normalised."""
+    from tests.conftest import spread_logs, write_dataset
+
+    frame = spread_logs(4, 40, seed=2)
+    frame["judge"] = 1.0 + frame["config_id"].str[-1].astype(int) * 0.5 + (frame.index % 3) * 0.1  # 1.1 .. 2.6
+    folder = write_dataset(tmp_path / "own", frame, gz=False, split={"profiling_size": 15, "seed": 0})
+    (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text() + "extra_columns: [judge]\n")
+    objectives = ["accuracy", {"column": "judge", "direction": "min", "normalise": [1, 3]}]
+    run_experiment(parse_config({"name": "own", "dataset": str(folder), "setting": "online", "rho": [8],
+                                 "objectives": objectives, "methods": ["cohv-ucb"], "repetitions": 4,
+                                 "output": str(tmp_path / "res" / "own")}, "own.yaml"), quiet=True)
+    arms = pd.read_csv(tmp_path / "res" / "own" / "arms.csv").set_index("config_id")
+    for text, qualify, said in (("judge<=2", arms.index[arms["judge"] <= 2], "judge <= 2"),
+                                ("mu_judge>=0.6", arms.index[arms["mu_judge"] >= 0.6], "judge (normalised) >= 0.6")):
+        (bounded,) = recommend(tmp_path / "res", parse_constraints([text]))
+        assert 0 < len(qualify) < 4 and set(bounded["constrained"]["qualifying"]) == set(qualify), text
+        assert bounded["constrained"]["constraints"] == [said]
+    assert set(arms.index[arms["judge"] <= 2]) != set(arms.index[arms["mu_judge"] <= 2])  # (every one: the old bound)
+    both = RUNNER.invoke(app, ["recommend", str(tmp_path / "res"), "--require", "judge>=1.5", "--require",
+                               "mu_judge<=0.5"])  # other quantities: no contradiction, though 1.5 > 0.5
+    assert both.exit_code == 0 and "with judge >= 1.5, judge (normalised) <= 0.5: " in both.stdout, both.output
+    from cabench.report import build_report
+
+    assert "**Requirements (--require): judge <= 2, judge (normalised) >= 0.6, on the per-call means" in build_report(
+        tmp_path / "res", parse_constraints(["judge<=2", "mu_judge>=0.6"]))
+
+
 def test_an_own_column_named_as_anothers_interval_end_never_overwrites_it(tmp_path):
     """Objectives on two columns of the logs, `judge` and `judge_low`: the mean of `judge_low` (10 .. 13) was written
     over `judge`'s lower interval end (`judge_low`, 1 .. 2.5) in arms.csv, a silent wrong bound. The first column in
