@@ -103,8 +103,8 @@ def landscape_panel(ax, arms: pd.DataFrame, title: str, objectives: Sequence[str
     _name_arms(ax, arms, x, y, order)
     ax.set_title(title)
     names = list(objectives)
-    ax.set_xlabel(f"mean {names[1]}" if len(cols) > 1 else "arm")
-    ax.set_ylabel(f"mean {names[0]}")
+    ax.set_xlabel(axis_label(names[1]) if len(cols) > 1 else "arm")
+    ax.set_ylabel(axis_label(names[0]))
 
 
 def objective_pairs(d: int) -> list[tuple[int, int]]:
@@ -116,6 +116,17 @@ def objective_pairs(d: int) -> list[tuple[int, int]]:
 def normalised_label(name: str) -> str:
     """An axis of normalised means: every objective is scaled so that larger is better (SPEC §2)."""
     return f"{name} (normalised, ↑ better)"
+
+
+#: Objectives whose normalised mean is the quantity their name says (Figure 1's axes): the share of correct answers,
+#: and the paper's efficiency, a normalised index itself. Any other (latency, cost, a column of the user's own) is
+#: scaled, and flipped where smaller is better, so that its axis is no mean of what it names.
+AS_NAMED = ("accuracy", "efficiency")
+
+
+def axis_label(name: str) -> str:
+    """A one-panel landscape's axis: ``mean accuracy`` (Figure 1), else :func:`normalised_label`."""
+    return f"mean {name}" if name in AS_NAMED else normalised_label(name)
 
 
 def pair_panel(ax, arms: pd.DataFrame, pair: tuple[int, int], objectives: Sequence[str], unit: str) -> None:

@@ -121,3 +121,14 @@ def test_dataset_landscape_on_three_objectives_and_on_two():
     (front,) = [ln for ln in ax.get_lines() if ln.get_color() == "black"]
     assert front.get_linestyle() == "-" and len(front.get_xdata()) == len(ax.texts)
     plt.close(two)
+    # a minimised objective is drawn normalised, larger for the faster configuration: "mean latency" said the reverse
+    fast = load_config(TERMS / "gsm8k_dollars_psi.yaml", overrides={"objectives": ["accuracy", "latency"]}).terms
+    dataset = load_dataset(DATA / "gsm8k", terms=fast)
+    (ax,) = _panels(pair := landscape_figure([dataset]))
+    assert (ax.get_ylabel(), ax.get_xlabel()) == ("mean accuracy", "latency (normalised, ↑ better)")
+    from cabench.landscape import dataset_arms
+
+    arms = dataset_arms(dataset)
+    (front,) = [ln for ln in ax.get_lines() if ln.get_color() == "black"]
+    assert sorted(front.get_xdata()) == sorted(arms.loc[arms["pareto"] == 1, "mu_latency"])  # the objective drawn
+    plt.close(pair)
