@@ -104,6 +104,21 @@ def _between(lo: float, hi: float) -> dict[str, Any]:
     return {"parser": parse, "metavar": f"[{shown(lo)}<=x<={shown(hi)}]"}
 
 
+def _switches_shown_without_a_type() -> None:
+    """A switch (``--all``, ``--force``) takes no value, but typer's help gives it a type (``--all <bool>``), which
+    reads as ``--all true``: refused as an extra argument. The help shows switches without one (where typer has the
+    hook; its other options keep theirs)."""
+    typed = getattr(typer.core.TyperOption, "display_type_rich", None)
+    if typed is None:
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) and not getattr(self, "metavar", None) else typed(self, ctx)
+
+    typer.core.TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_switches_shown_without_a_type()
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,
                   help="Cost-aware multi-objective bandits for budgeted LLM configuration evaluation.")
 data_app = typer.Typer(no_args_is_help=True, help="Inspect, plot and import evaluation logs.")
@@ -658,7 +673,8 @@ def advise_cmd(
                                                             "dataset's, else usd with prices or cost_usd, else "
                                                             "tokens).")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="YAML {model or pattern: {input: $/1M, output: "
-                                                                 "$/1M}}.")] = None,
+                                                                 "$/1M}} (or one blended rate, {tokens: $/1M}), "
+                                                                 "or an experiment config declaring prices.")] = None,
     methods: Annotated[str | None, typer.Option("--methods", help="Methods instead of CoHV-UCB and CoPSI-R, e.g. "
                                                                   "cohv-ucb,copsi-r,uniform.")] = None,
     repetitions: Annotated[int, typer.Option("--repetitions", min=1, help="Paired repetitions.")] = 50,

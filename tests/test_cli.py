@@ -612,3 +612,14 @@ def test_a_symbolic_link_loop_without_a_name_or_with_a_line_break_is_one_line(ca
         assert ended.value.exit_code == 2
         assert capsys.readouterr().err == (f"error: {shown}: a loop of symbolic links (the link leads back to itself); "
                                            "point it at a file or folder; nothing already written was changed\n")
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["recommend"], ["report"], ["advise"], ["data", "import"], ["live"]])
+def test_help_shows_switches_without_a_value(command):
+    """typer's help gave every switch a type, `--all <bool>`, which reads as `--all true` (refused as an extra
+    argument); options that take a value keep theirs."""
+    shown = runner.invoke(app, [*command, "--help"], terminal_width=200)
+    assert shown.exit_code == 0, shown.output
+    assert "<bool>" not in shown.stdout and re.search(r"--help +Show this message", shown.stdout), shown.stdout
+    if command == ["recommend"]:
+        assert re.search(r"--all +Every method", shown.stdout) and re.search(r"--top +<int range>", shown.stdout)
