@@ -221,6 +221,10 @@ def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) ->
         if not isinstance(given, str) or not given.strip():
             raise fail(f"{key}.column", f"expected the name of a log column, got {given!r}")
         column = given
+        if isinstance(name, str) and name in BUILTIN and column != BUILTIN[name][0]:  # labelled as another measure
+            raise fail(f"{key}.name", f"'{name}' is the built-in objective on the logs' {BUILTIN[name][0]}, and "
+                                      f"every answer, figure and requirement would call column '{column}' so; give "
+                                      "it a name of its own (name: ...)")
         direction = item.get("direction")
         normalise = _bounds(item.get("normalise", "profiling"), fail, f"{key}.normalise")
     if direction is not None and direction not in ("max", "min"):

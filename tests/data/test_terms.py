@@ -13,7 +13,16 @@ from hypothesis import strategies as st
 from cabench.config import parse_config
 from cabench.data.dataset import load_dataset
 from cabench.data.normalisation import fit_normalisation
-from cabench.data.terms import PAPER_TERMS, Price, Terms, builtin, cost_per_call, parse_terms, usd_per_call
+from cabench.data.terms import (
+    PAPER_TERMS,
+    ObjectiveSpec,
+    Price,
+    Terms,
+    builtin,
+    cost_per_call,
+    parse_terms,
+    usd_per_call,
+)
 from cabench.errors import CabenchError
 from cabench.online import OnlineMethod, run_online
 from cabench.plan import build_problem, check_budgets, with_budgets
@@ -77,6 +86,12 @@ def test_builtins_and_a_column_of_ones_own():
     # mu_c is arms.csv's mean normalised cost: an objective named c would lose its means to it
     ({"objectives": ["accuracy", "latency", {"column": "judge", "name": "c"}]}, "objectives[2].name: 'c' is taken"),
     ({"objectives": ["accuracy", {"column": "c"}]}, "objectives[1].name: 'c' is taken: arms.csv's mu_c is the mean"),
+    # a column named as a built-in objective: 'accuracy 0.720 ... normalised accuracy 0.853', the two different columns
+    ({"objectives": ["latency", {"column": "toxicity", "direction": "min", "name": "accuracy"}]},
+     "objectives[1].name: 'accuracy' is the built-in objective on the logs' correct, and every answer, figure and "
+     "requirement would call column 'toxicity' so; give it a name of its own (name: ...)"),
+    ({"objectives": ["accuracy", {"column": "toxicity", "direction": "min", "name": "latency"}]},
+     "objectives[1].name: 'latency' is the built-in objective on the logs' latency_s"),
     ({"cost": "dollars"}, "cost: 'dollars' is not one of tokens, completion_tokens, usd; did you mean 'usd'?"),
     ({"prices": {"m": {"input": 1}}}, "prices.m: expected {input"),
     ({"prices": {"m": {"input": 1, "output": -2}}}, "prices.m.output: expected dollars per million tokens"),
@@ -87,6 +102,12 @@ def test_builtins_and_a_column_of_ones_own():
 ])
 def test_bad_declarations_are_one_line_naming_the_key(raw, words):
     assert words in _error(**raw)
+
+
+def test_a_built_in_name_on_its_own_column_is_that_objective_with_other_bounds():
+    terms = _terms(objectives=["accuracy", {"column": "latency_s", "name": "latency", "direction": "min",
+                                            "normalise": [0, 10]}])
+    assert terms.objectives[1] == ObjectiveSpec("latency", "latency_s", "min", (0.0, 10.0))
 
 
 def test_a_price_names_its_model_before_a_pattern_in_order():
