@@ -3,7 +3,7 @@
 ``POST /v1/chat/completions`` picks the configuration by ``model``,
 ``temperature``, ``max_tokens`` and the prompting style named in the replay
 task's system message, and the instance by the replay task's user message; it
-answers with the replay task's correct or wrong text according to the log,
+answers with the replay task's text for the logged score (right, wrong, or a partial credit as logged),
 reports the logged tokens in ``usage`` (completion tokens up to ``max_tokens``,
 the rest as prompt tokens) and the logged latency in a ``cabench`` field, after
 a delay of latency × ``latency_scale``. ``GET /v1/models`` lists the models.
@@ -273,7 +273,7 @@ class ReplayEndpoint:
         logged = self.splits.get((config, instance_id))
         if logged is not None and (key[2] <= 0 or logged[1] <= key[2]):  # a completion within max_tokens: as logged
             completion = logged[1]
-        reply = replay_answer(instance_id, correct >= 0.5)
+        reply = replay_answer(instance_id, correct)  # the logged score, partial credit too
         response = {
             "id": f"cabench-{self.requests}", "object": "chat.completion", "created": int(time.time()),
             "model": key[0],

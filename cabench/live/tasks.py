@@ -133,7 +133,7 @@ class Task:
 
     def score(self, instance: Instance, reply: str) -> float:
         if self.replay is not None:
-            return 1.0 if reply.strip() == replay_answer(instance.id, True) else 0.0
+            return replayed_score(instance.id, reply)
         text = reply
         if self.extract:
             found = re.findall(self.extract, reply, flags=re.IGNORECASE | re.DOTALL)
@@ -161,9 +161,29 @@ class Task:
         return Bound(float(prompt), float(max_tokens), float(prompt + max_tokens))
 
 
-def replay_answer(instance_id: str, correct: bool) -> str:
-    """What ``cabench serve`` answers on a replay instance: this text when the log says correct."""
-    return f"answer {instance_id}" if correct else f"not the answer to {instance_id}"
+def replay_answer(instance_id: str, score: float) -> str:
+    """What ``cabench serve`` answers on a replay instance with the logged ``score``: ``answer q1`` where it is 1,
+    ``not the answer to q1`` where 0, and ``answer q1 scoring 0.6`` for partial credit (a judge's grade), which
+    :meth:`Task.score` reads back as logged."""
+    score = float(score)
+    if score == 1.0:
+        return f"answer {instance_id}"
+    return f"not the answer to {instance_id}" if score == 0.0 else f"answer {instance_id} scoring {score!r}"
+
+
+def replayed_score(instance_id: str, reply: str) -> float:
+    """The score a reply of :func:`replay_answer` gives (0 for any other text, or a score outside [0, 1])."""
+    reply = reply.strip()
+    if reply == replay_answer(instance_id, 1.0):
+        return 1.0
+    partial = f"answer {instance_id} scoring "
+    if not reply.startswith(partial):
+        return 0.0
+    try:
+        score = float(reply[len(partial):])
+    except ValueError:
+        return 0.0
+    return score if 0.0 <= score <= 1.0 else 0.0
 
 
 GSM8K_PROMPTS = {

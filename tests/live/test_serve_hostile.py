@@ -430,3 +430,26 @@ def test_a_folder_of_logs_without_dataset_yaml_is_served(tmp_path):
     (tmp_path / "bare" / "dataset.yaml").write_text("surrogate: true\nnme: bare\n")  # damaged: refused, not served
     with pytest.raises(CabenchError, match="dataset.yaml"):  # as real logs, its label unread
         ReplayEndpoint.load(tmp_path / "bare")
+
+
+def test_partial_credit_is_served_and_scored_as_logged(tmp_path):
+    """Logs of fractional scores (a judge's grade) were served right where the score was 0.5 or more and wrong
+    below: c0's 0.600 and c2's 0.717 came back 0.817 and 0.683, and a live run ranked them the other way round. The
+    replay task now reads back every score as logged."""
+    from cabench.live.tasks import replay_task
+
+    logs = spread_logs(2, 5, seed=3)
+    logs["correct"] = [0.0, 1.0, 0.25, 0.6, 1 / 3, 0.5, 0.49, 0.999, 0.0, 1.0]
+    folder = write_dataset(tmp_path / "graded", logs)
+    endpoint, task = ReplayEndpoint.load(folder), replay_task(folder)
+    by_id = {i.id: i for i in task.instances}
+    for row in logs.itertuples():
+        request = {**GOOD, "model": row.model, "messages": [GOOD["messages"][0], {
+            "role": "user", "content": f"cabench replay instance: {row.instance_id}"}]}
+        answered, _ = endpoint.complete(request)
+        reply = answered["choices"][0]["message"]["content"]
+        assert task.score(by_id[row.instance_id], reply) == row.correct, (row, reply)
+    assert replay_answer("q000", 1) == "answer q000" and replay_answer("q000", 0) == "not the answer to q000"
+    q = by_id["q000"]
+    for forged in ("answer q000 scoring 1.5", "answer q000 scoring nan", "answer q000 scoring x", "answer q001"):
+        assert task.score(q, forged) == 0.0, forged  # no score outside [0, 1], nor another instance's answer
