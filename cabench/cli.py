@@ -500,7 +500,7 @@ def tune(
     """Profiling-only grid search over (s_r, s_c, eta) (Appendix A); writes tune.csv and tune.yaml."""
     from cabench import registry
     from cabench.config import load_config
-    from cabench.tune import run_tuning
+    from cabench.tune import run_tuning, tied_at_best
 
     def act():
         cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend))
@@ -515,6 +515,12 @@ def tune(
         typer.echo(f"scored on {SURROGATE_NOTE}")
     typer.echo(f"chosen for {registry.display(tuned)}: s_r={best['s_r']:g} s_c={best['s_c']:g} eta={best['eta']:g} "
                f"(written to {folder})")
+    tied = tied_at_best(table)
+    if tied > 1:  # the grid's order chose, not the profiling rows
+        every = "every setting scores" if tied == len(table) else f"{tied} of the {len(table)} settings score"
+        typer.echo(f"note: {every} the same mean R_HV ({table.iloc[0, -1]:g}): the profiling rows tell them apart by "
+                   "none of their pulls, so the first in the table's order (smallest s_r, s_c, eta) is named; more "
+                   "profiling instances, or tune.rho, may separate them")
     typer.echo(f"run uses the parameters its config gives: to run with these, write them in {config}'s methods, "
                f"e.g. - {{name: {tuned}, s_r: {best['s_r']:g}, s_c: {best['s_c']:g}, eta: {best['eta']:g}}}")
     others = [registry.display(m.name) for m in cfg.methods if m.name != tuned and registry.spec(m.name).tunable]

@@ -83,6 +83,13 @@ def _check_tuned_logs(out: Path, sha256: str | None) -> None:
                                f"{recorded[:12]}… in {name}, this config's {sha256[:12]}…); pass --out another folder")
 
 
+def tied_at_best(table: pd.DataFrame) -> int:
+    """How many settings of a sorted ``tune.csv`` score the chosen one's mean R_HV exactly: beyond 1, the profiling
+    rows tell them apart by none of their pulls, and the choice among them is the table's order."""
+    scores = table[TUNE_COLUMNS[-1]].to_numpy(dtype=float)
+    return int((scores == scores[0]).sum()) if len(scores) else 0
+
+
 def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame, dict, Path, bool]:
     """Grid search; writes ``tune.csv`` (every triple) and ``tune.yaml`` (the choice, and whether the logs scored
     are surrogate) to the output folder; returns the table, the choice, the folder and whether the logs are
@@ -124,7 +131,8 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     with replaced_together() as files:  # a full disk while writing either leaves both as they were
         files.write(out / "tune.csv", text)
         files.write(out / "tune.yaml", dump_yaml({
-            "chosen": best, "scored_on": "profiling split", "method": tuned, "rho": list(rhos),
+            "chosen": best, "tied_at_best": tied_at_best(table), "scored_on": "profiling split", "method": tuned,
+            "rho": list(rhos),
             "repetitions": spec.repetitions, "seed": cfg.seed, "dataset_sha256": sha256, "surrogate": surrogate,
             "tune_csv_sha256": hashlib.sha256(text).hexdigest()}))
     return table, best, out, surrogate

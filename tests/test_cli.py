@@ -242,6 +242,7 @@ def test_tune_writes_choice(tmp_path):
     assert len(table) == 2 and table["mean_regret_hv"].is_monotonic_increasing
     chosen = yaml.safe_load((tmp_path / "tuned" / "tune.yaml").read_text())
     assert chosen["chosen"]["s_r"] == table["s_r"].iloc[0] and chosen["scored_on"] == "profiling split"
+    assert chosen["tied_at_best"] == 1 and "note:" not in result.output  # scores apart: a choice
     # the shipped GSM8K logs are surrogate: the choice says so, as the reports do
     assert chosen["surrogate"] is True and result.output.splitlines()[-4] == (
         "scored on surrogate logs calibrated to the paper's published statistics (not the paper's data)")
@@ -273,6 +274,23 @@ def test_tune_writes_choice(tmp_path):
     (tmp_path / "notes" / "notes.txt").write_text("x")
     refused = runner.invoke(app, ["tune", str(config), "--quiet", "--out", str(tmp_path / "notes")])
     assert refused.exit_code == 2 and "pass another --out" in refused.stderr and "--force" not in refused.stderr
+
+
+def test_tune_says_when_the_grid_ties_at_its_best(tmp_path):
+    """Settings scoring the same mean R_HV were reported as a choice, the grid's first, without a word."""
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({
+        "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [2], "methods": ["cohv-ucb"],
+        "output": str(tmp_path / "tuned"), "tune": {"s_r": [0.1], "s_c": [0.1], "eta": [0.05, 0.1, 0.2],
+                                                    "repetitions": 3}}))
+    result = runner.invoke(app, ["tune", str(config), "--quiet"])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "tuned" / "tune.csv")
+    assert table["mean_regret_hv"].nunique() == 1  # (eta does not move CoHV-UCB's pulls here)
+    assert (f"note: every setting scores the same mean R_HV ({table['mean_regret_hv'].iloc[0]:g}): the profiling rows "
+            "tell them apart by none of their pulls, so the first in the table's order (smallest s_r, s_c, eta) is "
+            "named") in result.stdout
+    assert yaml.safe_load((tmp_path / "tuned" / "tune.yaml").read_text())["tied_at_best"] == 3
 
 
 def test_tune_of_real_logs_says_nothing_of_surrogate_logs(tmp_path):
