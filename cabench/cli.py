@@ -242,7 +242,8 @@ def data_describe(
         f"  full set: gaps min {d['full_min_gap']:.4f} median {d['full_median_gap']:.4f}   H {d['full_H']:.4g}   "
         f"L {d['full_L']:.3f}   "
         f"Theorem 2 from B = {cost(d['full_theorem2_budget_' + d['cost_unit']])} {unit} "
-        f"(rho {d['full_theorem2_rho']:.4g})",
+        f"(rho {d['full_theorem2_rho']:.4g})" if d["K"] > 1 else  # (no other arm: infinite gaps, nothing to spend)
+        "  full set: one configuration, so nothing to identify or choose between (experiments need at least 2)",
     ]
     if d["subset_K"]:
         lines.append(

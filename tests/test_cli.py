@@ -132,6 +132,15 @@ def test_describe_names_theorem2_budget_after_the_cost_unit(tmp_path):
     assert "e-0" not in text  # dollars as written (0.0001436), not 1.436e-04
 
 
+def test_describe_of_one_configuration_says_there_is_nothing_to_choose(tmp_path):
+    """Logs of one configuration were described with infinite gaps and a Theorem 2 budget of 0 tokens."""
+    folder = write_dataset(tmp_path / "one", spread_logs(1, 40, seed=3), split={"profiling_size": 15, "seed": 0})
+    text = runner.invoke(app, ["data", "describe", str(folder)])
+    assert text.exit_code == 0 and text.stdout.splitlines()[-1] == (
+        "  full set: one configuration, so nothing to identify or choose between (experiments need at least 2)")
+    assert "inf" not in text.stdout and "Theorem 2" not in text.stdout
+
+
 def test_describe_names_every_configuration_tied_for_the_largest_hypervolume(tmp_path):
     """Configurations with the same logs tie for the largest HV and HV per cost: describe says so and names them
     (it named the first in the logs' order, an arm no better than the others)."""
