@@ -99,23 +99,25 @@ def format_summary(summary: pd.DataFrame, unit: str = "tokens") -> str:
     summary = summary.drop(skipped.index)
     shown = [registry.display(m) for m in summary["method"]]
     wide = max([len(d) + 1 for d in shown], default=0)  # a method's name of its own may be longer than the column
+    bw = max([13, len(head) + 2, *(len(budget_text(b, unit)) + 2 for b in summary["budget"])])  # 'B (completion
+    # tokens)' ran into rho's column
     if "regret_hv" in summary:
         w = max(19, wide)
-        lines.append(f"{'method':<{w}}{'rho':>9}{head:>13}{'R_HV mean ± se':>24}{'R_std mean ± se':>24}"
+        lines.append(f"{'method':<{w}}{'rho':>9}{head:>{bw}}{'R_HV mean ± se':>24}{'R_std mean ± se':>24}"
                      f"{'spent':>8}")
         for i, (_, r) in enumerate(summary.iterrows()):
             one = r.get("n", 2) < 2  # one repetition: no standard error (recorded as 0)
             hv_se, std_se = ("n/a", "n/a") if one else (f"{r.regret_hv_se:<7.2f}", f"{r.regret_std_se:<7.2f}")
-            lines.append(f"{shown[i]:<{w}}{r.rho:>9.4g}{budget_text(r.budget, unit):>13}"
+            lines.append(f"{shown[i]:<{w}}{r.rho:>9.4g}{budget_text(r.budget, unit):>{bw}}"
                          f"{r.regret_hv:>14.2f} ± {hv_se:<7}"
                          f"{r.regret_std:>14.2f} ± {std_se:<7}{100 * r.spend_share:>7.1f}%")
     else:
         w = max(10, wide)
-        lines.append(f"{'method':<{w}}{'cost':>14}{'rho':>9}{head:>13}{'P(error) [95% Wilson]':>26}"
+        lines.append(f"{'method':<{w}}{'cost':>14}{'rho':>9}{head:>{bw}}{'P(error) [95% Wilson]':>26}"
                      f"{'F1':>8}{'|P_hat|':>9}{'spent':>8}")
         for i, (_, r) in enumerate(summary.iterrows()):
             lines.append(f"{shown[i]:<{w}}{r.cost_mode:>14}{r.rho:>9.4g}"
-                         f"{budget_text(r.budget, unit):>13}"
+                         f"{budget_text(r.budget, unit):>{bw}}"
                          f"{r.error:>9.3f} [{r.error_low:.3f}, {r.error_high:.3f}]{r.f1:>8.3f}{r['size']:>9.2f}"
                          f"{100 * r.spend_share:>7.1f}%")
     for _, r in skipped.iterrows():

@@ -61,6 +61,21 @@ def test_the_printed_table_makes_room_for_a_long_method_name():
         assert len(lines) == 3 and len(ends) == 1 and lines[2].startswith(long + " "), lines
 
 
+def test_a_long_cost_units_budget_column_keeps_apart_from_rho():
+    """'B (completion tokens)' is wider than the budget column: the header read 'rhoB (completion tokens)'."""
+    from cabench.summaries import format_summary
+
+    psi = pd.DataFrame({"method": "copsi", "cost_mode": "deterministic", "rho": [35.96, 143.9],
+                        "budget": [100000.0, 400000.0], "error": 0.1, "error_low": 0.05, "error_high": 0.2,
+                        "f1": 0.9, "size": 3.0, "spend_share": 0.99, "status": "ok"})
+    for table in (psi, psi.drop(columns=["cost_mode", "error", "error_low", "error_high", "f1", "size"]).assign(
+            regret_hv=1.5, regret_hv_se=0.1, regret_std=2.5, regret_std_se=0.2, n=5)):
+        lines = format_summary(table, "completion_tokens").splitlines()
+        assert "rho  B (completion tokens)" in lines[0], lines
+        end = lines[0].index("B (completion tokens)") + len("B (completion tokens)")  # budgets end under the header
+        assert [line[end - 6:end] for line in lines[1:]] == ["100000", "400000"], lines
+
+
 def test_dollar_budgets_in_the_printed_table_read_as_written():
     """A budget of $0.00004 printed as 4e-05 in the run's table, beside budgets of 0.0004 and 0.004."""
     from cabench.summaries import format_summary
