@@ -39,7 +39,7 @@ from cabench.jsonio import strict_dumps
 from cabench.record import measure_columns
 from cabench.report_cells import charged_at_profiling, clipped_calls, listed, measurement, quoted_name, undominated_note
 from cabench.results import Experiment, ResultSet, finite, no_results
-from cabench.units import LABELS, Dollars, TokenCount, amount, percent
+from cabench.units import LABELS, Dollars, Significant, TokenCount, amount, percent
 
 
 def _constrained(e: Experiment, constraints: tuple[Constraint, ...], answer: ConstrainedAnswer | str | None
@@ -87,7 +87,7 @@ def recommendations_json(items: list[dict[str, Any]]) -> str:
 
 
 #: How the terminal shows each real-unit measurement per call: prefix, number format, suffix.
-SHOWN = {"accuracy": ("accuracy ", "{:.3f}", ""), "latency_s": ("", "{:.3g}", " s"),
+SHOWN = {"accuracy": ("accuracy ", "{:.3f}", ""), "latency_s": ("", Significant(), " s"),
          "tokens": ("", TokenCount("{:,.0f}"), " tokens"), "usd": ("$", Dollars(""), ""),
          "completion_tokens": ("", TokenCount("{:,.0f}"), " completion tokens")}
 #: How many members of a decided Pareto set the condensed answer gives units for (the rest counted, as in --json).
@@ -127,7 +127,7 @@ def per_call(a: dict[str, Any]) -> str:
     the mean per call of each column of the user's own an objective reads (``judge 1.73 ± 0.12``, in the column's
     own scale), then each such objective's normalised mean, on which the decision is made (``badness 0.614
     (normalised, larger is better)``: an objective to minimise is flipped by its normalisation)."""
-    columns = [f"{k} {measurement(a, k, '{:.3g}')}" for k in measure_columns(a) if k not in SHOWN]  # (as is)
+    columns = [f"{k} {measurement(a, k, Significant())}" for k in measure_columns(a) if k not in SHOWN]  # (as is)
     own = [f"{k[3:]} {v:.3f} (normalised, larger is better)" for k, v in a.items()
            if k.startswith("mu_") and k != "mu_c" and k[3:] not in IN_REAL_UNITS and finite(v)]
     return ", ".join([f"{prefix}{measurement(a, measure, number)}{suffix}"

@@ -15,7 +15,7 @@ from cabench import registry
 from cabench.analysis import STATE_TEXT
 from cabench.answers import SCORED_PER_CALL
 from cabench.results import finite
-from cabench.units import Dollars, TokenCount, amount
+from cabench.units import Dollars, Significant, TokenCount, amount
 
 
 def method_name(method: str) -> str:
@@ -116,7 +116,7 @@ def texts(table: Table) -> list[str]:
 
 
 #: Real-unit columns of ``arms.csv``: header and number format (mean and 95% half-width alike).
-REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency (s)", "{:.3g}"),
+REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency (s)", Significant()),
                      "tokens": ("tokens", TokenCount("{:,.1f}")), "usd": ("USD", Dollars("$")),
                      "completion_tokens": ("completion tokens", TokenCount("{:,.1f}"))}
 
@@ -136,7 +136,7 @@ def measurement(row: Any, measure: str, number: str) -> str:
         return f"{number.format(mean)} ({number.format(low)}–{number.format(high)})"
     if not finite(mean):
         return "n/a"
-    return number.format(mean) + (f" ± {number.format(half)}" if finite(half) else "")
+    return number.format(mean) + (f" ± {getattr(number, 'bare', number).format(half)}" if finite(half) else "")
 
 
 def quoted_name(name: str) -> str:

@@ -34,13 +34,28 @@ def unit_hint(word: str) -> str:
     return f"; did you mean '{meant}'?" if meant else ""
 
 
+class Significant(str):
+    """A format string for a mean said beside its interval: three significant digits with their trailing zeros
+    (``4.00 ± 0.183 s``, where ``{:.3g}`` wrote ``4 ± 0.183 s``), and no trailing point (``100``, not ``100.``); a
+    half-width is written :attr:`bare` (``± 0.0015``, not ``± 0.00150``)."""
+
+    bare = "{:.3g}"
+
+    def __new__(cls) -> Significant:
+        return super().__new__(cls, "{:#.3g}")
+
+    def format(self, *args: object, **kwargs: object) -> str:
+        text = super().format(*args, **kwargs)
+        return text[:-1] if text.endswith(".") else text
+
+
 class TokenCount(str):
     """A format string for token counts per call, ``{:,.0f}`` say, whose :meth:`at` keeps three significant digits
     for counts below 10: counts logged in thousands of tokens (0.11-0.31 per call) showed as 0."""
 
     def at(self, value: float) -> str:
         """The format for ``value`` and the numbers said with it (its interval): this one, or ``{:.3g}`` below 10."""
-        return "{:.3g}" if math.isfinite(value) and abs(value) < 10 else str(self)
+        return Significant() if math.isfinite(value) and abs(value) < 10 else str(self)
 
 
 def fixed(value: float, digits: int = 3) -> str:

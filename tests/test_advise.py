@@ -28,7 +28,7 @@ from cabench.errors import CabenchError
 from cabench.planning.search import Estimate
 from cabench.planning.targets import Target
 from cabench.storage import folder_lock
-from cabench.units import amount, fixed
+from cabench.units import Significant, amount, fixed
 from tests.conftest import ROOT, spread_logs, write_dataset
 
 EXAMPLE = ROOT / "examples" / "practitioner"
@@ -96,7 +96,7 @@ def test_the_decision_fits_in_15_lines_and_names_a_configuration_with_its_dollar
     chosen = lines[online].split("online: pay for ")[1].split(" — ")[0]
     assert chosen in names and "CoHV-UCB exploits it in " in lines[online]
     usd, seconds = _per_call(home, chosen)
-    assert f"${fixed(usd)} ± " in lines[online + 1] and f"{seconds:.3g} ± " in lines[online + 1]
+    assert f"${fixed(usd)} ± " in lines[online + 1] and f"{Significant().format(seconds)} ± " in lines[online + 1]
     psi = next(i for i, x in enumerate(lines) if x.startswith("identification: a set of "))
     assert " returns it as the Pareto set in " in lines[psi]  # the set returned, not the logs' own Pareto set
     arms = next((home / "advice" / "results").glob("*/arms.csv"))
@@ -107,7 +107,7 @@ def test_the_decision_fits_in_15_lines_and_names_a_configuration_with_its_dollar
     for line in members:
         name = line.strip().split(":")[0]
         usd, seconds = _per_call(home, name)
-        assert name in names and f"${fixed(usd)} ± " in line and f"{seconds:.3g} ± " in line
+        assert name in names and f"${fixed(usd)} ± " in line and f"{Significant().format(seconds)} ± " in line
     report = home / "advice" / "results" / "REPORT.md"
     assert report.is_file() and "evals_online_0.2usd" in report.read_text()
     html = report.with_name("REPORT.html")

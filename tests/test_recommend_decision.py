@@ -608,7 +608,7 @@ def test_an_objective_of_the_users_own_column_is_shown_beside_the_units_per_call
     chosen = item["decision"]["configuration"]
     value = (int(chosen["config_id"][-1]) + 1) / 5.0
     line = next(x for x in format_decisions([item]).splitlines() if x.startswith("    per call: "))
-    assert line.endswith(f" tokens, helpfulness {value:.3g} ± 0, helpfulness {value:.3f} (normalised, larger is "
+    assert line.endswith(f" tokens, helpfulness {value:#.3g} ± 0, helpfulness {value:.3f} (normalised, larger is "
                          "better)"), line
     assert "latency (normalised)" not in line  # latency is shown in seconds already
 

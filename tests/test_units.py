@@ -51,8 +51,21 @@ def test_token_counts_below_ten_keep_three_significant_digits_with_their_interva
     assert [count.at(v).format(v) for v in (0.1094, 9.87, 10.4, 12345.6)] == ["0.109", "9.87", "10", "12,346"]
     assert measurement({"tokens": 0.1094, "tokens_ci": 0.0015}, "tokens", count) == "0.109 ± 0.0015"
     assert measurement({"tokens": 126.4, "tokens_ci": 2.13}, "tokens", count) == "126 ± 2"  # as before
-    assert measurement({"tokens": 0.2, "tokens_low": 0.1, "tokens_high": 0.25}, "tokens", count) == "0.2 (0.1–0.25)"
+    interval = {"tokens": 0.2, "tokens_low": 0.1, "tokens_high": 0.25}
+    assert measurement(interval, "tokens", count) == "0.200 (0.100–0.250)"
     assert measurement({"tokens": float("nan")}, "tokens", count) == "n/a"
+
+
+def test_a_mean_beside_its_interval_keeps_its_trailing_zeros():
+    """Latency 4.0027 ± 0.183 s read '4 ± 0.183 s' (and 1.5038 '1.5'), as if the mean were known less well than its
+    interval; a half-width keeps its own three digits, and no number ends in a point."""
+    from cabench.report_cells import measurement
+    from cabench.units import Significant
+
+    assert [Significant().format(v) for v in (4.0027, 1.5038, 0.443, 100.0, 12.0, 1234.5)] == [
+        "4.00", "1.50", "0.443", "100", "12.0", "1.23e+03"]
+    assert measurement({"latency_s": 4.0027, "latency_s_ci": 0.183}, "latency_s", Significant()) == "4.00 ± 0.183"
+    assert measurement({"latency_s": 1.5038, "latency_s_ci": 0.1}, "latency_s", Significant()) == "1.50 ± 0.1"
 
 
 @pytest.mark.parametrize("value, unit", [(0.12341, "tokens"), (9.8712, "tokens"), (9.9991, "tokens"), (1e-9, "tokens"),
