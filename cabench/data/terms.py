@@ -338,8 +338,13 @@ def usd_per_call(frame: Any, terms: Terms, source: str) -> np.ndarray | None:
             needs = ("tokens",) if price.tokens is not None else ("prompt_tokens", "completion_tokens")
             lacking = [c for c in needs if c not in frame]
             if lacking:
+                if price.tokens is None:  # input and output rates: one rate on the total needs the total only
+                    other = ", or give one blended rate {tokens: $/1M} on the total"
+                else:  # a blended rate already: the logs' own dollars, where they have them
+                    other = "; the logs' cost_usd prices them without a table (leave prices out)" if \
+                        "cost_usd" in frame else ""
                 raise CabenchError(f"{source}: prices.{price.pattern} needs the column '{lacking[0]}', which the logs "
-                                   "lack; map it at import, or give one blended rate {tokens: $/1M} on the total")
+                                   f"lack; map it at import{other}")
             rates[model] = price
         usd = np.zeros(len(frame))
         for side, column in (("input", "prompt_tokens"), ("output", "completion_tokens"), ("tokens", "tokens")):
