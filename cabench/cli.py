@@ -734,11 +734,11 @@ def serve(
 
     endpoint, server = _guard(start)
     address = f"http://{server.server_address[0]}:{server.server_address[1]}/v1"
-    typer.echo(f"serving {dataset} at {address} (Ctrl-C to stop)", err=True)
-    if endpoint.surrogate:  # its answers are the logs', so their label too
-        typer.echo(f"{dataset}: {SURROGATE_NOTE}; its answers are not real model outputs", err=True)
-    sys.stderr.flush()
-    try:
+    try:  # a stop asked for as soon as the address is said ends the server as one asked for later does: exit 0
+        typer.echo(f"serving {dataset} at {address} (Ctrl-C to stop)", err=True)
+        if endpoint.surrogate:  # its answers are the logs', so their label too
+            typer.echo(f"{dataset}: {SURROGATE_NOTE}; its answers are not real model outputs", err=True)
+        sys.stderr.flush()
         server.serve_forever()
     except KeyboardInterrupt:
         pass
