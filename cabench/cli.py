@@ -202,7 +202,9 @@ def _largest(what: str, arms: list[str]) -> str:
 
 @data_app.command("describe")
 def data_describe(
-    path: Annotated[Path, typer.Argument(help="Dataset folder (logs.csv.gz + dataset.yaml).")],
+    path: Annotated[Path, typer.Argument(help="Dataset folder (logs.csv.gz + dataset.yaml), or an experiment config "
+                                              "(YAML): its dataset on the config's split, objectives, cost and "
+                                              "prices.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Table 1 statistics, profiling costs, Pareto sizes, gaps and Theorem 2 budgets of a dataset."""
@@ -210,7 +212,17 @@ def data_describe(
     from cabench.data.describe import by_tie, describe
     from cabench.units import LABELS, fixed, plain
 
-    d = _guard(lambda: describe(load_dataset(path)))
+    def described() -> dict:
+        if not (path.is_file() and path.suffix.lower() in (".yaml", ".yml")):
+            return describe(load_dataset(path))
+        from cabench.config import load_config
+
+        cfg = load_config(path)  # the dataset on the terms the experiment runs on, not only dataset.yaml's
+        if cfg.dataset is None:
+            raise CabenchError(f"{path}: dataset: a synthetic instance has no logs to describe")
+        return describe(load_dataset(cfg.dataset, cfg.split, cfg.terms, str(path)))
+
+    d = _guard(described)
     if as_json:
         typer.echo(strict_dumps(d))
         return

@@ -132,6 +132,29 @@ def test_describe_names_theorem2_budget_after_the_cost_unit(tmp_path):
     assert "e-0" not in text  # dollars as written (0.0001436), not 1.436e-04
 
 
+def test_describe_of_a_config_describes_its_dataset_on_the_configs_terms(tmp_path):
+    """describe read dataset.yaml's terms only: logs run on three objectives in dollars were described on accuracy and
+    efficiency in tokens. Given an experiment config, it describes the dataset as the experiment runs it."""
+    from cabench.config import load_config
+    from cabench.data.dataset import load_dataset
+    from cabench.landscape import dataset_arms
+
+    config = ROOT / "configs" / "terms" / "gsm8k_dollars_psi.yaml"
+    d = json.loads(runner.invoke(app, ["data", "describe", str(config), "--json"]).stdout)
+    plain = json.loads(runner.invoke(app, ["data", "describe", str(DATA / "gsm8k"), "--json"]).stdout)
+    assert (d["objectives"], d["cost_unit"]) == (["accuracy", "latency", "cost"], "usd")
+    assert (plain["objectives"], plain["cost_unit"]) == (["accuracy", "efficiency"], "tokens")
+    arms = dataset_arms(load_dataset(DATA / "gsm8k", terms=load_config(config).terms))
+    assert d["pareto_size"] == int(arms["pareto"].sum()) != plain["pareto_size"]
+    synthetic = tmp_path / "syn.yaml"
+    synthetic.write_text(yaml.safe_dump({"dataset": {"synthetic": {"means": [[0.1, 0.2], [0.3, 0.1]],
+                                                                   "costs": [1, 2]}},
+                                         "setting": "psi", "rho": [4], "methods": ["copsi"]}))
+    refused = runner.invoke(app, ["data", "describe", str(synthetic)])
+    assert refused.exit_code == 2 and refused.stderr == (
+        f"error: {synthetic}: dataset: a synthetic instance has no logs to describe\n"), refused.output
+
+
 def test_describe_of_one_configuration_says_there_is_nothing_to_choose(tmp_path):
     """Logs of one configuration were described with infinite gaps and a Theorem 2 budget of 0 tokens."""
     folder = write_dataset(tmp_path / "one", spread_logs(1, 40, seed=3), split={"profiling_size": 15, "seed": 0})
