@@ -200,6 +200,12 @@ def _largest(what: str, arms: list[str]) -> str:
     return f"{what}: {len(arms)} arms tie ({shown})"
 
 
+def _tied_gap(gap: float) -> str:
+    """Why Theorem 2's budget is infinite where it is: a gap of 0 (SPEC §6), a configuration tied with another."""
+    return ("; a gap of 0 (a tie on some objective, as scored, decides whether a configuration is in the Pareto "
+            "set): no budget is enough for Theorem 2's guarantee" if gap == 0 else "")
+
+
 @data_app.command("describe")
 def data_describe(
     path: Annotated[Path, typer.Argument(help="Dataset folder (logs.csv.gz + dataset.yaml), or an experiment config "
@@ -254,14 +260,16 @@ def data_describe(
         f"  full set: gaps min {d['full_min_gap']:.4f} median {d['full_median_gap']:.4f}   H {d['full_H']:.4g}   "
         f"L {d['full_L']:.3f}   "
         f"Theorem 2 from B = {cost(d['full_theorem2_budget_' + d['cost_unit']])} {unit} "
-        f"(rho {d['full_theorem2_rho']:.4g})" if d["K"] > 1 else  # (no other arm: infinite gaps, nothing to spend)
+        f"(rho {d['full_theorem2_rho']:.4g}){_tied_gap(d['full_min_gap'])}" if d["K"] > 1 else  # (no other arm:
+        # infinite gaps, nothing to spend)
         "  full set: one configuration, so nothing to identify or choose between (experiments need at least 2)",
     ]
     if d["subset_K"]:
         lines.append(
             f"  14-arm subset: |P*| {d['subset_pareto_size']}   min gap {d['subset_min_gap']:.4f}   H "
             f"{d['subset_H']:.4g}   L {d['subset_L']:.3f}   Theorem 2 from B = "
-            f"{cost(d['subset_theorem2_budget_' + d['cost_unit']])} {unit} (rho {d['subset_theorem2_rho']:.4g})")
+            f"{cost(d['subset_theorem2_budget_' + d['cost_unit']])} {unit} (rho {d['subset_theorem2_rho']:.4g})"
+            f"{_tied_gap(d['subset_min_gap'])}")
         lines.append("    gaps: " + ", ".join(f"{a} {g:.4f}" for a, g in sorted(d["subset_gaps"].items(),
                                                                                    key=lambda item: item[1])))
     typer.echo("\n".join(lines))

@@ -146,6 +146,11 @@ def test_describe_of_a_config_describes_its_dataset_on_the_configs_terms(tmp_pat
     assert (plain["objectives"], plain["cost_unit"]) == (["accuracy", "efficiency"], "tokens")
     arms = dataset_arms(load_dataset(DATA / "gsm8k", terms=load_config(config).terms))
     assert d["pareto_size"] == int(arms["pareto"].sum()) != plain["pareto_size"]
+    assert d["full_min_gap"] == 0 and plain["full_min_gap"] > 0  # a tie as scored: Theorem 2's budget is infinite
+    text, text_plain = (runner.invoke(app, ["data", "describe", str(p)]).stdout for p in (config, DATA / "gsm8k"))
+    assert "Theorem 2 from B = inf USD (rho inf); a gap of 0 (a tie on some objective, as scored, decides whether a " \
+        "configuration is in the Pareto set): no budget is enough for Theorem 2's guarantee" in text
+    assert "a gap of 0" not in text_plain
     synthetic = tmp_path / "syn.yaml"
     synthetic.write_text(yaml.safe_dump({"dataset": {"synthetic": {"means": [[0.1, 0.2], [0.3, 0.1]],
                                                                    "costs": [1, 2]}},
