@@ -9,7 +9,6 @@ given.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
@@ -295,19 +294,6 @@ def _output(r: _Reader, raw: Any) -> str:
     return raw
 
 
-def _beside_dataset(output: str, dataset: Any, base: Path) -> str:
-    """A config's relative ``output`` read from the config's folder ``base`` where its relative ``dataset`` was found
-    there only (:func:`_dataset`): such a config is written from its own folder, and its results went to the working
-    directory's (``dataset: ../data/mine``, ``output: ../results/mine`` wrote above the project); else as written."""
-    out = Path(output).expanduser()
-    if out.is_absolute() or not isinstance(dataset, str) or Path(dataset).expanduser().is_absolute():
-        return output
-    relative = Path(dataset).expanduser()
-    if (Path.cwd() / relative).exists() or not (base / relative).is_dir():
-        return output
-    return os.path.normpath(base / out)
-
-
 def _dataset(r: _Reader, raw: Any, base: Path) -> tuple[str | None, SyntheticSpec | None]:
     if isinstance(raw, str):
         path = Path(raw).expanduser()
@@ -433,7 +419,6 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     raw = r.check_keys(raw, TOP_KEYS, "")
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     r.given = frozenset(given)
-    written_output = isinstance(raw.get("output"), str) and "output" not in given  # the config's, not --out's
     if "methods" in given and "methods" in raw:
         given["methods"] = _keep_method_params(raw["methods"], given["methods"])
     if "name" in given and "output" not in given and isinstance(raw.get("output"), str):
@@ -547,7 +532,6 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
     if name == FIGURES:
         raise r.fail("name", f"'{FIGURES}' is the folder `cabench plot` draws a results root's figures into; "
                              "choose another name")
-    output = r.text(_output(r, raw.get("output", f"results/{name}")), "output")
     return ExperimentConfig(
         name=name,
         source=source,
@@ -571,7 +555,7 @@ def parse_config(raw: Any, source: str, base: Path | None = None, overrides: dic
         max_memory_gb=r.number(raw.get("max_memory_gb", 8.0), "max_memory_gb", positive=True),
         backend=backend,
         scheduler_address=address,
-        output=_beside_dataset(output, raw["dataset"], base) if written_output else output,
+        output=r.text(_output(r, raw.get("output", f"results/{name}")), "output"),
         trajectories=trajectories,
         tune=tune,
         terms=terms,

@@ -333,27 +333,3 @@ def test_a_budget_in_other_words_says_how_to_state_it(budget, said):
         parse_config({"name": "x", "dataset": "data/piqa", "setting": "online", "budget": budget,
                       "methods": ["uniform"]}, "e.yaml")
     assert str(exc.value) == f"e.yaml: {said}"
-
-
-def test_a_config_written_from_its_own_folder_writes_its_results_there(tmp_path, monkeypatch):
-    """`dataset: ../data/mine` was found beside the config, but `output: ../results/mine` was read from the working
-    directory: run from elsewhere, the results landed outside the project. A relative output follows the dataset
-    where the dataset was found beside the config only; --out stays the working directory's."""
-    from pathlib import Path
-
-    from tests.conftest import spread_logs, write_dataset
-
-    project = tmp_path / "project"
-    write_dataset(project / "data" / "mine", spread_logs(3, 40))
-    (project / "configs").mkdir()
-    config = project / "configs" / "mine.yaml"
-    config.write_text(yaml.safe_dump({"dataset": "../data/mine", "output": "../results/mine", "setting": "online",
-                                      "rho": [2], "methods": ["cohv-ucb"]}))
-    (tmp_path / "elsewhere").mkdir()
-    monkeypatch.chdir(tmp_path / "elsewhere")
-    assert load_config(config).output == str((project / "results" / "mine").resolve())
-    assert load_config(config, overrides={"name": "other"}).output == str((project / "results" / "other").resolve())
-    assert load_config(config, overrides={"output": "out/x"}).output == "out/x"  # the command line's: as given
-    monkeypatch.chdir(project / "configs")  # found from the working directory: read from it, as written
-    assert load_config(config).output == "../results/mine"
-    assert Path(load_config(config).output).resolve() == (project / "results" / "mine").resolve()
