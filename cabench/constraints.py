@@ -100,7 +100,7 @@ class Constraint:
         # (dollars in positional notation, as a price reads: usd <= $0.00004, not $4e-05)
         shown = {"latency_s": ("latency", "{:.12g} s"), "usd": ("usd", "${}"), "tokens": ("tokens", "{:.12g}")}
         name, form = shown.get(self.column, (self.column.removeprefix("mu_"), "{:.12g}"))
-        bare = not self.text.strip().lower().startswith("mu_")  # an own column's name bounds its mean per call
+        bare = not _written_normalised(self)  # an own column's name bounds its mean per call
         if self.column.startswith("mu_") and (_is_measure_name(name) or (name in own and not bare)):
             name = f"{name} (normalised)"
         return f"{name} {self.op} {form.format(plain(self.value, 12) if self.column == 'usd' else self.value)}"
@@ -140,8 +140,8 @@ def parse_constraint(text: str) -> Constraint:
     value = float(found["value"])
     if not math.isfinite(value):
         raise CabenchError(f"{where}: expected a finite number")
-    if found["name"].startswith("mu_"):  # an objective's normalised mean, named as arms.csv names it
-        name = found["name"]
+    if found["name"].lower().startswith("mu_"):  # an objective's normalised mean, named as arms.csv names it
+        name = "mu_" + found["name"][3:]
         if unit:
             raise CabenchError(f"{where}: '{name}' is a normalised objective, which has no unit; drop '{unit}'")
         return Constraint(name, found["op"], value, text)
@@ -164,26 +164,45 @@ def parse_constraint(text: str) -> Constraint:
 
 def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, ...]:
     """Every ``--require`` of the command line, parsed; two that no value can meet together (``accuracy>=0.9`` and
-    ``accuracy<=0.5``) are refused in one line naming both, rather than answered "no configuration qualifies"."""
+    ``accuracy<=0.5``) are refused in one line naming both, rather than answered "no configuration qualifies". An
+    objective of the user's own (``toxicity``, ``mu_toxicity``) may name a column an experiment records as well as
+    its normalised mean: its bounds are compared once an experiment resolves them (:func:`qualifying`)."""
     parsed = tuple(parse_constraint(t) for t in texts)
-
-    def bounded(c: Constraint) -> str:  # accuracy per call is its objective's mean (mu_accuracy), as answered; an
-        # objective's bare name may be its column's mean per call (toxicity), which mu_toxicity is not
-        if c.column in ("accuracy", "mu_accuracy"):
-            return "mu_accuracy"
-        return c.column if c.text.strip().lower().startswith("mu_") or not c.column.startswith("mu_") else \
-            f"{c.column} as named"
-
-    def room(c: Constraint) -> float:  # the slack an answer allows (quantised rewards: accuracy, objectives)
-        return slack(c.value, quantised=bounded(c).startswith("mu_"))
-
-    for low in (c for c in parsed if c.op == ">="):
-        for high in (c for c in parsed if c.op == "<=" and bounded(c) == bounded(low)):
-            if low.value - room(low) > high.value + room(high):
-                raise CabenchError(f"--require {low.text} and --require {high.text} contradict each other: no "
-                                   f"configuration has {low.describe()} and {high.describe()}; drop or change one "
-                                   "of them")
+    _refuse_contradictions([(_bounded(c.column), c) for c in parsed  # the rest once an experiment resolves them
+                            if not c.column.startswith("mu_") or c.column[3:] in BUILT_IN_OBJECTIVES])
     return parsed
+
+
+#: The built-in objectives' names: no column of the user's own has them (an own column is recorded under a name of
+#: its own), so a bound on one is known before any experiment is read.
+BUILT_IN_OBJECTIVES = ("accuracy", "efficiency", "latency", "cost")
+
+
+def _written_normalised(c: Constraint) -> bool:
+    """Whether ``c`` names an objective's normalised mean as ``arms.csv`` does (``mu_efficiency>=0.5``)."""
+    return c.text.strip().lower().startswith("mu_")
+
+
+def _bounded(column: str) -> str:
+    """What a bound on ``column`` of ``arms.csv`` bounds: accuracy per call is its objective's mean (mu_accuracy), as
+    answered."""
+    return "mu_accuracy" if column in ("accuracy", "mu_accuracy") else column
+
+
+class Contradictory(CabenchError):
+    """Two requirements no value meets together: wrong whichever experiment answers them."""
+
+
+def _refuse_contradictions(bounds: list[tuple[str, Constraint]], own: Collection[str] = ()) -> None:
+    """Refuse a lower and an upper bound on the same quantity (``bounds``: what each bounds, :func:`_bounded`) that
+    no value meets together, beyond the slack an answer allows (quantised rewards: accuracy, objectives)."""
+    for bounded, low in ((b, c) for b, c in bounds if c.op == ">="):
+        room = slack(low.value, quantised=bounded.startswith("mu_"))
+        for high in (c for b, c in bounds if c.op == "<=" and b == bounded):
+            if low.value - room > high.value + slack(high.value, quantised=bounded.startswith("mu_")):
+                raise Contradictory(f"--require {low.text} and --require {high.text} contradict each other: no "
+                                    f"configuration has {low.describe(own)} and {high.describe(own)}; drop or change "
+                                    "one of them")
 
 
 #: Measures a user's column objective may share a name with (the built-in objectives are documented apart).
@@ -201,7 +220,7 @@ def _values(arms: pd.DataFrame, c: Constraint) -> tuple[str, np.ndarray]:
                            "mean per call")
     column = c.column if c.column in arms or c.column != "accuracy" else "mu_accuracy"
     raw = c.column.removeprefix("mu_")
-    if not c.text.strip().lower().startswith("mu_") and raw in measure_columns(arms):
+    if not _written_normalised(c) and raw in measure_columns(arms):
         column = raw  # a column of the user's own an objective reads (judge), bounded in its own scale; so is an
         # objective named as its column ({column: toxicity}), as the built-in latency is: mu_toxicity its objective
     if column not in arms:
@@ -210,9 +229,9 @@ def _values(arms: pd.DataFrame, c: Constraint) -> tuple[str, np.ndarray]:
         objectives = {col.removeprefix("mu_"): col if _is_measure_name(col.removeprefix("mu_")) else
                       col.removeprefix("mu_") for col in objective_columns(arms)}  # as each is bounded
         have = [*measures.values(), *objectives.values()]
-        pool = objectives if c.text.strip().lower().startswith("mu_") else {**objectives, **measures}
+        pool = objectives if _written_normalised(c) else {**objectives, **measures}
         hint = did_you_mean(c.column.removeprefix("mu_"), pool, shown=pool.get)  # by name, as written
-        if c.text.strip().lower().startswith("mu_"):  # mu_latency: no such objective, though latency is a measure
+        if _written_normalised(c):  # mu_latency: no such objective, though latency is a measure
             measured = (f"; {raw} is a measure per call here: bound it without 'mu_' ({raw}{c.op}VALUE, in its "
                         "unit)") if raw in measures else ""
             raise CabenchError(f"--require {c.text}: the experiment has no objective {raw} (its objectives are "
@@ -239,8 +258,9 @@ def qualifying(arms: pd.DataFrame, constraints: tuple[Constraint, ...], where: s
     ok = np.ones(len(arms), dtype=bool)
     may_qualify = np.ones(len(arms), dtype=bool)
     may_fail = np.zeros(len(arms), dtype=bool)
-    for c in constraints:
-        column, values = _values(arms, c)
+    resolved = [(c, *_values(arms, c)) for c in constraints]
+    _refuse_contradictions([(_bounded(column), c) for c, column, _ in resolved], measure_columns(arms))
+    for c, column, values in resolved:
         unknown = np.flatnonzero(~np.isfinite(values))
         if len(unknown):
             row = int(unknown[0])
@@ -358,7 +378,7 @@ def answers_under(res: ResultSet, constraints: tuple[Constraint, ...]) -> dict[s
     for e in res.experiments if constraints else []:
         try:
             out[e.label] = constrained_answer(e, constraints)
-        except (DamagedMeasure, OutOfRange):  # wrong whichever experiment says it: said as such, not "not here"
+        except (DamagedMeasure, OutOfRange, Contradictory):  # wrong whichever experiment says it: not "not here"
             raise
         except CabenchError as exc:
             out[e.label] = str(exc)

@@ -672,6 +672,12 @@ def test_an_objective_named_as_its_column_is_bounded_in_the_columns_scale_and_as
     both = RUNNER.invoke(app, ["recommend", str(tmp_path / "res"), "--require", "judge>=1.5", "--require",
                                "mu_judge<=0.5"])  # other quantities: no contradiction, though 1.5 > 0.5
     assert both.exit_code == 0 and "with judge >= 1.5, judge (normalised) <= 0.5: " in both.stdout, both.output
+    for texts, said in ((["accuracy>=0.5", "mu_accuracy<=0.4"], "accuracy >= 0.5 and accuracy <= 0.4"),
+                        (["mu_judge<=0.1", "mu_judge>=0.9"], "judge (normalised) >= 0.9 and judge (normalised) <= 0.1"),
+                        (["judge>=2.5", "judge<=1.5"], "judge >= 2.5 and judge <= 1.5")):
+        refused = RUNNER.invoke(app, ["recommend", str(tmp_path / "res"), "--require", texts[0], "--require",
+                                      texts[1]])
+        assert refused.exit_code == 2 and f"no configuration has {said};" in refused.stderr, refused.output
     from cabench.report import build_report
 
     assert "**Requirements (--require): judge <= 2, judge (normalised) >= 0.6, on the per-call means" in build_report(
