@@ -167,6 +167,9 @@ def test_describe_of_one_configuration_says_there_is_nothing_to_choose(tmp_path)
     assert text.exit_code == 0 and text.stdout.splitlines()[-1] == (
         "  full set: one configuration, so nothing to identify or choose between (experiments need at least 2)")
     assert "inf" not in text.stdout and "Theorem 2" not in text.stdout
+    d = json.loads(runner.invoke(app, ["data", "describe", str(folder), "--json"]).stdout)  # no budget of 0 either
+    assert (d["K"], d["full_H"], d["full_min_gap"], d["full_theorem2_budget_tokens"], d["full_theorem2_rho"]) == (
+        1, None, None, None, None) and d["full_gaps"] == {}
 
 
 def test_describe_names_every_configuration_tied_for_the_largest_hypervolume(tmp_path):

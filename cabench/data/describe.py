@@ -26,6 +26,9 @@ from cabench.pareto import (
 def identification_summary(ds: Dataset, arms: np.ndarray) -> dict[str, Any]:
     """Gaps, ``H_{mu,c}``, ``L_{K,lambda}`` and Theorem 2's budget for an arm set (SPEC §6), the budget named after
     the dataset's cost unit (``theorem2_budget_usd``), as result files name budgets."""
+    if len(arms) < 2:  # one configuration: no gap, nothing to identify, no budget that means anything (None)
+        return {"K": int(len(arms)), "pareto_size": int(len(arms)), "pareto_by_tie": 0, "min_gap": None, "gaps": {},
+                "H": None, "L": None, f"theorem2_budget_{ds.cost_unit}": None, "theorem2_rho": None}
     mu = ds.mu[arms]
     cost = ds.profile_cost[arms]
     norm = cost / cost.max()
@@ -98,7 +101,7 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "lambda": ds.lam,
         "clipped_rows": ds.clipped_rows,
         "full_min_gap": full["min_gap"],
-        "full_median_gap": float(np.median(list(full["gaps"].values()))),
+        "full_median_gap": float(np.median(list(full["gaps"].values()))) if full["gaps"] else None,
         "full_gaps": full["gaps"],
         "full_H": full["H"],
         "full_L": full["L"],
