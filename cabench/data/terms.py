@@ -195,6 +195,27 @@ def _finite_bounds(value: Any, fail: Callable[[str, str], CabenchError], key: st
     raise fail(key, f"expected 'profiling' or [lo, hi] with lo < hi, got {value!r}")
 
 
+def _refuse_built_in_name(name: str, column: str, direction: Any, key: str,
+                          fail: Callable[[str, str], CabenchError], given_as_built: bool = False) -> None:
+    """Refuse a column objective named as a built-in one (in any case) that reads another column or the other way:
+    every answer, figure and requirement would call it by the built-in's name (``{column: toxicity, name:
+    accuracy}``; ``{column: latency_s, name: efficiency, direction: max}``, rewarding slowness); requirements read
+    names in any case, so ``Accuracy`` is the built-in's too."""
+    built_column, built_direction, built_normalise = BUILTIN[name.lower()]
+    if built_normalise == "inverse" and not given_as_built:  # efficiency: the reciprocal, which no column declares
+        raise fail(key, f"'{name}' is the built-in objective on the reciprocal of the logs' {built_column} (larger is "
+                        "better: the faster); declare it as efficiency, or a column objective under a name of its own")
+    if column != built_column or direction not in (None, built_direction):
+        way = {"max": "larger is better", "min": "smaller is better"}
+        said = f" ({way[direction]})" if direction in way else ""
+        raise fail(key, f"'{name}' is the built-in objective on the logs' {built_column} ({way[built_direction]}), "
+                        f"and every answer, figure and requirement would call column '{column}'{said} so; give it a "
+                        "name of its own (name: ...)")
+    if name != name.lower():
+        raise fail(key, f"'{name}' reads as the built-in objective {name.lower()} in requirements; write it "
+                        f"'{name.lower()}'")
+
+
 def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) -> ObjectiveSpec:
     if isinstance(item, str):
         if item not in BUILTIN:
@@ -215,17 +236,17 @@ def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) ->
                                            "latency to give bounds in seconds")
         column = base.column
         direction: str | None = str(item.get("direction", base.direction))
+        if direction in ("max", "min"):  # (another word is refused below)
+            _refuse_built_in_name(name, column, direction, f"{key}.direction", fail, given_as_built=True)
         normalise = _bounds(item["normalise"], fail, f"{key}.normalise") if "normalise" in item else base.normalise
     else:
         given = item.get("column")
         if not isinstance(given, str) or not given.strip():
             raise fail(f"{key}.column", f"expected the name of a log column, got {given!r}")
         column = given
-        if isinstance(name, str) and name in BUILTIN and column != BUILTIN[name][0]:  # labelled as another measure
-            raise fail(f"{key}.name", f"'{name}' is the built-in objective on the logs' {BUILTIN[name][0]}, and "
-                                      f"every answer, figure and requirement would call column '{column}' so; give "
-                                      "it a name of its own (name: ...)")
         direction = item.get("direction")
+        if isinstance(name, str) and name.lower() in BUILTIN:
+            _refuse_built_in_name(name, column, direction, f"{key}.name", fail)
         normalise = _bounds(item.get("normalise", "profiling"), fail, f"{key}.normalise")
     if direction is not None and direction not in ("max", "min"):
         raise fail(f"{key}.direction", f"expected max (larger is better) or min, got {direction!r}")

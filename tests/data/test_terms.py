@@ -88,10 +88,25 @@ def test_builtins_and_a_column_of_ones_own():
     ({"objectives": ["accuracy", {"column": "c"}]}, "objectives[1].name: 'c' is taken: arms.csv's mu_c is the mean"),
     # a column named as a built-in objective: 'accuracy 0.720 ... normalised accuracy 0.853', the two different columns
     ({"objectives": ["latency", {"column": "toxicity", "direction": "min", "name": "accuracy"}]},
-     "objectives[1].name: 'accuracy' is the built-in objective on the logs' correct, and every answer, figure and "
-     "requirement would call column 'toxicity' so; give it a name of its own (name: ...)"),
+     "objectives[1].name: 'accuracy' is the built-in objective on the logs' correct (larger is better), and every "
+     "answer, figure and requirement would call column 'toxicity' (smaller is better) so; give it a name of its own "
+     "(name: ...)"),
     ({"objectives": ["accuracy", {"column": "toxicity", "direction": "min", "name": "latency"}]},
-     "objectives[1].name: 'latency' is the built-in objective on the logs' latency_s"),
+     "objectives[1].name: 'latency' is the built-in objective on the logs' latency_s (smaller is better)"),
+    # its column the other way round: an 'efficiency' that rewards slowness, an 'accuracy' that rewards errors
+    ({"objectives": ["latency", {"column": "latency_s", "direction": "max", "name": "efficiency"}]},
+     "objectives[1].name: 'efficiency' is the built-in objective on the reciprocal of the logs' latency_s (larger is "
+     "better: the faster); declare it as efficiency, or a column objective under a name of its own"),
+    ({"objectives": ["latency", {"column": "correct", "direction": "min", "name": "accuracy"}]},
+     "objectives[1].name: 'accuracy' is the built-in objective on the logs' correct (larger is better), and every "
+     "answer, figure and requirement would call column 'correct' (smaller is better) so"),
+    ({"objectives": ["accuracy", {"name": "latency", "direction": "max"}]},
+     "objectives[1].direction: 'latency' is the built-in objective on the logs' latency_s (smaller is better)"),
+    # requirements read names in any case: 'Accuracy' on another column was bounded as the built-in accuracy
+    ({"objectives": ["latency", {"column": "toxicity", "direction": "min", "name": "Accuracy"}]},
+     "objectives[1].name: 'Accuracy' is the built-in objective on the logs' correct"),
+    ({"objectives": ["latency", {"column": "correct", "direction": "max", "name": "Accuracy"}]},
+     "objectives[1].name: 'Accuracy' reads as the built-in objective accuracy in requirements; write it 'accuracy'"),
     ({"cost": "dollars"}, "cost: 'dollars' is not one of tokens, completion_tokens, usd; did you mean 'usd'?"),
     ({"prices": {"m": {"input": 1}}}, "prices.m: expected {input"),
     ({"prices": {"m": {"input": 1, "output": -2}}}, "prices.m.output: expected dollars per million tokens"),
