@@ -312,20 +312,24 @@ def _check_costs(canonical: pd.DataFrame, frame: pd.DataFrame, given_at: dict[st
         costs = pd.to_numeric(canonical[name], errors="coerce")
         read_from = columns.get(name)
         source = read_from if isinstance(read_from, str) and read_from != name else None
-        by = given_at.get(name) or (f"{name} (read from {quoted(source)})" if source else f"column '{name}'")
+        summed = " and ".join(map(quoted, map(str, read_from))) if isinstance(read_from, list) else ""
+        by = given_at.get(name) or (f"{name} (read from {quoted(source)})" if source else
+                                    f"{name} (the sum of {summed})" if summed else f"column '{name}'")
         meant = likely_source(name, frame, unread)
-        fix = (f"map the logs' per-call {name} (--mapping)" + (f"; did you mean {meant.shown()}?" if meant else
-                                                                " where they record it"))
+        hint = f"; did you mean {meant.shown()}?" if meant else ""
         if source and common_name_of(source) == "max_new_tokens":
             echo(f"warning: {by}: {quoted(source)} names a generation limit (max_new_tokens), not what a call "
-                 f"used; {fix}")
-            continue
+                 f"used; map the column of what each call used to {name} (--mapping){hint}")
+            return  # one warning: the other costs share its cause
         per = costs.groupby(canonical["config_id"])
         if costs.notna().all() and costs.nunique() > 1 and (per.nunique() <= 1).all() and per.size().max() > 1:
             first = str(per.size().index[0])
             value = costs[canonical["config_id"].astype(str) == first].iloc[0]
-            echo(f"warning: {by}: one cost on every row of each configuration ({value:g} for '{first}'): a limit or "
-                 f"a configuration's average, not what each call used, so every call is charged alike; {fix}")
+            echo(f"warning: {by}: one cost on every row of each configuration ({value:g} for '{first}'): every call "
+                 "of a configuration is charged alike, as a generation limit, a configuration's average or a flat "
+                 f"price per call would be; where the logs record what each call used, map that column to {name} "
+                 f"(--mapping){hint}")
+            return
 
 
 def _one_instance(where: str, value: Any, frame: pd.DataFrame, columns: dict[str, Any]) -> str:

@@ -498,20 +498,27 @@ def test_a_cost_that_is_no_calls_own_is_said_with_the_column_likely_meant(tmp_pa
     frame["maxTokens"] = frame["config_id"].map({"cfg0": 256, "cfg1": 512, "cfg2": 1024})
     lines = _mapped_import(tmp_path, frame, {"max_new_tokens": "maxTokens", "tokens": "maxTokens"}, "limit")
     assert ("warning: tokens (read from 'maxTokens'): 'maxTokens' names a generation limit (max_new_tokens), not what "
-            "a call used; map the logs' per-call tokens (--mapping); did you mean 'total_tokens'?") in lines
+            "a call used; map the column of what each call used to tokens (--mapping); did you mean 'total_tokens'?"
+            ) in lines
     assert pd.read_csv(tmp_path / "limit" / "logs.csv.gz")["tokens"].max() == 1024  # written as mapped
     mean = frame.groupby("config_id")["total_tokens"].transform("mean")
     lines = _mapped_import(tmp_path, frame.assign(avg=mean), {"max_new_tokens": "maxTokens", "tokens": "avg"}, "avg")
     first = frame.loc[frame["config_id"] == "cfg0", "total_tokens"].mean()
     assert (f"warning: tokens (read from 'avg'): one cost on every row of each configuration ({first:g} for 'cfg0'): "
-            "a limit or a configuration's average, not what each call used, so every call is charged alike; map the "
-            "logs' per-call tokens (--mapping); did you mean 'total_tokens'?") in lines
+            "every call of a configuration is charged alike, as a generation limit, a configuration's average or a "
+            "flat price per call would be; where the logs record what each call used, map that column to tokens "
+            "(--mapping); did you mean 'total_tokens'?") in lines
     for name, columns, by in (("own", {}, "column 'tokens'"), ("used", {"tokens": "tokens_used"},
                                                                  "tokens (read from 'tokens_used')")):
         logs = frame.assign(**{"tokens" if name == "own" else "tokens_used": mean}).drop(columns="total_tokens")
         lines = _mapped_import(tmp_path, logs, {"max_new_tokens": "maxTokens", **columns}, name)  # nothing to offer
         assert any(line.startswith(f"warning: {by}: one cost on every row of each configuration (") and line.endswith(
-            "map the logs' per-call tokens (--mapping) where they record it") for line in lines), lines
+            "map that column to tokens (--mapping)") for line in lines), lines
+    parts = frame.drop(columns="total_tokens").assign(prompt_tokens=mean.round(), completion_tokens=mean.round() + 7)
+    lines = _mapped_import(tmp_path, parts, {"max_new_tokens": "maxTokens"}, "parts")  # tokens their sum: one cause
+    costs = [line for line in lines if "one cost on every row" in line]
+    assert len(costs) == 1 and costs[0].startswith(
+        "warning: tokens (the sum of 'prompt_tokens' and 'completion_tokens'): one cost on every row"), lines
     for name, logs, columns, options in (
             ("calls", frame.drop(columns="total_tokens"), {"max_new_tokens": "maxTokens"}, {"settings": {"tokens": 1}}),
             ("read", frame, {"max_new_tokens": "maxTokens", "tokens": "total_tokens"}, {})):
