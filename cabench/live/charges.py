@@ -29,7 +29,9 @@ attempt is admitted against the budget at its worst case before it is made.
 
 A reply delivered without a usage count (or with one of zero tokens) is no
 failed attempt: the endpoint generated it, and a provider bills it whatever its
-body says, so it is charged its worst case under every ``charge_failed``.
+body says, so it is charged its worst case under every ``charge_failed``. So is
+a reply delivered but unread (:data:`DELIVERED`: a body that is no reply, or
+one too large).
 """
 
 from __future__ import annotations
@@ -176,18 +178,25 @@ def reported_latency(value: Any) -> tuple[float | None, str]:
     return number, ""
 
 
+#: Attempts whose reply (HTTP 200) arrived but could not be read: a body that is no reply (or reports its usage
+#: where cabench does not read it, as a stream's last chunk), or one larger than ``max_reply_bytes``. The endpoint
+#: generated them and a provider bills them: each is charged its worst case whatever ``charge_failed`` says.
+DELIVERED = {"malformed": "a malformed reply", "too large": "a reply larger than max_reply_bytes"}
+
+
 def _failed_attempt(attempt: Attempt, max_tokens: int, worst: Counts, tariff: Tariff,
                     mode: str, bound: Bound | None = None) -> tuple[Counts, str]:
     """(charge, suspect reason) of a failed attempt."""
-    if not attempt.billable or mode == "none":
+    delivered = attempt.status in DELIVERED
+    if not attempt.billable or (mode == "none" and not delivered):
         return NOTHING, ""
     counts, why, claimed = usage_counts(attempt.usage, max_tokens, worst, tariff, bound)
-    suspect = f"{attempt.status}: {why}" if why else ("a malformed reply" if attempt.status == "malformed" else "")
+    suspect = f"{attempt.status}: {why}" if why else DELIVERED.get(attempt.status, "")
     if counts is not None:
         return counts, suspect
     if why:
         return claimed, suspect
-    return (worst if mode == "worst-case" else NOTHING), suspect
+    return (worst if mode == "worst-case" or delivered else NOTHING), suspect
 
 
 def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mode: str,

@@ -439,7 +439,7 @@ class ChatClient:
         for attempt in range(self.endpoint.max_retries + 1):
             retry_after = self._attempt(body, outcome)
             last = outcome.attempts[-1]
-            if outcome.ok or last.status == "malformed":
+            if outcome.ok or last.status in ("malformed", "too large"):  # delivered: asking again pays again
                 return outcome
             if last.status.startswith("http ") and int(last.status[5:]) not in RETRYABLE:
                 return outcome

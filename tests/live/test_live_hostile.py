@@ -709,6 +709,22 @@ def test_replies_without_usage_now_and_then_never_spend_past_the_budget(tmp_path
     assert f" in {made} calls ({spend['failed_calls']} without an outcome), 0 failed attempts; " in result.stdout
 
 
+@pytest.mark.parametrize("how", ["array", "oversized"])
+@pytest.mark.parametrize("mode", ["none", "reported"])
+def test_replies_delivered_but_unread_are_charged_whatever_charge_failed_says(tmp_path, dataset, endpoint, mode, how):
+    """A 200 whose body cabench cannot read (no reply; larger than max_reply_bytes) was charged as a failed attempt:
+    nothing under none or reported, so an endpoint answering every other call so generated 5,650 tokens against a
+    budget of 3,000. It was generated and is billed: each is charged its worst case (and not asked again)."""
+    ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS or n % 2 else how)
+    out = tmp_path / "run"
+    result = run(config(tmp_path, dataset, url, charge_failed=mode), out)
+    assert result.exit_code in (0, 2), result.output
+    spend = strict_loads((out / "spend.json").read_text())
+    assert ep.generated <= spend["spent_tokens"] <= BUDGET, (ep.generated, spend)
+    unread = [r for r in finished(out) if r["key"].startswith("e:") and not r["ok"]]
+    assert unread and all(len(r["attempts"]) == 1 and r["charged"] == r["worst"] for r in unread), unread
+
+
 def test_fragments_are_redacted_for_the_key_alone(monkeypatch):
     """A URL's query values are redacted whole, not by fragment (api-version=2024-06-01 made every date of that
     month '[redacted]15' in what was written); the key's fragments are."""
