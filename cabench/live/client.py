@@ -54,8 +54,10 @@ VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 #: name of lower-case letters and digits is a valid name but may be a key pasted in its place (a hexadecimal key is
 #: one), and so may a long run of capitals and digits (AKIAIOSFODNN7EXAMPLE): neither is shown.
 _SHOWN_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|_?[A-Z]{1,12}")
-#: A JSON ``\\uXXXX`` escape of a character that is not half of a surrogate pair: an endpoint may write the key so.
-_ESCAPED = re.compile(r"\\u(?![dD][89a-fA-F])([0-9a-fA-F]{4})")
+#: JSON's escapes a key may be written with in a body: ``\uXXXX`` (never half a surrogate pair), ``\"``, ``\\``
+#: and ``\/``, read in one pass (``\\u0041`` is a backslash and ``u0041``); the others (``\n``) are kept, so that
+#: an error stays one line.
+_ESCAPED = re.compile(r'\\(?:u(?![dD][89a-fA-F])([0-9a-fA-F]{4})|(["\\/]))')
 #: An HTML numeric character reference, hexadecimal or decimal (its ``;`` optional, as browsers read it).
 _ENTITY = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));?")
 
@@ -179,8 +181,8 @@ def redact(text: str, secrets: list[str], unescape: bool = False, fragments: lis
     key's forms: a key echoed cut short), and the value of any ``Authorization`` header or token; with
     ``unescape`` (a raw JSON body) its ``\\uXXXX`` escapes are read first, so a key written escaped is found too; a
     text whose HTML character references (``&#115;&#107;``) hide something is redacted as they read."""
-    if unescape:  # JSON's escapes read: \\uXXXX, and \\/ (a slash some encoders escape)
-        text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text).replace("\\/", "/")
+    if unescape:  # JSON's escapes read (:data:`_ESCAPED`): a key holding a quote or a backslash is written escaped
+        text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else m.group(2), text)
     shown = _hidden(text, secrets, fragments or [])
     decoded = _ENTITY.sub(_entity, text)  # an HTML page's character references (a proxy's error page)
     if decoded != text:  # read where they hide something; elsewhere the text is kept as written

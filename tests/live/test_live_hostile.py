@@ -377,6 +377,12 @@ def test_a_key_in_the_url_is_sent_as_written_and_redacted_in_every_form():
     escaped = "".join(f"\\u{ord(c):04x}" for c in KEY)  # a JSON error body may write the key escaped
     assert redact(f'{{"error": "bad key {escaped}"}}', [KEY], unescape=True) == '{"error": "bad key [redacted]"}'
     assert redact("\\ud83d\\ude00 kept", [], unescape=True) == "\\ud83d\\ude00 kept"  # never half a surrogate pair
+    # a key holding a quote or a backslash, echoed by json.dumps: written \" and \\, it leaked whole (or in pieces)
+    for key in ('pr"Ab12C"d34Ef5"Gh67I"j89', "tok\\Ab12C\\d34Ef5Gh67", 'q\\"uote/sla\\sh-0123456789'):
+        body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}; Authorization: Bearer {key}"}})
+        assert redact(body, [key], unescape=True) == (
+            '{"error": {"message": "Incorrect API key provided: [redacted]; Authorization: [redacted]"}}'), body
+    assert redact("a\\nb \\\\u0041", [], unescape=True) == "a\\nb \\u0041"  # one line; a backslash, then u0041
     with pytest.raises(ValueError, match=r"unsupported content-encoding of 40 characters$"):
         decode_body([b""], "x-sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZabcd", 100)
     with pytest.raises(ValueError, match=r"unsupported content-encoding 'br'$"):
