@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from cabench.errors import CabenchError
-from cabench.live.charges import charge
+from cabench.live.charges import charge, served_dearer
 from cabench.live.client import ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
@@ -99,6 +99,10 @@ class Caller:
         outcome = self.client.chat(self._body(config, instance), admit, self.stopping)
         paid, seconds = charge(outcome, config.max_tokens, worst_counts, rate, self.cfg.endpoint.charge_failed,
                                self.cfg.latency, bound)
+        served = outcome.served_model if isinstance(outcome.served_model, str) else None
+        other = served is not None and served.strip() != "" and served != config.model
+        if other and rate.unit == "usd" and self.cfg.terms.price(str(served)) is not None:  # priced at its own rate
+            paid = served_dearer(paid, worst_counts, rate, tariff(self.cfg.terms, str(served)))
         record: dict[str, Any] = {
             "key": key, "config": config.name, "model": config.model, "temperature": config.temperature,
             "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,
@@ -107,6 +111,8 @@ class Caller:
             "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
             "worst": worst, "charged": paid.charged_cost(rate), "charged_tokens": paid.charged_tokens(),
         }
+        if other:  # a gateway's fallback or route: recorded, as the endpoint wrote it (redacted)
+            record["served_model"] = self.client.redact(str(served)[:200])
         if paid.suspect:
             record["suspect"] = self.client.redact(paid.suspect)
         if paid.overbilled:

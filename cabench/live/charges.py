@@ -167,6 +167,27 @@ def billed_above(usage: Any, worst: Counts, tariff: Tariff) -> tuple[str, float]
             f"above the worst case {amount(most, tariff.unit)}"), float(cost)
 
 
+def served_dearer(paid: Charge, worst: Counts, rate: Tariff, served: Tariff) -> Charge:
+    """``paid`` for a reply that names another model than the one asked, whose price (``served``; the asked
+    model's: ``rate``) is dearer on prompt or completion tokens: a gateway answering with another model bills at
+    its price. The reply is no outcome (another model's answer), charged the worst case the call was admitted at
+    (which covers the bill while the usage costs no more at the served price), and marked ``overbilled`` where it
+    costs more, so that the run makes no further call. The model's name is the endpoint's text, never in the
+    reason (it is recorded apart, redacted)."""
+    if paid.usage is None or not (served.prompt > rate.prompt or served.completion > rate.completion):
+        return paid
+    why = "the reply names another model than the one asked, which the price table prices dearer"
+    admitted = rate.cost(*worst)
+    cost = served.cost(*paid.usage)
+    overbilled = (f"{paid.usage[0]:.0f} prompt and {paid.usage[1]:.0f} completion tokens reported, "
+                  f"{amount(cost, rate.unit)} at the answering model's price, above the worst case "
+                  f"{amount(admitted, rate.unit)}") if cost > admitted else ""
+    return replace(paid, usage=None, charged=(*paid.charged[:-1], worst),
+                   suspect="; ".join(filter(None, [paid.suspect, why])), error=f"suspect reply: {why}",
+                   overbilled=paid.overbilled or overbilled,
+                   billed_over=paid.billed_over or (cost if overbilled else 0.0))
+
+
 def reported_latency(value: Any) -> tuple[float | None, str]:
     """A reported latency in seconds, or None and why it is not believed (``value`` None: the reply reports
     none, and a latency measured instead would mix two kinds of latency in one objective)."""

@@ -118,6 +118,7 @@ class Outcome:
     error: str = ""
     attempts: list[Attempt] = field(default_factory=list)
     stopped: str = ""  # why no further attempt was made though one was allowed (the budget)
+    served_model: Any = None  # the reply's ``model``, as the endpoint sent it (a gateway may answer with another)
 
 
 def public_url(url: str) -> str:
@@ -281,8 +282,9 @@ def decode_body(chunks: Any, encoding: str, limit: int, truncate: bool = False) 
     return bytes(out)
 
 
-def parse_reply(body: bytes) -> tuple[str, Any, Any]:
-    """(reply text, usage, reported latency) of a chat-completions JSON body; ValueError names what is wrong."""
+def parse_reply(body: bytes) -> tuple[str, Any, Any, Any]:
+    """(reply text, usage, reported latency, the model it names) of a chat-completions JSON body; ValueError names
+    what is wrong."""
     try:
         data = json.loads(body.decode("utf-8"))
     except RecursionError:
@@ -303,7 +305,8 @@ def parse_reply(body: bytes) -> tuple[str, Any, Any]:
     if content is not None and not isinstance(content, str):
         raise ValueError("choices[0].message.content is not text")
     extra = data.get("cabench")
-    return content or "", data.get("usage"), extra.get("latency_s") if isinstance(extra, dict) else None
+    return (content or "", data.get("usage"), extra.get("latency_s") if isinstance(extra, dict) else None,
+            data.get("model"))
 
 
 def _failed_usage(body: bytes) -> Any:
@@ -414,7 +417,7 @@ class ChatClient:
             outcome.error = self.redact(f"HTTP {status}: {raw.decode('utf-8', 'replace')}", unescape=True)[:200]
             return retry_after_seconds(retry_after, self.endpoint.max_backoff_s)
         try:
-            reply, usage, reported = parse_reply(raw)
+            reply, usage, reported, served = parse_reply(raw)
         except ValueError as exc:
             outcome.attempts.append(Attempt("malformed", seconds))
             outcome.error = f"malformed reply: {exc}"
@@ -426,6 +429,7 @@ class ChatClient:
         outcome.usage = usage
         outcome.latency_s = seconds
         outcome.reported_latency_s = reported
+        outcome.served_model = served
         return None
 
     def chat(self, body: dict[str, Any], admit: Callable[[], bool] = lambda: True,
