@@ -190,6 +190,20 @@ def test_an_index_that_returns_other_values_for_the_same_arguments_is_refused(tm
     assert not (tmp_path / "out" / "runs.csv").exists()
 
 
+@pytest.mark.parametrize("method, said", [
+    ("drawn_share", "the schedule returns other targets for the same phase ("),
+    ("counts_its_calls", "the schedule returns other targets for the same phase ("),
+    ("pooled", "the schedule's target for a repetition depends on the other repetitions it is called with (")])
+def test_a_schedule_of_more_than_its_arguments_is_refused(tmp_path, method, said):
+    """A schedule drawing from a generator kept between calls gave other runs.csv for n_jobs 1 and 2 (56 of 96 rows),
+    and one counting its calls, or pooling the repetitions of a chunk, depended on how cells were scheduled; the
+    online indices were probed for this, schedules not. Refused in one line, nothing written."""
+    line = one_line(run(tmp_path, "psi", ["copsi", f"{PSI}:{method}"], 1), f"{PSI}:{method}: {said}")
+    assert not (tmp_path / "out" / "runs.csv").exists() and "Traceback" not in line
+    done = run(tmp_path / "fine", "psi", ["copsi", f"{PSI}:front_loaded"], 1)  # a function of its arguments runs
+    assert done.exit_code == 0, done.output
+
+
 def test_an_index_reducing_over_the_arms_depends_on_the_batch_and_is_refused_every_time(monkeypatch):
     """What the probe guards against, shown with it bypassed: on 8 repetitions run together or one by one, the
     index of the total pulls gives other counts, the index of the arm's own pulls the same. With the probe, the

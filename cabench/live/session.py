@@ -98,6 +98,7 @@ def rehearse(cfg: LiveConfig) -> None:
             method.entry.check_arm_by_arm(d)
             policy = OnlinePolicy(method, d, 8.0 * sum(costs), costs, min(costs), 8.0)
         else:
+            method.entry.check_repeatable()
             policy = PsiPolicy(method, d, costs, 8.0 * sum(costs), cfg.cost_mode == "stochastic", 8.0)
         for _ in range(REHEARSAL_ASKS):
             arm = policy.ask()

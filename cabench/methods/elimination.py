@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -111,6 +111,11 @@ class Elimination(IdentificationEntry):
         """``L_{K,lambda}`` with ``lambda = min_i c~_i``, or ``L_{K,1}`` for a cost-blind schedule."""
         return harmonic_l(len(costs), float(costs.min()) if self.cost_aware else 1.0)
 
+    def check_repeatable(self) -> None:
+        """A schedule of your own: :func:`repeatable`."""
+        if isinstance(self.target, _Batched):
+            repeatable(self.target, self.spec.name)
+
     def skip(self, problem: Problem, rho: float) -> str | None:
         budget, costs = problem.psi_budget(rho), problem.psi_profile_cost()
         basis = self.floor or self
@@ -138,6 +143,7 @@ class Elimination(IdentificationEntry):
     def identify(self, samples: Samples) -> Identification:
         reps, k = samples.n.shape
         costs, budget = samples.costs, samples.budget
+        self.check_repeatable()
         l_k, mean_cost = self.l_k(costs), float(np.mean(costs))
         rows = np.arange(reps)
         active = np.ones((reps, k), dtype=bool)
@@ -383,6 +389,48 @@ class _OfOne:
 
     def __call__(self, budget: float, l_k: float, cbar: float, spend: float, level: int, costs: list[float]) -> int:
         return int(self.raw(budget, l_k, cbar, spend, level, costs))
+
+
+#: The schedules :func:`repeatable` probed (ids of their functions).
+_PROBED: set[int] = set()
+
+
+def repeatable(target: _Batched, name: str) -> None:
+    """Refuse a schedule of your own that returns other targets for the same phase (random draws, a count kept
+    between calls), or whose target for a repetition depends on the other repetitions it is called with: the
+    batched loop calls it on the repetitions of a chunk, whose size follows ``chunk_size`` and ``n_jobs``, and the
+    same config and seed must give the same results whatever they are. Probed once per process, on three
+    repetitions of spread numbers, twice, then each repetition alone (equal within a relative 1e-9)."""
+    if id(target.function) in _PROBED:
+        return
+    rng = np.random.Generator(np.random.PCG64(20261))  # fixed probe values, a spread of each argument
+    reps, k = 3, 4
+    costs = rng.uniform(0.1, 1.0, (reps, k))
+    phase = Phase(4000.0, 3.0, 0.5, rng.uniform(0.0, 1500.0, reps), rng.integers(1, 6, reps).astype(np.int64), costs,
+                  costs.sum(axis=1), k)  # (targets in the hundreds: a share drawn anew moves them)
+    alone = [replace(phase, spend=phase.spend[r:r + 1], level=phase.level[r:r + 1],
+                     active_costs=costs[r:r + 1], active_cost=phase.active_cost[r:r + 1]) for r in range(reps)]
+    try:
+        together = np.asarray(target.raw(phase), dtype=float)
+        again = np.asarray(target.raw(phase), dtype=float)
+        each = np.array([float(np.asarray(target.raw(one), dtype=float)[0]) for one in alone])
+    except UserMethodError:
+        _PROBED.add(id(target.function))
+        return  # what the schedule does wrong on these numbers, the loop that meets it names
+    _PROBED.add(id(target.function))
+    if not np.array_equal(together, again):
+        r = int(np.flatnonzero(together != again)[0])
+        raise UserMethodError(f"methods: {name}: the schedule returns other targets for the same phase "
+                              f"({float(together[r])!r}, then {float(again[r])!r}); it must be a function of its "
+                              "arguments alone (no random draws, nothing kept between calls), so that the same config "
+                              "and seed give the same results")
+    apart = ~np.isclose(together, each, rtol=1e-9, atol=0.0)
+    if apart.any():
+        r = int(np.flatnonzero(apart)[0])
+        raise UserMethodError(f"methods: {name}: the schedule's target for a repetition depends on the other "
+                              f"repetitions it is called with ({float(together[r])!r} among {reps}, "
+                              f"{float(each[r])!r} alone); the "
+                              "loop calls it on chunks of repetitions: it may read only each repetition's row")
 
 
 #: The largest rho a config may give: how far :func:`_first_sampling_rho` looks.

@@ -107,6 +107,10 @@ class IdentificationEntry(Method):
         """Per-pull rule bound to ``policy``; a one-line :class:`~cabench.errors.CabenchError` (naming
         ``rho``, else the budget) when the first phase cannot give every arm one sample."""
 
+    def check_repeatable(self) -> None:
+        """Refuse, in one line, a rule of your own whose choices depend on more than its arguments (the built-ins'
+        never do)."""
+
 
 def too_small(rho: float, display: str, budget: float, costs: np.ndarray, need: float) -> str | None:
     """``skip``'s reason when the first phase, which needs ``need`` of the budget ``B~`` to give every arm

@@ -74,3 +74,26 @@ def needs_twice_copsi(budget, l_k, spend, level, active_costs, k_active):
 def far_beyond_the_budget(budget, l_k, spend, level, active_costs, k_active):
     """Every phase asks 10^5 more samples of each arm than it has: the budget pays for a few hundred."""
     return level + 10**5
+
+
+_DRAWS = np.random.default_rng(0)  # a generator kept between calls: another share at every call
+_CALLS = [0]
+
+
+def drawn_share(budget, l_k, spend, level, active_costs, k_active):
+    """front_loaded with a share drawn at every call: the targets depend on the order of the calls, so on n_jobs."""
+    share = 1.0 if k_active == 2 else float(_DRAWS.uniform(0.3, 0.7))
+    return level + np.floor(np.maximum(budget - spend, 0.0) * share / active_costs.sum(axis=1)).astype(np.int64)
+
+
+def counts_its_calls(budget, l_k, spend, level, active_costs, k_active):
+    """front_loaded, a sample more every other call."""
+    _CALLS[0] += 1
+    return front_loaded(budget, l_k, spend, level, active_costs, k_active) + _CALLS[0] % 2
+
+
+def pooled(budget, l_k, spend, level, active_costs, k_active):
+    """front_loaded on the mean spend of the repetitions it is given: a chunk's, which n_jobs and chunk_size set."""
+    left = np.maximum(budget - np.mean(spend), 0.0)
+    share = 1.0 if k_active == 2 else 0.5
+    return level + np.floor(left * share / active_costs.sum(axis=1)).astype(np.int64)
