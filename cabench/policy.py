@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 
 from cabench.methods.configured import OnlineMethod, PsiMethod
+from cabench.methods.identification import Asks
 
 WAIT = -1  #: ``ask()``: outcomes already asked for must be told first
 
@@ -134,7 +135,7 @@ class PsiPolicy:
         self.sums = [[0.0] * self.d for _ in range(self.k)]
         self.spend = 0.0
         self.stopped = False
-        self.queue: list[int] = []  # asks of the current phase (or round) not yet given out
+        self.queue = Asks()  # asks of the current phase (or round) not yet given out
         self.outstanding = 0
         self.active = list(range(self.k))
         self.accepted: set[int] = set()
@@ -160,7 +161,7 @@ class PsiPolicy:
         while self.returned is None:
             if self.queue and not self.stopped:
                 self.outstanding += 1
-                return self.queue.pop(0)
+                return self.queue.pop()
             if self.outstanding:
                 return WAIT
             self.plan.advance()  # decide, then queue the next phase (or finish)
@@ -169,11 +170,11 @@ class PsiPolicy:
     def retract(self, arm: int) -> None:
         """A pull asked of ``arm`` gave no outcome (a failed call): it is asked again, next."""
         self.outstanding -= 1
-        self.queue.insert(0, arm)
+        self.queue.push_front(arm)
 
     def stop(self) -> None:
         """End all sampling now (a budget outside the method ran out) and finish on what was observed."""
-        self.stopped, self.queue, self.outstanding = True, [], 0
+        self.stopped, self.queue, self.outstanding = True, Asks(), 0
         while self.ask() is not None:
             pass
 
@@ -195,7 +196,7 @@ class PsiPolicy:
             return
         if self.spend + charge > self.budget:
             self.stopped = True
-            self.queue = []
+            self.queue = Asks()
             return
         self.spend += charge
         for x in range(self.d):

@@ -66,7 +66,7 @@ def test_identification_schedules():
     assert _targets("psi-sr", L_ONE, 0.0, 0, COSTS) == (6, 6)  # floor(20 / (0.5833 * 1.8333 * 3)) = floor(6.234)
     assert _targets("psi-sr", L_ONE, 0.0, 6, [0.5, 0.25]) == (9, 9)  # floor(20 / (0.5833 * 1.8333 * 2)) = floor(9.351)
     uniform = PsiPolicy(PsiMethod("uniform"), 2, COSTS, 20.0)
-    assert uniform.queue == [0] * 11 + [1] * 11 + [2] * 11  # floor(20 / 1.75) = floor(11.43) rounds
+    assert list(uniform.queue) == [0] * 11 + [1] * 11 + [2] * 11  # floor(20 / 1.75) = floor(11.43) rounds
 
 
 def test_copsi_r_phase_targets():
@@ -115,7 +115,7 @@ def test_ege_sh_rounds_on_a_noiseless_instance():
     assert res.spend.tolist() == [800.0, 800.0] and res.budget == 800  # 5 * 2 + 20 * 0.5 = B~
     assert res.removed.tolist() == [[0, 1, 2]] * 2 and res.accepted.tolist() == [[False, False, True]] * 2
     policy = PsiPolicy(PsiMethod("ege-sh"), 2, [1.0, 0.5, 0.25, 0.25], 20.0)
-    assert policy.queue == [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5  # round 1 of the per-pull rule
+    assert list(policy.queue) == [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5  # round 1 of the per-pull rule
 
 
 NOISELESS = SyntheticSpec("noiseless", means=((1.0, 1.0), (1.0, 1.0)), costs=(10.0, 20.0))

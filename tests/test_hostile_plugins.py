@@ -541,3 +541,20 @@ def test_budget_too_small_for_copsi_too_is_still_the_budgets():
             f"rho 1 is too small for {PSI}:{name} on 4 arms: its first phase gives an arm no sample, as CoPSI's "
             "gives none below rho 2.567")
     assert get("copsi", "psi").skip(PROBLEM, 1).endswith("the smallest workable rho is 2.567")
+
+
+def test_a_target_far_beyond_the_budget_is_asked_as_a_count_not_a_list():
+    """The per-pull rule listed every ask up to a schedule's target: level + 2**62 ran live out of memory (killed,
+    or a MemoryError traceback) in its rehearsal. The asks are runs of one arm; the budget rule ends the sampling,
+    at the pulls the budget pays, as the batched engine's."""
+    from cabench.methods.configured import PsiMethod
+    from cabench.policy import PsiPolicy
+
+    costs = [0.5, 1.0, 0.25]
+    policy = PsiPolicy(PsiMethod(f"{PSI}:far_beyond"), 2, costs, 40.0)
+    assert policy.queue._runs[0] == [0, 2**62]  # one run per arm, as counts
+    asked = 0
+    while (arm := policy.ask()) is not None:
+        policy.tell(arm, [0.5, 0.5])
+        asked += 1
+    assert policy.n == [80, 0, 0] and policy.spend == 40.0 and asked == 81  # the 81st did not fit: sampling ended

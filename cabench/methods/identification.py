@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -49,6 +50,34 @@ class Samples(Protocol):
     def means(self, rows: np.ndarray, arms: np.ndarray) -> np.ndarray: ...
 
 
+class Asks:
+    """The asks of a phase not yet given out, in order, as runs of one arm: ``(arm, count)``. A schedule's target
+    far above what the budget pays (``level + 2**62``) is a count here, never a list of that many asks; the budget
+    rule ends the sampling at the first pull that does not fit."""
+
+    def __init__(self, runs: Iterable[tuple[int, int]] = ()) -> None:
+        self._runs: deque[list[int]] = deque([arm, int(count)] for arm, count in runs if count > 0)
+
+    def __bool__(self) -> bool:
+        return bool(self._runs)
+
+    def __iter__(self) -> Iterator[int]:
+        """Every ask, one by one (to read a short queue: a test's)."""
+        return (arm for arm, count in self._runs for _ in range(count))
+
+    def pop(self) -> int:
+        """The next ask."""
+        head = self._runs[0]
+        head[1] -= 1
+        if head[1] == 0:
+            self._runs.popleft()
+        return head[0]
+
+    def push_front(self, arm: int) -> None:
+        """Ask ``arm`` next (a pull that gave no outcome, asked again)."""
+        self._runs.appendleft([arm, 1])
+
+
 class Pulls(Protocol):
     """The state of one ask/tell policy that a per-pull rule reads and plans."""
 
@@ -61,7 +90,7 @@ class Pulls(Protocol):
     sums: list[list[float]]
     spend: float
     stopped: bool
-    queue: list[int]
+    queue: Asks
     active: list[int]
     accepted: set[int]
     returned: list[int] | None
@@ -91,7 +120,7 @@ class PhasePlan(ABC):
     def bring_up(self, n_r: int) -> None:
         """Queue what brings every active arm up to ``n_r`` samples (Algorithm 2 lines 7-10), arm by arm."""
         p = self.policy
-        p.queue = [] if p.stopped else [i for i in p.active for _ in range(max(0, n_r - p.n[i]))]
+        p.queue = Asks() if p.stopped else Asks((i, max(0, n_r - p.n[i])) for i in p.active)
 
 
 @dataclass(frozen=True)

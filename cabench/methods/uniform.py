@@ -13,7 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from cabench.errors import CabenchError
-from cabench.methods.identification import Identification, IdentificationEntry, PhasePlan, Pulls, Samples, too_small
+from cabench.methods.identification import (
+    Asks,
+    Identification,
+    IdentificationEntry,
+    PhasePlan,
+    Pulls,
+    Samples,
+    too_small,
+)
 from cabench.methods.spec import Spec, register
 from cabench.pareto import pareto_mask
 from cabench.problem import Problem
@@ -78,14 +86,14 @@ class _Sampling(PhasePlan):
                                f"{method.spec.display} cannot give every arm one sample")
         self.round: list[tuple[int, list[float], float]] = []  # realised costs: the round in progress
         if policy.stochastic:
-            policy.queue = list(range(policy.k))
+            policy.queue = Asks((i, 1) for i in range(policy.k))
         else:
-            policy.queue = [i for i in range(policy.k) for _ in range(rounds)]
+            policy.queue = Asks((i, rounds) for i in range(policy.k))
 
     def advance(self) -> None:
         p = self.policy
         if p.stochastic and not p.stopped:
-            p.queue = list(range(p.k))
+            p.queue = Asks((i, 1) for i in range(p.k))
             return
         mu = {i: p.mean(i) for i in range(p.k)}
         p.returned = [i for i in range(p.k)

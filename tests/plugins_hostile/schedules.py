@@ -97,3 +97,8 @@ def pooled(budget, l_k, spend, level, active_costs, k_active):
     left = np.maximum(budget - np.mean(spend), 0.0)
     share = 1.0 if k_active == 2 else 0.5
     return level + np.floor(left * share / active_costs.sum(axis=1)).astype(np.int64)
+
+
+def far_beyond(budget, l_k, spend, level, active_costs, k_active):
+    """A target no budget pays (documented as allowed: the budget rule ends the sampling)."""
+    return level + 2**62
