@@ -558,3 +558,15 @@ def test_a_target_far_beyond_the_budget_is_asked_as_a_count_not_a_list():
         policy.tell(arm, [0.5, 0.5])
         asked += 1
     assert policy.n == [80, 0, 0] and policy.spend == 40.0 and asked == 81  # the 81st did not fit: sampling ended
+
+
+def test_a_target_far_beyond_the_budget_samples_with_realised_costs_as_any_target_beyond_it():
+    """With realised costs, level + 2**62 crashed the batched engine ('array is too big': a repetition's pulls
+    summed past int64); it makes the pulls any target beyond the budget makes."""
+    from cabench.methods.configured import PsiMethod
+    from cabench.psi import run_psi
+
+    far, near = (run_psi(PROBLEM, PsiMethod(f"{PSI}:{name}"), 30, KEYS, "stochastic") for name in ("far_beyond",
+                                                                                                  "beyond"))
+    assert np.array_equal(far.samples, near.samples) and np.array_equal(far.spend, near.spend)
+    assert far.samples.sum() > 0 and (far.spend <= far.budget).all()

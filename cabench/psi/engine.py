@@ -86,6 +86,9 @@ class _Samples:
             self._bring_up_blocks(np.ascontiguousarray(target, dtype=np.int64), np.ascontiguousarray(active))
             return
         need = np.where(active & ~self.stopped[:, None], np.maximum(target[:, None] - self.n, 0), 0)
+        # a target far beyond any budget (level + 2**62) asks no more than a repetition's pulls can sum to in int64:
+        # more than any budget pays, so the same pulls are made
+        need = np.minimum(need, (2**62) // max(self.n.shape[1], 1))
         rows, arms = np.nonzero(need)  # row-major: per repetition, arms in index order
         if len(rows):
             self._bring_up_pulls(rows, arms, need[rows, arms])

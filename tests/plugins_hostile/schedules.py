@@ -102,3 +102,8 @@ def pooled(budget, l_k, spend, level, active_costs, k_active):
 def far_beyond(budget, l_k, spend, level, active_costs, k_active):
     """A target no budget pays (documented as allowed: the budget rule ends the sampling)."""
     return level + 2**62
+
+
+def beyond(budget, l_k, spend, level, active_costs, k_active):
+    """A target beyond the budget, but by far less than far_beyond's."""
+    return level + 10**9
