@@ -98,6 +98,9 @@ def test_registered_methods_run_in_process_workers():
 def test_a_name_is_registered_once():
     with pytest.raises(CabenchError, match="'cohv-ucb' is already the online method CoHV-UCB"):
         index_method("cohv-ucb")(rules.sqrt_cost_ucb)
+    # a built-in's name in the other setting too: run's table showed CoPSI's rows under the index's display name
+    with pytest.raises(CabenchError, match="'copsi' is already the psi method CoPSI; give yours another name"):
+        index_method("copsi", display="Sneaky index")(rules.sqrt_cost_ucb)
     with pytest.raises(CabenchError, match="a name with ':' is a module:object"):
         index_method("mine:index")(rules.sqrt_cost_ucb)
     with pytest.raises(CabenchError, match="takes \\(n\\), but an online index function is called as index"):
