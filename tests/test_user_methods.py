@@ -480,6 +480,24 @@ def test_a_method_of_a_module_without_a_source_file_is_keyed_by_its_code(tmp_pat
     sys.modules.pop("mine_notebook", None)
 
 
+def test_a_method_a_module_runs_by_exec_from_another_file_is_keyed_by_its_code(tmp_path, monkeypatch):
+    """A module reading its rules from a file by exec into its own globals was keyed by its own file alone: the rules
+    edited, a run into the same folder reused the cells of the old rules ("2 reused, 0 to run")."""
+    rules = tmp_path / "code" / "rules.txt"
+    rules.parent.mkdir()
+    rules.write_text("def by_rule(n, upper, lower_cost):\n"
+                     "    return upper[..., 0] * upper[..., 1] / lower_cost ** 0.5\n")
+    module = _sweep_home(tmp_path, monkeypatch, "mine_execd", (
+        "import os\n\nwith open(os.path.join(os.path.dirname(__file__), 'rules.txt')) as f:\n"
+        "    exec(compile(f.read(), f.name, 'exec'), globals())\n"))
+    first = _online_pulls(tmp_path, ["mine_execd:by_rule"], "out")
+    rules.write_text(rules.read_text().replace("** 0.5", "** 3.0"))
+    importlib.reload(module)
+    changed = _online_pulls(tmp_path, ["mine_execd:by_rule"], "out")
+    assert changed != first and changed == _online_pulls(tmp_path, ["mine_execd:by_rule"], "fresh")
+    sys.modules.pop("mine_execd", None)
+
+
 def test_workers_started_before_a_module_was_on_the_path_leave_its_cells_to_this_process(tmp_path, monkeypatch):
     """A notebook's run started loky's workers; a folder put on sys.path after it, its method run with n_jobs 2
     ended in joblib's BrokenProcessPool (the workers cannot import the module). Its cells run here, said."""

@@ -159,7 +159,8 @@ def held_settings(function: Any) -> str | None:
 def _fileless(function: Any) -> bool:
     """Whether the module a method is defined in has no source file that keys its cells: ``__main__`` (a notebook,
     a script: never imported by its name), a module made by ``exec``, or one this process does not hold (a worker
-    given the method by value) — decided alike in every process."""
+    given the method by value); or whether the method's code is not that file's (run by ``exec`` into the module's
+    globals) — decided alike in every process."""
     while isinstance(function, functools.partial) or inspect.ismethod(function):
         function = _python(function.func) if isinstance(function, functools.partial) else function.__func__
     name = getattr(function, "__module__", None) if inspect.isfunction(function) else type(function).__module__
@@ -170,7 +171,11 @@ def _fileless(function: Any) -> bool:
         found = inspect.getsourcefile(module)
     except TypeError:
         return True
-    return not (found and os.path.isfile(found))
+    if not (found and os.path.isfile(found)):
+        return True
+    # code run by exec into the module's globals (a rules file read at import): its text is not the module's file
+    code = getattr(function, "__code__", None) if inspect.isfunction(function) else None
+    return code is not None and os.path.realpath(code.co_filename) != os.path.realpath(found)
 
 
 def _python(function: Any) -> Any:
