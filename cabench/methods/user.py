@@ -173,9 +173,11 @@ def _fileless(function: Any) -> bool:
         return True
     if not (found and os.path.isfile(found)):
         return True
-    # code run by exec into the module's globals (a rules file read at import): its text is not the module's file
+    # code run by exec into the module's globals (a rules file read at import): its text is not the module's file.
+    # A function a worker was given by value reads as cloudpickle's "<dynamic-code>": decided as its module's.
     code = getattr(function, "__code__", None) if inspect.isfunction(function) else None
-    return code is not None and os.path.realpath(code.co_filename) != os.path.realpath(found)
+    return code is not None and code.co_filename != "<dynamic-code>" and \
+        os.path.realpath(code.co_filename) != os.path.realpath(found)
 
 
 def _python(function: Any) -> Any:
