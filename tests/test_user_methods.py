@@ -498,6 +498,20 @@ def test_a_method_a_module_runs_by_exec_from_another_file_is_keyed_by_its_code(t
     sys.modules.pop("mine_execd", None)
 
 
+def test_a_method_compiled_with_numbas_own_cache_is_refused(tmp_path, monkeypatch):
+    """numba's cache=True keys its files by the function's own source: a helper's constant edited, cabench recomputed
+    the cells (their key changed) with numba's old compiled code, and stored its results under the new key."""
+    from cabench.errors import CabenchError
+
+    _sweep_home(tmp_path, monkeypatch, "mine_cached", SWEPT + "\n\nimport numba\n\n"
+                "cached = numba.njit(cache=True)(by_global)\nplain = numba.njit(by_global)\n")
+    with pytest.raises(CabenchError, match="'mine_cached:cached' is compiled with numba's cache=True, whose cache "
+                                           "files are keyed by the function's own source"):
+        _online_pulls(tmp_path, ["mine_cached:cached"], "out")
+    assert _online_pulls(tmp_path, ["mine_cached:plain"], "plain")  # compiled without numba's cache: runs
+    sys.modules.pop("mine_cached", None)
+
+
 def test_workers_started_before_a_module_was_on_the_path_leave_its_cells_to_this_process(tmp_path, monkeypatch):
     """A notebook's run started loky's workers; a folder put on sys.path after it, its method run with n_jobs 2
     ended in joblib's BrokenProcessPool (the workers cannot import the module). Its cells run here, said."""
