@@ -152,3 +152,8 @@ def _up(value: float, digits: int) -> float:
     scale = 10.0 ** digits
     up = math.ceil(value * scale) / scale
     return up if up >= value else (math.ceil(value * scale) + 1) / scale
+
+
+def normalised_label(name: str) -> str:
+    """An axis of normalised means: every objective is scaled so that larger is better (SPEC §2)."""
+    return f"{name} (normalised, ↑ better)"

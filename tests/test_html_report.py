@@ -440,7 +440,7 @@ def test_objective_names_are_text_in_the_pareto_front(tmp_path_factory):
     e.arms = e.arms.rename(columns={"mu_accuracy": f"mu_{hostile}"})
     figure = _front(e, [])
     escaped = html.escape(hostile, quote=False)  # plotly decodes &lt; and &gt;, not &quot;
-    assert figure["layout"]["yaxis"]["title"]["text"] == f"{escaped} (normalised)"
+    assert figure["layout"]["yaxis"]["title"]["text"] == f"{escaped} (normalised, ↑ better)"
     texts = [t for trace in figure["data"] for t in trace.get("hovertext", [])]
     assert texts and all(f"<br>{escaped} (normalised): " in t and hostile not in t for t in texts)
 
