@@ -539,9 +539,10 @@ def tune(
     tied = tied_at_best(table)
     if tied > 1:  # the grid's order chose, not the profiling rows
         every = "every setting scores" if tied == len(table) else f"{tied} of the {len(table)} settings score"
-        typer.echo(f"note: {every} the same mean R_HV ({table.iloc[0, -1]:g}): the profiling rows tell them apart by "
-                   "none of their pulls, so the first in the table's order (smallest s_r, s_c, eta) is named; more "
-                   "profiling instances, or tune.rho, may separate them")
+        score = float(table["mean_regret_hv"].iloc[0])
+        typer.echo(f"note: {every} the same mean R_HV ({score:g}): the profiling rows tell them apart by none of "
+                   "their pulls, so the first in the table's order (smallest s_r, s_c, eta) is named; more profiling "
+                   "instances, or tune.rho, may separate them")
     typer.echo(f"run uses the parameters its config gives: to run with these, write them in {config}'s methods, "
                f"e.g. - {{name: {tuned}, s_r: {best['s_r']:g}, s_c: {best['s_c']:g}, eta: {best['eta']:g}}}")
     others = [registry.display(m.name) for m in cfg.methods if m.name != tuned and registry.spec(m.name).tunable]
