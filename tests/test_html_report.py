@@ -542,3 +542,28 @@ def test_a_share_of_one_repetition_in_hundreds_is_never_shown_as_none_or_all():
     assert shown == {0.0: "0%", 1 / 200: "<1%", 0.004999: "<1%", 0.006: "1%", 0.5: "50%", 0.994: "99%",
                      499 / 500: ">99%", 1.0: "100%"}
     assert _share(1 / 200)["value"] == repr(0.005)
+
+
+def test_sorting_reads_a_name_that_begins_with_a_number_as_text_in_its_natural_order(tmp_path):
+    """The sort read '7b-chat-01' as the number 7: names beginning with digits compared equal, and a descending sort
+    left them ascending. Numbers sort as numbers where the whole value is one, text in its natural order."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium); the browser test needs it")
+    script = (Path(__file__).resolve().parents[1] / "cabench" / "templates" / "report.js").read_text()
+    script = script.split("// Pareto fronts")[0]  # the sorting alone (no plotly here)
+    values = ["7b-chat-10", "7b-chat-02", "cfg10", "7b-chat-01", "cfg2", "1e-05", "0.5", "12"]
+    body = "".join(f'<tr><td data-value="{v}">{v}</td></tr>' for v in values)
+    clicks = ("<script>window.addEventListener('load', () => { const th = document.querySelector('th'); "
+              "const order = () => [...document.querySelectorAll('td')].map(c => c.textContent); th.click(); "
+              "const up = order(); th.click(); document.body.dataset.orders = JSON.stringify([up, order()]); });"
+              "</script>")
+    (tmp_path / "sorted.html").write_text(f'<html><body><table class="sortable"><thead><tr><th>name</th></tr></thead>'
+                                          f"<tbody>{body}</tbody></table><script>{script}</script>{clicks}</body>"
+                                          "</html>")
+    dom, log = dumped(tmp_path / "sorted.html")
+    found = re.search(r'data-orders="([^"]*)"', dom)
+    assert found, log[-2000:]
+    up, down = json.loads(html.unescape(found.group(1)))
+    texts = ["7b-chat-01", "7b-chat-02", "7b-chat-10", "cfg2", "cfg10"]
+    assert [v for v in up if v in texts] == texts and [v for v in down if v in texts] == texts[::-1]
+    assert [v for v in up if v not in texts] == ["1e-05", "0.5", "12"]  # numbers as numbers
