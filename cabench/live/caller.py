@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from cabench.errors import CabenchError
-from cabench.live.charges import charge, served_dearer
+from cabench.live.charges import another_snapshot, charge, served_dearer
 from cabench.live.client import ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
@@ -101,7 +101,8 @@ class Caller:
                                self.cfg.latency, bound)
         served = outcome.served_model if isinstance(outcome.served_model, str) else None
         other = served is not None and served.strip() != "" and served != config.model
-        if other and rate.unit == "usd" and self.cfg.terms.price(str(served)) is not None:  # priced at its own rate
+        if other and rate.unit == "usd" and not another_snapshot(str(served), config.model) and \
+                self.cfg.terms.price(str(served)) is not None:  # another model, priced at its own rate
             paid = served_dearer(paid, worst_counts, rate, tariff(self.cfg.terms, str(served)))
         record: dict[str, Any] = {
             "key": key, "config": config.name, "model": config.model, "temperature": config.temperature,
@@ -207,8 +208,9 @@ class Caller:
             self._count_failure(record)
             if record.get("overbilled") and not self.overbilled:  # no new call: the next could pass the budget
                 # said first, before a stop for failures in a row that came with it (that one is said after)
+                named = " (the reply named another model, priced dearer)" if record.get("served_model") else ""
                 self.overbilled = (f"the endpoint reported usage above the worst case {record['config']} on "
-                                   f"{record['instance']} was admitted at ({record['overbilled']}); a provider "
+                                   f"{record['instance']} was admitted at ({record['overbilled']}){named}; a provider "
                                    "bills what it reports, so a further call could pass the budget, and none was made")
                 self.failure_stop = self.overbilled + (f"; also {self.failure_stop}" if self.failure_stop else "")
 

@@ -167,6 +167,13 @@ def billed_above(usage: Any, worst: Counts, tariff: Tariff) -> tuple[str, float]
             f"above the worst case {amount(most, tariff.unit)}"), float(cost)
 
 
+def another_snapshot(served: str, asked: str) -> bool:
+    """Whether the reply's model ``served`` names a version of the model ``asked`` (``gpt-4o-mini-2024-07-18`` for
+    ``gpt-4o-mini``, as providers answer), not another model: the asked model's price applies, whatever pattern of
+    the price table the versioned name matches."""
+    return served.lower().startswith(asked.lower() + "-") or served.lower().startswith(asked.lower() + "@")
+
+
 def served_dearer(paid: Charge, worst: Counts, rate: Tariff, served: Tariff) -> Charge:
     """``paid`` for a reply that names another model than the one asked, whose price (``served``; the asked
     model's: ``rate``) is dearer on prompt or completion tokens: a gateway answering with another model bills at

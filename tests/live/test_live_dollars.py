@@ -438,7 +438,7 @@ class SwappingEndpoint(BillingEndpoint):
         response, delay = super().complete(body)
         self.seen = getattr(self, "seen", 0) + 1
         if self.seen > K * PROFILING:
-            response["model"] = self.served
+            response["model"] = self.served.format(asked=response["model"])
         return response, delay
 
 
@@ -448,21 +448,23 @@ def test_a_reply_naming_another_model_is_recorded_and_charged_at_the_dearer_pric
     it dearer, the reply is no outcome, charged its worst case, and marked overbilled when the usage costs more than
     that at the answering model's price (the run then makes no further call)."""
     prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
-    for served, dear in (("big-model", True), (MODELS[0], False)):
+    prices["*"] = {"input": 500.0, "output": 2000.0}  # a dear default: a version of the asked model is not it
+    for served, dear in (("big-model", True), (MODELS[0], False), ("{asked}-2024-07-18", False)):
         endpoint = SwappingEndpoint.load(dataset)
         endpoint.billed, endpoint.served = [], served
         server, _ = serve_in_thread(endpoint)
         try:
             url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-            out = tmp_path / served
-            config = write_config(tmp_path / f"c-{served}", dataset, url, cost="usd", prices=prices,
+            out = tmp_path / served.replace("{asked}", "asked")
+            config = write_config(tmp_path / f"c-{out.name}", dataset, url, cost="usd", prices=prices,
                                   budget={"usd": 0.02})
             spend, _ = live(config, out, ok=not dear)
         finally:
             server.shutdown()
             server.server_close()
         method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
-        assert method and all(r["served_model"] == served for r in method if r["model"] != served)
+        assert method and all(r["served_model"] == served.format(asked=r["model"]) for r in method
+                              if r["model"] != served)
         if dear:  # the first swapped call: charged its worst case, no outcome, and the bill above it recorded
             first = method[0]
             assert not first["ok"] and first["charged"] == first["worst"] and "prices dearer" in first["suspect"]
@@ -471,5 +473,6 @@ def test_a_reply_naming_another_model_is_recorded_and_charged_at_the_dearer_pric
             assert at_served > first["worst"] and first["overbilled_cost"] == pytest.approx(at_served, rel=1e-9)
             assert "at the answering model's price" in first["overbilled"] and len(method) == 1
             assert spend["stopped_by"] == "failures" and spend["spent_usd"] <= 0.02
+            assert "(the reply named another model, priced dearer)" in spend["stop_reason"], spend
         else:  # a model the table prices no dearer: recorded, charged as asked, an outcome
             assert all(r["ok"] for r in method) and spend["spent_usd"] <= 0.02
