@@ -207,9 +207,11 @@ def reported_latency(value: Any) -> tuple[float | None, str]:
 
 
 #: Attempts whose reply (HTTP 200) arrived but could not be read: a body that is no reply (or reports its usage
-#: where cabench does not read it, as a stream's last chunk), or one larger than ``max_reply_bytes``. The endpoint
+#: where cabench does not read it, as a stream's last chunk), one larger than ``max_reply_bytes``, or one cut short
+#: (the connection dropped, or the read timed out, after the 200). The endpoint
 #: generated them and a provider bills them: each is charged its worst case whatever ``charge_failed`` says.
-DELIVERED = {"malformed": "a malformed reply", "too large": "a reply larger than max_reply_bytes"}
+DELIVERED = {"malformed": "a malformed reply", "too large": "a reply larger than max_reply_bytes",
+             "cut short": "a reply cut short"}
 
 
 def _failed_attempt(attempt: Attempt, max_tokens: int, worst: Counts, tariff: Tariff,

@@ -90,7 +90,8 @@ def key_variable(name: str) -> str:
 
 @dataclass
 class Attempt:
-    """One HTTP attempt: ``ok``, ``http <code>``, ``timeout``, ``connection``, ``malformed`` or ``too large``.
+    """One HTTP attempt: ``ok``, ``http <code>``, ``timeout``, ``connection``, ``malformed``, ``too large`` or ``cut
+    short`` (a 200 whose body stopped coming: cut off, or timed out while read).
 
     ``billable``: the endpoint may have generated (and billed) tokens for it; only an attempt that could not
     connect and a 429 are known to be free. ``usage``: the usage a failed reply reported, if any.
@@ -374,8 +375,10 @@ class ChatClient:
         httpx = self.httpx
         start = time.perf_counter()
         limit = self.endpoint.max_reply_bytes
+        answered = 0  # the status of a reply whose body is being read: a 200 cut short was generated, and is billed
         try:
             with deadline(self.endpoint.timeout_s), self.client.stream("POST", "chat/completions", json=body) as resp:
+                answered = resp.status_code
                 encoding = resp.headers.get("content-encoding", "")
                 if resp.status_code == 200:
                     raw = decode_body(resp.iter_raw(), encoding, limit)
@@ -391,15 +394,17 @@ class ChatClient:
             outcome.error = f"could not connect within {self.endpoint.timeout_s:g} s"
             return None
         except httpx.TimeoutException:
-            outcome.attempts.append(Attempt("timeout", time.perf_counter() - start))
-            outcome.error = f"timed out after {self.endpoint.timeout_s:g} s"
+            outcome.attempts.append(Attempt("cut short" if answered == 200 else "timeout", time.perf_counter() - start))
+            outcome.error = f"timed out after {self.endpoint.timeout_s:g} s" + (
+                " reading a reply" if answered == 200 else "")
             return None
         except (httpx.ConnectError, httpx.UnsupportedProtocol) as exc:
             outcome.attempts.append(Attempt("connection", time.perf_counter() - start, billable=False))
             outcome.error = self.redact(f"{type(exc).__name__}: {exc}")[:200]
             return None
         except httpx.TransportError as exc:
-            outcome.attempts.append(Attempt("connection", time.perf_counter() - start))
+            outcome.attempts.append(Attempt("cut short" if answered == 200 else "connection",
+                                            time.perf_counter() - start))
             outcome.error = self.redact(f"{type(exc).__name__}: {exc}")[:200]
             return None
         except ReplyTooLarge:
@@ -445,7 +450,8 @@ class ChatClient:
         for attempt in range(self.endpoint.max_retries + 1):
             retry_after = self._attempt(body, outcome)
             last = outcome.attempts[-1]
-            if outcome.ok or last.status in ("malformed", "too large"):  # delivered: asking again pays again
+            if outcome.ok or last.status in ("malformed", "too large", "cut short"):  # delivered: asking again pays
+                # again
                 return outcome
             if last.status.startswith("http ") and int(last.status[5:]) not in RETRYABLE:
                 return outcome

@@ -209,6 +209,16 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 return self.send(500, json.dumps({"error": f"bad header Authorization: {auth}"}).encode())
             elif how == "echo-reply":
                 reply["choices"][0]["message"]["content"] += f" (you sent {auth})"
+            elif how == "cut":  # a 200 with its length, half the body, then the connection closed
+                payload = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload[: len(payload) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return None
             elif how == "oversized":
                 reply["padding"] = "x" * 200_000
             elif how == "gzip-bomb":
