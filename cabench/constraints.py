@@ -378,9 +378,9 @@ def answers_under(res: ResultSet, constraints: tuple[Constraint, ...]) -> dict[s
     for e in res.experiments if constraints else []:
         try:
             out[e.label] = constrained_answer(e, constraints)
-        except (DamagedMeasure, OutOfRange, Contradictory):  # wrong whichever experiment says it: not "not here"
+        except (DamagedMeasure, OutOfRange):  # wrong whichever experiment says it: said as such, not "not here"
             raise
-        except CabenchError as exc:
+        except CabenchError as exc:  # a measure it lacks; or bounds that contradict each other here (an own column)
             out[e.label] = str(exc)
     if out and all(isinstance(a, str) for a in out.values()):
         label, why = next(iter(out.items()))

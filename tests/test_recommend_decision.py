@@ -3,6 +3,8 @@ no preference; `--all` keeps the full table."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -682,6 +684,21 @@ def test_an_objective_named_as_its_column_is_bounded_in_the_columns_scale_and_as
 
     assert "**Requirements (--require): judge <= 2, judge (normalised) >= 0.6, on the per-call means" in build_report(
         tmp_path / "res", parse_constraints(["judge<=2", "mu_judge>=0.6"]))
+    # beside it, an experiment whose objective judge reads another column: there judge and mu_judge are one mean, so
+    # the two bounds contradict each other in it alone; the first still answers (the root was refused, exit 2)
+    (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text().replace("extra_columns: [judge]",
+                                                                                       "extra_columns: [judge, score]"))
+    frame.assign(score=frame["judge"]).to_csv(folder / "logs.csv", index=False)
+    run_experiment(parse_config({"name": "other", "dataset": str(folder), "setting": "online", "rho": [8],
+                                 "objectives": ["accuracy", {"column": "score", "direction": "min",
+                                                             "normalise": [1, 3], "name": "judge"}],
+                                 "methods": ["cohv-ucb"], "repetitions": 4,
+                                 "output": str(tmp_path / "res" / "other")}, "other.yaml"), quiet=True)
+    split = RUNNER.invoke(app, ["recommend", str(tmp_path / "res"), "--require", "judge>=0.9", "--require",
+                                "mu_judge<=0.1", "--json"])
+    assert split.exit_code == 0, split.output
+    by_name = {item["experiment"]: item["constrained"] for item in json.loads(split.stdout)}
+    assert "qualifying" in by_name["own"] and "contradict each other" in by_name["other"]["not_applicable"]
 
 
 def test_an_own_column_named_as_anothers_interval_end_never_overwrites_it(tmp_path):
