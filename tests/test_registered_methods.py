@@ -115,6 +115,18 @@ def registered_here(monkeypatch):
     monkeypatch.setattr(spec, "_TABLE", dict(spec._TABLE))
 
 
+def test_one_name_in_both_settings_is_refused_unless_one_module_shows_it_alike(registered_here):
+    """An online and an identification method of one's own under one name: run's table showed the identification
+    method's rows under the online one's display (tables find a display by name alone)."""
+    from cabench.methods.elimination import schedule
+
+    index_method("twin", display="Twin online")(rules.sqrt_cost_ucb)
+    with pytest.raises(CabenchError, match="'twin' is already the online method Twin online; give yours another"):
+        schedule("twin", display="Twin identification")(rules.half_left)
+    index_method("pair", display="Pair")(rules.sqrt_cost_ucb)
+    schedule("pair", display="Pair")(rules.half_left)  # one module, one display: shown alike in both settings
+
+
 def test_per_pull_index_of_ones_own_is_checked(registered_here):
     """A decorated method's own per-pull index is user code too: NaN from it is one line naming the method,
     and a sound one decides as the batched index does."""

@@ -427,10 +427,11 @@ def register(method: Method) -> None:
     if old is not None and (old.source is None or old.source != method.source):
         raise CabenchError(f"methods: '{name}' is already the {setting} method {old.spec.display}; "
                            "give yours another name")
-    built_in = next((m for (s, n), m in _TABLE.items() if n == name and s != setting and m.source is None), None)
-    if built_in is not None and method.source is not None:  # tables and reports name methods by name alone
-        raise CabenchError(f"methods: '{name}' is already the {built_in.spec.setting} method "
-                           f"{built_in.spec.display}; give yours another name")
+    other = next((m for (s, n), m in _TABLE.items() if n == name and s != setting), None)
+    if other is not None and method.source is not None and (  # tables and reports find a display by name alone
+            other.source != method.source or other.spec.display != method.spec.display):
+        raise CabenchError(f"methods: '{name}' is already the {other.spec.setting} method {other.spec.display}; "
+                           "give yours another name")
     _TABLE[(setting, name)] = method
 
 
