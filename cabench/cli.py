@@ -219,14 +219,16 @@ def data_describe(
     from cabench.units import LABELS, fixed, plain
 
     def described() -> dict:
-        if not (path.is_file() and path.suffix.lower() in (".yaml", ".yml")):
-            return describe(load_dataset(path))
+        if path.name == "dataset.yaml" or not (path.is_file() and path.suffix.lower() in (".yaml", ".yml")):
+            return describe(load_dataset(path.parent if path.name == "dataset.yaml" and path.is_file() else path))
         from cabench.config import load_config
 
         cfg = load_config(path)  # the dataset on the terms the experiment runs on, not only dataset.yaml's
         if cfg.dataset is None:
             raise CabenchError(f"{path}: dataset: a synthetic instance has no logs to describe")
-        return describe(load_dataset(cfg.dataset, cfg.split, cfg.terms, str(path)))
+        ds = load_dataset(cfg.dataset, cfg.split, cfg.terms, str(path))
+        runs = len(cfg.arms.select(ds.configs, source=f"{path}: arms"))  # (the statistics are of every one)
+        return {**describe(ds), **({"config_arms": runs} if runs < ds.n_arms else {})}
 
     d = _guard(described)
     if as_json:
@@ -272,6 +274,9 @@ def data_describe(
             f"{_tied_gap(d['subset_min_gap'])}")
         lines.append("    gaps: " + ", ".join(f"{a} {g:.4f}" for a, g in sorted(d["subset_gaps"].items(),
                                                                                    key=lambda item: item[1])))
+    if d.get("config_arms"):
+        lines.append(f"  note: the config runs {d['config_arms']} of these {d['K']} configurations (arms); the "
+                     "statistics above are of all of them")
     typer.echo("\n".join(lines))
 
 

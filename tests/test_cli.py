@@ -150,7 +150,12 @@ def test_describe_of_a_config_describes_its_dataset_on_the_configs_terms(tmp_pat
     text, text_plain = (runner.invoke(app, ["data", "describe", str(p)]).stdout for p in (config, DATA / "gsm8k"))
     assert "Theorem 2 from B = inf USD (rho inf); a gap of 0 (a tie on some objective, as scored, decides whether a " \
         "configuration is in the Pareto set): no budget is enough for Theorem 2's guarantee" in text
-    assert "a gap of 0" not in text_plain
+    assert "a gap of 0" not in text_plain and "note: the config runs" not in text_plain
+    subset = runner.invoke(app, ["data", "describe", str(ROOT / "configs" / "gsm8k_psi_quick.yaml")]).stdout
+    assert subset.splitlines()[-1] == ("  note: the config runs 14 of these 108 configurations (arms); the statistics "
+                                       "above are of all of them")
+    meta = runner.invoke(app, ["data", "describe", str(DATA / "gsm8k" / "dataset.yaml"), "--json"])  # its folder's
+    assert meta.exit_code == 0 and json.loads(meta.stdout) == plain, meta.output
     synthetic = tmp_path / "syn.yaml"
     synthetic.write_text(yaml.safe_dump({"dataset": {"synthetic": {"means": [[0.1, 0.2], [0.3, 0.1]],
                                                                    "costs": [1, 2]}},
