@@ -504,10 +504,12 @@ def test_a_method_compiled_with_numbas_own_cache_is_refused(tmp_path, monkeypatc
     from cabench.errors import CabenchError
 
     _sweep_home(tmp_path, monkeypatch, "mine_cached", SWEPT + "\n\nimport numba\n\n"
-                "cached = numba.njit(cache=True)(by_global)\nplain = numba.njit(by_global)\n")
-    with pytest.raises(CabenchError, match="'mine_cached:cached' is compiled with numba's cache=True, whose cache "
-                                           "files are keyed by the function's own source"):
-        _online_pulls(tmp_path, ["mine_cached:cached"], "out")
+                "cached = numba.njit(cache=True)(by_global)\nplain = numba.njit(by_global)\n"
+                "import functools\n\npartly = functools.partial(cached)\n")
+    for name in ("cached", "partly"):
+        with pytest.raises(CabenchError, match=f"'mine_cached:{name}' is compiled with numba's cache=True, whose "
+                                               "cache files are keyed by the function's own source"):
+            _online_pulls(tmp_path, [f"mine_cached:{name}"], "out")
     assert _online_pulls(tmp_path, ["mine_cached:plain"], "plain")  # compiled without numba's cache: runs
     sys.modules.pop("mine_cached", None)
 

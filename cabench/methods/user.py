@@ -413,7 +413,10 @@ def checked(name: str, setting: str, function: Callable[..., Any]) -> UserMethod
     signature cannot take the setting's arguments (see :data:`CALLS`)."""
     kind, parameters, result = CALLS[setting]
     call = f"{result}({', '.join(parameters)})"
-    if type(getattr(function, "_cache", None)).__name__ == "FunctionCache":  # numba's @njit(cache=True)
+    inner = function
+    while isinstance(inner, functools.partial):  # (a partial of a compiled function compiles it as it is)
+        inner = inner.func
+    if type(getattr(inner, "_cache", None)).__name__ == "FunctionCache":  # numba's @njit(cache=True)
         raise UserMethodError(f"methods: '{name}' is compiled with numba's cache=True, whose cache files are keyed by "
                               "the function's own source, not by the helpers and settings it reads: after an edit of "
                               "those, numba would run its old code under the new cells' keys; compile it without "
