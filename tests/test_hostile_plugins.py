@@ -570,3 +570,29 @@ def test_a_target_far_beyond_the_budget_samples_with_realised_costs_as_any_targe
                                                                                                   "beyond"))
     assert np.array_equal(far.samples, near.samples) and np.array_equal(far.spend, near.spend)
     assert far.samples.sum() > 0 and (far.spend <= far.budget).all()
+
+
+def test_the_schedule_probe_never_takes_one_schedule_for_another_it_probed():
+    """The probe remembered the schedules it had passed by the id of their checked wrappers, made anew for each
+    config: a wrapper freed, a new one could get its id, and a bad schedule skipped its probe (116 of 200 trials in
+    one process). Each schedule is remembered by itself, held, so none is taken for another."""
+    import gc
+
+    from cabench.methods.elimination import _Batched, repeatable
+    from cabench.methods.user import UserMethodError, checked
+    from tests.plugins_hostile import schedules
+
+    refused = 0
+    for trial in range(50):
+        repeatable(_Batched(checked("good", "psi", schedules.front_loaded)), "good")
+        gc.collect()
+        calls = [0]
+
+        def counting(budget, l_k, spend, level, active_costs, k_active, calls=calls):  # a new schedule each trial
+            calls[0] += 1
+            return schedules.front_loaded(budget, l_k, spend, level, active_costs, k_active) + calls[0] % 2
+
+        with pytest.raises(UserMethodError, match="the schedule returns other targets for the same phase"):
+            repeatable(_Batched(checked(f"bad{trial}", "psi", counting)), f"bad{trial}")
+        refused += 1
+    assert refused == 50

@@ -22,6 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -391,8 +392,9 @@ class _OfOne:
         return int(self.raw(budget, l_k, cbar, spend, level, costs))
 
 
-#: The schedules :func:`repeatable` probed (ids of their functions).
-_PROBED: set[int] = set()
+#: The schedules :func:`repeatable` probed: id of the function -> the function, held so that its id is never another
+#: function's (a schedule's checked wrapper is made anew for each config that names it).
+_PROBED: dict[int, Any] = {}
 
 
 def repeatable(target: _Batched, name: str) -> None:
@@ -401,7 +403,8 @@ def repeatable(target: _Batched, name: str) -> None:
     batched loop calls it on the repetitions of a chunk, whose size follows ``chunk_size`` and ``n_jobs``, and the
     same config and seed must give the same results whatever they are. Probed once per process, on three
     repetitions of spread numbers, twice, then each repetition alone (equal within a relative 1e-9)."""
-    if id(target.function) in _PROBED:
+    function = target.function.function  # the schedule itself
+    if id(function) in _PROBED:
         return
     rng = np.random.Generator(np.random.PCG64(20261))  # fixed probe values, a spread of each argument
     reps, k = 3, 4
@@ -415,9 +418,9 @@ def repeatable(target: _Batched, name: str) -> None:
         again = np.asarray(target.raw(phase), dtype=float)
         each = np.array([float(np.asarray(target.raw(one), dtype=float)[0]) for one in alone])
     except UserMethodError:
-        _PROBED.add(id(target.function))
+        _PROBED[id(function)] = function
         return  # what the schedule does wrong on these numbers, the loop that meets it names
-    _PROBED.add(id(target.function))
+    _PROBED[id(function)] = function
     if not np.array_equal(together, again):
         r = int(np.flatnonzero(together != again)[0])
         raise UserMethodError(f"methods: {name}: the schedule returns other targets for the same phase "

@@ -15,7 +15,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -64,8 +64,9 @@ class IndexMethod(OnlineEntry):
         return choice
 
 
-#: The probes :func:`arm_by_arm` ran: (id of the function, number of objectives).
-_PROBED: set[tuple[int, int]] = set()
+#: The probes :func:`arm_by_arm` ran: (id of the function, number of objectives) -> the function, held so that its
+#: id is never another function's.
+_PROBED: dict[tuple[int, int], Any] = {}
 PROBE_ARMS = 5  # arms per repetition of the probe, two repetitions
 
 
@@ -95,7 +96,7 @@ def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
         each = {(r, a): index(n[r, a:a + 1], upper[r, a:a + 1], lower_cost[r, a:a + 1])[0]
                 for r, a in np.ndindex(shape)}
     except UserMethodError:
-        _PROBED.add((id(index.function), n_objectives))
+        _PROBED[id(index.function), n_objectives] = index.function
         return  # what the method does wrong on these numbers, the loop that meets it names
     if not np.array_equal(together, again, equal_nan=True):
         r, a = np.argwhere(~((together == again) | (np.isnan(together) & np.isnan(again))))[0]
@@ -113,7 +114,7 @@ def arm_by_arm(index: UserMethod, n_objectives: int) -> None:
                                   f"with ({among!r} among {batch} arms, {single!r} alone); the loops compute it "
                                   "arm by arm, on the arms just pulled: it may read only that arm's n, upper and "
                                   "lower_cost")
-    _PROBED.add((id(index.function), n_objectives))  # passed: not probed again in this process
+    _PROBED[id(index.function), n_objectives] = index.function  # passed: not probed again in this process
 
 
 def index_entry(name: str, function: IndexFunction, *, shown: Style | None = None, origin: str = "user",
