@@ -206,6 +206,9 @@ def _refuse_built_in_name(name: str, column: str, direction: Any, key: str,
         raise fail(key, f"'{name}' is the built-in objective on the reciprocal of the logs' {built_column} (larger is "
                         "better: the faster); declare it as efficiency, or a column objective under a name of its own")
     if column != built_column or direction not in (None, built_direction):
+        if built_normalise == "inverse":  # efficiency the other way round
+            raise fail(key, f"'{name}' is larger-is-better (the reciprocal of the logs' {built_column}: the faster); "
+                            "declare latency for smaller-is-better")
         way = {"max": "larger is better", "min": "smaller is better"}
         said = f" ({way[direction]})" if direction in way else ""
         raise fail(key, f"'{name}' is the built-in objective on the logs' {built_column} ({way[built_direction]}), "

@@ -100,6 +100,9 @@ def test_builtins_and_a_column_of_ones_own():
     ({"objectives": ["latency", {"column": "correct", "direction": "min", "name": "accuracy"}]},
      "objectives[1].name: 'accuracy' is the built-in objective on the logs' correct (larger is better), and every "
      "answer, figure and requirement would call column 'correct' (smaller is better) so"),
+    ({"objectives": ["accuracy", {"name": "efficiency", "direction": "min"}]},
+     "objectives[1].direction: 'efficiency' is larger-is-better (the reciprocal of the logs' latency_s: the faster); "
+     "declare latency for smaller-is-better"),
     ({"objectives": ["accuracy", {"name": "latency", "direction": "max"}]},
      "objectives[1].direction: 'latency' is the built-in objective on the logs' latency_s (smaller is better)"),
     # requirements read names in any case: 'Accuracy' on another column was bounded as the built-in accuracy
