@@ -306,8 +306,13 @@ def _check_costs(canonical: pd.DataFrame, frame: pd.DataFrame, given_at: dict[st
     calls) is no warning. Each warning names the unread column likely meant, where there is one."""
     read = _sources(columns)
     unread = [c for c in frame.columns if c not in COLUMNS and str(c) not in read]
+    warned: set[str] = set()  # the source columns a warning named: one warning for one cause
     for name in COST_SOURCES:
         if name not in canonical:
+            continue
+        origin = columns.get(name)
+        origin_columns = {str(c) for c in origin} if isinstance(origin, list) else {str(origin or name)}
+        if origin_columns & warned:
             continue
         costs = pd.to_numeric(canonical[name], errors="coerce")
         read_from = columns.get(name)
@@ -320,7 +325,8 @@ def _check_costs(canonical: pd.DataFrame, frame: pd.DataFrame, given_at: dict[st
         if source and common_name_of(source) == "max_new_tokens":
             echo(f"warning: {by}: {quoted(source)} names a generation limit (max_new_tokens), not what a call "
                  f"used; map the column of what each call used to {name} (--mapping){hint}")
-            return  # one warning: the other costs share its cause
+            warned |= origin_columns
+            continue
         per = costs.groupby(canonical["config_id"])
         if costs.notna().all() and costs.nunique() > 1 and (per.nunique() <= 1).all() and per.size().max() > 1:
             first = str(per.size().index[0])
@@ -329,7 +335,7 @@ def _check_costs(canonical: pd.DataFrame, frame: pd.DataFrame, given_at: dict[st
                  "of a configuration is charged alike, as a generation limit, a configuration's average or a flat "
                  f"price per call would be; where the logs record what each call used, map that column to {name} "
                  f"(--mapping){hint}")
-            return
+            warned |= origin_columns
 
 
 def _one_instance(where: str, value: Any, frame: pd.DataFrame, columns: dict[str, Any]) -> str:

@@ -501,6 +501,11 @@ def test_a_cost_that_is_no_calls_own_is_said_with_the_column_likely_meant(tmp_pa
             "a call used; map the column of what each call used to tokens (--mapping); did you mean 'total_tokens'?"
             ) in lines
     assert pd.read_csv(tmp_path / "limit" / "logs.csv.gz")["tokens"].max() == 1024  # written as mapped
+    priced = frame.assign(price=frame["config_id"].map({"cfg0": 0.001, "cfg1": 0.002, "cfg2": 0.004}))
+    lines = _mapped_import(tmp_path, priced, {"max_new_tokens": "maxTokens", "tokens": "maxTokens",
+                                              "cost_usd": "price"}, "two")  # two causes, two warnings
+    assert [line.split(":")[1] for line in lines if line.startswith("warning: ")] == [
+        " tokens (read from 'maxTokens')", " cost_usd (read from 'price')"], lines
     mean = frame.groupby("config_id")["total_tokens"].transform("mean")
     lines = _mapped_import(tmp_path, frame.assign(avg=mean), {"max_new_tokens": "maxTokens", "tokens": "avg"}, "avg")
     first = frame.loc[frame["config_id"] == "cfg0", "total_tokens"].mean()
