@@ -141,7 +141,8 @@ def parse_constraint(text: str) -> Constraint:
     if not math.isfinite(value):
         raise CabenchError(f"{where}: expected a finite number")
     if found["name"].lower().startswith("mu_"):  # an objective's normalised mean, named as arms.csv names it
-        name = "mu_" + found["name"][3:]
+        rest = found["name"][3:]  # (a built-in's name in any case, as every requirement's; yours as written)
+        name = "mu_" + (rest.lower() if rest.lower() in BUILT_IN_OBJECTIVES else rest)
         if unit:
             raise CabenchError(f"{where}: '{name}' is a normalised objective, which has no unit; drop '{unit}'")
         return Constraint(name, found["op"], value, text)
@@ -149,7 +150,8 @@ def parse_constraint(text: str) -> Constraint:
         if unit:
             raise CabenchError(f"{where}: '{name}' is bounded as its normalised objective, which has no unit; drop "
                                f"'{unit}' (units belong to {', '.join(MEASURES)})")
-        return Constraint(f"mu_{found['name']}", found["op"], value, text)
+        own = name if name in BUILT_IN_OBJECTIVES else found["name"]  # (a built-in's name in any case)
+        return Constraint(f"mu_{own}", found["op"], value, text)
     column, units = MEASURES[name]
     if unit not in units:
         allowed = ", ".join(u for u in units if u) or "none"

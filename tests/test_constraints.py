@@ -483,8 +483,9 @@ def test_requirements_no_configuration_can_meet_together_are_refused_naming_both
     # once the results say so (a bare name may bound a column of the user's own: toxicity)
     assert len(parse_constraints(["objective1>=0.7", "mu_objective1<=0.2"])) == 2
     assert len(parse_constraints(["objective1>=0.7", "objective1<=0.2"])) == 2  # (an objective of one's own)
-    with pytest.raises(CabenchError, match="no configuration has efficiency >= 0.9 and efficiency <= 0.1"):
-        parse_constraints(["efficiency>=0.9", "mu_efficiency<=0.1"])  # a built-in's: refused before anything
+    for texts in (["efficiency>=0.9", "mu_efficiency<=0.1"], ["EFFICIENCY>=0.9", "MU_Efficiency<=0.1"]):
+        with pytest.raises(CabenchError, match="no configuration has efficiency >= 0.9 and efficiency <= 0.1"):
+            parse_constraints(texts)  # a built-in's, in any case: refused before anything
     result = RUNNER.invoke(app, ["recommend", str(synthetic), "--require", "objective1>=0.7", "--require",
                                  "mu_objective1<=0.2"])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
