@@ -161,7 +161,7 @@ class PsiPolicy:
         while self.returned is None:
             if self.queue and not self.stopped:
                 self.outstanding += 1
-                return self.queue.pop()
+                return self.queue.popleft()
             if self.outstanding:
                 return WAIT
             self.plan.advance()  # decide, then queue the next phase (or finish)

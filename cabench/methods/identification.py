@@ -65,7 +65,7 @@ class Asks:
         """Every ask, one by one (to read a short queue: a test's)."""
         return (arm for arm, count in self._runs for _ in range(count))
 
-    def pop(self) -> int:
+    def popleft(self) -> int:
         """The next ask."""
         head = self._runs[0]
         head[1] -= 1
