@@ -67,7 +67,6 @@ from cabench.report import (
 )
 from cabench.report_cache import SectionCache, round_trip
 from cabench.report_cells import (
-    REAL_UNIT_FORMATS,
     Table,
     charged_at_profiling,
     clipped_calls,
@@ -76,6 +75,7 @@ from cabench.report_cells import (
     measurement,
     sentence,
     undominated_note,
+    unit_formats,
 )
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
@@ -116,9 +116,8 @@ def _share(value: float) -> Cell:
     return _cell(percent(value), value)
 
 
-def _real(row: pd.Series, measure: str) -> Cell:
-    """A real-unit measurement per call with its 95% interval (:func:`measurement`), sorting by the mean."""
-    number = REAL_UNIT_FORMATS[measure][1]
+def _real(row: pd.Series, measure: str, number: str) -> Cell:
+    """A measurement per call with its 95% interval (:func:`measurement`), sorting by the mean."""
     return _cell(measurement(row, measure, number), row[measure])
 
 
@@ -154,15 +153,16 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
     shares = found_by(e, names, d["rho"], mode)
     methods = [m for m in e.methods if m in shares]
     arms = e.arms.assign(config_id=e.arms["config_id"].astype(str)).set_index("config_id")
-    real = [m for m in REAL_UNIT_FORMATS if m in arms.columns]
+    units = unit_formats(e.arms)
+    real = list(units)
     returned = {a["method"]: {c["config_id"]: c["share"] for c in a.get("configurations", [])}
                 for a in rows if a["rho"] == d["rho"] and a.get("cost_mode") == mode}
-    rows = [{"config": name, "cells": [_real(arms.loc[name], m) for m in real]
+    rows = [{"config": name, "cells": [_real(arms.loc[name], m, units[m][1]) for m in real]
              + [_cell(f"{arms.loc[name, c]:.3f}", arms.loc[name, c]) for c in objective_columns(e.arms)]
              + [_share(returned[m].get(name, 0.0)) for m in methods if e.setting == "psi"],
              "measures": [{"name": m, "value": _cell("", arms.loc[name, m])["value"]} for m in real]}
             for name in names]
-    header = ([f"{REAL_UNIT_FORMATS[m][0]} per call" for m in real]
+    header = ([f"{units[m][0]} per call" for m in real]
               + [f"{c[3:]} (normalised)" for c in objective_columns(e.arms)]
               + [f"returned by {registry.display(m)}" for m in methods if e.setting == "psi"])
     finders = [{"method": m, "name": registry.display(m), "share": _share(shares[m]), "chosen": m == d["method"],
@@ -221,9 +221,10 @@ def _summary(e: Experiment, s: pd.DataFrame) -> dict[str, Any]:
 def _configurations(e: Experiment, decided: list[str]) -> dict[str, Any]:
     """Every configuration of the experiment: roles, normalised objectives, cost, ν, γ, real units."""
     objectives = objective_columns(e.arms)
-    real = [m for m in REAL_UNIT_FORMATS if m in e.arms.columns]
+    units = unit_formats(e.arms)
+    real = list(units)
     header = ["configuration", "role", *(f"{c[3:]} (normalised)" for c in objectives),
-              f"c_i ({LABELS[e.cost_unit]})", "ν", "γ", *(f"{REAL_UNIT_FORMATS[m][0]} per call" for m in real)]
+              f"c_i ({LABELS[e.cost_unit]})", "ν", "γ", *(f"{units[m][0]} per call" for m in real)]
     rows = []
     for _, r in e.arms.iterrows():
         name = str(r["config_id"])
@@ -232,7 +233,8 @@ def _configurations(e: Experiment, decided: list[str]) -> dict[str, Any]:
         rows.append({"config": name, "cells": [
             _cell(name), _cell(", ".join(roles)), *(_cell(f"{r[c]:.3f}", r[c]) for c in objectives),
             _cell(amount(r["profile_cost"], e.cost_unit), r["profile_cost"]), _cell(f"{r['nu']:.4g}", r["nu"]),
-            _cell(f"{r['gamma'] + 0.0:.4g}", r["gamma"]), *(_real(r, m) for m in real)]})  # (+ 0.0: no "-0")
+            _cell(f"{r['gamma'] + 0.0:.4g}", r["gamma"]),  # (+ 0.0: no "-0")
+            *(_real(r, m, units[m][1]) for m in real)]})
     return {"header": header, "rows": rows}
 
 
@@ -266,13 +268,13 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     """The plotly.js figure of the arms on their normalised objectives, the first against each other one (names
     and values on hover), the true Pareto set marked and, with two objectives, its front drawn."""
     objectives = objective_columns(e.arms)
-    real = [m for m in REAL_UNIT_FORMATS if m in e.arms.columns]
+    units = unit_formats(e.arms)
+    real = list(units)
     names = e.arms["config_id"].astype(str)
     # plotly reads its text as markup (and decodes &lt; and &gt;, not &quot;): an objective's name is not
     shown = {c: html.escape(c[3:], quote=False) for c in objectives}
     hover = np.array([plotly_text(name) + "".join(f"<br>{shown[c]} (normalised): {r[c]:.3f}" for c in objectives)
-                      + "".join(f"<br>{REAL_UNIT_FORMATS[m][0]}: "
-                                f"{measurement(r, m, REAL_UNIT_FORMATS[m][1])}" for m in real)
+                      + "".join(f"<br>{units[m][0]}: {measurement(r, m, units[m][1])}" for m in real)
                       for name, (_, r) in zip(names, e.arms.iterrows())])
     masks = dict(zip([g[0] for g in GROUPS], ((e.arms["pareto"] == 0).to_numpy(), (e.arms["pareto"] == 1).to_numpy(),
                                               names.isin(decided).to_numpy(), (e.arms["optimal"] == 1).to_numpy())))

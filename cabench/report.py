@@ -59,7 +59,6 @@ from cabench.paper_match import paper_rows
 from cabench.record import objective_columns
 from cabench.report_cache import SectionCache, section_key
 from cabench.report_cells import (
-    REAL_UNIT_FORMATS,
     Table,
     charged_at_profiling,
     clipped_calls,
@@ -77,6 +76,7 @@ from cabench.report_cells import (
     shown,
     texts,
     undominated_note,
+    unit_formats,
     whole,
 )
 from cabench.report_requirements import requirement_lines, requirements_sentence
@@ -180,12 +180,13 @@ def _configuration_lines(e: Experiment) -> list[str]:
     per call where the logs have them."""
     rows = key_configurations(e)
     objectives = objective_columns(e.arms)
-    real = [c for c in REAL_UNIT_FORMATS if c in rows.columns]
+    units = unit_formats(e.arms)
+    real = [c for c in units if c in rows.columns]
     header = ["configuration", "why", *(f"{c[3:]} (normalised)" for c in objectives),
-              f"c_i ({LABELS[e.cost_unit]})", "ν", *(f"{REAL_UNIT_FORMATS[c][0]} per call" for c in real)]
+              f"c_i ({LABELS[e.cost_unit]})", "ν", *(f"{units[c][0]} per call" for c in real)]
     table = [[code(str(r["config_id"])), r["why"], *(num(r[c]) for c in objectives),
               amount(r["profile_cost"], e.cost_unit), f"{float(r['nu']):.4g}",
-              *(measurement(r, c, REAL_UNIT_FORMATS[c][1]) for c in real)] for _, r in rows.iterrows()]
+              *(measurement(r, c, units[c][1]) for c in real)] for _, r in rows.iterrows()]
     note = ("Normalised means scale each objective to [0, 1], larger is better; c_i is the profiling cost per call"
             + ("; real units are means over the evaluation instances ± the 95% half-width (1.96 s / √n; on epoch"
                " logs clustered by question), or with the interval's ends where that interval would leave the range"

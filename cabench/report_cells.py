@@ -10,10 +10,12 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from cabench import registry
 from cabench.analysis import STATE_TEXT
 from cabench.answers import SCORED_PER_CALL
+from cabench.record import measure_columns
 from cabench.results import finite
 from cabench.units import Dollars, Significant, TokenCount, amount
 
@@ -119,6 +121,14 @@ def texts(table: Table) -> list[str]:
 REAL_UNIT_FORMATS = {"accuracy": ("accuracy", "{:.3f}"), "latency_s": ("latency (s)", Significant()),
                      "tokens": ("tokens", TokenCount("{:,.1f}")), "usd": ("USD", Dollars("$")),
                      "completion_tokens": ("completion tokens", TokenCount("{:,.1f}"))}
+
+
+def unit_formats(arms: pd.DataFrame) -> dict[str, tuple[str, Any]]:
+    """The measures per call of ``arms.csv`` a report shows, each with its header and number format: the real units
+    it records (:data:`REAL_UNIT_FORMATS`), then each column of the user's own an objective reads, in its own scale
+    (``toxicity``: a bound on it is in that scale, and its normalised objective is flipped where smaller is better)."""
+    units = {c: REAL_UNIT_FORMATS[c] for c in REAL_UNIT_FORMATS if c in arms.columns}
+    return {**units, **{c: (str(c), Significant()) for c in measure_columns(arms) if c not in units}}
 
 
 def measurement(row: Any, measure: str, number: str) -> str:

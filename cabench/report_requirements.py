@@ -11,7 +11,6 @@ from cabench import registry
 from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, Found
 from cabench.record import measure_columns, objective_columns
 from cabench.report_cells import (
-    REAL_UNIT_FORMATS,
     Cell,
     Table,
     listed,
@@ -21,6 +20,7 @@ from cabench.report_cells import (
     sentence,
     shown,
     texts,
+    unit_formats,
 )
 from cabench.results import Experiment
 from cabench.units import LABELS, amount, percent
@@ -104,11 +104,12 @@ def requirement_tables(e: Experiment, a: ConstrainedAnswer) -> tuple[Table, Tabl
     their most frequent restricted answer."""
     arms = e.arms.assign(config_id=e.arms["config_id"].astype(str)).set_index("config_id")
     objectives = objective_columns(e.arms)
-    real = [c for c in REAL_UNIT_FORMATS if c in arms.columns]
+    units = unit_formats(e.arms)
+    real = list(units)
 
     def member(name: str) -> list[Cell]:
         r = arms.loc[name]
-        return [(name, name), *((measurement(r, c, REAL_UNIT_FORMATS[c][1]), r[c]) for c in real),
+        return [(name, name), *((measurement(r, c, units[c][1]), r[c]) for c in real),
                 *(shown("{:.3f}", r[c]) for c in objectives), (amount(r["profile_cost"], e.cost_unit),
                                                                r["profile_cost"]), shown("{:.4g}", r["nu"])]
 
@@ -117,7 +118,7 @@ def requirement_tables(e: Experiment, a: ConstrainedAnswer) -> tuple[Table, Tabl
               shown("{:g}", f.rho), (amount(f.budget, e.cost_unit), f.budget), shown("{}", f.repetitions),
               (percent(f.share), f.share), (modal_text(f), f.modal_share)]
              for f in found_rows(e, a)]
-    return ((["configuration", *(f"{REAL_UNIT_FORMATS[c][0]} per call" for c in real),
+    return ((["configuration", *(f"{units[c][0]} per call" for c in real),
               *(f"{c[3:]} (normalised)" for c in objectives), f"c_i ({LABELS[e.cost_unit]})", "ν"],
              [member(name) for name in a.answer]),
             (["method", *(["cost mode"] if psi else []), "ρ", "B", "repetitions",

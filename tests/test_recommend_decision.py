@@ -682,8 +682,13 @@ def test_an_objective_named_as_its_column_is_bounded_in_the_columns_scale_and_as
         assert refused.exit_code == 2 and f"no configuration has {said};" in refused.stderr, refused.output
     from cabench.report import build_report
 
-    assert "**Requirements (--require): judge <= 2, judge (normalised) >= 0.6, on the per-call means" in build_report(
-        tmp_path / "res", parse_constraints(["judge<=2", "mu_judge>=0.6"]))
+    report = build_report(tmp_path / "res", parse_constraints(["judge<=2", "mu_judge>=0.6"]))
+    assert "**Requirements (--require): judge <= 2, judge (normalised) >= 0.6, on the per-call means" in report
+    # the reports show the column in its own scale beside the normalised objective (only recommend did)
+    qualify = arms[(arms["judge"] <= 2) & (arms["mu_judge"] >= 0.6)]
+    row = next(line for line in report.splitlines() if line.startswith(f"| `{qualify.index[0]}` |"))
+    assert f"| {qualify['judge'].iloc[0]:#.3g} ± {qualify['judge_ci'].iloc[0]:.3g} |" in row, row
+    assert "judge per call" in report and "judge (normalised)" in report
     # beside it, an experiment whose objective judge reads another column: there judge and mu_judge are one mean, so
     # the two bounds contradict each other in it alone; the first still answers (the root was refused, exit 2)
     (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text().replace("extra_columns: [judge]",
