@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from cabench.panels import ARM_NAME, ARMS, finish, literal_text, marks, shown_name, side_by_side
+from cabench.panels import ARM_NAME, ARMS, finish, literal_text, marks, shown_names, side_by_side
 from cabench.panels import NAME_CHARACTERS as NAME_CHARACTERS
 from cabench.paper import SURROGATE_NOTE
 from cabench.pareto import pareto_mask
@@ -76,8 +76,8 @@ def _name_arms(ax, arms: pd.DataFrame, x: np.ndarray, y: np.ndarray, which: np.n
     below the panel says how many are."""
     ids = arms["config_id"].astype(str).to_numpy()
     shown = named(x, y, which)
-    for i in shown:
-        ax.text(x[i], y[i], shown_name(ids[i]), fontsize=4.5, gid=ARM_NAME)
+    for i, text in zip(shown, shown_names([ids[i] for i in shown])):
+        ax.text(x[i], y[i], text, fontsize=4.5, gid=ARM_NAME)
     if len(shown) < len(which):
         key = ax.get_legend()
         key.set_title(f"{key.get_title().get_text()}\nnamed: {len(shown)} of the {len(which)} in black, on this "

@@ -14,6 +14,7 @@ import contextlib
 import functools
 import logging
 import math
+import os
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -298,6 +299,26 @@ def shown_name(name: str, characters: int = NAME_CHARACTERS) -> str:
         return name
     end = (characters - 1) // 2
     return f"{name[:characters - 1 - end]}…{name[-end:]}"
+
+
+def shown_names(names: Sequence[str], characters: int = NAME_CHARACTERS) -> list[str]:
+    """:func:`shown_name` of each of ``names``, but two long names cut to the same start and end are shown around
+    where they differ instead (``super-long-model-n…7b-v2…-instruct/direct``), and any left alike are numbered: two
+    configurations never read as one."""
+    shown = [shown_name(n, characters) for n in names]
+    for text in {t for t in shown if shown.count(t) > 1}:
+        group = [i for i, t in enumerate(shown) if t == text]
+        full = [names[i] for i in group]
+        common = len(os.path.commonprefix(full))
+        edge = max((characters - 2) // 4, 1)
+        middle = characters - 2 * edge - 2
+        start = max(min(common - middle // 3, min(len(n) for n in full) - edge - middle), edge)
+        for i, name in zip(group, full):
+            shown[i] = f"{name[:edge]}…{name[start:start + middle]}…{name[-edge:]}" if len(name) > characters else name
+    for text in {t for t in shown if shown.count(t) > 1}:  # still alike: numbered in order
+        for k, i in enumerate(i for i, t in enumerate(shown) if t == text):
+            shown[i] = f"{text} ({k + 1})"
+    return shown
 
 
 def label_titles(axes, label: str, titles: Sequence[str], letters: Sequence[str]) -> None:

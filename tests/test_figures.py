@@ -213,7 +213,8 @@ def test_a_crowded_landscape_names_its_own_front_and_keeps_off_the_nearest_marke
 
 def test_a_long_configuration_name_is_shortened_to_stay_inside_the_axes():
     """A 170-character name ran across the neighbouring panels; it keeps its start and end around an ellipsis."""
-    from cabench.landscape import NAME_CHARACTERS, landscape_panel, shown_name
+    from cabench.landscape import NAME_CHARACTERS, landscape_panel
+    from cabench.panels import shown_name
 
     long = ["run_" + "x" * 160 + "_end", "y" * 41, "short"]
     arms = pd.DataFrame({"config_id": long, "mu_accuracy": [0.9, 0.5, 0.2], "mu_efficiency": [0.1, 0.5, 0.9],
@@ -1046,3 +1047,28 @@ def test_two_experiments_with_one_figure_file_name_are_refused_before_anything_i
                                            r"of '(pä d|p_d_cbf89a3f)' .*figures/p_d_cbf89a3f_\*; rename one"):
         plot(tmp_path, ["png"])
     assert not (tmp_path / "figures").exists() and not (tmp_path / "figures.csv").exists()
+
+
+def test_long_names_cut_alike_are_shown_where_they_differ():
+    """Two configurations whose names share their first and last 20 characters were both labelled
+    'super-long-model-nam…-instruct-ft/direct' in the landscape: shown around where they differ, and numbered where
+    even that is alike; names that fit are kept whole."""
+    from cabench.panels import NAME_CHARACTERS, shown_names
+
+    a = "super-long-model-name-for-testing-v1-instruct-ft/direct"
+    b = a.replace("-v1-", "-v2-")
+    shown = shown_names([a, b, "short"])
+    assert shown[2] == "short" and shown[0] != shown[1] and all(len(s) <= NAME_CHARACTERS for s in shown)
+    assert "v1" in shown[0] and "v2" in shown[1] and shown[0].startswith("super") and shown[0].endswith("direct")
+    twins = shown_names(["x" * 60, "x" * 60])
+    assert twins[0].endswith(" (1)") and twins[1].endswith(" (2)")
+    import matplotlib.pyplot as plt
+
+    from cabench.landscape import landscape_panel
+
+    arms = pd.DataFrame({"arm": [0, 1, 2], "config_id": [a, b, "short"], "mu_accuracy": [0.9, 0.5, 0.1],
+                         "mu_efficiency": [0.1, 0.5, 0.9], "profile_cost": [1.0, 2.0, 3.0], "pareto": [1, 1, 1]})
+    fig, ax = plt.subplots()
+    landscape_panel(ax, arms, "t", ["accuracy", "efficiency"], "tokens")
+    assert sorted(t.get_text() for t in ax.texts if t.get_text() in shown) == sorted(shown)  # as the panel names them
+    plt.close(fig)
