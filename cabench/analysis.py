@@ -222,9 +222,12 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
     if boot:
         means = {base: next(iter(boot.values()))["base_mean"], **{m: r["other_mean"] for m, r in boot.items()}}
         below = [m for m, r in boot.items() if r["high"] < 0]
+        # a method whose R_HV is the reference's in every repetition (the same pulls: equal costs, say) says nothing
+        alike = [m for m, r in boot.items() if r["base_better"] == 0 and r["other_better"] == 0]
         # the claim is ruled out by a method whose paired difference's interval lies at or above 0
-        against = [m for m, r in boot.items() if r["low"] >= 0]
-        state = "fails" if against else ("holds" if len(below) == len(boot) else "inconclusive")
+        against = [m for m, r in boot.items() if r["low"] >= 0 and m not in alike]
+        state = "fails" if against else ("n/a" if len(alike) == len(boot) else
+                                         "holds" if len(below) == len(boot) else "inconclusive")
         # the comparison shown: the one that rules the claim out (the one ruling it out most clearly, of several),
         # else the least favourable mean paired difference
         closest = (max((boot[m] for m in against), key=lambda r: r["low"]) if against
@@ -250,6 +253,8 @@ def _online_verdicts(e: Experiment, rows: list[dict], s: pd.DataFrame) -> list[V
             + "; means: "
             + ", ".join(f"{_show(m)} {v:.2f}" for m, v in sorted(means.items(), key=lambda i: i[1]))
             + f"; significantly below: {', '.join(map(_show, below)) or 'none'})"
+            + ("; the same R_HV as every other method in every repetition: nothing to compare" if state == "n/a"
+               else f"; the same R_HV in every repetition: {', '.join(map(_show, alike))}" if alike else "")
             + _few_carry(base, boot, state), closest["diff"], closest["low"], closest["high"], other, reason))
     grid = sorted(float(r) for r in e.runs.loc[e.runs["method"] == base, "rho"].unique())
     claim = f"{_show(base)}'s R_HV grows at most linearly in log2 B"

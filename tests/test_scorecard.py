@@ -570,3 +570,22 @@ def test_a_paper_row_without_an_interval_carries_why_to_its_match_cell(root, mon
     assert relative and all(r["no_interval"] == "a reason" for r in relative)
     assert {match_text(r) for r in relative} == {"n/a (no 95% interval: a reason)"}
     assert all(r["no_interval"] == "" for r in rows if r["kind"] == "value")
+
+
+def test_methods_making_the_same_pulls_leave_the_lowest_regret_claim_untested(tmp_path):
+    """With every configuration's cost alike, HV-UCB makes CoHV-UCB's pulls: the lowest-regret claim read "does not
+    hold", its reason "1057012.55 against 1057012.55"; identification said "nothing to compare" in the same case."""
+    from cabench.config import parse_config
+
+    cfg = parse_config({"name": "alike", "setting": "online", "rho": [2, 4, 8], "repetitions": 6, "seed": 0,
+                        "methods": ["cohv-ucb", "hv-ucb"], "output": str(tmp_path / "alike"),
+                        "dataset": {"synthetic": {"means": [[0.5, 0.5], [0.7, 0.3], [0.3, 0.8], [0.2, 0.2]],
+                                                  "costs": [10, 10, 10, 10]}}}, "alike.yaml")
+    run_experiment(cfg, quiet=True)
+    (e,) = ResultSet(tmp_path).experiments
+    runs = e.runs[e.runs["rho"] == 8.0].sort_values(["method", "rep"])
+    assert (runs[runs["method"] == "cohv-ucb"]["regret_hv"].to_numpy()
+            == runs[runs["method"] == "hv-ucb"]["regret_hv"].to_numpy()).all()  # (the premise: the same pulls)
+    (lowest,) = [v for v in verdicts(e, comparisons(e)) if v.kind == "lowest-regret"]
+    assert lowest.state == "n/a" and lowest.quantity.endswith(
+        "the same R_HV as every other method in every repetition: nothing to compare"), lowest
