@@ -208,7 +208,8 @@ class Caller:
             self._count_failure(record)
             if record.get("overbilled") and not self.overbilled:  # no new call: the next could pass the budget
                 # said first, before a stop for failures in a row that came with it (that one is said after)
-                named = " (the reply named another model, priced dearer)" if record.get("served_model") else ""
+                named = (" (the reply named another model, priced dearer)" if "answering model's price" in
+                         record["overbilled"] else "")
                 self.overbilled = (f"the endpoint reported usage above the worst case {record['config']} on "
                                    f"{record['instance']} was admitted at ({record['overbilled']}){named}; a provider "
                                    "bills what it reports, so a further call could pass the budget, and none was made")

@@ -37,6 +37,7 @@ one too large).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -167,11 +168,18 @@ def billed_above(usage: Any, worst: Counts, tariff: Tariff) -> tuple[str, float]
             f"above the worst case {amount(most, tariff.unit)}"), float(cost)
 
 
+#: What follows a model's name in the name of one of its versions: a date (``-2024-07-18``, ``-20241022``,
+#: ``@20240620``, ``-0613``), a version number (``-v2``, ``-001``) or ``-latest``; ``o1-pro``, ``gpt-4-32k`` or
+#: ``claude-3-5`` is another model.
+_VERSION = re.compile(r"[-@](\d{4}-\d{2}-\d{2}|\d{3,4}|\d{6}|\d{8}|v\d{1,3}(\.\d+)*|latest)")
+
+
 def another_snapshot(served: str, asked: str) -> bool:
-    """Whether the reply's model ``served`` names a version of the model ``asked`` (``gpt-4o-mini-2024-07-18`` for
-    ``gpt-4o-mini``, as providers answer), not another model: the asked model's price applies, whatever pattern of
-    the price table the versioned name matches."""
-    return served.lower().startswith(asked.lower() + "-") or served.lower().startswith(asked.lower() + "@")
+    """Whether the reply's model ``served`` names the model ``asked`` itself, in another case or as one of its
+    versions (``gpt-4o-mini-2024-07-18`` for ``gpt-4o-mini``, as providers answer), not another model: the asked
+    model's price applies, whatever pattern of the price table the versioned name matches."""
+    served, asked = served.strip().lower(), asked.strip().lower()
+    return served == asked or (served.startswith(asked) and _VERSION.fullmatch(served[len(asked):]) is not None)
 
 
 def served_dearer(paid: Charge, worst: Counts, rate: Tariff, served: Tariff) -> Charge:

@@ -449,7 +449,8 @@ def test_a_reply_naming_another_model_is_recorded_and_charged_at_the_dearer_pric
     that at the answering model's price (the run then makes no further call)."""
     prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
     prices["*"] = {"input": 500.0, "output": 2000.0}  # a dear default: a version of the asked model is not it
-    for served, dear in (("big-model", True), (MODELS[0], False), ("{asked}-2024-07-18", False)):
+    for served, dear in (("big-model", True), (MODELS[0], False), ("{asked}-2024-07-18", False),
+                         ("{asked}-pro", True)):  # (a version of the asked model, as asked; '-pro' another model)
         endpoint = SwappingEndpoint.load(dataset)
         endpoint.billed, endpoint.served = [], served
         server, _ = serve_in_thread(endpoint)
@@ -465,11 +466,13 @@ def test_a_reply_naming_another_model_is_recorded_and_charged_at_the_dearer_pric
         method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
         assert method and all(r["served_model"] == served.format(asked=r["model"]) for r in method
                               if r["model"] != served)
+        assert ("(the reply named another model, priced dearer)" in spend.get("stop_reason", "")) == dear
         if dear:  # the first swapped call: charged its worst case, no outcome, and the bill above it recorded
             first = method[0]
             assert not first["ok"] and first["charged"] == first["worst"] and "prices dearer" in first["suspect"]
             billed = endpoint.billed[K * PROFILING][1]  # the first reply naming it
-            at_served = dollars(prices[served], billed["prompt_tokens"], billed["completion_tokens"])
+            at_served = dollars(prices.get(served, prices["*"]), billed["prompt_tokens"],  # ('*' prices '-pro')
+                                billed["completion_tokens"])
             assert at_served > first["worst"] and first["overbilled_cost"] == pytest.approx(at_served, rel=1e-9)
             assert "at the answering model's price" in first["overbilled"] and len(method) == 1
             assert spend["stopped_by"] == "failures" and spend["spent_usd"] <= 0.02
