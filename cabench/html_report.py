@@ -91,6 +91,10 @@ def _cell(text: str, value: Any = None) -> Cell:
     return {"text": text, "value": repr(float(number)) if finite(number) else str(number)}
 
 
+#: What a measure's name may be to name a row's ``data-`` attribute (a column of the user's own named with spaces or
+#: ``=`` would write attributes of its own into the page).
+ATTRIBUTE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
 _RHO = re.compile(r"ρ=(?P<rho>[0-9.eE+-]+)")
 
 
@@ -160,7 +164,8 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
     rows = [{"config": name, "cells": [_real(arms.loc[name], m, units[m][1]) for m in real]
              + [_cell(f"{arms.loc[name, c]:.3f}", arms.loc[name, c]) for c in objective_columns(e.arms)]
              + [_share(returned[m].get(name, 0.0)) for m in methods if e.setting == "psi"],
-             "measures": [{"name": m, "value": _cell("", arms.loc[name, m])["value"]} for m in real]}
+             "measures": [{"name": m, "value": _cell("", arms.loc[name, m])["value"]} for m in real
+                          if ATTRIBUTE_NAME.fullmatch(m)]}  # (an attribute's name: a column of yours may hold anything)
             for name in names]
     header = ([f"{units[m][0]} per call" for m in real]
               + [f"{c[3:]} (normalised)" for c in objective_columns(e.arms)]

@@ -567,3 +567,22 @@ def test_sorting_reads_a_name_that_begins_with_a_number_as_text_in_its_natural_o
     texts = ["7b-chat-01", "7b-chat-02", "7b-chat-10", "cfg2", "cfg10"]
     assert [v for v in up if v in texts] == texts and [v for v in down if v in texts] == texts[::-1]
     assert [v for v in up if v not in texts] == ["1e-05", "0.5", "12"]  # numbers as numbers
+
+
+def test_a_column_of_yours_never_names_an_attribute_of_the_page(tmp_path):
+    """The decision table named each row's data- attributes after the measures, and a column of one's own is named
+    anything: 'j onmouseover=alert(1) x' wrote an event handler into REPORT.html. Such a column is shown as text."""
+    column = "j onmouseover=alert(1) x"
+    frame = tiny_logs(n_configs=3, n_instances=40)
+    frame[column] = np.round(np.random.default_rng(0).uniform(0, 1, len(frame)), 2)
+    data = write_dataset(tmp_path / "data", frame, gz=False, split={"profiling_size": 15})
+    (data / "dataset.yaml").write_text((data / "dataset.yaml").read_text() + f"extra_columns: ['{column}']\n")
+    run_experiment(load_config_text(tmp_path, {"name": "x", "dataset": str(data), "setting": "online", "rho": [2, 4],
+                                               "objectives": ["accuracy", {"column": column, "direction": "min"}],
+                                               "methods": ["cohv-ucb"], "repetitions": 3,
+                                               "output": str(tmp_path / "res" / "x")}), quiet=True)
+    write_reports(tmp_path / "res")
+    page = (tmp_path / "res" / "REPORT.html").read_text()
+    nodes = Tree(page).root.all()
+    assert not [n.attrs for n in nodes if any(k.startswith("on") for k in n.attrs)]  # no handler, anywhere
+    assert any(html.escape(column, quote=False) in n.text for n in nodes)  # the column is there, as text
