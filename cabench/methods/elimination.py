@@ -420,7 +420,6 @@ def repeatable(target: _Batched, name: str) -> None:
     except UserMethodError:
         _PROBED[id(function)] = function
         return  # what the schedule does wrong on these numbers, the loop that meets it names
-    _PROBED[id(function)] = function
     if not np.array_equal(together, again):
         r = int(np.flatnonzero(together != again)[0])
         raise UserMethodError(f"methods: {name}: the schedule returns other targets for the same phase "
@@ -434,6 +433,7 @@ def repeatable(target: _Batched, name: str) -> None:
                               f"repetitions it is called with ({float(together[r])!r} among {reps}, "
                               f"{float(each[r])!r} alone); the "
                               "loop calls it on chunks of repetitions: it may read only each repetition's row")
+    _PROBED[id(function)] = function  # passed: not probed again in this process (a refused one is, every time)
 
 
 #: The largest rho a config may give: how far :func:`_first_sampling_rho` looks.
