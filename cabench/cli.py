@@ -208,9 +208,9 @@ def _tied_gap(gap: float) -> str:
 
 @data_app.command("describe")
 def data_describe(
-    path: Annotated[Path, typer.Argument(help="Dataset folder (logs.csv.gz + dataset.yaml), or an experiment config "
-                                              "(YAML): its dataset on the config's split, objectives, cost and "
-                                              "prices.")],
+    path: Annotated[Path, typer.Argument(help="Dataset folder (logs.csv.gz + dataset.yaml; or its dataset.yaml), or "
+                                              "an experiment config (YAML): its dataset on the config's split, "
+                                              "objectives, cost and prices.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Table 1 statistics, profiling costs, Pareto sizes, gaps and Theorem 2 budgets of a dataset."""

@@ -192,7 +192,8 @@ def _bounded(column: str) -> str:
 
 
 class Contradictory(CabenchError):
-    """Two requirements no value meets together: wrong whichever experiment answers them."""
+    """Two requirements no value meets together: refused at once for measures and built-in objectives; for an
+    objective of one's own, in the experiments where they resolve to one mean (:func:`answers_under`)."""
 
 
 def _refuse_contradictions(bounds: list[tuple[str, Constraint]], own: Collection[str] = ()) -> None:
@@ -375,7 +376,8 @@ def _is(restricted: tuple[str, ...], answer: tuple[str, ...], setting: str) -> b
 
 def answers_under(res: ResultSet, constraints: tuple[Constraint, ...]) -> dict[str, ConstrainedAnswer | str]:
     """Each experiment's answer under ``constraints`` (:func:`constrained_answer`) by label, or why it has none (a
-    requirement on a measure its configurations lack); the error itself when no experiment has them all."""
+    requirement on a measure its configurations lack, or bounds that contradict each other there); the error itself
+    when no experiment can take them all."""
     out: dict[str, ConstrainedAnswer | str] = {}
     for e in res.experiments if constraints else []:
         try:
