@@ -315,9 +315,12 @@ def shown_names(names: Sequence[str], characters: int = NAME_CHARACTERS) -> list
         start = max(min(common - middle // 3, min(len(n) for n in full) - edge - middle), edge)
         for i, name in zip(group, full):
             shown[i] = f"{name[:edge]}…{name[start:start + middle]}…{name[-edge:]}" if len(name) > characters else name
-    for text in {t for t in shown if shown.count(t) > 1}:  # still alike: numbered in order
-        for k, i in enumerate(i for i, t in enumerate(shown) if t == text):
-            shown[i] = f"{text} ({k + 1})"
+    for text in {t for t in shown if shown.count(t) > 1}:  # still alike: numbered in order, within the length
+        group = [i for i, t in enumerate(shown) if t == text]
+        for k, i in enumerate(group):
+            mark = f" ({k + 1})"
+            shown[i] = (text if len(text) + len(mark) <= characters else
+                        shown_name(names[i], characters - len(mark))) + mark
     return shown
 
 

@@ -1060,8 +1060,9 @@ def test_long_names_cut_alike_are_shown_where_they_differ():
     shown = shown_names([a, b, "short"])
     assert shown[2] == "short" and shown[0] != shown[1] and all(len(s) <= NAME_CHARACTERS for s in shown)
     assert "v1" in shown[0] and "v2" in shown[1] and shown[0].startswith("super") and shown[0].endswith("direct")
-    twins = shown_names(["x" * 60, "x" * 60])
-    assert twins[0].endswith(" (1)") and twins[1].endswith(" (2)")
+    twins = shown_names(["x" * 60, "x" * 60, "short", "short"])
+    assert twins[0].endswith(" (1)") and twins[1].endswith(" (2)") and twins[2:] == ["short (1)", "short (2)"]
+    assert all(len(s) <= NAME_CHARACTERS for s in twins)
     import matplotlib.pyplot as plt
 
     from cabench.landscape import landscape_panel
