@@ -28,12 +28,13 @@ def test_identification_retract_changes_nothing(name):
     c_top = float(PROBLEM.profile_cost.max())
     costs = [round(float(c) / c_top / _Q) * _Q for c in PROBLEM.profile_cost]
     policy = PsiPolicy(PsiMethod(name), 2, costs, 60 * sum(costs))
-    counts, asks = [0] * PROBLEM.n_arms, 0
+    counts, asks, retracted = [0] * PROBLEM.n_arms, 0, None
     while (arm := policy.ask()) is not None:
-        assert arm != WAIT
-        asks += 1
+        assert arm != WAIT and retracted in (None, arm)  # a retracted pull is asked again next
+        asks, retracted = asks + 1, None
         if asks % 5 == 0:  # every fifth call fails: no outcome, asked again
             policy.retract(arm)
+            retracted = arm
             continue
         rewards, _ = _outcome(arm, counts[arm], keys)
         counts[arm] += 1
