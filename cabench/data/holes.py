@@ -75,7 +75,7 @@ def resolve_repeats(frame: pd.DataFrame, policy: str, order: np.ndarray, label: 
                             "rows of one config_id that differ in it are runs of other configurations, not repeated "
                             "runs: give each configuration its own config_id (or none, to derive it from the metadata)")
     if policy == "refuse":
-        metadata = {c: frame[c] for c in ("model", "temperature", "max_new_tokens", "prompting") if c in frame}
+        metadata = {c: frame[c] for c in CONFIG_COLUMNS if c in frame}
         # with the empty cells as such (text NaN on pandas 2) and the metadata a config_id is built from, so that an
         # empty one is named as empty rather than as a duplicated pair
         empty = pairs.where(frame[["config_id", "instance_id"]].notna())

@@ -315,16 +315,18 @@ def _check_costs(canonical: pd.DataFrame, frame: pd.DataFrame, given_at: dict[st
         if origin_columns & warned:
             continue
         costs = pd.to_numeric(canonical[name], errors="coerce")
-        read_from = columns.get(name)
-        source = read_from if isinstance(read_from, str) and read_from != name else None
-        summed = " and ".join(map(quoted, map(str, read_from))) if isinstance(read_from, list) else ""
+        source = origin if isinstance(origin, str) and origin != name else None
+        summed = " and ".join(map(quoted, map(str, origin))) if isinstance(origin, list) else ""
         by = given_at.get(name) or (f"{name} (read from {quoted(source)})" if source else
                                     f"{name} (the sum of {summed})" if summed else f"column '{name}'")
-        meant = likely_source(name, frame, unread)
-        hint = f"; did you mean {meant.shown()}?" if meant else ""
+
+        def hint(name: str = name) -> str:  # the column likely meant: looked for only when a warning says it
+            meant = likely_source(name, frame, unread)
+            return f"; did you mean {meant.shown()}?" if meant else ""
+
         if source and common_name_of(source) == "max_new_tokens":
             echo(f"warning: {by}: {quoted(source)} names a generation limit (max_new_tokens), not what a call "
-                 f"used; map the column of what each call used to {name} (--mapping){hint}")
+                 f"used; map the column of what each call used to {name} (--mapping){hint()}")
             warned |= origin_columns
             continue
         per = costs.groupby(canonical["config_id"])
@@ -334,7 +336,7 @@ def _check_costs(canonical: pd.DataFrame, frame: pd.DataFrame, given_at: dict[st
             echo(f"warning: {by}: one cost on every row of each configuration ({value:g} for '{first}'): every call "
                  "of a configuration is charged alike, as a generation limit, a configuration's average or a flat "
                  f"price per call would be; where the logs record what each call used, map that column to {name} "
-                 f"(--mapping){hint}")
+                 f"(--mapping){hint()}")
             warned |= origin_columns
 
 
@@ -385,7 +387,8 @@ def _settings_unread(canonical: pd.DataFrame, frame: pd.DataFrame, columns: dict
     named = []
     for c in _ignored(frame, columns, extra):
         cells = frame.loc[rows, c]
-        if cells.map(lambda v: isinstance(v, (dict, list))).any():  # (a mapping reads no array or object)
+        if cells.dtype == object and cells.map(lambda v: isinstance(v, (dict, list))).any():  # (a mapping reads
+            # no array or object; a column of numbers holds none)
             continue
         if (pd.Series(text(cells).to_numpy()).groupby(groups).nunique() > 1).all() and \
                 text(frame[c]).nunique() <= len(frame) / 2:

@@ -136,7 +136,7 @@ def check_duplicates(frame: pd.DataFrame, source: str, place: Callable[[int], st
         return
     again = int(np.flatnonzero(repeated)[0])
     cid, iid = frame["config_id"].iloc[again], frame["instance_id"].iloc[again]
-    named = [c for c in ("instance_id", "model", "temperature", "max_new_tokens", "prompting", "config_id")
+    named = [c for c in ("instance_id", *CONFIG_COLUMNS, "config_id")
              if c in frame and pd.isna(frame[c].iloc[again])]  # (a config_id built from empty metadata, or empty)
     if named:  # empty cells are alike to duplicated(): said as the empty cells they are
         empty = np.flatnonzero(frame[named[0]].isna().to_numpy())

@@ -124,7 +124,8 @@ def _fits(name: str, values: pd.Series) -> bool:
     more; whole ones of 1 or more for a limit; 0 to 1, not all one value, for a score; a median of 20 or more for a
     column named in milliseconds); for instances, more than one id, some of them repeated (an instance's row of
     each configuration)."""
-    if values.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():  # JSON arrays, objects: no cell
+    if values.dtype == object and values.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():  # JSON
+        # arrays, objects: no cell (a column of numbers holds none)
         return False
     if name == "instance_id":  # ids that repeat (an instance's row of each configuration), more than one
         return 1 < values.nunique() < values.notna().sum()

@@ -258,8 +258,6 @@ def _objective(item: Any, key: str, fail: Callable[[str, str], CabenchError]) ->
     if name == RESERVED_NAME:
         raise fail(f"{key}.name", f"'{name}' is taken: arms.csv's mu_{name} is the mean normalised cost mu^c; give "
                                   "the objective another name (name: ...)")
-    if normalise == "inverse" and direction != "max":
-        raise fail(f"{key}.direction", "efficiency is larger-is-better; declare latency for smaller-is-better")
     if direction is None:  # a column's own: no default (latency_s read as larger-is-better made the slowest best)
         raise fail(f"{key}.direction", "missing; a column objective says whether larger is better (direction: max) "
                                        "or smaller (direction: min)")
