@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from cabench.errors import CabenchError
-from cabench.live.charges import another_snapshot, charge, served_dearer
+from cabench.live.charges import AT_SERVED_PRICE, another_snapshot, charge, served_dearer
 from cabench.live.client import ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
@@ -99,11 +99,11 @@ class Caller:
         outcome = self.client.chat(self._body(config, instance), admit, self.stopping)
         paid, seconds = charge(outcome, config.max_tokens, worst_counts, rate, self.cfg.endpoint.charge_failed,
                                self.cfg.latency, bound)
-        served = outcome.served_model if isinstance(outcome.served_model, str) else None
-        other = served is not None and served.strip() != "" and served != config.model
-        if other and rate.unit == "usd" and not another_snapshot(str(served), config.model) and \
-                self.cfg.terms.price(str(served)) is not None:  # another model, priced at its own rate
-            paid = served_dearer(paid, worst_counts, rate, tariff(self.cfg.terms, str(served)))
+        named = outcome.served_model  # the reply's model, where it names another than the one asked
+        served = named if isinstance(named, str) and named.strip() and named != config.model else None
+        if served is not None and rate.unit == "usd" and not another_snapshot(served, config.model) and \
+                self.cfg.terms.price(served) is not None:  # another model, priced at its own rate
+            paid = served_dearer(paid, worst_counts, rate, tariff(self.cfg.terms, served))
         record: dict[str, Any] = {
             "key": key, "config": config.name, "model": config.model, "temperature": config.temperature,
             "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,
@@ -112,8 +112,8 @@ class Caller:
             "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
             "worst": worst, "charged": paid.charged_cost(rate), "charged_tokens": paid.charged_tokens(),
         }
-        if other:  # a gateway's fallback or route: recorded, as the endpoint wrote it (redacted)
-            record["served_model"] = self.client.redact(str(served)[:200])
+        if served is not None:  # a gateway's fallback or route: recorded, as the endpoint wrote it (redacted)
+            record["served_model"] = self.client.redact(served[:200])
         if paid.suspect:
             record["suspect"] = self.client.redact(paid.suspect)
         if paid.overbilled:
@@ -208,7 +208,7 @@ class Caller:
             self._count_failure(record)
             if record.get("overbilled") and not self.overbilled:  # no new call: the next could pass the budget
                 # said first, before a stop for failures in a row that came with it (that one is said after)
-                named = (" (the reply named another model, priced dearer)" if "answering model's price" in
+                named = (" (the reply named another model, priced dearer)" if AT_SERVED_PRICE in
                          record["overbilled"] else "")
                 self.overbilled = (f"the endpoint reported usage above the worst case {record['config']} on "
                                    f"{record['instance']} was admitted at ({record['overbilled']}){named}; a provider "

@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cabench.live.client import Attempt, Outcome
+from cabench.live.client import UNREAD, Attempt, Outcome
 from cabench.live.tariff import Tariff
 from cabench.live.tasks import Bound
 from cabench.units import amount
@@ -174,6 +174,10 @@ def billed_above(usage: Any, worst: Counts, tariff: Tariff) -> tuple[str, float]
 _VERSION = re.compile(r"[-@](\d{4}-\d{2}-\d{2}|\d{3,4}|\d{6}|\d{8}|v\d{1,3}(\.\d+)*|latest)")
 
 
+#: How an overbilled call's reason says the answering model's price made it so (the stop line reads it).
+AT_SERVED_PRICE = "at the answering model's price"
+
+
 def another_snapshot(served: str, asked: str) -> bool:
     """Whether the reply's model ``served`` names the model ``asked`` itself, in another case or as one of its
     versions (``gpt-4o-mini-2024-07-18`` for ``gpt-4o-mini``, as providers answer), not another model: the asked
@@ -195,7 +199,7 @@ def served_dearer(paid: Charge, worst: Counts, rate: Tariff, served: Tariff) -> 
     admitted = rate.cost(*worst)
     cost = served.cost(*paid.usage)
     overbilled = (f"{paid.usage[0]:.0f} prompt and {paid.usage[1]:.0f} completion tokens reported, "
-                  f"{amount(cost, rate.unit)} at the answering model's price, above the worst case "
+                  f"{amount(cost, rate.unit)} {AT_SERVED_PRICE}, above the worst case "
                   f"{amount(admitted, rate.unit)}") if cost > admitted else ""
     return replace(paid, usage=None, charged=(*paid.charged[:-1], worst),
                    suspect="; ".join(filter(None, [paid.suspect, why])), error=f"suspect reply: {why}",
@@ -218,8 +222,8 @@ def reported_latency(value: Any) -> tuple[float | None, str]:
 #: where cabench does not read it, as a stream's last chunk), one larger than ``max_reply_bytes``, or one cut short
 #: (the connection dropped, or the read timed out, after the 200). The endpoint
 #: generated them and a provider bills them: each is charged its worst case whatever ``charge_failed`` says.
-DELIVERED = {"malformed": "a malformed reply", "too large": "a reply larger than max_reply_bytes",
-             "cut short": "a reply cut short"}
+DELIVERED = {status: {"malformed": "a malformed reply", "too large": "a reply larger than max_reply_bytes",
+                      "cut short": "a reply cut short"}[status] for status in UNREAD}
 
 
 def _failed_attempt(attempt: Attempt, max_tokens: int, worst: Counts, tariff: Tariff,

@@ -103,6 +103,10 @@ class Attempt:
     usage: Any = None
 
 
+#: The statuses of a 200 whose body arrived but could not be read: generated, so billed (and never asked again).
+UNREAD = ("malformed", "too large", "cut short")
+
+
 @dataclass
 class Outcome:
     """A finished call: its reply and reported usage, or why it failed, and every attempt it took.
@@ -450,8 +454,7 @@ class ChatClient:
         for attempt in range(self.endpoint.max_retries + 1):
             retry_after = self._attempt(body, outcome)
             last = outcome.attempts[-1]
-            if outcome.ok or last.status in ("malformed", "too large", "cut short"):  # delivered: asking again pays
-                # again
+            if outcome.ok or last.status in UNREAD:  # delivered: asking again pays again
                 return outcome
             if last.status.startswith("http ") and int(last.status[5:]) not in RETRYABLE:
                 return outcome

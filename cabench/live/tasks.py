@@ -161,6 +161,10 @@ class Task:
         return Bound(float(prompt), float(max_tokens), float(prompt + max_tokens))
 
 
+#: How a replayed answer with partial credit begins, before the score.
+_PARTIAL = "answer {} scoring "
+
+
 def replay_answer(instance_id: str, score: float) -> str:
     """What ``cabench serve`` answers on a replay instance with the logged ``score``: ``answer q1`` where it is 1,
     ``not the answer to q1`` where 0, and ``answer q1 scoring 0.6`` for partial credit (a judge's grade), which
@@ -168,7 +172,7 @@ def replay_answer(instance_id: str, score: float) -> str:
     score = float(score)
     if score == 1.0:
         return f"answer {instance_id}"
-    return f"not the answer to {instance_id}" if score == 0.0 else f"answer {instance_id} scoring {score!r}"
+    return f"not the answer to {instance_id}" if score == 0.0 else f"{_PARTIAL.format(instance_id)}{score!r}"
 
 
 def replayed_score(instance_id: str, reply: str) -> float:
@@ -176,7 +180,7 @@ def replayed_score(instance_id: str, reply: str) -> float:
     reply = reply.strip()
     if reply == replay_answer(instance_id, 1.0):
         return 1.0
-    partial = f"answer {instance_id} scoring "
+    partial = _PARTIAL.format(instance_id)
     if not reply.startswith(partial):
         return 0.0
     try:
