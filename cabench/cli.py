@@ -219,8 +219,12 @@ def data_describe(
     from cabench.units import LABELS, fixed, plain
 
     def described() -> dict:
-        if path.name == "dataset.yaml" or not (path.is_file() and path.suffix.lower() in (".yaml", ".yml")):
-            return describe(load_dataset(path.parent if path.name == "dataset.yaml" and path.is_file() else path))
+        from cabench.data.io import META_NAME
+
+        if path.name == META_NAME and path.is_file():  # a dataset's own file: its folder
+            return describe(load_dataset(path.parent))
+        if not (path.is_file() and path.suffix.lower() in (".yaml", ".yml")):
+            return describe(load_dataset(path))
         from cabench.config import load_config
 
         cfg = load_config(path)  # the dataset on the terms the experiment runs on, not only dataset.yaml's

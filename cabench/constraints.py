@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cabench.data.terms import BUILTIN
 from cabench.errors import CabenchError, did_you_mean
 from cabench.pareto import pareto_mask
 from cabench.quantize import QUANTUM
@@ -177,7 +178,7 @@ def parse_constraints(texts: list[str] | tuple[str, ...]) -> tuple[Constraint, .
 
 #: The built-in objectives' names: no column of the user's own has them (an own column is recorded under a name of
 #: its own), so a bound on one is known before any experiment is read.
-BUILT_IN_OBJECTIVES = ("accuracy", "efficiency", "latency", "cost")
+BUILT_IN_OBJECTIVES = tuple(BUILTIN)
 
 
 def _written_normalised(c: Constraint) -> bool:

@@ -127,8 +127,7 @@ def unit_formats(arms: pd.DataFrame) -> dict[str, tuple[str, Any]]:
     """The measures per call of ``arms.csv`` a report shows, each with its header and number format: the real units
     it records (:data:`REAL_UNIT_FORMATS`), then each column of the user's own an objective reads, in its own scale
     (``toxicity``: a bound on it is in that scale, and its normalised objective is flipped where smaller is better)."""
-    units = {c: REAL_UNIT_FORMATS[c] for c in REAL_UNIT_FORMATS if c in arms.columns}
-    return {**units, **{c: (str(c), Significant()) for c in measure_columns(arms) if c not in units}}
+    return {c: REAL_UNIT_FORMATS.get(c, (str(c), Significant())) for c in measure_columns(arms)}
 
 
 def measurement(row: Any, measure: str, number: str) -> str:

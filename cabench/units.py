@@ -54,7 +54,8 @@ class TokenCount(str):
     for counts below 10: counts logged in thousands of tokens (0.11-0.31 per call) showed as 0."""
 
     def at(self, value: float) -> str:
-        """The format for ``value`` and the numbers said with it (its interval): this one, or ``{:.3g}`` below 10."""
+        """The format for ``value`` and the numbers said with it (its interval): this one, or :class:`Significant`
+        below 10."""
         return Significant() if math.isfinite(value) and abs(value) < 10 else str(self)
 
 
