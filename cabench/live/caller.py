@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from cabench.errors import CabenchError
-from cabench.live.charges import AT_SERVED_PRICE, another_snapshot, charge, served_dearer
+from cabench.live.charges import AT_SERVED_PRICE, UNPRICED, another_snapshot, charge, served_dearer, served_unpriced
 from cabench.live.client import ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
@@ -46,6 +46,20 @@ def next_step(overbilled: bool) -> str:
     return NEW_FOLDER if overbilled else RESUME
 
 
+def overbilled_stop(record: dict[str, Any], earlier: bool) -> str:
+    """Why a run makes no further call after the overbilled ``record`` (``earlier``: made by an earlier run in the
+    folder): usage reported above the call's worst case, or a reply naming a model the price table does not price."""
+    call = f"{record['config']} on {record['instance']}"
+    if UNPRICED in record["overbilled"]:
+        where = "an earlier run in this folder had a reply to " if earlier else "the reply to "
+        return (f"{where}{call} named another model, {UNPRICED} ({record['overbilled']}); give that model a price "
+                "in the config's prices, as the provider bills it (the call's served_model in calls.jsonl names it)")
+    named = " (the reply named another model, priced dearer)" if AT_SERVED_PRICE in record["overbilled"] else ""
+    where = "an earlier run in this folder had usage reported" if earlier else "the endpoint reported usage"
+    return (f"{where} above the worst case {call} was admitted at ({record['overbilled']}){named}; a provider bills "
+            "what it reports")
+
+
 class Caller:
     """Makes calls concurrently under the budget, journals them, and hands results back by key."""
 
@@ -69,9 +83,8 @@ class Caller:
         earlier = next((r for r in journal.records if r.get("overbilled")), None)
         if earlier is not None:  # the journal's charges fall short of what the provider billed: no call in this folder
             self.overbilled = self.failure_stop = (
-                f"an earlier run in this folder had usage reported above the worst case {earlier['config']} on "
-                f"{earlier['instance']} was admitted at ({earlier['overbilled']}); a provider bills what it reports, "
-                "so the journal's charges fall short of the bill, and no further call is made here")
+                overbilled_stop(earlier, True) + ", so the journal's charges fall short of the bill, and no further "
+                "call is made here")
         self.stopping = threading.Event()  # set when the run stops: calls in flight make no further attempt
         self.model_of = {c.name: c.model for c in cfg.configurations}
         self.answered: set[str] = set()  # models a call of this run has answered within its worst case
@@ -101,9 +114,11 @@ class Caller:
                                self.cfg.latency, bound)
         named = outcome.served_model  # the reply's model, where it names another than the one asked
         served = named if isinstance(named, str) and named.strip() and named != config.model else None
-        if served is not None and rate.unit == "usd" and not another_snapshot(served, config.model) and \
-                self.cfg.terms.price(served) is not None:  # another model, priced at its own rate
-            paid = served_dearer(paid, worst_counts, rate, tariff(self.cfg.terms, served))
+        if served is not None and rate.unit == "usd" and not another_snapshot(served, config.model):
+            if self.cfg.terms.price(served) is not None:  # another model, priced at its own rate
+                paid = served_dearer(paid, worst_counts, rate, tariff(self.cfg.terms, served))
+            else:  # another model without a price: its bill is unknown
+                paid = served_unpriced(paid, worst_counts)
         record: dict[str, Any] = {
             "key": key, "config": config.name, "model": config.model, "temperature": config.temperature,
             "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,
@@ -208,11 +223,8 @@ class Caller:
             self._count_failure(record)
             if record.get("overbilled") and not self.overbilled:  # no new call: the next could pass the budget
                 # said first, before a stop for failures in a row that came with it (that one is said after)
-                named = (" (the reply named another model, priced dearer)" if AT_SERVED_PRICE in
-                         record["overbilled"] else "")
-                self.overbilled = (f"the endpoint reported usage above the worst case {record['config']} on "
-                                   f"{record['instance']} was admitted at ({record['overbilled']}){named}; a provider "
-                                   "bills what it reports, so a further call could pass the budget, and none was made")
+                self.overbilled = (overbilled_stop(record, False) + ", so a further call could pass the budget, and "
+                                   "none was made")
                 self.failure_stop = self.overbilled + (f"; also {self.failure_stop}" if self.failure_stop else "")
 
     def _count_failure(self, record: dict[str, Any]) -> None:

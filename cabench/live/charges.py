@@ -207,6 +207,25 @@ def served_dearer(paid: Charge, worst: Counts, rate: Tariff, served: Tariff) -> 
                    billed_over=paid.billed_over or (cost if overbilled else 0.0))
 
 
+#: How an overbilled call's reason says the answering model has no price (the stop lines read it).
+UNPRICED = "which the price table does not price"
+
+
+def served_unpriced(paid: Charge, worst: Counts) -> Charge:
+    """``paid`` for a reply that names another model than the one asked, which the price table does not price: its
+    bill is unknown, and the asked model's price bounds it only if that model is no dearer. The reply is no outcome,
+    charged the worst case the call was admitted at, and marked ``overbilled`` (its bill may be above what the
+    budget was charged), so that the run makes no further call. The model's name is recorded apart (redacted)."""
+    if paid.usage is None:
+        return paid
+    why = f"the reply names another model than the one asked, {UNPRICED}"
+    unknown = (f"{paid.usage[0]:.0f} prompt and {paid.usage[1]:.0f} completion tokens reported by a model "
+               f"{UNPRICED}: its bill is unknown")
+    return replace(paid, usage=None, charged=(*paid.charged[:-1], worst),
+                   suspect="; ".join(filter(None, [paid.suspect, why])), error=f"suspect reply: {why}",
+                   overbilled=paid.overbilled or unknown)
+
+
 def reported_latency(value: Any) -> tuple[float | None, str]:
     """A reported latency in seconds, or None and why it is not believed (``value`` None: the reply reports
     none, and a latency measured instead would mix two kinds of latency in one objective)."""

@@ -479,3 +479,33 @@ def test_a_reply_naming_another_model_is_recorded_and_charged_at_the_dearer_pric
             assert "(the reply named another model, priced dearer)" in spend["stop_reason"], spend
         else:  # a model the table prices no dearer: recorded, charged as asked, an outcome
             assert all(r["ok"] for r in method) and spend["spent_usd"] <= 0.02
+
+
+def test_a_reply_naming_a_model_the_price_table_does_not_price_stops_the_run(tmp_path, dataset):
+    """A gateway's fallback to a model the price table does not price was charged at the asked model's price and
+    recorded only: its bill is unknown, so the budget held only if that model was no dearer. The reply is no
+    outcome, charged its worst case, and the run makes no further call, saying which model to price; resumed in
+    the folder, it makes none either."""
+    prices = {m: {"input": 0.5, "output": 2.0} for m in MODELS}  # no pattern: 'mystery-model' has no price
+    endpoint = SwappingEndpoint.load(dataset)
+    endpoint.billed, endpoint.served = [], "mystery-model"
+    server, _ = serve_in_thread(endpoint)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=prices, budget={"usd": 0.02})
+        spend, _ = live(config, tmp_path / "out", ok=False)
+        method = [r for r in lines(tmp_path / "out") if not r.get("start") and r["key"].startswith("e:")]
+        assert len(method) == 1, method  # the first reply naming it stops the run
+        first = method[0]
+        assert first["served_model"] == "mystery-model" and not first["ok"] and first["charged"] == first["worst"]
+        assert "does not price" in first["suspect"] and "does not price" in first["overbilled"]
+        assert spend["stopped_by"] == "failures" and spend["spent_usd"] <= 0.02 and spend["overbilled_calls"] == 1
+        assert "named another model, which the price table does not price" in spend["stop_reason"], spend
+        assert "usage above the worst case" not in spend["stop_reason"]  # what it says of a dearer model only
+        made = len(endpoint.billed)
+        again, _ = live(config, tmp_path / "out", ok=False)  # resumed: no further call in this folder
+        assert len(endpoint.billed) == made and again["stopped_by"] == "failures"
+        assert "does not price" in again["stop_reason"] and "served_model in calls.jsonl" in again["stop_reason"]
+    finally:
+        server.shutdown()
+        server.server_close()
