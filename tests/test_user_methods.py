@@ -505,10 +505,17 @@ def test_a_method_compiled_with_numbas_own_cache_is_refused(tmp_path, monkeypatc
 
     _sweep_home(tmp_path, monkeypatch, "mine_cached", SWEPT + "\n\nimport numba\n\n"
                 "cached = numba.njit(cache=True)(by_global)\nplain = numba.njit(by_global)\n"
-                "import functools\n\npartly = functools.partial(cached)\n")
+                "import functools\n\npartly = functools.partial(cached)\n\n\n"
+                "def through(n, upper, lower_cost):\n    return cached(n, upper, lower_cost)\n\n\n"
+                "calling = numba.njit(through)\n\n\n"
+                "def deeper(n, upper, lower_cost):\n    return through(n, upper, lower_cost)\n")
     for name in ("cached", "partly"):
         with pytest.raises(CabenchError, match=f"'mine_cached:{name}' is compiled with numba's cache=True, whose "
                                                "cache files are keyed by the function's own source"):
+            _online_pulls(tmp_path, [f"mine_cached:{name}"], "out")
+    for name in ("calling", "deeper"):  # a helper it calls, compiled with cache=True, runs its old code as well
+        with pytest.raises(CabenchError, match=f"'mine_cached:{name}' calls 'cached', compiled with numba's "
+                                               "cache=True, whose cache files are keyed by the function's own source"):
             _online_pulls(tmp_path, [f"mine_cached:{name}"], "out")
     assert _online_pulls(tmp_path, ["mine_cached:plain"], "plain")  # compiled without numba's cache: runs
     sys.modules.pop("mine_cached", None)

@@ -408,6 +408,20 @@ def _reduced(value: Any, depth: int, seen: frozenset[int], memo: dict[int, tuple
     return "" if type(value).__repr__ is object.__repr__ else _unplaced(repr(value))
 
 
+#: Why a method compiled with numba's cache=True, or calling a helper compiled so, is refused.
+_NUMBA_CACHE = ("whose cache files are keyed by the function's own source, not by the helpers and settings it reads: "
+                "after an edit of those, numba would run its old code under the new cells' keys; compile it without "
+                "cache=True (cabench keeps the results of its cells)")
+
+
+def _numba_cached(value: Any) -> bool:
+    """Whether ``value`` is a function compiled by numba's ``@njit(cache=True)``."""
+    try:
+        return type(getattr(value, "_cache", None)).__name__ == "FunctionCache"
+    except Exception:  # noqa: BLE001 - (an object whose __getattr__ raises)
+        return False
+
+
 def checked(name: str, setting: str, function: Callable[..., Any]) -> UserMethod:
     """``function`` as the checked method ``name`` of ``setting``; a one-line error naming it when its
     signature cannot take the setting's arguments (see :data:`CALLS`)."""
@@ -416,11 +430,12 @@ def checked(name: str, setting: str, function: Callable[..., Any]) -> UserMethod
     inner = function
     while isinstance(inner, functools.partial):  # (a partial of a compiled function compiles it as it is)
         inner = inner.func
-    if type(getattr(inner, "_cache", None)).__name__ == "FunctionCache":  # numba's @njit(cache=True)
-        raise UserMethodError(f"methods: '{name}' is compiled with numba's cache=True, whose cache files are keyed by "
-                              "the function's own source, not by the helpers and settings it reads: after an edit of "
-                              "those, numba would run its old code under the new cells' keys; compile it without "
-                              "cache=True (cabench keeps the results of its cells)")
+    if _numba_cached(inner):
+        raise UserMethodError(f"methods: '{name}' is compiled with numba's cache=True, {_NUMBA_CACHE}")
+    helper = next((n for code, names in _codes_run(_python(inner)) for n in _names(code)
+                   if _numba_cached(names.get(n))), None)
+    if helper is not None:  # compiled into the method: its old code runs too
+        raise UserMethodError(f"methods: '{name}' calls '{helper}', compiled with numba's cache=True, {_NUMBA_CACHE}")
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
