@@ -120,7 +120,7 @@ AS_NAMED = ("accuracy", "efficiency")
 
 
 def axis_label(name: str) -> str:
-    """A one-panel landscape's axis: ``mean accuracy`` (Figure 1), else :func:`normalised_label`."""
+    """A landscape's axis: ``mean accuracy`` (Figure 1), else :func:`normalised_label`."""
     return f"mean {name}" if name in AS_NAMED else normalised_label(name)
 
 
@@ -133,8 +133,8 @@ def pair_panel(ax, arms: pd.DataFrame, pair: tuple[int, int], objectives: Sequen
     front = _scatter(ax, arms, x, y, unit)
     ax.plot(x[front], y[front], color="black", linestyle="none", marker="o", markersize=3)
     _name_arms(ax, arms, x, y, front)
-    ax.set_ylabel(normalised_label(objectives[pair[0]]))
-    ax.set_xlabel(normalised_label(objectives[pair[1]]))
+    ax.set_ylabel(axis_label(objectives[pair[0]]))
+    ax.set_xlabel(axis_label(objectives[pair[1]]))
 
 
 def landscape_panels(axes: Sequence, arms: pd.DataFrame, title: str, objectives: Sequence[str], unit: str
