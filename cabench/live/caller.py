@@ -114,7 +114,8 @@ class Caller:
                                self.cfg.latency, bound)
         named = outcome.served_model  # the reply's model, where it names another than the one asked
         served = named if isinstance(named, str) and named.strip() and named != config.model else None
-        if served is not None and rate.unit == "usd" and not another_snapshot(served, config.model):
+        own = served is not None and any(p.pattern == served for p in self.cfg.terms.prices)  # its own entry
+        if served is not None and rate.unit == "usd" and (own or not another_snapshot(served, config.model)):
             if self.cfg.terms.price(served) is not None:  # another model, priced at its own rate
                 paid = served_dearer(paid, worst_counts, rate, tariff(self.cfg.terms, served))
             else:  # another model without a price: its bill is unknown

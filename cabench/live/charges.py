@@ -193,10 +193,14 @@ def served_dearer(paid: Charge, worst: Counts, rate: Tariff, served: Tariff) -> 
     (which covers the bill while the usage costs no more at the served price), and marked ``overbilled`` where it
     costs more, so that the run makes no further call. The model's name is the endpoint's text, never in the
     reason (it is recorded apart, redacted)."""
-    if paid.usage is None or not (served.prompt > rate.prompt or served.completion > rate.completion):
+    if not (served.prompt > rate.prompt or served.completion > rate.completion):
         return paid
     why = "the reply names another model than the one asked, which the price table prices dearer"
     admitted = rate.cost(*worst)
+    if paid.usage is None:  # its usage not believed: what it bills at that price is not known
+        unknown = (f"usage not believed; the call's worst case costs {amount(served.cost(*worst), rate.unit)} "
+                   f"{AT_SERVED_PRICE}, above the worst case {amount(admitted, rate.unit)}")
+        return _unknown_bill(paid, worst, why, unknown)
     cost = served.cost(*paid.usage)
     overbilled = (f"{paid.usage[0]:.0f} prompt and {paid.usage[1]:.0f} completion tokens reported, "
                   f"{amount(cost, rate.unit)} {AT_SERVED_PRICE}, above the worst case "
@@ -216,13 +220,18 @@ def served_unpriced(paid: Charge, worst: Counts) -> Charge:
     bill is unknown, and the asked model's price bounds it only if that model is no dearer. The reply is no outcome,
     charged the worst case the call was admitted at, and marked ``overbilled`` (its bill may be above what the
     budget was charged), so that the run makes no further call. The model's name is recorded apart (redacted)."""
-    if paid.usage is None:
-        return paid
     why = f"the reply names another model than the one asked, {UNPRICED}"
-    unknown = (f"{paid.usage[0]:.0f} prompt and {paid.usage[1]:.0f} completion tokens reported by a model "
-               f"{UNPRICED}: its bill is unknown")
+    reported = ("usage not believed" if paid.usage is None else
+                f"{paid.usage[0]:.0f} prompt and {paid.usage[1]:.0f} completion tokens reported")
+    return _unknown_bill(paid, worst, why, f"{reported} by a model {UNPRICED}: its bill is unknown")
+
+
+def _unknown_bill(paid: Charge, worst: Counts, why: str, unknown: str) -> Charge:
+    """``paid`` for a reply naming another model whose bill cannot be bounded (``unknown`` says why): no outcome,
+    charged its worst case, ``why`` among its suspicions, and ``overbilled`` so that the run makes no further
+    call."""
     return replace(paid, usage=None, charged=(*paid.charged[:-1], worst),
-                   suspect="; ".join(filter(None, [paid.suspect, why])), error=f"suspect reply: {why}",
+                   suspect="; ".join(filter(None, [paid.suspect, why])), error=paid.error or f"suspect reply: {why}",
                    overbilled=paid.overbilled or unknown)
 
 

@@ -509,3 +509,71 @@ def test_a_reply_naming_a_model_the_price_table_does_not_price_stops_the_run(tmp
     finally:
         server.shutdown()
         server.server_close()
+
+
+class SwappingUnbelievedEndpoint(SwappingEndpoint):
+    """Answers with another model's name, as SwappingEndpoint does, and without the usage (or with zero usage) in
+    those replies."""
+
+    def complete(self, body):
+        response, delay = super().complete(body)
+        if response["model"] != body["model"]:
+            if self.drop:
+                response.pop("usage", None)
+            else:
+                response["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        return response, delay
+
+
+@pytest.mark.parametrize("drop", [True, False], ids=["no usage", "zero usage"])
+def test_a_reply_naming_a_dearer_or_unpriced_model_stops_the_run_even_when_its_usage_is_not_believed(
+        tmp_path, dataset, drop):
+    """The served model was priced only where the reply's usage was believed: a reply without usage (or with usage
+    not believed) naming a dearer or unpriced model was charged its worst case at the asked model's price and the
+    run went on, up to max_failures such calls, each billed at the answering model's price. Such a reply now stops
+    the run as one whose usage costs more at that price does."""
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
+    for served, said in (("big-model", "prices dearer"), ("mystery-model", "does not price")):
+        endpoint = SwappingUnbelievedEndpoint.load(dataset)
+        endpoint.billed, endpoint.served, endpoint.drop = [], served, drop
+        server, _ = serve_in_thread(endpoint)
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+            out = tmp_path / served
+            config = write_config(tmp_path / f"c-{served}", dataset, url, cost="usd", prices=prices,
+                                  budget={"usd": 0.02})
+            spend, _ = live(config, out, ok=False)
+        finally:
+            server.shutdown()
+            server.server_close()
+        method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
+        assert len(method) == 1, (served, method)  # the first such reply stops the run
+        first = method[0]
+        assert first["served_model"] == served and not first["ok"] and first["charged"] == first["worst"]
+        assert said in first["suspect"] and first["overbilled"], first
+        assert spend["stopped_by"] == "failures" and spend["overbilled_calls"] == 1 and spend["spent_usd"] <= 0.02
+        assert "named another model" in spend["stop_reason"] and served not in spend["stop_reason"], spend
+
+
+def test_a_version_of_the_asked_model_with_its_own_price_is_priced_by_it(tmp_path, dataset):
+    """A version of the asked model was priced as asked whatever the price table said of it, its own entry too:
+    gpt-4o-2024-05-13 at $5/$15 answering for gpt-4o at $2.5/$10 was charged at gpt-4o's price. A version's own
+    entry prices it; only a pattern matching the version's name is passed over."""
+    version = f"{MODELS[0]}-2024-07-18"
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, version: {"input": 500.0, "output": 2000.0},
+              "*": {"input": 500.0, "output": 2000.0}}  # (the pattern prices no version: they are priced as asked)
+    endpoint = SwappingEndpoint.load(dataset)
+    endpoint.billed, endpoint.served = [], "{asked}-2024-07-18"
+    server, _ = serve_in_thread(endpoint)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=prices, budget={"usd": 0.02})
+        spend, _ = live(config, tmp_path / "out", ok=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    method = [r for r in lines(tmp_path / "out") if not r.get("start") and r["key"].startswith("e:")]
+    own = [r for r in method if r["model"] == MODELS[0]]
+    assert own and not own[0]["ok"] and "prices dearer" in own[0]["suspect"] and own[0] is method[-1]
+    assert all(r["ok"] for r in method[:-1])  # the other models' versions: priced as asked (the '*' passed over)
+    assert "(the reply named another model, priced dearer)" in spend["stop_reason"] and spend["spent_usd"] <= 0.02
