@@ -19,11 +19,19 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from cabench.errors import CabenchError
-from cabench.live.charges import AT_SERVED_PRICE, UNPRICED, another_snapshot, charge, served_dearer, served_unpriced
+from cabench.live.charges import (
+    AT_SERVED_PRICE,
+    UNPRICED,
+    another_snapshot,
+    charge,
+    failed_served,
+    served_dearer,
+    served_unpriced,
+)
 from cabench.live.client import ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
-from cabench.live.tariff import tariff
+from cabench.live.tariff import Tariff, tariff
 from cabench.live.tasks import Bound, Instance, Task
 
 
@@ -53,7 +61,7 @@ def overbilled_stop(record: dict[str, Any], earlier: bool) -> str:
     if UNPRICED in record["overbilled"]:
         where = "an earlier run in this folder had a reply to " if earlier else "the reply to "
         return (f"{where}{call} named another model, {UNPRICED} ({record['overbilled']}); give that model a price "
-                "in the config's prices, as the provider bills it (the call's served_model in calls.jsonl names it)")
+                "in the config's prices, as the provider bills it (its served_model in calls.jsonl names it)")
     named = " (the reply named another model, priced dearer)" if AT_SERVED_PRICE in record["overbilled"] else ""
     where = "an earlier run in this folder had usage reported" if earlier else "the endpoint reported usage"
     return (f"{where} above the worst case {call} was admitted at ({record['overbilled']}){named}; a provider bills "
@@ -93,6 +101,23 @@ class Caller:
         return {"model": config.model, "messages": self.task.messages(instance, config.prompting),
                 "temperature": config.temperature, "max_tokens": config.max_tokens}
 
+    def _priced(self, served: Any, asked: str) -> Tariff | None | bool:
+        """How a reply (or a failed attempt) naming the model ``served`` is priced, in dollars: True as the asked
+        model (none named, the asked model itself, or a version of it without an entry of its own in the price
+        table), None where the price table does not price it, else at its own tariff."""
+        if not isinstance(served, str) or not served.strip() or served == asked:
+            return True
+        own = any(p.pattern == served for p in self.cfg.terms.prices)  # its own entry
+        if not own and another_snapshot(served, asked):
+            return True
+        return tariff(self.cfg.terms, served) if self.cfg.terms.price(served) is not None else None
+
+    def _shown_model(self, served: str) -> str:
+        """A model's name as the endpoint wrote it, redacted, then cut to 200 characters (cut first, a key
+        starting near the cut would leave a piece too short to be known as the key's)."""
+        assert self.client is not None
+        return self.client.redact(served[:400])[:200]
+
     def _call(self, key: str, config: Configuration, instance: Instance, occurrence: int, bound: Bound,
               worst_counts: tuple[float, float], held: list[float]) -> dict[str, Any]:
         assert self.client is not None
@@ -114,22 +139,27 @@ class Caller:
                                self.cfg.latency, bound)
         named = outcome.served_model  # the reply's model, where it names another than the one asked
         served = named if isinstance(named, str) and named.strip() and named != config.model else None
-        own = served is not None and any(p.pattern == served for p in self.cfg.terms.prices)  # its own entry
-        if served is not None and rate.unit == "usd" and (own or not another_snapshot(served, config.model)):
-            if self.cfg.terms.price(served) is not None:  # another model, priced at its own rate
-                paid = served_dearer(paid, worst_counts, rate, tariff(self.cfg.terms, served))
-            else:  # another model without a price: its bill is unknown
+        if rate.unit == "usd":
+            price = self._priced(served, config.model)
+            if isinstance(price, Tariff):  # another model, priced at its own rate
+                paid = served_dearer(paid, worst_counts, rate, price)
+            elif price is None:  # another model without a price: its bill is unknown
                 paid = served_unpriced(paid, worst_counts)
+            paid = failed_served(paid, outcome, rate, worst_counts, lambda m: self._priced(m, config.model))
         record: dict[str, Any] = {
             "key": key, "config": config.name, "model": config.model, "temperature": config.temperature,
             "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,
             "occurrence": occurrence, "ok": paid.usage is not None,
-            "attempts": [{"status": a.status, "seconds": a.seconds, "billable": a.billable} for a in outcome.attempts],
+            "attempts": [{"status": a.status, "seconds": a.seconds, "billable": a.billable,
+                          **({"served_model": self._shown_model(a.served_model)}
+                             if isinstance(a.served_model, str) and a.served_model.strip()
+                             and a.served_model != config.model else {})}
+                         for a in outcome.attempts],
             "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
             "worst": worst, "charged": paid.charged_cost(rate), "charged_tokens": paid.charged_tokens(),
         }
         if served is not None:  # a gateway's fallback or route: recorded, as the endpoint wrote it (redacted)
-            record["served_model"] = self.client.redact(served[:200])
+            record["served_model"] = self._shown_model(served)
         if paid.suspect:
             record["suspect"] = self.client.redact(paid.suspect)
         if paid.overbilled:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -155,12 +156,10 @@ def billed_above(usage: Any, worst: Counts, tariff: Tariff) -> tuple[str, float]
     """Why ``usage``, where it is a count of tokens, costs more in ``tariff`` than the worst case ``worst`` the call
     was admitted at (a provider bills what it reports, believed or not), and what it costs; ``("", 0.0)``
     otherwise."""
-    if not isinstance(usage, dict):
+    counts = _reported(usage)
+    if counts is None:
         return "", 0.0
-    counts = [_number(usage.get(name)) for name in ("prompt_tokens", "completion_tokens")]
-    if any(c is None or not math.isfinite(c) or c < 0 for c in counts):
-        return "", 0.0
-    prompt, completion = float(counts[0]), float(counts[1])  # type: ignore[arg-type]
+    prompt, completion = counts
     cost, most = tariff.cost(prompt, completion), tariff.cost(*worst)
     if not cost > most:
         return "", 0.0
@@ -233,6 +232,43 @@ def _unknown_bill(paid: Charge, worst: Counts, why: str, unknown: str) -> Charge
     return replace(paid, usage=None, charged=(*paid.charged[:-1], worst),
                    suspect="; ".join(filter(None, [paid.suspect, why])), error=paid.error or f"suspect reply: {why}",
                    overbilled=paid.overbilled or unknown)
+
+
+def failed_served(paid: Charge, outcome: Outcome, rate: Tariff, worst: Counts,
+                  priced: Callable[[Any], Tariff | None | bool]) -> Charge:
+    """``paid`` marked ``overbilled`` where a failed attempt it charged names another model than the one asked whose
+    bill may pass what the attempt was charged: a gateway's fallback that generated, then failed, bills at the
+    answering model's price. ``priced(model)`` is True for the asked model (or a version of it priced as asked),
+    None for a model the price table does not price (its bill unknown), else that model's tariff, at which the
+    attempt's reported usage (else its worst case) is billed. An attempt charged nothing (``charge_failed: none``)
+    is the config's word that failed attempts cost nothing."""
+    failed = outcome.attempts[:-1] if outcome.ok else outcome.attempts
+    for attempt, counts in zip(failed, paid.charged):
+        served = priced(attempt.served_model)
+        if served is True or counts == NOTHING:
+            continue
+        if not isinstance(served, Tariff):
+            why, bill = f"a failed attempt ({attempt.status}) by a model {UNPRICED}: its bill is unknown", 0.0
+        else:
+            reported = _reported(attempt.usage)
+            bill = served.cost(*(reported or worst))
+            if not bill > rate.cost(*counts):
+                continue
+            what = "its usage" if reported else "its worst case"
+            why = (f"a failed attempt ({attempt.status}) by another model: {what} costs {amount(bill, rate.unit)} "
+                   f"{AT_SERVED_PRICE}, above the {amount(rate.cost(*counts), rate.unit)} it was charged")
+        return replace(paid, overbilled=paid.overbilled or why, billed_over=paid.billed_over + bill)
+    return paid
+
+
+def _reported(usage: Any) -> Counts | None:
+    """The prompt and completion tokens ``usage`` counts, where it is a plausible count of both."""
+    if not isinstance(usage, dict):
+        return None
+    counts = [_number(usage.get(name)) for name in ("prompt_tokens", "completion_tokens")]
+    if any(c is None or not math.isfinite(c) or c < 0 for c in counts):
+        return None
+    return float(counts[0]), float(counts[1])  # type: ignore[arg-type]
 
 
 def reported_latency(value: Any) -> tuple[float | None, str]:

@@ -94,13 +94,15 @@ class Attempt:
     short`` (a 200 whose body stopped coming: cut off, or timed out while read).
 
     ``billable``: the endpoint may have generated (and billed) tokens for it; only an attempt that could not
-    connect and a 429 are known to be free. ``usage``: the usage a failed reply reported, if any.
+    connect and a 429 are known to be free. ``usage``: the usage a failed reply reported, if any;
+    ``served_model``: the model it named.
     """
 
     status: str
     seconds: float
     billable: bool = True
     usage: Any = None
+    served_model: Any = None  # the model a failed reply names, if any (as the endpoint sent it)
 
 
 #: The statuses of a 200 whose body arrived but could not be read: generated, so billed (and never asked again).
@@ -314,13 +316,13 @@ def parse_reply(body: bytes) -> tuple[str, Any, Any, Any]:
             data.get("model"))
 
 
-def _failed_usage(body: bytes) -> Any:
-    """The ``usage`` an error body reports, if it is a JSON object that has one."""
+def _failed_body(body: bytes) -> tuple[Any, Any]:
+    """The ``usage`` an error body reports and the ``model`` it names, where it is a JSON object that has them."""
     try:
         data = json.loads(body.decode("utf-8"))
     except (ValueError, RecursionError):
-        return None
-    return data.get("usage") if isinstance(data, dict) else None
+        return None, None
+    return (data.get("usage"), data.get("model")) if isinstance(data, dict) else (None, None)
 
 
 class ChatClient:
@@ -421,8 +423,9 @@ class ChatClient:
             return None
         seconds = time.perf_counter() - start
         if status != 200:
+            usage, named = _failed_body(raw)
             outcome.attempts.append(Attempt(f"http {status}", seconds, billable=status not in FREE_STATUSES,
-                                            usage=_failed_usage(raw)))
+                                            usage=usage, served_model=named))
             outcome.error = self.redact(f"HTTP {status}: {raw.decode('utf-8', 'replace')}", unescape=True)[:200]
             return retry_after_seconds(retry_after, self.endpoint.max_backoff_s)
         try:

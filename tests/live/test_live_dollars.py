@@ -577,3 +577,74 @@ def test_a_version_of_the_asked_model_with_its_own_price_is_priced_by_it(tmp_pat
     assert own and not own[0]["ok"] and "prices dearer" in own[0]["suspect"] and own[0] is method[-1]
     assert all(r["ok"] for r in method[:-1])  # the other models' versions: priced as asked (the '*' passed over)
     assert "(the reply named another model, priced dearer)" in spend["stop_reason"] and spend["spent_usd"] <= 0.02
+
+
+def _failing_with_another_model(endpoint: BillingEndpoint, served: str):
+    """A server answering every other method call (after profiling's) with an HTTP 500 whose body names ``served``
+    and reports the usage generated, as a gateway whose fallback generated and then failed; the rest as
+    ``endpoint`` does."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen = [0]
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            response, _ = endpoint.complete(body)
+            seen[0] += 1
+            status = 200
+            if seen[0] > K * PROFILING and seen[0] % 2:
+                status, response = 500, {"error": {"message": "upstream failed"},
+                                         "model": served.format(asked=body["model"]), "usage": response["usage"]}
+            data = json.dumps(response).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("mode", ["reported", "worst-case"])
+def test_a_failed_attempt_naming_a_dearer_or_unpriced_model_stops_the_run(tmp_path, dataset, mode):
+    """A failed attempt's body was read for its usage, never its model: a 500 reporting the usage of a model 1000
+    times dearer was charged at the asked model's price, under charge_failed reported and worst-case alike (a bill
+    430 times the budget, and nothing said). Where such an attempt may bill more at the answering model's price
+    than it was charged, or that model has no price, the run makes no further call."""
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
+    for served, said in (("big-model", "priced dearer"), ("mystery-model", "does not price"),
+                         ("{asked}-2024-07-18", None)):
+        endpoint = BillingEndpoint.load(dataset)
+        endpoint.billed = []
+        server = _failing_with_another_model(endpoint, served)
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+            out = tmp_path / f"{mode}-{served.replace('{asked}', 'asked')}"
+            config = write_config(tmp_path / f"c-{out.name}", dataset, url, cost="usd", prices=prices,
+                                  budget={"usd": 0.02}, endpoint={
+                                      "base_url": url, "timeout_s": 5, "max_retries": 4, "backoff_s": 0.0,
+                                      "max_backoff_s": 0.0, "concurrency": 1, "max_failures": 50,
+                                      "charge_failed": mode})
+            spend, _ = live(config, out, ok=said is None)
+        finally:
+            server.shutdown()
+            server.server_close()
+        method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
+        if said is None:  # a version of the asked model: priced as asked, the run goes on to its budget
+            assert not [r for r in method if r.get("overbilled")] and spend["stopped_by"] != "failures"
+            assert {a.get("served_model") for r in method for a in r["attempts"] if a["status"] == "http 500"} == {
+                f"{m}-2024-07-18" for m in {r["model"] for r in method if len(r["attempts"]) > 1}}  # recorded
+            continue
+        assert len(method) == 1, (served, method)  # the call with the first such attempt stops the run
+        assert method[0]["overbilled"] and spend["stopped_by"] == "failures" and spend["spent_usd"] <= 0.02, method[0]
+        assert method[0]["attempts"][0]["served_model"] == served, method[0]  # the failed attempt names it
+        assert f"named another model, {'which the price table ' if said == 'does not price' else ''}{said}" in \
+            spend["stop_reason"] and served not in spend["stop_reason"], spend

@@ -306,6 +306,28 @@ def test_a_placeholder_key_too_short_to_be_a_secret_leaves_replies_as_written(mo
         long.close()
 
 
+def test_a_served_model_name_is_redacted_before_it_is_cut(monkeypatch):
+    """A reply's model name was cut to 200 characters, then redacted: the key starting at character 195 left its
+    first five characters in calls.jsonl, too few to be known as the key's. It is redacted first, then cut."""
+    from types import SimpleNamespace
+
+    from cabench.live.caller import Caller
+    from cabench.live.client import ChatClient
+
+    key = "sk-live-ABCDEFGHIJKLMNOPQRSTUV0123456789"
+    monkeypatch.setenv("MODEL_KEY", key)
+    client = ChatClient(Endpoint(base_url="http://127.0.0.1:9/v1", api_key_env="MODEL_KEY"))
+    try:
+        for at in (0, 150, 192, 195, 199):
+            shown = Caller._shown_model(SimpleNamespace(client=client), "m" * at + key + "-tail")
+            assert len(shown) == min(200, at + len("[redacted]-tail")) and shown[:at] == "m" * at, (at, shown)
+            assert not set(shown[at:]) & set("sk-liveABCDEFGHIJKLMNOPQRSTUV0123456789") - set("[redacted]-tail"), (
+                at, shown)
+            assert shown[at:].startswith("[redacted]"[:200 - at]), (at, shown)
+    finally:
+        client.close()
+
+
 def test_an_environment_key_echoed_escaped_encoded_or_in_base64_is_redacted(monkeypatch):
     """An endpoint echoed the key with JSON's escaped slash ('sk-a\\/b', as PHP writes it), percent-encoded, or in
     base64, and each was written to calls.jsonl and spend.json as it came, giving the key back. Every such form is
