@@ -161,7 +161,8 @@ def _psi(e: Experiment, rho: float | None = None) -> list[dict[str, Any]]:
             continue
         set_of, n = returned.set_of[at], len(at)
         counts = np.bincount(set_of, minlength=len(returned.sets))
-        modal = int(min(np.flatnonzero(counts), key=lambda s: (-counts[s], sorted(returned.names_of(int(s))))))
+        # the set returned most often, ties by their members' names (named only for the sets that tie)
+        modal = int(min(np.flatnonzero(counts == counts.max()), key=lambda s: sorted(returned.names_of(int(s)))))
         freq = returned.member[at].sum(axis=0)
         listed = sorted(np.flatnonzero(freq), key=lambda i: (-freq[i], returned.names[i]))
         out.append({

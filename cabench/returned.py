@@ -70,8 +70,10 @@ def _in_run_order(runs: pd.DataFrame, selections: pd.DataFrame, names: tuple[str
     n, k = len(runs), len(names)
     if not n or not k or len(selections) != n * k:
         return False
-    arms = selections["config_id"].to_numpy(dtype=object).reshape(n, k)
-    if not (arms == np.asarray(names, dtype=object)).all():
+    # each distinct name of the column compared with each of ``names`` once, not each of its n * k cells
+    ids, distinct = pd.factorize(selections["config_id"], use_na_sentinel=False)
+    same = np.asarray(distinct, dtype=object)[:, None] == np.asarray(names, dtype=object)[None, :]
+    if not same[ids.reshape(n, k), np.arange(k)].all():
         return False
     firsts = selections.iloc[::k]
     return all(np.array_equal(firsts[key].to_numpy(), runs[key].to_numpy()) for key in RUN_KEYS)

@@ -773,3 +773,20 @@ def test_a_decision_some_of_whose_repetitions_left_configurations_unpulled_says_
     assert f"    note: {said}" in format_decisions([item]).splitlines()
     line = (_online_lines(item, "tokens") if setting == "online" else _identification_lines(item, "tokens", 9, 1))[0]
     assert f"; {said}" in line
+
+
+def test_each_identification_row_names_the_set_returned_most_often_ties_by_their_names(results):
+    """Every (method, cost mode, rho) row's modal set, counted here from selections.csv: the set returned in most
+    repetitions, of those tied the first by its sorted names, with its share and how many other sets tie."""
+    from collections import Counter
+
+    item = {i["experiment"]: i for i in recommend(results)}["id"]
+    sel = pd.read_csv(next((results / "id").glob("selections.csv*")))
+    assert len(item["results"]) == len(sel.groupby(["method", "cost_mode", "rho"])) > 0
+    for r in item["results"]:
+        rows = sel[(sel["method"] == r["method"]) & (sel["cost_mode"] == r["cost_mode"]) & (sel["rho"] == r["rho"])]
+        counts = Counter(tuple(sorted(g.loc[g["returned"] == 1, "config_id"])) for _, g in rows.groupby("rep"))
+        top = max(counts.values())
+        modal = min(s for s, c in counts.items() if c == top)
+        assert (r["modal_set"], r["modal_set_share"], r["modal_tied"]) == (
+            list(modal), pytest.approx(top / sum(counts.values())), sum(c == top for c in counts.values()) - 1), r

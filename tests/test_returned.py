@@ -25,12 +25,15 @@ def _tables(seed: int, k: int = 7, reps: int = 30, written: bool = False):
     return runs, sel, pd.DataFrame({"config_id": names})
 
 
-@pytest.mark.parametrize("order", ["shuffled", "written", "runs in another order"])
+@pytest.mark.parametrize("order", ["shuffled", "written", "runs in another order", "arms in another order"])
 @pytest.mark.parametrize("seed", range(5))
 def test_membership_equals_sets_gathered_row_by_row(seed, order):
     runs, sel, arms = _tables(seed, written=order != "shuffled")
     if order == "runs in another order":  # each run's rows together in arms' order, but not in the order of runs
         runs = runs.iloc[::-1].reset_index(drop=True)
+    if order == "arms in another order":  # each run's rows together, in runs' order, but its arms reversed
+        k = len(arms)
+        sel = sel.iloc[[r * k + (k - 1 - i) for r in range(len(runs)) for i in range(k)]].reset_index(drop=True)
     found = returned_sets(runs, sel, arms)
     by_run: dict[tuple, set[str]] = {}
     for row in sel.itertuples():
