@@ -13,21 +13,14 @@ configuration stop the run after ``endpoint.max_failures``.
 from __future__ import annotations
 
 import datetime
+import fnmatch
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from cabench.errors import CabenchError
-from cabench.live.charges import (
-    AT_SERVED_PRICE,
-    UNPRICED,
-    another_snapshot,
-    charge,
-    failed_served,
-    served_dearer,
-    served_unpriced,
-)
+from cabench.live.charges import DEARER, UNPRICED, USAGE_ABOVE, another_snapshot, at_served_price, charge
 from cabench.live.client import ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
@@ -45,7 +38,7 @@ class FailureStop(Exception):
 
 #: What a stopped run says to do next: a folder with an overbilled call makes no further call (:class:`Caller`)
 RESUME = "fix the endpoint and re-run to resume"
-NEW_FOLDER = ("a run resumed in this folder would make no call: once the endpoint's usage fits a call's worst case, "
+NEW_FOLDER = ("a run resumed in this folder would make no call: once the endpoint bills within a call's worst case, "
               "use a new --out folder")
 
 
@@ -54,17 +47,33 @@ def next_step(overbilled: bool) -> str:
     return NEW_FOLDER if overbilled else RESUME
 
 
+#: How far a text the endpoint wrote is read before it is redacted and cut: a key cut at the first cut leaves a
+#: piece too short to be known as the key's, and the redaction's shorter marks could bring it into the second.
+SHOWN_BEFORE_CUT = 65536
+#: How a stop line says the journal's charges stand to the bill, by the overbilled call's kind.
+_SHORT = {USAGE_ABOVE: "fall short", None: "fall short", DEARER: "may fall short", UNPRICED: "may fall short"}
+
+
+def other_model(named: Any, asked: str) -> str | None:
+    """The model a reply (or a failed attempt's body) names, where it is text naming another than ``asked``."""
+    return named if isinstance(named, str) and named.strip() and named != asked else None
+
+
 def overbilled_stop(record: dict[str, Any], earlier: bool) -> str:
     """Why a run makes no further call after the overbilled ``record`` (``earlier``: made by an earlier run in the
-    folder): usage reported above the call's worst case, or a reply naming a model the price table does not price."""
+    folder), by its ``overbilled_kind``: usage reported above the call's worst case (a journal written before the
+    kinds: that), another model answering that the price table prices dearer, or one it does not price."""
     call = f"{record['config']} on {record['instance']}"
-    if UNPRICED in record["overbilled"]:
-        where = "an earlier run in this folder had a reply to " if earlier else "the reply to "
-        return (f"{where}{call} named another model, {UNPRICED} ({record['overbilled']}); give that model a price "
-                "in the config's prices, as the provider bills it (its served_model in calls.jsonl names it)")
-    named = " (the reply named another model, priced dearer)" if AT_SERVED_PRICE in record["overbilled"] else ""
+    kind = record.get("overbilled_kind", USAGE_ABOVE)
+    if kind in (DEARER, UNPRICED):
+        priced = "prices dearer" if kind == DEARER else "does not price"
+        said = (f"{'an earlier run in this folder: ' if earlier else ''}{call} was answered by another model than "
+                f"the one asked, which the price table {priced} ({record['overbilled']}); ")
+        return said + ("a provider bills at the answering model's price" if kind == DEARER else
+                       "give that model a price in the config's prices, as the provider bills it (calls.jsonl "
+                       "records its name as served_model)")
     where = "an earlier run in this folder had usage reported" if earlier else "the endpoint reported usage"
-    return (f"{where} above the worst case {call} was admitted at ({record['overbilled']}){named}; a provider bills "
+    return (f"{where} above the worst case {call} was admitted at ({record['overbilled']}); a provider bills "
             "what it reports")
 
 
@@ -91,8 +100,8 @@ class Caller:
         earlier = next((r for r in journal.records if r.get("overbilled")), None)
         if earlier is not None:  # the journal's charges fall short of what the provider billed: no call in this folder
             self.overbilled = self.failure_stop = (
-                overbilled_stop(earlier, True) + ", so the journal's charges fall short of the bill, and no further "
-                "call is made here")
+                overbilled_stop(earlier, True) + f", so the journal's charges {_SHORT[earlier.get('overbilled_kind')]} "
+                "of the bill, and no further call is made here")
         self.stopping = threading.Event()  # set when the run stops: calls in flight make no further attempt
         self.model_of = {c.name: c.model for c in cfg.configurations}
         self.answered: set[str] = set()  # models a call of this run has answered within its worst case
@@ -101,22 +110,29 @@ class Caller:
         return {"model": config.model, "messages": self.task.messages(instance, config.prompting),
                 "temperature": config.temperature, "max_tokens": config.max_tokens}
 
-    def _priced(self, served: Any, asked: str) -> Tariff | None | bool:
-        """How a reply (or a failed attempt) naming the model ``served`` is priced, in dollars: True as the asked
-        model (none named, the asked model itself, or a version of it without an entry of its own in the price
-        table), None where the price table does not price it, else at its own tariff."""
-        if not isinstance(served, str) or not served.strip() or served == asked:
-            return True
-        own = any(p.pattern == served for p in self.cfg.terms.prices)  # its own entry
-        if not own and another_snapshot(served, asked):
-            return True
-        return tariff(self.cfg.terms, served) if self.cfg.terms.price(served) is not None else None
+    def _priced(self, served: Any, asked: str, rate: Tariff) -> Tariff | None:
+        """The tariff (``rate``: the asked model's) a reply or failed attempt naming the model ``served`` is billed
+        at, in dollars, or None where the price table does not price it. None named, the asked model itself, or a
+        version of it (:func:`another_snapshot`) is priced as asked, unless the price table has an entry of the
+        version's own name (in any case) or a pattern matching it but not the asked model's name (``gpt-4o-2024-*``;
+        a default such as ``*`` or ``gpt-4o*`` prices versions as asked)."""
+        served = other_model(served, asked)
+        if served is None:
+            return rate
+        terms = self.cfg.terms
+        own = next((p for p in terms.prices if p.pattern.strip().casefold() == served.strip().casefold()), None)
+        if own is not None:
+            return tariff(terms, own.pattern)
+        if another_snapshot(served, asked):
+            price = terms.price(served)
+            return rate if price is None or fnmatch.fnmatchcase(asked, price.pattern) else tariff(terms, served)
+        return tariff(terms, served) if terms.price(served) is not None else None
 
     def _shown_model(self, served: str) -> str:
         """A model's name as the endpoint wrote it, redacted, then cut to 200 characters (cut first, a key
         starting near the cut would leave a piece too short to be known as the key's)."""
         assert self.client is not None
-        return self.client.redact(served[:400])[:200]
+        return self.client.redact(served[:SHOWN_BEFORE_CUT])[:200]
 
     def _call(self, key: str, config: Configuration, instance: Instance, occurrence: int, bound: Bound,
               worst_counts: tuple[float, float], held: list[float]) -> dict[str, Any]:
@@ -137,23 +153,17 @@ class Caller:
         outcome = self.client.chat(self._body(config, instance), admit, self.stopping)
         paid, seconds = charge(outcome, config.max_tokens, worst_counts, rate, self.cfg.endpoint.charge_failed,
                                self.cfg.latency, bound)
-        named = outcome.served_model  # the reply's model, where it names another than the one asked
-        served = named if isinstance(named, str) and named.strip() and named != config.model else None
-        if rate.unit == "usd":
-            price = self._priced(served, config.model)
-            if isinstance(price, Tariff):  # another model, priced at its own rate
-                paid = served_dearer(paid, worst_counts, rate, price)
-            elif price is None:  # another model without a price: its bill is unknown
-                paid = served_unpriced(paid, worst_counts)
-            paid = failed_served(paid, outcome, rate, worst_counts, lambda m: self._priced(m, config.model))
+        served = other_model(outcome.served_model, config.model)  # the reply's model, where another than asked
+        if rate.unit == "usd":  # (token counts are the same whichever model answers)
+            paid = at_served_price(paid, outcome, rate, worst_counts, bound,
+                                   lambda m: self._priced(m, config.model, rate))
         record: dict[str, Any] = {
             "key": key, "config": config.name, "model": config.model, "temperature": config.temperature,
             "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,
             "occurrence": occurrence, "ok": paid.usage is not None,
             "attempts": [{"status": a.status, "seconds": a.seconds, "billable": a.billable,
                           **({"served_model": self._shown_model(a.served_model)}
-                             if isinstance(a.served_model, str) and a.served_model.strip()
-                             and a.served_model != config.model else {})}
+                             if other_model(a.served_model, config.model) else {})}
                          for a in outcome.attempts],
             "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
             "worst": worst, "charged": paid.charged_cost(rate), "charged_tokens": paid.charged_tokens(),
@@ -165,12 +175,14 @@ class Caller:
         if paid.overbilled:
             record["overbilled"] = self.client.redact(paid.overbilled)
             record["overbilled_cost"] = paid.billed_over
+            record["overbilled_kind"] = paid.overbilled_kind
         if paid.usage is not None:
             prompt, completion = paid.usage
             record.update({"correct": self.task.score(instance, outcome.reply), "latency_s": seconds,
                            "measured_latency_s": outcome.latency_s, "prompt_tokens": prompt,
                            "completion_tokens": completion, "tokens": prompt + completion,
-                           "cost": paid.cost(rate), "reply": self.client.redact(outcome.reply[:2048])[:2000]})
+                           "cost": paid.cost(rate),
+                           "reply": self.client.redact(outcome.reply[:SHOWN_BEFORE_CUT])[:2000]})
         else:
             record.update({"error": self.client.redact(paid.error), "tokens": 0.0})
         return record

@@ -61,8 +61,9 @@ class Charge:
     charged: tuple[Counts, ...]
     suspect: str = ""
     error: str = ""
-    overbilled: str = ""  # an attempt whose reported usage costs more than the worst case it was admitted at
+    overbilled: str = ""  # why the call may be billed above what it was charged (the run makes no further call)
     billed_over: float = 0.0  # what the overbilled attempts' reported usage costs (a provider bills it)
+    overbilled_kind: str = ""  # :data:`USAGE_ABOVE`, :data:`DEARER` or :data:`UNPRICED` (the stop line says it so)
 
     def cost(self, tariff: Tariff) -> float | None:
         """The outcome's cost in the tariff's unit (None when the call is no outcome)."""
@@ -173,102 +174,84 @@ def billed_above(usage: Any, worst: Counts, tariff: Tariff) -> tuple[str, float]
 _VERSION = re.compile(r"[-@](\d{4}-\d{2}-\d{2}|\d{3,4}|\d{6}|\d{8}|v\d{1,3}(\.\d+)*|latest)")
 
 
-#: How an overbilled call's reason says the answering model's price made it so (the stop line reads it).
+#: The kinds of an overbilled call (``overbilled_kind`` in calls.jsonl; each stop line says its own).
+USAGE_ABOVE = "usage"  # the endpoint reported usage that costs more than the call's worst case
+DEARER = "dearer"  # another model answered, which the price table prices dearer, beyond the call's worst case
+UNPRICED = "unpriced"  # another model answered, which the price table does not price: the bill is unknown
+#: How a reason says the answering model's price made it so.
 AT_SERVED_PRICE = "at the answering model's price"
 
 
 def another_snapshot(served: str, asked: str) -> bool:
     """Whether the reply's model ``served`` names the model ``asked`` itself, in another case or as one of its
-    versions (``gpt-4o-mini-2024-07-18`` for ``gpt-4o-mini``, as providers answer), not another model: the asked
-    model's price applies, whatever pattern of the price table the versioned name matches."""
+    versions (``gpt-4o-mini-2024-07-18`` for ``gpt-4o-mini``, as providers answer), not another model."""
     served, asked = served.strip().lower(), asked.strip().lower()
     return served == asked or (served.startswith(asked) and _VERSION.fullmatch(served[len(asked):]) is not None)
 
 
-def served_dearer(paid: Charge, worst: Counts, rate: Tariff, served: Tariff) -> Charge:
-    """``paid`` for a reply that names another model than the one asked, whose price (``served``; the asked
-    model's: ``rate``) is dearer on prompt or completion tokens: a gateway answering with another model bills at
-    its price. The reply is no outcome (another model's answer), charged the worst case the call was admitted at
-    (which covers the bill while the usage costs no more at the served price), and marked ``overbilled`` where it
-    costs more, so that the run makes no further call. The model's name is the endpoint's text, never in the
-    reason (it is recorded apart, redacted)."""
-    if not (served.prompt > rate.prompt or served.completion > rate.completion):
-        return paid
-    why = "the reply names another model than the one asked, which the price table prices dearer"
-    admitted = rate.cost(*worst)
-    if paid.usage is None:  # its usage not believed: what it bills at that price is not known
-        unknown = (f"usage not believed; the call's worst case costs {amount(served.cost(*worst), rate.unit)} "
-                   f"{AT_SERVED_PRICE}, above the worst case {amount(admitted, rate.unit)}")
-        return _unknown_bill(paid, worst, why, unknown)
-    cost = served.cost(*paid.usage)
-    overbilled = (f"{paid.usage[0]:.0f} prompt and {paid.usage[1]:.0f} completion tokens reported, "
-                  f"{amount(cost, rate.unit)} {AT_SERVED_PRICE}, above the worst case "
-                  f"{amount(admitted, rate.unit)}") if cost > admitted else ""
-    return replace(paid, usage=None, charged=(*paid.charged[:-1], worst),
-                   suspect="; ".join(filter(None, [paid.suspect, why])), error=f"suspect reply: {why}",
-                   overbilled=paid.overbilled or overbilled,
-                   billed_over=paid.billed_over or (cost if overbilled else 0.0))
+def at_served_price(paid: Charge, outcome: Outcome, rate: Tariff, worst: Counts, bound: Bound,
+                    priced: Callable[[Any], Tariff | None]) -> Charge:
+    """``paid`` with every charged attempt whose reply names another model than the one asked priced at that
+    model's price: a gateway's fallback bills at the answering model's price, whether its reply arrived or failed.
 
-
-#: How an overbilled call's reason says the answering model has no price (the stop lines read it).
-UNPRICED = "which the price table does not price"
-
-
-def served_unpriced(paid: Charge, worst: Counts) -> Charge:
-    """``paid`` for a reply that names another model than the one asked, which the price table does not price: its
-    bill is unknown, and the asked model's price bounds it only if that model is no dearer. The reply is no outcome,
-    charged the worst case the call was admitted at, and marked ``overbilled`` (its bill may be above what the
-    budget was charged), so that the run makes no further call. The model's name is recorded apart (redacted)."""
-    why = f"the reply names another model than the one asked, {UNPRICED}"
-    reported = ("usage not believed" if paid.usage is None else
-                f"{paid.usage[0]:.0f} prompt and {paid.usage[1]:.0f} completion tokens reported")
-    return _unknown_bill(paid, worst, why, f"{reported} by a model {UNPRICED}: its bill is unknown")
-
-
-def _unknown_bill(paid: Charge, worst: Counts, why: str, unknown: str) -> Charge:
-    """``paid`` for a reply naming another model whose bill cannot be bounded (``unknown`` says why): no outcome,
-    charged its worst case, ``why`` among its suspicions, and ``overbilled`` so that the run makes no further
-    call."""
-    return replace(paid, usage=None, charged=(*paid.charged[:-1], worst),
-                   suspect="; ".join(filter(None, [paid.suspect, why])), error=paid.error or f"suspect reply: {why}",
-                   overbilled=paid.overbilled or unknown)
-
-
-def failed_served(paid: Charge, outcome: Outcome, rate: Tariff, worst: Counts,
-                  priced: Callable[[Any], Tariff | None | bool]) -> Charge:
-    """``paid`` marked ``overbilled`` where a failed attempt it charged names another model than the one asked whose
-    bill may pass what the attempt was charged: a gateway's fallback that generated, then failed, bills at the
-    answering model's price. ``priced(model)`` is True for the asked model (or a version of it priced as asked),
-    None for a model the price table does not price (its bill unknown), else that model's tariff, at which the
-    attempt's reported usage (else its worst case) is billed. An attempt charged nothing (``charge_failed: none``)
-    is the config's word that failed attempts cost nothing."""
+    ``priced(model)`` is the tariff a reply naming ``model`` is billed at (``rate`` for the asked model or a version
+    of it priced as asked), None where the price table does not price it. Where it is dearer than ``rate`` on
+    prompt or completion tokens, or unpriced, the attempt is charged its worst case (``worst``, which the call was
+    admitted at); a reply so named is no outcome (another model's answer). What it bills there is its usage as
+    reported (a count above zero), else at most its worst case at that price within ``bound``. Where that passes
+    the worst case it was admitted at, or cannot be known (no price), the call is marked ``overbilled`` (the run
+    makes no further call) and what its reported usage costs at that price replaces its cost at the asked price
+    in ``billed_over``. An attempt charged nothing (``charge_failed: none``, or one known to be free) is the
+    config's word that it costs nothing. The model's name is the endpoint's text, never in a reason (it is
+    recorded apart, redacted)."""
     failed = outcome.attempts[:-1] if outcome.ok else outcome.attempts
-    for attempt, counts in zip(failed, paid.charged):
-        served = priced(attempt.served_model)
-        if served is True or counts == NOTHING:
-            continue
-        if not isinstance(served, Tariff):
-            why, bill = f"a failed attempt ({attempt.status}) by a model {UNPRICED}: its bill is unknown", 0.0
+    replies = [(a.usage, a.served_model, f"a failed attempt ({a.status})") for a in failed]
+    if outcome.ok:
+        replies.append((outcome.usage, outcome.served_model, "the reply"))
+    charged, admitted = list(paid.charged), rate.cost(*worst)
+    out = paid
+    for i, (usage, model, who) in enumerate(replies):
+        served = priced(model)
+        if charged[i] == NOTHING or (served is not None and served.prompt <= rate.prompt
+                                     and served.completion <= rate.completion):
+            continue  # charged nothing, or billed no dearer than the asked model's price
+        charged[i] = worst
+        why = (f"{who} names another model than the one asked, which the price table "
+               f"{'prices dearer' if served else 'does not price'}")
+        out = replace(out, suspect="; ".join(filter(None, [out.suspect, why])))
+        if who == "the reply":
+            out = replace(out, usage=None, error=f"suspect reply: {why}")
+        reported = _reported(usage)
+        if served is None:
+            said = "reported usage" if reported else "no usage reported"
+            over, kind, bill = f"{who}: {said}, by a model the price table does not price: its bill is unknown", \
+                UNPRICED, 0.0
         else:
-            reported = _reported(attempt.usage)
-            bill = served.cost(*(reported or worst))
-            if not bill > rate.cost(*counts):
+            bill = served.cost(*(reported or served.worst(bound)))
+            if not bill > admitted:
                 continue
-            what = "its usage" if reported else "its worst case"
-            why = (f"a failed attempt ({attempt.status}) by another model: {what} costs {amount(bill, rate.unit)} "
-                   f"{AT_SERVED_PRICE}, above the {amount(rate.cost(*counts), rate.unit)} it was charged")
-        return replace(paid, overbilled=paid.overbilled or why, billed_over=paid.billed_over + bill)
-    return paid
+            said = (f"{reported[0]:.0f} prompt and {reported[1]:.0f} completion tokens reported, costing"
+                    if reported else "no usage reported, its worst case costing")
+            over, kind = (f"{who}: {said} {amount(bill, rate.unit)} {AT_SERVED_PRICE}, above the worst case "
+                          f"{amount(admitted, rate.unit)}"), DEARER
+            bill = bill if reported else 0.0  # (an estimate is no reported usage)
+        counted = billed_above(usage, worst, rate)[1]  # its usage's cost at the asked price, if counted already
+        said_first = not out.overbilled or out.overbilled_kind == USAGE_ABOVE  # (the answering model's price said)
+        out = replace(out, overbilled=over if said_first else out.overbilled,
+                      overbilled_kind=kind if said_first else out.overbilled_kind,
+                      billed_over=out.billed_over - counted + bill if bill else out.billed_over)
+    return replace(out, charged=tuple(charged))
 
 
 def _reported(usage: Any) -> Counts | None:
-    """The prompt and completion tokens ``usage`` counts, where it is a plausible count of both."""
+    """The prompt and completion tokens ``usage`` counts, where it is a count of both (finite, not negative)
+    above zero in all: what a provider bills by."""
     if not isinstance(usage, dict):
         return None
-    counts = [_number(usage.get(name)) for name in ("prompt_tokens", "completion_tokens")]
-    if any(c is None or not math.isfinite(c) or c < 0 for c in counts):
+    prompt, completion = (_number(usage.get(name)) for name in ("prompt_tokens", "completion_tokens"))
+    if prompt is None or completion is None or not all(math.isfinite(c) and c >= 0 for c in (prompt, completion)):
         return None
-    return float(counts[0]), float(counts[1])  # type: ignore[arg-type]
+    return (prompt, completion) if prompt + completion > 0 else None
 
 
 def reported_latency(value: Any) -> tuple[float | None, str]:
@@ -314,7 +297,8 @@ def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mod
     above.append(billed_above(outcome.usage, worst, tariff) if outcome.ok else ("", 0.0))
     over = next((why for why, _ in above if why), "")
     paid, seconds = _charge(outcome, max_tokens, worst, tariff, mode, latency, bound)
-    return (replace(paid, overbilled=over, billed_over=sum(cost for _, cost in above)) if over else paid), seconds
+    return (replace(paid, overbilled=over, billed_over=sum(cost for _, cost in above), overbilled_kind=USAGE_ABOVE)
+            if over else paid), seconds
 
 
 def _charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mode: str, latency: str,

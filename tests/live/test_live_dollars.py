@@ -431,6 +431,10 @@ def test_a_price_pattern_that_prices_none_of_the_configurations_is_refused_befor
         load_live(config)
 
 
+#: How a stop line says another model answered (then "prices dearer" or "does not price").
+ANSWERED = "was answered by another model than the one asked, which the price table "
+
+
 class SwappingEndpoint(BillingEndpoint):
     """Answers every method call (after profiling's) with another model's name, as a gateway's fallback does."""
 
@@ -466,7 +470,7 @@ def test_a_reply_naming_another_model_is_recorded_and_charged_at_the_dearer_pric
         method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
         assert method and all(r["served_model"] == served.format(asked=r["model"]) for r in method
                               if r["model"] != served)
-        assert ("(the reply named another model, priced dearer)" in spend.get("stop_reason", "")) == dear
+        assert (f"{ANSWERED}prices dearer" in spend.get("stop_reason", "")) == dear
         if dear:  # the first swapped call: charged its worst case, no outcome, and the bill above it recorded
             first = method[0]
             assert not first["ok"] and first["charged"] == first["worst"] and "prices dearer" in first["suspect"]
@@ -476,7 +480,7 @@ def test_a_reply_naming_another_model_is_recorded_and_charged_at_the_dearer_pric
             assert at_served > first["worst"] and first["overbilled_cost"] == pytest.approx(at_served, rel=1e-9)
             assert "at the answering model's price" in first["overbilled"] and len(method) == 1
             assert spend["stopped_by"] == "failures" and spend["spent_usd"] <= 0.02
-            assert "(the reply named another model, priced dearer)" in spend["stop_reason"], spend
+            assert f"{ANSWERED}prices dearer" in spend["stop_reason"], spend
         else:  # a model the table prices no dearer: recorded, charged as asked, an outcome
             assert all(r["ok"] for r in method) and spend["spent_usd"] <= 0.02
 
@@ -500,12 +504,17 @@ def test_a_reply_naming_a_model_the_price_table_does_not_price_stops_the_run(tmp
         assert first["served_model"] == "mystery-model" and not first["ok"] and first["charged"] == first["worst"]
         assert "does not price" in first["suspect"] and "does not price" in first["overbilled"]
         assert spend["stopped_by"] == "failures" and spend["spent_usd"] <= 0.02 and spend["overbilled_calls"] == 1
-        assert "named another model, which the price table does not price" in spend["stop_reason"], spend
+        assert spend["stop_reason"] == (  # the whole line
+            f"{first['config']} on {first['instance']} {ANSWERED}does not price ({first['overbilled']}); give that "
+            "model a price in the config's prices, as the provider bills it (calls.jsonl records its name as "
+            "served_model), so a further call could pass the budget, and none was made"), spend
+        assert first["overbilled"] == ("the reply: reported usage, by a model the price table does not price: its "
+                                       "bill is unknown") and first["overbilled_kind"] == "unpriced"
         assert "usage above the worst case" not in spend["stop_reason"]  # what it says of a dearer model only
         made = len(endpoint.billed)
         again, _ = live(config, tmp_path / "out", ok=False)  # resumed: no further call in this folder
         assert len(endpoint.billed) == made and again["stopped_by"] == "failures"
-        assert "does not price" in again["stop_reason"] and "served_model in calls.jsonl" in again["stop_reason"]
+        assert "does not price" in again["stop_reason"] and "records its name as served_model" in again["stop_reason"]
     finally:
         server.shutdown()
         server.server_close()
@@ -552,7 +561,7 @@ def test_a_reply_naming_a_dearer_or_unpriced_model_stops_the_run_even_when_its_u
         assert first["served_model"] == served and not first["ok"] and first["charged"] == first["worst"]
         assert said in first["suspect"] and first["overbilled"], first
         assert spend["stopped_by"] == "failures" and spend["overbilled_calls"] == 1 and spend["spent_usd"] <= 0.02
-        assert "named another model" in spend["stop_reason"] and served not in spend["stop_reason"], spend
+        assert ANSWERED in spend["stop_reason"] and served not in spend["stop_reason"], spend
 
 
 def test_a_version_of_the_asked_model_with_its_own_price_is_priced_by_it(tmp_path, dataset):
@@ -576,7 +585,7 @@ def test_a_version_of_the_asked_model_with_its_own_price_is_priced_by_it(tmp_pat
     own = [r for r in method if r["model"] == MODELS[0]]
     assert own and not own[0]["ok"] and "prices dearer" in own[0]["suspect"] and own[0] is method[-1]
     assert all(r["ok"] for r in method[:-1])  # the other models' versions: priced as asked (the '*' passed over)
-    assert "(the reply named another model, priced dearer)" in spend["stop_reason"] and spend["spent_usd"] <= 0.02
+    assert f"{ANSWERED}prices dearer" in spend["stop_reason"] and spend["spent_usd"] <= 0.02
 
 
 def _failing_with_another_model(endpoint: BillingEndpoint, served: str):
@@ -620,7 +629,7 @@ def test_a_failed_attempt_naming_a_dearer_or_unpriced_model_stops_the_run(tmp_pa
     430 times the budget, and nothing said). Where such an attempt may bill more at the answering model's price
     than it was charged, or that model has no price, the run makes no further call."""
     prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
-    for served, said in (("big-model", "priced dearer"), ("mystery-model", "does not price"),
+    for served, said in (("big-model", "prices dearer"), ("mystery-model", "does not price"),
                          ("{asked}-2024-07-18", None)):
         endpoint = BillingEndpoint.load(dataset)
         endpoint.billed = []
@@ -646,5 +655,106 @@ def test_a_failed_attempt_naming_a_dearer_or_unpriced_model_stops_the_run(tmp_pa
         assert len(method) == 1, (served, method)  # the call with the first such attempt stops the run
         assert method[0]["overbilled"] and spend["stopped_by"] == "failures" and spend["spent_usd"] <= 0.02, method[0]
         assert method[0]["attempts"][0]["served_model"] == served, method[0]  # the failed attempt names it
-        assert f"named another model, {'which the price table ' if said == 'does not price' else ''}{said}" in \
-            spend["stop_reason"] and served not in spend["stop_reason"], spend
+        assert f"{ANSWERED}{said}" in spend["stop_reason"] and served not in spend["stop_reason"], spend
+
+
+def _at_served(outcome, served_price, mode="worst-case", latency="measured", asked=(1.0, 10.0)):
+    """The charge of ``outcome`` (a call of the asked model at ``asked`` $/M tokens, prompt and completion, bound
+    by 100 prompt, 50 completion, 120 in all tokens) with every other model it names priced at ``served_price``
+    ($/M tokens, or None: unpriced)."""
+    from cabench.live.charges import at_served_price, charge
+    from cabench.live.tariff import Tariff
+    from cabench.live.tasks import Bound
+
+    rate, bound = Tariff("usd", asked[0] / 1e6, asked[1] / 1e6), Bound(100.0, 50.0, 120.0)
+    served = None if served_price is None else Tariff("usd", served_price[0] / 1e6, served_price[1] / 1e6)
+    worst = rate.worst(bound)
+    paid, _ = charge(outcome, 50, worst, rate, mode, latency, bound)
+    priced = at_served_price(paid, outcome, rate, worst, bound,
+                             lambda m: rate if m in (None, "asked") else served)
+    return priced, rate, worst, bound
+
+
+def test_a_reply_or_attempt_by_another_model_is_billed_by_what_it_reports_at_that_price():
+    """One rule for replies and failed attempts naming another model: billed by their reported usage (a count above
+    zero), else by their worst case, at the answering model's price; charged their worst case where that fits the
+    worst case the call was admitted at, else overbilled; unpriced, overbilled. Each overbilled attempt's reported
+    cost is counted once, at the answering model's price."""
+    from cabench.live.client import Attempt, Outcome
+
+    usage = {"prompt_tokens": 30, "completion_tokens": 20}
+    # a model dearer on prompt tokens only, replying without usage: its worst case there ($1.5 x 100 + $2 x 20 per
+    # M: the split that costs most at its price) is below the $0.00057 admitted: charged that, no outcome, no stop
+    silent = Outcome(True, reply="4", usage=None, served_model="other", attempts=[Attempt("ok", 0.1)])
+    paid, rate, worst, bound = _at_served(silent, (1.5, 2.0))
+    assert worst == (70.0, 50.0) and rate.cost(*worst) == pytest.approx(0.00057)
+    assert paid.usage is None and paid.charged == (worst,) and paid.overbilled == "" and "prices dearer" in paid.suspect
+    # a model dearer on prompt tokens, its worst case at its price is the other split (100 prompt, 20 completion)
+    paid, *_ = _at_served(silent, (6.0, 2.0))
+    assert paid.overbilled_kind == "dearer" and paid.overbilled == (
+        "the reply: no usage reported, its worst case costing $0.00064 at the answering model's price, above the "
+        "worst case $0.00057") and paid.billed_over == 0.0  # (an estimate is no reported usage)
+    # usage believed, no latency reported (latency: reported): priced by its usage, within the worst case
+    believed = Outcome(True, reply="4", usage=usage, served_model="other", attempts=[Attempt("ok", 0.1)])
+    paid, *_ = _at_served(believed, (2.0, 20.0), latency="reported")
+    assert paid.usage is None and paid.overbilled == "" and paid.charged == (worst,)
+    # a failed attempt within its worst case at that price: charged its worst case (reported: its usage before)
+    failed = Outcome(True, reply="4", usage=usage, attempts=[Attempt("http 500", 0.1, True, usage, "other"),
+                                                              Attempt("ok", 0.1)])
+    paid, *_ = _at_served(failed, (2.0, 20.0), mode="reported")
+    assert paid.charged == (worst, (30.0, 20.0)) and paid.overbilled == "" and paid.usage == (30.0, 20.0)
+    # zero usage is no count to bill by (worst-case charges the attempt its worst case): the worst case at that
+    # price, above the admitted one; under reported, the attempt is charged the nothing it reports
+    zero = Outcome(True, reply="4", usage=usage, attempts=[
+        Attempt("http 500", 0.1, True, {"prompt_tokens": 0, "completion_tokens": 0}, "other"), Attempt("ok", 0.1)])
+    paid, *_ = _at_served(zero, (1000.0, 1000.0))
+    assert paid.overbilled_kind == "dearer" and paid.overbilled.startswith("a failed attempt (http 500): no usage")
+    paid, *_ = _at_served(zero, (1000.0, 1000.0), mode="reported")
+    assert paid.overbilled == "" and paid.charged[0] == (0.0, 0.0)
+    # two attempts above it, one of them above the asked worst case already: each counted once at that price
+    big = {"prompt_tokens": 100, "completion_tokens": 50}
+    twice = Outcome(False, error="HTTP 500", attempts=[Attempt("http 500", 0.1, True, big, "other"),
+                                                        Attempt("http 500", 0.1, True, usage, "other")])
+    paid, *_ = _at_served(twice, (1000.0, 1000.0), mode="reported")
+    assert paid.billed_over == pytest.approx((150 + 50) * 1000.0 / 1e6) and paid.charged == (worst, worst)
+    # a reply above the asked worst case from a dearer model: said and counted at the answering model's price
+    over = Outcome(True, reply="4", usage=big, served_model="other", attempts=[Attempt("ok", 0.1)])
+    paid, *_ = _at_served(over, (10.0, 100.0))
+    assert paid.overbilled_kind == "dearer" and paid.billed_over == pytest.approx((100 * 10 + 50 * 100) / 1e6)
+    # unpriced: overbilled, nothing counted; under none a failed attempt is charged nothing, and stays so
+    paid, *_ = _at_served(over, None)
+    assert paid.overbilled_kind == "unpriced" and paid.usage is None and paid.charged == (worst,)
+    paid, *_ = _at_served(Outcome(False, error="HTTP 500", attempts=[Attempt("http 500", 0.1, True, big, "other")]),
+                          None, mode="none")
+    assert paid.overbilled == "" and paid.charged == ((0.0, 0.0),)
+    # the asked model (or a version priced as asked), and a cheaper one: unchanged
+    for named, price in (("asked", None), ("other", (0.5, 5.0))):
+        same = Outcome(True, reply="4", usage=usage, served_model=named, attempts=[Attempt("ok", 0.1)])
+        paid, *_ = _at_served(same, price)
+        assert paid.usage == (30.0, 20.0) and paid.overbilled == "" and paid.suspect == ""
+
+
+def test_a_version_is_priced_by_its_own_entry_in_any_case_and_by_a_pattern_for_versions_only(tmp_path, dataset):
+    """A version of the asked model is priced as asked, except by an entry of its own name (matched as versions are:
+    in any case, spaces around) or by a pattern matching it but not the asked model (written for versions); a
+    default pattern matching both (``*``, ``model0*``) prices it as asked."""
+    from types import SimpleNamespace
+
+    from cabench.live.caller import Caller
+    from cabench.live.tariff import tariff
+
+    asked = MODELS[0]
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS},
+              f"{asked}-2024-05-13": {"input": 5.0, "output": 15.0},
+              f"{asked}-2024-08-*": {"input": 4.0, "output": 12.0},
+              "model0*": {"input": 9.0, "output": 9.0}, "*": {"input": 7.0, "output": 7.0}}
+    cfg = load_live(write_config(tmp_path, dataset, "http://127.0.0.1:9/v1", cost="usd", prices=prices,
+                                 budget={"usd": 1.0}))
+    rate = tariff(cfg.terms, asked)
+    caller = SimpleNamespace(cfg=cfg)
+    for served, dollars in ((f"{asked}-2024-05-13", (5.0, 15.0)), (f" {asked.upper()}-2024-05-13 ", (5.0, 15.0)),
+                            (f"{asked}-2024-08-06", (4.0, 12.0)), (f"{asked}-2024-07-18", (0.5, 2.0)),
+                            (asked.upper(), (0.5, 2.0)), (None, (0.5, 2.0)), (f"{asked}-pro", (9.0, 9.0)),
+                            ("other-model", (7.0, 7.0))):
+        got = Caller._priced(caller, served, asked, rate)
+        assert (got.prompt * 1e6, got.completion * 1e6) == pytest.approx(dollars), served

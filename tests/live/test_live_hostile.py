@@ -324,6 +324,10 @@ def test_a_served_model_name_is_redacted_before_it_is_cut(monkeypatch):
             assert not set(shown[at:]) & set("sk-liveABCDEFGHIJKLMNOPQRSTUV0123456789") - set("[redacted]-tail"), (
                 at, shown)
             assert shown[at:].startswith("[redacted]"[:200 - at]), (at, shown)
+        # keys shrink to their mark when redacted: one cut before it could leave a piece that moves into view
+        for at in (33, 40, 393):
+            shown = Caller._shown_model(SimpleNamespace(client=client), "m" * at + key * 10)
+            assert key[:3] not in shown and shown == ("m" * at + "[redacted]" * 10)[:200], (at, shown)
     finally:
         client.close()
 
