@@ -80,7 +80,7 @@ from cabench.report_cells import (
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
 from cabench.storage import signed
-from cabench.units import LABELS, amount, normalised_label, percent
+from cabench.units import LABELS, amount, axis_label, percent
 
 Cell = dict[str, str]
 
@@ -291,9 +291,9 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     for i, (y, x) in enumerate(pairs):
         axes = {"xaxis": f"x{i + 1 if i else ''}", "yaxis": f"y{i + 1 if i else ''}"}
         here = _same_point(names, e.arms[x].to_numpy(float), e.arms[y].to_numpy(float), hover)
-        layout[f"xaxis{i + 1 if i else ''}"] = {"title": {"text": normalised_label(shown[x])}, "anchor": axes["yaxis"],
+        layout[f"xaxis{i + 1 if i else ''}"] = {"title": {"text": axis_label(shown[x])}, "anchor": axes["yaxis"],
                                                 "domain": [i * (width + GAP), i * (width + GAP) + width]}
-        layout[f"yaxis{i + 1 if i else ''}"] = {"title": {"text": normalised_label(shown[y])}, "anchor": axes["xaxis"]}
+        layout[f"yaxis{i + 1 if i else ''}"] = {"title": {"text": axis_label(shown[y])}, "anchor": axes["xaxis"]}
         for label, colour, symbol, size in GROUPS:
             mask = masks[label]
             if mask.any():

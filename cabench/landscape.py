@@ -22,7 +22,7 @@ from cabench.panels import NAME_CHARACTERS as NAME_CHARACTERS
 from cabench.paper import SURROGATE_NOTE
 from cabench.pareto import pareto_mask
 from cabench.record import objective_columns
-from cabench.units import LABELS, normalised_label
+from cabench.units import LABELS, axis_label
 
 MIN_AREA, AREA_RANGE = 6.0, 60.0  # marker area (points²) of the cheapest arm, and the range up to the dearest
 #: The most configurations a landscape panel names: more names than a dozen on a panel three inches wide cannot be
@@ -111,17 +111,6 @@ def objective_pairs(d: int) -> list[tuple[int, int]]:
     """The (vertical, horizontal) objectives of a landscape's panels: Figure 1's one panel for D <= 2, every pair
     of objectives, D(D-1)/2 panels, for more."""
     return [(0, 1)] if d <= 2 else list(itertools.combinations(range(d), 2))
-
-
-#: Objectives whose normalised mean is the quantity their name says (Figure 1's axes): the share of correct answers,
-#: and the paper's efficiency, a normalised index itself. Any other (latency, cost, a column of the user's own) is
-#: scaled, and flipped where smaller is better, so that its axis is no mean of what it names.
-AS_NAMED = ("accuracy", "efficiency")
-
-
-def axis_label(name: str) -> str:
-    """A landscape's axis: ``mean accuracy`` (Figure 1), else :func:`normalised_label`."""
-    return f"mean {name}" if name in AS_NAMED else normalised_label(name)
 
 
 def pair_panel(ax, arms: pd.DataFrame, pair: tuple[int, int], objectives: Sequence[str], unit: str) -> None:

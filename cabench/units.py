@@ -158,3 +158,15 @@ def _up(value: float, digits: int) -> float:
 def normalised_label(name: str) -> str:
     """An axis of normalised means: every objective is scaled so that larger is better (SPEC §2)."""
     return f"{name} (normalised, ↑ better)"
+
+
+#: Objectives whose normalised mean is the quantity their name says (Figure 1's axes): the share of correct answers,
+#: and the paper's efficiency, a normalised index itself. Any other (latency, cost, a column of the user's own) is
+#: scaled, and flipped where smaller is better, so that its axis is no mean of what it names.
+AS_NAMED = ("accuracy", "efficiency")
+
+
+def axis_label(name: str) -> str:
+    """An axis of an objective's normalised means, in the figures and REPORT.html: ``mean accuracy`` (Figure 1),
+    else :func:`normalised_label`."""
+    return f"mean {name}" if name in AS_NAMED else normalised_label(name)

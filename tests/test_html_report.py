@@ -436,6 +436,8 @@ def test_objective_names_are_text_in_the_pareto_front(tmp_path_factory):
     from cabench.results import ResultSet
 
     e = next(x for x in ResultSet(quick_results(tmp_path_factory)).experiments if x.setting == "psi")
+    axes = _front(e, [])["layout"]  # accuracy and efficiency: their normalised means are what they name
+    assert (axes["yaxis"]["title"]["text"], axes["xaxis"]["title"]["text"]) == ("mean accuracy", "mean efficiency")
     hostile = "<a href='https://example.invalid/'>acc</a>"
     e.arms = e.arms.rename(columns={"mu_accuracy": f"mu_{hostile}"})
     figure = _front(e, [])
