@@ -21,7 +21,7 @@ from typing import Any
 
 from cabench.errors import CabenchError
 from cabench.live.charges import DEARER, UNPRICED, USAGE_ABOVE, another_snapshot, at_served_price, charge
-from cabench.live.client import ChatClient
+from cabench.live.client import Attempt, ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
 from cabench.live.tariff import Tariff, tariff
@@ -51,7 +51,8 @@ def next_step(overbilled: bool) -> str:
 #: piece too short to be known as the key's, and the redaction's shorter marks could bring it into the second.
 SHOWN_BEFORE_CUT = 65536
 #: How a stop line says the journal's charges stand to the bill, by the overbilled call's kind.
-_SHORT = {USAGE_ABOVE: "fall short", None: "fall short", DEARER: "may fall short", UNPRICED: "may fall short"}
+_MAY = "may fall short"
+_SHORT = {USAGE_ABOVE: "fall short", None: "fall short", DEARER: _MAY, UNPRICED: _MAY}
 
 
 def other_model(named: Any, asked: str) -> str | None:
@@ -99,9 +100,10 @@ class Caller:
         self.overbilled = ""  # why the run makes no further call: a reply billed above its worst case
         earlier = next((r for r in journal.records if r.get("overbilled")), None)
         if earlier is not None:  # the journal's charges fall short of what the provider billed: no call in this folder
+            short = _SHORT.get(earlier.get("overbilled_kind"), _MAY)
             self.overbilled = self.failure_stop = (
-                overbilled_stop(earlier, True) + f", so the journal's charges {_SHORT[earlier.get('overbilled_kind')]} "
-                "of the bill, and no further call is made here")
+                overbilled_stop(earlier, True) + f", so the journal's charges {short} of the bill, and no further "
+                "call is made here")
         self.stopping = threading.Event()  # set when the run stops: calls in flight make no further attempt
         self.model_of = {c.name: c.model for c in cfg.configurations}
         self.answered: set[str] = set()  # models a call of this run has answered within its worst case
@@ -123,9 +125,11 @@ class Caller:
         own = next((p for p in terms.prices if p.pattern.strip().casefold() == served.strip().casefold()), None)
         if own is not None:
             return tariff(terms, own.pattern)
-        if another_snapshot(served, asked):
-            price = terms.price(served)
-            return rate if price is None or fnmatch.fnmatchcase(asked, price.pattern) else tariff(terms, served)
+        if another_snapshot(served, asked):  # a pattern for versions only, matched as versions are
+            name, base = served.strip().casefold(), asked.strip().casefold()
+            own = next((p for p in terms.prices if fnmatch.fnmatchcase(name, p.pattern.strip().casefold())
+                        and not fnmatch.fnmatchcase(base, p.pattern.strip().casefold())), None)
+            return rate if own is None else tariff(terms, own.pattern)
         return tariff(terms, served) if terms.price(served) is not None else None
 
     def _shown_model(self, served: str) -> str:
@@ -150,7 +154,17 @@ class Caller:
             self.journal.start(key, config.name, instance.id, worst, sum(worst_counts))
             return True
 
-        outcome = self.client.chat(self._body(config, instance), admit, self.stopping)
+        def refuse(last: Attempt) -> str:  # a retry after an attempt by a model that may bill beyond the worst case
+            if rate.unit != "usd":
+                return ""
+            served = self._priced(last.served_model, config.model, rate)
+            if served is not None and not served.cost(*served.worst(bound)) > worst:
+                return ""
+            priced = "prices dearer" if served else "does not price"
+            return (f"the attempt's reply named another model than the one asked, which the price table {priced}: "
+                    "asked again, it could bill beyond the worst case")
+
+        outcome = self.client.chat(self._body(config, instance), admit, self.stopping, refuse)
         paid, seconds = charge(outcome, config.max_tokens, worst_counts, rate, self.cfg.endpoint.charge_failed,
                                self.cfg.latency, bound)
         served = other_model(outcome.served_model, config.model)  # the reply's model, where another than asked

@@ -445,12 +445,14 @@ class ChatClient:
         return None
 
     def chat(self, body: dict[str, Any], admit: Callable[[], bool] = lambda: True,
-             stop: threading.Event | None = None) -> Outcome:
+             stop: threading.Event | None = None, refuse: Callable[[Attempt], str] = lambda _: "") -> Outcome:
         """POST ``chat/completions`` with retries; never raises for a failed call.
 
         ``admit`` is asked before each retry that follows a billable attempt: False (the budget cannot pay
         for another attempt) ends the call as failed. ``stop``, once set (the run is stopping), ends the call
-        after the attempt under way: no retry, and no wait for one.
+        after the attempt under way: no retry, and no wait for one. ``refuse(last)`` says why no attempt may follow
+        the failed attempt ``last`` (its reply named a model whose bill the call's worst case may not cover), or
+        nothing.
         """
         outcome = Outcome(ok=False)
         stop = stop or threading.Event()  # never set: its wait is a plain sleep
@@ -462,6 +464,10 @@ class ChatClient:
             if last.status.startswith("http ") and int(last.status[5:]) not in RETRYABLE:
                 return outcome
             if attempt == self.endpoint.max_retries:
+                break
+            refused = refuse(last) if last.billable else ""
+            if refused:
+                outcome.stopped = refused
                 break
             cap = min(self.endpoint.max_backoff_s, self.endpoint.backoff_s * 2**attempt)
             with self._rng_lock:

@@ -588,8 +588,8 @@ def test_a_version_of_the_asked_model_with_its_own_price_is_priced_by_it(tmp_pat
     assert f"{ANSWERED}prices dearer" in spend["stop_reason"] and spend["spent_usd"] <= 0.02
 
 
-def _failing_with_another_model(endpoint: BillingEndpoint, served: str):
-    """A server answering every other method call (after profiling's) with an HTTP 500 whose body names ``served``
+def _failing_with_another_model(endpoint: BillingEndpoint, served: str, every: int = 2):
+    """A server answering one in ``every`` method calls (after profiling's) with an HTTP 500 whose body names ``served``
     and reports the usage generated, as a gateway whose fallback generated and then failed; the rest as
     ``endpoint`` does."""
     import threading
@@ -606,7 +606,7 @@ def _failing_with_another_model(endpoint: BillingEndpoint, served: str):
             response, _ = endpoint.complete(body)
             seen[0] += 1
             status = 200
-            if seen[0] > K * PROFILING and seen[0] % 2:
+            if seen[0] > K * PROFILING and seen[0] % every == every - 1:
                 status, response = 500, {"error": {"message": "upstream failed"},
                                          "model": served.format(asked=body["model"]), "usage": response["usage"]}
             data = json.dumps(response).encode()
@@ -745,16 +745,50 @@ def test_a_version_is_priced_by_its_own_entry_in_any_case_and_by_a_pattern_for_v
 
     asked = MODELS[0]
     prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS},
-              f"{asked}-2024-05-13": {"input": 5.0, "output": 15.0},
-              f"{asked}-2024-08-*": {"input": 4.0, "output": 12.0},
-              "model0*": {"input": 9.0, "output": 9.0}, "*": {"input": 7.0, "output": 7.0}}
+              f"{asked}-2024-05-13": {"input": 5.0, "output": 15.0}, "model0*": {"input": 9.0, "output": 9.0},
+              "*-2024-08-*": {"input": 4.0, "output": 12.0},  # (after a pattern matching the asked model too)
+              "*": {"input": 7.0, "output": 7.0}}
     cfg = load_live(write_config(tmp_path, dataset, "http://127.0.0.1:9/v1", cost="usd", prices=prices,
                                  budget={"usd": 1.0}))
     rate = tariff(cfg.terms, asked)
     caller = SimpleNamespace(cfg=cfg)
     for served, dollars in ((f"{asked}-2024-05-13", (5.0, 15.0)), (f" {asked.upper()}-2024-05-13 ", (5.0, 15.0)),
-                            (f"{asked}-2024-08-06", (4.0, 12.0)), (f"{asked}-2024-07-18", (0.5, 2.0)),
+                            (f"{asked}-2024-08-06", (4.0, 12.0)), (f" {asked.upper()}-2024-08-06", (4.0, 12.0)),
+                            (f"{asked}-2024-07-18", (0.5, 2.0)),
                             (asked.upper(), (0.5, 2.0)), (None, (0.5, 2.0)), (f"{asked}-pro", (9.0, 9.0)),
                             ("other-model", (7.0, 7.0))):
         got = Caller._priced(caller, served, asked, rate)
         assert (got.prompt * 1e6, got.completion * 1e6) == pytest.approx(dollars), served
+
+
+def test_a_call_whose_failed_attempt_named_a_dearer_or_unpriced_model_is_not_asked_again(tmp_path, dataset):
+    """The answering model was priced once the call had ended: a gateway failing every attempt with a model 1000
+    times dearer was asked all max_retries + 1 times in one call, each retry admitted at the asked model's price
+    ($1.34 reported against a $0.02 budget). The retry is refused where the attempt before it named a model whose
+    bill the admitted worst case may not cover."""
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
+    for served in ("big-model", "mystery-model", "{asked}-2024-07-18"):
+        endpoint = BillingEndpoint.load(dataset)
+        endpoint.billed = []
+        server = _failing_with_another_model(endpoint, served, every=1)
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+            out = tmp_path / served.replace("{asked}", "asked")
+            config = write_config(tmp_path / f"c-{out.name}", dataset, url, cost="usd", prices=prices,
+                                  budget={"usd": 0.02}, endpoint={
+                                      "base_url": url, "timeout_s": 5, "max_retries": 4, "backoff_s": 0.0,
+                                      "max_backoff_s": 0.0, "concurrency": 1, "max_failures": 3,
+                                      "charge_failed": "reported"})
+            spend, _ = live(config, out, ok=False)
+        finally:
+            server.shutdown()
+            server.server_close()
+        method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
+        if served.startswith("{asked}"):  # a version priced as asked: retried as any failed attempt is
+            assert len(method[0]["attempts"]) == 5 and spend["stopped_by"] == "failures", method[0]
+            continue
+        assert len(method) == 1 and len(method[0]["attempts"]) == 1, method  # no retry, no further call
+        assert method[0]["overbilled"] and spend["stopped_by"] == "failures", method[0]
+        reported = endpoint.billed[K * PROFILING][1]  # the one attempt made
+        bill = dollars(prices["big-model"], reported["prompt_tokens"], reported["completion_tokens"])
+        assert spend["overbilled_reported_usd"] == (pytest.approx(bill, rel=1e-9) if served == "big-model" else 0.0)
