@@ -239,7 +239,7 @@ def at_served_price(paid: Charge, outcome: Outcome, rate: Tariff, worst: Counts,
         said_first = not out.overbilled or out.overbilled_kind == USAGE_ABOVE  # (the answering model's price said)
         out = replace(out, overbilled=over if said_first else out.overbilled,
                       overbilled_kind=kind if said_first else out.overbilled_kind,
-                      billed_over=out.billed_over - counted + bill if bill else out.billed_over)
+                      billed_over=out.billed_over - counted + bill)  # (an unknown bill: nothing)
     return replace(out, charged=tuple(charged))
 
 

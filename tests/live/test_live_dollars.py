@@ -724,6 +724,7 @@ def test_a_reply_or_attempt_by_another_model_is_billed_by_what_it_reports_at_tha
     # unpriced: overbilled, nothing counted; under none a failed attempt is charged nothing, and stays so
     paid, *_ = _at_served(over, None)
     assert paid.overbilled_kind == "unpriced" and paid.usage is None and paid.charged == (worst,)
+    assert paid.billed_over == 0.0  # (its usage above the asked worst case: no bill at the asked price counted)
     paid, *_ = _at_served(Outcome(False, error="HTTP 500", attempts=[Attempt("http 500", 0.1, True, big, "other")]),
                           None, mode="none")
     assert paid.overbilled == "" and paid.charged == ((0.0, 0.0),)
