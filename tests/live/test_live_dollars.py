@@ -446,6 +446,24 @@ class SwappingEndpoint(BillingEndpoint):
         return response, delay
 
 
+def _swapped_run(tmp_path: Path, dataset: Path, endpoint: BillingEndpoint, served: str, prices: dict,
+                 ok: bool = False, out: Path | None = None) -> tuple[dict, list[dict], Path]:
+    """A live run in dollars (budget $0.02) against ``endpoint`` answering as ``served`` (``{asked}``: the asked
+    model's name): spend.json, the method's finished calls, and the output folder."""
+    endpoint.billed, endpoint.served = [], served
+    server, _ = serve_in_thread(endpoint)
+    out = out or tmp_path / served.replace("{asked}", "asked")
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        config = write_config(tmp_path / f"c-{out.name}", dataset, url, cost="usd", prices=prices,
+                              budget={"usd": 0.02})
+        spend, _ = live(config, out, ok=ok)
+    finally:
+        server.shutdown()
+        server.server_close()
+    return spend, [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")], out
+
+
 def test_a_reply_naming_another_model_is_recorded_and_charged_at_the_dearer_price(tmp_path, dataset):
     """A gateway answering with another model bills at its price: the calls were charged at the asked model's, 2.7-3.1
     times under the bill, and the answering model was recorded nowhere. It is recorded; where the price table prices
@@ -456,18 +474,7 @@ def test_a_reply_naming_another_model_is_recorded_and_charged_at_the_dearer_pric
     for served, dear in (("big-model", True), (MODELS[0], False), ("{asked}-2024-07-18", False),
                          ("{asked}-pro", True)):  # (a version of the asked model, as asked; '-pro' another model)
         endpoint = SwappingEndpoint.load(dataset)
-        endpoint.billed, endpoint.served = [], served
-        server, _ = serve_in_thread(endpoint)
-        try:
-            url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-            out = tmp_path / served.replace("{asked}", "asked")
-            config = write_config(tmp_path / f"c-{out.name}", dataset, url, cost="usd", prices=prices,
-                                  budget={"usd": 0.02})
-            spend, _ = live(config, out, ok=not dear)
-        finally:
-            server.shutdown()
-            server.server_close()
-        method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
+        spend, method, _ = _swapped_run(tmp_path, dataset, endpoint, served, prices, ok=not dear)
         assert method and all(r["served_model"] == served.format(asked=r["model"]) for r in method
                               if r["model"] != served)
         assert (f"{ANSWERED}prices dearer" in spend.get("stop_reason", "")) == dear
@@ -492,32 +499,23 @@ def test_a_reply_naming_a_model_the_price_table_does_not_price_stops_the_run(tmp
     the folder, it makes none either."""
     prices = {m: {"input": 0.5, "output": 2.0} for m in MODELS}  # no pattern: 'mystery-model' has no price
     endpoint = SwappingEndpoint.load(dataset)
-    endpoint.billed, endpoint.served = [], "mystery-model"
-    server, _ = serve_in_thread(endpoint)
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=prices, budget={"usd": 0.02})
-        spend, _ = live(config, tmp_path / "out", ok=False)
-        method = [r for r in lines(tmp_path / "out") if not r.get("start") and r["key"].startswith("e:")]
-        assert len(method) == 1, method  # the first reply naming it stops the run
-        first = method[0]
-        assert first["served_model"] == "mystery-model" and not first["ok"] and first["charged"] == first["worst"]
-        assert "does not price" in first["suspect"] and "does not price" in first["overbilled"]
-        assert spend["stopped_by"] == "failures" and spend["spent_usd"] <= 0.02 and spend["overbilled_calls"] == 1
-        assert spend["stop_reason"] == (  # the whole line
-            f"{first['config']} on {first['instance']} {ANSWERED}does not price ({first['overbilled']}); give that "
-            "model a price in the config's prices, as the provider bills it (calls.jsonl records its name as "
-            "served_model), so a further call could pass the budget, and none was made"), spend
-        assert first["overbilled"] == ("the reply: reported usage, by a model the price table does not price: its "
-                                       "bill is unknown") and first["overbilled_kind"] == "unpriced"
-        assert "usage above the worst case" not in spend["stop_reason"]  # what it says of a dearer model only
-        made = len(endpoint.billed)
-        again, _ = live(config, tmp_path / "out", ok=False)  # resumed: no further call in this folder
-        assert len(endpoint.billed) == made and again["stopped_by"] == "failures"
-        assert "does not price" in again["stop_reason"] and "records its name as served_model" in again["stop_reason"]
-    finally:
-        server.shutdown()
-        server.server_close()
+    spend, method, out = _swapped_run(tmp_path, dataset, endpoint, "mystery-model", prices)
+    assert len(method) == 1, method  # the first reply naming it stops the run
+    first = method[0]
+    assert first["served_model"] == "mystery-model" and not first["ok"] and first["charged"] == first["worst"]
+    assert "does not price" in first["suspect"] and "does not price" in first["overbilled"]
+    assert spend["stopped_by"] == "failures" and spend["spent_usd"] <= 0.02 and spend["overbilled_calls"] == 1
+    assert spend["stop_reason"] == (  # the whole line
+        f"{first['config']} on {first['instance']} {ANSWERED}does not price ({first['overbilled']}); give that "
+        "model a price in the config's prices, as the provider bills it (calls.jsonl records its name as "
+        "served_model), so a further call could pass the budget, and none was made"), spend
+    assert first["overbilled"] == ("the reply: reported usage, by a model the price table does not price: its "
+                                   "bill is unknown") and first["overbilled_kind"] == "unpriced"
+    assert "usage above the worst case" not in spend["stop_reason"]  # what it says of a dearer model only
+    journal, fresh = (out / "calls.jsonl").read_text(), SwappingEndpoint.load(dataset)
+    again, _, _ = _swapped_run(tmp_path, dataset, fresh, "mystery-model", prices, out=out)  # resumed: no call
+    assert fresh.billed == [] and (out / "calls.jsonl").read_text() == journal and again["stopped_by"] == "failures"
+    assert "does not price" in again["stop_reason"] and "records its name as served_model" in again["stop_reason"]
 
 
 class SwappingUnbelievedEndpoint(SwappingEndpoint):
@@ -544,18 +542,8 @@ def test_a_reply_naming_a_dearer_or_unpriced_model_stops_the_run_even_when_its_u
     prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
     for served, said in (("big-model", "prices dearer"), ("mystery-model", "does not price")):
         endpoint = SwappingUnbelievedEndpoint.load(dataset)
-        endpoint.billed, endpoint.served, endpoint.drop = [], served, drop
-        server, _ = serve_in_thread(endpoint)
-        try:
-            url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-            out = tmp_path / served
-            config = write_config(tmp_path / f"c-{served}", dataset, url, cost="usd", prices=prices,
-                                  budget={"usd": 0.02})
-            spend, _ = live(config, out, ok=False)
-        finally:
-            server.shutdown()
-            server.server_close()
-        method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
+        endpoint.drop = drop
+        spend, method, _ = _swapped_run(tmp_path, dataset, endpoint, served, prices)
         assert len(method) == 1, (served, method)  # the first such reply stops the run
         first = method[0]
         assert first["served_model"] == served and not first["ok"] and first["charged"] == first["worst"]
@@ -567,21 +555,11 @@ def test_a_reply_naming_a_dearer_or_unpriced_model_stops_the_run_even_when_its_u
 def test_a_version_of_the_asked_model_with_its_own_price_is_priced_by_it(tmp_path, dataset):
     """A version of the asked model was priced as asked whatever the price table said of it, its own entry too:
     gpt-4o-2024-05-13 at $5/$15 answering for gpt-4o at $2.5/$10 was charged at gpt-4o's price. A version's own
-    entry prices it; only a pattern matching the version's name is passed over."""
+    entry prices it; a pattern matching the asked model's name too is passed over."""
     version = f"{MODELS[0]}-2024-07-18"
     prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, version: {"input": 500.0, "output": 2000.0},
               "*": {"input": 500.0, "output": 2000.0}}  # (the pattern prices no version: they are priced as asked)
-    endpoint = SwappingEndpoint.load(dataset)
-    endpoint.billed, endpoint.served = [], "{asked}-2024-07-18"
-    server, _ = serve_in_thread(endpoint)
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=prices, budget={"usd": 0.02})
-        spend, _ = live(config, tmp_path / "out", ok=False)
-    finally:
-        server.shutdown()
-        server.server_close()
-    method = [r for r in lines(tmp_path / "out") if not r.get("start") and r["key"].startswith("e:")]
+    spend, method, _ = _swapped_run(tmp_path, dataset, SwappingEndpoint.load(dataset), "{asked}-2024-07-18", prices)
     own = [r for r in method if r["model"] == MODELS[0]]
     assert own and not own[0]["ok"] and "prices dearer" in own[0]["suspect"] and own[0] is method[-1]
     assert all(r["ok"] for r in method[:-1])  # the other models' versions: priced as asked (the '*' passed over)
