@@ -114,22 +114,27 @@ class Caller:
 
     def _priced(self, served: Any, asked: str, rate: Tariff) -> Tariff | None:
         """The tariff (``rate``: the asked model's) a reply or failed attempt naming the model ``served`` is billed
-        at, in dollars, or None where the price table does not price it. None named, the asked model itself, or a
-        version of it (:func:`another_snapshot`) is priced as asked, unless the price table has an entry of the
-        version's own name (in any case) or a pattern matching it but not the asked model's name (``gpt-4o-2024-*``;
-        a default such as ``*`` or ``gpt-4o*`` prices versions as asked)."""
+        at, in dollars, or None where the price table does not price it. An entry of its own name (in any case,
+        spaces around) prices it. A version (:func:`another_snapshot`) of the asked model, or of a model the table
+        prices by its name, is priced as that model, unless a pattern matches the version but not that model
+        (``gpt-4o-2024-*``; a default such as ``*`` or ``gpt-4o*`` matches both). Else the table's price."""
         served = other_model(served, asked)
         if served is None:
             return rate
         terms = self.cfg.terms
-        own = next((p for p in terms.prices if p.pattern.strip().casefold() == served.strip().casefold()), None)
+        name = served.strip().casefold()
+        own = next((p for p in terms.prices if p.pattern.strip().casefold() == name), None)
         if own is not None:
             return tariff(terms, own.pattern)
-        if another_snapshot(served, asked):  # a pattern for versions only, matched as versions are
-            name, base = served.strip().casefold(), asked.strip().casefold()
-            own = next((p for p in terms.prices if fnmatch.fnmatchcase(name, p.pattern.strip().casefold())
-                        and not fnmatch.fnmatchcase(base, p.pattern.strip().casefold())), None)
-            return rate if own is None else tariff(terms, own.pattern)
+        named = [p.pattern for p in terms.prices if not any(c in p.pattern for c in "*?[")]  # models priced by name
+        base = next((m for m in (asked, *named) if another_snapshot(served, m)), None)
+        if base is not None:  # a version: a pattern for versions only, matched as versions are, else its model's
+            folded = base.strip().casefold()
+            version = next((p for p in terms.prices if fnmatch.fnmatchcase(name, p.pattern.strip().casefold())
+                            and not fnmatch.fnmatchcase(folded, p.pattern.strip().casefold())), None)
+            if version is not None:
+                return tariff(terms, version.pattern)
+            return rate if base == asked else tariff(terms, base)
         return tariff(terms, served) if terms.price(served) is not None else None
 
     def _shown_model(self, served: str) -> str:
@@ -266,6 +271,8 @@ class Caller:
         for future in finished:
             key, held = self.in_flight.pop(future)
             record = future.result()
+            if record.get("overbilled"):  # the calls in flight make no further attempt: a retry could be billed
+                self.stopping.set()  # so too (set before it is journaled, so that what the journal shows holds)
             with self._lock:  # the reservation becomes the charge in one step
                 self.reserved -= held[0]
                 self.spent += record["charged"]

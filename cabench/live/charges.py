@@ -281,7 +281,7 @@ def _failed_attempt(attempt: Attempt, max_tokens: int, worst: Counts, tariff: Ta
         return NOTHING, ""
     counts, why, claimed = usage_counts(attempt.usage, max_tokens, worst, tariff, bound)
     suspect = f"{attempt.status}: {why}" if why else DELIVERED.get(attempt.status, "")
-    if counts is not None:
+    if counts is not None and not delivered:  # (an unread reply's usage, read where it could be, is not believed)
         return counts, suspect
     if why:
         return claimed, suspect

@@ -430,8 +430,9 @@ class ChatClient:
             return retry_after_seconds(retry_after, self.endpoint.max_backoff_s)
         try:
             reply, usage, reported, served = parse_reply(raw)
-        except ValueError as exc:
-            outcome.attempts.append(Attempt("malformed", seconds))
+        except ValueError as exc:  # generated and billed: its usage and model, where it names them, are read
+            usage, named = _failed_body(raw)
+            outcome.attempts.append(Attempt("malformed", seconds, usage=usage, served_model=named))
             outcome.error = f"malformed reply: {exc}"
             outcome.ok = False
             return None

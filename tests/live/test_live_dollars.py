@@ -771,3 +771,108 @@ def test_a_call_whose_failed_attempt_named_a_dearer_or_unpriced_model_is_not_ask
         reported = endpoint.billed[K * PROFILING][1]  # the one attempt made
         bill = dollars(prices["big-model"], reported["prompt_tokens"], reported["completion_tokens"])
         assert spend["overbilled_reported_usd"] == (pytest.approx(bill, rel=1e-9) if served == "big-model" else 0.0)
+
+
+class SwappingUnreadEndpoint(SwappingEndpoint):
+    """Answers with another model's name, as SwappingEndpoint does, in a reply cabench cannot read (no choices, as a
+    content filter answers), its usage reported."""
+
+    def complete(self, body):
+        response, delay = super().complete(body)
+        if response["model"] != body["model"]:
+            response["choices"] = []
+        return response, delay
+
+
+def test_an_unreadable_reply_naming_a_dearer_model_is_priced_at_its_price(tmp_path, dataset):
+    """A 200 that could not be read (no choices) was charged the asked model's worst case with its model and usage
+    thrown away: a model 1000 times dearer billed 67 times the budget over five such calls, and re-running to
+    resume paid five more each time. Its model and usage are read as an error body's are, and it stops the run
+    as any reply billed beyond its worst case at the answering model's price."""
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
+    endpoint = SwappingUnreadEndpoint.load(dataset)
+    spend, method, _ = _swapped_run(tmp_path, dataset, endpoint, "big-model", prices)
+    assert len(method) == 1 and method[0]["attempts"][0]["status"] == "malformed", method  # stopped at once
+    first, reported = method[0], endpoint.billed[K * PROFILING][1]
+    bill = dollars(prices["big-model"], reported["prompt_tokens"], reported["completion_tokens"])
+    assert first["overbilled_kind"] == "dearer" and first["attempts"][0]["served_model"] == "big-model"
+    assert spend["overbilled_reported_usd"] == pytest.approx(bill, rel=1e-9) and spend["spent_usd"] <= 0.02
+    assert f"{ANSWERED}prices dearer" in spend["stop_reason"] and "big-model" not in spend["stop_reason"], spend
+
+
+def test_a_version_of_another_priced_model_is_priced_as_that_model(tmp_path, dataset):
+    """A dated version of another configuration's dearer model (model03-2024-07-18 where model03 is priced $5/$20)
+    fell to the price table's default pattern ($0.5/$2): 853 replies taken as answers, a bill 9.3 times the budget.
+    A version of a model the table prices by name is priced as that model."""
+    from types import SimpleNamespace
+
+    from cabench.live.caller import Caller
+    from cabench.live.tariff import tariff
+
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, MODELS[3]: {"input": 5.0, "output": 20.0},
+              "*": {"input": 0.5, "output": 2.0}}
+    cfg = load_live(write_config(tmp_path, dataset, "http://127.0.0.1:9/v1", cost="usd", prices=prices,
+                                 budget={"usd": 1.0}))
+    caller, rate = SimpleNamespace(cfg=cfg), tariff(cfg.terms, MODELS[0])
+    for served, dollars_per_m in ((f"{MODELS[3]}-2024-07-18", (5.0, 20.0)), (f"{MODELS[3].upper()}-v2", (5.0, 20.0)),
+                                  (f"{MODELS[3]}-pro", (0.5, 2.0)), (f"{MODELS[0]}-2024-07-18", (0.5, 2.0))):
+        got = Caller._priced(caller, served, MODELS[0], rate)
+        assert (got.prompt * 1e6, got.completion * 1e6) == pytest.approx(dollars_per_m), served
+
+
+def test_the_calls_in_flight_when_a_call_is_overbilled_are_not_asked_again(tmp_path, dataset):
+    """An overbilled call stopped new calls, but the calls in flight went on retrying: with four at once, three
+    retries started after the stop, each answered by the dearer model (a bill 22 times the budget). Once a call is
+    overbilled, each call in flight ends after the attempt under way. The endpoint holds the other calls' failed
+    attempts until the journal records the overbilled call (so that they are in flight then); none is asked
+    again."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
+    endpoint, out, seen, lock = BillingEndpoint.load(dataset), tmp_path / "out", [0], threading.Lock()
+    endpoint.billed = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with lock:
+                seen[0] += 1
+                n = seen[0]
+            response, _ = endpoint.complete(body)
+            status = 200
+            if n == K * PROFILING + 1:  # the first method call: the dearer model, at once
+                response["model"] = "big-model"
+            elif n > K * PROFILING:  # the others: a failure, held until the overbilled call is journaled
+                for _ in range(600):
+                    if (out / "calls.jsonl").is_file() and '"overbilled"' in (out / "calls.jsonl").read_text():
+                        break
+                    threading.Event().wait(0.05)
+                status, response = 500, {"error": {"message": "upstream failed"}}
+            data = json.dumps(response).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=prices, budget={"usd": 0.05},
+                              setting="psi", method="uniform", endpoint={
+                                  "base_url": url, "timeout_s": 60, "max_retries": 4, "backoff_s": 0.0,
+                                  "max_backoff_s": 0.0, "concurrency": 4, "max_failures": 50})
+        spend, _ = live(config, out, ok=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
+    assert sum(1 for r in method if r.get("overbilled")) == 1 and len(method) == 4, method  # the 3 held: failed
+    assert all(len(r["attempts"]) == 1 for r in method), method  # none of them asked again
+    assert spend["stopped_by"] == "failures" and f"{ANSWERED}prices dearer" in spend["stop_reason"]
