@@ -138,8 +138,9 @@ class Caller:
         return tariff(terms, served) if terms.price(served) is not None else None
 
     def _shown_model(self, served: str) -> str:
-        """A model's name as the endpoint wrote it, redacted, then cut to 200 characters (cut first, a key
-        starting near the cut would leave a piece too short to be known as the key's)."""
+        """A model's name as the endpoint wrote it, redacted (read on its first :data:`SHOWN_BEFORE_CUT`
+        characters), then cut to 200 characters: cut first, a key starting near the cut would leave a piece too
+        short to be known as the key's."""
         assert self.client is not None
         return self.client.redact(served[:SHOWN_BEFORE_CUT])[:200]
 
