@@ -293,7 +293,8 @@ def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mod
     """The :class:`Charge` of a finished call and the latency (seconds) to log for it; ``worst`` is the call's
     costliest split in ``tariff`` (:meth:`Tariff.worst`) of its ``bound`` (:meth:`Task.worst_case`)."""
     failed = outcome.attempts[:-1] if outcome.ok else outcome.attempts
-    above = [billed_above(a.usage, worst, tariff) for a in failed if a.billable and mode != "none"]
+    above = [billed_above(a.usage, worst, tariff) for a in failed  # (an unread reply is billed under every mode)
+             if a.billable and (mode != "none" or a.status in DELIVERED)]
     above.append(billed_above(outcome.usage, worst, tariff) if outcome.ok else ("", 0.0))
     over = next((why for why, _ in above if why), "")
     paid, seconds = _charge(outcome, max_tokens, worst, tariff, mode, latency, bound)

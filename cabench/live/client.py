@@ -317,12 +317,31 @@ def parse_reply(body: bytes) -> tuple[str, Any, Any, Any]:
 
 
 def _failed_body(body: bytes) -> tuple[Any, Any]:
-    """The ``usage`` an error body reports and the ``model`` it names, where it is a JSON object that has them."""
+    """The ``usage`` an error body (or a reply cabench cannot read) reports and the ``model`` it names, where it is
+    a JSON object that has them; else the model its text names (:func:`_named_model`), no usage."""
     try:
         data = json.loads(body.decode("utf-8"))
     except (ValueError, RecursionError):
-        return None, None
-    return (data.get("usage"), data.get("model")) if isinstance(data, dict) else (None, None)
+        return None, _named_model(body)
+    return (data.get("usage"), data.get("model")) if isinstance(data, dict) else (None, _named_model(body))
+
+
+#: A ``"model": "…"`` member in a body's text (an unescaped quote before it, its value a JSON string).
+_MODEL = re.compile(r'(?<!\\)"model"\s*:\s*("(?:[^"\\]|\\.){0,1000}")')
+
+
+def _named_model(body: bytes) -> str | None:
+    """The model a body that is no JSON object names in its text, the first ``"model": "…"`` member of its first
+    64 KiB: a stream's data lines, a byte order mark before the JSON or a second value after it (the model that
+    wrote a reply is priced by it, read or not)."""
+    found = _MODEL.search(body[:65536].decode("utf-8", "replace"))
+    if found is None:
+        return None
+    try:
+        value = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 class ChatClient:

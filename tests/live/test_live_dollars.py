@@ -566,10 +566,10 @@ def test_a_version_of_the_asked_model_with_its_own_price_is_priced_by_it(tmp_pat
     assert f"{ANSWERED}prices dearer" in spend["stop_reason"] and spend["spent_usd"] <= 0.02
 
 
-def _failing_with_another_model(endpoint: BillingEndpoint, served: str, every: int = 2):
+def _failing_with_another_model(endpoint: BillingEndpoint, served: str, every: int = 2, write=None):
     """A server answering one in ``every`` method calls (after profiling's) with an HTTP 500 whose body names ``served``
-    and reports the usage generated, as a gateway whose fallback generated and then failed; the rest as
-    ``endpoint`` does."""
+    and reports the usage generated, as a gateway whose fallback generated and then failed (or as ``write(reply)``
+    gives the status and the body's bytes, the reply naming ``served``); the rest as ``endpoint`` does."""
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -583,11 +583,14 @@ def _failing_with_another_model(endpoint: BillingEndpoint, served: str, every: i
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             response, _ = endpoint.complete(body)
             seen[0] += 1
-            status = 200
+            status, data = 200, json.dumps(response).encode()
             if seen[0] > K * PROFILING and seen[0] % every == every - 1:
-                status, response = 500, {"error": {"message": "upstream failed"},
-                                         "model": served.format(asked=body["model"]), "usage": response["usage"]}
-            data = json.dumps(response).encode()
+                if write is not None:
+                    status, data = write({**response, "model": served.format(asked=body["model"])})
+                else:
+                    data = json.dumps({"error": {"message": "upstream failed"}, "usage": response["usage"],
+                                       "model": served.format(asked=body["model"])}).encode()
+                    status = 500
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -876,3 +879,48 @@ def test_the_calls_in_flight_when_a_call_is_overbilled_are_not_asked_again(tmp_p
     assert sum(1 for r in method if r.get("overbilled")) == 1 and len(method) == 4, method  # the 3 held: failed
     assert all(len(r["attempts"]) == 1 for r in method), method  # none of them asked again
     assert spend["stopped_by"] == "failures" and f"{ANSWERED}prices dearer" in spend["stop_reason"]
+
+
+@pytest.mark.parametrize("how", ["stream", "byte order mark", "two values"])
+def test_a_reply_that_is_no_json_object_naming_a_dearer_model_stops_the_run(tmp_path, dataset, how):
+    """A 200 whose body is no JSON cabench reads (a stream's data lines, a byte order mark before it, a second value
+    after it) hid the dearer model that wrote it: charged the asked model's worst case, five such replies to a
+    stop for failures, a bill 67 times the budget, and more on each resume. The model such a body names is read
+    from its text, so the reply is priced at that model as any other."""
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
+    bodies = {"stream": lambda r: b"data: " + json.dumps(r).encode() + b"\n\ndata: [DONE]\n\n",
+              "byte order mark": lambda r: "\ufeff".encode() + json.dumps(r).encode(),
+              "two values": lambda r: json.dumps(r).encode() + b" {}"}
+    endpoint = BillingEndpoint.load(dataset)
+    endpoint.billed = []
+    server = _failing_with_another_model(endpoint, "big-model", every=1, write=lambda r: (200, bodies[how](r)))
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=prices, budget={"usd": 0.02})
+        spend, _ = live(config, tmp_path / "out", ok=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    method = [r for r in lines(tmp_path / "out") if not r.get("start") and r["key"].startswith("e:")]
+    assert len(method) == 1 and method[0]["attempts"][0]["status"] == "malformed", method  # stopped at once
+    assert method[0]["overbilled_kind"] == "dearer" and method[0]["attempts"][0]["served_model"] == "big-model"
+    assert f"{ANSWERED}prices dearer" in spend["stop_reason"] and spend["spent_usd"] <= 0.02, spend
+
+
+def test_usage_above_the_worst_case_in_an_unread_reply_is_overbilled_whatever_charge_failed_says():
+    """An unread 200 is billed under every charge_failed, but its usage above the worst case was looked for only
+    outside none, and a dearer or unpriced model's cost there was then taken off a sum that had not counted it
+    (overbilled_reported_usd -4.00005)."""
+    from cabench.live.charges import charge
+    from cabench.live.client import Attempt, Outcome
+
+    over = {"prompt_tokens": 100, "completion_tokens": 50}
+    unread = Outcome(False, error="malformed", attempts=[Attempt("malformed", 0.1, True, over)])
+    for mode in ("none", "reported", "worst-case"):
+        paid, rate, worst, _ = _at_served(unread, None, mode=mode)  # (no model named: as asked)
+        assert paid.overbilled_kind == "usage" and paid.billed_over == pytest.approx(rate.cost(100, 50)), mode
+        assert paid == charge(unread, 50, worst, rate, mode)[0]
+    named = Outcome(False, error="malformed", attempts=[Attempt("malformed", 0.1, True, over, "other")])
+    for mode in ("none", "reported", "worst-case"):
+        paid, *_ = _at_served(named, None, mode=mode)
+        assert paid.overbilled_kind == "unpriced" and paid.billed_over == 0.0, mode
