@@ -517,6 +517,22 @@ def test_a_method_compiled_with_numbas_own_cache_is_refused(tmp_path, monkeypatc
         with pytest.raises(CabenchError, match=f"'mine_cached:{name}' calls 'cached', compiled with numba's "
                                                "cache=True, whose cache files are keyed by the function's own source"):
             _online_pulls(tmp_path, [f"mine_cached:{name}"], "out")
+    # registered by the decorator while its module loads, before a helper defined below it exists: checked again
+    # when it runs; a library's function compiled so is no helper of the method's own (its source is its version)
+    _sweep_home(tmp_path, monkeypatch, "mine_decorated", (
+        "import numba\nimport numpy as np\n\nfrom cabench.methods.index import index_method\n\n\n"
+        "@index_method('mine-below')\ndef below(n, upper, lower_cost):\n    return helper(upper, lower_cost)\n\n\n"
+        "@numba.njit(cache=True)\ndef helper(upper, lower_cost):\n    return upper[..., 0] / lower_cost\n"))
+    with pytest.raises(CabenchError, match="'mine-below' calls 'helper', compiled with numba's cache=True"):
+        _online_pulls(tmp_path, ["mine-below"], "below")
+    library = tmp_path / "code" / "mine_library.py"
+    library.write_text("import numba\n\n\n@numba.njit(cache=True)\ndef ratio(upper, lower_cost):\n"
+                       "    return upper[..., 0] / lower_cost\n")
+    _sweep_home(tmp_path, monkeypatch, "mine_uses_library", (
+        "from mine_library import ratio\n\n\ndef using(n, upper, lower_cost):\n    return ratio(upper, lower_cost)\n"))
+    assert _online_pulls(tmp_path, ["mine_uses_library:using"], "library")  # runs
+    for module in ("mine_decorated", "mine_library", "mine_uses_library"):
+        sys.modules.pop(module, None)
     assert _online_pulls(tmp_path, ["mine_cached:plain"], "plain")  # compiled without numba's cache: runs
     sys.modules.pop("mine_cached", None)
 

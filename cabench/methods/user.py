@@ -92,6 +92,7 @@ class UserMethod:
         where there are none: a plain function of a module file. A sweep in one process that changes them
         (``obj.power = 2``, ``mine.SHARE = 0.9``, a factory's new closure) changes the key of the cells the method
         runs, as an edit of its source does."""
+        _refuse_cached_helper(self.name, self.function)  # (its module loaded whole by now)
         held = held_settings(self.function)
         return None if held is None else hashlib.sha256(held.encode()).hexdigest()
 
@@ -414,6 +415,19 @@ _NUMBA_CACHE = ("whose cache files are keyed by the function's own source, not b
                 "cache=True (cabench keeps the results of its cells)")
 
 
+def _refuse_cached_helper(name: str, function: Any) -> None:
+    """Refuse ``function`` (the method ``name``) where a function of its own module that it reads (through its
+    module's helpers, as its key follows them) is compiled with numba's ``cache=True``: its cached code runs under
+    the method's new keys too. A library's function compiled so is no helper of the method's own. Checked when the
+    method is registered and again when it runs (a decorator registers it before the helpers below it exist)."""
+    for code, names in _codes_run(_python(function)):
+        for n in _names(code):
+            value = names.get(n)
+            if _numba_cached(value) and getattr(_python(value), "__module__", None) == names.get("__name__"):
+                raise UserMethodError(f"methods: '{name}' calls '{n}', compiled with numba's cache=True, "
+                                      f"{_NUMBA_CACHE}")
+
+
 def _numba_cached(value: Any) -> bool:
     """Whether ``value`` is a function compiled by numba's ``@njit(cache=True)``."""
     try:
@@ -432,10 +446,7 @@ def checked(name: str, setting: str, function: Callable[..., Any]) -> UserMethod
         inner = inner.func
     if _numba_cached(inner):
         raise UserMethodError(f"methods: '{name}' is compiled with numba's cache=True, {_NUMBA_CACHE}")
-    helper = next((n for code, names in _codes_run(_python(inner)) for n in _names(code)
-                   if _numba_cached(names.get(n))), None)
-    if helper is not None:  # compiled into the method: its old code runs too
-        raise UserMethodError(f"methods: '{name}' calls '{helper}', compiled with numba's cache=True, {_NUMBA_CACHE}")
+    _refuse_cached_helper(name, inner)
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
