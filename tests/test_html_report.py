@@ -436,8 +436,11 @@ def test_objective_names_are_text_in_the_pareto_front(tmp_path_factory):
     from cabench.results import ResultSet
 
     e = next(x for x in ResultSet(quick_results(tmp_path_factory)).experiments if x.setting == "psi")
-    axes = _front(e, [])["layout"]  # accuracy and efficiency: their normalised means are what they name
+    front = _front(e, [])  # accuracy and efficiency: their normalised means are what they name, on axes and hover
+    axes = front["layout"]
     assert (axes["yaxis"]["title"]["text"], axes["xaxis"]["title"]["text"]) == ("mean accuracy", "mean efficiency")
+    assert all("<br>mean accuracy: " in t and "<br>mean efficiency: " in t and "(normalised)" not in t
+               for trace in front["data"] for t in trace.get("hovertext", []))
     hostile = "<a href='https://example.invalid/'>acc</a>"
     e.arms = e.arms.rename(columns={"mu_accuracy": f"mu_{hostile}"})
     figure = _front(e, [])
@@ -450,7 +453,8 @@ def test_objective_names_are_text_in_the_pareto_front(tmp_path_factory):
 def test_hover_says_values_are_normalised_and_names_every_configuration_at_a_point(tmp_path_factory):
     """The hover box showed "latency: 0.090, cost: 0.019" (normalised, larger is better) beside "latency (s): 7.13"
     with nothing to tell them apart; and of two configurations with identical means only the one drawn on top was
-    ever named. Each value says it is normalised, and a point names every configuration drawn there."""
+    ever named. Each value says what it is (normalised, or the mean it is), and a point names every configuration
+    drawn there."""
     from cabench.html_report import _front
     from cabench.results import ResultSet
 
@@ -464,7 +468,10 @@ def test_hover_says_values_are_normalised_and_names_every_configuration_at_a_poi
     assert texts[first].endswith("<br>at the same point: twin of the first")
     assert texts["twin of the first"].endswith(f"<br>at the same point: {first}")
     assert all("at the same point" not in t for name, t in texts.items() if name not in (first, "twin of the first"))
-    assert all(" (normalised): " in t for t in texts.values())
+    # each value says what it is: accuracy's and efficiency's normalised means are what they name (their mean);
+    # another objective's says it is normalised (test_objective_names_are_text_in_the_pareto_front)
+    assert e.objectives == ["accuracy", "efficiency"]
+    assert all("<br>mean accuracy: " in t and "<br>mean efficiency: " in t for t in texts.values())
 
 
 def test_the_surrogate_note_comes_first_and_every_front_plot_carries_it(root, tmp_path):
