@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import fnmatch
+import json
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -56,8 +57,17 @@ _SHORT = {USAGE_ABOVE: "fall short", None: "fall short", DEARER: _MAY, UNPRICED:
 
 
 def other_model(named: Any, asked: str) -> str | None:
-    """The model a reply (or a failed attempt's body) names, where it is text naming another than ``asked``."""
-    return named if isinstance(named, str) and named.strip() and named != asked else None
+    """The model a reply (or a failed attempt's body) names, where it names another than ``asked``: its text, or
+    the JSON of what is no text (a list, an object, a number: no model the price table can price); None where it
+    names none (null, absent or blank) or the asked one."""
+    if named is None or isinstance(named, str) and (not named.strip() or named == asked):
+        return None
+    if isinstance(named, str):
+        return named
+    try:
+        return json.dumps(named)[:SHOWN_BEFORE_CUT]
+    except (TypeError, ValueError, RecursionError):  # (a reply's JSON is plain data; kept safe all the same)
+        return repr(type(named))
 
 
 def overbilled_stop(record: dict[str, Any], earlier: bool) -> str:
@@ -182,8 +192,8 @@ class Caller:
             "max_tokens": config.max_tokens, "prompting": config.prompting, "instance": instance.id,
             "occurrence": occurrence, "ok": paid.usage is not None,
             "attempts": [{"status": a.status, "seconds": a.seconds, "billable": a.billable,
-                          **({"served_model": self._shown_model(a.served_model)}
-                             if other_model(a.served_model, config.model) else {})}
+                          **({"served_model": self._shown_model(other)}
+                             if (other := other_model(a.served_model, config.model)) else {})}
                          for a in outcome.attempts],
             "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
             "worst": worst, "charged": paid.charged_cost(rate), "charged_tokens": paid.charged_tokens(),

@@ -924,3 +924,25 @@ def test_usage_above_the_worst_case_in_an_unread_reply_is_overbilled_whatever_ch
     for mode in ("none", "reported", "worst-case"):
         paid, *_ = _at_served(named, None, mode=mode)
         assert paid.overbilled_kind == "unpriced" and paid.billed_over == 0.0, mode
+
+
+def test_a_model_named_by_other_json_than_text_is_priced_as_a_model_without_a_price(tmp_path, dataset):
+    """A reply naming its model as a list or an object (["big-model"]) was read as naming none, so priced as asked:
+    47 calls of a model 1000 times dearer, a bill 387 times the budget. What is no text naming a model, and not
+    absent (null), is a model cabench cannot price: the run stops at the first such reply."""
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
+
+    class Listing(SwappingEndpoint):
+        def complete(self, body):
+            response, delay = super().complete(body)
+            if response["model"] != body["model"]:
+                response["model"] = self.named
+            return response, delay
+
+    for named in (["big-model"], {"id": "big-model"}, 7):
+        endpoint = Listing.load(dataset)
+        endpoint.named = named
+        spend, method, _ = _swapped_run(tmp_path, dataset, endpoint, "big-model", prices,
+                                        out=tmp_path / type(named).__name__)
+        assert len(method) == 1 and method[0]["overbilled_kind"] == "unpriced", (named, method)
+        assert method[0]["served_model"] == json.dumps(named) and spend["spent_usd"] <= 0.02
