@@ -128,6 +128,8 @@ class Caller:
         spaces around) prices it. A version (:func:`another_snapshot`) of the asked model, or of a model the table
         prices by its name, is priced as that model, unless a pattern matches the version but not that model
         (``gpt-4o-2024-*``; a default such as ``*`` or ``gpt-4o*`` matches both). Else the table's price."""
+        if served is not None and not isinstance(served, str):  # a list, an object: no model a price names
+            return None
         served = other_model(served, asked)
         if served is None:
             return rate

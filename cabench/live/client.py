@@ -316,14 +316,18 @@ def parse_reply(body: bytes) -> tuple[str, Any, Any, Any]:
             data.get("model"))
 
 
-def _failed_body(body: bytes) -> tuple[Any, Any]:
+def _failed_body(body: bytes, search: bool = False) -> tuple[Any, Any]:
     """The ``usage`` an error body (or a reply cabench cannot read) reports and the ``model`` it names, where it is
-    a JSON object that has them; else the model its text names (:func:`_named_model`), no usage."""
+    a JSON object that has them; else, with ``search`` (a 200 that arrived: generated, by whichever model), the
+    model its text names (:func:`_named_model`), no usage. An error page is not searched: one quoting an example
+    request would name a model that answered nothing."""
     try:
         data = json.loads(body.decode("utf-8"))
     except (ValueError, RecursionError):
-        return None, _named_model(body)
-    return (data.get("usage"), data.get("model")) if isinstance(data, dict) else (None, _named_model(body))
+        data = None
+    if isinstance(data, dict):
+        return data.get("usage"), data.get("model")
+    return None, _named_model(body) if search else None
 
 
 #: A ``"model": "…"`` member in a body's text (an unescaped quote before it, its value a JSON string).
@@ -450,7 +454,7 @@ class ChatClient:
         try:
             reply, usage, reported, served = parse_reply(raw)
         except ValueError as exc:  # generated and billed: its usage and model, where it names them, are read
-            usage, named = _failed_body(raw)
+            usage, named = _failed_body(raw, search=True)
             outcome.attempts.append(Attempt("malformed", seconds, usage=usage, served_model=named))
             outcome.error = f"malformed reply: {exc}"
             outcome.ok = False

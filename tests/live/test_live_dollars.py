@@ -929,7 +929,8 @@ def test_usage_above_the_worst_case_in_an_unread_reply_is_overbilled_whatever_ch
 def test_a_model_named_by_other_json_than_text_is_priced_as_a_model_without_a_price(tmp_path, dataset):
     """A reply naming its model as a list or an object (["big-model"]) was read as naming none, so priced as asked:
     47 calls of a model 1000 times dearer, a bill 387 times the budget. What is no text naming a model, and not
-    absent (null), is a model cabench cannot price: the run stops at the first such reply."""
+    absent (null), is a model cabench cannot price, whatever default pattern the price table has: the run stops at
+    the first such reply."""
     prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
 
     class Listing(SwappingEndpoint):
@@ -939,6 +940,7 @@ def test_a_model_named_by_other_json_than_text_is_priced_as_a_model_without_a_pr
                 response["model"] = self.named
             return response, delay
 
+    prices["*"] = {"input": 0.5, "output": 2.0}  # a cheap default: a list is no model it can price
     for named in (["big-model"], {"id": "big-model"}, 7):
         endpoint = Listing.load(dataset)
         endpoint.named = named
@@ -946,3 +948,17 @@ def test_a_model_named_by_other_json_than_text_is_priced_as_a_model_without_a_pr
                                         out=tmp_path / type(named).__name__)
         assert len(method) == 1 and method[0]["overbilled_kind"] == "unpriced", (named, method)
         assert method[0]["served_model"] == json.dumps(named) and spend["spent_usd"] <= 0.02
+
+
+def test_an_error_page_quoting_a_model_names_none():
+    """A proxy's error page (no JSON object) quoting an example request, {"model": "gpt-4o", ...}, was taken as a
+    reply by a model the price table does not price, and the folder made no call again. Only a reply that arrived
+    (a 200 cabench cannot read) is searched for the model its text names; an error body names one as a JSON
+    object."""
+    from cabench.live.client import _failed_body
+
+    page = b'<html><body>502 Bad Gateway. Example: {"model": "gpt-4o", "messages": []}</body></html>'
+    assert _failed_body(page) == (None, None)
+    assert _failed_body(page, search=True) == (None, "gpt-4o")  # a 200's body: the model its text names
+    assert _failed_body(b'{"model": "big-model", "usage": {"prompt_tokens": 1}}') == ({"prompt_tokens": 1},
+                                                                                     "big-model")
