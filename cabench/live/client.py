@@ -260,9 +260,15 @@ class ReplyTooLarge(Exception):
     """The reply (or its decompressed body) is larger than ``max_reply_bytes``."""
 
 
-def decode_body(chunks: Any, encoding: str, limit: int, truncate: bool = False) -> bytes:
+#: How much of a reply's body is kept as it arrives, for the model a reply too large or cut short names.
+KEPT_BYTES = 65536
+
+
+def decode_body(chunks: Any, encoding: str, limit: int, truncate: bool = False, kept: bytearray | None = None
+                ) -> bytes:
     """The reply body from raw ``chunks``, decompressed (gzip, deflate) to at most ``limit`` bytes: past it,
-    :class:`ReplyTooLarge`, or with ``truncate`` its first ``limit`` bytes."""
+    :class:`ReplyTooLarge`, or with ``truncate`` its first ``limit`` bytes. ``kept`` gets the first
+    :data:`KEPT_BYTES` of the body as they arrive (what a reply too large or cut short is read for)."""
     encoding = encoding.strip().lower()
     if encoding in ("", "identity"):
         decoder = None
@@ -282,6 +288,8 @@ def decode_body(chunks: Any, encoding: str, limit: int, truncate: bool = False) 
                 out += decoder.decompress(chunk, limit + 1 - len(out))
             except zlib.error:
                 raise ValueError(f"the {encoding} body is corrupt") from None
+        if kept is not None and len(kept) < KEPT_BYTES:
+            kept += out[len(kept):KEPT_BYTES]
         if len(out) > limit or (decoder is not None and decoder.unconsumed_tail):
             if truncate:
                 return bytes(out[:limit])
@@ -405,12 +413,13 @@ class ChatClient:
         start = time.perf_counter()
         limit = self.endpoint.max_reply_bytes
         answered = 0  # the status of a reply whose body is being read: a 200 cut short was generated, and is billed
+        kept = bytearray()  # the start of a 200's body: the model a reply too large or cut short names is read there
         try:
             with deadline(self.endpoint.timeout_s), self.client.stream("POST", "chat/completions", json=body) as resp:
                 answered = resp.status_code
                 encoding = resp.headers.get("content-encoding", "")
                 if resp.status_code == 200:
-                    raw = decode_body(resp.iter_raw(), encoding, limit)
+                    raw = decode_body(resp.iter_raw(), encoding, limit, kept=kept)
                 else:
                     try:
                         raw = decode_body(_bounded(resp.iter_raw(), limit), encoding, ERROR_BODY_BYTES, truncate=True)
@@ -423,7 +432,8 @@ class ChatClient:
             outcome.error = f"could not connect within {self.endpoint.timeout_s:g} s"
             return None
         except httpx.TimeoutException:
-            outcome.attempts.append(Attempt("cut short" if answered == 200 else "timeout", time.perf_counter() - start))
+            outcome.attempts.append(Attempt("cut short" if answered == 200 else "timeout", time.perf_counter() - start,
+                                            served_model=_named_model(bytes(kept)) if answered == 200 else None))
             outcome.error = f"timed out after {self.endpoint.timeout_s:g} s" + (
                 " reading a reply" if answered == 200 else "")
             return None
@@ -433,11 +443,13 @@ class ChatClient:
             return None
         except httpx.TransportError as exc:
             outcome.attempts.append(Attempt("cut short" if answered == 200 else "connection",
-                                            time.perf_counter() - start))
+                                            time.perf_counter() - start,
+                                            served_model=_named_model(bytes(kept)) if answered == 200 else None))
             outcome.error = self.redact(f"{type(exc).__name__}: {exc}")[:200]
             return None
         except ReplyTooLarge:
-            outcome.attempts.append(Attempt("too large", time.perf_counter() - start))
+            outcome.attempts.append(Attempt("too large", time.perf_counter() - start,
+                                            served_model=_named_model(bytes(kept))))
             outcome.error = f"the reply is larger than max_reply_bytes ({limit} bytes)"
             return None
         except ValueError as exc:  # an unsupported content-encoding or a corrupt compressed body

@@ -591,11 +591,14 @@ def _failing_with_another_model(endpoint: BillingEndpoint, served: str, every: i
                     data = json.dumps({"error": {"message": "upstream failed"}, "usage": response["usage"],
                                        "model": served.format(asked=body["model"])}).encode()
                     status = 500
+            declared = len(data) + (1000 if status == 200 and data.startswith(b"CUT") else 0)
+            data = data.removeprefix(b"CUT")  # (the body announced longer than it is sent: cut short)
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Length", str(declared))
             self.end_headers()
             self.wfile.write(data)
+            self.close_connection = declared != len(data)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
@@ -881,28 +884,34 @@ def test_the_calls_in_flight_when_a_call_is_overbilled_are_not_asked_again(tmp_p
     assert spend["stopped_by"] == "failures" and f"{ANSWERED}prices dearer" in spend["stop_reason"]
 
 
-@pytest.mark.parametrize("how", ["stream", "byte order mark", "two values"])
+@pytest.mark.parametrize("how", ["stream", "byte order mark", "two values", "too large", "cut short"])
 def test_a_reply_that_is_no_json_object_naming_a_dearer_model_stops_the_run(tmp_path, dataset, how):
     """A 200 whose body is no JSON cabench reads (a stream's data lines, a byte order mark before it, a second value
-    after it) hid the dearer model that wrote it: charged the asked model's worst case, five such replies to a
-    stop for failures, a bill 67 times the budget, and more on each resume. The model such a body names is read
-    from its text, so the reply is priced at that model as any other."""
+    after it; too large, or cut short) hid the dearer model that wrote it: charged the asked model's worst case,
+    five such replies to a stop for failures, a bill 67 times the budget, and more on each resume. The model such
+    a body names is read from its text (the first 64 KiB that arrived), so the reply is priced at that model."""
     prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
     bodies = {"stream": lambda r: b"data: " + json.dumps(r).encode() + b"\n\ndata: [DONE]\n\n",
               "byte order mark": lambda r: "\ufeff".encode() + json.dumps(r).encode(),
-              "two values": lambda r: json.dumps(r).encode() + b" {}"}
+              "two values": lambda r: json.dumps(r).encode() + b" {}",
+              "too large": lambda r: json.dumps({**r, "padding": "x" * 9000}).encode(),  # max_reply_bytes 8192
+              "cut short": lambda r: b"CUT" + json.dumps(r).encode()[:-20]}
     endpoint = BillingEndpoint.load(dataset)
     endpoint.billed = []
     server = _failing_with_another_model(endpoint, "big-model", every=1, write=lambda r: (200, bodies[how](r)))
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=prices, budget={"usd": 0.02})
+        config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=prices, budget={"usd": 0.02},
+                              endpoint={"base_url": url, "timeout_s": 5, "max_retries": 4, "backoff_s": 0.0,
+                                        "max_backoff_s": 0.0, "concurrency": 1, "max_failures": 50,
+                                        "max_reply_bytes": 8192})
         spend, _ = live(config, tmp_path / "out", ok=False)
     finally:
         server.shutdown()
         server.server_close()
     method = [r for r in lines(tmp_path / "out") if not r.get("start") and r["key"].startswith("e:")]
-    assert len(method) == 1 and method[0]["attempts"][0]["status"] == "malformed", method  # stopped at once
+    status = how if how in ("too large", "cut short") else "malformed"
+    assert len(method) == 1 and method[0]["attempts"][0]["status"] == status, method  # stopped at once
     assert method[0]["overbilled_kind"] == "dearer" and method[0]["attempts"][0]["served_model"] == "big-model"
     assert f"{ANSWERED}prices dearer" in spend["stop_reason"] and spend["spent_usd"] <= 0.02, spend
 
