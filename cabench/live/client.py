@@ -346,7 +346,7 @@ def _named_model(body: bytes) -> str | None:
     """The model a body that is no JSON object names in its text, the first ``"model": "…"`` member of its first
     64 KiB: a stream's data lines, a byte order mark before the JSON or a second value after it (the model that
     wrote a reply is priced by it, read or not)."""
-    found = _MODEL.search(body[:65536].decode("utf-8", "replace"))
+    found = _MODEL.search(body[:KEPT_BYTES].decode("utf-8", "replace"))
     if found is None:
         return None
     try:
