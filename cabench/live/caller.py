@@ -173,7 +173,7 @@ class Caller:
             return True
 
         def refuse(last: Attempt) -> str:  # a retry after an attempt by a model that may bill beyond the worst case
-            if rate.unit != "usd":
+            if rate.unit != "usd" or self.cfg.endpoint.charge_failed == "none":  # (none: failed attempts are free)
                 return ""
             served = self._priced(last.served_model, config.model, rate)
             if served is not None and not served.cost(*served.worst(bound)) > worst:

@@ -971,3 +971,26 @@ def test_an_error_page_quoting_a_model_names_none():
     assert _failed_body(page, search=True) == (None, "gpt-4o")  # a 200's body: the model its text names
     assert _failed_body(b'{"model": "big-model", "usage": {"prompt_tokens": 1}}') == ({"prompt_tokens": 1},
                                                                                      "big-model")
+
+
+def test_under_charge_failed_none_a_failed_attempt_by_a_dearer_model_is_asked_again(tmp_path, dataset):
+    """charge_failed: none says failed attempts cost nothing, and such an attempt is charged nothing; its retry was
+    refused all the same (a call lost where the retry would have answered). It is asked again."""
+    prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
+    endpoint = BillingEndpoint.load(dataset)
+    endpoint.billed = []
+    server = _failing_with_another_model(endpoint, "big-model")
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        config = write_config(tmp_path / "c", dataset, url, cost="usd", prices=prices, budget={"usd": 0.02},
+                              endpoint={"base_url": url, "timeout_s": 5, "max_retries": 4, "backoff_s": 0.0,
+                                        "max_backoff_s": 0.0, "concurrency": 1, "max_failures": 50,
+                                        "charge_failed": "none"})
+        spend, _ = live(config, tmp_path / "out")
+    finally:
+        server.shutdown()
+        server.server_close()
+    method = [r for r in lines(tmp_path / "out") if not r.get("start") and r["key"].startswith("e:")]
+    retried = [r for r in method if len(r["attempts"]) > 1]
+    assert retried and all(r["ok"] and r["attempts"][0]["served_model"] == "big-model" for r in retried), method
+    assert not any(r.get("overbilled") for r in method) and spend["stopped_by"] != "failures"
