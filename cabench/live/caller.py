@@ -21,7 +21,15 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from cabench.errors import CabenchError
-from cabench.live.charges import DEARER, UNPRICED, USAGE_ABOVE, another_snapshot, at_served_price, charge
+from cabench.live.charges import (
+    DEARER,
+    UNPRICED,
+    USAGE_ABOVE,
+    another_model,
+    another_snapshot,
+    at_served_price,
+    charge,
+)
 from cabench.live.client import Attempt, ChatClient
 from cabench.live.config import Configuration, LiveConfig
 from cabench.live.journal import Journal, LogFile
@@ -77,9 +85,8 @@ def overbilled_stop(record: dict[str, Any], earlier: bool) -> str:
     call = f"{record['config']} on {record['instance']}"
     kind = record.get("overbilled_kind", USAGE_ABOVE)
     if kind in (DEARER, UNPRICED):
-        priced = "prices dearer" if kind == DEARER else "does not price"
-        said = (f"{'an earlier run in this folder: ' if earlier else ''}{call} was answered by another model than "
-                f"the one asked, which the price table {priced} ({record['overbilled']}); ")
+        said = (f"{'an earlier run in this folder: ' if earlier else ''}"
+                f"{another_model(f'{call} was answered by', kind)} ({record['overbilled']}); ")
         return said + ("a provider bills at the answering model's price" if kind == DEARER else
                        "give that model a price in the config's prices, as the provider bills it (calls.jsonl "
                        "records its name as served_model)")
@@ -146,7 +153,7 @@ class Caller:
                             and not fnmatch.fnmatchcase(folded, p.pattern.strip().casefold())), None)
             if version is not None:
                 return tariff(terms, version.pattern)
-            return rate if base == asked else tariff(terms, base)
+            return tariff(terms, base)  # (the asked model's: ``rate``)
         return tariff(terms, served) if terms.price(served) is not None else None
 
     def _shown_model(self, served: str) -> str:
@@ -178,9 +185,8 @@ class Caller:
             served = self._priced(last.served_model, config.model, rate)
             if served is not None and not served.cost(*served.worst(bound)) > worst:
                 return ""
-            priced = "prices dearer" if served else "does not price"
-            return (f"the attempt's reply named another model than the one asked, which the price table {priced}: "
-                    "asked again, it could bill beyond the worst case")
+            return (another_model("the attempt's reply named", DEARER if served else UNPRICED)
+                    + ": asked again, it could bill beyond the worst case")
 
         outcome = self.client.chat(self._body(config, instance), admit, self.stopping, refuse)
         paid, seconds = charge(outcome, config.max_tokens, worst_counts, rate, self.cfg.endpoint.charge_failed,

@@ -180,6 +180,14 @@ DEARER = "dearer"  # another model answered, which the price table prices dearer
 UNPRICED = "unpriced"  # another model answered, which the price table does not price: the bill is unknown
 #: How a reason says the answering model's price made it so.
 AT_SERVED_PRICE = "at the answering model's price"
+#: What the price table says of a model that answered for the one asked, by the overbilled kind it makes.
+PRICED = {DEARER: "prices dearer", UNPRICED: "does not price"}
+
+
+def another_model(who: str, kind: str) -> str:
+    """``who`` (the reply, a failed attempt) named another model than the one asked, which the price table prices
+    dearer or does not price (``kind``): the reason every stop line and suspicion of it gives."""
+    return f"{who} another model than the one asked, which the price table {PRICED[kind]}"
 
 
 def another_snapshot(served: str, asked: str) -> bool:
@@ -216,15 +224,14 @@ def at_served_price(paid: Charge, outcome: Outcome, rate: Tariff, worst: Counts,
                                      and served.completion <= rate.completion):
             continue  # charged nothing, or billed no dearer than the asked model's price
         charged[i] = worst
-        why = (f"{who} names another model than the one asked, which the price table "
-               f"{'prices dearer' if served else 'does not price'}")
+        why = another_model(f"{who} names", DEARER if served else UNPRICED)
         out = replace(out, suspect="; ".join(filter(None, [out.suspect, why])))
         if who == "the reply":
             out = replace(out, usage=None, error=f"suspect reply: {why}")
         reported = _reported(usage)
         if served is None:
             said = "reported usage" if reported else "no usage reported"
-            over, kind, bill = f"{who}: {said}, by a model the price table does not price: its bill is unknown", \
+            over, kind, bill = f"{who}: {said}, by a model the price table {PRICED[UNPRICED]}: its bill is unknown", \
                 UNPRICED, 0.0
         else:
             bill = served.cost(*(reported or served.worst(bound)))

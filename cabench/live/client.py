@@ -344,8 +344,8 @@ _MODEL = re.compile(r'(?<!\\)"model"\s*:\s*("(?:[^"\\]|\\.){0,1000}")')
 
 def _named_model(body: bytes) -> str | None:
     """The model a body that is no JSON object names in its text, the first ``"model": "…"`` member of its first
-    64 KiB: a stream's data lines, a byte order mark before the JSON or a second value after it (the model that
-    wrote a reply is priced by it, read or not)."""
+    :data:`KEPT_BYTES`: a stream's data lines, a byte order mark before the JSON or a second value after it (the
+    model that wrote a reply is priced by it, read or not)."""
     found = _MODEL.search(body[:KEPT_BYTES].decode("utf-8", "replace"))
     if found is None:
         return None
@@ -433,7 +433,7 @@ class ChatClient:
             return None
         except httpx.TimeoutException:
             outcome.attempts.append(Attempt("cut short" if answered == 200 else "timeout", time.perf_counter() - start,
-                                            served_model=_named_model(bytes(kept)) if answered == 200 else None))
+                                            served_model=_named_model(bytes(kept))))  # (kept: a 200's only)
             outcome.error = f"timed out after {self.endpoint.timeout_s:g} s" + (
                 " reading a reply" if answered == 200 else "")
             return None
@@ -443,8 +443,7 @@ class ChatClient:
             return None
         except httpx.TransportError as exc:
             outcome.attempts.append(Attempt("cut short" if answered == 200 else "connection",
-                                            time.perf_counter() - start,
-                                            served_model=_named_model(bytes(kept)) if answered == 200 else None))
+                                            time.perf_counter() - start, served_model=_named_model(bytes(kept))))
             outcome.error = self.redact(f"{type(exc).__name__}: {exc}")[:200]
             return None
         except ReplyTooLarge:
