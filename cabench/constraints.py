@@ -192,21 +192,18 @@ def _bounded(column: str) -> str:
     return "mu_accuracy" if column in ("accuracy", "mu_accuracy") else column
 
 
-class Contradictory(CabenchError):
-    """Two requirements no value meets together: refused at once for measures and built-in objectives; for an
-    objective of one's own, in the experiments where they resolve to one mean (:func:`answers_under`)."""
-
-
 def _refuse_contradictions(bounds: list[tuple[str, Constraint]], own: Collection[str] = ()) -> None:
     """Refuse a lower and an upper bound on the same quantity (``bounds``: what each bounds, :func:`_bounded`) that
-    no value meets together, beyond the slack an answer allows (quantised rewards: accuracy, objectives)."""
+    no value meets together, beyond the slack an answer allows (quantised rewards: accuracy, objectives): refused
+    at once for measures and built-in objectives; for an objective of one's own, in each experiment where they
+    resolve to one mean."""
     for bounded, low in ((b, c) for b, c in bounds if c.op == ">="):
         room = slack(low.value, quantised=bounded.startswith("mu_"))
         for high in (c for b, c in bounds if c.op == "<=" and b == bounded):
             if low.value - room > high.value + slack(high.value, quantised=bounded.startswith("mu_")):
-                raise Contradictory(f"--require {low.text} and --require {high.text} contradict each other: no "
-                                    f"configuration has {low.describe(own)} and {high.describe(own)}; drop or change "
-                                    "one of them")
+                raise CabenchError(f"--require {low.text} and --require {high.text} contradict each other: no "
+                                   f"configuration has {low.describe(own)} and {high.describe(own)}; drop or change "
+                                   "one of them")
 
 
 #: Measures a user's column objective may share a name with (the built-in objectives are documented apart).

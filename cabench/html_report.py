@@ -80,7 +80,7 @@ from cabench.report_cells import (
 from cabench.report_requirements import found_rows, requirement_sentences, requirement_tables, requirements_sentence
 from cabench.results import Experiment, finite, unfinished_note
 from cabench.storage import signed
-from cabench.units import AS_NAMED, LABELS, amount, axis_label, percent
+from cabench.units import LABELS, amount, axis_label, percent, value_label
 
 Cell = dict[str, str]
 
@@ -278,8 +278,7 @@ def _front(e: Experiment, decided: list[str]) -> dict[str, Any]:
     names = e.arms["config_id"].astype(str)
     # plotly reads its text as markup (and decodes &lt; and &gt;, not &quot;): an objective's name is not
     shown = {c: html.escape(c[3:], quote=False) for c in objectives}
-    said = {c: f"mean {shown[c]}" if shown[c] in AS_NAMED else f"{shown[c]} (normalised)" for c in objectives}
-    hover = np.array([plotly_text(name) + "".join(f"<br>{said[c]}: {r[c]:.3f}" for c in objectives)
+    hover = np.array([plotly_text(name) + "".join(f"<br>{value_label(shown[c])}: {r[c]:.3f}" for c in objectives)
                       + "".join(f"<br>{units[m][0]}: {measurement(r, m, units[m][1])}" for m in real)
                       for name, (_, r) in zip(names, e.arms.iterrows())])
     masks = dict(zip([g[0] for g in GROUPS], ((e.arms["pareto"] == 0).to_numpy(), (e.arms["pareto"] == 1).to_numpy(),

@@ -170,3 +170,9 @@ def axis_label(name: str) -> str:
     """An axis of an objective's normalised means, in the figures and REPORT.html: ``mean accuracy`` (Figure 1),
     else :func:`normalised_label`."""
     return f"mean {name}" if name in AS_NAMED else normalised_label(name)
+
+
+def value_label(name: str) -> str:
+    """What one normalised mean of an objective is called beside its value (REPORT.html's hover): as its axis
+    (:func:`axis_label`) says it, without the direction."""
+    return f"mean {name}" if name in AS_NAMED else f"{name} (normalised)"

@@ -837,7 +837,7 @@ def test_the_calls_in_flight_when_a_call_is_overbilled_are_not_asked_again(tmp_p
 
     prices = {**{m: {"input": 0.5, "output": 2.0} for m in MODELS}, "big-model": {"input": 500.0, "output": 2000.0}}
     endpoint, out, seen, lock = BillingEndpoint.load(dataset), tmp_path / "out", [0], threading.Lock()
-    endpoint.billed = []
+    endpoint.billed, gave_up = [], []
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -853,10 +853,12 @@ def test_the_calls_in_flight_when_a_call_is_overbilled_are_not_asked_again(tmp_p
             if n == K * PROFILING + 1:  # the first method call: the dearer model, at once
                 response["model"] = "big-model"
             elif n > K * PROFILING:  # the others: a failure, held until the overbilled call is journaled
-                for _ in range(600):
+                for _ in range(600):  # (a state awaited, its bound only so that a failure cannot hang the suite)
                     if (out / "calls.jsonl").is_file() and '"overbilled"' in (out / "calls.jsonl").read_text():
                         break
                     threading.Event().wait(0.05)
+                else:
+                    gave_up.append(n)
                 status, response = 500, {"error": {"message": "upstream failed"}}
             data = json.dumps(response).encode()
             self.send_response(status)
@@ -880,6 +882,7 @@ def test_the_calls_in_flight_when_a_call_is_overbilled_are_not_asked_again(tmp_p
         server.server_close()
     method = [r for r in lines(out) if not r.get("start") and r["key"].startswith("e:")]
     assert sum(1 for r in method if r.get("overbilled")) == 1 and len(method) == 4, method  # the 3 held: failed
+    assert not gave_up  # the held calls were let go once the journal recorded the overbilled call
     assert all(len(r["attempts"]) == 1 for r in method), method  # none of them asked again
     assert spend["stopped_by"] == "failures" and f"{ANSWERED}prices dearer" in spend["stop_reason"]
 
