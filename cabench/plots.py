@@ -28,7 +28,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 
 import cabench
-from cabench import figure_index, landscape, panels, registry
+from cabench import figure_index, landscape, panels, raster, registry
 from cabench.errors import CabenchError, first_three, os_reason
 from cabench.landscape import landscape_figure as landscape_figure
 from cabench.panels import finish, literal_text, marks
@@ -42,11 +42,11 @@ MODE_LINE = {"deterministic": "-", "stochastic": "--"}
 FORMATS = figure_index.FORMATS
 #: The modules whose code draws figures: a figure is drawn again when one of them (or the library) changes.
 DRAWING = ("cabench.plots", "cabench.landscape", "cabench.panels", "cabench.methods.styles", "cabench.registry",
-           "cabench.stats", "cabench.units")
+           "cabench.stats", "cabench.units", "cabench.raster")
 #: ``savefig``'s options by format: no date or library version in a file (equal figures give equal bytes), and
 #: cabench's signature, by which ``plot`` tells a figure it drew from a user's file of the same name.
-_SAVE: dict[str, dict[str, Any]] = {fmt: {"metadata": metadata, **({"dpi": 200} if fmt == "png" else {})}
-                                    for fmt, metadata in figure_index.METADATA.items()}
+_SAVE: dict[str, dict[str, Any]] = {fmt: {"metadata": metadata} for fmt, metadata in figure_index.METADATA.items()}
+PNG_DPI = 200  # a PNG's resolution: its PDF's page rasterised at this many dots per inch
 
 
 @dataclass(frozen=True)
@@ -88,38 +88,29 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
     """``fig`` drawn in memory in each of ``formats``, each with the file it is for (``stem`` and the format's
     suffix); the figure is closed.
 
-    Each format is cut to its own content (PDF text is measured unhinted at 72 dpi, wider than the PNG's), as
-    ``bbox_inches="tight"`` cuts it. A PNG's box is measured here, at the PNG's dpi, once: given a box, ``savefig``
-    draws the PNG without laying the figure out first, where with ``"tight"`` it laid it out twice before drawing
-    it. The layout is the one :func:`~cabench.panels.finish` made: no layout engine runs while the files are drawn,
-    whatever matplotlib's settings say (:func:`~cabench.panels.literal_text`)."""
-    out = []
+    Each format is cut to its content, as ``bbox_inches="tight"`` cuts it. The figure is drawn once for its PDF and
+    PNG: the PNG is the PDF's page rasterised (:func:`~cabench.raster.png_of_pdf`), where matplotlib drew the figure
+    again for it; a PNG asked for alone is made from a PDF drawn in memory, so that it is the same file whatever
+    else is asked. The layout is the one :func:`~cabench.panels.finish` made: no layout engine runs while the files
+    are drawn, whatever matplotlib's settings say (:func:`~cabench.panels.literal_text`)."""
     fig.set_layout_engine(None)  # tight_layout leaves a placeholder engine, which makes savefig lay out again
-    for fmt in check_formats(formats):
-        out.append((figure_file(stem, fmt), figure_bytes(fig, fmt, bbox_inches=_box(fig, fmt), **_SAVE[fmt])))
+    formats = check_formats(formats)
+    drawn: dict[str, bytes] = {}
+    if "png" in formats or "pdf" in formats:
+        drawn["pdf"] = figure_bytes(fig, "pdf", bbox_inches="tight", **_SAVE["pdf"])
+    if "png" in formats:
+        drawn["png"] = raster.png_of_pdf(drawn["pdf"], PNG_DPI, _SAVE["png"]["metadata"])
+    for fmt in formats:
+        if fmt not in drawn:
+            drawn[fmt] = figure_bytes(fig, fmt, bbox_inches="tight", **_SAVE[fmt])
     plt.close(fig)
-    return out
+    return [(figure_file(stem, fmt), drawn[fmt]) for fmt in formats]
 
 
 def figure_file(stem: Path, fmt: str) -> Path:
     """The file of the figure ``stem`` in ``fmt``: the format's suffix added to the stem, never put in place of a
     part of it (figures of experiments "run.1" and "run.2" were both drawn into run.png)."""
     return stem if stem.suffix == f".{fmt}" else stem.with_name(f"{stem.name}.{fmt}")
-
-
-def _box(fig, fmt: str) -> Any:
-    """What ``savefig`` cuts ``fig`` to in ``fmt``: for a PNG its tight box measured at the PNG's dpi and padded, as
-    ``bbox_inches="tight"`` measures and pads it; for other formats (and a figure without pyplot's canvas)
-    ``"tight"``."""
-    if fmt != "png" or not hasattr(fig.canvas, "get_renderer"):
-        return "tight"
-    dpi = fig.dpi
-    try:
-        fig.set_dpi(_SAVE[fmt]["dpi"])
-        box = fig.get_tightbbox(fig.canvas.get_renderer())
-    finally:
-        fig.set_dpi(dpi)
-    return box.padded(plt.rcParams["savefig.pad_inches"])
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -446,8 +437,8 @@ def _with_shared(drawn: dict[str, list[tuple[Drawn, list[tuple[Path, bytes]] | N
 def drawing_version() -> str:
     """SHA-256 (16 hex digits) of the drawing code (:data:`DRAWING`), cabench's and the drawing libraries'
     versions: part of every figure's key."""
-    h = hashlib.sha256(f"{cabench.__version__} {matplotlib.__version__} "
-                       f"{importlib.metadata.version('adjustText')}".encode())
+    h = hashlib.sha256(" ".join([cabench.__version__, matplotlib.__version__, *map(importlib.metadata.version, (
+        "adjustText", "pypdfium2", "pillow"))]).encode())
     for module in DRAWING:
         h.update(Path(str(importlib.import_module(module).__file__)).read_bytes())
     return h.hexdigest()[:16]
