@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import plotly.offline
 
-from cabench import registry
+from cabench import recommend, registry
 from cabench.analysis import STATE_TEXT, Findings, found_by, reference_and_others
 from cabench.answers import (
     SCORED_PER_CALL,
@@ -402,7 +402,8 @@ def _sections(c: Contents) -> dict[str, dict[str, Any]]:
     """Every experiment's section (:mod:`cabench.report_cache`), kept or computed now, as it is stored."""
     return {e.label: c.sections[e.label] if e.label in c.sections else round_trip(
                 {"verdicts": [asdict(v) for v in c.verdicts(e.label)], "markdown": section_lines(c, e),
-                 "html": experiment_data(c, e), "decision": c.decision(e.label)})
+                 "html": experiment_data(c, e), "decision": c.decision(e.label),
+                 recommend.KEPT: recommend.experiment_answers(e)})
             for e in c.results.experiments}
 
 

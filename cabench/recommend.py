@@ -37,6 +37,7 @@ from cabench.answers import (
 from cabench.constraints import EVERY_ONE, ConstrainedAnswer, Constraint, answers_under
 from cabench.jsonio import strict_dumps
 from cabench.record import measure_columns
+from cabench.report_cache import SectionCache, round_trip, section_key
 from cabench.report_cells import charged_at_profiling, clipped_calls, listed, measurement, quoted_name, undominated_note
 from cabench.results import Experiment, ResultSet, finite, no_results
 from cabench.units import LABELS, Dollars, Significant, TokenCount, amount, percent
@@ -56,29 +57,51 @@ def _constrained(e: Experiment, constraints: tuple[Constraint, ...], answer: Con
 
 def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict[str, Any]]:
     """One mapping per experiment (see the module docstring); ``constrained`` holds the answer under
-    ``constraints`` (None without)."""
-    res = ResultSet(root)
+    ``constraints`` (None without).
+
+    An experiment's answers without requirements are those ``cabench report`` kept with its section
+    (:mod:`cabench.report_cache`: the same result files, label and code), else computed now; either way they are
+    what JSON gives back (:func:`experiment_answers`), so the two print the same."""
+    res = ResultSet(root, selections=False)  # an experiment's selections are read where it is computed
     if res.empty:
         raise no_results(root)
+    if constraints:
+        for e in res.experiments:
+            e.selections  # noqa: B018 -- every table read and checked before requirements are applied
     under = answers_under(res, constraints)  # refused only where no experiment can take them all
+    cache = SectionCache(root)
     out = []
     for e in res.experiments:
-        truth = e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str).tolist()
-        best = e.arms.loc[e.arms["optimal"] == 1, "config_id"].astype(str).iloc[0]
-        results = answers(e)
-        decided = decision(e, results)
-        out.append({
-            "experiment": e.label, "config_hash": e.config_hash, "setting": e.setting, "dataset": e.title,
-            "surrogate": e.surrogate, "K": e.k, "objectives": e.objectives, "cost_unit": e.cost_unit,
-            "true_pareto_set": truth, "max_nu": arm_facts(e.arms, best), "decision": decided,
-            "undecided": no_decision(e) if decided is None else None,
-            "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
-            "results": results, "not_run": not_run(e), "constrained": _constrained(e, constraints, under.get(e.label)),
-            "clipped": clipped_calls(e.setting, e.dataset, e.cost_unit),
-            "charged": charged_at_profiling(e.setting, e.arms, e.cost_unit, e.cost_modes),
-            "undominated_on_means": undominated_on_means(e),
-        })
+        kept = cache.get(section_key(e))
+        item = dict(kept[KEPT] if kept is not None and KEPT in kept else experiment_answers(e))
+        item["constrained"] = _constrained(e, constraints, under.get(e.label))
+        out.append(item)
     return out
+
+
+#: The key of an experiment's answers in its report section (:mod:`cabench.report_cache`).
+KEPT = "recommend"
+
+
+def experiment_answers(e: Experiment) -> dict[str, Any]:
+    """What :func:`recommend` says of ``e`` without requirements (``constrained`` None), as JSON gives it back
+    (:func:`~cabench.report_cache.round_trip`): ``cabench report`` computes it too and keeps it with ``e``'s
+    section, for ``recommend`` to read."""
+    truth = e.arms.loc[e.arms["pareto"] == 1, "config_id"].astype(str).tolist()
+    best = e.arms.loc[e.arms["optimal"] == 1, "config_id"].astype(str).iloc[0]
+    results = answers(e)
+    decided = decision(e, results)
+    return round_trip({
+        "experiment": e.label, "config_hash": e.config_hash, "setting": e.setting, "dataset": e.title,
+        "surrogate": e.surrogate, "K": e.k, "objectives": e.objectives, "cost_unit": e.cost_unit,
+        "true_pareto_set": truth, "max_nu": arm_facts(e.arms, best), "decision": decided,
+        "undecided": no_decision(e) if decided is None else None,
+        "no_preference": [m for m in e.methods if e.setting == "online" and not registry.prefers(m, "online")],
+        "results": results, "not_run": not_run(e), "constrained": None,
+        "clipped": clipped_calls(e.setting, e.dataset, e.cost_unit),
+        "charged": charged_at_profiling(e.setting, e.arms, e.cost_unit, e.cost_modes),
+        "undominated_on_means": undominated_on_means(e),
+    })
 
 
 def recommendations_json(items: list[dict[str, Any]]) -> str:

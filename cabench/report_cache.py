@@ -1,12 +1,13 @@
 """Report sections kept between runs of ``cabench report``: ``ROOT/report_sections.json``.
 
 What the report says of one experiment — its verdicts, its part of REPORT.md and the data of its part of REPORT.html
-(the decision, the tables, the paired comparisons) — depends only on that experiment's result files, its label and
-the code that renders it. Each section is stored under a key hashing exactly those (SHA-256 of every file of the
-results folder that :func:`cabench.results.load_experiment` reads, the label, the folders holding a copy of it, and
-:func:`code_version`), so a section is reused only when nothing it was computed from changed; any edit of a result
-file, a relabelling or another cabench computes it again. Figures are never stored here: the report embeds them as
-:func:`cabench.figure_index.current_figures` finds them at the time.
+(the decision, the tables, the paired comparisons), and what ``cabench recommend`` says of it without requirements
+(:func:`cabench.recommend.experiment_answers`, read back by ``recommend``) — depends only on that experiment's result
+files, its label and the code that renders it. Each section is stored under a key hashing exactly those (SHA-256 of
+every file of the results folder that :func:`cabench.results.load_experiment` reads, the label, the folders holding a
+copy of it, and :func:`code_version`), so a section is reused only when nothing it was computed from changed; any edit
+of a result file, a relabelling or another cabench computes it again. Figures are never stored here: the report embeds
+them as :func:`cabench.figure_index.current_figures` finds them at the time.
 
 The file is JSON (never code: a results folder may come from someone else), written atomically after the reports; an
 unreadable or damaged file counts as empty, and one that cannot be written leaves the reports as written. Each

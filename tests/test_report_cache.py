@@ -9,9 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import cabench.report as report
-from cabench import report_cache
+from cabench import recommend, report_cache
+from cabench.cli import app
 from cabench.html_report import write_reports
 from tests.conftest import five_results
 
@@ -50,7 +52,7 @@ def test_a_second_report_keeps_every_section_and_writes_the_same_files(root, com
     first = _reports(root)
     assert sorted(computed) == ["online", "psi"]
     stored = json.loads((root / report_cache.FILE).read_text())["sections"]
-    assert len(stored) == 2 and all(set(s["section"]) == {"verdicts", "markdown", "html", "decision"}
+    assert len(stored) == 2 and all(set(s["section"]) == {"verdicts", "markdown", "html", "decision", "recommend"}
                                     for s in stored.values())
     computed.clear()
     assert _reports(root) == first and computed == []
@@ -111,3 +113,42 @@ def test_requirements_compute_every_section(root, computed):
     computed.clear()
     write_reports(root, (parse_constraint("objective1>=0.5"),))
     assert sorted(computed) == ["online", "psi"] and (root / report_cache.FILE).read_bytes() == before
+
+
+@pytest.fixture
+def answered(monkeypatch) -> list[str]:
+    """The folders whose answers recommend (or report) computes (:func:`cabench.recommend.experiment_answers`)."""
+    seen: list[str] = []
+    real = recommend.experiment_answers
+    monkeypatch.setattr(recommend, "experiment_answers", lambda e: seen.append(e.folder.name) or real(e))
+    return seen
+
+
+@pytest.mark.parametrize("options", [[], ["--all"], ["--json"], ["--require", "objective1>=0.5"]])
+def test_recommend_prints_the_answers_report_kept_as_it_would_compute_them(root, five, tmp_path, answered, options):
+    """After ``cabench report``, ``cabench recommend`` reads each experiment's answers from its kept section and
+    computes none; what it prints (the decisions, every row, JSON, under a requirement) is what it prints from the
+    same results without a report."""
+    _reports(root)
+    answered.clear()
+    kept = CliRunner().invoke(app, ["recommend", str(root), *options])
+    assert kept.exit_code == 0, kept.output
+    assert answered == []
+    fresh = tmp_path / "fresh"
+    shutil.copytree(five, fresh)
+    computed = CliRunner().invoke(app, ["recommend", str(fresh), *options])
+    assert computed.exit_code == 0, computed.output
+    assert sorted(answered) == ["online", "psi"]
+    assert kept.output == computed.output.replace(str(fresh), str(root)) and "psi" in kept.output
+
+
+def test_recommend_computes_the_answers_of_a_changed_result_file(root, answered):
+    """A result file changed since the report (here recompressed: other bytes, the same rows): recommend computes
+    that experiment's answers again and reads the other's."""
+    _reports(root)
+    before = CliRunner().invoke(app, ["recommend", str(root), "--json"]).output
+    path = root / "psi" / "selections.csv.gz"
+    path.write_bytes(gzip.compress(gzip.decompress(path.read_bytes()), compresslevel=1, mtime=1))
+    answered.clear()
+    assert CliRunner().invoke(app, ["recommend", str(root), "--json"]).output == before
+    assert answered == ["psi"]
