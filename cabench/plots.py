@@ -89,15 +89,16 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
     suffix); the figure is closed.
 
     Each format is cut to its content, as ``bbox_inches="tight"`` cuts it. The figure is drawn once for its PDF and
-    PNG: the PNG is the PDF's page rasterised (:func:`~cabench.raster.png_of_pdf`), where matplotlib drew the figure
-    again for it; a PNG asked for alone is made from a PDF drawn in memory, so that it is the same file whatever
-    else is asked. The layout is the one :func:`~cabench.panels.finish` made: no layout engine runs while the files
-    are drawn, whatever matplotlib's settings say (:func:`~cabench.panels.literal_text`)."""
+    PNG: the PDF's box is measured beforehand (:func:`_pdf_box`), and the PNG is the PDF's page rasterised
+    (:func:`~cabench.raster.png_of_pdf`), where matplotlib drew the figure once more for each. A PNG asked for alone
+    is made from a PDF drawn in memory, so that it is the same file whatever else is asked. The layout is the one
+    :func:`~cabench.panels.finish` made: no layout engine runs while the files are drawn, whatever matplotlib's
+    settings say (:func:`~cabench.panels.literal_text`)."""
     fig.set_layout_engine(None)  # tight_layout leaves a placeholder engine, which makes savefig lay out again
     formats = check_formats(formats)
     drawn: dict[str, bytes] = {}
     if "png" in formats or "pdf" in formats:
-        drawn["pdf"] = figure_bytes(fig, "pdf", bbox_inches="tight", **_SAVE["pdf"])
+        drawn["pdf"] = figure_bytes(fig, "pdf", bbox_inches=_pdf_box(fig), **_SAVE["pdf"])
     if "png" in formats:
         drawn["png"] = raster.png_of_pdf(drawn["pdf"], PNG_DPI, _SAVE["png"]["metadata"])
     for fmt in formats:
@@ -105,6 +106,22 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
             drawn[fmt] = figure_bytes(fig, fmt, bbox_inches="tight", **_SAVE[fmt])
     plt.close(fig)
     return [(figure_file(stem, fmt), drawn[fmt]) for fmt in formats]
+
+
+def _pdf_box(fig) -> Any:
+    """The box ``savefig(bbox_inches="tight")`` cuts ``fig``'s PDF to, padded as it pads it: measured with the PDF's
+    renderer (text unhinted at 72 dpi), without the draw ``savefig`` makes first to measure it. On the
+    ``make reproduce`` figures the page is the same to the last digit and the drawing within 1e-6 pt."""
+    from matplotlib.backend_bases import _get_renderer  # type: ignore[attr-defined]  # savefig's own (private)
+    from matplotlib.backends.backend_pdf import FigureCanvasPdf
+
+    canvas, dpi = fig.canvas, fig.dpi
+    try:
+        box = fig.get_tightbbox(_get_renderer(fig, FigureCanvasPdf(fig).print_pdf))
+    finally:  # measuring sets the PDF's canvas and 72 dpi, and leaves them
+        fig.set_canvas(canvas)
+        fig.set_dpi(dpi)
+    return box.padded(plt.rcParams["savefig.pad_inches"])
 
 
 def figure_file(stem: Path, fmt: str) -> Path:

@@ -737,8 +737,8 @@ def _blocks(pixels: np.ndarray, size: int = 8) -> np.ndarray:
     return pixels[:height, :width].reshape(height // size, size, width // size, size).mean(axis=(1, 3))
 
 
-def test_a_png_is_its_pdfs_page_and_the_figure_is_drawn_for_the_pdf_only(plotted, monkeypatch):
-    """Each of an experiment's figures is drawn for its PDF only: the PNG is the PDF's page at 200 dpi
+def test_a_png_is_its_pdfs_page_and_the_figure_is_drawn_once(plotted, monkeypatch):
+    """Each of an experiment's figures is drawn once, for its PDF: the PNG is the PDF's page at 200 dpi
     (its pixels the page's size), signed and with its resolution, and shows what matplotlib's own PNG of the figure
     cut to the PDF's box shows: block by block the two differ by under 0.4 of what a blank page would (about 0.2;
     the same drawing moved 12 pixels differs by about 0.8)."""
@@ -756,7 +756,7 @@ def test_a_png_is_its_pdfs_page_and_the_figure_is_drawn_for_the_pdf_only(plotted
                                                                         strict=True):
             draws.clear()
             (_png_path, png), (_pdf_path, pdf) = rendered(fig, Path(name), ["png", "pdf"])
-            assert draws == [fig, fig], name  # the PDF's: savefig's dry draw for the tight box, then the page
+            assert draws == [fig], name
             image = Image.open(io.BytesIO(png))
             width, height = _page(pdf)
             assert abs(image.width - width * 200 / 72) <= 1 and abs(image.height - height * 200 / 72) <= 1, name
@@ -773,6 +773,40 @@ def test_a_png_is_its_pdfs_page_and_the_figure_is_drawn_for_the_pdf_only(plotted
             rows, columns = min(ours.shape[0], agg.shape[0]), min(ours.shape[1], agg.shape[1])
             ours, agg = _blocks(ours[:rows, :columns]), _blocks(agg[:rows, :columns])
             assert np.abs(ours - agg).mean() < 0.4 * np.abs(agg - 255).mean(), name
+
+
+def test_a_pdf_is_cut_as_savefigs_tight_box_cuts_it_without_its_measuring_draw(plotted):
+    """Each of an experiment's PDFs has the page ``savefig(bbox_inches="tight")`` gives the same figure, which
+    draws it once more to measure it first; the drawing is the same but for the last digit of a coordinate (a
+    number of the page's content moves by at most 1e-5 pt)."""
+    from cabench.plots import _SAVE, rendered
+
+    with plt.rc_context({"pdf.compression": 0}):
+        for e in ResultSet(plotted).experiments:
+            for (name, fig, _caption), (_name, reference, _caption2) in zip(experiment_figures(e),
+                                                                            experiment_figures(e), strict=True):
+                ((_path, ours),) = rendered(fig, Path(name), ["pdf"])
+                theirs = io.BytesIO()
+                reference.savefig(theirs, format="pdf", bbox_inches="tight", **_SAVE["pdf"])
+                plt.close(reference)
+                assert _page(ours) == _page(theirs.getvalue()), name
+                numbers = [re.findall(rb"-?[0-9]+[.][0-9]+", pdf) for pdf in (ours, theirs.getvalue())]
+                assert len(numbers[0]) == len(numbers[1]) > 100, name
+                assert max(abs(float(a) - float(b)) for a, b in zip(*numbers)) <= 1e-5, name
+
+
+def test_measuring_a_pdfs_box_leaves_the_figure_as_it_was():
+    """Measuring sets the PDF's canvas and 72 dpi on the figure, which matplotlib leaves so: both are put back (a
+    figure drawn after, on screen or in another format, kept a PDF canvas at 72 dpi)."""
+    from cabench.plots import _pdf_box
+
+    fig, ax = plt.subplots(figsize=(3, 2), dpi=100)
+    ax.set_title("a title")
+    canvas = fig.canvas
+    box = _pdf_box(fig)
+    assert fig.canvas is canvas and fig.dpi == 100
+    assert 0 < box.width < 3 + 2 * plt.rcParams["savefig.pad_inches"] + 0.5
+    plt.close(fig)
 
 
 def test_a_title_stays_above_the_offset_text_of_large_values():
