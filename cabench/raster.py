@@ -14,6 +14,9 @@ import pypdfium2
 from PIL.PngImagePlugin import PngInfo
 
 POINTS_PER_INCH = 72
+#: zlib's level for the PNG: on the 41 ``make reproduce`` figures level 3 wrote 5.36 MB in 0.66 s of CPU, Pillow's
+#: default 6 5.62 MB in 0.96 s, level 9 5.48 MB in 4.7 s.
+COMPRESSION = 3
 
 
 def png_of_pdf(pdf: bytes, dpi: int, metadata: dict[str, str | None]) -> bytes:
@@ -29,5 +32,5 @@ def png_of_pdf(pdf: bytes, dpi: int, metadata: dict[str, str | None]) -> bytes:
         if value is not None:
             info.add_text(key, value)
     out = io.BytesIO()
-    image.save(out, format="PNG", pnginfo=info, dpi=(dpi, dpi))
+    image.save(out, format="PNG", pnginfo=info, dpi=(dpi, dpi), compress_level=COMPRESSION)
     return out.getvalue()
