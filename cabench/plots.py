@@ -43,8 +43,9 @@ FORMATS = figure_index.FORMATS
 #: The modules whose code draws figures: a figure is drawn again when one of them (or the library) changes.
 DRAWING = ("cabench.plots", "cabench.landscape", "cabench.panels", "cabench.methods.styles", "cabench.registry",
            "cabench.stats", "cabench.units", "cabench.raster")
-#: ``savefig``'s options by format: no date or library version in a file (equal figures give equal bytes), and
-#: cabench's signature, by which ``plot`` tells a figure it drew from a user's file of the same name.
+#: Each format's metadata (given to ``savefig``; the PNG's to Pillow, :func:`~cabench.raster.png_of_pdf`): no date or
+#: library version in a file (equal figures give equal bytes), and cabench's signature, by which ``plot`` tells a
+#: figure it drew from a user's file of the same name.
 _SAVE: dict[str, dict[str, Any]] = {fmt: {"metadata": metadata} for fmt, metadata in figure_index.METADATA.items()}
 PNG_DPI = 200  # a PNG's resolution: its PDF's page rasterised at this many dots per inch
 

@@ -2,8 +2,9 @@
 
 ``cabench plot`` draws each figure once, as a PDF, and makes the PNG from that page rather than having matplotlib
 draw the figure a second time: on the full ``make reproduce`` results matplotlib's PNGs took 7.6 s of CPU for 41
-figures, rasterising their PDFs 1.6 s (docs/performance.md). The PNG is the PDF's page, cut as the PDF is cut, at
-``dpi`` dots per inch; equal PDFs give equal PNGs (no date or library version is written).
+figures, rasterising their PDFs 1.6 s (docs/decisions.md, "Figures drawn only when their inputs change"). The PNG
+is the PDF's page, cut as the PDF is cut, at ``dpi`` dots per inch, on white; equal PDFs give equal PNGs (no date or
+library version is written).
 """
 
 from __future__ import annotations

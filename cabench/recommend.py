@@ -72,8 +72,7 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
     cache = SectionCache(root)
     out = []
     for e in res.experiments:
-        kept = cache.get(section_key(e))
-        item = dict(kept[KEPT] if kept is not None and KEPT in kept else experiment_answers(e))
+        item = dict(_kept_answers(e, cache.get(section_key(e))) or experiment_answers(e))
         item["constrained"] = _constrained(e, constraints, under.get(e.label))
         out.append(item)
     return out
@@ -81,6 +80,21 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
 
 #: The key of an experiment's answers in its report section (:mod:`cabench.report_cache`).
 KEPT = "recommend"
+#: The fields of an experiment's answers (:func:`experiment_answers`), in their order.
+FIELDS = ("experiment", "config_hash", "setting", "dataset", "surrogate", "K", "objectives", "cost_unit",
+          "true_pareto_set", "max_nu", "decision", "undecided", "no_preference", "results", "not_run", "constrained",
+          "clipped", "charged", "undominated_on_means")
+
+
+def _kept_answers(e: Experiment, section: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``e``'s answers as its kept report section holds them, or None where there are none or they are not
+    ``e``'s answers in their form (another experiment's, fields missing or added, a section written by hand whose
+    digest was made to match): those are computed from the results instead."""
+    kept = None if section is None else section.get(KEPT)
+    if not isinstance(kept, dict) or tuple(kept) != FIELDS:
+        return None
+    facts = {"experiment": e.label, "config_hash": e.config_hash, "setting": e.setting, "K": e.k, "constrained": None}
+    return kept if all(kept[field] == value for field, value in facts.items()) else None
 
 
 def experiment_answers(e: Experiment) -> dict[str, Any]:

@@ -715,9 +715,9 @@ def _page(pdf: bytes) -> tuple[float, float]:
 
 
 def test_a_pdf_is_cut_to_its_own_content_with_the_padding_around_it(tmp_path):
-    """Text in a PDF is measured unhinted at 72 dpi, wider than in the PNG: this legend reaches about 7 pt further
-    on each side. Each format is cut to its own content, so the PDF's page holds all of it and the padding; a box
-    found once for the PNG and given to the PDF left 0.2 pt of the 7.2 pt padding here, and cut wider legends."""
+    """Text in a PDF is measured unhinted at 72 dpi, wider than matplotlib draws it in a PNG: this legend reaches
+    about 7 pt further on each side. The PDF's page (of which the PNG is a picture) holds all of it and the padding;
+    a box measured for a PNG and given to the PDF left 0.2 pt of the 7.2 pt padding here, and cut wider legends."""
     saved = save(_wide_legend_figure(), tmp_path / "fig", ["png", "pdf"])
     content = io.BytesIO()
     fig = _wide_legend_figure()
