@@ -48,6 +48,11 @@ DRAWING = ("cabench.plots", "cabench.landscape", "cabench.panels", "cabench.meth
 #: figure it drew from a user's file of the same name.
 _SAVE: dict[str, dict[str, Any]] = {fmt: {"metadata": metadata} for fmt, metadata in figure_index.METADATA.items()}
 PNG_DPI = 200  # a PNG's resolution: its PDF's page rasterised at this many dots per inch
+#: PDFium draws nothing past about 32,000 pixels along a side: a larger page's PNG is drawn by matplotlib.
+RASTER_LIMIT = 32_000
+#: Settings by which a PDF takes its colours or fonts from a document it is placed in: a figure's PDF is a page of
+#: its own, and its PNG's picture, drawn without them (with them its PNG came out all black, or with '?' for '−').
+_SELF_CONTAINED: dict[Any, Any] = {"pdf.inheritcolor": False, "pdf.use14corefonts": False}
 
 
 @dataclass(frozen=True)
@@ -99,14 +104,31 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
     formats = check_formats(formats)
     drawn: dict[str, bytes] = {}
     if "png" in formats or "pdf" in formats:
-        drawn["pdf"] = figure_bytes(fig, "pdf", bbox_inches=_pdf_box(fig), **_SAVE["pdf"])
-    if "png" in formats:
-        drawn["png"] = raster.png_of_pdf(drawn["pdf"], PNG_DPI, _SAVE["png"]["metadata"])
+        with plt.rc_context(_SELF_CONTAINED):
+            box = _pdf_box(fig)
+            drawn["pdf"] = figure_bytes(fig, "pdf", bbox_inches=box, **_SAVE["pdf"])
+        if "png" in formats:
+            drawn["png"] = (raster.png_of_pdf(drawn["pdf"], PNG_DPI, _SAVE["png"]["metadata"])
+                            if max(box.width, box.height) * PNG_DPI <= RASTER_LIMIT else _drawn_png(fig, stem))
     for fmt in formats:
         if fmt not in drawn:
             drawn[fmt] = figure_bytes(fig, fmt, bbox_inches="tight", **_SAVE[fmt])
     plt.close(fig)
     return [(figure_file(stem, fmt), drawn[fmt]) for fmt in formats]
+
+
+def _drawn_png(fig, stem: Path) -> bytes:
+    """``fig`` drawn as a PNG by matplotlib, for a page too large for PDFium (:data:`RASTER_LIMIT`); refused in one
+    line past what matplotlib can draw (2^16 pixels along a side)."""
+    try:
+        return figure_bytes(fig, "png", dpi=PNG_DPI, bbox_inches="tight", **_SAVE["png"])
+    except ValueError as exc:
+        if "too large" not in str(exc):
+            raise
+        width, height = fig.get_size_inches()
+        raise CabenchError(f"{figure_file(stem, 'png')}: the figure is too large to draw as a PNG at {PNG_DPI} dpi "
+                           f"({width:.0f} × {height:.0f} in before it is cut; a text of the results, such as a "
+                           "dataset's title, is too long to draw); plot --format pdf draws it") from None
 
 
 def _pdf_box(fig) -> Any:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import io
 
-import pypdfium2
 from PIL.PngImagePlugin import PngInfo
+
+from cabench.errors import CabenchError
 
 POINTS_PER_INCH = 72
 #: zlib's level for the PNG: on the 41 ``make reproduce`` figures level 3 wrote 5.36 MB in 0.66 s of CPU, Pillow's
@@ -22,7 +23,14 @@ COMPRESSION = 3
 
 def png_of_pdf(pdf: bytes, dpi: int, metadata: dict[str, str | None]) -> bytes:
     """The first page of the PDF ``pdf`` rasterised at ``dpi`` on white, as PNG bytes with ``metadata`` (text
-    entries, None left out) and the resolution recorded."""
+    entries, None left out) and the resolution recorded. pypdfium2 is imported here: a broken installation of it
+    stops PNGs only, in one line."""
+    try:
+        import pypdfium2
+    except ImportError as exc:  # a wheel whose library cannot be loaded raises it too
+        raise CabenchError(f"pypdfium2 cannot be imported ({str(exc).splitlines()[0] if str(exc) else 'ImportError'}):"
+                           " PNGs are drawn with it; reinstall cabench's dependencies (make venv), or plot --format "
+                           "pdf or svg") from None
     document = pypdfium2.PdfDocument(pdf)
     try:
         image = document[0].render(scale=dpi / POINTS_PER_INCH).to_pil()

@@ -809,6 +809,62 @@ def test_measuring_a_pdfs_box_leaves_the_figure_as_it_was():
     plt.close(fig)
 
 
+def test_a_page_too_large_for_pdfium_is_drawn_whole_by_matplotlib():
+    """PDFium draws nothing past about 32,000 pixels along a side: a figure's PNG over 160 inches (a dataset's title
+    of some 1,800 characters) came out blank past it, its title cut. Such a page's PNG is matplotlib's, whole."""
+    from cabench.plots import rendered
+
+    fig, ax = plt.subplots(figsize=(220, 1.2))
+    ax.plot([0, 1], [0, 1])
+    ax.text(0.999, 0.5, "END", transform=ax.transAxes, ha="right", va="center", fontsize=40)
+    (_png_path, png), (_pdf_path, pdf) = rendered(fig, Path("wide"), ["png", "pdf"])
+    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+    assert pixels.shape[1] > 33_000 and _page(pdf)[0] * 200 / 72 > 33_000
+    assert (pixels[:, -1_500:] < 128).sum() > 1_000  # "END" and the axes' right edge, past PDFium's reach
+
+
+def test_settings_that_take_a_pdfs_look_from_its_reader_change_no_file():
+    """``pdf.inheritcolor`` (colours left to the document a PDF is placed in) made every PNG black, and
+    ``pdf.use14corefonts`` drew '?' for '−' and 'ρ': a figure's PDF is a page of its own and its PNG's picture,
+    drawn without them, the files the same as without them."""
+    from cabench.plots import rendered
+
+    def figure():
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.plot([-10, 10], [0, 1], color="red")
+        ax.set_title("ρ ∈ {2, 4}")
+        return fig
+
+    default = rendered(figure(), Path("f"), ["png", "pdf"])
+    with plt.rc_context({"pdf.inheritcolor": True, "pdf.use14corefonts": True}):
+        assert rendered(figure(), Path("f"), ["png", "pdf"]) == default
+
+
+def test_a_broken_pypdfium2_stops_pngs_only_in_one_line(results, monkeypatch):
+    """pypdfium2 is needed for PNGs alone: without it (a wheel whose library cannot load) PDFs and SVGs are drawn, and
+    a PNG is refused in one line naming it, where every plot ended in a traceback."""
+    import shutil
+    import sys
+
+    from cabench.cli import app
+    from cabench.plots import rendered
+
+    monkeypatch.setitem(sys.modules, "pypdfium2", None)  # importing it raises ImportError
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([0, 1], [0, 1])
+    assert [path.name for path, _ in rendered(fig, Path("f"), ["pdf", "svg"])] == ["f.pdf", "f.svg"]
+    fig, ax = plt.subplots(figsize=(3, 2))
+    with pytest.raises(CabenchError, match="pypdfium2 cannot be imported") as refusal:
+        rendered(fig, Path("f"), ["png"])
+    assert "\n" not in str(refusal.value)
+    plt.close(fig)
+    shutil.rmtree(results / "figures")
+    (results / "figures.csv").unlink()
+    shown = CliRunner().invoke(app, ["plot", str(results), "--format", "png", "--n-jobs", "1"])
+    assert shown.exit_code == 2 and shown.output.count("\n") == 1 and "pypdfium2 cannot be imported" in shown.output
+    assert not (results / "figures").exists()
+
+
 def test_a_title_stays_above_the_offset_text_of_large_values():
     """Values in the millions show the y axis' offset text (``1e7``) above the axes' top left, where matplotlib
     lifts a long title clear of it; the panel beside it, with small values, has its title at the axes' top."""

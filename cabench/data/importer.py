@@ -40,6 +40,7 @@ from cabench.data.io import (
     check_dataset_keys,
     check_missing,
     check_only_dataset_files,
+    check_title,
     is_dataset,
     is_dataset_name,
     no_header,
@@ -136,6 +137,7 @@ def _check_dataset_part(part: dict[str, Any], path: Path) -> None:
     declared_split(part, path.parent, where)
     declared_terms(part, path.parent, where)
     check_missing(part, where)
+    check_title(part, where)
     _with_notes({}, part.get("provenance"), path)
 
 

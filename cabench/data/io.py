@@ -514,6 +514,7 @@ def read_metadata(folder: Path) -> dict[str, Any]:
         raise CabenchError(f"{path}: name: expected a non-empty text on one line without '/', got "
                            f"{shown(meta['name'])}")
     check_missing(meta, f"{path}: ")
+    check_title(meta, f"{path}: ")
     check_extra_columns(meta.get("extra_columns"), f"{path}: extra_columns")
     return meta
 
@@ -539,6 +540,16 @@ def check_missing(meta: dict[str, Any], where: str) -> None:
     value = meta.get("missing", "error")
     if value not in MISSING:
         raise CabenchError(f"{where}missing: expected {', '.join(MISSING[:-1])} or {MISSING[-1]}, got {shown(value)}")
+
+
+def check_title(meta: dict[str, Any], where: str) -> None:
+    """Refuse a text ``title`` of ``meta`` that is not printable on one line (:func:`~cabench.data.schema.unprintable`),
+    in one line starting with ``where``: it titles the figures and reports (matplotlib cannot write a zero-width
+    no-break space, U+FEFF, into a PDF)."""
+    title = meta.get("title")
+    if isinstance(title, str) and unprintable(title):
+        raise CabenchError(f"{where}title: holds {unprintable(title)!r} ({shown(title)}); a title is printable text "
+                           "on one line: it titles the figures and the reports")
 
 
 def check_dataset_keys(meta: dict[str, Any], where: str) -> None:

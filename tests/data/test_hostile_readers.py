@@ -698,6 +698,26 @@ def test_unprintable_name_in_a_dataset_folder_is_refused(tmp_path):
             "row 6")
 
 
+@pytest.mark.parametrize("where", ["dataset.yaml", "mapping"])
+def test_a_title_that_is_not_printable_on_one_line_is_refused(tmp_path, where):
+    """A dataset's title titles the figures: a zero-width no-break space (U+FEFF) in it stopped every plot with a
+    traceback from matplotlib's PDF writer. It is refused where the title is read: in dataset.yaml, and in an
+    import's mapping, before anything is written."""
+    title = "\ufeffPIQA subset"
+    if where == "dataset.yaml":
+        folder = write_dataset(tmp_path / "hand", tiny_logs(2, 5))
+        meta = load_yaml((folder / "dataset.yaml").read_text())
+        (folder / "dataset.yaml").write_text(yaml.safe_dump({**meta, "title": title}, allow_unicode=True))
+        refused(RUNNER.invoke(app, ["data", "describe", str(folder)]), "dataset.yaml: title: holds '\\ufeff'",
+                "printable text on one line")
+        return
+    tiny_logs(2, 5).to_csv(tmp_path / "logs.csv", index=False)
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump({"dataset": {"title": title}}, allow_unicode=True))
+    refused(RUNNER.invoke(app, ["data", "import", str(tmp_path / "logs.csv"), "--out", str(tmp_path / "ds"),
+                                "--mapping", str(tmp_path / "map.yaml")]), "map.yaml: dataset.title: holds '\\ufeff'")
+    assert not (tmp_path / "ds").exists()
+
+
 @pytest.mark.parametrize("how, words", [
     ("folder name", ["the folder name", "one line"]),
     ("mapping name", ["map.yaml: dataset.name", "one line"]),
