@@ -109,26 +109,13 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
             drawn["pdf"] = figure_bytes(fig, "pdf", bbox_inches=box, **_SAVE["pdf"])
         if "png" in formats:
             drawn["png"] = (raster.png_of_pdf(drawn["pdf"], PNG_DPI, _SAVE["png"]["metadata"])
-                            if max(box.width, box.height) * PNG_DPI <= RASTER_LIMIT else _drawn_png(fig, stem))
+                            if max(box.width, box.height) * PNG_DPI <= RASTER_LIMIT
+                            else figure_bytes(fig, "png", dpi=PNG_DPI, bbox_inches="tight", **_SAVE["png"]))
     for fmt in formats:
         if fmt not in drawn:
             drawn[fmt] = figure_bytes(fig, fmt, bbox_inches="tight", **_SAVE[fmt])
     plt.close(fig)
     return [(figure_file(stem, fmt), drawn[fmt]) for fmt in formats]
-
-
-def _drawn_png(fig, stem: Path) -> bytes:
-    """``fig`` drawn as a PNG by matplotlib, for a page too large for PDFium (:data:`RASTER_LIMIT`); refused in one
-    line past what matplotlib can draw (2^16 pixels along a side)."""
-    try:
-        return figure_bytes(fig, "png", dpi=PNG_DPI, bbox_inches="tight", **_SAVE["png"])
-    except ValueError as exc:
-        if "too large" not in str(exc):
-            raise
-        width, height = fig.get_size_inches()
-        raise CabenchError(f"{figure_file(stem, 'png')}: the figure is too large to draw as a PNG at {PNG_DPI} dpi "
-                           f"({width:.0f} × {height:.0f} in before it is cut; a text of the results, such as a "
-                           "dataset's title, is too long to draw); plot --format pdf draws it") from None
 
 
 def _pdf_box(fig) -> Any:
