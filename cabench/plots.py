@@ -96,7 +96,8 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
 
     Each format is cut to its content, as ``bbox_inches="tight"`` cuts it. The figure is drawn once for its PDF and
     PNG: the PDF's box is measured beforehand (:func:`_pdf_box`), and the PNG is the PDF's page rasterised
-    (:func:`~cabench.raster.png_of_pdf`), where matplotlib drew the figure once more for each. A PNG asked for alone
+    (:func:`~cabench.raster.png_of_pdf`), where matplotlib drew the figure once more for each (it still draws the
+    PNG of a page too large for PDFium, :data:`RASTER_LIMIT`). A PNG asked for alone
     is made from a PDF drawn in memory, so that it is the same file whatever else is asked. The layout is the one
     :func:`~cabench.panels.finish` made: no layout engine runs while the files are drawn, whatever matplotlib's
     settings say (:func:`~cabench.panels.literal_text`)."""

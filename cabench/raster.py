@@ -27,7 +27,7 @@ def png_of_pdf(pdf: bytes, dpi: int, metadata: dict[str, str | None]) -> bytes:
     stops PNGs only, in one line."""
     try:
         import pypdfium2
-    except ImportError as exc:  # a wheel whose library cannot be loaded raises it too
+    except (ImportError, OSError) as exc:  # OSError: its library is there but cannot be loaded
         raise CabenchError(f"pypdfium2 cannot be imported ({str(exc).splitlines()[0] if str(exc) else 'ImportError'}):"
                            " PNGs are drawn with it; reinstall cabench's dependencies (make venv), or plot --format "
                            "pdf or svg") from None

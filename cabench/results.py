@@ -254,7 +254,9 @@ class Experiment:
 
     @property
     def title(self) -> str:
-        return str(self.dataset.get("title") or self.dataset_name)
+        """The dataset's title as dataset.csv records it, without U+FEFF (a zero-width no-break space, which
+        matplotlib cannot write into a PDF: a title is refused with it since, :func:`cabench.data.io.check_title`)."""
+        return str(self.dataset.get("title") or self.dataset_name).replace("\ufeff", "")
 
     @property
     def info(self) -> dict[str, Any]:

@@ -823,6 +823,21 @@ def test_a_page_too_large_for_pdfium_is_drawn_whole_by_matplotlib():
     assert (pixels[:, -1_500:] < 128).sum() > 1_000  # "END" and the axes' right edge, past PDFium's reach
 
 
+def test_results_whose_title_holds_u_feff_are_drawn_without_it(results):
+    """A dataset title with U+FEFF (refused in dataset.yaml since) made matplotlib's PDF writer raise IndexError on
+    every plot of results written before: their figures and reports show the title without it."""
+    from cabench.plots import rendered
+
+    for table in results.glob("*/dataset.csv"):
+        frame = pd.read_csv(table)
+        table.write_text(frame.assign(title="\ufeff" + frame["title"].astype(str)).to_csv(index=False))
+    e = ResultSet(results).experiments[0]
+    assert e.dataset["title"].startswith("\ufeff") and "\ufeff" not in e.title
+    name, fig, _caption = experiment_figures(e)[0]
+    ((_path, pdf),) = rendered(fig, Path(name), ["pdf"])
+    assert pdf.startswith(b"%PDF")
+
+
 def test_settings_that_take_a_pdfs_look_from_its_reader_change_no_file():
     """``pdf.inheritcolor`` (colours left to the document a PDF is placed in) made every PNG black, and
     ``pdf.use14corefonts`` drew '?' for '−' and 'ρ': a figure's PDF is a page of its own and its PNG's picture,
@@ -841,14 +856,30 @@ def test_settings_that_take_a_pdfs_look_from_its_reader_change_no_file():
 
 
 def test_a_broken_pypdfium2_stops_pngs_only_in_one_line(results, monkeypatch):
-    """pypdfium2 is needed for PNGs alone: without it (a wheel whose library cannot load) PDFs and SVGs are drawn, and
-    a PNG is refused in one line naming it, where every plot ended in a traceback."""
+    """pypdfium2 is needed for PNGs alone: cabench's drawing modules import without it, and without it (not
+    installed, or its library there but unloadable) PDFs and SVGs are drawn and a PNG is refused in one line naming
+    it, where every plot ended in a traceback."""
+    import os
     import shutil
+    import subprocess
     import sys
 
     from cabench.cli import app
     from cabench.plots import rendered
 
+    code = "import cabench.plots, cabench.raster; print('imported')"  # no pypdfium2 needed to import either
+    shadow = results.parent / "shadow"
+    shadow.mkdir()
+    (shadow / "pypdfium2.py").write_text("raise OSError('libpdfium.so: cannot open shared object file')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow), str(ROOT)])}
+    imported = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert imported.stdout == "imported\n", imported.stderr
+    monkeypatch.delitem(sys.modules, "pypdfium2")
+    monkeypatch.syspath_prepend(str(shadow))  # its library there but unloadable: OSError
+    fig, ax = plt.subplots(figsize=(3, 2))
+    with pytest.raises(CabenchError, match=r"pypdfium2 cannot be imported \(libpdfium\.so: cannot open"):
+        rendered(fig, Path("f"), ["png"])
+    plt.close(fig)
     monkeypatch.setitem(sys.modules, "pypdfium2", None)  # importing it raises ImportError
     fig, ax = plt.subplots(figsize=(3, 2))
     ax.plot([0, 1], [0, 1])

@@ -154,11 +154,12 @@ def test_recommend_computes_the_answers_of_a_changed_result_file(root, answered)
     assert answered == ["psi"]
 
 
-@pytest.mark.parametrize("edit", ["none", "another experiment's", "a field missing", "not a mapping"])
+@pytest.mark.parametrize("edit", ["none", "another experiment's", "a field missing", "not a mapping",
+                                  "fields in another order", "another config hash"])
 def test_recommend_computes_answers_a_section_holds_in_another_form(root, answered, edit):
-    """A section whose answers are missing, another experiment's, short of a field or not a mapping (written by
-    hand, its digest made to match) is not read: recommend computes that experiment's answers, printing what it
-    prints without the section; the other experiment's are read."""
+    """A section whose answers are missing, another experiment's (by label or config hash), short of a field, in
+    another order or not a mapping (written by hand, its digest made to match) is not read: recommend computes that
+    experiment's answers, printing what it prints without the section; the other experiment's are read."""
     _reports(root)
     before = CliRunner().invoke(app, ["recommend", str(root), "--json"]).output
     store = json.loads((root / report_cache.FILE).read_text())
@@ -167,7 +168,9 @@ def test_recommend_computes_answers_a_section_holds_in_another_form(root, answer
                    for setting in ("psi", "online"))
     answers = psi["section"]["recommend"]
     changed = {"none": None, "another experiment's": online["section"]["recommend"],
-               "a field missing": {k: v for k, v in answers.items() if k != "not_run"}, "not a mapping": [answers]}
+               "a field missing": {k: v for k, v in answers.items() if k != "not_run"}, "not a mapping": [answers],
+               "fields in another order": dict(reversed(answers.items())),
+               "another config hash": {**answers, "config_hash": "0" * 16}}
     psi["section"]["recommend"] = changed[edit]
     psi["sha256"] = report_cache._digest(psi["section"])
     (root / report_cache.FILE).write_text(json.dumps(store))

@@ -16,6 +16,7 @@ import io
 import json
 import lzma
 import sys
+import unicodedata
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -542,14 +543,22 @@ def check_missing(meta: dict[str, Any], where: str) -> None:
         raise CabenchError(f"{where}missing: expected {', '.join(MISSING[:-1])} or {MISSING[-1]}, got {shown(value)}")
 
 
+#: Unicode categories a dataset's title may not hold: control characters (a line break, a tab), line and paragraph
+#: separators, and lone surrogates, which no file encoding can write. Spaces that print as nothing or as a space
+#: (no-break, zero-width) may stand in a title, unlike a name: two titles that read alike name no two things.
+_NOT_IN_A_TITLE = ("Cc", "Zl", "Zp", "Cs")
+
+
 def check_title(meta: dict[str, Any], where: str) -> None:
-    """Refuse a text ``title`` of ``meta`` that is not printable on one line (:func:`~cabench.data.schema.unprintable`),
-    in one line starting with ``where``: it titles the figures and reports (matplotlib cannot write a zero-width
-    no-break space, U+FEFF, into a PDF)."""
+    """Refuse a text ``title`` of ``meta`` that holds a character of :data:`_NOT_IN_A_TITLE` or U+FEFF (a zero-width
+    no-break space, which matplotlib cannot write into a PDF), in one line starting with ``where``: it titles the
+    figures and reports."""
     title = meta.get("title")
-    if isinstance(title, str) and unprintable(title):
-        raise CabenchError(f"{where}title: holds {unprintable(title)!r} ({shown(title)}); a title is printable text "
-                           "on one line: it titles the figures and the reports")
+    bad = next((c for c in title if c == "\ufeff" or unicodedata.category(c) in _NOT_IN_A_TITLE), None) \
+        if isinstance(title, str) else None
+    if bad is not None:
+        raise CabenchError(f"{where}title: holds {bad!r} ({shown(title)}); a title is text on one line, without "
+                           "control characters or U+FEFF: it titles the figures and the reports")
 
 
 def check_dataset_keys(meta: dict[str, Any], where: str) -> None:

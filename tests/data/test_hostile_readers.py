@@ -699,17 +699,23 @@ def test_unprintable_name_in_a_dataset_folder_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("where", ["dataset.yaml", "mapping"])
-def test_a_title_that_is_not_printable_on_one_line_is_refused(tmp_path, where):
+def test_a_title_with_u_feff_or_a_control_character_is_refused(tmp_path, where):
     """A dataset's title titles the figures: a zero-width no-break space (U+FEFF) in it stopped every plot with a
     traceback from matplotlib's PDF writer. It is refused where the title is read: in dataset.yaml, and in an
-    import's mapping, before anything is written."""
+    import's mapping, before anything is written; so is a tab. No-break and zero-width spaces, which prose titles
+    hold and matplotlib draws, are not."""
     title = "\ufeffPIQA subset"
     if where == "dataset.yaml":
         folder = write_dataset(tmp_path / "hand", tiny_logs(2, 5))
         meta = load_yaml((folder / "dataset.yaml").read_text())
         (folder / "dataset.yaml").write_text(yaml.safe_dump({**meta, "title": title}, allow_unicode=True))
         refused(RUNNER.invoke(app, ["data", "describe", str(folder)]), "dataset.yaml: title: holds '\\ufeff'",
-                "printable text on one line")
+                "without control characters or U+FEFF")
+        for spaced in ("PIQA\u00a0subset", "PIQA\u200bsubset"):  # no-break and zero-width spaces: prose titles
+            (folder / "dataset.yaml").write_text(yaml.safe_dump({**meta, "title": spaced}, allow_unicode=True))
+            assert data_io.read_metadata(folder)["title"] == spaced
+        (folder / "dataset.yaml").write_text(yaml.safe_dump({**meta, "title": "PIQA\tsubset"}))
+        refused(RUNNER.invoke(app, ["data", "describe", str(folder)]), "dataset.yaml: title: holds '\\t'")
         return
     tiny_logs(2, 5).to_csv(tmp_path / "logs.csv", index=False)
     (tmp_path / "map.yaml").write_text(yaml.safe_dump({"dataset": {"title": title}}, allow_unicode=True))
