@@ -168,7 +168,7 @@ def _decision(e: Experiment) -> dict[str, Any] | None:
                           if ATTRIBUTE_NAME.fullmatch(m)]}  # (an attribute's name: a column of yours may hold anything)
             for name in names]
     header = ([f"{units[m][0]} per call" for m in real]
-              + [f"{c[3:]} (normalised)" for c in objective_columns(e.arms)]
+              + [value_label(c[3:]) for c in objective_columns(e.arms)]
               + [f"returned by {registry.display(m)}" for m in methods if e.setting == "psi"])
     finders = [{"method": m, "name": registry.display(m), "share": _share(shares[m]), "chosen": m == d["method"],
                 "note": "" if e.setting == "psi" or registry.prefers(m, "online")
@@ -228,7 +228,7 @@ def _configurations(e: Experiment, decided: list[str]) -> dict[str, Any]:
     objectives = objective_columns(e.arms)
     units = unit_formats(e.arms)
     real = list(units)
-    header = ["configuration", "role", *(f"{c[3:]} (normalised)" for c in objectives),
+    header = ["configuration", "role", *(value_label(c[3:]) for c in objectives),
               f"c_i ({LABELS[e.cost_unit]})", "ν", "γ", *(f"{units[m][0]} per call" for m in real)]
     rows = []
     for _, r in e.arms.iterrows():

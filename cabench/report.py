@@ -84,7 +84,7 @@ from cabench.results import Experiment, ResultSet, finite, no_results, unfinishe
 from cabench.stats import Z95
 from cabench.storage import refuse_unless_ours, remove_stale_temporaries, replaced_together, signed
 from cabench.summaries import unpulled_text
-from cabench.units import LABELS, amount
+from cabench.units import LABELS, amount, value_label
 
 # --- paired comparisons -------------------------------------------------------------------------------
 
@@ -182,7 +182,7 @@ def _configuration_lines(e: Experiment) -> list[str]:
     objectives = objective_columns(e.arms)
     units = unit_formats(e.arms)
     real = [c for c in units if c in rows.columns]
-    header = ["configuration", "why", *(f"{c[3:]} (normalised)" for c in objectives),
+    header = ["configuration", "why", *(value_label(c[3:]) for c in objectives),
               f"c_i ({LABELS[e.cost_unit]})", "ν", *(f"{units[c][0]} per call" for c in real)]
     table = [[code(str(r["config_id"])), r["why"], *(num(r[c]) for c in objectives),
               amount(r["profile_cost"], e.cost_unit), f"{float(r['nu']):.4g}",

@@ -429,6 +429,20 @@ def test_every_experiment_gets_an_id_of_its_own():
     assert _anchors(labels) == anchors  # the same page gives the same ids
 
 
+def test_the_tables_name_the_normalised_means_as_the_axes_do(root):
+    """The configurations' tables of both reports headed accuracy's normalised mean "accuracy (normalised)" where
+    the figures' and the Pareto front's axes say "mean accuracy" (the share of correct answers itself): every
+    header says it as the axes do."""
+    from cabench.results import ResultSet
+
+    html_text, md_text = ((root / name).read_text() for name in ("REPORT.html", "REPORT.md"))
+    for text in (html_text, md_text):
+        assert "accuracy (normalised)" not in text and "efficiency (normalised)" not in text
+    experiments = len(ResultSet(root).experiments)  # each with its decision's table and its configurations'
+    assert html_text.count('<th scope="col">mean accuracy</th><th scope="col">mean efficiency</th>') == 2 * experiments
+    assert md_text.count("| mean accuracy | mean efficiency |") == experiments
+
+
 def test_objective_names_are_text_in_the_pareto_front(tmp_path_factory):
     """plotly reads axis titles and hover text as markup: an objective named with a link (a dataset.yaml can name
     its objectives) became a working link on the page. Names are escaped there, as every other text is."""
