@@ -97,10 +97,10 @@ def rendered(fig, stem: Path, formats: Sequence[str]) -> list[tuple[Path, bytes]
     Each format is cut to its content, as ``bbox_inches="tight"`` cuts it. The figure is drawn once for its PDF and
     PNG: the PDF's box is measured beforehand (:func:`_pdf_box`), and the PNG is the PDF's page rasterised
     (:func:`~cabench.raster.png_of_pdf`), where matplotlib drew the figure once more for each (it still draws the
-    PNG of a page too large for PDFium, :data:`RASTER_LIMIT`). A PNG asked for alone
-    is made from a PDF drawn in memory, so that it is the same file whatever else is asked. The layout is the one
-    :func:`~cabench.panels.finish` made: no layout engine runs while the files are drawn, whatever matplotlib's
-    settings say (:func:`~cabench.panels.literal_text`)."""
+    PNG of a page too large for PDFium, :data:`RASTER_LIMIT`). A PNG asked for alone is made from a PDF drawn in
+    memory, so that it is the same file whatever else is asked. The layout is the one :func:`~cabench.panels.finish`
+    made: no layout engine runs while the files are drawn, whatever matplotlib's settings say
+    (:func:`~cabench.panels.literal_text`)."""
     fig.set_layout_engine(None)  # tight_layout leaves a placeholder engine, which makes savefig lay out again
     formats = check_formats(formats)
     drawn: dict[str, bytes] = {}

@@ -28,9 +28,9 @@ def png_of_pdf(pdf: bytes, dpi: int, metadata: dict[str, str | None]) -> bytes:
     try:
         import pypdfium2
     except (ImportError, OSError) as exc:  # OSError: its library is there but cannot be loaded
-        raise CabenchError(f"pypdfium2 cannot be imported ({str(exc).splitlines()[0] if str(exc) else 'ImportError'}):"
-                           " PNGs are drawn with it; reinstall cabench's dependencies (make venv), or plot --format "
-                           "pdf or svg") from None
+        why = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CabenchError(f"pypdfium2 cannot be imported ({why}): PNGs are drawn with it; reinstall cabench's "
+                           "dependencies (make venv), or plot --format pdf or svg") from None
     document = pypdfium2.PdfDocument(pdf)
     try:
         image = document[0].render(scale=dpi / POINTS_PER_INCH).to_pil()
