@@ -39,7 +39,7 @@ from cabench.jsonio import strict_dumps
 from cabench.record import measure_columns
 from cabench.report_cache import SectionCache, round_trip, section_key
 from cabench.report_cells import charged_at_profiling, clipped_calls, listed, measurement, quoted_name, undominated_note
-from cabench.results import Experiment, ResultSet, finite, no_results
+from cabench.results import Experiment, ResultSet, finite, no_results, read_selections
 from cabench.units import LABELS, Dollars, Significant, TokenCount, amount, percent
 
 
@@ -66,8 +66,7 @@ def recommend(root: Path, constraints: tuple[Constraint, ...] = ()) -> list[dict
     if res.empty:
         raise no_results(root)
     if constraints:
-        for e in res.experiments:
-            e.selections  # noqa: B018 -- every table read and checked before requirements are applied
+        read_selections(res.experiments)  # every table checked before requirements are applied
     under = answers_under(res, constraints)  # refused only where no experiment can take them all
     cache = SectionCache(root)
     out = []

@@ -80,7 +80,7 @@ from cabench.report_cells import (
     whole,
 )
 from cabench.report_requirements import requirement_lines, requirements_sentence
-from cabench.results import Experiment, ResultSet, finite, no_results, unfinished_note
+from cabench.results import Experiment, ResultSet, finite, no_results, read_selections, unfinished_note
 from cabench.stats import Z95
 from cabench.storage import refuse_unless_ours, remove_stale_temporaries, replaced_together, signed
 from cabench.summaries import unpulled_text
@@ -506,8 +506,7 @@ def gather(root: Path, constraints: tuple[Constraint, ...] = (), cache: SectionC
     keys = {e.label: section_key(e) for e in res.experiments} if keep else {}
     kept = {label: s for label, key in keys.items() if cache is not None and (s := cache.get(key)) is not None}
     todo = [e for e in res.experiments if e.label not in kept]
-    for e in todo:
-        e.selections  # noqa: B018 -- read and checked before anything is computed or written
+    read_selections(todo)  # before anything is computed or written
     under = answers_under(res, constraints)
     figures, stale = report_figures(root, {e.label for e in res.experiments})
     return Contents(root, res, {e.label: findings(e) for e in todo}, paper_rows(res), figures,

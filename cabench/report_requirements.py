@@ -23,7 +23,7 @@ from cabench.report_cells import (
     unit_formats,
 )
 from cabench.results import Experiment
-from cabench.units import LABELS, amount, percent
+from cabench.units import LABELS, amount, percent, value_label
 
 
 def requirements_sentence(constraints: tuple[Constraint, ...], experiments: Iterable[Experiment] = ()) -> str:
@@ -119,7 +119,7 @@ def requirement_tables(e: Experiment, a: ConstrainedAnswer) -> tuple[Table, Tabl
               (percent(f.share), f.share), (modal_text(f), f.modal_share)]
              for f in found_rows(e, a)]
     return ((["configuration", *(f"{units[c][0]} per call" for c in real),
-              *(f"{c[3:]} (normalised)" for c in objectives), f"c_i ({LABELS[e.cost_unit]})", "ν"],
+              *(value_label(c[3:]) for c in objectives), f"c_i ({LABELS[e.cost_unit]})", "ν"],
              [member(name) for name in a.answer]),
             (["method", *(["cost mode"] if psi else []), "ρ", "B", "repetitions",
               "returned ∩ F is P* ∩ F" if psi else "most-pulled qualifying is it", "most frequent (share)"], found))

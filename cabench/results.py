@@ -23,7 +23,7 @@ import io
 import math
 import os
 import zlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -693,6 +693,13 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
     if selections:
         exp.selections  # noqa: B018 -- read and checked now
     return exp
+
+
+def read_selections(experiments: Iterable[Experiment]) -> None:
+    """Read and check the selections of each of ``experiments`` now (:attr:`Experiment.selections`), in order: a
+    damaged table is refused before anything is computed from the others."""
+    for e in experiments:
+        e.selections  # noqa: B018
 
 
 def below(root: Path, name: str) -> list[Path]:

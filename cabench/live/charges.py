@@ -212,8 +212,7 @@ def at_served_price(paid: Charge, outcome: Outcome, rate: Tariff, worst: Counts,
     in ``billed_over``. An attempt charged nothing (``charge_failed: none``, or one known to be free) is the
     config's word that it costs nothing. The model's name is the endpoint's text, never in a reason (it is
     recorded apart, redacted)."""
-    failed = outcome.attempts[:-1] if outcome.ok else outcome.attempts
-    replies = [(a.usage, a.served_model, f"a failed attempt ({a.status})") for a in failed]
+    replies = [(a.usage, a.served_model, f"a failed attempt ({a.status})") for a in outcome.failed]
     if outcome.ok:
         replies.append((outcome.usage, outcome.served_model, "the reply"))
     charged, admitted = list(paid.charged), rate.cost(*worst)
@@ -299,8 +298,7 @@ def charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mod
            latency: str = "measured", bound: Bound | None = None) -> tuple[Charge, float]:
     """The :class:`Charge` of a finished call and the latency (seconds) to log for it; ``worst`` is the call's
     costliest split in ``tariff`` (:meth:`Tariff.worst`) of its ``bound`` (:meth:`Task.worst_case`)."""
-    failed = outcome.attempts[:-1] if outcome.ok else outcome.attempts
-    above = [billed_above(a.usage, worst, tariff) for a in failed  # (an unread reply is billed under every mode)
+    above = [billed_above(a.usage, worst, tariff) for a in outcome.failed  # (an unread reply is billed in every mode)
              if a.billable and (mode != "none" or a.status in DELIVERED)]
     above.append(billed_above(outcome.usage, worst, tariff) if outcome.ok else ("", 0.0))
     over = next((why for why, _ in above if why), "")
@@ -314,8 +312,7 @@ def _charge(outcome: Outcome, max_tokens: int, worst: Counts, tariff: Tariff, mo
     """:func:`charge` but for the overbilling."""
     charged: list[Counts] = []
     suspects: list[str] = []
-    attempts = outcome.attempts[:-1] if outcome.ok else outcome.attempts
-    for attempt in attempts:
+    for attempt in outcome.failed:
         counts, why = _failed_attempt(attempt, max_tokens, worst, tariff, mode, bound)
         charged.append(counts)
         if why:

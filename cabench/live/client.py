@@ -127,6 +127,11 @@ class Outcome:
     stopped: str = ""  # why no further attempt was made though one was allowed (the budget)
     served_model: Any = None  # the reply's ``model``, as the endpoint sent it (a gateway may answer with another)
 
+    @property
+    def failed(self) -> list[Attempt]:
+        """The attempts that did not answer: all of them, or all but the last where the call succeeded."""
+        return self.attempts[:-1] if self.ok else self.attempts
+
 
 def public_url(url: str) -> str:
     """``url`` as it may be recorded: scheme, host, port and path only (``http://user:KEY@host/v1?key=K``
