@@ -155,7 +155,7 @@ def test_recommend_computes_the_answers_of_a_changed_result_file(root, answered)
 
 
 @pytest.mark.parametrize("edit", ["none", "another experiment's", "a field missing", "not a mapping",
-                                  "fields in another order", "another config hash"])
+                                  "fields in another order", "another config hash", "another label"])
 def test_recommend_computes_answers_a_section_holds_in_another_form(root, answered, edit):
     """A section whose answers are missing, another experiment's (by label or config hash), short of a field, in
     another order or not a mapping (written by hand, its digest made to match) is not read: recommend computes that
@@ -170,7 +170,8 @@ def test_recommend_computes_answers_a_section_holds_in_another_form(root, answer
     changed = {"none": None, "another experiment's": online["section"]["recommend"],
                "a field missing": {k: v for k, v in answers.items() if k != "not_run"}, "not a mapping": [answers],
                "fields in another order": dict(reversed(answers.items())),
-               "another config hash": {**answers, "config_hash": "0" * 16}}
+               "another config hash": {**answers, "config_hash": "0" * 16},
+               "another label": {**answers, "experiment": "other"}}
     psi["section"]["recommend"] = changed[edit]
     psi["sha256"] = report_cache._digest(psi["section"])
     (root / report_cache.FILE).write_text(json.dumps(store))

@@ -716,6 +716,9 @@ def test_a_title_with_u_feff_or_a_control_character_is_refused(tmp_path, where):
             assert data_io.read_metadata(folder)["title"] == spaced
         (folder / "dataset.yaml").write_text(yaml.safe_dump({**meta, "title": "PIQA\tsubset"}))
         refused(RUNNER.invoke(app, ["data", "describe", str(folder)]), "dataset.yaml: title: holds '\\t'")
+        for separator in ("\u2028", "\u2029"):  # a line or paragraph separator breaks the title's line
+            (folder / "dataset.yaml").write_text(yaml.safe_dump({**meta, "title": f"PIQA{separator}subset"}))
+            refused(RUNNER.invoke(app, ["data", "describe", str(folder)]), f"dataset.yaml: title: holds {separator!r}")
         return
     tiny_logs(2, 5).to_csv(tmp_path / "logs.csv", index=False)
     (tmp_path / "map.yaml").write_text(yaml.safe_dump({"dataset": {"title": title}}, allow_unicode=True))
