@@ -407,6 +407,15 @@ def _sections(c: Contents) -> dict[str, dict[str, Any]]:
             for e in c.results.experiments}
 
 
+def _rendered(c: Contents, keeping: bool) -> tuple[Contents, tuple[str, str]]:
+    """``c`` with every experiment's section as it is stored (where sections are ``keeping``), and REPORT.md's and
+    REPORT.html's texts, signed."""
+    if keeping:
+        c = replace(c, sections=_sections(c))
+    page = render_html(c)
+    return c, (signed(markdown(c)), signed(page if page.endswith("\n") else page + "\n"))
+
+
 def write_reports(root: Path, constraints: tuple[Constraint, ...] = (), force: bool = False) -> tuple[Path, Path]:
     """Write ``ROOT/REPORT.md`` and ``ROOT/REPORT.html`` from one reading of the results below ``root`` (each
     experiment answering under ``constraints`` too); a file of either name that cabench did not write is refused
@@ -417,11 +426,17 @@ def write_reports(root: Path, constraints: tuple[Constraint, ...] = (), force: b
     check_reports(root, force=force)
     cache = None if constraints else SectionCache(root)
     c = gather(root, constraints, cache)
-    if cache is not None:
-        c = replace(c, sections=_sections(c))
-    page = render_html(c)
-    md, html = write_texts({root / "REPORT.md": signed(markdown(c)),
-                            root / "REPORT.html": signed(page if page.endswith("\n") else page + "\n")})
+    try:
+        c, texts = _rendered(c, cache is not None)
+    except Exception:
+        if not c.sections:
+            raise
+        # a kept section that does not render (written by hand, its digest made to match): nothing kept is trusted
+        # further, every section is computed again (an error then is the report's own)
+        assert cache is not None
+        cache.entries = {}
+        c, texts = _rendered(gather(root, constraints, cache), True)
+    md, html = write_texts({root / "REPORT.md": texts[0], root / "REPORT.html": texts[1]})
     paths = (md, html)
     if cache is not None:
         cache.save({c.keys[label]: section for label, section in c.sections.items()})

@@ -93,7 +93,17 @@ def _kept_answers(e: Experiment, section: dict[str, Any] | None) -> dict[str, An
     if not isinstance(kept, dict) or tuple(kept) != FIELDS:
         return None
     facts = {"experiment": e.label, "config_hash": e.config_hash, "setting": e.setting, "K": e.k, "constrained": None}
-    return kept if all(kept[field] == value for field, value in facts.items()) else None
+    return kept if all(kept[field] == value for field, value in facts.items()) and _prints(kept) else None
+
+
+def _prints(item: dict[str, Any]) -> bool:
+    """Whether every form of ``recommend``'s output takes ``item``: kept answers whose fields hold other types
+    (a section rewritten by hand, its digest made to match) are computed again rather than ending in a traceback."""
+    try:
+        format_decisions([item]), format_recommendations([item]), recommendations_json([item])
+    except Exception:
+        return False
+    return True
 
 
 def experiment_answers(e: Experiment) -> dict[str, Any]:

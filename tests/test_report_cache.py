@@ -104,6 +104,23 @@ def test_a_section_edited_by_hand_is_computed_again(root, computed):
     assert json.loads((root / report_cache.FILE).read_text())["sections"][key]["sha256"] == entry["sha256"]
 
 
+@pytest.mark.parametrize("part, forged", [("verdicts", [{"claim": 1}]), ("decision", [1, 2]), ("markdown", 5),
+                                          ("html", "not a mapping")])
+def test_a_kept_section_of_other_types_computes_every_section_again(root, computed, part, forged):
+    """A section rewritten by hand with fields of other types and its digest made to match does not render: the
+    report computes every section again and writes what it writes without kept sections, and stores them."""
+    first = _reports(root)
+    store = json.loads((root / report_cache.FILE).read_text())
+    before = json.loads(json.dumps(store))
+    entry = next(iter(store["sections"].values()))
+    entry["section"][part] = forged
+    entry["sha256"] = report_cache._digest(entry["section"])
+    (root / report_cache.FILE).write_text(json.dumps(store))
+    computed.clear()
+    assert _reports(root) == first and sorted(computed) == ["online", "psi"]
+    assert json.loads((root / report_cache.FILE).read_text()) == before
+
+
 def test_requirements_compute_every_section(root, computed):
     """Answers under --require are computed from the results each time; the kept sections stay as they were."""
     from cabench.constraints import parse_constraint
@@ -155,10 +172,12 @@ def test_recommend_computes_the_answers_of_a_changed_result_file(root, answered)
 
 
 @pytest.mark.parametrize("edit", ["none", "another experiment's", "a field missing", "not a mapping",
-                                  "fields in another order", "another config hash", "another label"])
+                                  "fields in another order", "another config hash", "another label",
+                                  "a field of another type"])
 def test_recommend_computes_answers_a_section_holds_in_another_form(root, answered, edit):
     """A section whose answers are missing, another experiment's (by label or config hash), short of a field, in
-    another order or not a mapping (written by hand, its digest made to match) is not read: recommend computes that
+    another order, not a mapping or with a field that does not print (written by hand, its digest made to match) is
+    not read: recommend computes that
     experiment's answers, printing what it prints without the section; the other experiment's are read."""
     _reports(root)
     before = CliRunner().invoke(app, ["recommend", str(root), "--json"]).output
@@ -171,7 +190,8 @@ def test_recommend_computes_answers_a_section_holds_in_another_form(root, answer
                "a field missing": {k: v for k, v in answers.items() if k != "not_run"}, "not a mapping": [answers],
                "fields in another order": dict(reversed(answers.items())),
                "another config hash": {**answers, "config_hash": "0" * 16},
-               "another label": {**answers, "experiment": "other"}}
+               "another label": {**answers, "experiment": "other"},
+               "a field of another type": {**answers, "decision": [1, 2]}}
     psi["section"]["recommend"] = changed[edit]
     psi["sha256"] = report_cache._digest(psi["section"])
     (root / report_cache.FILE).write_text(json.dumps(store))
