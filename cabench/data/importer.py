@@ -299,6 +299,19 @@ def _check_scores(canonical: pd.DataFrame, given_in: str | None, read_from: Any,
              "(--mapping)")
 
 
+def priced_calls(canonical: pd.DataFrame, place: Callable[[int], str]) -> tuple[pd.DataFrame, str | None]:
+    """A tool's dollars (``cost_usd``) that some calls read lack or record as 0: kept where every call left after
+    ``--failed`` and ``--unmeasured`` has them above 0 (a failed call the tool did not price, dropped, takes no
+    call's dollars away), else left out, with where the first call kept without them was read."""
+    costs = pd.to_numeric(canonical["cost_usd"], errors="coerce").to_numpy(dtype=float)
+    lacking = np.flatnonzero(~(costs > 0))
+    if not len(lacking):
+        return canonical, None
+    row = int(lacking[0])
+    said = f"{placed(canonical, place)(row)} records {'no cost' if np.isnan(costs[row]) else 'a cost of 0'}"
+    return canonical.drop(columns=["cost_usd"]), said
+
+
 def _check_costs(canonical: pd.DataFrame, frame: pd.DataFrame, given_at: dict[str, str], columns: dict[str, Any],
                  echo: Callable[[str], None]) -> None:
     """Warn of costs that are no call's own: read from a column named as a generation limit (``maxTokens`` mapped to
@@ -886,6 +899,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         canonical, dropped["failed_calls"] = failed_calls(canonical, failed_rows, failed, echo)
     canonical, dropped["unmeasured"] = unmeasured_rows(canonical, unmeasured, label, place, echo,
                                                        cached=int(info.get("cached_rows") or 0))
+    if info.get("costs_unpriced"):
+        canonical, info["costs_left_out"] = priced_calls(canonical, place)
     for name, why in (info.get("dropped_configurations") or {}).items():
         echo(f"dropped configuration {name}: {why}")
     for run, why in (info.get("skipped_runs") or {}).items():

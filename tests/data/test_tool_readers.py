@@ -350,13 +350,34 @@ def test_promptfoo_costs_are_kept_as_dollars_when_every_measured_result_has_one(
         path.write_text(json.dumps(doc))
         done = run_import("promptfoo", path, tmp_path / f"some{lacking}")
         assert done.exit_code == 0 and "cost_usd" not in pd.read_csv(tmp_path / f"some{lacking}" / "logs.csv.gz")
-        assert (f"cost_usd: not kept, as not every measured call has a cost above 0 (results.results[3] records "
-                f"{'no cost' if cost is None else 'a cost of 0'}); give prices") in done.stdout
+        assert (f"cost_usd: not kept, as not every measured call has a cost above 0 ({path}: results.results[3] "
+                f"records {'no cost' if cost is None else 'a cost of 0'}); give prices") in done.stdout
     doc["results"]["results"][3]["cost"] = -0.5
     path.write_text(json.dumps(doc))
     refused = run_import("promptfoo", path, tmp_path / "negative")
     assert refused.exit_code == 2 and refused.stderr == (
         f"error: {path}: results.results[3]: 'cost' is -0.5, a negative price; a damaged file\n")
+
+
+@pytest.mark.parametrize("options", [["--failed", "drop"], ["--unmeasured", "drop"]])
+def test_promptfoo_costs_are_kept_where_the_calls_without_one_are_dropped(tmp_path, options):
+    """A call that errored records no cost (nor tokens): it took promptfoo's dollars away from every call, though
+    the import drops it (``--failed drop``; or, scored as incorrect, as not measured). The dollars are kept where
+    every call the import keeps has them."""
+    path = write_promptfoo(tmp_path / "src")
+    doc = json.loads(path.read_text())
+    for n, item in enumerate(doc["results"]["results"]):
+        item["cost"] = (n + 1) * 1e-5
+    errored = doc["results"]["results"][3]
+    errored.update(failureReason=2, error="429 Too Many Requests", success=False, cost=None)
+    errored["response"].pop("tokenUsage")
+    path.write_text(json.dumps(doc))
+    done = run_import("promptfoo", path, tmp_path / "ds", *options, "--missing", "drop-instances")
+    assert done.exit_code == 0, done.output
+    assert "cost_usd: not kept" not in done.stdout
+    logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    kept = [round(c / 1e-5) for c in logs["cost_usd"]]  # each call's own: results.results[n] cost n + 1
+    assert len(logs) == len(set(kept)) >= 8 and set(kept) <= set(range(1, 16)) - {4}
 
 
 def test_inspect_logs_differing_beyond_the_four_settings_are_other_configurations_never_repeats(tmp_path):

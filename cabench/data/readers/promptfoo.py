@@ -37,8 +37,9 @@ prompt_tokens,     ``response.tokenUsage.prompt`` and ``completion`` (a price
 completion_tokens  table's input and output), when every measured result
                    has both
 cost_usd           ``cost`` (the dollars promptfoo priced the call at),
-                   when every measured result has one above 0 (promptfoo
-                   records 0 for a provider it has no price for)
+                   when every result the import keeps (after ``--failed``
+                   and ``--unmeasured``) has one above 0 (promptfoo records
+                   0 for a provider it has no price for)
 failed             ``failureReason`` 2 (the provider call errored)
 =================  ==========================================================
 
@@ -284,18 +285,14 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
     if any(r["prompt_tokens"] is None for r in rows if r["tokens"] is not None):  # kept only when every call has them
         for r in rows:
             del r["prompt_tokens"], r["completion_tokens"]
-    lacking = next((n for n, r in enumerate(rows) if not r["cost_usd"] and (r["tokens"] is not None
-                                                                           or r["latency_s"] is not None)), None)
     priced = any(r["cost_usd"] for r in rows)
-    left_out = None if lacking is None else (f"results.results[{rows[lacking]['position']}] records "
-                                             f"{'no cost' if rows[lacking]['cost_usd'] is None else 'a cost of 0'}")
-    if lacking is not None:
-        for r in rows:  # (likewise: a price table prices them all, or the tokens are the cost; 0 is what promptfoo
-            del r["cost_usd"]  # records for a provider it has no price for)
+    if not priced:  # promptfoo priced nothing (0 is what it records for a provider it has no price for)
+        for r in rows:
+            del r["cost_usd"]
     why = _instances(rows, tests, keys, source)
     info: dict[str, Any] = {"repeats_why": why} if why else {}
-    if left_out is not None and priced:  # some results priced, not every one: said, as a price table is then needed
-        info["costs_left_out"] = left_out
+    if priced and not all(r["cost_usd"] for r in rows):  # kept if every call the import keeps has its cost
+        info["costs_unpriced"] = True  # (:func:`cabench.data.importer.priced_calls`)
     if cached:  # their latency is blank as not measured, not because the tool times nothing
         info["cached_rows"] = cached
     if prompts.hashes:
