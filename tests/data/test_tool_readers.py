@@ -359,6 +359,36 @@ def test_promptfoo_costs_are_kept_as_dollars_when_every_measured_result_has_one(
         f"error: {path}: results.results[3]: 'cost' is -0.5, a negative price; a damaged file\n")
 
 
+def _eee_lines(src: Path, edit) -> None:
+    for path in src.rglob("*_samples.jsonl"):
+        items = [json.loads(line) for line in path.read_text().splitlines()]
+        for item in items:
+            edit(item)
+        path.write_text("".join(json.dumps(item) + "\n" for item in items))
+
+
+def test_every_eval_ever_keeps_the_input_and_output_tokens_and_sums_them_where_the_total_is_null(tmp_path):
+    """Every Eval Ever lines record input and output tokens, which a price table needs; the import dropped them
+    (prices by input and output were refused), and refused lines whose total_tokens is null as unmeasured. They are
+    kept as prompt_tokens and completion_tokens, and summed where the total is null."""
+    src = write_eee(tmp_path / "src")
+    expected = sorted((float(p), float(c)) for *_, rows in CONFIGS for _, _, p, c in rows)
+    assert run_import("every-eval-ever", src, tmp_path / "ds").exit_code == 0
+    logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    assert sorted(zip(logs["prompt_tokens"], logs["completion_tokens"])) == expected
+    _eee_lines(src, lambda item: item["token_usage"].update(total_tokens=None))
+    summed = run_import("every-eval-ever", src, tmp_path / "summed")
+    assert summed.exit_code == 0, summed.output
+    again = pd.read_csv(tmp_path / "summed" / "logs.csv.gz")
+    assert again["tokens"].tolist() == (again["prompt_tokens"] + again["completion_tokens"]).tolist()
+    assert again.equals(logs)
+    _eee_lines(src, lambda item: item["token_usage"].update(total_tokens=1000, output_tokens=None)
+               if item["sample_id"] == "q3" else None)
+    short = run_import("every-eval-ever", src, tmp_path / "short")
+    assert short.exit_code == 0, short.output
+    assert "prompt_tokens" not in pd.read_csv(tmp_path / "short" / "logs.csv.gz")
+
+
 @pytest.mark.parametrize("options", [["--failed", "drop"], ["--unmeasured", "drop"]])
 def test_promptfoo_costs_are_kept_where_the_calls_without_one_are_dropped(tmp_path, options):
     """A call that errored records no cost (nor tokens): it took promptfoo's dollars away from every call, though

@@ -32,11 +32,15 @@ latency_s          ``performance.generation_time_ms`` / 1000 when the line
                    working time; their ``latency_ms`` is not it); the
                    provenance counts the rows read from each, and the
                    import warns where both are read
-tokens             ``token_usage.total_tokens`` (never negative); a log
-                   converted from Inspect holds the final model call's
-                   alone (``output.usage``), which understates a sample of
+tokens             ``token_usage.total_tokens`` (never negative), else
+                   ``input_tokens + output_tokens``; a log converted from
+                   Inspect holds the final model call's alone
+                   (``output.usage``), which understates a sample of
                    several calls: import the Inspect log itself to count
                    them all
+prompt_tokens,     ``token_usage.input_tokens`` and ``output_tokens`` (a
+completion_tokens  price table's input and output), when every line with
+                   tokens has both
 failed             a non-empty ``error``
 =================  ==========================================================
 
@@ -140,7 +144,7 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
     metric = options.metric
     paths = files_under(source, ("*.jsonl",), "an Every Eval Ever *_samples.jsonl file or a folder of them")
     names = ("model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct", "latency_s", "tokens",
-             "failed", *ORIGIN_COLUMNS)
+             "prompt_tokens", "completion_tokens", "failed", *ORIGIN_COLUMNS)
     cols: dict[str, Any] = {name: [] for name in names}
     cols["position"] = array("q")  # line numbers: 8 bytes a row
     groups: list[str] = []
@@ -187,7 +191,13 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
             cols["instance_id"].append(intern(str(need(item, "sample_id", (str, int), where))))
             cols["correct"].append(correct)
             cols["latency_s"].append(None if latency is None else latency / 1000.0)
-            cols["tokens"].append(token_count(item, "token_usage.total_tokens", where))
+            parts = [token_count(item, f"token_usage.{k}_tokens", where) for k in ("input", "output")]
+            tokens = token_count(item, "token_usage.total_tokens", where)
+            if not tokens and parts[0] is not None and parts[1] is not None:
+                tokens = parts[0] + parts[1]
+            cols["tokens"].append(tokens)
+            cols["prompt_tokens"].append(parts[0])
+            cols["completion_tokens"].append(parts[1])
             cols["failed"].append(failed)
             cols["file"].append(path)
             cols["position"].append(line)
@@ -209,6 +219,9 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
             raise CabenchError(f"{source}: sample '{several[-1]}' of {several[0]} is scored by several metrics "
                                f"({', '.join(sorted(seen[several]))}); keep one with --metric")
     cols["instance_id"] = instance_keys(groups, cols["instance_id"])
+    if any(t is not None and (p is None or c is None)
+           for t, p, c in zip(cols["tokens"], cols["prompt_tokens"], cols["completion_tokens"])):
+        del cols["prompt_tokens"], cols["completion_tokens"]  # kept only when every call that has tokens has both
     info = {"latency_fields": dict(latency_from), **({"metric": metric} if metric else {}),
             **({"other_metrics": dict(sorted(other_metrics.items()))} if other_metrics else {}),
             **({"empty_files": empty} if empty else {})}
