@@ -11,7 +11,9 @@ them as :func:`cabench.figure_index.current_figures` finds them at the time.
 
 The file is JSON (never code: a results folder may come from someone else), written atomically after the reports; an
 unreadable or damaged file counts as empty, and one that cannot be written leaves the reports as written. Each
-section is stored with its own SHA-256: one edited by hand no longer matches it and is computed again.
+section is stored with its own SHA-256: one edited by hand no longer matches it and is computed again. The SHA-256
+is no signature: a section rewritten with it recomputed is read as written (one that does not render is computed
+again, :func:`cabench.html_report.write_reports`), so the file is trusted as the result files beside it are.
 """
 
 from __future__ import annotations
