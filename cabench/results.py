@@ -507,6 +507,15 @@ def _check_values(folder: Path, meta: dict[str, Any], files: dict[str, pd.DataFr
     if int(arms["optimal"].sum()) != 1:
         raise CabenchError(f"{where['arms.csv']}: column 'optimal': {int(arms['optimal'].sum())} arms marked "
                            f"optimal, expected exactly one (a damaged file); {AGAIN}")
+    nu = arms["nu"].to_numpy(dtype=float)  # (an edited nu or optimal made the report's max-nu arm another's)
+    _fail_at(where["arms.csv"], arms, ~np.isclose(nu, arms["hv"].to_numpy(dtype=float)
+                                                  / arms["mu_c"].to_numpy(dtype=float), rtol=1e-9, atol=0), "nu",
+             "is not hv / mu_c (paper §3.1)")
+    _fail_at(where["arms.csv"], arms, arms["optimal"].to_numpy() != (np.arange(len(nu)) == np.argmax(nu)),
+             "optimal", "does not mark the first configuration of the largest nu")
+    _fail_at(where["arms.csv"], arms, ~np.isclose(arms["delta"].to_numpy(dtype=float), nu.max() - nu, rtol=1e-9,
+                                                  atol=1e-12 * max(1.0, abs(float(nu.max())))), "delta",
+             "is not the largest nu less this configuration's")
     front = pareto_mask(arms[objectives].to_numpy(dtype=float))  # the true Pareto set every answer is scored on
     _fail_at(where["arms.csv"], arms, arms["pareto"].to_numpy() != front, "pareto",
              f"does not follow from {', '.join(objectives)} (Pareto: no other configuration better on every "
@@ -559,6 +568,7 @@ def load_selections(folder: Path, meta: dict[str, Any], runs: pd.DataFrame, arms
         _fail_at(path, selections, ~selections["returned"].isin([0, 1]), "returned", "is not 0 or 1")
     else:
         _check_exploited(folder, selections, runs, arms)
+    _check_totals(folder, selections, runs, setting)
     if "unpulled" in runs.columns:  # what the reports say of the runs' initial rounds, as the per-arm counts do
         unpulled = runs["unpulled"].to_numpy(dtype=float)
         _fail_at(table_file(folder, "runs.csv"), runs, unpulled > len(arms), "unpulled",
@@ -569,6 +579,17 @@ def load_selections(folder: Path, meta: dict[str, Any], runs: pd.DataFrame, arms
                                f"configurations never pulled in all, and {path.name} {zero} (one of them was "
                                f"edited); {AGAIN}")
     return selections
+
+
+def _check_totals(folder: Path, selections: pd.DataFrame, runs: pd.DataFrame, setting: str) -> None:
+    """Every run's total in runs.csv is what its rows of ``selections.csv`` add up to: online its ``pulls``,
+    identification the ``size`` of the set it returned (the answers count the per-arm rows, the figures the totals)."""
+    keys = ["method", "rho", "rep"] if setting == "online" else ["method", "cost_mode", "rho", "rep"]
+    total, part = ("pulls", "pulls") if setting == "online" else ("size", "returned")
+    sums = selections.groupby(keys, sort=False)[part].sum().rename("_sum").reset_index()
+    added = runs[keys].merge(sums, on=keys, how="left")["_sum"].to_numpy(dtype=float)
+    _fail_at(table_file(folder, "runs.csv"), runs, runs[total].to_numpy(dtype=float) != added, total,
+             f"is not what selections.csv.gz's '{part}' of the run add up to (one of them was edited)")
 
 
 def _check_exploited(folder: Path, selections: pd.DataFrame, runs: pd.DataFrame, arms: pd.DataFrame) -> None:

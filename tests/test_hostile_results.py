@@ -252,6 +252,25 @@ def _repeat_a_repetition(folder: Path) -> None:
     frame.to_csv(folder / "runs.csv", index=False)
 
 
+def _move_optimal(folder: Path) -> None:
+    """Mark another configuration than the one of the largest nu as optimal (still exactly one)."""
+    frame = pd.read_csv(folder / "arms.csv", dtype=str, keep_default_na=False)
+    frame["optimal"] = ["1" if n == (int(frame["optimal"].astype(int).idxmax()) + 1) % len(frame) else "0"
+                        for n in range(len(frame))]
+    frame.to_csv(folder / "arms.csv", index=False)
+
+
+def _one_pull_more(folder: Path) -> None:
+    """One pull more, in selections.csv.gz, for a configuration of the first run pulled at least twice less than
+    its most pulled one: its most pulled configuration and its unpulled ones stay as they were."""
+    frame = pd.read_csv(folder / "selections.csv.gz", dtype=str, keep_default_na=False)
+    pulls = frame["pulls"].astype(int)
+    first = (frame[["method", "rho", "rep"]] == frame.loc[0, ["method", "rho", "rep"]]).all(axis=1)
+    row = next(n for n in frame.index[first] if 1 <= pulls[n] < pulls[first].max() - 1)
+    frame.loc[row, "pulls"] = str(pulls[row] + 1)
+    frame.to_csv(folder / "selections.csv.gz", index=False)
+
+
 DAMAGE = [  # (label, damage, file, words in the error)
     ("rho a string", lambda f: _edit_yaml(f, "rho", "abc"), "config.yaml", "key 'rho'"),
     ("methods a number", lambda f: _edit_yaml(f, "methods", 5), "config.yaml", "key 'methods'"),
@@ -288,6 +307,12 @@ DAMAGE = [  # (label, damage, file, words in the error)
      "arms.csv", "line 2, column 'pareto': "),
     ("another experiment's row", lambda f: _edit_csv(f, "runs.csv", "config_hash", "deadbeefdeadbeef", row=1),
      "runs.csv", "line 3, column 'config_hash': 'deadbeefdeadbeef' is another experiment's, in a folder of "),
+    ("nu edited", lambda f: _edit_csv(f, "arms.csv", "nu", "99"), "arms.csv",
+     "line 2, column 'nu': 99.0 is not hv / mu_c"),
+    ("optimal moved", _move_optimal, "arms.csv",
+     "column 'optimal': 0 does not mark the first configuration of the largest nu"),
+    ("delta edited", lambda f: _edit_csv(f, "arms.csv", "delta", "5"), "arms.csv",
+     "line 2, column 'delta': 5.0 is not the largest nu less this configuration's"),
 ]
 
 
@@ -299,12 +324,13 @@ def finished(tmp_path_factory) -> Path:
     return folder / "exp"
 
 
-def _one_line_everywhere(root: Path, where: str, words: str) -> None:
+def _one_line_everywhere(root: Path, where: str, words: str, draws: bool | None = None) -> None:
     """plot, report and recommend each say one line naming ``where`` and holding ``words``; nothing changes.
-    Figures never read ``selections.csv.gz``: damaged, it stops report and recommend, and plot draws."""
+    Figures never read ``selections.csv.gz``: damaged (or ``draws``: found at odds with it), it stops report and
+    recommend, and plot draws."""
     before = checksums(root)
     plot = ("plot", root, "--format", "png")
-    draws = where.endswith("selections.csv.gz: ")
+    draws = where.endswith("selections.csv.gz: ") if draws is None else draws
     for command in (() if draws else (plot,)) + (("report", root), ("recommend", root, "--json")):
         result = cli(*command)
         one_line_error(result, where)
@@ -339,6 +365,25 @@ def test_damaged_identification_results_are_one_line(tmp_path, named_psi, column
     name = "selections.csv.gz" if column == "returned" else "runs.csv"
     _edit_csv(tmp_path / "root" / "names", name, column, value)
     _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'names' / name}: ", f"line 2, column '{column}'")
+
+
+def test_a_pull_more_in_selections_than_runs_csv_counts_is_one_line(tmp_path, finished):
+    """One pull more for a configuration in selections.csv.gz (the most pulled one unchanged): the pulls the
+    answers count are not the run's total that runs.csv records."""
+    shutil.copytree(finished, tmp_path / "root" / "exp")
+    _one_pull_more(tmp_path / "root" / "exp")
+    _one_line_everywhere(tmp_path / "root", f"{tmp_path / 'root' / 'exp' / 'runs.csv'}: ",
+                         "line 2, column 'pulls': ", draws=True)
+
+
+def test_a_returned_set_other_than_its_size_is_one_line(tmp_path, named_psi):
+    """A configuration's returned flag flipped in selections.csv.gz: the set the answers count is not the size
+    runs.csv records (nor what its error and F1 were scored on)."""
+    shutil.copytree(named_psi / "names", tmp_path / "root" / "names")
+    folder = tmp_path / "root" / "names"
+    was = pd.read_csv(folder / "selections.csv.gz")["returned"].iloc[0]
+    _edit_csv(folder, "selections.csv.gz", "returned", str(1 - int(was)))
+    _one_line_everywhere(tmp_path / "root", f"{folder / 'runs.csv'}: ", "line 2, column 'size': ", draws=True)
 
 
 @pytest.mark.parametrize("column", ["latency_s", "tokens_ci", "accuracy_low"])
