@@ -547,6 +547,8 @@ def _checked_hash(path: Path, frame: pd.DataFrame, meta: dict[str, Any]) -> None
                            "the same command again to finish it")
     _fail_at(path, frame, foreign, "config_hash", f"is another experiment's, in a folder of {meta['config_hash']} "
                                                   "(config.yaml)")
+    _fail_at(path, frame, (frame["experiment"].astype(str) != str(meta["name"])).to_numpy(), "experiment",
+             f"is not the experiment config.yaml names ({_shown(meta['name'])}; one of the two was edited)")
 
 
 def load_selections(folder: Path, meta: dict[str, Any], runs: pd.DataFrame, arms: pd.DataFrame) -> pd.DataFrame:

@@ -307,6 +307,8 @@ DAMAGE = [  # (label, damage, file, words in the error)
      "arms.csv", "line 2, column 'pareto': "),
     ("another experiment's row", lambda f: _edit_csv(f, "runs.csv", "config_hash", "deadbeefdeadbeef", row=1),
      "runs.csv", "line 3, column 'config_hash': 'deadbeefdeadbeef' is another experiment's, in a folder of "),
+    ("name edited in config.yaml", lambda f: _edit_yaml(f, "name", "other"), "runs.csv",
+     "line 2, column 'experiment': 'exp' is not the experiment config.yaml names ('other'; one of the two was edited)"),
     ("nu edited", lambda f: _edit_csv(f, "arms.csv", "nu", "99"), "arms.csv",
      "line 2, column 'nu': 99.0 is not hv / mu_c"),
     ("optimal moved", _move_optimal, "arms.csv",
