@@ -70,8 +70,8 @@ def check_index_is_ours(root: Path) -> None:
 
 def read_index(root: Path, damaged_as_empty: bool = False) -> pd.DataFrame:
     """``ROOT/figures.csv`` as text, every column of :data:`COLUMNS` present (empty where an older cabench wrote
-    none); an empty table when there is no index. A damaged one is a one-line error, or with
-    ``damaged_as_empty`` an empty table (``cabench plot`` rebuilds it)."""
+    none), a figure listed twice by its first row; an empty table when there is no index. A damaged one is a
+    one-line error, or with ``damaged_as_empty`` an empty table (``cabench plot`` rebuilds it)."""
     path = root / INDEX
     try:
         if not path.is_file():
@@ -96,7 +96,8 @@ def read_index(root: Path, damaged_as_empty: bool = False) -> pd.DataFrame:
     for col in COLUMNS:
         if col not in table.columns:
             table[col] = ""
-    return table
+    # a figure listed twice (an index edited by hand: plot never writes one) is read once, at its first row
+    return table.drop_duplicates("stem").reset_index(drop=True)
 
 
 def inside(stem: str) -> bool:

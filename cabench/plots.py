@@ -482,6 +482,7 @@ class Plotted:
     left: list[Path] = field(default_factory=list)  # out-of-date figure files plot did not write: not deleted
     boxes: list[str] = field(default_factory=list)  # characters of the names drawn that the font has no glyph for
     removed: list[Path] = field(default_factory=list)  # files of figures no longer drawn (their results went away)
+    damaged: str = ""  # why the index read was damaged (rebuilt from the figures drawn now), if it was
 
     def message(self) -> str:
         """One line saying what was drawn and what was up to date (and which old files were not cabench's to
@@ -491,6 +492,7 @@ class Plotted:
             f"; left {len(self.left)} out-of-date file{'s' if len(self.left) > 1 else ''} it did not write as they "
             f"are ({first_three([str(p) for p in self.left])}; no report "
             "shows them)")
+        left += "" if not self.damaged else f"; the index was damaged ({self.damaged}) and is rebuilt"
         left += "" if not self.removed else (
             f"; removed {len(self.removed)} file{'s' if len(self.removed) > 1 else ''} of figures no longer drawn, "
             f"their results gone or changed ({first_three([str(p) for p in self.removed])})")
@@ -527,7 +529,12 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     def inputs(labels: Sequence[str]) -> dict[str, str]:
         return {path: digest for label in labels for path, digest in hashes[label].items()}
 
-    index, version = figure_index.read_index(root, damaged_as_empty=True), drawing_version()
+    try:
+        index, damaged = figure_index.read_index(root), ""
+    except CabenchError as exc:  # every figure drawn again, and the index written anew: said
+        index, damaged = figure_index.read_index(root, damaged_as_empty=True), str(exc).split(": ", 1)[-1]
+        damaged = damaged.split("; run `cabench plot` again")[0]
+    version = drawing_version()
     current: dict[str, str] = {}  # stem: experiments, of every figure that needs no drawing
     partial: dict[str, tuple[str, list[str]]] = {}  # stem: experiments and the formats of a figure current in others
     for _, row in index.iterrows():
@@ -573,7 +580,7 @@ def plot(folder: Path, formats: Sequence[str], n_jobs: int = 1) -> Plotted:
     removed, left = figure_index.remove_figures(root, gone, keep=[*written, *carried])
     figure_index.record_figures(root, rows, replaced)
     names = [text for e in mine for text in (e.label, *e.arms["config_id"].astype(str))] if written else []
-    return Plotted(root, written, [*kept, *carried], left, panels.missing_glyphs(names), removed)
+    return Plotted(root, written, [*kept, *carried], left, panels.missing_glyphs(names), removed, damaged)
 
 
 def _write(root: Path, files: list[tuple[Path, bytes]], recorded: dict[str, str]) -> list[Path]:

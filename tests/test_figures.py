@@ -519,9 +519,27 @@ def test_an_index_naming_files_outside_its_root_deletes_and_embeds_none(results,
                    "neither deletes nor embeds; run `cabench plot` again")
     done = CliRunner().invoke(app, ["plot", str(results), "--format", "png"])
     assert done.exit_code == 0, done.output
+    assert (f"; the index was damaged (line {line}: stem '../{outside.name}/victim' is no file below {results}"
+            in " ".join(done.output.split()))
     assert all(v.read_bytes() == b"\x89PNG someone's own picture" for v in victims)
     assert not any(".." in stem or stem.startswith("/") for stem in pd.read_csv(results / "figures.csv")["stem"])
     assert CliRunner().invoke(app, ["report", str(results)]).exit_code == 0
+
+
+def test_a_figure_listed_twice_in_the_index_is_embedded_and_counted_once(results):
+    """A figures.csv row copied by hand: the report embedded that figure twice, and plot counted its files twice.
+    A stem listed twice is read once, at its first row."""
+    from cabench.cli import app
+
+    assert CliRunner().invoke(app, ["report", str(results)]).exit_code == 0
+    before = (results / "REPORT.md").read_text()
+    index = (results / "figures.csv").read_text()
+    rows = index.splitlines()
+    (results / "figures.csv").write_text(index + rows[1] + "\n")
+    assert CliRunner().invoke(app, ["report", str(results)]).exit_code == 0
+    assert (results / "REPORT.md").read_text() == before
+    done = CliRunner().invoke(app, ["plot", str(results), "--format", "png"])
+    assert done.exit_code == 0 and f"nothing redrawn ({len(rows) - 1} files;" in done.output, done.output
 
 
 def test_an_experiment_folder_that_is_a_link_is_plotted_reported_and_recommended(results, tmp_path):
