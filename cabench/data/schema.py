@@ -40,6 +40,8 @@ COST_SOURCES = ("tokens", "completion_tokens", "cost_usd")
 #: Medians that suggest a column holds another unit: (column, above or below, bound, the warning).
 UNIT_HINTS = (
     ("latency_s", ">", 60.0, "latency_s looks like milliseconds? (scale: {latency_s: 0.001} converts)"),
+    ("latency_s", "<", 0.005, "latency_s looks scaled twice, or another measure? (it is in seconds, and a model call "
+                              "rarely answers in under 5 ms)"),
     ("tokens", "<", 1.0, "tokens looks like dollars or thousands of tokens? (map token counts to tokens)"),
     ("cost_usd", ">", 1.0, "cost_usd looks like cents or micro-dollars? (scale.cost_usd converts to dollars)"),
 )

@@ -121,6 +121,7 @@ def test_loader_refuses_a_negative_optional_column_and_a_missing_declared_one(tm
 
 @pytest.mark.parametrize(("column", "factor", "expected"), [
     ("latency_s", 1000, "latency_s looks like milliseconds?"),
+    ("latency_s", 0.001, "latency_s looks scaled twice, or another measure?"),
     ("tokens", 1e-6, "tokens looks like dollars or thousands of tokens?"),
     ("cost_usd", 1e6, "cost_usd looks like cents or micro-dollars?"),
 ])
