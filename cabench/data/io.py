@@ -15,6 +15,7 @@ import gzip
 import io
 import json
 import lzma
+import math
 import sys
 import unicodedata
 import zlib
@@ -164,6 +165,9 @@ def _parse_table(source: Path | io.BufferedReader, name: str, text: Iterable[str
             frame = pd.read_json(io.BytesIO(data), lines=True, dtype=False, precise_float=True)
         except (ValueError, TypeError) as exc:  # pandas says where in bytes (or fails on a line not an object)
             raise ValueError(_bad_line(data) or str(exc)) from None
+        twice = _key_twice(data)
+        if twice is not None:
+            raise _Said(twice)
         frame = _with_fields(frame, fields)
         return _numbers_as_written(frame, data, [c for c in text if c in frame])
     table: Path | io.BytesIO
@@ -319,24 +323,68 @@ def _no_constants(data: bytes) -> None:
                     raise ValueError(f"line {number}: {exc}") from None
 
 
+def _in_range(text: str) -> float:
+    """A JSON number with a fraction or exponent as a double, refused where it has none (pandas cannot read it)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise OverflowError(f"the number {text:.40} is beyond a double's range")
+    return value
+
+
+def _int_in_range(text: str) -> int:
+    """A JSON whole number, refused beyond 64 bits (pandas cannot read it)."""
+    value = int(text)
+    if not -(2**63) <= value < 2**64:
+        raise OverflowError(f"the number {text:.40} is beyond 64 bits")
+    return value
+
+
 def _bad_line(data: bytes) -> str | None:
-    """Where a JSON-lines text first fails: ``line N: <what JSON says> (column C)``, or a line that is not an
-    object; None when every line reads."""
+    """Where a JSON-lines text first fails: ``line N: <what JSON says> (column C)``, a number out of range, or a
+    line that is not an object; None when every line reads."""
+    decode = json.JSONDecoder(parse_float=_in_range, parse_int=_int_in_range).decode
     for number, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
-            item = json.loads(line.decode("utf-8-sig"))
+            item = decode(line.decode("utf-8-sig"))
         except UnicodeDecodeError:
             return f"line {number}: not UTF-8 text"
         except json.JSONDecodeError as exc:
             return f"line {number}: {exc.msg} (column {exc.colno})"
         except RecursionError:
             return f"line {number}: JSON nested too deeply"
+        except OverflowError as exc:
+            return f"line {number}: {exc}"
         if type(item) is not dict:
             kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(
                 type(item), "a number")
             return f"line {number}: {kind}, not a JSON object"
+    return None
+
+
+def _key_twice(data: bytes) -> str | None:
+    """Where a JSON-lines text first gives one key twice in an object (``{"correct": 0, "correct": 1}``), which
+    pandas reads as its last value without a word: ``line N: ...``; None where no object does."""
+    twice: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) < len(items) and not twice:
+            seen: set[str] = set()
+            twice.append(next(k for k, _ in items if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+        return out
+
+    decode = json.JSONDecoder(object_pairs_hook=pairs).decode
+    for number, line in enumerate(data.decode("utf-8").split("\n"), start=1):
+        if line.strip():
+            try:
+                decode(line)
+            except (ValueError, RecursionError):  # (read by pandas: not this check's to refuse)
+                continue
+            if twice:
+                return (f"line {number}: key '{twice[0]:.60}' is given twice in one object (its values would be "
+                        "read as the last); keep one")
     return None
 
 

@@ -142,6 +142,27 @@ def test_nan_or_infinity_in_json_lines_is_refused_naming_the_line(tmp_path):
     assert "varies within config_id" in refused(imported("canonical", path, tmp_path / "ds"))
 
 
+def test_a_key_given_twice_or_a_number_out_of_range_in_json_lines_is_refused_naming_the_line(tmp_path):
+    """A line giving "correct" twice was imported with its last value without a word (a CSV header naming a column
+    twice, or a YAML key given twice, is refused); 1e999 was refused with pandas' byte position, not the line."""
+    path = _jsonl(tmp_path)
+    lines = path.read_text().splitlines()
+    item = json.loads(lines[2])
+    for text, said in ((lines[2][:-1] + f', "correct": {1 - item["correct"]}}}',
+                        "line 3: key 'correct' is given twice in one object (its values would be read as the last)"),
+                       (lines[2][:-1] + ', "meta": {"a": 1, "a": 1}}', "line 3: key 'a' is given twice in one object"),
+                       (json.dumps({**item, "latency_s": 0.5}).replace("0.5", "1e999"),
+                        "line 3: the number 1e999 is beyond a double's range"),
+                       (json.dumps({**item, "tokens": 7}).replace("7", "1" + "0" * 30),
+                        f"line 3: the number 1{'0' * 30} is beyond 64 bits")):
+        path.write_text("\n".join([*lines[:2], text, *lines[3:]]) + "\n")
+        refused(imported("canonical", path, tmp_path / "ds"), str(path), said)
+        assert not (tmp_path / "ds").exists()
+    path.write_text("\n".join([*lines[:2], json.dumps({**item, "meta": {"a": {"b": 1}, "b": {"a": 2}}}),
+                               *lines[3:]]) + "\n")  # the same key in two objects is no repeat
+    assert imported("canonical", path, tmp_path / "ds").exit_code == 0
+
+
 def test_json_lines_with_a_byte_order_mark_read_as_without(tmp_path):
     plain = _jsonl(tmp_path)
     marked = tmp_path / "marked.jsonl"
