@@ -366,7 +366,8 @@ def usd_per_call(frame: Any, terms: Terms, source: str) -> np.ndarray | None:
                     other = "; the logs' cost_usd prices them without a table (leave prices out)" if \
                         "cost_usd" in frame else ""
                 raise CabenchError(f"{source}: prices.{price.pattern} needs the column '{lacking[0]}', which the logs "
-                                   f"lack; map it at import{other}")
+                                   f"lack (a table's import maps it with --mapping; a tool's logs have it where they "
+                                   f"record each call's){other}")
             rates[model] = price
         usd = np.zeros(len(frame))
         for side, column in (("input", "prompt_tokens"), ("output", "completion_tokens"), ("tokens", "tokens")):

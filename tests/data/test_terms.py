@@ -197,18 +197,22 @@ def test_dollars_per_call_by_hand():
     assert usd_per_call(frame, PAPER_TERMS, "logs") is None
 
 
+LACK = ("which the logs lack (a table's import maps it with --mapping; a tool's logs have it where they record each "
+        "call's)")
+
+
 @pytest.mark.parametrize("frame, terms, words", [
     (pd.DataFrame({"model": ["x"], "tokens": [1.0]}), {"cost": "usd", "prices": {"a": {"tokens": 1}}},
      "prices: no price for model 'x'"),
     (pd.DataFrame({"model": ["a"], "tokens": [1.0]}), {"cost": "usd", "prices": {"a": {"input": 1, "output": 1}}},
-     "prices.a needs the column 'prompt_tokens', which the logs lack; map it at import, or give one blended rate "
+     "prices.a needs the column 'prompt_tokens', " + LACK + ", or give one blended rate "
      "{tokens: $/1M} on the total"),
     # a blended rate on logs without tokens was told to give a blended rate: the logs' own dollars, where they have
     (pd.DataFrame({"model": ["a"], "cost_usd": [1.0]}), {"cost": "usd", "prices": {"a": {"tokens": 1}}},
-     "prices.a needs the column 'tokens', which the logs lack; map it at import; the logs' cost_usd prices them "
+     "prices.a needs the column 'tokens', " + LACK + "; the logs' cost_usd prices them "
      "without a table (leave prices out)"),
     (pd.DataFrame({"model": ["a"], "latency_s": [1.0]}), {"cost": "usd", "prices": {"a": {"tokens": 1}}},
-     "prices.a needs the column 'tokens', which the logs lack; map it at import"),
+     "prices.a needs the column 'tokens', " + LACK),
     (pd.DataFrame({"model": ["a"], "tokens": [1.0]}), {"cost": "usd"}, "cost: usd needs a cost_usd column"),
     (pd.DataFrame({"model": ["a"], "tokens": [1.0]}), {"cost": "completion_tokens"},
      "cost: completion_tokens needs the column 'completion_tokens'"),
