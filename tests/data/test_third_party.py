@@ -72,9 +72,9 @@ def ok(result: Any) -> None:
 
 # --- Inspect .eval archives with Zstandard members (gspencergoog/A2UI, inspect_ai 0.3.242) --------------------------
 
-def scoring(events: list[dict], model: str) -> tuple[float, float]:
-    """The working seconds of a sample's ``scorers`` span and the tokens of ``model`` calls made inside it (a scorer
-    grading with the evaluated model), which are not the configuration's cost."""
+def scoring(events: list[dict], model: str, count: str = "total_tokens") -> tuple[float, float]:
+    """The working seconds of a sample's ``scorers`` span and the tokens (``count``) of ``model`` calls made inside
+    it (a scorer grading with the evaluated model), which are not the configuration's cost."""
     spans = {e["id"]: e for e in events if e["event"] == "span_begin"}
     ends = {e["id"]: e["working_start"] for e in events if e["event"] == "span_end"}
 
@@ -83,7 +83,7 @@ def scoring(events: list[dict], model: str) -> tuple[float, float]:
                                         or scored(spans[span_id].get("parent_id")))
 
     seconds = sum(ends[i] - b["working_start"] for i, b in spans.items() if b["type"] == "scorers")
-    tokens = sum(e["output"]["usage"]["total_tokens"] for e in events
+    tokens = sum(e["output"]["usage"][count] for e in events
                  if e["event"] == "model" and e["model"] == model and scored(e.get("span_id")))
     return seconds, tokens
 
@@ -120,6 +120,30 @@ def test_a2ui_zstandard_logs(tmp_path, scorer, repeats):
         expected = latest if repeats == "latest" else first
     same(imported_cells(tmp_path / "ds"), expected)
     assert first_created < latest_created
+
+
+def test_a2ui_prices_the_input_tokens_as_input_and_the_rest_as_output(tmp_path):
+    """Gemini's usage counts reasoning tokens apart (total = input + output + reasoning): prompt_tokens is the
+    model's input_tokens less the scoring calls' own, and completion_tokens the rest of its tokens, reasoning
+    included, so that a price table bills every token the total counts."""
+    ok(imported("inspect", A2UI, tmp_path / "ds", "--metric", "a2ui_scorer", "--repeats", "latest", "--set",
+                "temperature=1", "--set", "max_new_tokens=65536"))
+    [path] = [p for p in A2UI.glob("*.eval") if p.name == "baseline-d68e424.eval"]  # the latest run (above)
+    expected = {}
+    with zipfile.ZipFile(path) as archive:
+        model = json.loads(archive.read("header.json"))["eval"]["model"]
+        for name in (n for n in archive.namelist() if n.startswith("samples/")):
+            s = json.loads(archive.read(name))
+            usage = s["model_usage"][model]
+            _, spent = scoring(s["events"], model)
+            _, spent_input = scoring(s["events"], model, "input_tokens")
+            assert spent_input > 0  # the scorer graded with the evaluated model
+            prompt = usage["input_tokens"] - spent_input
+            assert usage["total_tokens"] > usage["input_tokens"] + usage["output_tokens"]  # reasoning apart
+            expected[str(s["id"])] = (float(prompt), float(usage["total_tokens"] - spent - prompt))
+    with gzip.open(tmp_path / "ds" / "logs.csv.gz", "rt", newline="") as fh:
+        got = {r["instance_id"]: (float(r["prompt_tokens"]), float(r["completion_tokens"])) for r in csv.DictReader(fh)}
+    assert got == expected and len(got) == 2
 
 
 def test_log_converted_by_inspect_ai_0_3_285(tmp_path):

@@ -370,7 +370,8 @@ def _eee_lines(src: Path, edit) -> None:
 def test_every_eval_ever_keeps_the_input_and_output_tokens_and_sums_them_where_the_total_is_null(tmp_path):
     """Every Eval Ever lines record input and output tokens, which a price table needs; the import dropped them
     (prices by input and output were refused), and refused lines whose total_tokens is null as unmeasured. They are
-    kept as prompt_tokens and completion_tokens, and summed where the total is null."""
+    kept as prompt_tokens and completion_tokens (the total less the input: reasoning tokens a provider counts apart
+    are billed as output), and summed where the total is null."""
     src = write_eee(tmp_path / "src")
     expected = sorted((float(p), float(c)) for *_, rows in CONFIGS for _, _, p, c in rows)
     assert run_import("every-eval-ever", src, tmp_path / "ds").exit_code == 0
@@ -382,10 +383,45 @@ def test_every_eval_ever_keeps_the_input_and_output_tokens_and_sums_them_where_t
     again = pd.read_csv(tmp_path / "summed" / "logs.csv.gz")
     assert again["tokens"].tolist() == (again["prompt_tokens"] + again["completion_tokens"]).tolist()
     assert again.equals(logs)
-    _eee_lines(src, lambda item: item["token_usage"].update(total_tokens=1000, output_tokens=None)
-               if item["sample_id"] == "q3" else None)
+    def reasoning(item: dict) -> None:  # 50 reasoning tokens counted apart from the output (as Gemini's are)
+        usage = item["token_usage"]
+        extra = 50 if item["sample_id"] == "q3" else 0
+        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"] + extra
+
+    _eee_lines(src, reasoning)
+    assert run_import("every-eval-ever", src, tmp_path / "reasoning").exit_code == 0
+    thought = pd.read_csv(tmp_path / "reasoning" / "logs.csv.gz")
+    assert (thought["tokens"] - logs["tokens"]).tolist() == [50.0 if i == "q3" else 0.0 for i in logs["instance_id"]]
+    assert thought["prompt_tokens"].equals(logs["prompt_tokens"])
+    assert (thought["completion_tokens"] - logs["completion_tokens"]).equals(thought["tokens"] - logs["tokens"])
+    _eee_lines(src, lambda item: item["token_usage"].update(input_tokens=None) if item["sample_id"] == "q3" else None)
     short = run_import("every-eval-ever", src, tmp_path / "short")
     assert short.exit_code == 0, short.output
+    assert "prompt_tokens" not in pd.read_csv(tmp_path / "short" / "logs.csv.gz")
+
+
+def test_inspect_keeps_the_input_tokens_and_prices_the_rest_as_output(tmp_path):
+    """An Inspect log's model_usage gives input and output tokens, and some providers count reasoning tokens apart
+    (Gemini's total is input + output + reasoning): a price table's input rate applies to input_tokens and its
+    output rate to the rest of the model's tokens, less the scoring's as the total is."""
+    src = write_inspect(tmp_path / "src")
+    expected = sorted((float(p), float(c)) for *_, rows in CONFIGS for _, _, p, c in rows)
+    assert run_import("inspect", src, tmp_path / "ds").exit_code == 0
+    logs = pd.read_csv(tmp_path / "ds" / "logs.csv.gz")
+    assert sorted(zip(logs["prompt_tokens"], logs["completion_tokens"])) == expected
+    log = src / "2026-01-01_demo_1.json"
+    doc = json.loads(log.read_text())
+    usage = doc["samples"][2]["model_usage"]["openai/m-large"]
+    usage.update(total_tokens=usage["total_tokens"] + 50, reasoning_tokens=50)
+    log.write_text(json.dumps(doc))
+    assert run_import("inspect", src, tmp_path / "thought").exit_code == 0
+    thought = pd.read_csv(tmp_path / "thought" / "logs.csv.gz")
+    assert (thought["completion_tokens"] - logs["completion_tokens"]).tolist() == (
+        thought["tokens"] - logs["tokens"]).tolist() == [50.0 if n == 7 else 0.0 for n in range(len(logs))]
+    assert thought["prompt_tokens"].equals(logs["prompt_tokens"])
+    del doc["samples"][2]["model_usage"]["openai/m-large"]["input_tokens"]
+    log.write_text(json.dumps(doc))
+    assert run_import("inspect", src, tmp_path / "short").exit_code == 0
     assert "prompt_tokens" not in pd.read_csv(tmp_path / "short" / "logs.csv.gz")
 
 

@@ -38,9 +38,12 @@ tokens             ``token_usage.total_tokens`` (never negative), else
                    (``output.usage``), which understates a sample of
                    several calls: import the Inspect log itself to count
                    them all
-prompt_tokens,     ``token_usage.input_tokens`` and ``output_tokens`` (a
-completion_tokens  price table's input and output), when every line with
-                   tokens has both
+prompt_tokens,     ``token_usage.input_tokens``, and the rest of the tokens
+completion_tokens  (``total_tokens`` less ``input_tokens``: the output with
+                   the reasoning tokens some providers count apart, billed
+                   as output; ``output_tokens`` where the total is null),
+                   for a price table's input and output; kept when every
+                   line with tokens has both
 failed             a non-empty ``error``
 =================  ==========================================================
 
@@ -191,13 +194,14 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
             cols["instance_id"].append(intern(str(need(item, "sample_id", (str, int), where))))
             cols["correct"].append(correct)
             cols["latency_s"].append(None if latency is None else latency / 1000.0)
-            parts = [token_count(item, f"token_usage.{k}_tokens", where) for k in ("input", "output")]
+            prompt, output = (token_count(item, f"token_usage.{k}_tokens", where) for k in ("input", "output"))
             tokens = token_count(item, "token_usage.total_tokens", where)
-            if not tokens and parts[0] is not None and parts[1] is not None:
-                tokens = parts[0] + parts[1]
+            if not tokens and prompt is not None and output is not None:
+                tokens = prompt + output
+            completion = None if tokens is None or prompt is None or prompt > tokens else tokens - prompt
             cols["tokens"].append(tokens)
-            cols["prompt_tokens"].append(parts[0])
-            cols["completion_tokens"].append(parts[1])
+            cols["prompt_tokens"].append(None if completion is None else prompt)
+            cols["completion_tokens"].append(completion)
             cols["failed"].append(failed)
             cols["file"].append(path)
             cols["position"].append(line)

@@ -45,6 +45,11 @@ tokens             ``model_usage[<eval.model>].total_tokens`` less that
                    final model call's alone (counted, said and recorded:
                    ``last_call_tokens``; grader models' tokens are not
                    the configuration's cost)
+prompt_tokens,     the same ``input_tokens``, and the rest of the tokens
+completion_tokens  (``total_tokens`` less ``input_tokens``: the output with
+                   the reasoning tokens some providers count apart, billed
+                   as output), for a price table's input and output; kept
+                   when every sample with tokens has both
 failed             the sample has an ``error``
 =================  ==========================================================
 
@@ -196,10 +201,11 @@ def _settings(header: dict[str, Any], where: str) -> dict[str, Any]:
 _SCORING = ("scorer", "scorers")  # the span (and, before spans, step) types of a sample's scoring
 
 
-def _scoring(sample: dict[str, Any], model: str, where: str) -> tuple[float, float]:
-    """Working seconds and ``model`` tokens a sample spent scoring: its events between the beginning and end of its
-    scoring spans (or steps), which ``working_time`` and ``model_usage`` count but the configuration does not cost."""
-    seconds = tokens = 0.0
+def _scoring(sample: dict[str, Any], model: str, where: str) -> tuple[float, list[float]]:
+    """Working seconds and ``model`` tokens (total, input) a sample spent scoring: its events between the
+    beginning and end of its scoring spans (or steps), which ``working_time`` and ``model_usage`` count but the
+    configuration does not cost."""
+    seconds, tokens = 0.0, [0.0] * len(_COUNTS)
     depth, start, spans = 0, None, set()
     for n, event in enumerate(field_at(sample, "events", list, where, [])):
         kind = event.get("event") if isinstance(event, dict) else None
@@ -214,8 +220,16 @@ def _scoring(sample: dict[str, Any], model: str, where: str) -> tuple[float, flo
             end = number(event, "working_start", at) if depth == 0 else None
             seconds += end - start if end is not None and start is not None else 0.0
         elif depth and kind == "model" and event.get("model") == model:
-            tokens += token_count(event, "output.usage.total_tokens", at) or 0.0
+            tokens = [n + (spent or 0.0) for n, spent in zip(tokens, _usage(event, "output.usage.", at))]
     return seconds, tokens
+
+
+_COUNTS = ("total", "input")  # a usage's token counts read: the total, and the input (the rest is priced as output)
+
+
+def _usage(item: Any, prefix: str, where: str) -> list[float | None]:
+    """The token counts (:data:`_COUNTS`) of the usage at ``prefix`` in ``item``, None where it has none."""
+    return [token_count(item, f"{prefix}{k}_tokens", where) for k in _COUNTS]
 
 
 def _nothing_to_replay(samples: list[Any]) -> str:
@@ -269,12 +283,15 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
             # (in a scored log, a sample without a score is not measured: --unmeasured)
             usage = field_at(sample, "model_usage", dict, where, {})
             scoring_time, scoring_tokens = _scoring(sample, model, where)
-            tokens = token_count(usage.get(model), "total_tokens", f"{where}: model_usage.{model}")
-            if tokens is not None and scoring_tokens:  # all of it the scoring's (inconsistent): its own output's
-                tokens = tokens - scoring_tokens if tokens > scoring_tokens else None
-            if tokens is None:
-                tokens = token_count(sample, "output.usage.total_tokens", where)
-                last_call += tokens is not None
+            counts = _usage(usage.get(model), "", f"{where}: model_usage.{model}")
+            if counts[0] is not None and scoring_tokens[0]:  # all of it the scoring's (inconsistent): its own output's
+                counts = [None if n is None or n < spent or (k == 0 and n == spent) else n - spent
+                          for k, (n, spent) in enumerate(zip(counts, scoring_tokens))]
+            if counts[0] is None:
+                counts = _usage(sample, "output.usage.", where)
+                last_call += counts[0] is not None
+            tokens, prompt = counts
+            completion = None if tokens is None or prompt is None or prompt > tokens else tokens - prompt
             latency = duration(sample, "working_time", where)
             if latency is None:
                 latency = duration(sample, "total_time", where)
@@ -282,7 +299,8 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
                 latency = latency - scoring_time if latency > scoring_time else None
             epoch = field_at(sample, "epoch", int, where, 1)
             rows.append({**meta, "instance_id": str(sample_id), REPEAT: epoch, "correct": correct,
-                         "latency_s": latency, "tokens": tokens, "failed": failed, "file": path,
+                         "latency_s": latency, "tokens": tokens, "completion_tokens": completion,
+                         "prompt_tokens": None if completion is None else prompt, "failed": failed, "file": path,
                          "position": n + 1})
             groups.append(task)
     if not rows:  # (a folder: each log skipped)
@@ -291,6 +309,9 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
                            + (f"; and {len(skipped) - 1} more" if len(skipped) > 1 else "") + ")")
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
         row["instance_id"] = key
+    if any(r["tokens"] is not None and (r["prompt_tokens"] is None or r["completion_tokens"] is None) for r in rows):
+        for r in rows:  # kept only when every sample that has tokens has both
+            del r["prompt_tokens"], r["completion_tokens"]
     for begin, end, variant in zip(first_row, [*first_row[1:], len(rows)], variants(logs)):
         for row in rows[begin:end]:
             row[VARIANT] = variant
