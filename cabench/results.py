@@ -403,20 +403,31 @@ def _check_summary(path: Path, summary: pd.DataFrame, unit: str) -> None:
     written = read_csv(path)
     if "status" in written:  # the cells the run skipped are rows of their own
         written = written[written["status"] == "ok"]
+    lines = written.index.to_numpy() + 2  # each row's line in the file (the header is line 1)
     written = written.reset_index(drop=True)
-    same = set(expected.columns) <= set(written.columns) and len(written) == len(expected) and all(
-        _same_column(expected[c], written[c]) for c in expected.columns)
-    if not same:
-        raise CabenchError(f"{path}: does not say what runs.csv says (one of them was edited, or they come from "
-                           f"different runs); {AGAIN}")
+    said = f"one of them was edited, or they come from different runs); {AGAIN}"
+    lacking = [c for c in expected.columns if c not in written.columns]
+    if lacking:
+        raise CabenchError(f"{path}: does not say what runs.csv says (no column '{lacking[0]}'; {said}")
+    if len(written) != len(expected):
+        raise CabenchError(f"{path}: does not say what runs.csv says ({len(written)} rows of runs summed, runs.csv "
+                           f"makes {len(expected)}; {said}")
+    for col in expected.columns:
+        differ = np.flatnonzero(_differing(expected[col], written[col]))
+        if len(differ):
+            row = int(differ[0])
+            raise CabenchError(f"{path}: does not say what runs.csv says (line {lines[row]}, column '{col}': "
+                               f"{_shown(written[col].iloc[row])}, where runs.csv gives "
+                               f"{_shown(expected[col].iloc[row])}; {said}")
 
 
-def _same_column(expected: pd.Series, written: pd.Series) -> bool:
-    """Whether a column of ``summary.csv`` holds the values computed from ``runs.csv``: numbers exactly (both
-    missing counts as the same), anything else as text."""
+def _differing(expected: pd.Series, written: pd.Series) -> np.ndarray:
+    """Where a column of ``summary.csv`` does not hold the values computed from ``runs.csv``: numbers compared
+    exactly (both missing counts as the same), anything else as text."""
     if pd.api.types.is_numeric_dtype(expected) and pd.api.types.is_numeric_dtype(written):
-        return bool(np.array_equal(expected.to_numpy(float), written.to_numpy(float), equal_nan=True))
-    return bool((expected.astype(str).to_numpy() == written.astype(str).to_numpy()).all())
+        a, b = expected.to_numpy(float), written.to_numpy(float)
+        return ~((a == b) | (np.isnan(a) & np.isnan(b)))
+    return expected.astype(str).to_numpy() != written.astype(str).to_numpy()
 
 
 def read_record(path: Path) -> Any:

@@ -467,7 +467,10 @@ def test_a_summary_that_runs_csv_does_not_back_is_refused(tmp_path, named_psi, d
         (folder / "runs.csv").write_text("\n".join([runs[0], ",".join(row), *runs[2:]]) + "\n")
     before = checksums(root)
     for command in ("recommend", "report"):
-        said = "missing (deleted?)" if damage == "summary deleted" else "does not say what runs.csv says"
+        said = {"summary deleted": "missing (deleted?)",
+                "summary value": "does not say what runs.csv says (line 2, column 'spend_share': 0.111, where "
+                                 "runs.csv gives ",
+                "runs value": "does not say what runs.csv says (line 2, column 'f1': "}[damage]
         one_line_error(cli(command, root), f"{folder / 'summary.csv'}: {said}")
     assert checksums(root) == before
 
