@@ -2,7 +2,8 @@
 
 An endpoint's ``usage`` is a claim. It is counted only when it is a plausible
 count: ``prompt_tokens`` and ``completion_tokens`` whole numbers, finite and
-not negative, completion tokens within the request's ``max_tokens`` and their
+not negative (the completion read as the most the usage says was generated:
+:func:`billed_completion`), completion tokens within the request's ``max_tokens`` and their
 cost in the cost unit (:mod:`cabench.live.tariff`: tokens, completion tokens or
 dollars) within the call's worst case (the costliest split of
 :meth:`Task.worst_case`). Anything else makes the call *suspect*: it is charged
@@ -135,9 +136,12 @@ def usage_counts(usage: Any, max_tokens: int, worst: Counts, tariff: Tariff, bou
         if number is None or not math.isfinite(number) or number < 0 or number != math.floor(number):
             return None, f"usage.{name} is {_shown(value)}, not a count of tokens", worst
         counts[name] = number
+    said = counts["completion_tokens"]
+    counts["completion_tokens"] = billed_completion(usage, counts["prompt_tokens"], said)
     if counts["completion_tokens"] > max_tokens:
         done = counts["completion_tokens"]
-        return None, f"usage.completion_tokens {done:.0f} is above max_tokens {max_tokens}", worst
+        what = "usage.completion_tokens" if done == said else "the usage's completion (its total or reasoning tokens)"
+        return None, f"{what} {done:.0f} is above max_tokens {max_tokens}", worst
     claimed = (counts["prompt_tokens"], counts["completion_tokens"])
     cost, most = tariff.cost(*claimed), tariff.cost(*worst)
     if cost > most:
@@ -250,14 +254,31 @@ def at_served_price(paid: Charge, outcome: Outcome, rate: Tariff, worst: Counts,
 
 
 def _reported(usage: Any) -> Counts | None:
-    """The prompt and completion tokens ``usage`` counts, where it is a count of both (finite, not negative)
-    above zero in all: what a provider bills by."""
+    """The prompt and completion tokens ``usage`` counts (:func:`billed_completion`), where it is a count of both
+    (finite, not negative) above zero in all: what a provider bills by."""
     if not isinstance(usage, dict):
         return None
     prompt, completion = (_number(usage.get(name)) for name in ("prompt_tokens", "completion_tokens"))
     if prompt is None or completion is None or not all(math.isfinite(c) and c >= 0 for c in (prompt, completion)):
         return None
+    completion = billed_completion(usage, prompt, completion)
     return (prompt, completion) if prompt + completion > 0 else None
+
+
+def billed_completion(usage: dict[str, Any], prompt: float, completion: float) -> float:
+    """The completion tokens a provider bills for ``usage``: its ``completion_tokens``, or more where its own
+    ``total_tokens`` less the ``prompt`` counts more, or where ``completion_tokens_details.reasoning_tokens`` is
+    above the completion (which then cannot hold them: they are added to it), rounded up. Gateways passing a
+    thinking model through have reported its reasoning tokens there alone, with a completion of 0 or 1, and the
+    provider bills them; an honest usage (total = prompt + completion, reasoning within the completion) reads as
+    it is. A value that is no finite number is left out."""
+    details = usage.get("completion_tokens_details")
+    total = _number(usage.get("total_tokens"))
+    reasoning = _number(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    more = [math.ceil(total - prompt)] if total is not None and math.isfinite(total) else []
+    if reasoning is not None and math.isfinite(reasoning) and reasoning > completion:
+        more.append(math.ceil(completion + reasoning))
+    return completion if max(more, default=completion) <= completion else float(max(more))  # (a count as read)
 
 
 def reported_latency(value: Any) -> tuple[float | None, str]:

@@ -180,6 +180,14 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
                 reply["usage"] = [1, 2]
             elif how == "missing":
                 del reply["usage"]
+            elif how in ("hidden-reasoning", "hidden-in-total"):  # a thinking model through a gateway: the
+                # completion said to be 1, the rest only in the reasoning count or in the total (which it bills)
+                hidden = usage["completion_tokens"] - 1
+                usage["completion_tokens"] = 1
+                usage["total_tokens"] = usage["prompt_tokens"] + 1 + hidden
+                if how == "hidden-reasoning":
+                    usage["completion_tokens_details"] = {"reasoning_tokens": hidden}
+                    del usage["total_tokens"]
             elif how == "no-completion":  # the prompt counted, no completion token: free under cost: completion
                 usage["prompt_tokens"], usage["completion_tokens"] = usage["prompt_tokens"] + 10, 0
             elif how == "choices-text":

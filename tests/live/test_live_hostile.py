@@ -741,6 +741,48 @@ def test_replies_without_usage_now_and_then_never_spend_past_the_budget(tmp_path
     assert f" in {made} calls ({spend['failed_calls']} without an outcome), 0 failed attempts; " in result.stdout
 
 
+@pytest.mark.parametrize("how", ["hidden-reasoning", "hidden-in-total"])
+def test_tokens_a_reply_counts_only_in_its_total_or_reasoning_are_charged(tmp_path, dataset, endpoint, how):
+    """Gateways passing a thinking model through have reported its reasoning tokens in completion_tokens_details or
+    in total_tokens alone, with a completion of 1: cabench charged prompt + 1 a call, and the endpoint generated
+    (and a provider bills) far past the budget. The completion is read as the most the usage counts."""
+    ep, url = endpoint(lambda n: "honest" if n <= PROFILING_CALLS else how)
+    out = tmp_path / "run"
+    result = run(config(tmp_path, dataset, url), out)
+    assert result.exit_code == 0, result.output
+    spend = strict_loads((out / "spend.json").read_text())
+    assert spend["stopped_by"] == "token budget"
+    assert ep.generated <= spend["spent_tokens"] <= BUDGET, (ep.generated, spend)
+    method = [r for r in finished(out) if r["key"].startswith("e:")]
+    assert method and all(r["ok"] and not r.get("suspect") and r["completion_tokens"] > 1 for r in method)
+
+
+def test_a_usage_is_read_as_the_most_its_counts_say_was_generated():
+    """completion_tokens, total_tokens less the prompt, and the reasoning tokens of completion_tokens_details: the
+    most of them is the completion charged; an honest usage reads as it is, and a total far above the call's
+    bound makes the call suspect."""
+    from cabench.live.charges import billed_above, usage_counts
+    from cabench.live.tariff import Tariff
+    from cabench.live.tasks import Bound
+
+    bound, rate = Bound(19.0, 64.0, 83.0), Tariff("tokens", 1.0, 1.0)
+    worst = rate.worst(bound)
+    honest = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
+              "completion_tokens_details": {"reasoning_tokens": 3}}
+    assert usage_counts(honest, 64, worst, rate, bound) == ((10, 5), "", (10, 5))
+    hidden = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 42}
+    assert usage_counts(hidden, 64, worst, rate, bound) == ((10, 32), "", (10, 32))
+    thought = {"prompt_tokens": 10, "completion_tokens": 1, "completion_tokens_details": {"reasoning_tokens": 40}}
+    assert usage_counts(thought, 64, worst, rate, bound) == ((10, 41), "", (10, 41))  # 40 the completion cannot hold
+    odd = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": "many", "completion_tokens_details": [1]}
+    assert usage_counts(odd, 64, worst, rate, bound) == ((10, 5), "", (10, 5))
+    far = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 5015}
+    counts, why, charged = usage_counts(far, 64, worst, rate, bound)
+    assert counts is None and charged == worst
+    assert why == "the usage's completion (its total or reasoning tokens) 5005 is above max_tokens 64"
+    assert billed_above(far, worst, rate)[1] == 5015  # and the run is stopped: a provider bills it
+
+
 @pytest.mark.parametrize("how", ["array", "oversized", "cut"])
 @pytest.mark.parametrize("mode", ["none", "reported"])
 def test_replies_delivered_but_unread_are_charged_whatever_charge_failed_says(tmp_path, dataset, endpoint, mode, how):
