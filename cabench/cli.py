@@ -530,7 +530,8 @@ def tune(
     """Profiling-only grid search over (s_r, s_c, eta) (Appendix A); writes tune.csv and tune.yaml."""
     from cabench import registry
     from cabench.config import load_config
-    from cabench.tune import run_tuning, tied_at_best
+    from cabench.methods.configured import OnlineMethod
+    from cabench.tune import run_tuning, tied_at_best, tuned_method
 
     def act():
         cfg = load_config(config, _overrides(n_jobs=n_jobs, output=str(out) if out else None, backend=backend))
@@ -552,8 +553,10 @@ def tune(
         typer.echo(f"note: {every} the same mean R_HV ({score:g}): the profiling rows tell them apart by none of "
                    "their pulls, so the first in the table's order (smallest s_r, s_c, eta) is named; more profiling "
                    "instances, or tune.rho, may separate them")
+    scored = tuned_method(cfg)
+    kept = "".join(f", {k}: {v:g}" for k, v in (("alpha", scored.alpha),) if v != OnlineMethod(tuned).alpha)
     typer.echo(f"run uses the parameters its config gives: to run with these, write them in {config}'s methods, "
-               f"e.g. - {{name: {tuned}, s_r: {best['s_r']:g}, s_c: {best['s_c']:g}, eta: {best['eta']:g}}}")
+               f"e.g. - {{name: {tuned}, s_r: {best['s_r']:g}, s_c: {best['s_c']:g}, eta: {best['eta']:g}{kept}}}")
     others = [registry.display(m.name) for m in cfg.methods if m.name != tuned and registry.spec(m.name).tunable]
     if others:  # methods of the config with parameters of their own, which the grid did not score
         typer.echo(f"tune chooses {registry.display(tuned)}'s parameters only; {', '.join(others)} "

@@ -4,7 +4,9 @@ The paper's own online method (CoHV-UCB, ``registry.proposed``) is replayed on
 the *profiling* split only (samples drawn from it, regret scored against its
 means) for every ``(s_r, s_c, eta)`` of the grid; the triple with the lowest
 mean R_HV (averaged over the rho grid and the repetitions) is chosen. The
-evaluation split is never touched.
+evaluation split is never touched. The method is scored as the config runs it
+(its ``alpha``; the defaults where the config does not list it); its theory
+mode uses none of the three, and is refused.
 """
 
 from __future__ import annotations
@@ -90,6 +92,13 @@ def tied_at_best(table: pd.DataFrame) -> int:
     return int((scores == scores[0]).sum()) if len(scores) else 0
 
 
+def tuned_method(cfg: ExperimentConfig) -> OnlineMethod:
+    """The method ``tune`` scores: the config's own entry of the paper's online method (its ``alpha`` and
+    ``mode``), else that method with its defaults."""
+    tuned = registry.proposed("online")
+    return next((m for m in cfg.methods if isinstance(m, OnlineMethod) and m.name == tuned), OnlineMethod(tuned))
+
+
 def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame, dict, Path, bool]:
     """Grid search; writes ``tune.csv`` (every triple) and ``tune.yaml`` (the choice, and whether the logs scored
     are surrogate) to the output folder; returns the table, the choice, the folder and whether the logs are
@@ -104,7 +113,11 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
     spec = cfg.tune
     rhos = spec.rho or cfg.rho
     tuned = registry.proposed("online")
-    too_small = infeasible_cells(replace(cfg, rho=tuple(spec.rho), methods=(OnlineMethod(tuned),)), problem)
+    base = tuned_method(cfg)
+    if base.mode == "theory":  # s_r = s_c = 1 and one initial pull: every triple of the grid would run alike
+        raise CabenchError(f"{cfg.source}: methods.{tuned}.mode: theory uses none of s_r, s_c and eta (Algorithm 1 "
+                           "exactly); tuning applies to mode: experimental")
+    too_small = infeasible_cells(replace(cfg, rho=tuple(spec.rho), methods=(base,)), problem)
     if too_small:  # scored there, every triple would have no regret, and the choice would be the grid's first
         raise CabenchError(f"{cfg.source}: tune.rho: {next(iter(too_small.values()))}")
     out = Path(cfg.output)
@@ -119,7 +132,7 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
         raise CabenchError(f"{cfg.source}: tune: the grid makes about {pulls:.3g} pulls, above max_pulls = "
                            f"{cfg.max_pulls:.3g}; lower tune.repetitions or tune.rho, or raise max_pulls")
     keys = stream_keys(cfg.seed, np.arange(spec.repetitions), problem.arm_ids)
-    tasks = [(problem, OnlineMethod(tuned, s_r, s_c, eta), rhos, keys) for s_r, s_c, eta in grid]
+    tasks = [(problem, replace(base, s_r=s_r, s_c=s_c, eta=eta), rhos, keys) for s_r, s_c, eta in grid]
     backend = Backend(cfg.backend, cfg.n_jobs, cfg.scheduler_address)
     scores = list(tqdm(parallel_map(_score, tasks, backend), total=len(grid), desc="tune", disable=quiet,
                        leave=False))
@@ -132,7 +145,7 @@ def run_tuning(cfg: ExperimentConfig, quiet: bool = False) -> tuple[pd.DataFrame
         files.write(out / "tune.csv", text)
         files.write(out / "tune.yaml", dump_yaml({
             "chosen": best, "tied_at_best": tied_at_best(table), "scored_on": "profiling split", "method": tuned,
-            "rho": list(rhos),
+            "mode": base.mode, "alpha": float(base.alpha), "rho": list(rhos),
             "repetitions": spec.repetitions, "seed": cfg.seed, "dataset_sha256": sha256, "surrogate": surrogate,
             "tune_csv_sha256": hashlib.sha256(text).hexdigest()}))
     return table, best, out, surrogate

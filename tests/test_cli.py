@@ -321,6 +321,33 @@ def test_tune_writes_choice(tmp_path):
     assert refused.exit_code == 2 and "pass another --out" in refused.stderr and "--force" not in refused.stderr
 
 
+def test_tune_scores_cohv_ucb_as_the_config_runs_it_and_refuses_its_theory_mode(tmp_path):
+    """tune scored CoHV-UCB with its default alpha whatever the config gave (a tune.csv byte for byte the default
+    config's), and its snippet then ran the method at the default when pasted; in theory mode, which uses none of
+    s_r, s_c and eta, it scored a grid of identical runs."""
+    def tuned(name: str, entry: dict) -> tuple:
+        config = tmp_path / f"{name}.yaml"
+        config.write_text(yaml.safe_dump({
+            "dataset": str(DATA / "gsm8k"), "setting": "online", "rho": [4], "methods": [entry],
+            "output": str(tmp_path / name), "tune": {"s_r": [0.01, 0.1], "s_c": [0.01], "eta": [0.05],
+                                                     "repetitions": 3}}))
+        return config, runner.invoke(app, ["tune", str(config), "--quiet"])
+
+    _, plain = tuned("plain", {"name": "cohv-ucb"})
+    config, wide = tuned("wide", {"name": "cohv-ucb", "alpha": 4})
+    assert plain.exit_code == wide.exit_code == 0, (plain.output, wide.output)
+    assert (tmp_path / "plain" / "tune.csv").read_text() != (tmp_path / "wide" / "tune.csv").read_text()
+    chosen = yaml.safe_load((tmp_path / "wide" / "tune.yaml").read_text())
+    assert chosen["alpha"] == 4 and chosen["mode"] == "experimental"
+    assert wide.output.splitlines()[-1].endswith(f"eta: {chosen['chosen']['eta']:g}, alpha: 4}}")
+    assert plain.output.splitlines()[-1].endswith(f"eta: {chosen['chosen']['eta']:g}}}")
+    config, theory = tuned("theory", {"name": "cohv-ucb", "mode": "theory"})
+    assert theory.exit_code == 2 and theory.stderr == (
+        f"error: {config}: methods.cohv-ucb.mode: theory uses none of s_r, s_c and eta (Algorithm 1 exactly); "
+        "tuning applies to mode: experimental\n")
+    assert not (tmp_path / "theory" / "tune.csv").exists()
+
+
 def test_tune_says_when_the_grid_ties_at_its_best(tmp_path):
     """Settings scoring the same mean R_HV were reported as a choice, the grid's first, without a word."""
     config = tmp_path / "c.yaml"
