@@ -65,6 +65,9 @@ def test_method_parameters_and_overrides():
     ({**BASE, "backend": "spark"}, "backend: 'spark' is not one of"),
     ({**BASE, "scheduler_address": "tcp://127.0.0.1:1"}, "scheduler_address: only applies to backend 'dask'"),
     ({**BASE, "methods": ["uniform", "uniform"]}, "methods[1].name: 'uniform' is listed twice"),
+    ({**BASE, "methods": ["cohv-ucb", "cabench.methods.index:cohv_ucb"]},  # (run twice, and shown as one's own)
+     "methods[1].name: methods: 'cabench.methods.index:cohv_ucb' is cabench's own method 'cohv-ucb'; name it "
+     "'cohv-ucb'"),
     ({**BASE, "dataset": {"synthetic": {"means": [[0.5, 0.5]], "costs": [1]}}}, "means: need at least 2 arms"),
     ([1, 2], "config: expected a mapping"),
 ])

@@ -52,6 +52,10 @@ def get(name: str, setting: str) -> Method:
     if is_module_object(name):
         function = load_user(name)
         registered_as = decorated(function, setting)
+        if registered_as is not None and registered_as.spec.origin != "user":  # cabench's own, under another name:
+            # two names of one method would run it twice, and show it as a method of one's own
+            raise CabenchError(f"methods: '{name}' is cabench's own method '{registered_as.spec.name}'; name it "
+                               f"'{registered_as.spec.name}'")
         if registered_as is not None and registered_as.spec.origin == "user":  # a decorated function of one's own:
             # the method it was registered as (display, quality_first, of_one), under this name; its colour and
             # marker are the name's, as every later process (plot, report) shows it from the display recorded
