@@ -159,11 +159,11 @@ def url_secrets(url: str) -> list[str]:
 
 def secret_forms(secret: str) -> list[str]:
     """``secret`` and the forms an endpoint may echo it in, each of which gives it back: percent-encoded (every
-    reserved character, or all but ``/``), with JSON's escaped ``\\/``, and in base64 (standard and URL-safe, with
-    and without padding)."""
+    reserved character, all but ``/``, or every byte), with JSON's escaped ``\\/``, and in base64 (standard and
+    URL-safe) and base32, with and without padding."""
     raw = secret.encode()
-    encoded = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
-    quoted = [quote(secret, safe=""), quote(secret, safe="/")]
+    encoded = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(), base64.b32encode(raw).decode()]
+    quoted = [quote(secret, safe=""), quote(secret, safe="/"), "".join(f"%{b:02X}" for b in raw)]
     lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), q) for q in quoted]  # %2f is %2F (RFC 3986)
     forms = [secret, *quoted, *lower, secret.replace("/", "\\/"), *encoded, *(e.rstrip("=") for e in encoded)]
     return [form for form in dict.fromkeys(forms) if len(form) >= MIN_SECRET]
@@ -197,12 +197,17 @@ def redact(text: str, secrets: list[str], unescape: bool = False, fragments: lis
     if unescape:  # JSON's escapes read (:data:`_ESCAPED`): a key holding a quote or a backslash is written escaped
         text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else m.group(2), text)
     shown = _hidden(text, secrets, fragments or [])
-    decoded = _ENTITY.sub(_entity, text)  # an HTML page's character references (a proxy's error page)
-    if decoded != text:  # read where they hide something; elsewhere the text is kept as written
-        hidden = _hidden(decoded, secrets, fragments or [])
-        if hidden != decoded:
-            return hidden
+    for decoded in (_ENTITY.sub(_entity, text),  # an HTML page's character references (a proxy's error page)
+                    _INVISIBLE.sub("", text)):  # a key with zero-width characters between its own
+        if decoded != text:  # read where they hide something; elsewhere the text is kept as written
+            hidden = _hidden(decoded, secrets, fragments or [])
+            if hidden != decoded:
+                return hidden
     return shown
+
+
+#: Characters that show as nothing: a key written with them between its characters reads as the key.
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
 
 
 def _hidden(text: str, secrets: list[str], fragments: list[str]) -> str:

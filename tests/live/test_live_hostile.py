@@ -361,9 +361,10 @@ def test_an_environment_key_echoed_escaped_encoded_or_in_base64_is_redacted(monk
 def test_a_key_echoed_inside_other_base64_as_html_references_in_hex_or_backwards_is_redacted(monkeypatch):
     """base64 of "Bearer KEY", "user:KEY" or a JSON document holding the key gave it back whole: the key's own
     base64 matched only where the key began a 3-byte group. An HTML error page's character references (&#115;...)
-    kept 30 of its 33 characters, and its hexadecimal or backward form all of them. Each is redacted now, leaving at
-    most the characters a base64 group shares with the text before or after the key; text merely holding character
-    references is kept as written."""
+    kept 30 of its 33 characters, and its hexadecimal or backward form all of them; so did every byte
+    percent-encoded, base32 and zero-width characters between the key's. Each is redacted now, leaving at most the
+    characters a base64 group shares with the text before or after the key; text merely holding character
+    references or invisible characters is kept as written."""
     from cabench.live.client import ChatClient
 
     key = "sk-proj-ABCdef1234567890SECRETxyz"
@@ -383,8 +384,14 @@ def test_a_key_echoed_inside_other_base64_as_html_references_in_hex_or_backwards
         for form in ("".join(f"&#{ord(c)};" for c in key), "".join(f"&#x{ord(c):X};" for c in key),
                      "".join(f"&#{ord(c)}" for c in key), raw.hex(), raw.hex().upper(), key[::-1], " ".join(key)):
             assert client.redact(f"<p>key: {form}</p>") == "<p>key: [redacted]</p>", form
+        # every byte percent-encoded, base32, or zero-width characters between the key's: each gave it back whole
+        for form in ("".join(f"%{b:02X}" for b in raw), "".join(f"%{b:02x}" for b in raw),
+                     base64.b32encode(raw).decode(), base64.b32encode(raw).decode().rstrip("="), "\u200b".join(key),
+                     "\u2060".join(key), "\u00ad".join(key)):
+            assert client.redact(f"<p>key: {form}</p>") == "<p>key: [redacted]</p>", form
         assert client.redact("a &amp; b &#9; &#0; &#xD800; c") == "a &amp; b &#9; &#0; &#xD800; c"
         assert client.redact("answer: 1 2 3 4 5 6") == "answer: 1 2 3 4 5 6"  # a few key characters spaced: kept
+        assert client.redact("a\u200bb, c\u00add") == "a\u200bb, c\u00add"  # invisible characters hiding nothing
     finally:
         client.close()
 
