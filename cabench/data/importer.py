@@ -299,6 +299,23 @@ def _check_scores(canonical: pd.DataFrame, given_in: str | None, read_from: Any,
              "(--mapping)")
 
 
+def _parts_warnings(logs: pd.DataFrame, place: Callable[[int], str]) -> list[str]:
+    """A line where a table's ``tokens`` is not ``prompt_tokens + completion_tokens`` (the first such row named): a
+    token budget charges the one, a price table the others, and the two would disagree without a word."""
+    if not {"tokens", "prompt_tokens", "completion_tokens"} <= set(logs.columns):
+        return []
+    tokens, prompt, completion = (logs[c].to_numpy(dtype=float) for c in ("tokens", "prompt_tokens",
+                                                                          "completion_tokens"))
+    off = np.flatnonzero(~np.isclose(tokens, prompt + completion, rtol=1e-9, atol=1e-9))
+    if not len(off):
+        return []
+    row = int(off[0])
+    return [f"tokens is not prompt_tokens + completion_tokens on {len(off)} of {len(logs)} rows (the first at "
+            f"{place(row)}: {tokens[row]:g} against {prompt[row]:g} + {completion[row]:g}); a token budget counts "
+            "tokens and a price table prices the two parts, so budgets in tokens and in dollars see calls of other "
+            "sizes (tokens a provider counts apart, as reasoning, belong in the completion)"]
+
+
 def priced_calls(canonical: pd.DataFrame, place: Callable[[int], str]) -> tuple[pd.DataFrame, str | None]:
     """A tool's dollars (``cost_usd``) that some calls read lack or record as 0: kept where every call left after
     ``--failed`` and ``--unmeasured`` has them above 0 (a failed call the tool did not price, dropped, takes no
@@ -970,6 +987,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                    else "")
             echo(f"warning: {target}: not read, though {_rename_or_map(*alike, how)}")
     for warning in unit_warnings(valid) if fmt == "canonical" else []:  # a tool's reader converts its own units
+        echo(f"warning: {warning}")
+    for warning in _parts_warnings(valid, placed(canonical, place)) if fmt == "canonical" else []:
         echo(f"warning: {warning}")
     if info.get("other_splits"):
         echo(f"left out: {_counted(info['other_splits'], 'rows of other splits than --split ' + options.split)}; "

@@ -119,6 +119,24 @@ def test_loader_refuses_a_negative_optional_column_and_a_missing_declared_one(tm
         load_dataset(out)
 
 
+def test_tokens_other_than_the_sum_of_its_parts_is_one_warning_naming_the_first_row(tmp_path):
+    """A table's tokens and its prompt and completion tokens that disagree were imported without a word: a token
+    budget then counts other calls' sizes than a price table prices. One warning names the first row and how many."""
+    frame = _user_logs().drop(columns=["note", "queue_s"])
+    frame["tokens"] = frame["prompt_tokens"] + frame["completion_tokens"]
+    lines, _ = _import(tmp_path, frame, {}, "agreeing")
+    assert not [line for line in lines if "prompt_tokens + completion_tokens" in line]
+    frame.loc[[4, 9], "tokens"] += 1000
+    lines, out = _import(tmp_path, frame, {}, "apart")
+    first = frame.loc[4]
+    assert [line for line in lines if "prompt_tokens + completion_tokens" in line] == [
+        f"warning: tokens is not prompt_tokens + completion_tokens on 2 of {len(frame)} rows (the first at row 5: "
+        f"{first['tokens']:g} against {first['prompt_tokens']:g} + {first['completion_tokens']:g}); a token budget "
+        "counts tokens and a price table prices the two parts, so budgets in tokens and in dollars see calls of "
+        "other sizes (tokens a provider counts apart, as reasoning, belong in the completion)"]
+    assert (out / "logs.csv.gz").is_file()
+
+
 @pytest.mark.parametrize(("column", "factor", "expected"), [
     ("latency_s", 1000, "latency_s looks like milliseconds?"),
     ("latency_s", 0.001, "latency_s looks scaled twice, or another measure?"),
