@@ -174,7 +174,7 @@ def _fail_empty(path: Path, col: str, empty: np.ndarray) -> None:
     """One line naming the first empty cell of ``col`` (``empty``: a mask of its rows), unless it may be empty."""
     if col not in MAY_BE_EMPTY and empty.any():
         row = int(np.flatnonzero(empty)[0]) + 2
-        raise CabenchError(f"{path}: line {row}, column '{col}': empty (a cut or damaged file); {AGAIN}")
+        raise CabenchError(f"{path}: line {row}, column '{col}': empty or NaN (a cut or damaged file); {AGAIN}")
 
 
 def _check_numbers(path: Path, frame: pd.DataFrame, col: str, number: np.ndarray) -> None:
@@ -690,8 +690,8 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
     holes = runs.isna().to_numpy()
     if holes.any():
         row, col = (int(v) for v in np.argwhere(holes)[0])
-        raise CabenchError(f"{folder / 'runs.csv'}: line {row + 2}, column '{runs.columns[col]}': empty (a cut or "
-                           f"damaged file); {AGAIN}")
+        raise CabenchError(f"{folder / 'runs.csv'}: line {row + 2}, column '{runs.columns[col]}': empty or NaN (a "
+                           f"cut or damaged file); {AGAIN}")
     keys = [c for c in ("method", "cost_mode", "rho", "rep") if c in runs.columns]
     repeated = runs.duplicated(keys).to_numpy()
     if repeated.any():
