@@ -157,13 +157,18 @@ def url_secrets(url: str) -> list[str]:
     return sorted({s for s in found if s and len(s) >= MIN_SECRET}, key=len, reverse=True)
 
 
-def secret_forms(secret: str) -> list[str]:
+def secret_forms(secret: str, sparse: bool = True) -> list[str]:
     """``secret`` and the forms an endpoint may echo it in, each of which gives it back: percent-encoded (every
-    reserved character, all but ``/``, or every byte), with JSON's escaped ``\\/``, and in base64 (standard and
-    URL-safe) and base32, with and without padding."""
+    reserved character, or all but ``/``), with JSON's escaped ``\\/``, and in base64 (standard and URL-safe), with
+    and without padding; and unless not ``sparse``, the forms whose :data:`FRAGMENT` characters hold under four of
+    the key's (every byte percent-encoded, base32), matched whole only: a run of them would redact text that holds
+    two or three of its characters (``%73%6B%2D``, the ``sk-`` every key of a provider begins with)."""
     raw = secret.encode()
-    encoded = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(), base64.b32encode(raw).decode()]
-    quoted = [quote(secret, safe=""), quote(secret, safe="/"), "".join(f"%{b:02X}" for b in raw)]
+    encoded = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
+    quoted = [quote(secret, safe=""), quote(secret, safe="/")]
+    if sparse:
+        encoded.append(base64.b32encode(raw).decode())
+        quoted.append("".join(f"%{b:02X}" for b in raw))
     lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), q) for q in quoted]  # %2f is %2F (RFC 3986)
     forms = [secret, *quoted, *lower, secret.replace("/", "\\/"), *encoded, *(e.rstrip("=") for e in encoded)]
     return [form for form in dict.fromkeys(forms) if len(form) >= MIN_SECRET]
@@ -171,15 +176,16 @@ def secret_forms(secret: str) -> list[str]:
 
 def fragment_forms(key: str) -> list[str]:
     """The forms of the ``api_key_env`` key whose runs of :data:`FRAGMENT` characters are redacted: its
-    :func:`secret_forms`; its base64 wherever it starts in the encoded text (``Bearer KEY``, ``user:KEY`` or a JSON
-    document holding it, encoded whole: a key starting 1 or 2 bytes into a 3-byte group gives other characters,
-    so each alignment's whole groups are taken); its hexadecimal form; and the key written backwards. (The key
-    spaced out, ``s k - p r o j``, is matched whole: eight of its characters are four of the key's.)"""
+    :func:`secret_forms` but the sparse ones; its base64 wherever it starts in the encoded text (``Bearer KEY``,
+    ``user:KEY`` or a JSON document holding it, encoded whole: a key starting 1 or 2 bytes into a 3-byte group gives
+    other characters, so each alignment's whole groups are taken); its hexadecimal form; and the key written
+    backwards. (The key spaced out, ``s k - p r o j``, is matched whole: eight of its characters are four of the
+    key's.)"""
     raw = key.encode()
     aligned = [raw[j:j + 3 * ((len(raw) - j) // 3)] for j in range(3)]
     encoded = [code(part).decode().rstrip("=") for part in aligned
                for code in (base64.b64encode, base64.urlsafe_b64encode)]
-    return list(dict.fromkeys([*secret_forms(key), *encoded, raw.hex(), key[::-1]]))
+    return list(dict.fromkeys([*secret_forms(key, sparse=False), *encoded, raw.hex(), key[::-1]]))
 
 
 def request_base(url: str) -> tuple[str, str]:

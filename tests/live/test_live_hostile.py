@@ -392,6 +392,8 @@ def test_a_key_echoed_inside_other_base64_as_html_references_in_hex_or_backwards
         assert client.redact("a &amp; b &#9; &#0; &#xD800; c") == "a &amp; b &#9; &#0; &#xD800; c"
         assert client.redact("answer: 1 2 3 4 5 6") == "answer: 1 2 3 4 5 6"  # a few key characters spaced: kept
         assert client.redact("a\u200bb, c\u00add") == "a\u200bb, c\u00add"  # invisible characters hiding nothing
+        start = "".join(f"%{b:02X}" for b in raw[:5])  # "sk-pr": the percent-encoded start of many a key, kept
+        assert client.redact(f"path {start} ok") == f"path {start} ok"
     finally:
         client.close()
 
