@@ -174,7 +174,7 @@ def _with_notes(record: dict[str, Any], notes: Any, path: Path | None) -> dict[s
 #: What a tool's reader reports having left out or assumed, recorded in ``provenance`` when it has something to say.
 READER_FACTS = ("dropped_configurations", "skipped_runs", "unscored_files", "empty_files", "other_splits",
                 "other_entries", "other_metrics", "latency_fields", "prompt_sha256", "last_call_tokens",
-                "costs_left_out")
+                "costs_left_out", "parts_left_out")
 #: Every key the import may write in ``provenance`` (a note of the mapping may not take one).
 RECORDED = ("format", "sources", "options", "ignored_columns", "derived", "filled", "replaced", "metric", "repeats",
             "failed_calls", "unmeasured", "holes", "rows", *READER_FACTS, "metadata_defaults", "cabench_version",
@@ -314,6 +314,17 @@ def _parts_warnings(logs: pd.DataFrame, place: Callable[[int], str]) -> list[str
             f"{place(row)}: {tokens[row]:g} against {prompt[row]:g} + {completion[row]:g}); a token budget counts "
             "tokens and a price table prices the two parts, so budgets in tokens and in dollars see calls of other "
             "sizes (tokens a provider counts apart, as reasoning, belong in the completion)"]
+
+
+def split_calls(canonical: pd.DataFrame, place: Callable[[int], str]) -> tuple[pd.DataFrame, str | None]:
+    """A tool's prompt and completion tokens that some calls read lack: kept where every call left after
+    ``--failed`` and ``--unmeasured`` has both (a failed call without them, dropped, takes no call's split away),
+    else left out, with where the first call kept without them was read."""
+    lacking = np.flatnonzero(canonical[["prompt_tokens", "completion_tokens"]].isna().any(axis=1).to_numpy())
+    if not len(lacking):
+        return canonical, None
+    said = f"{placed(canonical, place)(int(lacking[0]))} records no input and output tokens"
+    return canonical.drop(columns=["prompt_tokens", "completion_tokens"]), said
 
 
 def priced_calls(canonical: pd.DataFrame, place: Callable[[int], str]) -> tuple[pd.DataFrame, str | None]:
@@ -918,6 +929,8 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
                                                        cached=int(info.get("cached_rows") or 0))
     if info.get("costs_unpriced"):
         canonical, info["costs_left_out"] = priced_calls(canonical, place)
+    if info.get("parts_unsplit"):
+        canonical, info["parts_left_out"] = split_calls(canonical, place)
     for name, why in (info.get("dropped_configurations") or {}).items():
         echo(f"dropped configuration {name}: {why}")
     for run, why in (info.get("skipped_runs") or {}).items():
@@ -1002,6 +1015,9 @@ def import_logs(source: Path, mapping_path: Path | None, out: Path, force: bool 
         echo(f"warning: tokens of {n} sample{'s' if n != 1 else ''} read are {'their' if n != 1 else 'its'} final "
              "model call's (output.usage): the log gives no model_usage of the model for them (or its tokens were "
              "all the scoring's), and a sample of several model calls (tools, agents) cost more")
+    if info.get("parts_left_out"):
+        echo(f"prompt_tokens, completion_tokens: not kept, as not every call kept records both "
+             f"({info['parts_left_out']}); a price table then needs one blended rate on the total ({{tokens: $/1M}})")
     if info.get("costs_left_out"):
         echo(f"cost_usd: not kept, as not every measured call has a cost above 0 ({info['costs_left_out']}); give "
              "prices to cost calls in dollars")

@@ -400,6 +400,29 @@ def test_every_eval_ever_keeps_the_input_and_output_tokens_and_sums_them_where_t
     assert "prompt_tokens" not in pd.read_csv(tmp_path / "short" / "logs.csv.gz")
 
 
+def test_a_failed_call_without_input_tokens_takes_the_split_away_only_if_kept(tmp_path):
+    """One failed line that records no input tokens took prompt_tokens and completion_tokens away from every call,
+    though --failed drop leaves it out. The split is kept where every call the import keeps has it, and otherwise
+    left out with a line naming the first call kept without it."""
+    src = write_eee(tmp_path / "src")
+    _eee_lines(src, lambda item: item["token_usage"].update(input_tokens=None) if item["error"] else None)
+    dropped = run_import("every-eval-ever", src, tmp_path / "dropped", "--failed", "drop", "--missing",
+                         "drop-instances")
+    assert dropped.exit_code == 0, dropped.output
+    assert "prompt_tokens, completion_tokens: not kept" not in dropped.stdout
+    logs = pd.read_csv(tmp_path / "dropped" / "logs.csv.gz")
+    assert (logs["prompt_tokens"] + logs["completion_tokens"]).tolist() == logs["tokens"].tolist() and len(logs) == 12
+    kept = run_import("every-eval-ever", src, tmp_path / "kept")
+    assert kept.exit_code == 0, kept.output
+    assert "prompt_tokens" not in pd.read_csv(tmp_path / "kept" / "logs.csv.gz")
+    (failed,) = [p for p in src.rglob("*_samples.jsonl") if '"error": "timeout"' in p.read_text()]
+    said = (f"prompt_tokens, completion_tokens: not kept, as not every call kept records both ({failed}: line 2 "
+            "records no input and output tokens); a price table then needs one blended rate on the total")
+    assert said in kept.stdout
+    prov = yaml.safe_load((tmp_path / "kept" / "dataset.yaml").read_text())["provenance"]
+    assert prov["parts_left_out"] == f"{failed}: line 2 records no input and output tokens"
+
+
 def test_inspect_keeps_the_input_tokens_and_prices_the_rest_as_output(tmp_path):
     """An Inspect log's model_usage gives input and output tokens, and some providers count reasoning tokens apart
     (Gemini's total is input + output + reasoning): a price table's input rate applies to input_tokens and its

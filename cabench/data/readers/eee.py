@@ -32,8 +32,8 @@ latency_s          ``performance.generation_time_ms`` / 1000 when the line
                    working time; their ``latency_ms`` is not it); the
                    provenance counts the rows read from each, and the
                    import warns where both are read
-tokens             ``token_usage.total_tokens`` (never negative), else
-                   ``input_tokens + output_tokens``; a log converted from
+tokens             ``token_usage.total_tokens`` (never negative), else (null
+                   or 0) ``input_tokens + output_tokens``; a log converted from
                    Inspect holds the final model call's alone
                    (``output.usage``), which understates a sample of
                    several calls: import the Inspect log itself to count
@@ -43,7 +43,8 @@ completion_tokens  (``total_tokens`` less ``input_tokens``: the output with
                    the reasoning tokens some providers count apart, billed
                    as output; ``output_tokens`` where the total is null),
                    for a price table's input and output; kept when every
-                   line with tokens has both
+                   call the import keeps (after ``--failed`` and
+                   ``--unmeasured``) has both
 failed             a non-empty ``error``
 =================  ==========================================================
 
@@ -142,6 +143,12 @@ def _correct(evaluation: dict[str, Any], key: str, failed: bool, where: tuple[st
     return correctness(value, f"{at}: 'evaluation.{key}'")
 
 
+def _unsplit(cols: dict[str, Any]) -> bool:
+    """Whether a line with tokens lacks their split: kept only if every call the import keeps has it
+    (:func:`cabench.data.importer.split_calls`)."""
+    return any(t is not None and p is None for t, p in zip(cols["tokens"], cols["prompt_tokens"]))
+
+
 def read_eee(source: Path, options: ReadOptions) -> Read:
     """Canonical rows of Every Eval Ever instance-level files (see the module docstring)."""
     metric = options.metric
@@ -223,10 +230,11 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
             raise CabenchError(f"{source}: sample '{several[-1]}' of {several[0]} is scored by several metrics "
                                f"({', '.join(sorted(seen[several]))}); keep one with --metric")
     cols["instance_id"] = instance_keys(groups, cols["instance_id"])
-    if any(t is not None and (p is None or c is None)
-           for t, p, c in zip(cols["tokens"], cols["prompt_tokens"], cols["completion_tokens"])):
-        del cols["prompt_tokens"], cols["completion_tokens"]  # kept only when every call that has tokens has both
+    parts = any(p is not None for p in cols["prompt_tokens"])
+    if not parts:
+        del cols["prompt_tokens"], cols["completion_tokens"]
     info = {"latency_fields": dict(latency_from), **({"metric": metric} if metric else {}),
+            **({"parts_unsplit": True} if parts and _unsplit(cols) else {}),
             **({"other_metrics": dict(sorted(other_metrics.items()))} if other_metrics else {}),
             **({"empty_files": empty} if empty else {})}
     return Read([], files, info, columns=cols)

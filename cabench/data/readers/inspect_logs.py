@@ -49,7 +49,7 @@ prompt_tokens,     the same ``input_tokens``, and the rest of the tokens
 completion_tokens  (``total_tokens`` less ``input_tokens``: the output with
                    the reasoning tokens some providers count apart, billed
                    as output), for a price table's input and output; kept
-                   when every sample with tokens has both
+                   when every call the import keeps has both
 failed             the sample has an ``error``
 =================  ==========================================================
 
@@ -309,13 +309,16 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
                            + (f"; and {len(skipped) - 1} more" if len(skipped) > 1 else "") + ")")
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
         row["instance_id"] = key
-    if any(r["tokens"] is not None and (r["prompt_tokens"] is None or r["completion_tokens"] is None) for r in rows):
-        for r in rows:  # kept only when every sample that has tokens has both
+    parts = any(r["prompt_tokens"] is not None for r in rows)
+    if not parts:
+        for r in rows:
             del r["prompt_tokens"], r["completion_tokens"]
     for begin, end, variant in zip(first_row, [*first_row[1:], len(rows)], variants(logs)):
         for row in rows[begin:end]:
             row[VARIANT] = variant
     info: dict[str, Any] = {"metric": sorted(scorers)[0] if len(scorers) == 1 else sorted(scorers)}
+    if parts and any(r["tokens"] is not None and r["prompt_tokens"] is None for r in rows):
+        info["parts_unsplit"] = True  # kept if every call the import keeps has them (importer.split_calls)
     if last_call:
         info["last_call_tokens"] = last_call
     if skipped:

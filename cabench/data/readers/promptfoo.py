@@ -34,8 +34,8 @@ latency_s          ``latencyMs`` / 1000; a cached response (``response.cached``)
 tokens             ``response.tokenUsage.total``, else ``prompt + completion``
                    (a negative count is refused)
 prompt_tokens,     ``response.tokenUsage.prompt`` and ``completion`` (a price
-completion_tokens  table's input and output), when every measured result
-                   has both
+completion_tokens  table's input and output), when every result the import
+                   keeps (after ``--failed`` and ``--unmeasured``) has both
 cost_usd           ``cost`` (the dollars promptfoo priced the call at),
                    when every result the import keeps (after ``--failed``
                    and ``--unmeasured``) has one above 0 (promptfoo records
@@ -282,7 +282,8 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
                 check(rows[-1][key], (int, float), f"{source}: config.providers {name}: '{key}'")
     if not rows:
         raise CabenchError(f"{source}: results.results is empty")
-    if any(r["prompt_tokens"] is None for r in rows if r["tokens"] is not None):  # kept only when every call has them
+    split = any(r["prompt_tokens"] is not None for r in rows)
+    if not split:
         for r in rows:
             del r["prompt_tokens"], r["completion_tokens"]
     priced = any(r["cost_usd"] for r in rows)
@@ -291,6 +292,8 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
             del r["cost_usd"]
     why = _instances(rows, tests, keys, source)
     info: dict[str, Any] = {"repeats_why": why} if why else {}
+    if split and any(r["tokens"] is not None and r["prompt_tokens"] is None for r in rows):
+        info["parts_unsplit"] = True  # kept if every call the import keeps has them (importer.split_calls)
     if priced and not all(r["cost_usd"] for r in rows):  # kept if every call the import keeps has its cost
         info["costs_unpriced"] = True  # (:func:`cabench.data.importer.priced_calls`)
     if cached:  # their latency is blank as not measured, not because the tool times nothing
