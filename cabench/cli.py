@@ -553,8 +553,8 @@ def tune(
         typer.echo(f"note: {every} the same mean R_HV ({score:g}): the profiling rows tell them apart by none of "
                    "their pulls, so the first in the table's order (smallest s_r, s_c, eta) is named; more profiling "
                    "instances, or tune.rho, may separate them")
-    scored = tuned_method(cfg)
-    kept = "".join(f", {k}: {v:g}" for k, v in (("alpha", scored.alpha),) if v != OnlineMethod(tuned).alpha)
+    alpha = tuned_method(cfg).alpha  # scored at the config's alpha: a pasted entry keeps it
+    kept = f", alpha: {alpha:g}" if alpha != OnlineMethod(tuned).alpha else ""
     typer.echo(f"run uses the parameters its config gives: to run with these, write them in {config}'s methods, "
                f"e.g. - {{name: {tuned}, s_r: {best['s_r']:g}, s_c: {best['s_c']:g}, eta: {best['eta']:g}{kept}}}")
     others = [registry.display(m.name) for m in cfg.methods if m.name != tuned and registry.spec(m.name).tunable]

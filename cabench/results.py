@@ -602,7 +602,8 @@ def _check_totals(folder: Path, selections: pd.DataFrame, runs: pd.DataFrame, se
     sums = selections.groupby(keys, sort=False)[part].sum().rename("_sum").reset_index()
     added = runs[keys].merge(sums, on=keys, how="left")["_sum"].to_numpy(dtype=float)
     _fail_at(table_file(folder, "runs.csv"), runs, runs[total].to_numpy(dtype=float) != added, total,
-             f"is not what selections.csv.gz's '{part}' of the run add up to (one of them was edited)")
+             f"is not what {table_file(folder, 'selections.csv').name}'s '{part}' of the run add up to (one of "
+             "them was edited)")
 
 
 def _check_exploited(folder: Path, selections: pd.DataFrame, runs: pd.DataFrame, arms: pd.DataFrame) -> None:
