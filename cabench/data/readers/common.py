@@ -46,9 +46,11 @@ else:
 #: Columns a reader may fill; ``config_id`` is built by the importer from the metadata when absent.
 READ_COLUMNS = ("config_id", "model", "temperature", "max_new_tokens", "prompting", "instance_id", "correct",
                 "latency_s", "tokens", "failed")
-#: A call's token counts apart, for a price table's input and output rates: kept when a reader gives them.
+#: A call's token counts apart, for a price table's input and output rates: kept when every call the import keeps
+#: has them (:func:`cabench.data.importer.split_calls`).
 TOKEN_PARTS = ("prompt_tokens", "completion_tokens")
-#: A call's cost in dollars as the tool recorded it: kept when a reader gives it for every measured call.
+#: A call's cost in dollars as the tool recorded it: kept when every call the import keeps has it above 0
+#: (:func:`cabench.data.importer.priced_calls`).
 COST_USD = "cost_usd"
 #: Where each row was read: its file and its position there (a line, an entry, a sample).
 ORIGIN_COLUMNS = ("file", "position")
