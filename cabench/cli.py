@@ -508,7 +508,7 @@ def run(
             raise CabenchError("--rho, --budget: give one budget grid")
         return load_config(config, given)
 
-    loaded = _guard(lambda: [load(c) for c in configs])  # every config is checked before any runs
+    loaded = _guard(lambda: _own_folders([load(c) for c in configs]))  # every config is checked before any runs
     for cfg in loaded:
         outcome = _guard(partial(run_experiment, cfg, force=force, replace=replace, quiet=quiet, echo=typer.echo,
                                  strict=strict))
@@ -517,6 +517,18 @@ def run(
             typer.echo(f"wrote {outcome.output / 'runs.csv'}" if outcome.written else
                        f"{outcome.output}: up to date, nothing written (every cell reused, the result files built "
                        "from them unchanged)")
+
+
+def _own_folders(loaded: list[Any]) -> list[Any]:
+    """The configs of one ``run``, refused in one line before any runs where two write one results folder: the
+    second was refused (or replaced the first's results) only after the first had run."""
+    seen: dict[Path, Any] = {}
+    for cfg in loaded:
+        other = seen.setdefault(Path(os.path.abspath(cfg.output)), cfg)
+        if other is not cfg:
+            raise CabenchError(f"{cfg.source}: output {cfg.output} is also the folder of {other.source}, run before it "
+                               "by this command; give each config its own output")
+    return loaded
 
 
 @app.command("tune")

@@ -269,6 +269,24 @@ def test_missing_dataset_folder_exit_2(tmp_path):
                                                    "makes one from a log file)\n")
 
 
+def test_configs_of_one_run_writing_one_folder_are_refused_before_any_runs(tmp_path):
+    """Two configs of one `cabench run` with one output folder: the first ran to its end, then the second was
+    refused as another experiment's folder. They are refused before either runs."""
+    raw = {"dataset": {"synthetic": {"means": [[0.5, 0.5], [0.6, 0.4]], "costs": [10, 20]}}, "setting": "online",
+           "rho": [2], "methods": ["cohv-ucb"], "repetitions": 2, "output": str(tmp_path / "res")}
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(yaml.safe_dump(raw))
+    second.write_text(yaml.safe_dump({**raw, "repetitions": 3}))
+    done = runner.invoke(app, ["run", str(first), str(second), "--quiet"])
+    assert done.exit_code == 2 and done.stderr == (
+        f"error: {second}: output {tmp_path / 'res'} is also the folder of {first}, run before it by this command; "
+        "give each config its own output\n")
+    assert not (tmp_path / "res").exists()
+    other = tmp_path / "c.yaml"
+    other.write_text(yaml.safe_dump({**raw, "output": str(tmp_path / "other")}))
+    assert runner.invoke(app, ["run", str(first), str(other), "--quiet"]).exit_code == 0
+
+
 def test_tune_writes_choice(tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump({
