@@ -37,7 +37,7 @@ from cabench import registry
 from cabench.errors import CabenchError
 from cabench.pareto import pareto_mask
 from cabench.record import measure_columns, objective_columns
-from cabench.returned import ReturnedSets, returned_sets
+from cabench.returned import RUN_KEYS, ReturnedSets, returned_sets
 from cabench.storage import temporary_of
 from cabench.summaries import summarize
 from cabench.units import COST_UNITS, amount, from_files, to_files
@@ -594,10 +594,16 @@ def load_selections(folder: Path, meta: dict[str, Any], runs: pd.DataFrame, arms
     return selections
 
 
+def run_keys(setting: str) -> list[str]:
+    """The columns of ``runs.csv`` naming one run of ``setting`` (:data:`~cabench.returned.RUN_KEYS`; an online run
+    has no cost mode)."""
+    return [c for c in RUN_KEYS if setting == "psi" or c != "cost_mode"]
+
+
 def _check_totals(folder: Path, selections: pd.DataFrame, runs: pd.DataFrame, setting: str) -> None:
     """Every run's total in runs.csv is what its rows of ``selections.csv`` add up to: online its ``pulls``,
     identification the ``size`` of the set it returned (the answers count the per-arm rows, the figures the totals)."""
-    keys = ["method", "rho", "rep"] if setting == "online" else ["method", "cost_mode", "rho", "rep"]
+    keys = run_keys(setting)
     total, part = ("pulls", "pulls") if setting == "online" else ("size", "returned")
     sums = selections.groupby(keys, sort=False)[part].sum().rename("_sum").reset_index()
     added = runs[keys].merge(sums, on=keys, how="left")["_sum"].to_numpy(dtype=float)
@@ -609,7 +615,7 @@ def _check_totals(folder: Path, selections: pd.DataFrame, runs: pd.DataFrame, se
 def _check_exploited(folder: Path, selections: pd.DataFrame, runs: pd.DataFrame, arms: pd.DataFrame) -> None:
     """Online, every run's ``exploited`` in runs.csv is the configuration ``selections.csv`` says it pulled most (the
     first in arms.csv's order where several were pulled most, as the run writes it): every answer counts it."""
-    keys = ["method", "rho", "rep"]
+    keys = run_keys("online")
     pulls = selections.assign(arm=pd.Index(arms["config_id"]).get_indexer(selections["config_id"]))
     pulls = pulls.sort_values([*keys, "arm"], kind="stable")
     most = pulls.loc[pulls.groupby(keys, sort=False)["pulls"].idxmax(), [*keys, "config_id"]]
@@ -693,7 +699,7 @@ def load_experiment(folder: Path, selections: bool = True) -> Experiment:
         row, col = (int(v) for v in np.argwhere(holes)[0])
         raise CabenchError(f"{folder / 'runs.csv'}: line {row + 2}, column '{runs.columns[col]}': empty or NaN (a "
                            f"cut or damaged file); {AGAIN}")
-    keys = [c for c in ("method", "cost_mode", "rho", "rep") if c in runs.columns]
+    keys = run_keys(setting)
     repeated = runs.duplicated(keys).to_numpy()
     if repeated.any():
         second = int(np.flatnonzero(repeated)[0])
