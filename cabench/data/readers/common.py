@@ -24,7 +24,7 @@ import json
 import math
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -49,6 +49,14 @@ READ_COLUMNS = ("config_id", "model", "temperature", "max_new_tokens", "promptin
 #: A call's token counts apart, for a price table's input and output rates: kept when every call the import keeps
 #: has them (:func:`cabench.data.importer.split_calls`).
 TOKEN_PARTS = ("prompt_tokens", "completion_tokens")
+
+
+def token_split(tokens: Sequence[Any], prompts: Sequence[Any]) -> tuple[bool, bool]:
+    """Of a reader's rows (their ``tokens`` and ``prompt_tokens``): whether it keeps :data:`TOKEN_PARTS` (some call
+    has them), and whether a call with tokens lacks them, which the import then decides after its drops
+    (``parts_unsplit``: :func:`cabench.data.importer.split_calls`)."""
+    kept = any(p is not None for p in prompts)
+    return kept, kept and any(t is not None and p is None for t, p in zip(tokens, prompts))
 #: A call's cost in dollars as the tool recorded it: kept when every call the import keeps has it above 0
 #: (:func:`cabench.data.importer.priced_calls`).
 COST_USD = "cost_usd"

@@ -74,6 +74,7 @@ from cabench.data.readers.common import (
     json_lines,
     need,
     token_count,
+    token_split,
 )
 from cabench.errors import CabenchError
 
@@ -141,12 +142,6 @@ def _correct(evaluation: dict[str, Any], key: str, failed: bool, where: tuple[st
     if key == "is_correct":
         check(value, bool, f"{at}: 'evaluation.is_correct'")
     return correctness(value, f"{at}: 'evaluation.{key}'")
-
-
-def _unsplit(cols: dict[str, Any]) -> bool:
-    """Whether a line with tokens lacks their split: kept only if every call the import keeps has it
-    (:func:`cabench.data.importer.split_calls`)."""
-    return any(t is not None and p is None for t, p in zip(cols["tokens"], cols["prompt_tokens"]))
 
 
 def read_eee(source: Path, options: ReadOptions) -> Read:
@@ -230,11 +225,11 @@ def read_eee(source: Path, options: ReadOptions) -> Read:
             raise CabenchError(f"{source}: sample '{several[-1]}' of {several[0]} is scored by several metrics "
                                f"({', '.join(sorted(seen[several]))}); keep one with --metric")
     cols["instance_id"] = instance_keys(groups, cols["instance_id"])
-    parts = any(p is not None for p in cols["prompt_tokens"])
+    parts, unsplit = token_split(cols["tokens"], cols["prompt_tokens"])
     if not parts:
         del cols["prompt_tokens"], cols["completion_tokens"]
     info = {"latency_fields": dict(latency_from), **({"metric": metric} if metric else {}),
-            **({"parts_unsplit": True} if parts and _unsplit(cols) else {}),
+            **({"parts_unsplit": True} if unsplit else {}),
             **({"other_metrics": dict(sorted(other_metrics.items()))} if other_metrics else {}),
             **({"empty_files": empty} if empty else {})}
     return Read([], files, info, columns=cols)

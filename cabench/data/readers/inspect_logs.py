@@ -85,6 +85,7 @@ from cabench.data.readers.common import (
     setting_text,
     setting_variants,
     token_count,
+    token_split,
     zip_archive,
     zip_json,
 )
@@ -309,7 +310,7 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
                            + (f"; and {len(skipped) - 1} more" if len(skipped) > 1 else "") + ")")
     for row, key in zip(rows, instance_keys(groups, [r["instance_id"] for r in rows])):
         row["instance_id"] = key
-    parts = any(r["prompt_tokens"] is not None for r in rows)
+    parts, unsplit = token_split([r["tokens"] for r in rows], [r["prompt_tokens"] for r in rows])
     if not parts:
         for r in rows:
             del r["prompt_tokens"], r["completion_tokens"]
@@ -317,8 +318,8 @@ def read_inspect(source: Path, options: ReadOptions) -> Read:
         for row in rows[begin:end]:
             row[VARIANT] = variant
     info: dict[str, Any] = {"metric": sorted(scorers)[0] if len(scorers) == 1 else sorted(scorers)}
-    if parts and any(r["tokens"] is not None and r["prompt_tokens"] is None for r in rows):
-        info["parts_unsplit"] = True  # kept if every call the import keeps has them (importer.split_calls)
+    if unsplit:
+        info["parts_unsplit"] = True
     if last_call:
         info["last_call_tokens"] = last_call
     if skipped:

@@ -76,6 +76,7 @@ from cabench.data.readers.common import (
     need,
     number,
     token_count,
+    token_split,
 )
 from cabench.data.schema import unprintable
 from cabench.errors import CabenchError
@@ -282,7 +283,7 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
                 check(rows[-1][key], (int, float), f"{source}: config.providers {name}: '{key}'")
     if not rows:
         raise CabenchError(f"{source}: results.results is empty")
-    split = any(r["prompt_tokens"] is not None for r in rows)
+    split, unsplit = token_split([r["tokens"] for r in rows], [r["prompt_tokens"] for r in rows])
     if not split:
         for r in rows:
             del r["prompt_tokens"], r["completion_tokens"]
@@ -292,8 +293,8 @@ def read_promptfoo(source: Path, options: ReadOptions) -> Read:
             del r["cost_usd"]
     why = _instances(rows, tests, keys, source)
     info: dict[str, Any] = {"repeats_why": why} if why else {}
-    if split and any(r["tokens"] is not None and r["prompt_tokens"] is None for r in rows):
-        info["parts_unsplit"] = True  # kept if every call the import keeps has them (importer.split_calls)
+    if unsplit:
+        info["parts_unsplit"] = True
     if priced and not all(r["cost_usd"] for r in rows):  # kept if every call the import keeps has its cost
         info["costs_unpriced"] = True  # (:func:`cabench.data.importer.priced_calls`)
     if cached:  # their latency is blank as not measured, not because the tool times nothing
