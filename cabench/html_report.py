@@ -434,7 +434,7 @@ def write_reports(root: Path, constraints: tuple[Constraint, ...] = (), force: b
         # a kept section that does not render (written by hand, its digest made to match): nothing kept is trusted
         # further, every section is computed again (an error then is the report's own)
         assert cache is not None
-        cache.entries = {}
+        cache.forget()
         c, texts = _rendered(gather(root, constraints, cache), True)
     md, html = write_texts({root / "REPORT.md": texts[0], root / "REPORT.html": texts[1]})
     paths = (md, html)

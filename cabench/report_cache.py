@@ -71,6 +71,10 @@ class SectionCache:
             k: v["section"] for k, v in (entries.items() if isinstance(entries, dict) else ())
             if isinstance(v, dict) and isinstance(v.get("section"), dict) and v.get("sha256") == _digest(v["section"])}
 
+    def forget(self) -> None:
+        """Trust none of the sections read: every one is computed again (and stored anew by :meth:`save`)."""
+        self.entries = {}
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The section stored under ``key``, or None."""
         return self.entries.get(key)
